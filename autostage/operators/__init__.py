@@ -1,0 +1,1 @@
+"""Dynamic-dispatch functions that converted code calls (control flow, logical ops, builtins)."""

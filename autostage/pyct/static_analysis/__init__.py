@@ -1,0 +1,1 @@
+"""Static analyses over pyct ASTs: activity, reaching definitions and liveness."""
