@@ -24,3 +24,12 @@ class AmbiguousSourceError(PyCTError, ValueError):
 class TemplateError(PyCTError, ValueError):
     """A template substitution does not fit its placeholder (e.g. a statement list where an
     expression is required)."""
+
+
+class CacheDirectoryError(PyCTError, PermissionError):
+    """The cache directory for generated code is unsafe to import from.
+
+    Example: ``AUTOSTAGE_CACHE_DIR=/tmp`` (writable by every user, so anyone could plant the module
+    that autostage imports next). Fix: point it at a directory of your own, or unset it to use the
+    per-user default.
+    """

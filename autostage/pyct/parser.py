@@ -20,8 +20,12 @@ from autostage.pyct import errors
 _WRAPPER = "if True:\n"
 
 
-def _code_of(entity: Callable) -> types.CodeType:
-    """Finds the code object of a function-like entity, unwrapping methods."""
+def code_of(entity: Callable) -> types.CodeType:
+    """The code object of a function-like entity, unwrapping methods (not decorators).
+
+    Raises:
+      SourceUnavailableError: the entity is not a Python function (a builtin, a C extension).
+    """
     if isinstance(entity, (staticmethod, classmethod)):
         entity = entity.__func__
     if inspect.ismethod(entity):
@@ -90,7 +94,7 @@ def parse_entity(entity: Callable, future_features: tuple[str, ...] = ()
       AmbiguousSourceError: a lambda shares its line with a lambda it cannot be told from.
     """
     del future_features
-    code = _code_of(entity)
+    code = code_of(entity)
     if code.co_name == "<lambda>":
         return _parse_lambda(code)
     lines, start = _file_lines(code)
@@ -139,6 +143,20 @@ def _body_contains_code(node: gast.Lambda, code: types.CodeType) -> bool | None:
     return found
 
 
+def _span(node: gast.AST) -> tuple[tuple[int, int], tuple[int, int]]:
+    return (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
+
+
+def _innermost(nodes: list[gast.Lambda]) -> list[gast.Lambda]:
+    """Of lambdas nested in one another (``lambda x: lambda x: x``), the innermost one: the code
+    of an inner lambda also lies within the bodies of those around it."""
+    for node in nodes:
+        start, end = _span(node)
+        if all(_span(o)[0] <= start and end <= _span(o)[1] for o in nodes):
+            return [node]
+    return nodes
+
+
 def _parse_lambda(code: types.CodeType) -> tuple[gast.Lambda, str]:
     lines, _ = _file_lines(code)
     try:
@@ -151,7 +169,7 @@ def _parse_lambda(code: types.CodeType) -> tuple[gast.Lambda, str]:
                   and _lambda_matches(n, code)]
     if len(candidates) > 1:
         placed = [n for n in candidates if _body_contains_code(n, code)]
-        candidates = placed or candidates
+        candidates = _innermost(placed) or candidates
     if not candidates:
         raise errors.SourceUnavailableError(
             f"cannot parse {_describe(code)}: no matching lambda found at its line")

@@ -2,8 +2,8 @@
 
 Analyses track values by these symbols rather than by bare names, so that a write to ``a.b`` is
 not confused with a write to ``a``. ``resolve(node)`` annotates every Name, Attribute and Subscript
-node whose symbol is expressible with ``anno.Basic.QN``; subscripts with computed indices (``a[i + 1]``,
-slices) get no QN of their own, but their parts do.
+node whose symbol is expressible with ``anno.Basic.QN``; subscripts with computed indices
+(``a[i + 1]``, slices) get no QN of their own, but their parts do.
 """
 
 from __future__ import annotations
