@@ -41,6 +41,9 @@ class Static(NoValue):
     ORELSE_SCOPE = "activity Scope of the else branch of if/for/while/try"
     COND_SCOPE = "activity Scope of the test of if/while"
     ITERATE_SCOPE = "activity Scope of the target and iterable of a for loop"
+    NODE_SCOPE = ("activity Scope of what one CFG node does: a simple statement, or the header of"
+                  " a compound one (if/while test, for step, with items, except clause, match"
+                  " subject, case pattern and guard)")
     DEFINITIONS = "reaching_definitions: Definitions that may reach a Name use"
     DEFINED_VARS_IN = "reaching_definitions: symbols defined on some path into the statement"
     MUST_DEFINED_VARS_IN = "reaching_definitions: symbols defined on every path into the statement"

@@ -1,0 +1,90 @@
+"""The command line: output for a real function, and one-line errors with a non-zero exit."""
+
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+from autostage import cli
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "collatz.py"
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "autostage", *args], capture_output=True,
+                          text=True, cwd=ROOT)
+
+
+def test_analysis_listing_of_the_example(capsys):
+    assert cli.main([f"{EXAMPLE}:collatz_steps"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("def collatz_steps(n):")
+    assert lines[0].endswith("# defined: n | live: n -> -")
+    loop = next(line for line in lines if line.lstrip().startswith("while n != 1:"))
+    assert loop.endswith("# defined: n, steps | live: n, steps -> steps")
+    update = next(line for line in lines if line.lstrip().startswith("steps += 1"))
+    assert update.endswith("# defined: n, steps | live: n, steps -> n, steps")
+
+
+def test_break_in_loop_listing(capsys):
+    assert cli.main(["--analysis", f"{EXAMPLE}:first_above"]) == 0
+    out = capsys.readouterr().out
+    brk = next(line for line in out.splitlines() if line.strip().startswith("break"))
+    assert brk.endswith("live: found -> found")
+
+
+def test_cfg_dump(capsys):
+    assert cli.main(["--cfg", f"{EXAMPLE}:collatz_steps"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith(f"# {EXAMPLE}:4 collatz_steps")
+    assert "while n != 1" in out and "steps += 1" in out
+
+
+def test_method_and_nested_function_targets(tmp_path, capsys):
+    src = tmp_path / "m.py"
+    src.write_text("class A:\n    def m(self, x):\n        def inner(y):\n"
+                   "            return y + x\n        return inner\n")
+    assert cli.main([f"{src}:A.m"]) == 0
+    assert capsys.readouterr().out.startswith("def m(self, x):")
+    assert cli.main([f"{src}:A.m.inner"]) == 0
+    assert capsys.readouterr().out.startswith("def inner(y):")
+
+
+@pytest.mark.parametrize("target, message", [
+    ("nowhere.py:f", "autostage: error: no such file: nowhere.py"),
+    ("examples/collatz.py",
+     "autostage: error: expected FILE.py:FUNCTION, got 'examples/collatz.py'"),
+    ("examples/collatz.py:missing",
+     "autostage: error: examples/collatz.py: the file has no function or class named 'missing'"),
+])
+def test_bad_targets_give_one_line_and_exit_2(target, message):
+    result = run_cli(target)
+    assert result.returncode == 2
+    assert result.stderr.strip() == message
+    assert "Traceback" not in result.stderr
+
+
+def test_syntax_error_gives_one_line(tmp_path):
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f(:\n    pass\n")
+    result = run_cli(f"{bad}:f")
+    assert result.returncode == 2
+    assert result.stderr.strip().startswith(f"autostage: error: {bad}:1: syntax error:")
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_class_target_is_rejected(tmp_path):
+    src = tmp_path / "c.py"
+    src.write_text("class A:\n    pass\n")
+    result = run_cli(f"{src}:A")
+    assert result.returncode == 2
+    assert "is a class, not a function" in result.stderr
+
+
+def test_help_documents_every_flag():
+    result = run_cli("--help")
+    assert result.returncode == 0
+    for flag in ("--analysis", "--cfg", "FILE.py:FUNCTION"):
+        assert flag in result.stdout
