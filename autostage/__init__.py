@@ -2,7 +2,34 @@
 typed programs.
 
 The compiler (``autostage.pyct``, ``autostage.converters``) rewrites user functions; the runtime
-(``autostage.runtime``) stages and runs them. See DESIGN.md for the layers.
+(``autostage.runtime``) stages and runs them. See DESIGN.md for the layers. The public API is
+imported on first use, so that importing ``autostage.pyct`` stays light.
 """
 
+import importlib
+
 __version__ = "0.1.0"
+
+_PUBLIC = {
+    "convert": "autostage.api",
+    "to_graph": "autostage.api",
+    "to_code": "autostage.api",
+    "do_not_convert": "autostage.api",
+    "ConversionError": "autostage.errors",
+    "AutostageWarning": "autostage.calls",
+}
+
+__all__ = sorted(_PUBLIC)
+
+
+def __getattr__(name: str):
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'autostage' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_PUBLIC))

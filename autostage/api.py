@@ -1,0 +1,91 @@
+"""The user API: ``to_graph``, ``to_code``, ``convert`` and ``do_not_convert``.
+
+``to_graph(fn)`` returns the converted function: with Python values it behaves exactly like
+``fn``; the operators it calls dispatch staged values to the runtime. Exceptions leaving it carry
+a note pointing at the user's own lines.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from autostage import conversion, errors
+from autostage.calls import do_not_convert
+
+TARGETS = ("cpu", "interpreter", "cuda")
+
+__all__ = ["to_graph", "to_code", "convert", "do_not_convert"]
+
+
+def _function_of(entity: Any) -> tuple[types.FunctionType, Any]:
+    """The Python function behind an entity, and the object to bind it to (or None)."""
+    if isinstance(entity, (staticmethod, classmethod)):
+        entity = entity.__func__
+    if inspect.ismethod(entity):
+        return entity.__func__, entity.__self__
+    if isinstance(entity, types.FunctionType):
+        return entity, None
+    call = getattr(type(entity), "__call__", None)  # noqa: B004 - we need the function itself
+    if isinstance(call, types.FunctionType) and not isinstance(entity, type):
+        return call, entity
+    raise TypeError(
+        f"autostage can convert Python functions, methods, lambdas and callable objects, not "
+        f"{type(entity).__name__} objects like {entity!r}")
+
+
+def _with_user_frames(converted: Callable, original: Callable) -> Callable:
+    @functools.wraps(original)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return converted(*args, **kwargs)
+        except Exception as e:
+            errors.add_user_frames(e)
+            raise
+
+    wrapper.__autostage_converted__ = converted
+    return wrapper
+
+
+def to_graph(entity: Callable) -> Callable:
+    """Returns the converted version of a function, method, lambda or callable object.
+
+    Raises:
+      ConversionError: the function uses a construct autostage cannot convert (file and line
+        in the message).
+      SourceUnavailableError: its source code is not available.
+    """
+    fn, bound_to = _function_of(entity)
+    converted = conversion.convert_entity(fn)
+    wrapped = _with_user_frames(converted, fn)
+    return wrapped if bound_to is None else types.MethodType(wrapped, bound_to)
+
+
+def to_code(entity: Callable) -> str:
+    """Returns the converted source code of a function, method, lambda or callable object."""
+    fn, _ = _function_of(entity)
+    return conversion.convert_code(fn).source
+
+
+def convert(fn: Callable | None = None, *, input_signature: Sequence[Any] | None = None,
+            target: str = "cpu") -> Callable:
+    """Decorator: ``@autostage.convert`` or ``@autostage.convert(input_signature=..., target=...)``.
+
+    Today the converted function runs unstaged (Python values, dynamic dispatch); staging of NumPy
+    arguments into the typed IR and the ``target`` backends arrive with the runtime.
+    """
+    if target not in TARGETS:
+        raise ValueError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
+    if input_signature is not None:
+        input_signature = tuple(input_signature)
+
+    def decorate(f: Callable) -> Callable:
+        converted = to_graph(f)
+        converted.input_signature = input_signature
+        converted.target = target
+        return converted
+
+    return decorate if fn is None else decorate(fn)

@@ -1,0 +1,127 @@
+"""``converted_call``: how converted code calls anything.
+
+User functions (and methods, lambdas, closures, callable objects) are converted recursively, once
+per code object; builtins, NumPy, the standard library, autostage itself, functions marked
+``do_not_convert`` and modules in ``config.do_not_convert_modules`` are called as they are.
+Code that cannot be converted (no source, an unsupported construct) runs unconverted after one
+clear warning.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import sys
+import types
+import warnings
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from autostage import config, conversion, errors
+from autostage.operators import BUILTINS
+from autostage.pyct import errors as pyct_errors
+
+logger = logging.getLogger(__name__)
+
+_DO_NOT_CONVERT = "__autostage_do_not_convert__"
+_STDLIB = frozenset(sys.stdlib_module_names)
+_warned: set[Any] = set()
+_AS_IS = object()  # cached decision: call the function as it is
+_decisions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class AutostageWarning(UserWarning):
+    """A function runs unconverted; its control flow stays plain Python (it is not staged)."""
+
+
+def do_not_convert(fn: Callable) -> Callable:
+    """Marks ``fn`` so that converted code calls it as it is, never converting it."""
+    target = getattr(fn, "__func__", fn)
+    try:
+        setattr(target, _DO_NOT_CONVERT, True)
+    except (AttributeError, TypeError):
+        pass  # builtins and C functions are never converted anyway
+    return fn
+
+
+def _is_user_function(fn: types.FunctionType) -> bool:
+    if getattr(fn, _DO_NOT_CONVERT, False) or conversion.is_converted(fn):
+        return False
+    module = (getattr(fn, "__module__", None) or "").partition(".")[0]
+    if module in _STDLIB or module in config.do_not_convert_modules:
+        return False
+    if inspect.isgeneratorfunction(fn) or inspect.iscoroutinefunction(fn) or (
+            inspect.isasyncgenfunction(fn)):
+        logger.debug("%s is a generator or coroutine function; it runs as written", fn)
+        return False
+    return True
+
+
+def _warn_unconverted(fn: types.FunctionType, reason: BaseException) -> None:
+    key = fn.__code__
+    if key in _warned:
+        return
+    _warned.add(key)
+    code = fn.__code__
+    warnings.warn(
+        f"autostage could not convert {fn.__qualname__} ({code.co_filename}:"
+        f"{code.co_firstlineno}), so it runs unconverted and its control flow will not be "
+        f"staged: {reason}", AutostageWarning, stacklevel=3)
+
+
+def _converted_function(fn: types.FunctionType) -> Callable | None:
+    """The converted version of a plain function, or None to call it as it is (cached)."""
+    decision = _decisions.get(fn)
+    if decision is None:
+        decision = _decide(fn) or _AS_IS
+        _decisions[fn] = decision
+    return None if decision is _AS_IS else decision
+
+
+def _decide(fn: types.FunctionType) -> Callable | None:
+    if not _is_user_function(fn):
+        return None
+    try:
+        return conversion.convert_entity(fn)
+    except (pyct_errors.PyCTError, errors.ConversionError, SyntaxError) as e:
+        _warn_unconverted(fn, e)
+        return None
+
+
+def _target(f: Any) -> Callable | None:
+    """What to call instead of ``f``, or None to call ``f`` itself."""
+    if type(f) is types.FunctionType:
+        return _converted_function(f)
+    if type(f) is types.MethodType and type(f.__func__) is types.FunctionType:
+        converted = _converted_function(f.__func__)
+        return None if converted is None else types.MethodType(converted, f.__self__)
+    try:
+        overload = BUILTINS.get(f)
+    except TypeError:  # unhashable callable object
+        overload = None
+    if overload is not None:
+        return overload
+    if isinstance(f, functools.partial):
+        inner = _target(f.func)
+        return None if inner is None else functools.partial(inner, *f.args, **f.keywords)
+    if isinstance(f, (type, types.BuiltinFunctionType, types.BuiltinMethodType)):
+        return None
+    call = getattr(type(f), "__call__", None)  # noqa: B004 - we need the function itself
+    if type(call) is types.FunctionType:  # a callable object defined in Python
+        converted = _converted_function(call)
+        return None if converted is None else types.MethodType(converted, f)
+    return None
+
+
+def converted_call(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
+    """Calls ``f(*args, **kwargs)``, converting ``f`` first if it is user code."""
+    target = _target(f)
+    if target is None:
+        return f(*args, **kwargs)
+    try:
+        return target(*args, **kwargs)
+    except Exception as e:
+        errors.add_user_frames(e)
+        raise

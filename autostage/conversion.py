@@ -1,0 +1,186 @@
+"""Converting one Python entity: parse, run the converter pipeline, load the result.
+
+``convert_entity(fn)`` returns the converted function for a function or method; conversion is
+cached per code object (a closure created many times is converted once and rebound to each
+instance's cells). The pipeline order lives in ``PIPELINE``; the comments say where order matters.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import inspect
+import threading
+import types
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import gast
+
+from autostage import errors
+from autostage.pyct import loader, naming, origin_info, parser, transformer, unparser
+
+AG_ALIAS = "ag__"
+
+# The converters of autostage/converters/, in the order they run.
+PIPELINE = (
+    "directives",  # first: loop options must be attached before loops are rewritten
+    "break_statements",  # break, continue, return: lowered to flags while loops are still loops
+    "continue_statements",
+    "return_statements",  # after break/continue: its guards wrap their flag-guarded code
+    "asserts",
+    "lists",  # lists and slices turn mutations into assignments, so that control flow sees
+    "slices",  # the mutated names as loop variables and branch outputs
+    "call_trees",  # before control flow: the generated loop and branch functions are not user calls
+    "control_flow",
+    "conditional_expressions",  # expressions after statements: control flow reads the originals
+    "logical_expressions",
+    "variables",  # needs the final shape of the code to know what may be undefined
+    "functions",
+)
+
+
+def converters(names: Sequence[str] = PIPELINE) -> tuple[types.ModuleType, ...]:
+    return tuple(importlib.import_module(f"autostage.converters.{name}") for name in names)
+
+
+class ConvertedCode(NamedTuple):
+    """What converting one code object produced; shared by all functions with that code."""
+
+    node: gast.AST
+    source: str
+    filename: str
+    function: types.FunctionType
+    source_map: dict
+
+
+_code_cache: dict[types.CodeType, ConvertedCode] = {}
+_function_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_lock = threading.Lock()
+
+
+
+def namespace_of(fn: types.FunctionType) -> dict[str, Any]:
+    """The names a function sees: its globals, its closure values and the builtins."""
+    namespace = dict(vars(builtins))
+    namespace.update(fn.__globals__)
+    namespace.update(
+        (name, cell.cell_contents) for name, cell in loader.cells_of(fn).items()
+        if _is_filled(cell))
+    return namespace
+
+
+def _is_filled(cell: types.CellType) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises ValueError
+    except ValueError:
+        return False
+    return True
+
+
+def parse(fn: types.FunctionType) -> tuple[gast.AST, transformer.Context]:
+    """Parses a function and builds the context the converters share."""
+    node, source = parser.parse_entity(fn)
+    origin_info.resolve_entity(node, source, fn)
+    return node, context_for(node, source, inspect.getsourcefile(fn), namespace_of(fn))
+
+
+def context_for(node: gast.AST, source: str, filename: str | None,
+                namespace: dict[str, Any]) -> transformer.Context:
+    """The context of converting ``node``, which sees the names in ``namespace``."""
+    if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
+        node.decorator_list = []  # the decorators were applied to the original already
+        if any(isinstance(n, (gast.Yield, gast.YieldFrom, gast.Await)) for n in _own_nodes(node)):
+            raise errors.ConversionError(
+                "generator and coroutine functions are not converted: call them from converted "
+                "code, where they run as written", node)
+    if AG_ALIAS in naming.collect_names(node):
+        raise errors.ConversionError(
+            f"the name {AG_ALIAS!r} is reserved for autostage's generated code", node)
+    namer = naming.Namer.for_entity(node, namespace)
+    namer.reserve([AG_ALIAS])
+    name = getattr(node, "name", "<lambda>")
+    info = transformer.EntityInfo(name=name, source_code=source, source_file=filename,
+                                  future_features=(), namespace=namespace)
+    return transformer.Context(info, namer=namer)
+
+
+def _own_nodes(fn_node: gast.AST):
+    """The nodes of a function body, not descending into nested functions, classes, lambdas."""
+    stack = list(fn_node.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        for child in gast.iter_child_nodes(node):
+            if not isinstance(child, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef,
+                                      gast.Lambda)):
+                stack.append(child)
+
+
+def transform(node: gast.AST, ctx: transformer.Context,
+              passes: Sequence[types.ModuleType] | None = None) -> gast.AST:
+    """Runs converters (default: the whole pipeline) over a parsed entity, in order."""
+    for converter in passes if passes is not None else converters():
+        node = converter.transform(node, ctx)
+    return node
+
+
+def load(node: gast.AST, fn: types.FunctionType) -> ConvertedCode:
+    """Loads a converted AST as a function bound to ``fn``'s globals and closure."""
+    from autostage import ag  # late: ag re-exports the operators and converted_call
+
+    loaded = loader.load_function(
+        node, fn.__name__, fn.__globals__, loader.cells_of(fn), {AG_ALIAS: ag}, like=fn)
+    source_map = origin_info.create_source_map(loaded.nodes, loaded.source, loaded.filename)
+    errors.register_source_map(loaded.filename, source_map)
+    return ConvertedCode(node, unparser.unparse(node), loaded.filename, loaded.function,
+                         source_map)
+
+
+def convert_code(fn: types.FunctionType) -> ConvertedCode:
+    """Converts ``fn``'s code object once; later calls return the cached result."""
+    code = fn.__code__
+    converted = _code_cache.get(code)
+    if converted is None:
+        with _lock:
+            converted = _code_cache.get(code)
+            if converted is None:
+                node, ctx = parse(fn)
+                converted = load(transform(node, ctx), fn)
+                _code_cache[code] = converted
+    return converted
+
+
+def _rebind(template: types.FunctionType, fn: types.FunctionType) -> types.FunctionType:
+    """The converted code of ``template`` with ``fn``'s own closure cells and defaults."""
+    if template.__closure__ is None:
+        cells = {}
+    else:
+        cells = dict(zip(template.__code__.co_freevars, template.__closure__, strict=True))
+    cells.update(loader.cells_of(fn))
+    closure = tuple(cells[name] for name in template.__code__.co_freevars) or None
+    new = types.FunctionType(template.__code__, fn.__globals__, template.__name__,
+                             fn.__defaults__, closure)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    new.__doc__, new.__qualname__, new.__module__ = fn.__doc__, fn.__qualname__, fn.__module__
+    new.__dict__.update(template.__dict__)
+    return new
+
+
+def convert_entity(fn: Callable) -> Callable:
+    """Returns the converted version of a function or bound method (cached per function)."""
+    if inspect.ismethod(fn):
+        return types.MethodType(convert_entity(fn.__func__), fn.__self__)
+    converted = _function_cache.get(fn)
+    if converted is None:
+        # The code is converted once; each function object gets its own closure cells.
+        converted = _rebind(convert_code(fn).function, fn)
+        _function_cache[fn] = converted
+    return converted
+
+
+def is_converted(fn: Any) -> bool:
+    """Whether ``fn`` is converted code (ours), which must never be converted again."""
+    code = getattr(fn, "__code__", None)
+    return isinstance(code, types.CodeType) and errors.is_generated(code)

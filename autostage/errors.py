@@ -1,0 +1,96 @@
+"""Errors of the compiler, and exceptions from converted code mapped back to the user's source.
+
+Converted functions live in generated files; when an exception leaves one, ``add_user_frames``
+adds a note listing the user's own file, line and source for every generated frame, so the
+traceback shows the line the user wrote, not only the generated code.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import gast
+
+from autostage.pyct import anno
+from autostage.pyct.origin_info import LineLocation, OriginInfo
+
+_NOTE_HEADER = "autostage: in the user code that was converted (most recent call last):"
+
+# Generated file -> {LineLocation: OriginInfo}, filled by the conversion loader.
+_source_maps: dict[str, dict[LineLocation, OriginInfo]] = {}
+
+
+class AutostageError(Exception):
+    """Base class of autostage's own errors."""
+
+
+class ConversionError(AutostageError, ValueError):
+    """A function cannot be converted; the message names the user's file and line.
+
+    Example: ``autostage.to_graph(gen)`` where ``gen`` contains ``yield``. Fix: call generator
+    functions from converted code instead (they run as written), or mark them
+    ``autostage.do_not_convert``.
+    """
+
+    def __init__(self, message: str, node: gast.AST | None = None, fn: Any = None):
+        self.filename, self.lineno, self.source_line = _location(node, fn)
+        where = f"{self.filename}:{self.lineno}: " if self.filename else ""
+        text = f"{where}{message}"
+        if self.source_line:
+            text += f"\n    {self.source_line.strip()}"
+        super().__init__(text)
+
+
+def _location(node: gast.AST | None, fn: Any) -> tuple[str | None, int | None, str | None]:
+    origin = anno.getanno(node, anno.Basic.ORIGIN, None) if node is not None else None
+    if origin is not None:
+        return origin.loc.filename, origin.loc.lineno, origin.source_code_line
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        return code.co_filename, getattr(node, "lineno", None) or code.co_firstlineno, None
+    return None, getattr(node, "lineno", None), None
+
+
+def register_source_map(filename: str, source_map: dict[LineLocation, OriginInfo]) -> None:
+    _source_maps[filename] = source_map
+
+
+def is_generated(code: types.CodeType) -> bool:
+    """Whether a code object belongs to converted code."""
+    return code.co_filename in _source_maps
+
+
+def user_frames(tb: types.TracebackType | None) -> list[OriginInfo]:
+    """The user-code origins of the generated frames in a traceback, outermost first."""
+    frames = []
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        source_map = _source_maps.get(filename)
+        if source_map is not None:
+            origin = source_map.get(LineLocation(filename, tb.tb_lineno))
+            if origin is not None:
+                frames.append(origin)
+        tb = tb.tb_next
+    return frames
+
+
+def add_user_frames(exc: BaseException) -> None:
+    """Adds (or refreshes) a note on ``exc`` listing the user lines its traceback went through."""
+    frames = user_frames(exc.__traceback__)
+    if not frames:
+        return
+    lines = [_NOTE_HEADER]
+    for origin in frames:
+        lines.append(f'  File "{origin.loc.filename}", line {origin.loc.lineno}, in '
+                     f"{origin.function_name}")
+        if origin.source_code_line:
+            lines.append(f"    {origin.source_code_line.strip()}")
+    note = "\n".join(lines)
+    notes = getattr(exc, "__notes__", None)
+    if notes:
+        notes[:] = [n for n in notes if not n.startswith(_NOTE_HEADER)]
+    if hasattr(exc, "add_note"):
+        exc.add_note(note)
+    else:  # Python 3.10: no notes; keep the mapping readable on the exception
+        exc.__notes__ = [*(notes or []), note]
