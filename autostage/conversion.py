@@ -33,11 +33,10 @@ PIPELINE = (
     "lists",  # lists and slices turn mutations into assignments, so that control flow sees
     "slices",  # the mutated names as loop variables and branch outputs
     "call_trees",  # before control flow: the generated loop and branch functions are not user calls
+    "variables",  # before control flow: it reads the analyses of the code as the user wrote it
     "control_flow",
     "conditional_expressions",  # expressions after statements: control flow reads the originals
     "logical_expressions",
-    "variables",  # needs the final shape of the code to know what may be undefined
-    "functions",
 )
 
 

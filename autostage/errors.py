@@ -8,48 +8,16 @@ traceback shows the line the user wrote, not only the generated code.
 from __future__ import annotations
 
 import types
-from typing import Any
 
-import gast
-
-from autostage.pyct import anno
+from autostage.pyct.errors import ConversionError
 from autostage.pyct.origin_info import LineLocation, OriginInfo
+
+__all__ = ["ConversionError", "add_user_frames", "register_source_map", "user_frames"]
 
 _NOTE_HEADER = "autostage: in the user code that was converted (most recent call last):"
 
 # Generated file -> {LineLocation: OriginInfo}, filled by the conversion loader.
 _source_maps: dict[str, dict[LineLocation, OriginInfo]] = {}
-
-
-class AutostageError(Exception):
-    """Base class of autostage's own errors."""
-
-
-class ConversionError(AutostageError, ValueError):
-    """A function cannot be converted; the message names the user's file and line.
-
-    Example: ``autostage.to_graph(gen)`` where ``gen`` contains ``yield``. Fix: call generator
-    functions from converted code instead (they run as written), or mark them
-    ``autostage.do_not_convert``.
-    """
-
-    def __init__(self, message: str, node: gast.AST | None = None, fn: Any = None):
-        self.filename, self.lineno, self.source_line = _location(node, fn)
-        where = f"{self.filename}:{self.lineno}: " if self.filename else ""
-        text = f"{where}{message}"
-        if self.source_line:
-            text += f"\n    {self.source_line.strip()}"
-        super().__init__(text)
-
-
-def _location(node: gast.AST | None, fn: Any) -> tuple[str | None, int | None, str | None]:
-    origin = anno.getanno(node, anno.Basic.ORIGIN, None) if node is not None else None
-    if origin is not None:
-        return origin.loc.filename, origin.loc.lineno, origin.source_code_line
-    code = getattr(fn, "__code__", None)
-    if code is not None:
-        return code.co_filename, getattr(node, "lineno", None) or code.co_firstlineno, None
-    return None, getattr(node, "lineno", None), None
 
 
 def register_source_map(filename: str, source_map: dict[LineLocation, OriginInfo]) -> None:

@@ -1,1 +1,74 @@
-"""Dynamic-dispatch functions that converted code calls (control flow, logical ops, builtins)."""
+"""Dynamic-dispatch functions that converted code calls (control flow, logical ops, builtins).
+
+Converted code reaches them through the flat alias ``ag__`` (``autostage.ag``). On Python values
+each keeps Python's semantics exactly; a staged value goes to the runtime through
+``autostage.runtime.stage_operator`` under the operator's name.
+"""
+
+from autostage.operators.control_flow import for_stmt, if_stmt, while_stmt
+from autostage.operators.data_structures import list_append, list_pop
+from autostage.operators.exceptions import assert_stmt
+from autostage.operators.logical import and_, compare_chain, if_exp, not_, or_
+from autostage.operators.py_builtins import (
+    BUILTINS,
+    abs_,
+    all_,
+    any_,
+    bool_,
+    enumerate_,
+    filter_,
+    float_,
+    int_,
+    isinstance_,
+    len_,
+    map_,
+    max_,
+    min_,
+    print_,
+    range_,
+    reversed_,
+    sorted_,
+    sum_,
+    zip_,
+)
+from autostage.operators.slices import (
+    getitem,
+    iadd,
+    iand,
+    ifloordiv,
+    ilshift,
+    imatmul,
+    imod,
+    imul,
+    ior,
+    ipow,
+    irshift,
+    isub,
+    itruediv,
+    ixor,
+    setitem,
+)
+from autostage.operators.variables import (
+    Undefined,
+    UndefinedReturnValue,
+    is_undefined,
+    ld,
+    retval,
+)
+
+__all__ = [
+    # control flow
+    "if_stmt", "while_stmt", "for_stmt",
+    # logical expressions
+    "and_", "or_", "not_", "compare_chain", "if_exp",
+    # data structures and subscripts
+    "list_append", "list_pop", "getitem", "setitem",
+    "iadd", "isub", "imul", "imatmul", "itruediv", "ifloordiv", "imod", "ipow",
+    "ilshift", "irshift", "iand", "ixor", "ior",
+    # builtins
+    "BUILTINS", "print_", "len_", "range_", "enumerate_", "zip_", "map_", "filter_", "int_",
+    "float_", "bool_", "abs_", "min_", "max_", "sum_", "isinstance_", "any_", "all_", "sorted_",
+    "reversed_",
+    # assertions and variables
+    "assert_stmt", "Undefined", "UndefinedReturnValue", "is_undefined", "ld", "retval",
+]

@@ -1,5 +1,9 @@
 """Errors raised by the pyct toolkit. Each refines the builtin it subclasses."""
 
+from __future__ import annotations
+
+from typing import Any
+
 
 class PyCTError(Exception):
     """Base class of pyct errors."""
@@ -33,3 +37,33 @@ class CacheDirectoryError(PyCTError, PermissionError):
     that autostage imports next). Fix: point it at a directory of your own, or unset it to use the
     per-user default.
     """
+
+
+class ConversionError(PyCTError, ValueError):
+    """Code cannot be converted; the message names the user's file and line.
+
+    Example: ``autostage.to_graph(gen)`` where ``gen`` contains ``yield``. Fix: call generator
+    functions from converted code instead (they run as written), or mark them
+    ``autostage.do_not_convert``.
+    """
+
+    def __init__(self, message: str, node: Any = None, fn: Any = None):
+        self.filename, self.lineno, self.source_line = _location(node, fn)
+        where = f"{self.filename}:{self.lineno}: " if self.filename else ""
+        text = f"{where}{message}"
+        if self.source_line:
+            text += f"\n    {self.source_line.strip()}"
+        super().__init__(text)
+
+
+def _location(node: Any, fn: Any) -> tuple[str | None, int | None, str | None]:
+    """File, line and source line of a node (from its origin annotation) or function."""
+    from autostage.pyct import anno  # late: anno imports nothing of ours, but keep errors leaf
+
+    origin = anno.getanno(node, anno.Basic.ORIGIN, None) if node is not None else None
+    if origin is not None:
+        return origin.loc.filename, origin.loc.lineno, origin.source_code_line
+    code = getattr(fn, "__code__", None)
+    if code is not None:
+        return code.co_filename, getattr(node, "lineno", None) or code.co_firstlineno, None
+    return None, getattr(node, "lineno", None), None

@@ -1,0 +1,288 @@
+"""Control flow: ``if``/``while``/``for`` statements become calls of ``ag__`` operators.
+
+Each statement becomes nested functions (branches, loop test, loop body) that take the statement's
+*state* as parameters and return it, and one operator call that threads the state through::
+
+    def if_body(x):            def loop_test(i, x):       def loop_body(i, x):
+        x = x - 1                  return i < n               ...
+        return (x,)                                           return (i, x)
+    (x,) = ag__.if_stmt(x > 0, if_body, None, (x,))
+                               (i, x) = ag__.while_stmt(loop_test, loop_body, (i, x))
+
+The state of a statement is the simple names it modifies that are live before or after it (read
+before written inside, or read after). Other names it modifies stay local to the generated
+functions. Names the generated functions must share with the user function instead of passing
+around are declared: ``global``/``nonlocal`` names of the user function, and its variables that
+nested functions, lambdas or generator expressions capture (their closures must see every write,
+as in Python). A state name with no definition before the statement starts as
+``ag__.Undefined('x')``; one defined on some paths only is read with ``locals().get``, because
+code that is not converted (``try``, ``with``, ``del``) may have left it unbound.
+
+Requires break, continue and return lowering (no jumps remain in loops) and runs the static
+analyses itself. Class bodies are left alone (their namespace is not a function's); their methods
+are converted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import gast
+
+from autostage.pyct import anno, errors, templates, transformer
+from autostage.pyct.static_analysis import analyze
+
+_NESTED = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef, gast.GeneratorExp)
+
+
+class _Function:
+    """Per user function: the names generated functions declare rather than pass."""
+
+    def __init__(self) -> None:
+        self.globals: frozenset[str] = frozenset()
+        self.shared: frozenset[str] = frozenset()  # declared nonlocal in generated functions
+
+
+def _own_nodes(root: gast.AST) -> Iterator[gast.AST]:
+    """Nodes under ``root``, yielding but not entering nested functions, lambdas and classes."""
+    stack = list(gast.iter_child_nodes(root))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, _NESTED):
+            stack.extend(gast.iter_child_nodes(node))
+
+
+def _names(symbols) -> set[str]:
+    return {str(qn) for qn in symbols if qn.is_simple}
+
+
+def _captured(fn: gast.AST) -> frozenset[str]:
+    """Locals of ``fn`` that nested functions, lambdas, classes or generators close over."""
+    local = _names(anno.getanno(fn, anno.Static.BODY_SCOPE).local_names)
+    captured = set()
+    for node in _own_nodes(fn):
+        if isinstance(node, _NESTED):
+            scope = anno.getanno(node, anno.Static.BODY_SCOPE)
+            used = scope.read | scope.modified | scope.deleted | scope.nested_free
+            captured |= {str(qn.base) for qn in used} - _names(scope.local_names)
+    return frozenset(captured & local)
+
+
+def _first_param(fn: gast.AST) -> str | None:
+    params = fn.args.posonlyargs + fn.args.args
+    return params[0].id if params else None
+
+
+class ControlFlowTransformer(transformer.Base):
+    """Rewrites if/while/for statements into functional form."""
+
+    # Functions and classes -------------------------------------------------------------------
+
+    def visit_FunctionDef(self, node: gast.FunctionDef) -> gast.FunctionDef:
+        scope = anno.getanno(node, anno.Static.BODY_SCOPE)
+        function = self.state[_Function].enter()
+        function.globals = frozenset(_names(scope.globals))
+        captured = _captured(node)
+        function.shared = frozenset(_names(scope.nonlocals)) | captured
+        self._explicit_super(node)
+        node.body = self._bind_moved_names(node, captured, self.visit_block(node.body))
+        self.state[_Function].exit()
+        return node
+
+    def _bind_moved_names(self, fn: gast.AST, captured: frozenset[str],
+                          body: list[gast.stmt]) -> list[gast.stmt]:
+        """Binds captured names whose assignments all moved into generated functions.
+
+        Their ``nonlocal`` declarations need a binding in the user function; it starts as
+        ``Undefined``, which reads and closures report as unbound, as Python would.
+        """
+        bound = {a.id for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
+        bound |= {a.id for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
+        for stmt in body:
+            nested = isinstance(stmt, _NESTED)
+            for node in [stmt] if nested else [stmt, *_own_nodes(stmt)]:
+                if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
+                    bound.add(node.id)
+                elif isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+                    bound.add(node.name)
+        unbound = sorted(captured - bound)
+        if not unbound:
+            return body
+        init = [templates.replace("name = ag__.Undefined(key)", name=name,
+                                  key=gast.Constant(name, None))[0] for name in unbound]
+        docstring = body[:1] if body and isinstance(body[0], gast.Expr) and isinstance(
+            body[0].value, gast.Constant) and isinstance(body[0].value.value, str) else []
+        return docstring + init + body[len(docstring):]
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: gast.ClassDef) -> gast.ClassDef:
+        # A class body runs in the class namespace: only its methods are converted.
+        node.body = [self.visit(n) if isinstance(n, (gast.FunctionDef, gast.AsyncFunctionDef))
+                     else n for n in node.body]
+        return node
+
+    def _explicit_super(self, fn: gast.AST) -> None:
+        """``super()`` needs the method's own frame; generated functions pass it explicitly."""
+        first = _first_param(fn)
+        for node in _own_nodes(fn):
+            if (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+                    and node.func.id == "super" and not node.args and not node.keywords
+                    and first is not None):
+                node.args = [gast.Name("__class__", gast.Load(), None, None),
+                             gast.Name(first, gast.Load(), None, None)]
+
+    # Statements -------------------------------------------------------------------------------
+
+    def visit_If(self, node: gast.If) -> list[gast.stmt]:
+        node = self.generic_visit(node)
+        state = self._state(node)
+        # Branches take the state they may read (live on entry; this includes every name an
+        # `if` without `else` may leave unchanged) and return all of it.
+        live_in = _names(anno.getanno(node, anno.Static.LIVE_VARS_IN))
+        inputs = [name for name in state if name in live_in]
+        body_name = self.ctx.namer.new_symbol("if_body")
+        statements = self._function(body_name, inputs, node.body, returns=state)
+        orelse_name = None
+        if node.orelse:
+            orelse_name = self.ctx.namer.new_symbol("else_body")
+            statements += self._function(orelse_name, inputs, node.orelse, returns=state)
+        template = "ag__.if_stmt(test, body, orelse, state)" if inputs else \
+            "ag__.if_stmt(test, body, orelse)"
+        call = templates.replace_as_expression(
+            template, test=node.test, body=body_name, orelse=orelse_name,
+            **({"state": self._initial(node, inputs)} if inputs else {}))
+        return statements + self._assign_state(state, call)
+
+    def visit_While(self, node: gast.While) -> list[gast.stmt]:
+        if any(isinstance(n, gast.NamedExpr) for n in gast.walk(node.test)):
+            raise errors.ConversionError(
+                "an assignment expression (:=) in a while condition cannot be converted; assign "
+                "the value before the loop and at the end of its body instead", node)
+        node = self.generic_visit(node)
+        state = self._state(node)
+        test_name = self.ctx.namer.new_symbol("loop_test")
+        body_name = self.ctx.namer.new_symbol("loop_body")
+        statements = self._test_function(test_name, state, node.test)
+        statements += self._function(body_name, state, node.body)
+        call = templates.replace_as_expression(
+            "ag__.while_stmt(test, body, state)", test=test_name, body=body_name,
+            state=self._initial(node, state))
+        self._add_options(node, call)
+        return statements + self._assign_state(state, call) + node.orelse
+
+    def visit_For(self, node: gast.For) -> list[gast.stmt]:
+        node = self.generic_visit(node)
+        state = self._state(node)
+        statements = []
+        extra_test = anno.getanno(node, anno.Basic.EXTRA_LOOP_TEST, None)
+        test_name = None
+        if extra_test is not None:
+            test_name = self.ctx.namer.new_symbol("loop_test")
+            statements += self._test_function(test_name, state, extra_test)
+        body_name = self.ctx.namer.new_symbol("loop_body")
+        target = node.target
+        if (isinstance(target, gast.Name) and target.id not in state
+                and target.id not in self.state[_Function].shared):
+            item, body = target.id, node.body
+        else:  # the target is state, shared, or not a single name: assign it in the body
+            item = self.ctx.namer.new_symbol("itr")
+            body = templates.replace("target = item", target=target, item=item) + node.body
+        statements += self._function(body_name, state, body, first_param=item)
+        call = templates.replace_as_expression(
+            "ag__.for_stmt(iterable, extra_test, body, state)", iterable=node.iter,
+            extra_test=test_name, body=body_name, state=self._initial(node, state))
+        self._add_options(node, call)
+        return statements + self._assign_state(state, call) + node.orelse
+
+    # Pieces ------------------------------------------------------------------------------------
+
+    def _state(self, node: gast.stmt) -> list[str]:
+        """Names the statement modifies that are live before or after it, sorted."""
+        modified = set()
+        for key in (anno.Static.BODY_SCOPE, anno.Static.ORELSE_SCOPE, anno.Static.COND_SCOPE,
+                    anno.Static.ITERATE_SCOPE):
+            scope = anno.getanno(node, key, None)
+            if scope is not None:
+                modified |= _names(scope.modified)
+        live = _names(anno.getanno(node, anno.Static.LIVE_VARS_IN)) | _names(
+            anno.getanno(node, anno.Static.LIVE_VARS_OUT))
+        extra_test = anno.getanno(node, anno.Basic.EXTRA_LOOP_TEST, None)
+        if extra_test is not None:  # not part of the analysed tree, but read every iteration
+            live |= {n.id for n in gast.walk(extra_test) if isinstance(n, gast.Name)}
+        function = self.state[_Function]
+        return sorted((modified & live) - function.globals - function.shared)
+
+    def _declarations(self, body: list[gast.stmt]) -> list[gast.stmt]:
+        """``global``/``nonlocal`` lines for the shared names a generated function writes."""
+        written = set()
+        for stmt in body:
+            if isinstance(stmt, gast.Assign):  # the loop target assignment, made here
+                written |= {n.id for t in stmt.targets for n in gast.walk(t)
+                            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+            scope = anno.getanno(stmt, anno.Static.SCOPE, None)
+            if scope is not None:
+                written |= _names(scope.modified) | _names(scope.deleted)
+        function = self.state[_Function]
+        declarations = []
+        if written & function.globals:
+            declarations.append(gast.Global(sorted(written & function.globals)))
+        if written & function.shared:
+            declarations.append(gast.Nonlocal(sorted(written & function.shared)))
+        return declarations
+
+    def _function(self, name: str, state: list[str], body: list[gast.stmt],
+                  first_param: str | None = None, returns: list[str] | None = None
+                  ) -> list[gast.stmt]:
+        """``def name([first_param,] *state): body; return returns`` (returns defaults to state)."""
+        params = ([first_param] if first_param else []) + state
+        returns = state if returns is None else returns
+        body = self._declarations(body) + body
+        if returns:
+            body += templates.replace("return state", state=_tuple(returns, gast.Load()))
+        return templates.replace(
+            "def name(params):\n    body", name=name, params=params, body=body or [gast.Pass()])
+
+    def _test_function(self, name: str, state: list[str], test: gast.expr) -> list[gast.stmt]:
+        return templates.replace(
+            "def name(params):\n    return test", name=name, params=state, test=test)
+
+    def _initial(self, node: gast.stmt, state: list[str]) -> gast.expr:
+        """The state's values before the statement: the names, or Undefined where unbound."""
+        defined = _names(anno.getanno(node, anno.Static.DEFINED_VARS_IN))
+        must = _names(anno.getanno(node, anno.Static.MUST_DEFINED_VARS_IN))
+        values = []
+        for name in state:
+            if name in must:
+                values.append(gast.Name(name, gast.Load(), None, None))
+            elif name in defined:
+                values.append(templates.replace_as_expression(
+                    "locals().get(key, ag__.Undefined(key))", key=gast.Constant(name, None)))
+            else:
+                values.append(templates.replace_as_expression(
+                    "ag__.Undefined(key)", key=gast.Constant(name, None)))
+        return gast.Tuple(values, gast.Load())
+
+    def _assign_state(self, state: list[str], call: gast.expr) -> list[gast.stmt]:
+        if not state:
+            return [gast.Expr(call)]
+        return [gast.Assign([_tuple(state, gast.Store())], call, None)]
+
+    def _add_options(self, node: gast.stmt, call: gast.Call) -> None:
+        options = anno.getanno(node, anno.Basic.DIRECTIVES, None)
+        if options:
+            call.keywords.append(gast.keyword("opts", gast.Dict(
+                [gast.Constant(k, None) for k in sorted(options)],
+                [options[k] for k in sorted(options)])))
+
+
+def _tuple(names: list[str], ctx: gast.expr_context) -> gast.Tuple:
+    return gast.Tuple([gast.Name(n, type(ctx)(), None, None) for n in names], ctx)
+
+
+def transform(node: gast.AST, ctx: transformer.Context) -> gast.AST:
+    if isinstance(node, gast.Lambda):
+        return node  # expressions only: nothing to convert
+    analyze(node, ctx)
+    return ControlFlowTransformer(ctx).visit(node)

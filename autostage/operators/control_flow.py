@@ -1,0 +1,76 @@
+"""Functional forms of ``if``, ``while`` and ``for`` that converted code calls.
+
+The control-flow converter turns each statement into nested functions over its state variables
+(``body(*state) -> new state tuple``); these operators run them. On Python values they behave
+exactly like the statement (each test evaluated, and ``bool()``-ed, once per check; ``iter()``
+called once; the iterator advanced only when the loop goes on). A staged condition or iterable is
+handed to the runtime through ``stage_operator`` (see ``autostage.runtime.operator_hooks``).
+``for``-``else`` and the loop variable after the loop are the converters' business.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from autostage.runtime import is_staged, stage_operator
+
+_EXHAUSTED = object()  # what next() returns once the iterator of for_stmt is used up
+
+
+def if_stmt(cond: Any, body: Callable[..., tuple | None],
+            orelse: Callable[..., tuple | None] | None, state: tuple = ()) -> tuple | None:
+    """``if cond: body else: orelse``, returning the new state tuple of the branch that ran.
+
+    ``orelse`` is None for an ``if`` without ``else``: the state passes through unchanged. Branch
+    functions of a statement without state return nothing.
+    """
+    if is_staged(cond):
+        return stage_operator("if_stmt", cond, body, orelse, state)
+    if cond:
+        return body(*state)
+    if orelse is None:
+        return state
+    return orelse(*state)
+
+
+def while_stmt(test: Callable[..., Any], body: Callable[..., tuple], state: tuple,
+               opts: dict | None = None) -> tuple:
+    """``while test: body``; ``opts`` (loop directives) only matter to a staged loop.
+
+    A test that is (or becomes, after some Python iterations) staged hands the rest of the loop
+    to the runtime: hook ``while_stmt(test, body, state, opts, cond)``, where ``cond`` is the
+    value ``test(*state)`` just returned, so the test is not evaluated twice.
+    """
+    while True:
+        cond = test(*state)
+        if is_staged(cond):
+            return stage_operator("while_stmt", test, body, state, opts, cond)
+        if not cond:
+            return state
+        state = body(*state) or ()  # a stateless body returns None
+
+
+def for_stmt(iterable: Iterable, extra_test: Callable[..., Any] | None,
+             body: Callable[..., tuple], state: tuple, opts: dict | None = None) -> tuple:
+    """``for item in iterable: body``; ``body(item, *state)`` returns the new state.
+
+    ``extra_test(*state)`` (from ``break``/``return`` lowering, or None) is checked before each
+    ``next()``, so after a break the iterator (e.g. a generator) is not advanced again. A
+    StopIteration raised by the body propagates, as in Python. Only a staged ``iterable`` goes to
+    the runtime; a staged ``extra_test`` result over a Python iterable meets ``bool()``, which the
+    staged class refuses with its own error.
+    """
+    if is_staged(iterable):
+        return stage_operator("for_stmt", iterable, extra_test, body, state, opts)
+    if extra_test is None:
+        for item in iterable:
+            state = body(item, *state) or ()  # a stateless body returns None
+        return state
+    iterator = iter(iterable)
+    while extra_test(*state):
+        item = next(iterator, _EXHAUSTED)
+        if item is _EXHAUSTED:
+            break
+        state = body(item, *state) or ()  # a stateless body returns None
+    return state

@@ -1,0 +1,32 @@
+"""List mutation as value-returning functions, so a staged loop can carry a list as a tensor list.
+
+The lists converter rewrites ``x.append(v)`` to ``x = list_append(x, v)`` and ``y = x.pop(...)`` to
+``x, y = list_pop(x, ...)``. On Python values they call the object's own method (any object with
+``append``/``pop``, not only lists) and return it, so aliasing and mutation are Python's. A staged
+container goes to the runtime.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from autostage.runtime import is_staged, stage_operator
+
+
+def list_append(lst: Any, x: Any) -> Any:
+    """``lst.append(x)``; returns ``lst`` (the same object on the Python path)."""
+    if is_staged(lst):
+        return stage_operator("list_append", lst, x)
+    lst.append(x)
+    return lst
+
+
+def list_pop(lst: Any, *args: Any) -> tuple[Any, Any]:
+    """``lst.pop(*args)``; returns ``(lst, popped item)``.
+
+    ``args`` are ``pop``'s own arguments, passed through unchanged, so ``x.pop()``, ``x.pop(i)``
+    and ``d.pop(key, default)`` keep their meaning (an explicit ``None`` is an argument too).
+    """
+    if is_staged(lst):
+        return stage_operator("list_pop", lst, *args)
+    return lst, lst.pop(*args)

@@ -1,0 +1,80 @@
+"""Lazy ``and``/``or``, ``not``, chained comparisons and ``a if c else b`` as functions.
+
+Converted code passes the operands that Python might not evaluate as zero-argument functions, so
+laziness and evaluation order are exactly Python's: ``and_``/``or_`` call the right operand only
+when Python would and return an operand (not a bool); ``compare_chain`` evaluates each operand at
+most once and stops at the first false comparison, returning its value. A staged operand deciding
+the outcome goes to the runtime's hook of the same name.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Callable
+from typing import Any
+
+from autostage.runtime import is_staged, stage_operator
+
+_COMPARE: dict[str, Callable[[Any, Any], Any]] = {
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+    "==": operator.eq,
+    "!=": operator.ne,
+    "in": lambda a, b: a in b,
+    "not in": lambda a, b: a not in b,
+    "is": operator.is_,
+    "is not": operator.is_not,
+}
+
+
+def and_(a: Any, b_fn: Callable[[], Any]) -> Any:
+    """``a and b``, with ``b`` computed by ``b_fn()`` only if ``a`` is true."""
+    if is_staged(a):
+        return stage_operator("and_", a, b_fn)
+    return b_fn() if a else a
+
+
+def or_(a: Any, b_fn: Callable[[], Any]) -> Any:
+    """``a or b``, with ``b`` computed by ``b_fn()`` only if ``a`` is false."""
+    if is_staged(a):
+        return stage_operator("or_", a, b_fn)
+    return a if a else b_fn()
+
+
+def not_(a: Any) -> Any:
+    """``not a``."""
+    if is_staged(a):
+        return stage_operator("not_", a)
+    return not a
+
+
+def if_exp(cond: Any, if_true: Callable[[], Any], if_false: Callable[[], Any]) -> Any:
+    """``if_true() if cond else if_false()``: only the chosen branch is evaluated."""
+    if is_staged(cond):
+        return stage_operator("if_exp", cond, if_true, if_false)
+    return if_true() if cond else if_false()
+
+
+def compare_chain(a: Any, *ops_and_fns: Any) -> Any:
+    """``a op1 b op2 c ...`` called as ``compare_chain(a, op1, b_fn, op2, c_fn, ...)``.
+
+    Ops are the strings '<', '<=', '>', '>=', '==', '!=', 'in', 'not in', 'is', 'is not'. As
+    in Python, it is ``(a op1 b) and (b op2 c) ...`` with each operand evaluated at most once; a
+    staged intermediate result continues as ``and_(result, <rest of the chain>)``.
+    """
+    last = len(ops_and_fns) - 2
+    left = a
+    for i in range(0, last + 1, 2):
+        right = ops_and_fns[i + 1]()
+        result = _COMPARE[ops_and_fns[i]](left, right)
+        if i == last:
+            return result
+        if is_staged(result):
+            return and_(result, functools.partial(compare_chain, right, *ops_and_fns[i + 2:]))
+        if not result:
+            return result
+        left = right
+    raise TypeError("compare_chain() needs at least one (op, operand function) pair")

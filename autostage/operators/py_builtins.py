@@ -1,0 +1,62 @@
+"""Overloads of the builtins that staged code must intercept (``print``, ``len``, ``range``...).
+
+The call-trees converter rewrites a call to one of these builtins (when the name really is the
+builtin) to its overload here; ``BUILTINS`` maps each builtin object to its overload for that
+converter and for ``converted_call``. An overload forwards its arguments untouched, so on Python
+values it *is* the builtin: same accepted signature (shown by ``inspect.signature`` where the
+builtin has one), results, output, exception types and messages. If any argument (positional or
+keyword) is staged, the call goes to the runtime hook named after the overload (``"len_"``...).
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from autostage.runtime import any_staged, stage_operator
+
+BUILTINS: dict[object, Callable[..., Any]] = {}
+
+
+def _overload(builtin: Callable[..., Any]) -> Callable[..., Any]:
+    """Makes ``<name>_``, the overload of ``builtin``, and records it in ``BUILTINS``."""
+    name = builtin.__name__ + "_"
+
+    def overload(*args: Any, **kwargs: Any) -> Any:
+        if any_staged(args) or (kwargs and any_staged(kwargs.values())):
+            return stage_operator(name, *args, **kwargs)
+        return builtin(*args, **kwargs)
+
+    overload.__name__ = overload.__qualname__ = name
+    overload.__module__ = __name__
+    overload.__doc__ = (f"Overload of builtin ``{builtin.__name__}``: the builtin itself on "
+                        "Python values; staged arguments go to the runtime.")
+    try:
+        overload.__signature__ = inspect.signature(builtin)
+    except ValueError:  # builtins such as range, min and max have no introspectable signature
+        pass
+    BUILTINS[builtin] = overload
+    return overload
+
+
+print_ = _overload(builtins.print)
+len_ = _overload(builtins.len)
+range_ = _overload(builtins.range)
+enumerate_ = _overload(builtins.enumerate)
+zip_ = _overload(builtins.zip)
+map_ = _overload(builtins.map)
+filter_ = _overload(builtins.filter)
+int_ = _overload(builtins.int)
+float_ = _overload(builtins.float)
+bool_ = _overload(builtins.bool)
+abs_ = _overload(builtins.abs)
+min_ = _overload(builtins.min)
+max_ = _overload(builtins.max)
+sum_ = _overload(builtins.sum)
+isinstance_ = _overload(builtins.isinstance)
+any_ = _overload(builtins.any)
+all_ = _overload(builtins.all)
+sorted_ = _overload(builtins.sorted)
+reversed_ = _overload(builtins.reversed)

@@ -1,0 +1,62 @@
+"""Subscript reads and writes, and the in-place operators of augmented subscript assignment.
+
+The slices converter rewrites ``x[i] = v`` to ``x = setitem(x, i, v)`` and ``x[i] op= v`` to
+``x = setitem(x, i, <iop>(x[i], v))``, where ``<iop>`` is the ``operator`` module's in-place name
+for the operator: iadd (+=), isub (-=), imul (*=), imatmul (@=), itruediv (/=), ifloordiv (//=),
+imod (%=), ipow (**=), ilshift (<<=), irshift (>>=), iand (&=), ixor (^=), ior (|=). Each is
+exactly ``a op= b`` (``__iop__``, falling back to ``__op__``/``__rop__``), so mutables update in
+place. A staged container or index (or, for the in-place operators, either operand) goes to the
+runtime under the operator's name.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+from typing import Any
+
+from autostage.runtime import is_staged, stage_operator
+
+
+def getitem(target: Any, key: Any) -> Any:
+    """``target[key]``."""
+    if is_staged(target) or is_staged(key):
+        return stage_operator("getitem", target, key)
+    return target[key]
+
+
+def setitem(target: Any, key: Any, value: Any) -> Any:
+    """``target[key] = value``; returns ``target`` (the same object on the Python path)."""
+    if is_staged(target) or is_staged(key):
+        return stage_operator("setitem", target, key, value)
+    target[key] = value
+    return target
+
+
+def _in_place(name: str, symbol: str) -> Callable[[Any, Any], Any]:
+    python_op = getattr(operator, name)
+
+    def in_place_op(a: Any, b: Any, /) -> Any:
+        if is_staged(a) or is_staged(b):
+            return stage_operator(name, a, b)
+        return python_op(a, b)
+
+    in_place_op.__name__ = in_place_op.__qualname__ = name
+    in_place_op.__module__ = __name__
+    in_place_op.__doc__ = f"``a {symbol} b``: returns the new value of ``a``."
+    return in_place_op
+
+
+iadd = _in_place("iadd", "+=")
+isub = _in_place("isub", "-=")
+imul = _in_place("imul", "*=")
+imatmul = _in_place("imatmul", "@=")
+itruediv = _in_place("itruediv", "/=")
+ifloordiv = _in_place("ifloordiv", "//=")
+imod = _in_place("imod", "%=")
+ipow = _in_place("ipow", "**=")
+ilshift = _in_place("ilshift", "<<=")
+irshift = _in_place("irshift", ">>=")
+iand = _in_place("iand", "&=")
+ixor = _in_place("ixor", "^=")
+ior = _in_place("ior", "|=")

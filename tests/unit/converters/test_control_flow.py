@@ -1,0 +1,239 @@
+"""control_flow: if/while/for in functional form; golden output and Python behaviour."""
+
+import pytest
+from converter_testing import convert_with, dedent
+
+from autostage.converters import control_flow, variables
+from autostage.pyct import errors
+
+
+def convert(fn):
+    return convert_with(fn, variables, control_flow)
+
+
+def while_with_if(x, n):
+    i = 0
+    while i < n:
+        if x > 0:
+            x = x - 1
+        i += 1
+    return x
+
+
+def test_while_with_if_golden_and_size():
+    converted = convert(while_with_if)
+    assert converted.source == dedent('''
+        def while_with_if(x, n):
+            i = 0
+
+            def loop_test(i, x):
+                return i < n
+
+            def loop_body(i, x):
+
+                def if_body(x):
+                    x = x - 1
+                    return (x,)
+                x, = ag__.if_stmt(x > 0, if_body, None, (x,))
+                i += 1
+                return (i, x)
+            i, x = ag__.while_stmt(loop_test, loop_body, (i, x))
+            return x
+    ''')
+    # The issue's readability bar: at most ~2.5x the 7 lines of the original body.
+    body_lines = [line for line in converted.source.splitlines()[1:] if line.strip()]
+    assert len(body_lines) <= 2.5 * 7
+    for args in [(5, 3), (1, 3), (-2, 4), (3, 0)]:
+        assert converted.function(*args) == while_with_if(*args)
+
+
+def if_else(x):
+    if x > 0:
+        y = 1
+        z = x
+    else:
+        y = -1
+    return y
+
+
+def test_if_else_state_is_only_what_is_live():
+    converted = convert(if_else)
+    # z is modified but dead after the if: it stays local to the branch; y is assigned by both
+    # branches and not read before, so the branches take nothing and return y.
+    assert converted.source == dedent('''
+        def if_else(x):
+
+            def if_body():
+                y = 1
+                z = x
+                return (y,)
+
+            def else_body():
+                y = -1
+                return (y,)
+            y, = ag__.if_stmt(x > 0, if_body, else_body)
+            return y
+    ''')
+    for x in (-3, 0, 4):
+        assert converted.function(x) == if_else(x)
+
+
+def defined_in_one_branch(c):
+    if c:
+        y = 1
+    return y
+
+
+def test_variable_defined_in_one_branch_raises_like_python():
+    converted = convert(defined_in_one_branch)
+    assert "(ag__.Undefined('y'),)" in converted.source
+    assert "return ag__.ld(y)" in converted.source
+    assert converted.function(True) == 1
+    with pytest.raises(UnboundLocalError) as expected:
+        defined_in_one_branch(False)
+    with pytest.raises(UnboundLocalError) as actual:
+        converted.function(False)
+    assert str(actual.value) == str(expected.value)
+
+
+def for_sum(xs):
+    total = 0
+    for x in xs:
+        total += x
+    return total, x
+
+
+def test_for_loop_keeps_the_target_after_the_loop():
+    converted = convert(for_sum)
+    assert "def loop_body(itr, total, x):" in converted.source
+    assert converted.function([1, 2, 3]) == (6, 3)
+    with pytest.raises(UnboundLocalError, match="'x'"):
+        converted.function([])
+    with pytest.raises(UnboundLocalError, match="'x'"):
+        for_sum([])
+
+
+def for_without_state(xs, out):
+    for x in xs:
+        out.append(x * 2)
+
+
+def test_stateless_for_has_lean_code():
+    converted = convert(for_without_state)
+    assert converted.source == dedent('''
+        def for_without_state(xs, out):
+
+            def loop_body(x):
+                out.append(x * 2)
+            ag__.for_stmt(xs, None, loop_body, ())
+    ''')
+    out = []
+    converted.function([1, 2], out)
+    assert out == [2, 4]
+
+
+def closures_capture_the_variable(xs):
+    fns = []
+    for i in xs:
+        fns.append(lambda: i)
+    return [f() for f in fns]
+
+
+def test_closures_see_the_last_value_like_python():
+    converted = convert(closures_capture_the_variable)
+    assert "nonlocal i" in converted.source
+    assert converted.function([1, 2, 3]) == [3, 3, 3]
+
+
+counter = 0
+
+
+def bump_global(n):
+    global counter
+    while n > 0:
+        counter += 1
+        n -= 1
+    return counter
+
+
+def test_globals_are_declared_not_passed():
+    global counter
+    converted = convert(bump_global)
+    assert "global counter" in converted.source
+    counter = 0
+    assert converted.function(3) == 3
+    assert counter == 3
+
+
+def make_accumulator():
+    total = 0
+
+    def add(xs):
+        nonlocal total
+        for x in xs:
+            total += x
+        return total
+
+    return add
+
+
+def test_nonlocals_are_declared_and_shared():
+    add = make_accumulator()
+    converted = convert(add)
+    assert "nonlocal total" in converted.source
+    assert converted.function([1, 2]) == 3
+    assert add([10]) == 13  # the original sees the converted function's writes
+
+
+def nested_loops(n):
+    pairs = []
+    i = 0
+    while i < n:
+        for j in range(i):
+            if (i + j) % 2:
+                pairs.append((i, j))
+        i += 1
+    return pairs
+
+
+def test_nested_loops_behave_like_python():
+    converted = convert(nested_loops)
+    assert converted.source.count("ag__.while_stmt") == 1
+    assert converted.source.count("ag__.for_stmt") == 1
+    for n in range(6):
+        assert converted.function(n) == nested_loops(n)
+
+
+class Base:
+    def total(self, xs):
+        return sum(xs)
+
+
+class Child(Base):
+    def total(self, xs):
+        result = 0
+        if xs:
+            result = super().total(xs) + 1
+        return result
+
+
+def test_zero_argument_super_works_inside_branches():
+    converted = convert(Child.total)
+    assert "super(__class__, self).total(xs)" in converted.source
+    assert converted.function(Child(), [1, 2]) == 4
+    assert converted.function(Child(), []) == 0
+
+
+def while_with_walrus(items):
+    while (item := items.pop()) > 0:
+        pass
+    return item
+
+
+def test_walrus_in_while_condition_is_a_clear_error():
+    with pytest.raises(errors.ConversionError) as error:
+        convert(while_with_walrus)
+    message = str(error.value)
+    assert "test_control_flow.py:" in message
+    assert "assignment expression" in message
+    assert "while (item := items.pop()) > 0:" in message

@@ -1,0 +1,192 @@
+"""Staged inputs reach the runtime: autostage.runtime's hook registry and each operator's route.
+
+A fake staged class is registered for each test, with recording hooks; nothing is left registered.
+"""
+
+import pytest
+
+from autostage import ag, runtime
+from autostage.operators import BUILTINS
+
+
+class Staged:
+    """Stands in for a staged tensor; its bool() must never be taken by an operator."""
+
+    def __init__(self, name="t"):
+        self.name = name
+
+    def __bool__(self):
+        raise AssertionError("an operator took bool() of a staged value")
+
+    def __lt__(self, other):
+        return Staged(f"{self.name}<")
+
+    def __gt__(self, other):  # the reflection of `2 < staged`
+        return Staged(f"<{self.name}")
+
+    def __repr__(self):
+        return f"Staged({self.name!r})"
+
+
+class StagedSubclass(Staged):
+    pass
+
+
+@pytest.fixture
+def staged():
+    """Registers Staged and a recorder hook for every operator; yields the list of calls."""
+    calls = []
+    names = [*ag.__all__, "and_"]
+    runtime.register_staged_type(Staged)
+    previous = {name: runtime.register_operator_hook(
+        name, lambda *args, name=name, **kwargs: calls.append((name, args, kwargs)) or "staged")
+        for name in names}
+    yield calls
+    runtime.unregister_staged_type(Staged)
+    for name, hook in previous.items():
+        runtime.register_operator_hook(name, hook)
+
+
+def body(*state):
+    return state
+
+
+def orelse(*state):
+    return state
+
+
+# --- the registry ---------------------------------------------------------------------------
+
+
+def test_nothing_is_staged_until_a_class_is_registered():
+    value = Staged()
+    assert not runtime.is_staged(value)
+    assert runtime.register_staged_type(Staged) is Staged
+    runtime.register_staged_type(Staged)
+    try:
+        assert runtime.is_staged(value)
+        assert runtime.is_staged(StagedSubclass())
+        assert not runtime.is_staged(1)
+        assert runtime.any_staged([1, value])
+        assert not runtime.any_staged((1, "x"))
+        assert not runtime.any_staged(())
+    finally:
+        runtime.unregister_staged_type(Staged)
+    assert not runtime.is_staged(value)  # registered twice, removed at once
+
+
+def test_register_operator_hook_returns_the_hook_it_replaces():
+    def first(*args):
+        return ("first", args)
+
+    def second(*args):
+        return ("second", args)
+
+    assert runtime.register_operator_hook("test_op", first) is None
+    try:
+        assert runtime.stage_operator("test_op", 1) == ("first", (1,))
+        assert runtime.register_operator_hook("test_op", second) is first
+        assert runtime.stage_operator("test_op", 2) == ("second", (2,))
+    finally:
+        assert runtime.register_operator_hook("test_op", None) is second
+    with pytest.raises(NotImplementedError, match="'test_op'"):
+        runtime.stage_operator("test_op", 3)
+
+
+def test_a_staged_value_without_a_hook_is_a_clear_error_naming_the_operator():
+    runtime.register_staged_type(Staged)
+    try:
+        with pytest.raises(NotImplementedError) as error:
+            ag.if_stmt(Staged(), body, orelse, ())
+    finally:
+        runtime.unregister_staged_type(Staged)
+    assert str(error.value) == ("autostage operator 'if_stmt' got a staged value, but the staging "
+                                "runtime has no rule for 'if_stmt' yet")
+
+
+def test_python_values_never_reach_a_hook(staged):
+    assert ag.if_stmt(1, lambda: ("body",), lambda: ("orelse",)) == ("body",)
+    assert ag.and_(0, Staged) == 0
+    assert ag.len_([Staged(), Staged()]) == 2
+    assert staged == []
+
+
+# --- each operator routes a staged input, with its own arguments -----------------------------
+
+
+def test_if_stmt_hands_the_condition_and_branches_to_the_hook(staged):
+    cond = Staged()
+    assert ag.if_stmt(cond, body, orelse, (1, 2)) == "staged"
+    assert staged == [("if_stmt", (cond, body, orelse, (1, 2)), {})]
+
+
+def test_while_stmt_hands_over_when_its_test_becomes_staged(staged):
+    t = Staged()
+
+    def test(i):
+        return t if i == 2 else True
+
+    def loop_body(i):
+        return (i + 1,)
+
+    assert ag.while_stmt(test, loop_body, (0,), {"maximum_iterations": 5}) == "staged"
+    assert staged == [("while_stmt", (test, loop_body, (2,), {"maximum_iterations": 5}, t), {})]
+
+
+def test_for_stmt_hands_a_staged_iterable_to_the_hook(staged):
+    t = Staged()
+    assert ag.for_stmt(t, None, body, (1,)) == "staged"
+    assert staged == [("for_stmt", (t, None, body, (1,), None), {})]
+
+
+def test_compare_chain_continues_a_staged_comparison_with_and(staged):
+    log = []
+    a, c = Staged("a"), Staged("c")
+    assert ag.compare_chain(a, "<", lambda: log.append("b") or 2,
+                            "<", lambda: log.append("c") or c) == "staged"
+    ((name, (result, rest), kwargs),) = staged
+    assert (name, result.name, kwargs, log) == ("and_", "a<", {}, ["b"])
+    assert rest().name == "<c" and log == ["b", "c"]  # the rest of the chain, from b on
+
+
+@pytest.mark.parametrize("call, name, args", [
+    (lambda t: ag.and_(t, orelse), "and_", lambda t: (t, orelse)),
+    (lambda t: ag.or_(t, orelse), "or_", lambda t: (t, orelse)),
+    (lambda t: ag.not_(t), "not_", lambda t: (t,)),
+    (lambda t: ag.if_exp(t, body, orelse), "if_exp", lambda t: (t, body, orelse)),
+    (lambda t: ag.assert_stmt(t, orelse), "assert_stmt", lambda t: (t, orelse)),
+    (lambda t: ag.list_append(t, 1), "list_append", lambda t: (t, 1)),
+    (lambda t: ag.list_pop(t, 0), "list_pop", lambda t: (t, 0)),
+    (lambda t: ag.getitem([1], t), "getitem", lambda t: ([1], t)),
+    (lambda t: ag.setitem(t, 0, 5), "setitem", lambda t: (t, 0, 5)),
+    (lambda t: ag.iadd(1, t), "iadd", lambda t: (1, t)),
+    (lambda t: ag.ior(t, 1), "ior", lambda t: (t, 1)),
+    (lambda t: ag.len_(t), "len_", lambda t: (t,)),
+    (lambda t: ag.range_(0, t, 2), "range_", lambda t: (0, t, 2)),
+])
+def test_operator_hands_its_arguments_to_its_hook(staged, call, name, args):
+    t = Staged()
+    assert call(t) == "staged"
+    assert staged == [(name, args(t), {})]
+
+
+def test_builtins_check_keyword_arguments_too(staged):
+    t = Staged()
+    assert ag.print_(1, t, sep="-") == "staged"
+    assert ag.sum_([1], start=t) == "staged"
+    assert staged == [("print_", (1, t), {"sep": "-"}), ("sum_", ([1],), {"start": t})]
+
+
+@pytest.mark.parametrize("builtin", sorted(BUILTINS, key=lambda b: b.__name__))
+def test_every_builtin_overload_routes_a_staged_argument(staged, builtin):
+    t = Staged()
+    assert BUILTINS[builtin](t) == "staged"
+    assert staged == [(builtin.__name__ + "_", (t,), {})]
+
+
+def test_ag_reexports_the_operators_namespace():
+    from autostage import operators
+
+    assert ag.__all__ == operators.__all__
+    assert all(getattr(ag, name) is getattr(operators, name) for name in ag.__all__)
+    assert "call" not in ag.__all__
