@@ -1,4 +1,4 @@
-"""``converted_call``: how converted code calls anything.
+"""``converted`` and ``converted_call``: how converted code calls anything.
 
 User functions (and methods, lambdas, closures, callable objects) are converted recursively, once
 per code object; builtins, NumPy, the standard library, autostage itself, functions marked
@@ -115,13 +115,16 @@ def _target(f: Any) -> Callable | None:
     return None
 
 
+def converted(f: Callable, /) -> Callable:
+    """What converted code calls instead of ``f``: its converted version, or ``f`` itself.
+
+    Generated code spells a call ``ag__.converted(f)(*args, **kwargs)``: the arguments are passed
+    by Python itself, so evaluation order, argument errors and their messages are the original's.
+    """
+    target = _target(f)
+    return f if target is None else target
+
+
 def converted_call(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
     """Calls ``f(*args, **kwargs)``, converting ``f`` first if it is user code."""
-    target = _target(f)
-    if target is None:
-        return f(*args, **kwargs)
-    try:
-        return target(*args, **kwargs)
-    except Exception as e:
-        errors.add_user_frames(e)
-        raise
+    return converted(f)(*args, **kwargs)

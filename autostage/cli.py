@@ -1,20 +1,23 @@
 """The ``autostage`` command: show what the compiler makes of a function in a file.
 
-``autostage FILE.py:FUNC`` (or ``Class.method``, ``outer.inner``) reads the file without running it
-and prints the function with its static-analysis results; ``--cfg`` prints its control-flow graph.
-Bad paths, missing functions and syntax errors print one line and exit with status 2.
+``autostage FILE.py:FUNC`` (or ``Class.method``, ``outer.inner``) prints the converted source of
+the function. The file is run as a module (like an import, without ``__main__`` blocks) so that
+conversion sees its globals; ``--analysis`` and ``--cfg`` only parse it and print the function's
+static-analysis results or its control-flow graph. Bad paths, missing functions, syntax errors
+and errors while running the file print one line and exit with status 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import pathlib
+import runpy
 import sys
 from collections.abc import Sequence
 
 import gast
 
-from autostage.pyct import cfg
+from autostage.pyct import cfg, errors
 from autostage.pyct.static_analysis import analyze
 from autostage.pyct.static_analysis.annotated_listing import listing
 
@@ -28,8 +31,9 @@ class UsageError(Exception):
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="autostage",
-        description="Show what autostage makes of a Python function. The file is parsed, "
-                    "never executed.")
+        description="Print the converted source of a Python function (the file is run as a "
+                    "module, without its __main__ block, so that conversion sees its globals), "
+                    "or its analysis results or control-flow graph (the file is only parsed).")
     parser.add_argument(
         "target", metavar="FILE.py:FUNCTION",
         help="the function to show: a file path, a colon, and a function name; use "
@@ -37,11 +41,12 @@ def _parser() -> argparse.ArgumentParser:
     show = parser.add_mutually_exclusive_group()
     show.add_argument(
         "--analysis", action="store_true",
-        help="print the function with, for each statement, the symbols defined on entry and "
-             "the symbols live before -> after it (the default)")
+        help="instead of converting, print the function with, for each statement, the symbols "
+             "defined on entry and the symbols live before -> after it")
     show.add_argument(
         "--cfg", action="store_true",
-        help="print the control-flow graph of the function (and of functions nested in it)")
+        help="instead of converting, print the control-flow graph of the function (and of "
+             "functions nested in it)")
     return parser
 
 
@@ -60,8 +65,8 @@ def _find(module: gast.Module, dotted: str) -> gast.AST:
     return node
 
 
-def load_target(target: str) -> tuple[pathlib.Path, gast.AST]:
-    """Parses ``FILE.py:FUNC`` and returns the file and the function's AST."""
+def load_target(target: str) -> tuple[pathlib.Path, str, gast.AST]:
+    """Parses ``FILE.py:FUNC`` and returns the file, its text and the function's AST."""
     path_text, sep, dotted = target.rpartition(":")
     if not sep or not path_text or not dotted:
         raise UsageError(f"expected FILE.py:FUNCTION, got '{target}'")
@@ -76,15 +81,36 @@ def load_target(target: str) -> tuple[pathlib.Path, gast.AST]:
     except (OSError, UnicodeDecodeError) as e:
         raise UsageError(f"cannot read {path}: {e}") from e
     try:
-        return path, _find(module, dotted)
+        return path, source, _find(module, dotted)
     except UsageError as e:
         raise UsageError(f"{path}: {e}") from e
+
+
+def _converted_source(path: pathlib.Path, source: str, node: gast.AST) -> str:
+    from autostage import conversion  # late: conversion loads the converters and operators
+
+    sys.path.insert(0, str(path.resolve().parent))  # its own imports resolve as for a script
+    try:
+        namespace = runpy.run_path(str(path), run_name=f"__autostage_cli__.{path.stem}")
+    except SystemExit:
+        namespace = {}
+    except Exception as e:  # the user's module failed: report it in one line
+        raise UsageError(f"{path}: running the file failed: {type(e).__name__}: {e}") from e
+    finally:
+        sys.path.pop(0)
+    try:
+        return conversion.convert_source(node, source, str(path), namespace)
+    except errors.ConversionError as e:
+        raise UsageError(str(e).replace("\n", " |")) from e
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        path, node = load_target(args.target)
+        path, source, node = load_target(args.target)
+        if not (args.cfg or args.analysis):
+            print(_converted_source(path, source, node))
+            return 0
     except UsageError as e:
         print(f"autostage: error: {e}", file=sys.stderr)
         return 2

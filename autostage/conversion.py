@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 import gast
 
-from autostage import errors
+from autostage import config, errors
 from autostage.pyct import loader, naming, origin_info, parser, transformer, unparser
 
 AG_ALIAS = "ag__"
@@ -85,6 +85,16 @@ def parse(fn: types.FunctionType) -> tuple[gast.AST, transformer.Context]:
     return node, context_for(node, source, inspect.getsourcefile(fn), namespace_of(fn))
 
 
+def convert_source(node: gast.AST, source: str, filename: str,
+                   namespace: dict[str, Any]) -> str:
+    """Converts a function parsed from a file (``source`` is the whole file) to source text.
+
+    Used where the function object is not at hand (the CLI shows nested functions too).
+    """
+    origin_info.resolve(node, source, filename)
+    return unparser.unparse(transform(node, context_for(node, source, filename, namespace)))
+
+
 def context_for(node: gast.AST, source: str, filename: str | None,
                 namespace: dict[str, Any]) -> transformer.Context:
     """The context of converting ``node``, which sees the names in ``namespace``."""
@@ -102,7 +112,17 @@ def context_for(node: gast.AST, source: str, filename: str | None,
     name = getattr(node, "name", "<lambda>")
     info = transformer.EntityInfo(name=name, source_code=source, source_file=filename,
                                   future_features=(), namespace=namespace)
-    return transformer.Context(info, namer=namer)
+    return transformer.Context(info, namer=namer, user=_options())
+
+
+def _options() -> types.SimpleNamespace:
+    """What converters may know of the layers above them (they import only pyct)."""
+    from autostage import operators
+    from autostage.converters import call_trees
+
+    policy = call_trees.CallPolicy(overloads=operators.BUILTINS,
+                                   as_is_modules=config.do_not_convert_modules)
+    return types.SimpleNamespace(call_policy=policy)
 
 
 def _own_nodes(fn_node: gast.AST):
@@ -129,8 +149,9 @@ def load(node: gast.AST, fn: types.FunctionType) -> ConvertedCode:
     """Loads a converted AST as a function bound to ``fn``'s globals and closure."""
     from autostage import ag  # late: ag re-exports the operators and converted_call
 
+    # The def's own name: a functools.wraps wrapper is named after the function it wraps.
     loaded = loader.load_function(
-        node, fn.__name__, fn.__globals__, loader.cells_of(fn), {AG_ALIAS: ag}, like=fn)
+        node, fn.__code__.co_name, fn.__globals__, loader.cells_of(fn), {AG_ALIAS: ag}, like=fn)
     source_map = origin_info.create_source_map(loaded.nodes, loaded.source, loaded.filename)
     errors.register_source_map(loaded.filename, source_map)
     return ConvertedCode(node, unparser.unparse(node), loaded.filename, loaded.function,
@@ -159,8 +180,8 @@ def _rebind(template: types.FunctionType, fn: types.FunctionType) -> types.Funct
         cells = dict(zip(template.__code__.co_freevars, template.__closure__, strict=True))
     cells.update(loader.cells_of(fn))
     closure = tuple(cells[name] for name in template.__code__.co_freevars) or None
-    new = types.FunctionType(template.__code__, fn.__globals__, template.__name__,
-                             fn.__defaults__, closure)
+    new = types.FunctionType(template.__code__, fn.__globals__, fn.__name__, fn.__defaults__,
+                             closure)
     new.__kwdefaults__ = fn.__kwdefaults__
     new.__doc__, new.__qualname__, new.__module__ = fn.__doc__, fn.__qualname__, fn.__module__
     new.__dict__.update(template.__dict__)

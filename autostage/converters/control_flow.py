@@ -29,7 +29,7 @@ from collections.abc import Iterator
 
 import gast
 
-from autostage.pyct import anno, errors, templates, transformer
+from autostage.pyct import anno, templates, transformer
 from autostage.pyct.static_analysis import analyze
 
 _NESTED = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef, gast.GeneratorExp)
@@ -69,6 +69,28 @@ def _captured(fn: gast.AST) -> frozenset[str]:
     return frozenset(captured & local)
 
 
+def _interruptible(fn: gast.AST) -> frozenset[str]:
+    """Locals whose every write must reach the user function at once, not when a statement ends.
+
+    An exception leaving a loop or branch inside ``try`` or ``with`` (which may swallow it) must
+    leave the values Python would; and a walrus in a ``while`` test assigns in the loop test.
+    """
+    names = set()
+    for node in _own_nodes(fn):
+        if isinstance(node, (gast.Try, gast.With, gast.AsyncWith)) or (
+                hasattr(gast, "TryStar") and isinstance(node, gast.TryStar)):
+            for inner in [*node.body, *_own_nodes(node)]:
+                if isinstance(inner, (gast.If, gast.While, gast.For)):
+                    for key in (anno.Static.BODY_SCOPE, anno.Static.ORELSE_SCOPE,
+                                anno.Static.ITERATE_SCOPE):
+                        scope = anno.getanno(inner, key, None)
+                        names |= _names(scope.modified) if scope is not None else set()
+        if isinstance(node, gast.While):
+            names |= {n.target.id for n in gast.walk(node.test) if isinstance(n, gast.NamedExpr)}
+    local = _names(anno.getanno(fn, anno.Static.BODY_SCOPE).local_names)
+    return frozenset(names & local)
+
+
 def _first_param(fn: gast.AST) -> str | None:
     params = fn.args.posonlyargs + fn.args.args
     return params[0].id if params else None
@@ -83,7 +105,7 @@ class ControlFlowTransformer(transformer.Base):
         scope = anno.getanno(node, anno.Static.BODY_SCOPE)
         function = self.state[_Function].enter()
         function.globals = frozenset(_names(scope.globals))
-        captured = _captured(node)
+        captured = _captured(node) | _interruptible(node)
         function.shared = frozenset(_names(scope.nonlocals)) | captured
         self._explicit_super(node)
         node.body = self._bind_moved_names(node, captured, self.visit_block(node.body))
@@ -156,10 +178,6 @@ class ControlFlowTransformer(transformer.Base):
         return statements + self._assign_state(state, call)
 
     def visit_While(self, node: gast.While) -> list[gast.stmt]:
-        if any(isinstance(n, gast.NamedExpr) for n in gast.walk(node.test)):
-            raise errors.ConversionError(
-                "an assignment expression (:=) in a while condition cannot be converted; assign "
-                "the value before the loop and at the end of its body instead", node)
         node = self.generic_visit(node)
         state = self._state(node)
         test_name = self.ctx.namer.new_symbol("loop_test")
@@ -201,16 +219,14 @@ class ControlFlowTransformer(transformer.Base):
     def _state(self, node: gast.stmt) -> list[str]:
         """Names the statement modifies that are live before or after it, sorted."""
         modified = set()
-        for key in (anno.Static.BODY_SCOPE, anno.Static.ORELSE_SCOPE, anno.Static.COND_SCOPE,
-                    anno.Static.ITERATE_SCOPE):
+        # The test of if/while runs in the enclosing function (or, for a while test, writes
+        # shared names): its walrus targets are never state.
+        for key in (anno.Static.BODY_SCOPE, anno.Static.ORELSE_SCOPE, anno.Static.ITERATE_SCOPE):
             scope = anno.getanno(node, key, None)
             if scope is not None:
                 modified |= _names(scope.modified)
         live = _names(anno.getanno(node, anno.Static.LIVE_VARS_IN)) | _names(
             anno.getanno(node, anno.Static.LIVE_VARS_OUT))
-        extra_test = anno.getanno(node, anno.Basic.EXTRA_LOOP_TEST, None)
-        if extra_test is not None:  # not part of the analysed tree, but read every iteration
-            live |= {n.id for n in gast.walk(extra_test) if isinstance(n, gast.Name)}
         function = self.state[_Function]
         return sorted((modified & live) - function.globals - function.shared)
 
@@ -245,8 +261,16 @@ class ControlFlowTransformer(transformer.Base):
             "def name(params):\n    body", name=name, params=params, body=body or [gast.Pass()])
 
     def _test_function(self, name: str, state: list[str], test: gast.expr) -> list[gast.stmt]:
-        return templates.replace(
-            "def name(params):\n    return test", name=name, params=state, test=test)
+        walrus = {n.target.id for n in gast.walk(test) if isinstance(n, gast.NamedExpr)}
+        function = self.state[_Function]
+        declarations = []
+        if walrus & function.globals:
+            declarations.append(gast.Global(sorted(walrus & function.globals)))
+        if walrus - function.globals:
+            declarations.append(gast.Nonlocal(sorted(walrus - function.globals)))
+        body = declarations + templates.replace("return test", test=test)
+        return templates.replace("def name(params):\n    body", name=name, params=state,
+                                 body=body)
 
     def _initial(self, node: gast.stmt, state: list[str]) -> gast.expr:
         """The state's values before the statement: the names, or Undefined where unbound."""

@@ -18,7 +18,7 @@ def run_cli(*args):
 
 
 def test_analysis_listing_of_the_example(capsys):
-    assert cli.main([f"{EXAMPLE}:collatz_steps"]) == 0
+    assert cli.main(["--analysis", f"{EXAMPLE}:collatz_steps"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("def collatz_steps(n):")
     assert lines[0].endswith("# defined: n | live: n -> -")
@@ -46,9 +46,9 @@ def test_method_and_nested_function_targets(tmp_path, capsys):
     src = tmp_path / "m.py"
     src.write_text("class A:\n    def m(self, x):\n        def inner(y):\n"
                    "            return y + x\n        return inner\n")
-    assert cli.main([f"{src}:A.m"]) == 0
+    assert cli.main(["--analysis", f"{src}:A.m"]) == 0
     assert capsys.readouterr().out.startswith("def m(self, x):")
-    assert cli.main([f"{src}:A.m.inner"]) == 0
+    assert cli.main(["--analysis", f"{src}:A.m.inner"]) == 0
     assert capsys.readouterr().out.startswith("def inner(y):")
 
 

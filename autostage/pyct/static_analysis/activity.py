@@ -2,8 +2,9 @@
 
 ``resolve(node)`` attaches ``Scope`` objects: every statement gets ``anno.Static.SCOPE`` (what it
 does as a whole, nested blocks included, as seen from its enclosing scope); ``If``/``While`` get
-``COND_SCOPE``, ``BODY_SCOPE``, ``ORELSE_SCOPE``; ``For`` gets ``ITERATE_SCOPE`` (target and
-iterable), ``BODY_SCOPE``, ``ORELSE_SCOPE``; ``Try`` gets ``BODY_SCOPE``, ``ORELSE_SCOPE``;
+``COND_SCOPE``, ``BODY_SCOPE``, ``ORELSE_SCOPE``; ``For`` gets ``ITERATE_SCOPE`` (target,
+iterable, and the ``anno.Basic.EXTRA_LOOP_TEST`` that jump lowering may add: the loop step
+evaluates it), ``BODY_SCOPE``, ``ORELSE_SCOPE``; ``Try`` gets ``BODY_SCOPE``, ``ORELSE_SCOPE``;
 ``With``, ``ExceptHandler``, ``match_case`` and ``ClassDef`` get ``BODY_SCOPE``; functions and
 lambdas get ``ARGS_SCOPE`` and ``BODY_SCOPE`` (their own namespace, with params); comprehensions
 get ``BODY_SCOPE``. The node of every CFG node (simple statements, and the headers ``If``,
@@ -226,6 +227,9 @@ class _Analyzer(gast.NodeVisitor):
         with self._block(node, anno.Static.ITERATE_SCOPE, anno.Static.NODE_SCOPE):
             self.visit(node.target)
             self.visit(node.iter)
+            extra_test = anno.getanno(node, anno.Basic.EXTRA_LOOP_TEST, None)
+            if extra_test is not None:  # evaluated by the loop step, before each next()
+                self.visit(qual_names.resolve(extra_test))
         self.visit_block(node.body, node, anno.Static.BODY_SCOPE)
         self.visit_block(node.orelse, node, anno.Static.ORELSE_SCOPE)
 

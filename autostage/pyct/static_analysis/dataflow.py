@@ -68,7 +68,8 @@ def header_parts(node: gast.AST) -> list[gast.AST]:
     if isinstance(node, (gast.If, gast.While)):
         return [node.test]
     if isinstance(node, (gast.For, gast.AsyncFor)):
-        return [node.iter, node.target]
+        extra_test = anno.getanno(node, anno.Basic.EXTRA_LOOP_TEST, None)
+        return [node.iter, node.target] + ([extra_test] if extra_test is not None else [])
     if isinstance(node, (gast.With, gast.AsyncWith)):
         return list(node.items)
     if isinstance(node, gast.ExceptHandler):

@@ -15,9 +15,14 @@ class Converted(NamedTuple):
     function: Callable  # the live converted function (``ag__`` bound to autostage.ag)
 
 
-def convert_with(fn: Callable, *converters: Any) -> Converted:
-    """Applies ``converters`` (modules with ``transform(node, ctx)``), in order, to ``fn``."""
+def convert_with(fn: Callable, *converters: Any, user: Any = None) -> Converted:
+    """Applies ``converters`` (modules with ``transform(node, ctx)``), in order, to ``fn``.
+
+    ``user`` replaces the context's options (``ctx.user``), e.g. a custom call policy.
+    """
     node, ctx = conversion.parse(fn)
+    if user is not None:
+        ctx.user = user
     node = conversion.transform(node, ctx, converters)
     loaded = conversion.load(node, fn)
     function = conversion._rebind(loaded.function, fn)

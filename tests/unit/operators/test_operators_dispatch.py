@@ -186,7 +186,8 @@ def test_every_builtin_overload_routes_a_staged_argument(staged, builtin):
 
 def test_ag_reexports_the_operators_namespace():
     from autostage import operators
+    from autostage.calls import converted
 
-    assert ag.__all__ == operators.__all__
-    assert all(getattr(ag, name) is getattr(operators, name) for name in ag.__all__)
-    assert "call" not in ag.__all__
+    assert ag.__all__ == [*operators.__all__, "converted"]
+    assert all(getattr(ag, name) is getattr(operators, name) for name in operators.__all__)
+    assert ag.converted is converted

@@ -1,0 +1,60 @@
+"""Turns ``and``, ``or``, ``not`` and comparison chains into operator calls, keeping laziness.
+
+``a and b and c`` -> ``ag__.and_(a, lambda: ag__.and_(b, lambda: c))`` (``or`` likewise), so a later
+operand is evaluated only when Python would, and the result is an operand, not a bool.
+``not a`` -> ``ag__.not_(a)``. A chain ``a < b < c`` -> ``ag__.compare_chain(a, '<', lambda: b,
+'<', lambda: c)``, which evaluates each operand at most once; a single comparison stays as it is.
+Operands that would change meaning inside a lambda (see ``conditional_expressions.lambda_safe``)
+leave their whole expression as written, as do expressions evaluated in a class body.
+Requires nothing.
+"""
+
+from __future__ import annotations
+
+import gast
+
+from autostage.converters.conditional_expressions import lambda_safe, visit_class
+from autostage.pyct import templates, transformer
+
+_BOOL_OPS = {gast.And: "and_", gast.Or: "or_"}
+_COMPARISONS = {
+    gast.Lt: "<", gast.LtE: "<=", gast.Gt: ">", gast.GtE: ">=", gast.Eq: "==", gast.NotEq: "!=",
+    gast.In: "in", gast.NotIn: "not in", gast.Is: "is", gast.IsNot: "is not",
+}
+
+
+class LogicalTransformer(transformer.Base):
+    """Replaces boolean operators and comparison chains by ``ag__`` operators."""
+
+    visit_ClassDef = visit_class
+
+    def visit_UnaryOp(self, node: gast.UnaryOp) -> gast.AST:
+        node = self.generic_visit(node)
+        if not isinstance(node.op, gast.Not):
+            return node
+        return templates.replace_as_expression("ag__.not_(operand)", operand=node.operand)
+
+    def visit_BoolOp(self, node: gast.BoolOp) -> gast.AST:
+        node = self.generic_visit(node)
+        if not all(lambda_safe(v) for v in node.values[1:]):
+            return node
+        result = node.values[-1]
+        for value in reversed(node.values[:-1]):
+            result = templates.replace_as_expression(
+                "ag__.op(a, lambda: b)", op=_BOOL_OPS[type(node.op)], a=value, b=result)
+        return result
+
+    def visit_Compare(self, node: gast.Compare) -> gast.AST:
+        node = self.generic_visit(node)
+        if len(node.ops) < 2 or not all(lambda_safe(c) for c in node.comparators):
+            return node
+        args = [node.left]
+        for op, operand in zip(node.ops, node.comparators, strict=True):
+            args.append(gast.Constant(_COMPARISONS[type(op)], None))
+            args.append(templates.replace_as_expression("lambda: operand", operand=operand))
+        return templates.replace_as_expression("ag__.compare_chain(args)", args=args)
+
+
+def transform(node: gast.AST, ctx: transformer.Context) -> gast.AST:
+    """Rewrites the logical expressions and comparison chains in ``node``."""
+    return LogicalTransformer(ctx).visit(node)

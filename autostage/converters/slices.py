@@ -1,0 +1,149 @@
+"""Turns item assignments to local names into assignments of the container itself.
+
+``x[i] = v`` becomes ``x = ag__.setitem(x, i, v)`` and ``x[i] += v`` becomes
+``x = ag__.setitem(x, i, ag__.iadd(x[i], v))``, so that control flow sees ``x`` as an output of
+branches and loops. Python's evaluation order is kept: for ``x[i] = v`` the value is evaluated
+before the index, so a value is moved to a temporary first when both could have side effects; for
+``x[i] op= v`` (container, index, old item, value) an index that is not a name or a constant is
+computed once into a temporary. Slices become ``slice(...)`` arguments. Nested targets
+(``x[i][j] = v``, ``a.b[i] = v``), tuple targets, and containers that are not local names are
+left as written. Requires nothing; runs activity analysis itself.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+import gast
+
+from autostage.converters.lists import has_walrus, rebindable_names
+from autostage.pyct import templates, transformer
+from autostage.pyct.static_analysis import activity
+
+# In-place operators, named as in the `operator` module; `ag__` exports one per operator.
+_INPLACE = {
+    gast.Add: "iadd", gast.Sub: "isub", gast.Mult: "imul", gast.MatMult: "imatmul",
+    gast.Div: "itruediv", gast.FloorDiv: "ifloordiv", gast.Mod: "imod", gast.Pow: "ipow",
+    gast.LShift: "ilshift", gast.RShift: "irshift", gast.BitOr: "ior", gast.BitXor: "ixor",
+    gast.BitAnd: "iand",
+}
+
+
+class _Function:
+    """The innermost function: the names its statements may assign."""
+
+    def __init__(self):
+        self.names: frozenset[str] = frozenset()
+
+
+def _is_pure(node: gast.AST) -> bool:
+    """Whether evaluating ``node`` runs no user code, so it may move or be repeated."""
+    if isinstance(node, (gast.Constant, gast.Name)):
+        return True
+    if isinstance(node, gast.UnaryOp):
+        return isinstance(node.operand, gast.Constant)
+    if isinstance(node, gast.Tuple):
+        return all(_is_pure(e) for e in node.elts)
+    if isinstance(node, gast.Slice):
+        return all(_is_pure(p) for p in (node.lower, node.upper, node.step) if p is not None)
+    return False
+
+
+def _index_expr(node: gast.expr) -> gast.expr:
+    """The index of a subscript as an ordinary expression: ``a:b`` -> ``slice(a, b)``."""
+    if isinstance(node, gast.Slice):
+        parts = [node.lower, node.upper, node.step]
+        if parts[2] is None:
+            parts = [parts[0]] if parts[:2] == [None, None] else parts[:2]
+        parts = [gast.Constant(None, None) if p is None else p for p in parts]
+        return templates.replace_as_expression("slice(parts)", parts=parts)
+    if isinstance(node, gast.Tuple) and any(isinstance(e, gast.Slice) for e in node.elts):
+        return gast.Tuple([_index_expr(e) for e in node.elts], gast.Load())
+    return node
+
+
+def _has_slice(node: gast.AST) -> bool:
+    return any(isinstance(n, gast.Slice) for n in gast.walk(node))
+
+
+class SliceTransformer(transformer.Base):
+    """Rewrites ``x[i] = v`` and ``x[i] op= v`` on local names ``x``."""
+
+    def __init__(self, ctx: transformer.Context, slice_is_builtin: bool):
+        super().__init__(ctx)
+        self.slice_is_builtin = slice_is_builtin
+
+    def _visit_scope(self, node: gast.AST, names: frozenset[str]) -> gast.AST:
+        self.state[_Function].enter().names = names
+        node = self.generic_visit(node)
+        self.state[_Function].exit()
+        return node
+
+    def visit_FunctionDef(self, node: gast.FunctionDef) -> gast.AST:
+        return self._visit_scope(node, rebindable_names(node))
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: gast.ClassDef) -> gast.AST:
+        return self._visit_scope(node, frozenset())  # class bodies are left as written
+
+    def _container(self, target: gast.AST, stmt: gast.stmt) -> str | None:
+        """The local name ``x`` if ``target`` is ``x[...]`` and the statement may be rewritten."""
+        if not (isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)):
+            return None
+        if self.state[_Function].level == 0 or has_walrus(stmt):
+            return None
+        if _has_slice(target.slice) and not self.slice_is_builtin:
+            return None
+        name = target.value.id
+        return name if name in self.state[_Function].names else None
+
+    def visit_Assign(self, node: gast.Assign) -> gast.AST | list[gast.stmt]:
+        if len(node.targets) != 1:
+            return node
+        target = node.targets[0]
+        name = self._container(target, node)
+        if name is None:
+            return node
+        before, value = [], node.value
+        if not (_is_pure(target.slice) or _is_pure(value)):
+            # Python evaluates the value before the index.
+            temp = self.ctx.namer.new_symbol("value")
+            before = templates.replace("temp = value", temp=temp, value=value)
+            value = temp
+        return before + templates.replace(
+            "x = ag__.setitem(x, index, value)", x=name, index=_index_expr(target.slice),
+            value=value)
+
+    def visit_AugAssign(self, node: gast.AugAssign) -> gast.AST | list[gast.stmt]:
+        name = self._container(node.target, node)
+        if name is None:
+            return node
+        before, index = [], _index_expr(node.target.slice)
+        if not _is_pure(node.target.slice):  # evaluated once, before the old item and the value
+            temp = self.ctx.namer.new_symbol("index")
+            before = templates.replace("temp = index", temp=temp, index=index)
+            index = temp
+        return before + templates.replace(
+            "x = ag__.setitem(x, index, ag__.op(x[index], value))", x=name, index=index,
+            op=_INPLACE[type(node.op)], value=node.value)
+
+
+def _binds_slice(node: gast.AST) -> bool:
+    """Whether the converted code itself could rebind the name ``slice``."""
+    for child in gast.walk(node):
+        if isinstance(child, gast.Name) and child.id == "slice" and not isinstance(
+                child.ctx, gast.Load):
+            return True
+        if isinstance(child, gast.alias) and (child.asname or child.name) == "slice":
+            return True
+        if getattr(child, "name", None) == "slice":
+            return True
+    return False
+
+
+def transform(node: gast.AST, ctx: transformer.Context) -> gast.AST:
+    """Rewrites item assignments in ``node`` (a function) into assignments of containers."""
+    activity.resolve(node)
+    slice_is_builtin = ctx.info.namespace.get("slice") is builtins.slice and not _binds_slice(node)
+    return SliceTransformer(ctx, slice_is_builtin).visit(node)

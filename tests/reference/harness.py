@@ -1,0 +1,299 @@
+"""Harness for the end-to-end reference programs in ``tests/reference/programs/``.
+
+Each program module is plain Python. It declares its cases in a module-level list::
+
+    CASES = [
+        (fn, (arg0, arg1)),               # positional arguments
+        (fn, (arg0,), {"key": value}),    # plus keyword arguments
+    ]
+
+Public top-level functions are programs and must have at least one case; helpers (functions,
+classes) have names that start with an underscore or are classes.
+
+A case is run twice: once plain and once through a *converter* (``autostage.to_graph`` in the
+real suite, ``lambda f: f`` to check the harness itself). Each run gets its own deep copy of the
+arguments, and records the return value, stdout, stderr, warnings (category and message), the
+exception raised (type, message, variable name for ``NameError``/``UnboundLocalError``, explicit
+``__cause__``) and the final state of the arguments. The two outcomes must be identical: values
+are compared by type and value, floats and NumPy data bit for bit, NumPy arrays also by dtype and
+shape.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import dataclasses
+import functools
+import importlib.util
+import io
+import pathlib
+import re
+import struct
+import sys
+import types
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+PROGRAMS_DIR = pathlib.Path(__file__).resolve().parent / "programs"
+# Program modules are registered under this prefix in sys.modules (no package, no __init__.py).
+# Deliberately not under "autostage", so that the converter treats them as user code.
+MODULE_PREFIX = "refprog_"
+
+
+# ---------------------------------------------------------------------------------------------
+# Discovery
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    module: str  # file name, e.g. "if_else.py"
+    fn: Callable
+    args: tuple
+    kwargs: dict
+    index: int  # position among the cases of this function
+
+    @property
+    def id(self) -> str:
+        return f"{self.module}::{self.fn.__name__}[{self.index}]"
+
+
+def _load_module(path: pathlib.Path) -> types.ModuleType:
+    name = MODULE_PREFIX + path.stem
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # inspect.getsource / getmodule need it registered
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return module
+
+
+@functools.cache
+def program_modules() -> dict[str, types.ModuleType]:
+    """File name -> loaded module, for every ``programs/*.py``."""
+    return {p.name: _load_module(p) for p in sorted(PROGRAMS_DIR.glob("*.py"))}
+
+
+def program_functions(module: types.ModuleType) -> list[Callable]:
+    """The public top-level functions defined in ``module`` (the programs)."""
+    return [
+        obj
+        for name, obj in vars(module).items()
+        if isinstance(obj, types.FunctionType)
+        and not name.startswith("_")
+        and obj.__module__ == module.__name__
+    ]
+
+
+@functools.cache
+def collect_cases() -> tuple[Case, ...]:
+    cases = []
+    for file_name, module in program_modules().items():
+        counts: dict[str, int] = {}
+        raw = getattr(module, "CASES", None)
+        if not isinstance(raw, list) or not raw:
+            raise TypeError(f"{file_name}: needs a non-empty module-level list CASES")
+        for entry in raw:
+            if not isinstance(entry, tuple) or len(entry) not in (2, 3):
+                raise TypeError(f"{file_name}: bad CASES entry {entry!r}")
+            fn, args = entry[0], entry[1]
+            kwargs = entry[2] if len(entry) == 3 else {}
+            if not isinstance(args, tuple) or not isinstance(kwargs, dict):
+                raise TypeError(f"{file_name}: args must be a tuple, kwargs a dict: {entry!r}")
+            if getattr(fn, "__module__", None) != module.__name__:
+                raise TypeError(f"{file_name}: {fn!r} is not defined in this module")
+            index = counts.get(fn.__name__, 0)
+            counts[fn.__name__] = index + 1
+            cases.append(Case(file_name, fn, args, kwargs, index))
+    ids = [c.id for c in cases]
+    if len(set(ids)) != len(ids):
+        raise ValueError("duplicate case ids (two programs with one name in one module?)")
+    return tuple(cases)
+
+
+# ---------------------------------------------------------------------------------------------
+# Running
+
+
+@dataclasses.dataclass(frozen=True)
+class ExceptionInfo:
+    type: type
+    message: str
+    name: str | None  # the variable, for NameError and UnboundLocalError
+    cause: ExceptionInfo | None  # explicit ``raise ... from cause``
+
+    def __str__(self) -> str:
+        text = f"{self.type.__qualname__}({self.message!r})"
+        if self.name is not None:
+            text += f" [name={self.name!r}]"
+        if self.cause is not None:
+            text += f" from {self.cause}"
+        return text
+
+
+_VARIABLE_IN_MESSAGE = re.compile(r"'([A-Za-z_][A-Za-z0-9_]*)'")
+
+
+def describe_exception(exc: BaseException | None) -> ExceptionInfo | None:
+    if exc is None:
+        return None
+    name = None
+    if isinstance(exc, NameError):
+        # CPython sets .name for NameError, not (3.11) for UnboundLocalError: read the message.
+        name = getattr(exc, "name", None)
+        if name is None:
+            match = _VARIABLE_IN_MESSAGE.search(str(exc))
+            name = match.group(1) if match else None
+    return ExceptionInfo(type(exc), str(exc), name, describe_exception(exc.__cause__))
+
+
+@dataclasses.dataclass
+class Outcome:
+    value: Any
+    stdout: str
+    stderr: str
+    exception: ExceptionInfo | None
+    warnings: list[tuple[type, str]]  # (category, message); locations are not compared
+    args: tuple  # final state of the (copied) arguments
+    kwargs: dict
+
+
+def run(fn: Callable, args: tuple, kwargs: dict) -> Outcome:
+    """Calls ``fn`` on fresh deep copies of the arguments and records everything observable."""
+    args = copy.deepcopy(args)
+    kwargs = copy.deepcopy(kwargs)
+    out, err = io.StringIO(), io.StringIO()
+    value = exception = None
+    with (
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+        warnings.catch_warnings(record=True) as caught,
+    ):
+        warnings.simplefilter("always")  # not once per location: both runs must see them
+        try:
+            value = fn(*args, **kwargs)
+        except Exception as exc:  # the exception is the observed behaviour
+            exception = describe_exception(exc)
+    recorded = [(w.category, str(w.message)) for w in caught]
+    return Outcome(value, out.getvalue(), err.getvalue(), exception, recorded, args, kwargs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparing
+
+
+def _float_bits(x: float) -> bytes:
+    return struct.pack("<d", x)
+
+
+def compare_values(expected: Any, actual: Any, path: str = "value") -> list[str]:
+    """Differences between two values; empty when identical (type, value, bits)."""
+    if type(expected) is not type(actual):
+        return [
+            f"{path}: type {type(expected).__name__} != {type(actual).__name__} "
+            f"({expected!r} vs {actual!r})"
+        ]
+    if isinstance(expected, np.ndarray):
+        if expected.dtype != actual.dtype:
+            return [f"{path}: dtype {expected.dtype} != {actual.dtype}"]
+        if expected.shape != actual.shape:
+            return [f"{path}: shape {expected.shape} != {actual.shape}"]
+        if expected.dtype == object:
+            diffs = []
+            for idx in np.ndindex(expected.shape):
+                diffs += compare_values(expected[idx], actual[idx], f"{path}[{idx}]")
+            return diffs
+        if not np.array_equal(expected, actual, equal_nan=expected.dtype.kind in "fc") or (
+            np.ascontiguousarray(expected).tobytes() != np.ascontiguousarray(actual).tobytes()
+        ):
+            return [f"{path}: arrays differ\n  expected {expected!r}\n  actual   {actual!r}"]
+        return []
+    if isinstance(expected, np.generic):
+        if expected.tobytes() != actual.tobytes():
+            return [f"{path}: {expected!r} != {actual!r}"]
+        return []
+    if isinstance(expected, float):
+        if _float_bits(expected) != _float_bits(actual):
+            return [f"{path}: {expected!r} != {actual!r} (bit-exact float comparison)"]
+        return []
+    if isinstance(expected, complex):
+        return compare_values(expected.real, actual.real, f"{path}.real") + compare_values(
+            expected.imag, actual.imag, f"{path}.imag"
+        )
+    if isinstance(expected, (list, tuple)):
+        if len(expected) != len(actual):
+            return [f"{path}: length {len(expected)} != {len(actual)}: {expected!r} vs {actual!r}"]
+        diffs = []
+        for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
+            diffs += compare_values(e, a, f"{path}[{i}]")
+        return diffs
+    if isinstance(expected, dict):
+        if list(expected) != list(actual):
+            return [f"{path}: keys (in order) {list(expected)!r} != {list(actual)!r}"]
+        diffs = []
+        for key in expected:
+            diffs += compare_values(expected[key], actual[key], f"{path}[{key!r}]")
+        return diffs
+    if isinstance(expected, (str, bytes, int, bool, type(None), set, frozenset, range)):
+        return [] if expected == actual else [f"{path}: {expected!r} != {actual!r}"]
+    if isinstance(expected, (types.FunctionType, types.BuiltinFunctionType, type)):
+        return [] if expected is actual else [f"{path}: {expected!r} is not {actual!r}"]
+    if type(expected).__eq__ is object.__eq__ and hasattr(expected, "__dict__"):
+        # Instances of user classes without __eq__: compare their attributes.
+        return compare_values(vars(expected), vars(actual), f"{path}.__dict__")
+    try:
+        equal = expected == actual
+        if not isinstance(equal, bool):
+            equal = bool(equal)
+    except Exception as exc:
+        return [f"{path}: cannot compare {expected!r} and {actual!r}: {exc}"]
+    return [] if equal else [f"{path}: {expected!r} != {actual!r}"]
+
+
+def compare_outcomes(expected: Outcome, actual: Outcome) -> list[str]:
+    diffs = []
+    if expected.exception is None and actual.exception is not None:
+        diffs.append(f"raised {actual.exception}, plain Python returned {expected.value!r}")
+    elif expected.exception is not None and actual.exception is None:
+        diffs.append(f"returned {actual.value!r}, plain Python raised {expected.exception}")
+    elif expected.exception is not None:
+        if expected.exception != actual.exception:
+            diffs.append(
+                f"exception: plain {expected.exception}\n             got {actual.exception}"
+            )
+    else:
+        diffs += compare_values(expected.value, actual.value, "return value")
+    if expected.stdout != actual.stdout:
+        diffs.append(f"stdout differs:\n  plain {expected.stdout!r}\n  got   {actual.stdout!r}")
+    if expected.stderr != actual.stderr:
+        diffs.append(f"stderr differs:\n  plain {expected.stderr!r}\n  got   {actual.stderr!r}")
+    if expected.warnings != actual.warnings:
+        diffs.append(f"warnings differ:\n  plain {expected.warnings}\n  got   {actual.warnings}")
+    diffs += compare_values(expected.args, actual.args, "arguments after the call")
+    diffs += compare_values(expected.kwargs, actual.kwargs, "keyword arguments after the call")
+    return diffs
+
+
+def check_case(case: Case, converter: Callable[[Callable], Callable]) -> Outcome:
+    """Runs ``case`` plain and converted; raises AssertionError listing every difference."""
+    expected = run(case.fn, case.args, case.kwargs)
+    converted = converter(case.fn)
+    actual = run(converted, case.args, case.kwargs)
+    diffs = compare_outcomes(expected, actual)
+    if diffs:
+        raise AssertionError(f"{case.id}: converted function differs from plain Python:\n  "
+                             + "\n  ".join(diffs))
+    return expected
+
+
+def identity_converter(fn: Callable) -> Callable:
+    """Stand-in converter: checks the harness and the determinism of the programs."""
+    return fn
