@@ -17,6 +17,7 @@ _PUBLIC = {
     "do_not_convert": "autostage.api",
     "ConversionError": "autostage.errors",
     "AutostageWarning": "autostage.calls",
+    "set_loop_options": "autostage.directives",
 }
 
 __all__ = sorted(_PUBLIC)

@@ -22,6 +22,7 @@ from autostage import config, errors
 from autostage.pyct import loader, naming, origin_info, parser, transformer, unparser
 
 AG_ALIAS = "ag__"
+_NESTED_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
 
 # The converters of autostage/converters/, in the order they run.
 PIPELINE = (
@@ -131,10 +132,8 @@ def _own_nodes(fn_node: gast.AST):
     while stack:
         node = stack.pop()
         yield node
-        for child in gast.iter_child_nodes(node):
-            if not isinstance(child, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef,
-                                      gast.Lambda)):
-                stack.append(child)
+        if not isinstance(node, _NESTED_SCOPES):
+            stack.extend(gast.iter_child_nodes(node))
 
 
 def transform(node: gast.AST, ctx: transformer.Context,

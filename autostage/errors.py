@@ -30,15 +30,25 @@ def is_generated(code: types.CodeType) -> bool:
 
 
 def user_frames(tb: types.TracebackType | None) -> list[OriginInfo]:
-    """The user-code origins of the generated frames in a traceback, outermost first."""
-    frames = []
+    """The user-code lines a traceback went through, outermost first, one per user call.
+
+    The generated functions of one converted call (loop bodies, branches) are one user frame:
+    only the innermost line is kept, as Python's own traceback would show it.
+    """
+    frames: list[OriginInfo] = []
+    current_file = None
     while tb is not None:
-        filename = tb.tb_frame.f_code.co_filename
-        source_map = _source_maps.get(filename)
-        if source_map is not None:
-            origin = source_map.get(LineLocation(filename, tb.tb_lineno))
-            if origin is not None:
+        code = tb.tb_frame.f_code
+        source_map = _source_maps.get(code.co_filename)
+        origin = None if source_map is None else source_map.get(
+            LineLocation(code.co_filename, tb.tb_lineno))
+        if origin is not None:
+            same_call = code.co_filename == current_file and code.co_name != origin.function_name
+            if same_call:
+                frames[-1] = origin
+            else:
                 frames.append(origin)
+            current_file = code.co_filename
         tb = tb.tb_next
     return frames
 

@@ -29,8 +29,10 @@ import importlib.util
 import io
 import pathlib
 import re
+import signal
 import struct
 import sys
+import threading
 import types
 import warnings
 from collections.abc import Callable
@@ -166,6 +168,35 @@ class Outcome:
     kwargs: dict
 
 
+# Every program runs in milliseconds; a run that takes this long is a converted loop that does not
+# terminate. Enforced with SIGALRM where available (main thread, Unix).
+RUN_TIME_LIMIT_S = 10.0
+
+
+class RunTimeout(BaseException):
+    """Raised into a run that exceeds RUN_TIME_LIMIT_S (a BaseException, so that a program's own
+    ``except Exception`` does not swallow it)."""
+
+
+@contextlib.contextmanager
+def _time_limit(seconds: float):
+    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if not usable:
+        yield
+        return
+
+    def on_alarm(signum, frame):
+        raise RunTimeout(f"run exceeded {seconds} s (a loop that does not terminate?)")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
 def run(fn: Callable, args: tuple, kwargs: dict) -> Outcome:
     """Calls ``fn`` on fresh deep copies of the arguments and records everything observable."""
     args = copy.deepcopy(args)
@@ -176,6 +207,7 @@ def run(fn: Callable, args: tuple, kwargs: dict) -> Outcome:
         contextlib.redirect_stdout(out),
         contextlib.redirect_stderr(err),
         warnings.catch_warnings(record=True) as caught,
+        _time_limit(RUN_TIME_LIMIT_S),
     ):
         warnings.simplefilter("always")  # not once per location: both runs must see them
         try:

@@ -88,3 +88,38 @@ def test_help_documents_every_flag():
     assert result.returncode == 0
     for flag in ("--analysis", "--cfg", "FILE.py:FUNCTION"):
         assert flag in result.stdout
+
+
+def test_default_prints_converted_source():
+    result = run_cli(f"{EXAMPLE}:collatz_steps")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("def collatz_steps(n):")
+    assert "n, steps = ag__.while_stmt(loop_test, loop_body, (n, steps))" in result.stdout
+
+
+def test_converted_method_and_nested_function(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text("class A:\n    def m(self, x):\n        def inner(y):\n"
+                   "            return y if y > x else x\n        return inner\n")
+    method = run_cli(f"{src}:A.m")
+    assert method.returncode == 0, method.stderr
+    assert method.stdout.startswith("def m(self, x):")
+    inner = run_cli(f"{src}:A.m.inner")
+    assert inner.stdout.strip() == (
+        "def inner(y):\n    return ag__.if_exp(y > x, lambda: y, lambda: x)")
+
+
+def test_conversion_and_module_errors_are_one_line(tmp_path):
+    gen = tmp_path / "g.py"
+    gen.write_text("def g(n):\n    yield n\n")
+    result = run_cli(f"{gen}:g")
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"autostage: error: {gen}:1: generator and coroutine")
+    assert len(result.stderr.strip().splitlines()) == 1
+    broken = tmp_path / "b.py"
+    broken.write_text("import nonexistent_module_xyz\n\ndef f():\n    pass\n")
+    result = run_cli(f"{broken}:f")
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        f"autostage: error: {broken}: running the file failed: ModuleNotFoundError: "
+        "No module named 'nonexistent_module_xyz'")

@@ -1,0 +1,99 @@
+"""converted / converted_call: what is converted, what runs as it is, and the one warning."""
+
+import functools
+import json
+import types
+import warnings
+
+import numpy as np
+import pytest
+
+import autostage
+from autostage import calls, config, conversion
+
+
+def helper(x):
+    if x > 0:
+        return x
+    return -x
+
+
+def test_user_functions_are_converted_and_cached():
+    converted = calls.converted(helper)
+    assert converted is not helper
+    assert conversion.is_converted(converted)
+    assert calls.converted(helper) is converted
+    assert calls.converted(converted) is converted  # converted code is never converted again
+    assert calls.converted_call(helper, -4) == 4
+
+
+@pytest.mark.parametrize("callee", [len, print, np.sum, json.dumps, functools.reduce, int, str.upper,
+                                    dict, np.ndarray])
+def test_builtins_numpy_stdlib_and_classes_run_as_they_are(callee):
+    target = calls.converted(callee)
+    from autostage.operators import BUILTINS
+
+    assert target is BUILTINS.get(callee, callee)
+
+
+def test_methods_partials_and_callable_objects():
+    class Box:
+        def __init__(self, v):
+            self.v = v
+
+        def get(self, d):
+            return self.v if self.v else d
+
+        def __call__(self, x):
+            return x if x else self.v
+
+    box = Box(0)
+    method = calls.converted(box.get)
+    assert isinstance(method, types.MethodType) and conversion.is_converted(method.__func__)
+    assert method(7) == 7
+    call = calls.converted(box)
+    assert conversion.is_converted(call.__func__) and call(0) == 0
+    part = calls.converted(functools.partial(helper, -3))
+    assert isinstance(part, functools.partial) and conversion.is_converted(part.func)
+    assert part() == 3
+
+
+def test_configured_modules_run_as_they_are(monkeypatch):
+    fake = types.ModuleType("thirdparty_lib")
+    exec("def f(x):\n    return x\n", fake.__dict__)
+    fake.f.__module__ = "thirdparty_lib"
+    monkeypatch.setattr(config, "do_not_convert_modules", config.do_not_convert_modules |
+                        {"thirdparty_lib"})
+    assert calls.converted(fake.f) is fake.f
+
+
+def test_unconvertible_code_runs_as_is_with_one_warning():
+    namespace = {}
+    exec("def made_in_exec(x):\n    return x + 1\n", namespace)
+    fn = namespace["made_in_exec"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert calls.converted(fn) is fn
+        assert calls.converted(fn) is fn
+        assert calls.converted_call(fn, 1) == 2
+    relevant = [w for w in caught if issubclass(w.category, autostage.AutostageWarning)]
+    assert len(relevant) == 1
+    message = str(relevant[0].message)
+    assert "could not convert made_in_exec" in message
+    assert "runs unconverted" in message and "source code is not available" in message
+
+
+def test_generator_functions_run_as_written_without_warning():
+    def gen(n):
+        yield from range(n)
+
+    def user(n):
+        total = 0
+        for v in gen(n):
+            total += v
+        return total
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert calls.converted(gen) is gen
+        assert autostage.to_graph(user)(4) == 6

@@ -1,0 +1,73 @@
+"""Exceptions from converted code point at the user's own lines; conversion errors too."""
+
+import traceback
+
+import pytest
+
+import autostage
+from autostage import errors
+
+
+def divide_all(xs, d):
+    out = []
+    for x in xs:
+        if x > 0:
+            out.append(x / d)  # the failing line
+    return out
+
+
+def outer(xs):
+    return divide_all(xs, 0) + [1]
+
+
+def _line_of(fn, text):
+    import inspect
+
+    lines, start = inspect.getsourcelines(fn)
+    return start + next(i for i, line in enumerate(lines) if text in line)
+
+
+def test_traceback_shows_the_user_line():
+    converted = autostage.to_graph(outer)
+    with pytest.raises(ZeroDivisionError) as info:
+        converted([1, 2])
+    text = "".join(traceback.format_exception(info.value))
+    assert "autostage: in the user code that was converted" in text
+    assert f'File "{__file__}", line {_line_of(divide_all, "the failing line")}, in divide_all' \
+        in text
+    assert "out.append(x / d)  # the failing line" in text
+    assert f'File "{__file__}", line {_line_of(outer, "divide_all(xs, 0)")}, in outer' in text
+    # outermost first, like a traceback
+    assert text.index("in outer\n") < text.index("in divide_all\n")
+
+
+def test_note_is_refreshed_not_duplicated():
+    converted = autostage.to_graph(outer)
+    with pytest.raises(ZeroDivisionError) as info:
+        converted([1])
+    errors.add_user_frames(info.value)
+    notes = [n for n in info.value.__notes__ if n.startswith("autostage:")]
+    assert len(notes) == 1
+
+
+def test_exception_type_and_message_are_unchanged():
+    converted = autostage.to_graph(divide_all)
+    with pytest.raises(ZeroDivisionError) as info:
+        converted([3], 0)
+    assert str(info.value) == "division by zero"
+    # One user frame per call, at the failing line (not the loop and branch lines around it).
+    assert info.value.__notes__[-1].count("in divide_all") == 1
+
+
+def test_conversion_error_names_file_line_and_source():
+    from autostage.directives import set_loop_options
+
+    def misuse(n):
+        set_loop_options(maximum_iterations=3)
+        return n
+
+    with pytest.raises(autostage.ConversionError) as info:
+        autostage.to_graph(misuse)
+    assert info.value.filename == __file__
+    assert info.value.lineno == _line_of(misuse, "set_loop_options(maximum")
+    assert "set_loop_options(maximum_iterations=3)" in str(info.value)
