@@ -163,8 +163,7 @@ def test_unsupported_entities_are_clear_errors():
         autostage.to_graph(3)
 
     def gen(n):
-        for i in range(n):
-            yield i
+        yield from range(n)
 
     with pytest.raises(autostage.ConversionError) as error:
         autostage.to_graph(gen)

@@ -27,8 +27,8 @@ def test_user_functions_are_converted_and_cached():
     assert calls.converted_call(helper, -4) == 4
 
 
-@pytest.mark.parametrize("callee", [len, print, np.sum, json.dumps, functools.reduce, int, str.upper,
-                                    dict, np.ndarray])
+@pytest.mark.parametrize("callee", [len, print, np.sum, json.dumps, functools.reduce, int,
+                                    str.upper, dict, np.ndarray])
 def test_builtins_numpy_stdlib_and_classes_run_as_they_are(callee):
     target = calls.converted(callee)
     from autostage.operators import BUILTINS
