@@ -93,6 +93,7 @@ def convert_source(node: gast.AST, source: str, filename: str,
     Used where the function object is not at hand (the CLI shows nested functions too).
     """
     origin_info.resolve(node, source, filename)
+    namespace = {**vars(builtins), **namespace}
     return unparser.unparse(transform(node, context_for(node, source, filename, namespace)))
 
 

@@ -124,6 +124,58 @@ def best_candidate(scores, minimum):
     return best, minimum
 
 
+def closure_over_branch_variable(flag):
+    if flag:
+        value = 3
+
+    def get():
+        return value * 2
+
+    return get()
+
+
+def count_changes(values):
+    changes = 0
+    first = True
+    for v in values:
+        if not first and v != prev:  # noqa: F821 - prev is set by the previous iteration
+            changes += 1
+        prev = v  # noqa: F841 - read in the next iteration
+        first = False
+    return changes
+
+
+def pick_operation(kind):
+    if kind == "add":
+
+        def op(a, b):
+            return a + b
+    elif kind == "sub":
+
+        def op(a, b):
+            return a - b
+
+    return op(5, 3)
+
+
+def nested_function_bad_call(flag):
+    if flag:
+
+        def scale(x):
+            return x * 10
+
+        return scale(1, 2)
+    return "no call"
+
+
+def delete_in_loop(values):
+    for v in values:
+        current = v * 2
+        if v < 0:
+            del current
+    return current
+
+
 CASES = [
     (message_if_flag, (True,)),
     (message_if_flag, (False,)),
@@ -159,4 +211,15 @@ CASES = [
     (increment_if_started, (False,)),
     (best_candidate, ({"ann": 7, "bob": 9, "cy": 8}, 5)),
     (best_candidate, ({"ann": 7, "bob": 9}, 10)),
+    (closure_over_branch_variable, (True,)),
+    (closure_over_branch_variable, (False,)),
+    (count_changes, ([1, 1, 2, 2, 2, 3, 1],)),
+    (count_changes, ([],)),
+    (pick_operation, ("add",)),
+    (pick_operation, ("sub",)),
+    (pick_operation, ("mul",)),
+    (nested_function_bad_call, (True,)),
+    (nested_function_bad_call, (False,)),
+    (delete_in_loop, ([1, 2],)),
+    (delete_in_loop, ([1, -2],)),
 ]

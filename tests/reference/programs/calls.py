@@ -261,6 +261,90 @@ def bound_method_reference(values):
     return out
 
 
+class _Shape:
+    def __init__(self, name):
+        self.name = name
+
+    def describe(self):
+        return f"shape {self.name}"
+
+    @property
+    def label(self):
+        if len(self.name) > 3:
+            return self.name[:3] + "."
+        return self.name
+
+
+class _Square(_Shape):
+    def __init__(self, side):
+        super().__init__("square")
+        self.side = side
+
+    def describe(self):
+        base = super().describe()
+        if self.side > 1:
+            return base + f" of side {self.side}"
+        return base
+
+
+class _Vector:
+    def __init__(self, *items):
+        self.items = list(items)
+
+    def __len__(self):
+        return len(self.items)
+
+    def __abs__(self):
+        return sum(v * v for v in self.items) ** 0.5
+
+    def __index__(self):
+        return len(self.items)
+
+    def __iter__(self):
+        return iter(self.items)
+
+
+def describe_shapes(sides):
+    out = []
+    for s in sides:
+        sq = _Square(s)
+        out.append((sq.describe(), sq.label, _Shape.describe(sq)))
+    return out
+
+
+def builtins_on_custom_objects(items):
+    v = _Vector(*items)
+    return len(v), abs(v), list(range(v)), max(v, default=None), sum(v, 10), sorted(v)
+
+
+def builtin_keywords(values):
+    return (
+        max(values, key=lambda v: -v, default="empty"),
+        min(values, default=0),
+        sum(values, start=0.5),
+        list(enumerate(values, start=10)),
+        int("ff", 16),
+        isinstance(values, (list, tuple)),
+        float("1e-3"),
+        bool(values),
+    )
+
+
+def locally_shadowed_print(values):
+    lines = []
+    print = lines.append
+    for v in values:
+        print(f"value {v}")
+    return lines
+
+
+def partial_application(values):
+    import functools
+
+    scale = functools.partial(_scaled, b=0, scale=3.0)
+    return [scale(v) for v in values]
+
+
 CASES = [
     (sum_of_squares, ([1, 2, 3],)),
     (sum_of_squares, ([1.5, "x"],)),
@@ -295,4 +379,11 @@ CASES = [
     (shadowed_builtin, ([],)),
     (string_methods, ("  hello big world ",)),
     (bound_method_reference, ([1, 2, 3],)),
+    (describe_shapes, ([1, 2],)),
+    (builtins_on_custom_objects, ((3, 4),)),
+    (builtins_on_custom_objects, ((),)),
+    (builtin_keywords, ([3, 1, 2],)),
+    (builtin_keywords, ([],)),
+    (locally_shadowed_print, ([1, 2],)),
+    (partial_application, ([1, 2.5],)),
 ]

@@ -218,6 +218,55 @@ def reraise_different(values):
         raise LookupError("no tenth value") from None
 
 
+def return_inside_with(values):
+    log = []
+    with _Recorder(log):
+        for v in values:
+            if v > 10:
+                return v, log
+        log.append("not found")
+    return None, log
+
+
+def break_inside_with_in_loop(batches):
+    log = []
+    for batch in batches:
+        with _Recorder(log):
+            if not batch:
+                break
+            log.append(sum(batch))
+    return log
+
+
+def continue_in_except(texts):
+    numbers = []
+    for t in texts:
+        try:
+            n = int(t)
+        except ValueError:
+            continue
+        if n < 0:
+            break
+        numbers.append(n)
+    return numbers
+
+
+def return_in_loop_in_finally_try(values):
+    log = []
+    try:
+        i = 0
+        while True:
+            if values[i] == "stop":
+                return i, log
+            log.append(values[i])
+            i += 1
+    except IndexError:
+        log.append("ran off the end")
+    finally:
+        log.append("cleanup")
+    return -1, log
+
+
 CASES = [
     (consume_countdown, (4,)),
     (consume_countdown, (0,)),
@@ -256,4 +305,10 @@ CASES = [
     (generator_expression_total, ([],)),
     (reraise_different, ([1, 2],)),
     (reraise_different, (list(range(12)),)),
+    (return_inside_with, ([1, 20, 3],)),
+    (return_inside_with, ([1, 2],)),
+    (break_inside_with_in_loop, ([[1, 2], [3], [], [4]],)),
+    (continue_in_except, (["1", "x", "2", "-1", "3"],)),
+    (return_in_loop_in_finally_try, (["a", "b", "stop", "c"],)),
+    (return_in_loop_in_finally_try, (["a"],)),
 ]

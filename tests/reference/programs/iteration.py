@@ -179,6 +179,27 @@ def iterator_protocol(values):
     return head, rest
 
 
+def extend_while_iterating(values):
+    for v in values:
+        if v < 3:
+            values.append(v + 10)
+    return len(values)
+
+
+def reassign_loop_variable(n):
+    seen = []
+    for i in range(n):
+        seen.append(i)
+        i = i * 100
+    return seen, i
+
+
+def iterate_dict_while_adding(d):
+    for key in d:
+        d[key + "_copy"] = d[key]
+    return d
+
+
 CASES = [
     (sum_tuple_pairs, (((1, 2), (3, 4), (5, 6)),)),
     (sum_tuple_pairs, ([(1, 2, 3)],)),
@@ -213,4 +234,7 @@ CASES = [
     (iterate_non_iterable, ([1, 2.5],)),
     (iterator_protocol, ((1, 2, 3),)),
     (iterator_protocol, ("",)),
+    (extend_while_iterating, ([1, 5, 2],)),
+    (reassign_loop_variable, (3,)),
+    (iterate_dict_while_adding, ({"a": 1},)),
 ]

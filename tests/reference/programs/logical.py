@@ -121,6 +121,18 @@ def xor_flags(a, b):
     return (a or b) and not (a and b)
 
 
+def array_in_boolean_context(x, y):
+    return x and y
+
+
+def not_array(x):
+    return not x
+
+
+def ternary_on_array(x):
+    return "big" if x > 1 else "small"
+
+
 CASES = [
     (traced_and, (1, 2)),
     (traced_and, (0, 2)),
@@ -174,4 +186,10 @@ CASES = [
     (xor_flags, (True, False)),
     (xor_flags, (1, 1)),
     (xor_flags, (0, "")),
+    (array_in_boolean_context, (np.array([1, 2]), 3)),
+    (array_in_boolean_context, (np.array([0]), 3)),
+    (not_array, (np.array([1.0, 2.0]),)),
+    (not_array, (np.array([], dtype=np.int64),)),
+    (ternary_on_array, (np.array([2.0]),)),
+    (ternary_on_array, (np.array([0.5, 2.0]),)),
 ]
