@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import gast
 
 from autostage import config, errors
-from autostage.pyct import loader, naming, origin_info, parser, transformer, unparser
+from autostage.pyct import anno, loader, naming, origin_info, parser, transformer, unparser
 
 AG_ALIAS = "ag__"
 _NESTED_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
@@ -152,10 +152,34 @@ def load(node: gast.AST, fn: types.FunctionType) -> ConvertedCode:
     # The def's own name: a functools.wraps wrapper is named after the function it wraps.
     loaded = loader.load_function(
         node, fn.__code__.co_name, fn.__globals__, loader.cells_of(fn), {AG_ALIAS: ag}, like=fn)
+    function = loaded.function
+    if hasattr(function.__code__, "co_qualname"):  # Python 3.11+
+        generated = {n.name for n in gast.walk(node)
+                     if anno.hasanno(n, anno.Basic.GENERATED) and hasattr(n, "name")}
+        function.__code__ = _user_qualnames(function.__code__, fn.__qualname__, generated)
     source_map = origin_info.create_source_map(loaded.nodes, loaded.source, loaded.filename)
     errors.register_source_map(loaded.filename, source_map)
-    return ConvertedCode(node, unparser.unparse(node), loaded.filename, loaded.function,
-                         source_map)
+    return ConvertedCode(node, unparser.unparse(node), loaded.filename, function, source_map)
+
+
+def _user_qualnames(code: types.CodeType, qualname: str, generated: set[str],
+                    user_scope: str | None = None) -> types.CodeType:
+    """Gives nested code the qualified names it has in the user's code.
+
+    Functions the user defines inside a generated branch or loop body are named as if the
+    generated function were not there (``f.<locals>.helper``), so messages and reprs match.
+    """
+    user_scope = qualname if user_scope is None else user_scope
+    # Inside a class body, methods are `C.m`; inside a function, `f.<locals>.g`.
+    separator = "." if not code.co_flags & inspect.CO_OPTIMIZED else ".<locals>."
+    consts = []
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            child = f"{user_scope}{separator}{const.co_name}"
+            scope = user_scope if const.co_name in generated else child
+            const = _user_qualnames(const, child, generated, scope)
+        consts.append(const)
+    return code.replace(co_qualname=qualname, co_consts=tuple(consts))
 
 
 def convert_code(fn: types.FunctionType) -> ConvertedCode:

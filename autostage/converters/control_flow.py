@@ -114,10 +114,10 @@ class ControlFlowTransformer(transformer.Base):
 
     def _bind_moved_names(self, fn: gast.AST, captured: frozenset[str],
                           body: list[gast.stmt]) -> list[gast.stmt]:
-        """Binds captured names whose assignments all moved into generated functions.
+        """Declares captured names whose assignments all moved into generated functions.
 
-        Their ``nonlocal`` declarations need a binding in the user function; it starts as
-        ``Undefined``, which reads and closures report as unbound, as Python would.
+        Their ``nonlocal`` declarations need the name to be a local of the user function; a bare
+        annotation (``i: object``) makes it one without giving it a value.
         """
         bound = {a.id for a in fn.args.posonlyargs + fn.args.args + fn.args.kwonlyargs}
         bound |= {a.id for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
@@ -131,8 +131,8 @@ class ControlFlowTransformer(transformer.Base):
         unbound = sorted(captured - bound)
         if not unbound:
             return body
-        init = [templates.replace("name = ag__.Undefined(key)", name=name,
-                                  key=gast.Constant(name, None))[0] for name in unbound]
+        # An annotation binds the name without a value: reads stay unbound, as in Python.
+        init = [templates.replace("name: object", name=name)[0] for name in unbound]
         docstring = body[:1] if body and isinstance(body[0], gast.Expr) and isinstance(
             body[0].value, gast.Constant) and isinstance(body[0].value.value, str) else []
         return docstring + init + body[len(docstring):]
@@ -257,8 +257,8 @@ class ControlFlowTransformer(transformer.Base):
         body = self._declarations(body) + body
         if returns:
             body += templates.replace("return state", state=_tuple(returns, gast.Load()))
-        return templates.replace(
-            "def name(params):\n    body", name=name, params=params, body=body or [gast.Pass()])
+        return _generated(templates.replace(
+            "def name(params):\n    body", name=name, params=params, body=body or [gast.Pass()]))
 
     def _test_function(self, name: str, state: list[str], test: gast.expr) -> list[gast.stmt]:
         walrus = {n.target.id for n in gast.walk(test) if isinstance(n, gast.NamedExpr)}
@@ -269,8 +269,8 @@ class ControlFlowTransformer(transformer.Base):
         if walrus - function.globals:
             declarations.append(gast.Nonlocal(sorted(walrus - function.globals)))
         body = declarations + templates.replace("return test", test=test)
-        return templates.replace("def name(params):\n    body", name=name, params=state,
-                                 body=body)
+        return _generated(templates.replace("def name(params):\n    body", name=name,
+                                            params=state, body=body))
 
     def _initial(self, node: gast.stmt, state: list[str]) -> gast.expr:
         """The state's values before the statement: the names, or Undefined where unbound."""
@@ -299,6 +299,12 @@ class ControlFlowTransformer(transformer.Base):
             call.keywords.append(gast.keyword("opts", gast.Dict(
                 [gast.Constant(k, None) for k in sorted(options)],
                 [options[k] for k in sorted(options)])))
+
+
+def _generated(definitions: list[gast.stmt]) -> list[gast.stmt]:
+    for definition in definitions:
+        anno.setanno(definition, anno.Basic.GENERATED, True)
+    return definitions
 
 
 def _tuple(names: list[str], ctx: gast.expr_context) -> gast.Tuple:

@@ -30,6 +30,7 @@ class Basic(NoValue):
     DIRECTIVES = "user directives attached to a statement (dict)"
     EXTRA_LOOP_TEST = "an extra loop condition added by break/return lowering"
     ARGS_SCOPE = "activity Scope of a function's arguments"
+    GENERATED = "a definition a converter made (not written by the user)"
 
 
 class Static(NoValue):

@@ -158,13 +158,13 @@ def pick_operation(kind):
     return op(5, 3)
 
 
-def nested_function_bad_call(flag):
+def nested_function_bad_call(flag, args):
     if flag:
 
         def scale(x):
             return x * 10
 
-        return scale(1, 2)
+        return scale(*args)
     return "no call"
 
 
@@ -218,8 +218,9 @@ CASES = [
     (pick_operation, ("add",)),
     (pick_operation, ("sub",)),
     (pick_operation, ("mul",)),
-    (nested_function_bad_call, (True,)),
-    (nested_function_bad_call, (False,)),
+    (nested_function_bad_call, (True, (1,))),
+    (nested_function_bad_call, (True, (1, 2))),
+    (nested_function_bad_call, (False, ())),
     (delete_in_loop, ([1, 2],)),
     (delete_in_loop, ([1, -2],)),
 ]

@@ -309,6 +309,7 @@ def describe_shapes(sides):
     for s in sides:
         sq = _Square(s)
         out.append((sq.describe(), sq.label, _Shape.describe(sq)))
+    out.append(_Shape("box").label)
     return out
 
 

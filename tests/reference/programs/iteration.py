@@ -237,4 +237,5 @@ CASES = [
     (extend_while_iterating, ([1, 5, 2],)),
     (reassign_loop_variable, (3,)),
     (iterate_dict_while_adding, ({"a": 1},)),
+    (iterate_dict_while_adding, ({},)),
 ]
