@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gast
 
-from autostage.converters.break_statements import GuardedBlocks, adopt_origin, fresh_flag, own_jumps
+from autostage.converters.jump_lowering import GuardedBlocks, adopt_origin, fresh_flag, own_jumps
 from autostage.pyct import templates, transformer
 
 

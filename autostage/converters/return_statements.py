@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import gast
 
-from autostage.converters.break_statements import (
+from autostage.converters.jump_lowering import (
     GuardedBlocks,
     adopt_origin,
     and_not,
