@@ -29,7 +29,7 @@ _DO_NOT_CONVERT = "__autostage_do_not_convert__"
 _STDLIB = frozenset(sys.stdlib_module_names)
 _warned: set[Any] = set()
 _AS_IS = object()  # cached decision: call the function as it is
-_decisions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_decisions: dict[int, Any] = {}  # id(function) -> its converted version, or _AS_IS
 
 
 class AutostageWarning(UserWarning):
@@ -73,10 +73,13 @@ def _warn_unconverted(fn: types.FunctionType, reason: BaseException) -> None:
 
 def _converted_function(fn: types.FunctionType) -> Callable | None:
     """The converted version of a plain function, or None to call it as it is (cached)."""
-    decision = _decisions.get(fn)
+    decision = _decisions.get(id(fn))
     if decision is None:
         decision = _decide(fn) or _AS_IS
-        _decisions[fn] = decision
+        # Keyed by id, a C-level lookup on the hot path; the entry leaves with the function, so
+        # an id is never reused while its entry lives. Entries never refer to ``fn`` itself.
+        _decisions[id(fn)] = decision
+        weakref.finalize(fn, _decisions.pop, id(fn), None)
     return None if decision is _AS_IS else decision
 
 
@@ -121,6 +124,9 @@ def converted(f: Callable, /) -> Callable:
     Generated code spells a call ``ag__.converted(f)(*args, **kwargs)``: the arguments are passed
     by Python itself, so evaluation order, argument errors and their messages are the original's.
     """
+    decision = _decisions.get(id(f))  # fast path: a plain function seen before
+    if decision is not None and type(f) is types.FunctionType:
+        return f if decision is _AS_IS else decision
     target = _target(f)
     return f if target is None else target
 

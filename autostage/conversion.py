@@ -46,9 +46,11 @@ def converters(names: Sequence[str] = PIPELINE) -> tuple[types.ModuleType, ...]:
 
 
 class ConvertedCode(NamedTuple):
-    """What converting one code object produced; shared by all functions with that code."""
+    """What converting one code object produced; shared by all functions with that code.
 
-    node: gast.AST
+    The converted AST is not kept: its annotations make it large, and the source says it all.
+    """
+
     source: str
     filename: str
     function: types.FunctionType
@@ -159,7 +161,7 @@ def load(node: gast.AST, fn: types.FunctionType) -> ConvertedCode:
         function.__code__ = _user_qualnames(function.__code__, fn.__qualname__, generated)
     source_map = origin_info.create_source_map(loaded.nodes, loaded.source, loaded.filename)
     errors.register_source_map(loaded.filename, source_map)
-    return ConvertedCode(node, unparser.unparse(node), loaded.filename, function, source_map)
+    return ConvertedCode(unparser.unparse(node), loaded.filename, function, source_map)
 
 
 def _user_qualnames(code: types.CodeType, qualname: str, generated: set[str],

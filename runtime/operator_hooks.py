@@ -1,12 +1,11 @@
 """Which values are staged, and the hooks that stage an operator: the one door from the operators.
 
 Converted code calls the operators (``autostage.operators``) on every statement, so their Python
-path must stay cheap: each operator asks ``is_staged(value)`` (one ``isinstance`` against the
-registered staged classes) and, only for a staged input, calls ``stage_operator(name, *args)``,
-which runs the hook the runtime registered for that operator name (``"if_stmt"``, ``"print_"``...).
-A hook takes the operator's own arguments (each operator's docstring says if it adds any). Nothing
-is registered until the staging runtime defines its classes; an operator reached with a staged value
-but no hook raises ``NotImplementedError`` naming the operator. This module imports nothing.
+path must stay cheap: each operator tests ``isinstance(value, Staged)`` (staged classes subclass
+``Staged``) and, only for a staged input, calls ``stage_operator(name, *args)``, which runs the
+hook the runtime registered for that operator name (``"if_stmt"``, ``"print_"``...). A hook takes
+the operator's own arguments (each operator's docstring says if it adds any). An operator reached
+with a staged value but no hook raises ``NotImplementedError`` naming it. Imports nothing.
 """
 
 from __future__ import annotations
@@ -14,34 +13,28 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-_staged_types: tuple[type, ...] = ()
 _hooks: dict[str, Callable[..., Any]] = {}
 
 
-def register_staged_type(cls: type) -> type:
-    """Marks instances of ``cls`` (and its subclasses) as staged; usable as a class decorator."""
-    global _staged_types
-    if cls not in _staged_types:
-        _staged_types = (*_staged_types, cls)
-    return cls
+class Staged:
+    """Base class of staged (symbolic) values: operators hand them to the runtime.
 
+    Operators test ``isinstance(value, Staged)`` inline: a C-level check with no Python call,
+    because they run on every statement of converted code.
+    """
 
-def unregister_staged_type(cls: type) -> None:
-    """Undoes ``register_staged_type`` (for tests and for runtimes that are torn down)."""
-    global _staged_types
-    _staged_types = tuple(t for t in _staged_types if t is not cls)
+    __slots__ = ()
 
 
 def is_staged(value: object) -> bool:
     """True when ``value`` is a staged (symbolic) value that operators must hand to the runtime."""
-    return isinstance(value, _staged_types)
+    return isinstance(value, Staged)
 
 
 def any_staged(values: Iterable[object]) -> bool:
     """True when any of ``values`` is staged (the check for operators with many inputs)."""
-    staged = _staged_types
     for value in values:
-        if isinstance(value, staged):
+        if isinstance(value, Staged):
             return True
     return False
 

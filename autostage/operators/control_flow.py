@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from autostage.runtime import is_staged, stage_operator
+from autostage.runtime import Staged, stage_operator
 
 _EXHAUSTED = object()  # what next() returns once the iterator of for_stmt is used up
 
@@ -25,7 +25,7 @@ def if_stmt(cond: Any, body: Callable[..., tuple | None],
     ``orelse`` is None for an ``if`` without ``else``: the state passes through unchanged. Branch
     functions of a statement without state return nothing.
     """
-    if is_staged(cond):
+    if isinstance(cond, Staged):
         return stage_operator("if_stmt", cond, body, orelse, state)
     if cond:
         return body(*state)
@@ -44,7 +44,7 @@ def while_stmt(test: Callable[..., Any], body: Callable[..., tuple], state: tupl
     """
     while True:
         cond = test(*state)
-        if is_staged(cond):
+        if isinstance(cond, Staged):
             return stage_operator("while_stmt", test, body, state, opts, cond)
         if not cond:
             return state
@@ -61,7 +61,7 @@ def for_stmt(iterable: Iterable, extra_test: Callable[..., Any] | None,
     the runtime; a staged ``extra_test`` result over a Python iterable meets ``bool()``, which the
     staged class refuses with its own error.
     """
-    if is_staged(iterable):
+    if isinstance(iterable, Staged):
         return stage_operator("for_stmt", iterable, extra_test, body, state, opts)
     if extra_test is None:
         for item in iterable:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from autostage.runtime import is_staged, stage_operator
+from autostage.runtime import Staged, stage_operator
 
 
 def list_append(lst: Any, x: Any) -> Any:
     """``lst.append(x)``; returns ``lst`` (the same object on the Python path)."""
-    if is_staged(lst):
+    if isinstance(lst, Staged):
         return stage_operator("list_append", lst, x)
     lst.append(x)
     return lst
@@ -27,6 +27,6 @@ def list_pop(lst: Any, *args: Any) -> tuple[Any, Any]:
     ``args`` are ``pop``'s own arguments, passed through unchanged, so ``x.pop()``, ``x.pop(i)``
     and ``d.pop(key, default)`` keep their meaning (an explicit ``None`` is an argument too).
     """
-    if is_staged(lst):
+    if isinstance(lst, Staged):
         return stage_operator("list_pop", lst, *args)
     return lst, lst.pop(*args)

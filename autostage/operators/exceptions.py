@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from autostage.runtime import is_staged, stage_operator
+from autostage.runtime import Staged, stage_operator
 
 
 def assert_stmt(test: Any, msg_fn: Callable[[], Any] | None = None) -> None:
     """``assert test, msg_fn()``: raises ``AssertionError(msg_fn())`` (bare without ``msg_fn``)."""
-    if is_staged(test):
+    if isinstance(test, Staged):
         return stage_operator("assert_stmt", test, msg_fn)
     if not test:
         if msg_fn is None:

@@ -14,7 +14,7 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from autostage.runtime import is_staged, stage_operator
+from autostage.runtime import Staged, stage_operator
 
 _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     "<": operator.lt,
@@ -32,28 +32,28 @@ _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
 
 def and_(a: Any, b_fn: Callable[[], Any]) -> Any:
     """``a and b``, with ``b`` computed by ``b_fn()`` only if ``a`` is true."""
-    if is_staged(a):
+    if isinstance(a, Staged):
         return stage_operator("and_", a, b_fn)
     return b_fn() if a else a
 
 
 def or_(a: Any, b_fn: Callable[[], Any]) -> Any:
     """``a or b``, with ``b`` computed by ``b_fn()`` only if ``a`` is false."""
-    if is_staged(a):
+    if isinstance(a, Staged):
         return stage_operator("or_", a, b_fn)
     return a if a else b_fn()
 
 
 def not_(a: Any) -> Any:
     """``not a``."""
-    if is_staged(a):
+    if isinstance(a, Staged):
         return stage_operator("not_", a)
     return not a
 
 
 def if_exp(cond: Any, if_true: Callable[[], Any], if_false: Callable[[], Any]) -> Any:
     """``if_true() if cond else if_false()``: only the chosen branch is evaluated."""
-    if is_staged(cond):
+    if isinstance(cond, Staged):
         return stage_operator("if_exp", cond, if_true, if_false)
     return if_true() if cond else if_false()
 
@@ -72,7 +72,7 @@ def compare_chain(a: Any, *ops_and_fns: Any) -> Any:
         result = _COMPARE[ops_and_fns[i]](left, right)
         if i == last:
             return result
-        if is_staged(result):
+        if isinstance(result, Staged):
             return and_(result, functools.partial(compare_chain, right, *ops_and_fns[i + 2:]))
         if not result:
             return result

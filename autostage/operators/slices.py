@@ -15,19 +15,19 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from autostage.runtime import is_staged, stage_operator
+from autostage.runtime import Staged, stage_operator
 
 
 def getitem(target: Any, key: Any) -> Any:
     """``target[key]``."""
-    if is_staged(target) or is_staged(key):
+    if isinstance(target, Staged) or isinstance(key, Staged):
         return stage_operator("getitem", target, key)
     return target[key]
 
 
 def setitem(target: Any, key: Any, value: Any) -> Any:
     """``target[key] = value``; returns ``target`` (the same object on the Python path)."""
-    if is_staged(target) or is_staged(key):
+    if isinstance(target, Staged) or isinstance(key, Staged):
         return stage_operator("setitem", target, key, value)
     target[key] = value
     return target
@@ -37,7 +37,7 @@ def _in_place(name: str, symbol: str) -> Callable[[Any, Any], Any]:
     python_op = getattr(operator, name)
 
     def in_place_op(a: Any, b: Any, /) -> Any:
-        if is_staged(a) or is_staged(b):
+        if isinstance(a, Staged) or isinstance(b, Staged):
             return stage_operator(name, a, b)
         return python_op(a, b)
 

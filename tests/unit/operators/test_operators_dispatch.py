@@ -1,6 +1,7 @@
 """Staged inputs reach the runtime: autostage.runtime's hook registry and each operator's route.
 
-A fake staged class is registered for each test, with recording hooks; nothing is left registered.
+A fake staged class (a ``runtime.Staged`` subclass) stands in for tensors, with recording hooks;
+no hook is left registered.
 """
 
 import pytest
@@ -9,8 +10,10 @@ from autostage import ag, runtime
 from autostage.operators import BUILTINS
 
 
-class Staged:
+class Staged(runtime.Staged):
     """Stands in for a staged tensor; its bool() must never be taken by an operator."""
+
+    __slots__ = ("name",)
 
     def __init__(self, name="t"):
         self.name = name
@@ -29,7 +32,7 @@ class Staged:
 
 
 class StagedSubclass(Staged):
-    pass
+    __slots__ = ()
 
 
 @pytest.fixture
@@ -37,12 +40,10 @@ def staged():
     """Registers Staged and a recorder hook for every operator; yields the list of calls."""
     calls = []
     names = [*ag.__all__, "and_"]
-    runtime.register_staged_type(Staged)
     previous = {name: runtime.register_operator_hook(
         name, lambda *args, name=name, **kwargs: calls.append((name, args, kwargs)) or "staged")
         for name in names}
     yield calls
-    runtime.unregister_staged_type(Staged)
     for name, hook in previous.items():
         runtime.register_operator_hook(name, hook)
 
@@ -58,21 +59,15 @@ def orelse(*state):
 # --- the registry ---------------------------------------------------------------------------
 
 
-def test_nothing_is_staged_until_a_class_is_registered():
+def test_instances_of_staged_subclasses_are_staged():
     value = Staged()
-    assert not runtime.is_staged(value)
-    assert runtime.register_staged_type(Staged) is Staged
-    runtime.register_staged_type(Staged)
-    try:
-        assert runtime.is_staged(value)
-        assert runtime.is_staged(StagedSubclass())
-        assert not runtime.is_staged(1)
-        assert runtime.any_staged([1, value])
-        assert not runtime.any_staged((1, "x"))
-        assert not runtime.any_staged(())
-    finally:
-        runtime.unregister_staged_type(Staged)
-    assert not runtime.is_staged(value)  # registered twice, removed at once
+    assert runtime.is_staged(value)
+    assert runtime.is_staged(StagedSubclass())
+    assert not runtime.is_staged(1)
+    assert not runtime.is_staged(object())
+    assert runtime.any_staged([1, value])
+    assert not runtime.any_staged((1, "x"))
+    assert not runtime.any_staged(())
 
 
 def test_register_operator_hook_returns_the_hook_it_replaces():
@@ -94,12 +89,8 @@ def test_register_operator_hook_returns_the_hook_it_replaces():
 
 
 def test_a_staged_value_without_a_hook_is_a_clear_error_naming_the_operator():
-    runtime.register_staged_type(Staged)
-    try:
-        with pytest.raises(NotImplementedError) as error:
-            ag.if_stmt(Staged(), body, orelse, ())
-    finally:
-        runtime.unregister_staged_type(Staged)
+    with pytest.raises(NotImplementedError) as error:
+        ag.if_stmt(Staged(), body, orelse, ())
     assert str(error.value) == ("autostage operator 'if_stmt' got a staged value, but the staging "
                                 "runtime has no rule for 'if_stmt' yet")
 
