@@ -7,10 +7,12 @@ traceback shows the line the user wrote, not only the generated code.
 
 from __future__ import annotations
 
+import os
 import types
 
 from autostage.pyct.errors import ConversionError
 from autostage.pyct.origin_info import LineLocation, OriginInfo
+from autostage.runtime import ir, tracing
 
 __all__ = ["ConversionError", "add_user_frames", "register_source_map", "user_frames"]
 
@@ -72,3 +74,19 @@ def add_user_frames(exc: BaseException) -> None:
         exc.add_note(note)
     else:  # Python 3.10: no notes; keep the mapping readable on the exception
         exc.__notes__ = [*(notes or []), note]
+
+
+def _staging_location(frame: types.FrameType) -> ir.Location | None:
+    """The user's line for a frame of converted code, so staged ops point at user code."""
+    code = frame.f_code
+    source_map = _source_maps.get(code.co_filename)
+    if source_map is None:
+        return None
+    origin = source_map.get(LineLocation(code.co_filename, frame.f_lineno))
+    if origin is None:
+        return None
+    return ir.Location(origin.loc.filename, origin.loc.lineno, origin.function_name)
+
+
+tracing.location_resolvers.append(_staging_location)
+tracing.internal_dirs.append(os.path.dirname(os.path.abspath(__file__)))

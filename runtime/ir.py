@@ -1,0 +1,135 @@
+"""The typed IR: SSA values, ops with regions, functions and modules.
+
+An ``Op`` has a name (its ``OpDef`` in ``op_registry`` gives its type rule and NumPy reference),
+operands and results (``Value``s), attributes (plain, hashable Python data) and regions. A
+``Region`` is one block: arguments, a list of ops, and the values it yields. Ops inside a region
+may use values defined earlier in any enclosing region (implicit capture), which is what tracing
+Python closures produces. Control flow is structured: ``cond`` has two regions, ``while`` a
+condition and a body region over loop-carried values; there are no jumps. Every op carries the
+user's file and line it came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from autostage.runtime.types import Type
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where in the user's code an op came from."""
+
+    filename: str
+    lineno: int
+    function: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.filename}:{self.lineno}"
+
+
+class Value:
+    """An SSA value: the result of an op, or an argument of a region."""
+
+    __slots__ = ("type", "producer", "index", "region")
+
+    def __init__(self, type_: Type, producer: Op | Region, index: int):
+        self.type = type_
+        self.producer = producer  # the Op that computes it, or the Region it is an argument of
+        self.index = index
+        # The region it is defined in (set when its op is appended): visible there and inside.
+        self.region = producer if isinstance(producer, Region) else None
+
+    @property
+    def loc(self) -> Location | None:
+        return self.producer.loc if isinstance(self.producer, Op) else None
+
+    def __repr__(self) -> str:
+        return f"<Value {self.type}>"
+
+
+class Op:
+    """One operation; ``results`` are created from the types its type rule gives."""
+
+    __slots__ = ("name", "operands", "results", "attrs", "regions", "loc")
+
+    def __init__(self, name: str, operands: Sequence[Value], result_types: Sequence[Type],
+                 attrs: dict[str, Any] | None = None, regions: Sequence[Region] = (),
+                 loc: Location | None = None):
+        self.name = name
+        self.operands = tuple(operands)
+        self.results = tuple(Value(t, self, i) for i, t in enumerate(result_types))
+        self.attrs = dict(attrs or {})
+        self.regions = tuple(regions)
+        self.loc = loc
+
+    def __repr__(self) -> str:
+        return f"<Op {self.name} at {self.loc}>"
+
+
+class Region:
+    """A single-block region: arguments, ops in order, and the values it yields."""
+
+    __slots__ = ("args", "ops", "results")
+
+    def __init__(self, arg_types: Sequence[Type] = ()):
+        self.args = tuple(Value(t, self, i) for i, t in enumerate(arg_types))
+        self.ops: list[Op] = []
+        self.results: tuple[Value, ...] = ()
+
+    @property
+    def result_types(self) -> tuple[Type, ...]:
+        return tuple(v.type for v in self.results)
+
+    def append(self, op: Op) -> Op:
+        self.ops.append(op)
+        for value in op.results:
+            value.region = self
+        return op
+
+    def walk(self) -> Iterator[Op]:
+        """Every op in this region and, depth first, in the regions of its ops."""
+        for op in self.ops:
+            yield op
+            for region in op.regions:
+                yield from region.walk()
+
+
+class Function:
+    """A staged function: its body's arguments are the parameters, its results the outputs."""
+
+    __slots__ = ("name", "body")
+
+    def __init__(self, name: str, body: Region):
+        self.name = name
+        self.body = body
+
+    @property
+    def param_types(self) -> tuple[Type, ...]:
+        return tuple(v.type for v in self.body.args)
+
+    @property
+    def result_types(self) -> tuple[Type, ...]:
+        return self.body.result_types
+
+
+class Module:
+    """The functions of one trace: an entry function and the functions it calls (by name)."""
+
+    __slots__ = ("functions", "entry")
+
+    def __init__(self, entry: str):
+        self.functions: dict[str, Function] = {}
+        self.entry = entry
+
+    def add(self, function: Function) -> Function:
+        if function.name in self.functions:
+            raise ValueError(f"the module already has a function named {function.name!r}")
+        self.functions[function.name] = function
+        return function
+
+    @property
+    def main(self) -> Function:
+        return self.functions[self.entry]

@@ -1,0 +1,79 @@
+"""The symbolic ``Tensor``: what staged code computes with while a function is traced.
+
+A Tensor wraps an IR ``Value``; operators, methods and NumPy functions applied to it emit ops
+(``runtime/ops``) instead of computing. Using it as a Python bool, int or iterable where autostage
+could not stage that (code that was not converted) is a clear ``StagingError``, never a silent
+guess.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from autostage.runtime import ir, tracing
+from autostage.runtime.operator_hooks import Staged
+from autostage.runtime.ops.constant import as_constant_array
+from autostage.runtime.types import TensorType
+
+
+class StagingTypeError(tracing.StagingError, TypeError):
+    """A staged tensor was used where a Python value is required.
+
+    Example: ``if x > 0:`` inside a function marked ``do_not_convert`` (or in a library) while
+    ``x`` is staged. Fix: let autostage convert that function, or compute the condition outside
+    the staged function.
+    """
+
+
+class Tensor(Staged):
+    """A staged tensor: a typed IR value of the function being traced."""
+
+    __slots__ = ("value",)
+    __array_priority__ = 1000  # NumPy defers binary operators to Tensor
+
+    def __init__(self, value: ir.Value):
+        self.value = value
+
+    @property
+    def type(self) -> TensorType:
+        return self.value.type
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.value.type.dtype
+
+    @property
+    def shape(self) -> tuple:
+        """The static shape; unknown dimensions are None (``x.shape`` in user code is staged by
+        the ops layer when a dimension is unknown)."""
+        return self.value.type.shape
+
+    @property
+    def ndim(self) -> int:
+        return self.value.type.ndim
+
+    def _where(self) -> str:
+        loc = self.value.loc
+        return f" (created at {loc})" if loc is not None else ""
+
+    def __bool__(self) -> bool:
+        raise StagingTypeError(
+            f"a staged tensor{self._where()} was used as a Python bool, which cannot be staged "
+            "here: this happens in code autostage did not convert (a function marked "
+            "do_not_convert, a library, or a construct that runs as written). Convert that code, "
+            "or use np.where / a staged if in converted code")
+
+    def __repr__(self) -> str:
+        return f"<staged Tensor {self.type}{self._where()}>"
+
+
+def constant(value: object, dtype: object = None) -> Tensor:
+    """A tensor holding a trace-time constant (NumPy array or scalar)."""
+    (result,) = tracing.emit("constant", (), {"value": as_constant_array(value, dtype)})
+    return Tensor(result)
+
+
+def as_tensor(value: object) -> Tensor:
+    """``value`` as a tensor: tensors as they are, NumPy/Python values as constants."""
+    if isinstance(value, Tensor):
+        return value
+    return constant(value)

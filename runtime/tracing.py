@@ -1,0 +1,160 @@
+"""Tracing: running Python code on symbolic tensors records ops into the function being traced.
+
+A ``Trace`` builds one ``ir.Function``; its stack of open regions says where ``emit`` appends ops
+(a ``cond`` branch or a loop body being traced is the innermost). Traces are per thread. Every op
+records the user's location, found by ``user_location`` from the Python stack (the compiler layer
+registers a resolver that maps converted code back to the user's lines). A value may only be used
+where it is visible: in its own region or one nested inside it, while its trace is running; any
+other use (a tensor kept in a global, or returned from a branch through a side channel) is a
+``TracerLeakError`` that says where the tensor was created.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from autostage.runtime import ir, op_registry
+from autostage.runtime.types import Type
+
+_RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
+_local = threading.local()
+
+# Functions frame -> Location | None, tried in order; the compiler registers one for converted code.
+location_resolvers: list[Callable[[Any], ir.Location | None]] = []
+# Directories whose frames are never user code (the compiler adds its own).
+internal_dirs: list[str] = [_RUNTIME_DIR]
+
+
+class StagingError(Exception):
+    """Base class of errors found while staging; messages name the user's file and line."""
+
+
+class TracerLeakError(StagingError, RuntimeError):
+    """A staged tensor was used outside the trace (or the branch/loop body) that created it.
+
+    Example: ``cache.append(x * 2)`` inside a converted function, then ``cache[0] + 1`` in a later
+    call. Fix: return tensors from the function (or from the branch, by assigning a variable on
+    every path) instead of storing them elsewhere.
+    """
+
+
+class Trace:
+    """The function being traced: its module, its IR function and its open regions."""
+
+    def __init__(self, module: ir.Module, name: str, param_types: Sequence[Type]):
+        self.module = module
+        self.function = ir.Function(name, ir.Region(param_types))
+        self.regions: list[ir.Region] = [self.function.body]  # open, innermost last
+        self.all_regions: set[ir.Region] = {self.function.body}  # ever opened here
+        self.finished = False
+
+    @property
+    def region(self) -> ir.Region:
+        return self.regions[-1]
+
+    def visible(self, value: ir.Value) -> bool:
+        return not self.finished and value.region in self.regions
+
+
+def _stack() -> list[Trace]:
+    stack = getattr(_local, "stack", None)
+    if stack is None:
+        stack = _local.stack = []
+    return stack
+
+
+def current() -> Trace | None:
+    """The innermost trace running in this thread, or None outside tracing."""
+    stack = _stack()
+    return stack[-1] if stack else None
+
+
+def is_tracing() -> bool:
+    return bool(_stack())
+
+
+@contextlib.contextmanager
+def tracing(trace: Trace) -> Iterator[Trace]:
+    """Makes ``trace`` the current trace for the duration of the block."""
+    stack = _stack()
+    stack.append(trace)
+    try:
+        yield trace
+    finally:
+        stack.pop()
+
+
+@contextlib.contextmanager
+def region(arg_types: Sequence[Type] = ()) -> Iterator[ir.Region]:
+    """Opens a new region in the current trace; ops emitted inside the block go into it."""
+    trace = _require_trace()
+    new = ir.Region(arg_types)
+    trace.regions.append(new)
+    trace.all_regions.add(new)
+    try:
+        yield new
+    finally:
+        trace.regions.pop()
+
+
+def _require_trace() -> Trace:
+    trace = current()
+    if trace is None:
+        raise StagingError("no function is being traced")
+    return trace
+
+
+def user_location() -> ir.Location | None:
+    """The user's file and line for the op being emitted (innermost user frame)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        for resolve in location_resolvers:
+            loc = resolve(frame)
+            if loc is not None:
+                return loc
+        filename = frame.f_code.co_filename
+        if not filename.startswith("<") and not any(
+                filename.startswith(d) for d in internal_dirs):
+            return ir.Location(filename, frame.f_lineno, frame.f_code.co_name)
+        frame = frame.f_back
+    return None
+
+
+def check_visible(value: ir.Value, what: str = "a staged tensor") -> ir.Value:
+    """Raises TracerLeakError unless ``value`` may be used at the current point of tracing."""
+    trace = current()
+    if trace is not None and trace.visible(value):
+        return value
+    where = f" created at {value.loc}" if value.loc is not None else ""
+    if trace is not None and value.region in trace.all_regions:
+        raise TracerLeakError(
+            f"{what}{where} is used outside the staged branch or loop body that created it; "
+            "pass it out as a variable assigned on every path (or carried by the loop) instead")
+    if any(value.region in t.regions for t in _stack()):
+        raise TracerLeakError(
+            f"{what}{where} belongs to the function that calls this one; pass it as an argument")
+    raise TracerLeakError(
+        f"{what}{where} is used after the trace that created it ended; a staged tensor exists "
+        "only while its function is traced: return it from the function instead of keeping it "
+        "(e.g. in a global or a list)")
+
+
+def emit(name: str, operands: Sequence[ir.Value], attrs: dict[str, Any] | None = None,
+         regions: Sequence[ir.Region] = ()) -> tuple[ir.Value, ...]:
+    """Appends op ``name`` to the current region and returns its results.
+
+    The result types come from the op's type rule; operands must be visible here.
+    """
+    trace = _require_trace()
+    for value in operands:
+        check_visible(value)
+    attrs = dict(attrs or {})
+    types = op_registry.result_types(name, [v.type for v in operands], attrs)
+    op = ir.Op(name, operands, types, attrs, regions, user_location())
+    trace.region.append(op)
+    return op.results
