@@ -1,0 +1,157 @@
+"""The NumPy reference interpreter: runs a module's functions op by op with each op's ``evaluate``.
+
+It is the semantic oracle every backend is tested against, so it favours being obviously right:
+each function call gets a frame (a dict from ``ir.Value`` to its NumPy value; SSA values are
+assigned once, so nested regions share their function's frame and see enclosing values, while a
+recursive call gets its own), and every op's results are checked against its type rule, so an op
+whose NumPy reference disagrees with its type rule fails loudly instead of giving a different
+answer than compiled code would. An op that fails (a shape known only at run time, an index out
+of range) re-raises its error with a note naming the op and the user's file and line.
+
+Ops with regions run them through the ``run`` argument of ``evaluate``: ``run(region, args)``
+returns the region's results; ops that call a function of the module use ``run.call(name,
+args)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from autostage.runtime import ir, op_registry, printer
+from autostage.runtime.types import TensorType, Type
+
+_NOTE_PREFIX = "autostage: "
+
+
+class TypeRuleMismatchError(TypeError):
+    """An op's NumPy reference returned a value that its type rule does not describe.
+
+    Example: a type rule says ``f32[?]`` but ``evaluate`` computes in float64. This is a bug in
+    the op (its ``infer`` or its ``evaluate``), not in the user's program; fix the op so both
+    agree with what NumPy does.
+    """
+
+
+def run(module: ir.Module, args: Sequence[np.ndarray | np.generic],
+        function: str | None = None) -> tuple:
+    """Runs the entry function of ``module`` (or the function named ``function``) on ``args``.
+
+    Returns:
+      the function's results: NumPy arrays, and NumPy scalars for 0-d results, as NumPy itself
+      would give them (read-only arrays, e.g. constants, are copied).
+    Raises:
+      KeyError: the module has no function of that name.
+      TypeError / ValueError: the arguments do not match the function's parameters.
+      Whatever an op raises, with a note naming the op and the user's file and line.
+    """
+    name = function or module.entry
+    if name not in module.functions:
+        raise KeyError(f"the module has no function named {name!r}; it has "
+                       f"{', '.join(module.functions)}")
+    results = _Frame(module, module.functions[name]).run_function(args)
+    return tuple(_to_user(value) for value in results)
+
+
+class _Frame:
+    """One call of a function: the runtime values of its SSA values.
+
+    An instance is also the ``run`` callable handed to ``evaluate`` (``run(region, args)``,
+    ``run.call(name, args)``).
+    """
+
+    __slots__ = ("module", "function", "values", "names")
+
+    def __init__(self, module: ir.Module, function: ir.Function):
+        self.module = module
+        self.function = function
+        self.values: dict[ir.Value, object] = {}
+        self.names: dict[ir.Value, str] | None = None  # print names, computed for error notes
+
+    def run_function(self, args: Sequence) -> tuple:
+        """Runs the whole function on ``args`` after checking them against its parameters."""
+        params = self.function.body.args
+        if len(args) != len(params):
+            raise TypeError(f"function @{self.function.name} takes {len(params)} arguments "
+                            f"({len(args)} given)")
+        for i, (param, arg) in enumerate(zip(params, args, strict=True)):
+            _check_argument(self.function.name, i, param.type, arg)
+        return self(self.function.body, args)
+
+    def __call__(self, region: ir.Region, args: Sequence) -> tuple:
+        """Runs ``region`` with its arguments bound to ``args`` and returns what it yields."""
+        values = self.values
+        for param, arg in zip(region.args, args, strict=True):
+            values[param] = arg
+        for op in region.ops:
+            operands = tuple([values[v] for v in op.operands])
+            try:
+                results = op_registry.REGISTRY[op.name].evaluate(op, operands, self)
+                if len(results) != len(op.results):
+                    raise TypeRuleMismatchError(
+                        f"op {op.name!r} computed {len(results)} results, its type rule gives "
+                        f"{len(op.results)}")
+                for value, result in zip(op.results, results, strict=True):
+                    if type(value.type) is TensorType:
+                        _check_result(op, value.type, result)
+                    values[value] = result
+            except Exception as e:
+                self._add_note(e, op)
+                raise
+        return tuple([values[v] for v in region.results])
+
+    def call(self, name: str, args: Sequence) -> tuple:
+        """Runs function ``name`` of the module in a new frame (the ``call`` op's semantics)."""
+        return _Frame(self.module, self.module.functions[name]).run_function(args)
+
+    def _add_note(self, error: BaseException, op: ir.Op) -> None:
+        """Names the failing op and its user location once; enclosing calls add where they were
+        called from, like a traceback of the staged program."""
+        noted = any(n.startswith(_NOTE_PREFIX) for n in getattr(error, "__notes__", ()))
+        if noted and "callee" not in op.attrs:
+            return
+        if self.names is None:
+            self.names = printer.value_names(self.function)
+        where = f"at {op.loc}" if op.loc is not None else "at an unknown location"
+        if op.loc is not None and op.loc.function:
+            where += f" (in {op.loc.function})"
+        what = "called from" if noted else "error in"
+        error.add_note(f"{_NOTE_PREFIX}{what} `{printer.format_op(op, self.names)}` {where}")
+
+
+def _check_argument(function: str, index: int, expected: Type, arg: object) -> None:
+    if not isinstance(expected, TensorType):
+        return
+    if not isinstance(arg, np.ndarray | np.generic):
+        raise TypeError(f"argument {index} of @{function} must be a NumPy array or scalar of type "
+                        f"{expected}, not {type(arg).__name__}")
+    if arg.dtype != expected.dtype or arg.ndim != expected.ndim:
+        raise TypeError(f"argument {index} of @{function} has dtype {arg.dtype} and rank "
+                        f"{arg.ndim}; the function was staged for {expected}")
+    if any(d is not None and d != n for d, n in zip(expected.shape, arg.shape, strict=True)):
+        raise ValueError(f"argument {index} of @{function} has shape {arg.shape}; the function "
+                         f"was staged for {expected}")
+
+
+def _check_result(op: ir.Op, expected: TensorType, result: object) -> None:
+    dtype = getattr(result, "dtype", None)
+    shape = getattr(result, "shape", None)
+    if dtype == expected.dtype and (shape == expected.shape or (
+            shape is not None and len(shape) == len(expected.shape)
+            and all(d is None or d == n for d, n in zip(expected.shape, shape, strict=True)))):
+        return  # the first test is the common case: fully known shapes, scalars
+    got = (f"a {dtype} value of shape {shape}" if dtype is not None
+           else f"a Python {type(result).__name__}")
+    raise TypeRuleMismatchError(
+        f"op {op.name!r} computed {got}, but its type rule says {expected}: its NumPy reference "
+        "and its type rule disagree (a bug in the op)")
+
+
+def _to_user(value: object) -> object:
+    """What NumPy would hand the user: 0-d arrays as NumPy scalars, writable arrays."""
+    if isinstance(value, np.ndarray):
+        if value.ndim == 0:
+            return value[()]
+        if not value.flags.writeable:
+            return value.copy()
+    return value
