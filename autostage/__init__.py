@@ -18,6 +18,10 @@ _PUBLIC = {
     "ConversionError": "autostage.errors",
     "AutostageWarning": "autostage.calls",
     "set_loop_options": "autostage.directives",
+    "TensorSpec": "autostage.runtime.tensor_spec",
+    "Variable": "autostage.runtime.state",
+    "StagedFunction": "autostage.runtime.function",
+    "RetracingWarning": "autostage.runtime.function",
 }
 
 __all__ = sorted(_PUBLIC)

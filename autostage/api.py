@@ -72,20 +72,32 @@ def to_code(entity: Callable) -> str:
 
 def convert(fn: Callable | None = None, *, input_signature: Sequence[Any] | None = None,
             target: str = "cpu") -> Callable:
-    """Decorator: ``@autostage.convert`` or ``@autostage.convert(input_signature=..., target=...)``.
+    """Decorator: ``@autostage.convert``, ``@autostage.convert()`` or
+    ``convert(fn, input_signature=[TensorSpec(...), ...], target=...)``.
 
-    Today the converted function runs unstaged (Python values, dynamic dispatch); staging of NumPy
-    arguments into the typed IR and the ``target`` backends arrive with the runtime.
+    Returns a ``StagedFunction`` over ``to_graph(fn)``: NumPy arrays and scalars among the
+    arguments are staged (one trace per dtype and rank), other arguments are compile-time
+    constants; each call runs the trace on the target and returns NumPy values.
+
+    Targets: ``"interpreter"`` runs the IR on the NumPy reference interpreter. ``"cpu"`` (the
+    default, as DESIGN.md fixes it) will compile with Numba; until that backend lands it runs on
+    the interpreter (same results, slower) after a one-time ``BackendWarning`` per process, so
+    code written today keeps working and gets faster later. ``"cuda"`` raises
+    NotImplementedError until its backend lands.
+
+    Raises:
+      ValueError: an unknown target.
+      NotImplementedError: a target whose backend does not exist yet.
+      TypeError: an ``input_signature`` that is not TensorSpecs matching the parameters.
     """
-    if target not in TARGETS:
-        raise ValueError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
-    if input_signature is not None:
-        input_signature = tuple(input_signature)
+    from autostage.runtime.function import StagedFunction, backend_for
+
+    backend_for(target, stacklevel=2)  # an unknown or missing backend fails here, not later
 
     def decorate(f: Callable) -> Callable:
-        converted = to_graph(f)
-        converted.input_signature = input_signature
-        converted.target = target
-        return converted
+        original, _ = _function_of(f)
+        return StagedFunction(to_graph(f), name=original.__name__,
+                              input_signature=input_signature, target=target,
+                              error_hook=errors.add_user_frames)
 
     return decorate if fn is None else decorate(fn)

@@ -22,6 +22,7 @@ from typing import Any
 from autostage import config, conversion, errors
 from autostage.operators import BUILTINS
 from autostage.pyct import errors as pyct_errors
+from autostage.runtime import function as staged_functions
 
 logger = logging.getLogger(__name__)
 
@@ -126,9 +127,20 @@ def converted(f: Callable, /) -> Callable:
     """
     decision = _decisions.get(id(f))  # fast path: a plain function seen before
     if decision is not None and type(f) is types.FunctionType:
-        return f if decision is _AS_IS else decision
+        if decision is _AS_IS:
+            return f
+        # While a staged function is traced, user functions go through the staging runtime:
+        # called with staged arguments they become `call` ops (one int read when not tracing).
+        if staged_functions._active_traces and staged_functions.staging_active():
+            return staged_functions.traced_call(decision)
+        return decision
     target = _target(f)
-    return f if target is None else target
+    if target is None:
+        return f
+    if staged_functions._active_traces and staged_functions.staging_active() and (
+            conversion.is_converted(getattr(target, "__func__", target))):
+        return staged_functions.traced_call(target)
+    return target
 
 
 def converted_call(f: Callable, /, *args: Any, **kwargs: Any) -> Any:

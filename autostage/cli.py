@@ -10,6 +10,7 @@ and errors while running the file print one line and exit with status 2.
 from __future__ import annotations
 
 import argparse
+import ast
 import pathlib
 import runpy
 import sys
@@ -44,10 +45,93 @@ def _parser() -> argparse.ArgumentParser:
         help="instead of converting, print the function with, for each statement, the symbols "
              "defined on entry and the symbols live before -> after it")
     show.add_argument(
+        "--ir", action="store_true",
+        help="instead of the converted source, trace the function for the argument types of "
+             "--args and print its IR")
+    show.add_argument(
         "--cfg", action="store_true",
         help="instead of converting, print the control-flow graph of the function (and of "
              "functions nested in it)")
+    parser.add_argument(
+        "--args", default="", metavar="TYPES",
+        help="with --ir: the arguments, comma-separated: types like f64[?,3] or i64[] (staged), "
+             "or Python literals like 3 or 'relu' (compile-time constants)")
     return parser
+
+
+def _split_args(text: str) -> list[str]:
+    """Splits ``f64[?,3],i64[],2`` at the commas outside brackets and quotes."""
+    parts, depth, current, quote = [], 0, "", None
+    for char in text:
+        if quote:
+            quote = None if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "[(":
+            depth += 1
+        elif char in "])":
+            depth -= 1
+        elif char == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+            continue
+        current += char
+    if current.strip():
+        parts.append(current.strip())
+    return parts
+
+
+def parse_args(text: str) -> list:
+    """The example arguments of ``--args``: TensorSpecs for types, values for literals."""
+    from autostage.runtime.tensor_spec import TensorSpec
+
+    values = []
+    for part in _split_args(text):
+        if part.endswith("]") and "[" in part and not part.startswith("["):
+            try:
+                values.append(TensorSpec.parse(part))
+            except ValueError as e:
+                raise UsageError(f"--args: {e}") from e
+            continue
+        try:
+            values.append(ast.literal_eval(part))
+        except (ValueError, SyntaxError):
+            raise UsageError(f"--args: {part!r} is neither a type like f64[?] nor a Python "
+                             "literal") from None
+    return values
+
+
+def _run_file(path: pathlib.Path) -> dict:
+    sys.path.insert(0, str(path.resolve().parent))  # its own imports resolve as for a script
+    try:
+        return runpy.run_path(str(path), run_name=f"__autostage_cli__.{path.stem}")
+    except SystemExit:
+        return {}
+    except Exception as e:  # the user's module failed: report it in one line
+        raise UsageError(f"{path}: running the file failed: {type(e).__name__}: {e}") from e
+    finally:
+        sys.path.pop(0)
+
+
+def _traced_ir(path: pathlib.Path, dotted: str, args_text: str) -> str:
+    from autostage import api
+    from autostage.runtime.function import StagedFunction
+
+    args = parse_args(args_text)
+    entity: object = _run_file(path)
+    for part in dotted.split("."):
+        entity = entity.get(part) if isinstance(entity, dict) else getattr(entity, part, None)
+        if entity is None:
+            raise UsageError(f"{path}: '{dotted}' is not reachable after running the file (a "
+                             "nested function cannot be traced from the command line)")
+    if isinstance(entity, StagedFunction):
+        entity = entity.__wrapped__
+    staged = StagedFunction(api.to_graph(entity), name=dotted.rpartition(".")[2])
+    try:
+        return staged.ir(*args)
+    except Exception as e:
+        raise UsageError(f"tracing {dotted}({args_text}) failed: {type(e).__name__}: "
+                         f"{str(e).splitlines()[0] if str(e) else ''}") from e
 
 
 def _find(module: gast.Module, dotted: str) -> gast.AST:
@@ -89,15 +173,7 @@ def load_target(target: str) -> tuple[pathlib.Path, str, gast.AST]:
 def _converted_source(path: pathlib.Path, source: str, node: gast.AST) -> str:
     from autostage import conversion  # late: conversion loads the converters and operators
 
-    sys.path.insert(0, str(path.resolve().parent))  # its own imports resolve as for a script
-    try:
-        namespace = runpy.run_path(str(path), run_name=f"__autostage_cli__.{path.stem}")
-    except SystemExit:
-        namespace = {}
-    except Exception as e:  # the user's module failed: report it in one line
-        raise UsageError(f"{path}: running the file failed: {type(e).__name__}: {e}") from e
-    finally:
-        sys.path.pop(0)
+    namespace = _run_file(path)
     try:
         return conversion.convert_source(node, source, str(path), namespace)
     except errors.ConversionError as e:
@@ -108,6 +184,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         path, source, node = load_target(args.target)
+        if args.ir:
+            print(_traced_ir(path, args.target.rpartition(":")[2], args.args))
+            return 0
+        if args.args:
+            raise UsageError("--args is used with --ir only")
         if not (args.cfg or args.analysis):
             print(_converted_source(path, source, node))
             return 0

@@ -43,9 +43,17 @@ class Tensor(Staged):
 
     @property
     def shape(self) -> tuple:
-        """The static shape; unknown dimensions are None (``x.shape`` in user code is staged by
-        the ops layer when a dimension is unknown)."""
-        return self.value.type.shape
+        """``x.shape`` as user code sees it: known dimensions are ints, unknown ones staged 0-d
+        int64 tensors (``dim`` ops, weak like Python ints). The static shape, with None for
+        unknown dimensions, is ``x.type.shape``."""
+        from autostage.runtime.array_shapes import shape_of
+        return shape_of(self)
+
+    @property
+    def size(self) -> int | Tensor:
+        """``x.size``: an int when every dimension is known, else a staged 0-d int64."""
+        from autostage.runtime.array_shapes import size_of
+        return size_of(self)
 
     @property
     def ndim(self) -> int:
@@ -65,6 +73,8 @@ class Tensor(Staged):
     def __repr__(self) -> str:
         return f"<staged Tensor {self.type}{self._where()}>"
 
+    __hash__ = object.__hash__  # by identity, although == is element-wise (as in JAX's tracers)
+
 
 def constant(value: object, dtype: object = None) -> Tensor:
     """A tensor holding a trace-time constant (NumPy array or scalar)."""
@@ -77,3 +87,15 @@ def as_tensor(value: object) -> Tensor:
     if isinstance(value, Tensor):
         return value
     return constant(value)
+
+
+def mark_argument(tensor: Tensor, name: str) -> None:
+    """Records that ``tensor`` is the caller's array argument ``name``: writing into it (or into
+    a view of it) is then a clear StagingError, since the caller would not see the change.
+    The function object calls this for each staged parameter."""
+    from autostage.runtime import value_info
+    value_info.mark_argument(tensor.value, name)
+
+
+# The operators, methods and NumPy dispatch of Tensor (they need the class defined above).
+from autostage.runtime import tensor_methods  # noqa: E402, F401

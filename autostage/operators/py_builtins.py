@@ -5,7 +5,8 @@ builtin) to its overload here; ``BUILTINS`` maps each builtin object to its over
 converter and for ``converted_call``. An overload forwards its arguments untouched, so on Python
 values it *is* the builtin: same accepted signature (shown by ``inspect.signature`` where the
 builtin has one), results, output, exception types and messages. If any argument (positional or
-keyword) is staged, the call goes to the runtime hook named after the overload (``"len_"``...).
+keyword) is staged, the call goes to the runtime hook named after the overload (``"len_"``...);
+``print_`` is staged whenever a function is being traced.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from autostage.runtime import any_staged, stage_operator
+from autostage.runtime import any_staged, is_tracing, stage_operator
 
 BUILTINS: dict[object, Callable[..., Any]] = {}
 
@@ -42,6 +43,20 @@ def _overload(builtin: Callable[..., Any]) -> Callable[..., Any]:
 
 
 print_ = _overload(builtins.print)
+
+
+def _print(*args: Any, **kwargs: Any) -> None:
+    # While a function is traced, every print is staged, even one of Python values only: it must
+    # run at each call, in program order with the staged prints, not once at trace time.
+    if is_tracing() or any_staged(args) or (kwargs and any_staged(kwargs.values())):
+        return stage_operator("print_", *args, **kwargs)
+    return builtins.print(*args, **kwargs)
+
+
+_print.__name__ = _print.__qualname__ = "print_"
+_print.__doc__ = print_.__doc__
+_print.__signature__ = getattr(print_, "__signature__", None)
+print_ = BUILTINS[builtins.print] = _print
 len_ = _overload(builtins.len)
 range_ = _overload(builtins.range)
 enumerate_ = _overload(builtins.enumerate)

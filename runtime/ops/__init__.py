@@ -1,3 +1,11 @@
 """The op kinds of the IR, one module per family; importing this package registers them all."""
 
-from autostage.runtime.ops import constant  # noqa: F401
+from autostage.runtime.ops import (  # noqa: F401
+    constant,
+    creation,
+    elementwise,
+    indexing,
+    linalg,
+    reductions,
+    shapes,
+)

@@ -44,6 +44,10 @@ PROGRAMS_DIR = pathlib.Path(__file__).resolve().parent / "programs"
 # Program modules are registered under this prefix in sys.modules (no package, no __init__.py).
 # Deliberately not under "autostage", so that the converter treats them as user code.
 MODULE_PREFIX = "refprog_"
+# The staged suite (test_staged.py): programs whose control flow depends on NumPy argument values,
+# run plain and through ``autostage.convert(target="interpreter")``. Same CASES convention.
+STAGED_PROGRAMS_DIR = pathlib.Path(__file__).resolve().parent / "staged_programs"
+STAGED_MODULE_PREFIX = "refstaged_"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -63,8 +67,8 @@ class Case:
         return f"{self.module}::{self.fn.__name__}[{self.index}]"
 
 
-def _load_module(path: pathlib.Path) -> types.ModuleType:
-    name = MODULE_PREFIX + path.stem
+def _load_module(path: pathlib.Path, prefix: str = MODULE_PREFIX) -> types.ModuleType:
+    name = prefix + path.stem
     if name in sys.modules:
         return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)
@@ -96,9 +100,25 @@ def program_functions(module: types.ModuleType) -> list[Callable]:
 
 
 @functools.cache
+def staged_program_modules() -> dict[str, types.ModuleType]:
+    """File name -> loaded module, for every ``staged_programs/*.py``."""
+    return {p.name: _load_module(p, STAGED_MODULE_PREFIX)
+            for p in sorted(STAGED_PROGRAMS_DIR.glob("*.py"))}
+
+
+@functools.cache
 def collect_cases() -> tuple[Case, ...]:
+    return _cases_of(program_modules())
+
+
+@functools.cache
+def collect_staged_cases() -> tuple[Case, ...]:
+    return _cases_of(staged_program_modules())
+
+
+def _cases_of(modules: dict[str, types.ModuleType]) -> tuple[Case, ...]:
     cases = []
-    for file_name, module in program_modules().items():
+    for file_name, module in modules.items():
         counts: dict[str, int] = {}
         raw = getattr(module, "CASES", None)
         if not isinstance(raw, list) or not raw:
@@ -290,7 +310,10 @@ def compare_values(expected: Any, actual: Any, path: str = "value") -> list[str]
     return [] if equal else [f"{path}: {expected!r} != {actual!r}"]
 
 
-def compare_outcomes(expected: Outcome, actual: Outcome) -> list[str]:
+def compare_outcomes(expected: Outcome, actual: Outcome,
+                     compare: Callable[..., list[str]] = compare_values) -> list[str]:
+    """Differences between two outcomes; ``compare(expected, actual, path)`` compares the return
+    values (``compare_values``, bit for bit, unless a caller passes a looser comparison)."""
     diffs = []
     if expected.exception is None and actual.exception is not None:
         diffs.append(f"raised {actual.exception}, plain Python returned {expected.value!r}")
@@ -302,24 +325,25 @@ def compare_outcomes(expected: Outcome, actual: Outcome) -> list[str]:
                 f"exception: plain {expected.exception}\n             got {actual.exception}"
             )
     else:
-        diffs += compare_values(expected.value, actual.value, "return value")
+        diffs += compare(expected.value, actual.value, "return value")
     if expected.stdout != actual.stdout:
         diffs.append(f"stdout differs:\n  plain {expected.stdout!r}\n  got   {actual.stdout!r}")
     if expected.stderr != actual.stderr:
         diffs.append(f"stderr differs:\n  plain {expected.stderr!r}\n  got   {actual.stderr!r}")
     if expected.warnings != actual.warnings:
         diffs.append(f"warnings differ:\n  plain {expected.warnings}\n  got   {actual.warnings}")
-    diffs += compare_values(expected.args, actual.args, "arguments after the call")
-    diffs += compare_values(expected.kwargs, actual.kwargs, "keyword arguments after the call")
+    diffs += compare(expected.args, actual.args, "arguments after the call")
+    diffs += compare(expected.kwargs, actual.kwargs, "keyword arguments after the call")
     return diffs
 
 
-def check_case(case: Case, converter: Callable[[Callable], Callable]) -> Outcome:
+def check_case(case: Case, converter: Callable[[Callable], Callable],
+               compare: Callable[..., list[str]] = compare_values) -> Outcome:
     """Runs ``case`` plain and converted; raises AssertionError listing every difference."""
     expected = run(case.fn, case.args, case.kwargs)
     converted = converter(case.fn)
     actual = run(converted, case.args, case.kwargs)
-    diffs = compare_outcomes(expected, actual)
+    diffs = compare_outcomes(expected, actual, compare)
     if diffs:
         raise AssertionError(f"{case.id}: converted function differs from plain Python:\n  "
                              + "\n  ".join(diffs))
@@ -329,3 +353,79 @@ def check_case(case: Case, converter: Callable[[Callable], Callable]) -> Outcome
 def identity_converter(fn: Callable) -> Callable:
     """Stand-in converter: checks the harness and the determinism of the programs."""
     return fn
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparing staged results (test_staged.py)
+
+# Python scalar types and the NumPy scalar kinds a staged function may return in their place.
+# Staging promotes a Python scalar that is branch or loop state to a tensor (DESIGN: "Python
+# scalars mixed with tensors in branches/loops are promoted"), and results come back as NumPy
+# values: plain ``count = 0; ... count += 1`` returns an int, the staged function an np.int64.
+_PROMOTED_KINDS = {bool: "b", int: "iuf", float: "f"}
+
+
+def _promoted_python_scalar(expected: Any, actual: Any, path: str) -> list[str] | None:
+    """None when this rule does not apply; else the differences (empty: an accepted promotion).
+
+    Accepted: ``actual`` is a NumPy scalar of a kind the Python value promotes to, and equals the
+    Python value cast to ``actual``'s dtype bit for bit (a weak Python float joined with a float32
+    tensor becomes float32, as NumPy 2 does it)."""
+    kinds = _PROMOTED_KINDS.get(type(expected))
+    if kinds is None or not isinstance(actual, np.generic):
+        return None
+    if actual.dtype.kind not in kinds:
+        return [f"{path}: plain Python returned {type(expected).__name__} {expected!r}, staged "
+                f"returned {actual!r} (not a promotion of a Python {type(expected).__name__})"]
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            cast = actual.dtype.type(expected)
+    except OverflowError:
+        cast = None
+    if cast is None or cast.tobytes() != actual.tobytes() or (
+            actual.dtype.kind in "iu" and int(actual) != expected):
+        return [f"{path}: {expected!r} != {actual!r} (Python scalar promoted by staging)"]
+    return []
+
+
+def _close(expected: np.ndarray | np.generic, actual: np.ndarray | np.generic,
+           rtol: float) -> bool:
+    return bool(np.all(np.isclose(actual, expected, rtol=rtol, atol=0.0, equal_nan=True)))
+
+
+def compare_staged_values(expected: Any, actual: Any, path: str = "value", *,
+                          rtol: float = 0.0) -> list[str]:
+    """``compare_values`` for staged results: the same, plus
+
+    - Python bool/int/float in the plain result may come back as a NumPy scalar (promotion, see
+      ``_promoted_python_scalar``); lists, tuples and dicts must keep their Python type;
+    - with ``rtol > 0``, floating arrays and NumPy floating scalars of the same dtype and shape
+      may differ by ``rtol`` (relative, no absolute slack); dtype and shape stay exact and
+      integer/bool data stays exact.
+    """
+    promoted = _promoted_python_scalar(expected, actual, path)
+    if promoted is not None:
+        return promoted
+    if isinstance(expected, (list, tuple)) and type(expected) is type(actual):
+        if len(expected) != len(actual):
+            return [f"{path}: length {len(expected)} != {len(actual)}: {expected!r} vs {actual!r}"]
+        diffs = []
+        for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
+            diffs += compare_staged_values(e, a, f"{path}[{i}]", rtol=rtol)
+        return diffs
+    if isinstance(expected, dict) and type(expected) is type(actual):
+        if list(expected) != list(actual):
+            return [f"{path}: keys (in order) {list(expected)!r} != {list(actual)!r}"]
+        diffs = []
+        for key in expected:
+            diffs += compare_staged_values(expected[key], actual[key], f"{path}[{key!r}]",
+                                           rtol=rtol)
+        return diffs
+    diffs = compare_values(expected, actual, path)
+    if (diffs and rtol > 0 and type(expected) is type(actual)
+            and isinstance(expected, (np.ndarray, np.generic))
+            and expected.dtype == actual.dtype and expected.dtype.kind in "fc"
+            and np.shape(expected) == np.shape(actual) and _close(expected, actual, rtol)):
+        return []
+    return diffs

@@ -105,23 +105,6 @@ def test_to_code_shows_functional_control_flow():
     assert "ag__.if_stmt(n % 2 == 0, if_body, else_body, (n,))" in code
 
 
-def test_convert_decorator_forms():
-    @autostage.convert
-    def plain(x):
-        return -x if x < 0 else x
-
-    @autostage.convert(input_signature=[None], target="interpreter")
-    def configured(x):
-        return x + 1
-
-    assert plain(-3) == 3
-    assert configured(1) == 2
-    assert configured.target == "interpreter"
-    assert configured.input_signature == (None,)
-    with pytest.raises(ValueError, match="unknown target 'gpu'"):
-        autostage.convert(target="gpu")
-
-
 def test_do_not_convert_calls_the_function_as_it_is():
     calls = []
 

@@ -1,0 +1,157 @@
+"""The NumPy-like functions that stage ops on tensors: element-wise, reductions and products.
+
+This is the front end shared by the ``Tensor`` operators and methods and by NumPy's dispatch
+(``__array_ufunc__`` / ``__array_function__``): it turns its arguments into typed operands (a
+weak Python scalar becomes a constant of the dtype NumPy 2 would convert it to, a weak staged
+value is cast the same way; NumPy arrays become constants) and emits the op. Shape, creation and
+indexing functions are in ``array_shapes.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from autostage.runtime import dtype_rules, tracing, value_info
+from autostage.runtime.ops.elementwise import UFUNCS
+from autostage.runtime.ops.reductions import REDUCTIONS
+from autostage.runtime.tensor import Tensor, constant
+from autostage.runtime.types import as_dtype
+
+_PYTHON_DTYPES = {np.dtype(np.bool_), np.dtype(np.int64), np.dtype(np.float64),
+                  np.dtype(np.complex128)}
+
+
+def as_tensor(value: object, dtype: object = None) -> Tensor:
+    """``value`` as a tensor (NumPy values and Python scalars as constants, strongly typed)."""
+    if isinstance(value, Tensor):
+        return value if dtype is None or value.dtype == as_dtype(dtype) else astype(value, dtype)
+    return constant(value, dtype)
+
+
+def _operand(value: object) -> object:
+    return value if isinstance(value, Tensor) or dtype_rules.is_python_scalar(value) else (
+        constant(value))
+
+
+def _spec(value: object) -> object:
+    """What the dtype rules see: a dtype (strong), a Python scalar, or Weak (weak staged)."""
+    if isinstance(value, Tensor):
+        if value_info.is_weak(value.value):
+            return dtype_rules.Weak(dtype_rules.weak_kind(value.dtype))
+        return value.dtype
+    return value
+
+
+def _typed(value: object, dtype: np.dtype, unsafe: bool = False):
+    """The IR value of an operand converted to ``dtype`` (weak operands only change dtype)."""
+    if isinstance(value, Tensor):
+        return value.value if value.dtype == dtype else astype(value, dtype).value
+    return constant(dtype_rules.convert_scalar(value, dtype, unsafe)).value
+
+
+def _emit_promoted(name: str, function, args: Sequence[object], unsafe: bool = False) -> Tensor:
+    """Emits element-wise op ``name`` (NumPy ``function``) with NumPy 2's weak promotion."""
+    args = [_operand(a) for a in args]
+    specs = [_spec(a) for a in args]
+    dtypes, _ = dtype_rules.resolve(function, specs, name)
+    values = [_typed(a, d, unsafe) for a, d in zip(args, dtypes, strict=True)]
+    (result,) = tracing.emit(name, values)
+    if not any(isinstance(s, np.dtype) for s in specs) and result.type.dtype in _PYTHON_DTYPES:
+        value_info.mark_weak(result)  # Python scalar op Python scalar: still a Python scalar
+    return Tensor(result)
+
+
+def ufunc(name: str, *args: object) -> Tensor:
+    """Applies element-wise op ``name`` (a key of ``ops.elementwise.UFUNCS``) to ``args``."""
+    return _emit_promoted(name, UFUNCS[name], args)
+
+
+def where(condition: object, x: object, y: object) -> Tensor:
+    """``np.where(condition, x, y)`` (NumPy converts its weak scalars unsafely: 300 -> int8 44)."""
+    if dtype_rules.is_python_scalar(condition):  # only its truth counts, not its dtype
+        condition = constant(np.bool_(bool(condition)))
+    elif isinstance(condition, Tensor) and value_info.is_weak(condition.value):
+        condition = astype(condition, np.bool_)
+    return _emit_promoted("where", np.where, (condition, x, y), unsafe=True)
+
+
+def clip(x: object, lo: object = None, hi: object = None) -> Tensor:
+    """``np.clip(x, lo, hi)``, mirroring NumPy's ``_clip``: out-of-range Python int bounds of an
+    integer array are dropped, and a missing bound stages as maximum/minimum (none: positive)."""
+    x = as_tensor(x)  # np.clip converts x with asarray: a Python scalar x is strong
+    if value_info.is_weak(x.value):
+        x = copy(x)
+    if x.dtype.kind in "iu":
+        info = np.iinfo(x.dtype)
+        lo = None if type(lo) is int and lo <= info.min else lo
+        hi = None if type(hi) is int and hi >= info.max else hi
+    if lo is None and hi is None:
+        return ufunc("positive", x)
+    if lo is None:
+        return ufunc("minimum", x, hi)
+    if hi is None:
+        return ufunc("maximum", x, lo)
+    return _emit_promoted("clip", np.clip, (x, lo, hi))
+
+
+def astype(x: object, dtype: object) -> Tensor:
+    """``x.astype(dtype)`` (always a new array, as NumPy's default ``copy=True``)."""
+    (result,) = tracing.emit("cast", (as_tensor(x).value,), {"dtype": as_dtype(dtype)})
+    return Tensor(result)
+
+
+def copy(x: object) -> Tensor:
+    """``np.copy(x)``: a fresh array (never a view)."""
+    (result,) = tracing.emit("copy", (as_tensor(x).value,))
+    return Tensor(result)
+
+
+def reduce(name: str, x: object, axis: object = None, dtype: object = None, out: object = None,
+           keepdims: bool = False, ddof: object = 0, **unsupported: object) -> Tensor:
+    """``np.<name>(x, axis=..., keepdims=...)`` for the reductions of ``ops.reductions``.
+
+    Raises:
+      TypeError: ``out=`` or another argument autostage does not stage (``where=``...).
+    """
+    if out is not None or unsupported:
+        bad = "out" if out is not None else next(iter(unsupported))
+        raise TypeError(f"np.{name}: the argument {bad}= is not supported on staged tensors")
+    x = as_tensor(x)
+    if name in ("argmax", "argmin"):
+        axis = None if axis is None else dtype_rules.normalize_axis(axis, x.ndim)
+    elif axis is not None:
+        axis = dtype_rules.normalize_axes(axis, x.ndim)
+    attrs = {"axis": axis, "keepdims": bool(keepdims)}
+    if "dtype" in REDUCTIONS[name]:
+        attrs["dtype"] = None if dtype is None else as_dtype(dtype)
+    elif dtype is not None:
+        raise TypeError(f"np.{name} got an unexpected keyword argument 'dtype'")
+    if "ddof" in REDUCTIONS[name]:
+        attrs["ddof"] = ddof
+    (result,) = tracing.emit(name, (x.value,), attrs)
+    return Tensor(result)
+
+
+def matmul(a: object, b: object) -> Tensor:
+    """``a @ b``."""
+    (result,) = tracing.emit("matmul", (as_tensor(a).value, as_tensor(b).value))
+    return Tensor(result)
+
+
+def dot(a: object, b: object) -> Tensor:
+    """``np.dot(a, b)`` (Python scalars convert strongly, as np.dot does)."""
+    (result,) = tracing.emit("dot", (as_tensor(a).value, as_tensor(b).value))
+    return Tensor(result)
+
+
+def einsum(subscripts: str, *operands: object) -> Tensor:
+    """``np.einsum(subscripts, *operands)`` for explicit subscripts without ``...``."""
+    if not isinstance(subscripts, str):
+        raise TypeError("autostage's einsum needs the subscripts as a string")
+    from autostage.runtime.ops.linalg import parse_subscripts
+    tensors = [as_tensor(o) for o in operands]
+    labels, output = parse_subscripts(subscripts, tuple(t.ndim for t in tensors))
+    spec = ",".join(labels) + "->" + output
+    (result,) = tracing.emit("einsum", [t.value for t in tensors], {"subscripts": spec})
+    return Tensor(result)

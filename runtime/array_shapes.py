@@ -1,0 +1,309 @@
+"""The NumPy-like functions that stage shape ops, creation ops and indexing.
+
+Sizes may be Python ints or staged 0-d integers (``x.shape[0]`` of an unknown dimension), which
+become extra operands of the op (see ``ops/shapes.py``). Results that NumPy returns as views of
+their input (basic indexing, reshape, transpose, ravel...) are recorded as views in
+``value_info``, so that writing through them, or into a function argument, is a clear error.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+
+import numpy as np
+from autostage.runtime import dtype_rules, tracing, value_info
+from autostage.runtime.array_api import as_tensor, astype
+from autostage.runtime.ops.indexing import _INDEX_ERROR, ELLIPSIS, STAGED
+from autostage.runtime.tensor import StagingTypeError, Tensor, constant
+from autostage.runtime.types import as_dtype
+
+
+def _emit(name: str, operands: Sequence, attrs: dict | None = None, view_of: Tensor | None = None
+          ) -> Tensor:
+    (result,) = tracing.emit(name, [o.value if isinstance(o, Tensor) else o for o in operands],
+                             attrs)
+    if view_of is not None:
+        value_info.mark_view(result, view_of.value)
+    return Tensor(result)
+
+
+def size_operands(shape: object) -> tuple[tuple, list]:
+    """A shape argument as the ``shape`` attr (None for staged sizes) and the staged sizes."""
+    if isinstance(shape, (int, np.integer, Tensor)):
+        shape = (shape,)
+    attr, operands = [], []
+    for d in shape:
+        if isinstance(d, Tensor):
+            if d.ndim != 0 or d.dtype.kind not in "iu":
+                raise TypeError(f"a size must be an integer, not a staged {d.type}")
+            attr.append(None)
+            operands.append(d.value)
+        else:
+            attr.append(operator.index(d))
+    return tuple(attr), operands
+
+
+# --- shape queries ----------------------------------------------------------------------------
+
+
+def dim(x: Tensor, axis: int) -> int | Tensor:
+    """``x.shape[axis]``: a Python int when known, else a staged (weak) 0-d int64."""
+    known = x.type.shape[axis]
+    if known is not None:
+        return known
+    result = _emit("dim", (x,), {"axis": dtype_rules.normalize_axis(axis, x.ndim)})
+    value_info.mark_weak(result.value)
+    return result
+
+
+def shape_of(x: Tensor) -> tuple:
+    """``x.shape``: known dimensions as ints, unknown ones as staged 0-d int64 tensors."""
+    return tuple(dim(x, i) for i in range(x.ndim))
+
+
+def size_of(x: Tensor) -> int | Tensor:
+    """``x.size``: an int when every dimension is known, else a staged (weak) 0-d int64."""
+    if None not in x.type.shape:
+        return int(np.prod(x.type.shape, dtype=np.int64))
+    result = _emit("size", (x,))
+    value_info.mark_weak(result.value)
+    return result
+
+
+# --- shape ops --------------------------------------------------------------------------------
+
+
+def reshape(x: object, shape: object, view: bool = True) -> Tensor:
+    """``np.reshape(x, shape)`` (one size may be -1; sizes may be staged)."""
+    x = as_tensor(x)
+    attr, sizes = size_operands(shape)
+    return _emit("reshape", (x, *sizes), {"shape": attr}, view_of=x if view else None)
+
+
+def ravel(x: object) -> Tensor:
+    return reshape(x, (-1,))
+
+
+def flatten(x: object) -> Tensor:
+    """``x.flatten()``: always a copy, unlike ravel."""
+    return reshape(x, (-1,), view=False)
+
+
+def transpose(x: object, axes: object = None) -> Tensor:
+    x = as_tensor(x)
+    if axes is None:
+        axes = tuple(reversed(range(x.ndim)))
+    axes = tuple(dtype_rules.normalize_axis(a, x.ndim) for a in axes)
+    return _emit("transpose", (x,), {"axes": axes}, view_of=x)
+
+
+def expand_dims(x: object, axis: object) -> Tensor:
+    x = as_tensor(x)
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    ndim = x.ndim + len(axes)
+    normalized = tuple(sorted(dtype_rules.normalize_axis(a, ndim) for a in axes))
+    if len(set(normalized)) != len(normalized):
+        raise ValueError("repeated axis")
+    return _emit("expand_dims", (x,), {"axis": normalized}, view_of=x)
+
+
+def squeeze(x: object, axis: object = None) -> Tensor:
+    """``np.squeeze``; without ``axis`` every dimension must be known (the rank must be)."""
+    x = as_tensor(x)
+    if axis is None:
+        if None in x.type.shape:
+            raise StagingTypeError(
+                f"squeeze() without axis on a staged tensor of type {x.type} cannot be staged: "
+                "whether an unknown dimension is 1 is known only at run time; pass axis=")
+        axes = tuple(i for i, d in enumerate(x.type.shape) if d == 1)
+    else:
+        axes = dtype_rules.normalize_axes(axis, x.ndim)
+    return _emit("squeeze", (x,), {"axis": axes}, view_of=x)
+
+
+def concatenate(arrays: Sequence[object], axis: object = 0) -> Tensor:
+    tensors = [as_tensor(a) for a in arrays]
+    if axis is None:
+        tensors, axis = [ravel(t) for t in tensors], 0
+    if not tensors:
+        raise ValueError("need at least one array to concatenate")
+    axis = dtype_rules.normalize_axis(axis, max(tensors[0].ndim, 1))
+    return _emit("concatenate", tensors, {"axis": axis})
+
+
+def stack(arrays: Sequence[object], axis: int = 0) -> Tensor:
+    tensors = [as_tensor(a) for a in arrays]
+    if not tensors:
+        raise ValueError("need at least one array to stack")
+    axis = dtype_rules.normalize_axis(axis, tensors[0].ndim + 1)
+    return _emit("stack", tensors, {"axis": axis})
+
+
+def broadcast_to(x: object, shape: object) -> Tensor:
+    x = as_tensor(x)
+    attr, sizes = size_operands(shape)
+    return _emit("broadcast_to", (x, *sizes), {"shape": attr}, view_of=x)
+
+
+# --- creation ---------------------------------------------------------------------------------
+
+
+def full(shape: object, fill_value: object, dtype: object = None) -> Tensor:
+    """``np.full`` (and zeros/ones/empty); sizes and the fill value may be staged."""
+    if dtype is None:
+        dtype = fill_value.dtype if isinstance(fill_value, Tensor) else np.asarray(
+            fill_value).dtype
+    dtype = as_dtype(dtype)
+    attr, sizes = size_operands(shape)
+    if any(d is not None and d < 0 for d in attr):
+        raise ValueError("negative dimensions are not allowed")
+    return _emit("full", (_fill(fill_value, dtype), *sizes), {"shape": attr, "dtype": dtype})
+
+
+def _fill(value: object, dtype: np.dtype) -> Tensor:
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise ValueError("autostage stages only scalar fill values")
+        return value if value.dtype == dtype else astype(value, dtype)
+    return constant(dtype_rules.convert_scalar(value, dtype))
+
+
+def zeros(shape: object, dtype: object = float) -> Tensor:
+    return full(shape, 0, dtype)
+
+
+def ones(shape: object, dtype: object = float) -> Tensor:
+    return full(shape, 1, dtype)
+
+
+def full_like(x: object, fill_value: object, dtype: object = None) -> Tensor:
+    x = as_tensor(x)
+    dtype = x.dtype if dtype is None else as_dtype(dtype)
+    return _emit("full_like", (x, _fill(fill_value, dtype)), {"dtype": dtype})
+
+
+def zeros_like(x: object, dtype: object = None) -> Tensor:
+    return full_like(x, 0, dtype)
+
+
+def ones_like(x: object, dtype: object = None) -> Tensor:
+    return full_like(x, 1, dtype)
+
+
+def arange(start: object, stop: object = None, step: object = None, dtype: object = None
+           ) -> Tensor:
+    """``np.arange`` with staged bounds (all-Python bounds give a constant)."""
+    if stop is None:
+        start, stop = 0, start
+    step = 1 if step is None else step
+    args = (start, stop, step)
+    if not any(isinstance(a, Tensor) for a in args):
+        return constant(np.arange(start, stop, step, dtype=dtype))
+    if dtype is None:
+        samples = [a.dtype.type(1) if isinstance(a, Tensor) and not value_info.is_weak(a.value)
+                   else 1 if isinstance(a, Tensor) else a for a in args]
+        dtype = np.arange(*samples).dtype
+    return _emit("arange", [as_tensor(a) for a in args], {"dtype": as_dtype(dtype)})
+
+
+def eye(n: object, m: object = None, k: int = 0, dtype: object = float) -> Tensor:
+    attr, sizes = size_operands((n, n if m is None else m))
+    return _emit("eye", sizes, {"shape": attr, "k": operator.index(k), "dtype": as_dtype(dtype)})
+
+
+# --- indexing ---------------------------------------------------------------------------------
+
+
+def _index_part(part: object, operands: list) -> object:
+    """A slice bound: None, an int, or ``"?"`` for a staged 0-d integer."""
+    if part is None:
+        return None
+    if isinstance(part, Tensor):
+        if part.ndim != 0 or part.dtype.kind not in "iu":
+            raise TypeError("slice indices must be integers or None or have an __index__ method")
+        operands.append(part.value)
+        return STAGED
+    return operator.index(part)
+
+
+def index_operands(key: object) -> tuple[tuple, list, bool]:
+    """The ``index`` attr, the staged operands and whether the index is basic (no arrays)."""
+    key = key if isinstance(key, tuple) else (key,)
+    index, operands, basic = [], [], True
+    for k in key:
+        if k is None:
+            index.append(None)
+        elif k is Ellipsis:
+            index.append(ELLIPSIS)
+        elif isinstance(k, slice):
+            index.append(tuple(_index_part(p, operands) for p in (k.start, k.stop, k.step)))
+        elif isinstance(k, (bool, np.bool_)):
+            raise IndexError("autostage does not stage boolean scalar indices (x[True])")
+        elif isinstance(k, (int, np.integer)):
+            index.append(int(k))
+        else:
+            if not isinstance(k, Tensor):
+                array = np.asarray(k)
+                if array.dtype.kind not in "biu" or array.ndim == 0:
+                    raise IndexError(_INDEX_ERROR)
+                k = constant(array)
+            basic = basic and k.ndim == 0
+            index.append(STAGED)
+            operands.append(k.value)
+    return tuple(index), operands, basic
+
+
+def getitem(x: object, key: object) -> Tensor:
+    """``x[key]``: basic indexing gives a view of ``x`` (unless it selects one element)."""
+    x = as_tensor(x)
+    index, operands, basic = index_operands(key)
+    result = _emit("getitem", (x, *operands), {"index": index})
+    scalar = result.ndim == 0 and all(isinstance(e, int) or e == STAGED for e in index)
+    if basic and not scalar:
+        value_info.mark_view(result.value, x.value)
+    return result
+
+
+def check_writable(x: Tensor, what: str) -> None:
+    """Raises StagingError if writing into ``x`` would have to change an argument or a view."""
+    base = value_info.view_base(x.value)
+    if base is None:
+        return
+    loc = tracing.user_location()
+    where = f"{loc}: " if loc is not None else ""
+    name = value_info.aliased_argument(x.value)
+    if name is not None:
+        through = "" if base is x.value else " through a view of it"
+        raise tracing.StagingError(
+            f"{where}{what} changes the argument `{name}` in place{through}, which cannot be "
+            f"staged: the caller's array would not change. Copy it first: "
+            f"`{name} = {name}.copy()`")
+    created = f" (created at {x.value.loc})" if x.value.loc is not None else ""
+    raise tracing.StagingError(
+        f"{where}{what} writes through a view of another array{created}, which cannot be "
+        "staged: the array it views would not change. Index the original array instead, or "
+        "copy the view first (`y = y.copy()`)")
+
+
+def setitem(x: object, key: object, value: object) -> Tensor:
+    """``x[key] = value`` as a new array (``x = setitem(x, key, value)`` in converted code).
+
+    Raises:
+      StagingError: ``x`` is a function argument or a view (the write would be lost).
+    """
+    if not isinstance(x, Tensor):
+        raise StagingTypeError(
+            f"cannot write a staged value (or at a staged index) into a {type(x).__name__} "
+            "that is not staged: the write would happen at trace time only. Make it a staged "
+            "array first, e.g. `a = np.zeros(n)` inside the converted function")
+    check_writable(x, "this assignment to an element")
+    index, operands, _ = index_operands(key)
+    if isinstance(value, Tensor):
+        value = value if value.dtype == x.dtype else astype(value, x.dtype)
+    elif dtype_rules.is_python_scalar(value):
+        value = constant(dtype_rules.convert_scalar(value, x.dtype))
+    else:
+        with np.errstate(all="ignore"):
+            value = constant(np.asarray(value).astype(x.dtype))
+    return _emit("setitem", (x, value, *operands), {"index": index})

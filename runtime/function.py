@@ -1,0 +1,860 @@
+"""``StagedFunction``: a Python function traced into typed IR once per signature, then run.
+
+A call binds the arguments like Python (defaults applied) and flattens them (``pytree``):
+``np.ndarray`` / ``np.generic`` leaves are staged (their dtype and rank; sizes stay unknown),
+every other leaf is a compile-time constant the trace is specialised on (by value if hashable,
+else by identity). The trace cache key is ``(treedef, per leaf: (dtype, ndim) or the constant,
+per environment source: its key)``. A miss traces the function (``trace``), verifies the module
+and caches a ``ConcreteFunction``; a hit is one dict read, without a lock.
+
+Globals and closed-over variables are read at CALL time, as Python reads them: while tracing, the
+function runs with its global/closure arrays replaced by tensors that are extra (implicit)
+parameters, and each call reads the current values again and passes them (their dtype and exact
+shape are in the key; other globals are in the key by value or identity, so rebinding one
+retraces). Nothing a function reads by name is frozen into a trace. Calls from staged code to
+user functions with staged arguments become ``call`` ops (``staged_call``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import logging
+import threading
+import types
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from autostage.runtime import ir, pytree, tracing
+from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
+from autostage.runtime.tensor import Tensor
+from autostage.runtime.tensor_spec import TensorSpec
+from autostage.runtime.types import TensorType, type_of_array
+
+logger = logging.getLogger(__name__)
+
+RETRACE_WARNING_THRESHOLD = 5  # traces of one function before RetracingWarning explains why
+TARGETS = ("cpu", "interpreter", "cuda")
+_POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+class RetracingWarning(UserWarning):
+    """A staged function was traced many times; the message says which argument changed.
+
+    Example: ``step(x, n)`` called with a new Python int ``n`` each time traces once per value.
+    Fix: pass ``np.int64(n)`` so that ``n`` is staged (one trace for all values).
+    """
+
+
+class BackendWarning(UserWarning):
+    """The requested backend is not available yet and another one runs the same IR."""
+
+
+class _ById:
+    """A key component for an unhashable constant: compared by identity, kept alive."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: object):
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _ById and other.obj is self.obj
+
+
+def constant_key(value: object) -> tuple:
+    """The key of a compile-time constant: its type and value (identity if unhashable).
+
+    The type is part of it because ``1 == 1.0 == True`` would otherwise share a trace; floats key
+    on their exact bits so that ``-0.0`` and ``nan`` trace correctly.
+    """
+    kind = type(value)
+    if kind is float:
+        return (float, value.hex())
+    try:
+        hash(value)
+    except TypeError:
+        return (kind, _ById(value))
+    return (kind, value)
+
+
+def leaf_key(leaf: object) -> tuple:
+    """A leaf's component of the trace key: ``(dtype, ndim)`` if staged, else ``constant_key``."""
+    if type(leaf) is np.ndarray:
+        return (leaf.dtype, leaf.ndim)
+    if isinstance(leaf, np.generic):
+        return (leaf.dtype, 0)
+    if type(leaf) is TensorSpec:
+        if all(d is None for d in leaf.shape):
+            return (leaf.dtype, leaf.ndim)
+        return (leaf.dtype, leaf.shape)  # known sizes: a more specific trace
+    return constant_key(leaf)
+
+
+def is_staged_leaf(leaf: object) -> bool:
+    return isinstance(leaf, np.ndarray | np.generic | TensorSpec)
+
+
+def _leaf_type(leaf: object) -> TensorType:
+    return leaf.type if type(leaf) is TensorSpec else type_of_array(leaf)
+
+
+class ConcreteFunction:
+    """One trace: an IR module and how to turn its results back into the returned structure."""
+
+    __slots__ = ("module", "key", "description", "captures", "outputs", "_execute")
+
+    def __init__(self, module: ir.Module, key: tuple, description: dict[str, tuple],
+                 captures: tuple[int, ...], outputs: Outputs, execute: Callable):
+        self.module = module
+        self.key = key
+        self.description = description  # component label -> key, for retrace messages
+        self.captures = captures  # indices into the owner's environment sources, param order
+        self.outputs = outputs
+        self._execute = execute
+
+    @property
+    def function(self) -> ir.Function:
+        return self.module.main
+
+    def run(self, staged: list, environment_values: list) -> Any:
+        if self.captures:
+            staged = staged + [environment_values[i] for i in self.captures]
+        return self.outputs.build(self._execute(self.module, staged))
+
+    def text(self) -> str:
+        """The printed IR of this trace (every function of its module)."""
+        return importlib.import_module("autostage.runtime.printer").format_module(self.module)
+
+    def __repr__(self) -> str:
+        params = ", ".join(str(t) for t in self.function.param_types)
+        return f"<ConcreteFunction {self.function.name}({params})>"
+
+
+class Outputs:
+    """How a traced function's results map back to the structure it returned.
+
+    Staged tensors become results of the IR function; Python constants in the output are returned
+    as they are (NumPy arrays computed at trace time are copied on each call, as Python would
+    build a new one each time).
+    """
+
+    __slots__ = ("treedef", "constants", "positions", "single")
+
+    def __init__(self, treedef: pytree.TreeDef, constants: list, positions: tuple[int, ...]):
+        self.treedef = treedef
+        self.constants = constants  # the output leaves, with None where a result goes
+        self.positions = positions  # leaf position of result i
+        self.single = treedef is pytree.LEAF and bool(positions)
+
+    def build(self, results: tuple) -> Any:
+        if self.single:
+            return results[0]
+        leaves = [c.copy() if type(c) is np.ndarray else c for c in self.constants]
+        for position, value in zip(self.positions, results, strict=True):
+            leaves[position] = value
+        return pytree.unflatten(self.treedef, leaves)
+
+
+def collect_outputs(trace: tracing.Trace, output: Any) -> Outputs:
+    """Makes the staged leaves of ``output`` the results of the traced function."""
+    leaves, treedef = pytree.flatten(output)
+    constants, positions, values = [], [], []
+    for position, leaf in enumerate(leaves):
+        if isinstance(leaf, Tensor):
+            tracing.check_visible(leaf.value, "a returned tensor")
+            positions.append(position)
+            values.append(leaf.value)
+            constants.append(None)
+        else:
+            _reject_staged_output(leaf)
+            constants.append(leaf)
+    trace.function.body.results = tuple(values)
+    return Outputs(treedef, constants, tuple(positions))
+
+
+def _reject_staged_output(leaf: object) -> None:
+    from autostage.runtime.operator_hooks import Staged
+
+    if isinstance(leaf, Staged):
+        raise tracing.StagingError(
+            f"a staged function returned a {type(leaf).__name__}, which cannot leave staged code "
+            "yet; return tensors (e.g. np.stack a tensor list) instead")
+
+
+class _Binding:
+    """How a Python signature maps arguments to a canonical tuple of parameter values and back."""
+
+    def __init__(self, fn: Callable):
+        self.signature = inspect.signature(fn)
+        self.params = list(self.signature.parameters.values())
+        self.names = [p.name for p in self.params]
+        simple = all(p.kind in _POSITIONAL for p in self.params)
+        # Calls with exactly one positional argument per parameter skip binding (the hot path).
+        self.arity = len(self.params) if simple else -1
+
+    def canonical(self, args: tuple, kwargs: dict) -> tuple:
+        """Every parameter's value in order, defaults applied (``*args`` a tuple, ``**kw`` a
+        dict); raises TypeError like the Python call would."""
+        bound = self.signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        return tuple(bound.arguments.values())
+
+    def call_args(self, values: tuple) -> tuple[list, dict]:
+        """The positional and keyword arguments that pass ``values`` to the function."""
+        positional, keywords = [], {}
+        for param, value in zip(self.params, values, strict=True):
+            if param.kind in _POSITIONAL:
+                positional.append(value)
+            elif param.kind is inspect.Parameter.VAR_POSITIONAL:
+                positional.extend(value)
+            elif param.kind is inspect.Parameter.KEYWORD_ONLY:
+                keywords[param.name] = value
+            else:
+                keywords.update(value)
+        return positional, keywords
+
+    def labels(self, values: tuple) -> list[str]:
+        """A label per leaf of ``values``: ``argument 'x'``, ``argument 'xs'[1]``."""
+        labels = []
+        for name, value in zip(self.names, values, strict=True):
+            _, treedef = pytree.flatten(value)
+            labels += [f"argument '{name}'{path}" for path in pytree.leaf_paths(treedef)]
+        return labels
+
+
+class FunctionTrace(tracing.Trace):
+    """A trace of a staged function: it also records the environment the code read.
+
+    ``captures``: environment arrays made implicit parameters (source -> tensor), in parameter
+    order; ``sources``: every environment source read (their values are in the cache key);
+    ``shared``: state common to all functions traced into one module (callees, recursion).
+    """
+
+    def __init__(self, module: ir.Module, name: str, param_types: list, shared: _ModuleState):
+        super().__init__(module, name, param_types)
+        module.add(self.function)
+        self.captures: dict[Source, Tensor] = {}
+        self.sources: dict[Source, None] = {}
+        self.shared = shared
+        self.variable_policy = shared.variable_policy
+
+    def capture(self, source: Source, value: np.ndarray) -> Tensor:
+        """The tensor that stands for ``source`` in this function: a new implicit parameter."""
+        tensor = self.captures.get(source)
+        if tensor is None:
+            body = self.function.body
+            param = ir.Value(type_of_array(value, exact_shape=True), body, len(body.args))
+            body.args = (*body.args, param)
+            tensor = self.captures[source] = Tensor(param)
+        return tensor
+
+
+class _ModuleState:
+    """What the functions traced into one module share."""
+
+    def __init__(self, variable_policy: Callable[[], None] | None):
+        self.callees: dict[tuple, Any] = {}  # callee key -> staged_calls.Callee
+        self.active: set[tuple] = set()  # callee keys being traced (recursion check)
+        self.variable_policy = variable_policy
+
+
+def _verify(module: ir.Module) -> None:
+    try:
+        verifier = importlib.import_module("autostage.runtime.verifier")
+    except ImportError:  # pragma: no cover - the verifier lands with the interpreter
+        return
+    verifier.verify(module)
+
+
+def _interpreter(module: ir.Module, args: list) -> tuple:
+    from autostage.runtime import interpreter
+
+    return interpreter.run(module, args)
+
+
+BACKENDS: dict[str, Callable[[ir.Module, list], tuple]] = {"interpreter": _interpreter}
+_warned_backends: set[str] = set()
+
+
+def backend_for(target: str, stacklevel: int = 1) -> tuple[str, Callable]:
+    """The backend that runs ``target`` today, warning once per process when it differs."""
+    if target not in TARGETS:
+        raise ValueError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
+    if target in BACKENDS:
+        return target, BACKENDS[target]
+    if target == "cpu":
+        if target not in _warned_backends:
+            _warned_backends.add(target)
+            warnings.warn(
+                "autostage: the CPU (Numba) backend is not implemented yet; target='cpu' runs on "
+                "the NumPy reference interpreter (same results, slower)", BackendWarning,
+                stacklevel=stacklevel + 1)
+        return "interpreter", BACKENDS["interpreter"]
+    raise NotImplementedError(
+        f"autostage: the {target!r} backend is not implemented yet; use target='interpreter'")
+
+
+
+# --- The environment: globals and closure cells a function reads, re-read on every call. ------
+
+_MISSING = object()
+
+
+class Source:
+    """A name a function reads from its environment: a global of its module or a closure cell."""
+
+    __slots__ = ("container", "name", "is_cell")
+
+    def __init__(self, container: dict | types.CellType, name: str, is_cell: bool):
+        self.container = container
+        self.name = name
+        self.is_cell = is_cell
+
+    def read(self) -> object:
+        if self.is_cell:
+            try:
+                return self.container.cell_contents
+            except ValueError:  # an empty cell: the variable is not assigned yet
+                return _MISSING
+        return self.container.get(self.name, _MISSING)
+
+    def __hash__(self) -> int:
+        return hash((id(self.container), self.name))
+
+    def __eq__(self, other: object) -> bool:
+        return (type(other) is Source and other.container is self.container
+                and other.name == self.name)
+
+    def __str__(self) -> str:
+        return f"{'closed-over variable' if self.is_cell else 'global'} '{self.name}'"
+
+
+def environment_key(value: object) -> tuple:
+    """A source's key component: arrays by dtype and exact shape (their values are passed at
+    call time), anything else like a constant."""
+    if type(value) is np.ndarray:
+        return (value.dtype, value.shape)
+    return constant_key(value)
+
+
+def _code_objects(code: types.CodeType):
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _code_objects(const)
+
+
+def _environment(fn: types.FunctionType) -> tuple[list[Source], set[str]]:
+    """The globals and closure cells ``fn``'s code (nested code included) may read, modules
+    excepted, and the names it assigns with ``global`` / ``nonlocal``."""
+    codes = list(_code_objects(fn.__code__))
+    written = {i.argval for code in codes for i in _instructions(code)
+               if i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF")}
+    sources = []
+    names = dict.fromkeys(name for code in codes for name in code.co_names)
+    for name in names:
+        if name in fn.__globals__ and not isinstance(fn.__globals__[name], types.ModuleType):
+            sources.append(Source(fn.__globals__, name, False))
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True):
+        source = Source(cell, name, True)
+        if not isinstance(source.read(), types.ModuleType):
+            sources.append(source)
+    return sources, written
+
+
+def _instructions(code: types.CodeType):
+    import dis
+
+    return dis.get_instructions(code)
+
+
+def bind_environment(fn: Callable, trace: FunctionTrace) -> Callable:
+    """``fn`` with every global/closure array it reads replaced by an implicit parameter of
+    ``trace``; every source read is recorded (its value goes into the cache key).
+
+    Raises:
+      StagingError: the function assigns a global or nonlocal that holds an array.
+    """
+    if isinstance(fn, types.MethodType):
+        return types.MethodType(bind_environment(fn.__func__, trace), fn.__self__)
+    if type(fn) is not types.FunctionType:
+        return fn
+    sources, written = _environment(fn)
+    new_globals, new_cells = {}, {}
+    for source in sources:
+        value = source.read()
+        trace.sources[source] = None
+        if type(value) is not np.ndarray:
+            continue
+        if source.name in written:
+            raise tracing.StagingError(
+                f"{fn.__qualname__} assigns {source}, which holds a NumPy array; a staged function "
+                "cannot rebind arrays outside itself: return the new value instead")
+        tensor = trace.capture(source, value)
+        (new_cells if source.is_cell else new_globals)[source.name] = tensor
+    if not new_globals and not new_cells:
+        return fn
+    return _rebound(fn, new_globals, new_cells)
+
+
+def _rebound(fn: types.FunctionType, new_globals: dict, new_cells: dict) -> types.FunctionType:
+    # Functions the code defines (loop bodies, user closures) get these globals and cells too.
+    globals_ = {**fn.__globals__, **new_globals} if new_globals else fn.__globals__
+    closure = fn.__closure__
+    if new_cells:
+        closure = tuple(types.CellType(new_cells[name]) if name in new_cells else cell
+                        for name, cell in zip(fn.__code__.co_freevars, closure, strict=True))
+    new = types.FunctionType(fn.__code__, globals_, fn.__name__, fn.__defaults__, closure)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    new.__qualname__ = fn.__qualname__
+    return new
+
+
+# --- Staged calls: a user function called with staged arguments becomes a `call` op. ---------
+
+_active_traces = 0  # traces running in any thread; converted() checks it before thread state
+_active_lock = threading.Lock()
+
+
+def staging_active() -> bool:
+    """Whether a staged function is being traced in this thread (cheap when none is)."""
+    return _active_traces > 0 and isinstance(tracing.current(), FunctionTrace)
+
+
+class Callee:
+    """A function traced into a module for staged calls: its name and how to call it."""
+
+    __slots__ = ("name", "outputs", "captures", "result_types")
+
+    def __init__(self, name: str, outputs: Outputs, captures: tuple, result_types: tuple):
+        self.name = name
+        self.outputs = outputs
+        self.captures = captures  # the environment sources of its implicit parameters
+        self.result_types = result_types
+
+
+def _immutable_constant(leaf: object) -> bool:
+    return leaf is None or isinstance(leaf, int | float | complex | str | bytes | np.dtype
+                                      | type | types.FunctionType)
+
+
+def call_from_trace(fn: Callable, args: tuple, kwargs: dict) -> Any:
+    """Calls converted ``fn`` from the function being traced.
+
+    With staged arguments (and otherwise only immutable constants, so that rebuilding the
+    arguments cannot lose a mutation the caller would see) the call is traced into its own
+    function of the module and stays a ``call`` op; any other call runs inline, reading its
+    environment like the caller does.
+    """
+    trace = tracing.current()
+    leaves, treedef = pytree.flatten((args, kwargs))
+    if not any(isinstance(leaf, Tensor) for leaf in leaves) or not all(
+            isinstance(leaf, Tensor) or _immutable_constant(leaf) for leaf in leaves) or (
+            _has_mutable_nodes(treedef)):
+        return bind_environment(fn, trace)(*args, **kwargs)
+    target = fn.__func__ if isinstance(fn, types.MethodType) else fn
+    key = (_ById(target), treedef, *[
+        (leaf.type,) if isinstance(leaf, Tensor) else constant_key(leaf) for leaf in leaves])
+    callee = trace.shared.callees.get(key)
+    if callee is None:
+        callee = _trace_callee(fn, key, leaves, treedef, trace)
+    operands = [leaf.value for leaf in leaves if isinstance(leaf, Tensor)]
+    operands += [trace.capture(source, source.read()).value for source in callee.captures]
+    results = tracing.emit("call", operands, {"callee": callee.name,
+                                               "result_types": callee.result_types})
+    return callee.outputs.build(tuple(Tensor(value) for value in results))
+
+
+def _has_mutable_nodes(treedef: pytree.TreeDef) -> bool:
+    """Whether the ``(args, kwargs)`` structure holds a list or dict (other than kwargs itself):
+    containers the callee could mutate, which a call op would rebuild."""
+    args_def, kwargs_def = treedef[1]
+    return _mutable(args_def) or any(_mutable(child) for child in kwargs_def[2])
+
+
+def _mutable(treedef: pytree.TreeDef) -> bool:
+    if treedef is pytree.LEAF:
+        return False
+    if treedef[0] is list or treedef[0] is dict:
+        return True
+    return any(_mutable(child) for child in treedef[-1])
+
+
+def _trace_callee(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDef,
+                  caller: FunctionTrace) -> Callee:
+    shared = caller.shared
+    if key in shared.active:
+        where = tracing.user_location()
+        raise tracing.StagingError(
+            f"staged recursion is not supported yet: {getattr(fn, '__qualname__', fn)} calls "
+            f"itself with staged arguments of the same types"
+            f"{f' at {where}' if where is not None else ''}; make the recursion depend on a "
+            "Python constant, or write it as a loop")
+    name = _unique_name(caller.module, getattr(fn, "__name__", "callee"))
+    param_types = [leaf.type for leaf in leaves if isinstance(leaf, Tensor)]
+    trace = FunctionTrace(caller.module, name, param_types, shared)
+    params = iter(trace.function.body.args)
+    args, kwargs = pytree.unflatten(treedef, [
+        Tensor(next(params)) if isinstance(leaf, Tensor) else leaf for leaf in leaves])
+    shared.active.add(key)
+    try:
+        with tracing.tracing(trace):
+            outputs = collect_outputs(trace, bind_environment(fn, trace)(*args, **kwargs))
+    finally:
+        shared.active.discard(key)
+        trace.finished = True
+    caller.sources.update(trace.sources)
+    callee = Callee(name, outputs, tuple(trace.captures), trace.function.result_types)
+    shared.callees[key] = callee
+    return callee
+
+
+def _unique_name(module: ir.Module, base: str) -> str:
+    name, n = base, 0
+    while name in module.functions:
+        n += 1
+        name = f"{base}_{n}"
+    return name
+
+
+def traced_call(fn: Callable) -> Callable:
+    """What ``ag__.converted(f)`` returns while a staged function is traced: ``f`` called through
+    ``call_from_trace`` (a call op, or inline with its environment captured)."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return call_from_trace(fn, args, kwargs)
+
+    return call
+
+
+# --- The staged function. ------------------------------------------------------------------
+
+STRUCTURE = "the structure of the arguments"
+
+
+def _unwrap(fn: Callable) -> Callable:
+    """The converted function itself (``to_graph`` wraps it to add error notes)."""
+    if isinstance(fn, types.MethodType):
+        return types.MethodType(_unwrap(fn.__func__), fn.__self__)
+    return getattr(fn, "__autostage_converted__", fn)
+
+
+class StagedFunction:
+    """A function that is traced into typed IR once per signature and run by a backend.
+
+    Args:
+      python_function: the (converted) Python function.
+      name: the IR function's name (default: the function's ``__name__``).
+      input_signature: TensorSpecs (nested like the arguments) of the leading parameters: one
+        trace, and calls whose arguments do not fit are a TypeError.
+      target: ``"interpreter"`` (NumPy reference), ``"cpu"`` (runs on the interpreter until the
+        Numba backend lands, with a one-time BackendWarning) or ``"cuda"`` (not yet).
+      error_hook: called with every exception leaving a call (the compiler adds source notes).
+    """
+
+    def __init__(self, python_function: Callable, name: str | None = None,
+                 input_signature: Any = None, target: str = "interpreter",
+                 error_hook: Callable[[BaseException], None] | None = None):
+        self.python_function = python_function
+        self._traced = _unwrap(python_function)
+        self.name = name or getattr(python_function, "__name__", "staged")
+        self.__name__ = self.name
+        self.__qualname__ = getattr(python_function, "__qualname__", self.name)
+        self.__doc__ = getattr(python_function, "__doc__", None)
+        self.__wrapped__ = python_function
+        self.target = target
+        self.backend, self._execute = backend_for(target)
+        self._binding = _Binding(python_function)
+        self.input_signature = None
+        self._spec_leaves: list[TensorSpec] = []
+        if input_signature is not None:
+            self._set_signature(input_signature)
+        self._error_hook = error_hook
+        self._cache: dict[tuple, ConcreteFunction] = {}
+        self._sources: tuple[Source, ...] = ()
+        self.concrete_functions: list[ConcreteFunction] = []
+        self._lock = threading.Lock()
+        self._key_locks: dict[tuple, threading.Lock] = {}
+        self._local = threading.local()  # keys this thread is tracing (recursion check)
+        self._warned: set[str] = set()
+
+    @property
+    def trace_count(self) -> int:
+        return len(self.concrete_functions)
+
+    def __get__(self, instance: object, owner: type | None = None) -> Callable:
+        return self if instance is None else types.MethodType(self, instance)
+
+    def __repr__(self) -> str:
+        return f"<StagedFunction {self.__qualname__} target={self.target}>"
+
+    # The hot path: bind, flatten, key, one dict read, run.
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            if kwargs or len(args) != self._binding.arity:
+                values = self._binding.canonical(args, kwargs)
+            else:
+                values = args
+            leaves, treedef = pytree.flatten(values)
+            if _active_traces and staging_active() and any(
+                    isinstance(leaf, Tensor) for leaf in leaves):
+                return call_from_trace(self._traced, args, kwargs)
+            if self.input_signature is not None:
+                self._check_signature(args, kwargs, values)
+            key, staged = self._key(treedef, leaves)
+            sources = self._sources
+            env = [source.read() for source in sources]
+            if env:
+                key = (*key, *[environment_key(value) for value in env])
+            concrete = self._cache.get(key)
+            if concrete is None:
+                concrete = self._miss(key, values, leaves, treedef)
+                env = [source.read() for source in self._sources]
+            return concrete.run(staged, env)
+        except Exception as e:
+            if self._error_hook is not None:
+                self._error_hook(e)
+            raise
+
+    @staticmethod
+    def _key(treedef: pytree.TreeDef, leaves: list) -> tuple[tuple, list]:
+        key, staged = [treedef], []
+        for leaf in leaves:
+            if type(leaf) is np.ndarray:
+                key.append((leaf.dtype, leaf.ndim))
+                staged.append(leaf)
+            elif isinstance(leaf, np.generic):
+                key.append((leaf.dtype, 0))
+                staged.append(leaf)
+            else:
+                key.append(leaf_key(leaf))
+        return tuple(key), staged
+
+    def get_concrete_function(self, *args: Any, **kwargs: Any) -> ConcreteFunction:
+        """The trace for these arguments (traced now if needed), without running it.
+
+        Arguments may be TensorSpecs in place of arrays; with an ``input_signature`` and no
+        arguments, the signature's trace.
+        """
+        if not args and not kwargs and self.input_signature is not None:
+            args = tuple(pytree.unflatten(pytree.flatten(self.input_signature)[1],
+                                          [_example(s) for s in self._spec_leaves]))
+        values = self._binding.canonical(args, kwargs)
+        leaves, treedef = pytree.flatten(values)
+        leaves = [_example(leaf) if type(leaf) is TensorSpec and (
+            self.input_signature is not None or all(d is None for d in leaf.shape)) else leaf
+            for leaf in leaves]
+        if self.input_signature is not None:
+            self._check_signature(args, kwargs, values=pytree.unflatten(treedef, leaves))
+        key, _ = self._key(treedef, leaves)
+        env = [environment_key(source.read()) for source in self._sources]
+        key = (*key, *env)
+        return self._cache.get(key) or self._miss(key, values, leaves, treedef)
+
+    def ir(self, *args: Any, **kwargs: Any) -> str:
+        """The printed IR of the trace for these arguments (arrays, scalars or TensorSpecs)."""
+        return self.get_concrete_function(*args, **kwargs).text()
+
+    # Input signatures.
+    def _set_signature(self, signature: Any) -> None:
+        signature = tuple(signature)
+        leaves, _ = pytree.flatten(signature)
+        for leaf in leaves:
+            if type(leaf) is not TensorSpec:
+                raise TypeError(f"input_signature of {self.name} must hold TensorSpecs (nested in "
+                                f"tuples, lists or dicts), not {leaf!r}")
+        params = self._binding.params
+        if len(signature) > len(params) or any(
+                p.kind not in _POSITIONAL for p in params[:len(signature)]):
+            raise TypeError(f"input_signature of {self.name} has {len(signature)} entries, but "
+                            "the function has fewer positional parameters")
+        for param in params[len(signature):]:
+            if param.default is inspect.Parameter.empty and param.kind in _POSITIONAL + (
+                    inspect.Parameter.KEYWORD_ONLY,):
+                raise TypeError(f"input_signature of {self.name} does not cover parameter "
+                                f"'{param.name}', which has no default")
+        self.input_signature = signature
+        self._spec_leaves = leaves
+
+    def _check_signature(self, args: tuple, kwargs: dict, values: tuple) -> None:
+        """Raises TypeError naming the argument whose value does not fit the signature."""
+        covered = self._binding.names[:len(self.input_signature)]
+        if len(args) > len(covered) or any(k not in covered for k in kwargs):
+            raise TypeError(f"{self.name}() takes the {len(covered)} arguments of its "
+                            f"input_signature ({', '.join(covered)}); got {len(args)} positional "
+                            f"and {sorted(kwargs)} keyword arguments")
+        for name, spec_tree, value in zip(covered, self.input_signature, values, strict=False):
+            spec_leaves, spec_def = pytree.flatten(spec_tree)
+            value_leaves, value_def = pytree.flatten(value)
+            if spec_def != value_def:
+                raise TypeError(
+                    f"{self.name}() argument '{name}' must have the structure "
+                    f"{pytree.describe(spec_def)} of its input_signature, got "
+                    f"{pytree.describe(value_def)}")
+            paths = pytree.leaf_paths(spec_def)
+            for path, spec, leaf in zip(paths, spec_leaves, value_leaves, strict=True):
+                problem = spec.mismatch(leaf)
+                if problem is not None:
+                    raise TypeError(
+                        f"{self.name}() argument '{name}'{path} must be {spec} ({spec!r}) as its "
+                        f"input_signature says; got {problem}")
+
+    # Tracing.
+    def _miss(self, key: tuple, values: tuple, leaves: list, treedef: pytree.TreeDef
+              ) -> ConcreteFunction:
+        """Traces once per key: other threads wanting the same key wait for that trace."""
+        mine = self._local.__dict__.setdefault("keys", set())
+        if key in mine:
+            raise tracing.StagingError(
+                f"staged recursion is not supported yet: {self.name} calls itself with arguments "
+                "of the same types while it is being traced")
+        with self._lock:
+            lock = self._key_locks.setdefault(key, threading.Lock())
+        with lock:
+            concrete = self._cache.get(key)
+            if concrete is None:
+                mine.add(key)
+                try:
+                    concrete = self._trace(key, values, leaves, treedef)
+                finally:
+                    mine.discard(key)
+        with self._lock:
+            self._key_locks.pop(key, None)
+        return concrete
+
+    def _trace(self, key: tuple, values: tuple, leaves: list, treedef: pytree.TreeDef
+               ) -> ConcreteFunction:
+        for leaf in leaves:
+            if isinstance(leaf, Tensor):  # a tensor kept from an earlier trace
+                tracing.check_visible(leaf.value, "a staged tensor passed as an argument")
+        module = ir.Module(self.name)
+        specs = iter(self._spec_leaves)
+        types_ = [next(specs, None) or _leaf_type(leaf) for leaf in leaves
+                  if is_staged_leaf(leaf)]
+        types_ = [t.type if type(t) is TensorSpec else t for t in types_]
+        trace = FunctionTrace(module, self.name, types_, _ModuleState(self._variable_policy))
+        params = iter(trace.function.body.args)
+        inputs = pytree.unflatten(treedef, [
+            Tensor(next(params)) if is_staged_leaf(leaf) else leaf for leaf in leaves])
+        positional, keywords = self._binding.call_args(inputs)
+        _enter()
+        try:
+            with tracing.tracing(trace):
+                output = bind_environment(self._traced, trace)(*positional, **keywords)
+                outputs = collect_outputs(trace, output)
+        finally:
+            trace.finished = True
+            _leave()
+        _verify(module)
+        return self._store(key, trace, outputs, values, leaves, treedef)
+
+    def _store(self, key: tuple, trace: FunctionTrace, outputs: Outputs, values: tuple,
+               leaves: list, treedef: pytree.TreeDef) -> ConcreteFunction:
+        with self._lock:
+            sources = self._sources + tuple(s for s in trace.sources if s not in self._sources)
+            env = [source.read() for source in sources]
+            description = self._describe(values, leaves, treedef, sources, env)
+            captures = tuple(sources.index(source) for source in trace.captures)
+            concrete = ConcreteFunction(trace.module, key, description, captures, outputs,
+                                        self._execute)
+            own_key = key[:1 + len(leaves)]
+            self._cache[key] = concrete
+            self._cache[(*own_key, *[environment_key(v) for v in env])] = concrete
+            self._sources = sources
+            self.concrete_functions.append(concrete)
+            count = len(self.concrete_functions)
+        if count > RETRACE_WARNING_THRESHOLD and count > 1:
+            self._warn_retrace(count, values, leaves)
+        return concrete
+
+    def _variable_policy(self) -> None:
+        if self.concrete_functions:
+            raise _variable_error(self.name, len(self.concrete_functions) + 1)
+
+    # Retrace warnings.
+    def _describe(self, values: tuple, leaves: list, treedef: pytree.TreeDef,
+                  sources: tuple, env: list) -> dict[str, tuple]:
+        description: dict[str, Any] = {STRUCTURE: treedef}
+        for label, leaf in zip(self._binding.labels(values), leaves, strict=False):
+            description[label] = leaf_key(leaf)
+        for source, value in zip(sources, env, strict=False):
+            description[str(source)] = environment_key(value)
+        return description
+
+    def _warn_retrace(self, count: int, values: tuple, leaves: list) -> None:
+        new, old = self.concrete_functions[-1].description, self.concrete_functions[-2].description
+        changed = [label for label in new if old.get(label, new[label]) != new[label]]
+        if not changed or changed[0] in self._warned:
+            return
+        self._warned.add(changed[0])
+        by_label = dict(zip(self._binding.labels(values), leaves, strict=False))
+        reason = _explain(changed[0], old[changed[0]], new[changed[0]], by_label)
+        warnings.warn(
+            f"{self.name} has been traced {count} times (more than {RETRACE_WARNING_THRESHOLD}); "
+            f"tracing is slow, and this trace was needed because {reason}", RetracingWarning,
+            stacklevel=5)
+
+
+def _example(spec: TensorSpec) -> np.ndarray:
+    """An array that fits ``spec``, standing for it where only its type matters."""
+    return np.zeros([1 if d is None else d for d in spec.shape], spec.dtype)
+
+
+def _variable_error(name: str, trace_number: int) -> Exception:
+    from autostage.runtime.state import VariableCreationError
+
+    return VariableCreationError(
+        f"{name} created a Variable on its trace number {trace_number}; a staged function may "
+        "create Variables only on its first trace (traces are reused, so a Variable created per "
+        "trace would silently be a different one). Create it outside the function, or once: "
+        "`if self.v is None: self.v = Variable(...)`")
+
+
+_SUGGESTED = {int: "np.int64", float: "np.float64", bool: "np.bool_", complex: "np.complex128"}
+
+
+def _explain(label: str, old: Any, new: Any, leaves_by_label: dict[str, Any]) -> str:
+    """Why component ``label`` of the trace key changed, and what to do about it."""
+    if label == STRUCTURE:
+        return (f"{label} changed from {pytree.describe(old)} to {pytree.describe(new)}")
+    if label.startswith(("global", "closed-over")):
+        return (f"{label} changed; globals and closed-over values that are not NumPy arrays are "
+                "compile-time constants (arrays are read at call time: one trace per dtype and "
+                "shape)")
+    leaf = leaves_by_label.get(label)
+    if is_staged_leaf(leaf):
+        return (f"{label} changed from {_key_text(old)} to {_key_text(new)} (a trace is per "
+                "dtype and rank)")
+    kind = type(leaf)
+    if kind in _SUGGESTED:
+        name = label.split("'")[1] if "'" in label else "value"
+        return (f"{label} is a Python {kind.__name__} and is traced per value (now {leaf!r}); "
+                f"pass {_SUGGESTED[kind]}({name}) to stage it")
+    if isinstance(new[1], _ById) or type(leaf).__hash__ is object.__hash__:
+        return (f"{label} is a {kind.__name__} object, traced per identity (a new object each "
+                "call traces again); pass the same object, or pass its arrays as arguments")
+    return f"{label} is a constant traced per value (now {leaf!r:.60})"
+
+
+def _key_text(key: tuple) -> str:
+    dtype, rank = key[0], key[1]
+    if isinstance(dtype, np.dtype) and isinstance(rank, int):
+        return str(TensorType(dtype, (None,) * rank))
+    return repr(key)
+
+
+def _enter() -> None:
+    global _active_traces
+    with _active_lock:
+        _active_traces += 1
+
+
+def _leave() -> None:
+    global _active_traces
+    with _active_lock:
+        _active_traces -= 1

@@ -1,0 +1,167 @@
+"""NumPy functions applied to staged tensors: ``__array_ufunc__``, ``__array_function__``, and the
+table of NumPy functions the compiler may stage even when no argument dispatches.
+
+``FUNCTIONS`` maps each supported NumPy function to its staging; any other NumPy function
+called on a tensor raises ``StagingTypeError`` naming it ("np.fft.fft is not supported on
+staged tensors"). ``np.array``/``np.asarray``/``np.zeros``/``np.arange``... do not dispatch
+(NumPy converts their arguments with ``__array__``/``__index__``, which raise); converted code
+reaches their staged versions through ``staged_function`` (``CREATION``), called by the
+compiler's ``converted_call`` when an argument is staged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from autostage.runtime import array_api, array_shapes
+from autostage.runtime.ops.elementwise import OP_OF_UFUNC
+from autostage.runtime.tensor import StagingTypeError, Tensor
+
+
+def numpy_name(function: Any) -> str:
+    """``np.fft.fft`` for numpy.fft.fft: how users write the function."""
+    module = getattr(function, "__module__", None) or "numpy"
+    module = "np" + module[len("numpy"):] if module.startswith("numpy") else module
+    module = "np" if module.startswith("np._core") or module.startswith("np.core") else module
+    return f"{module}.{getattr(function, '__name__', function)}"
+
+
+def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any
+                ) -> Tensor:
+    """NumPy calls this for ``np.<ufunc>(..., tensor, ...)`` (and ndarray op tensor)."""
+    name = f"np.{ufunc.__name__}"
+    if method != "__call__":
+        raise StagingTypeError(f"{name}.{method} is not supported on staged tensors")
+    if kwargs.get("out") is not None:
+        raise StagingTypeError(
+            f"{name}(..., out=...) cannot be staged (this includes `array op= tensor` on a "
+            "NumPy array): staged values are immutable. Use the returned value instead")
+    if kwargs:
+        raise StagingTypeError(f"{name}: the argument {next(iter(kwargs))}= is not supported "
+                               "on staged tensors")
+    if ufunc.__name__ == "matmul":
+        return array_api.matmul(*inputs)
+    op = OP_OF_UFUNC.get(ufunc.__name__)
+    if op is None:
+        raise StagingTypeError(f"{name} is not supported on staged tensors")
+    return array_api.ufunc(op, *inputs)
+
+
+def array_function(self: Tensor, func: Callable, types: tuple, args: tuple, kwargs: dict
+                   ) -> Any:
+    """NumPy calls this for array functions (np.sum, np.where...) with a tensor argument."""
+    implementation = FUNCTIONS.get(func)
+    if implementation is None:
+        raise StagingTypeError(f"{numpy_name(func)} is not supported on staged tensors")
+    return implementation(*args, **kwargs)
+
+
+def _reduction(name: str, with_dtype: bool = False, with_ddof: bool = False) -> Callable:
+    if with_ddof:
+        def reduction(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kw):
+            return array_api.reduce(name, a, axis, dtype, out, keepdims, ddof, **kw)
+    elif with_dtype:
+        def reduction(a, axis=None, dtype=None, out=None, keepdims=False, **kw):
+            return array_api.reduce(name, a, axis, dtype, out, keepdims, **kw)
+    else:
+        def reduction(a, axis=None, out=None, keepdims=False, **kw):
+            return array_api.reduce(name, a, axis, None, out, keepdims, **kw)
+    return reduction
+
+
+def _where(condition, *xy):
+    if len(xy) != 2:
+        raise StagingTypeError("np.where(condition) with one argument (nonzero) is not "
+                               "supported on staged tensors: its result size is data dependent")
+    return array_api.where(condition, *xy)
+
+
+def _clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
+    if out is not None or kwargs:
+        raise StagingTypeError("np.clip: out= and other keyword arguments are not supported "
+                               "on staged tensors")
+    return array_api.clip(a, a_min if a_min is not None else min,
+                          a_max if a_max is not None else max)
+
+
+def _like(fill: object) -> Callable:
+    def like(a, dtype=None, order="K", subok=True, shape=None, **kwargs):
+        if shape is not None or kwargs:
+            raise StagingTypeError("shape= and device= are not supported on staged tensors")
+        return array_shapes.full_like(a, fill, dtype)
+    return like
+
+
+def _join(function: Callable) -> Callable:
+    def join(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
+        if out is not None or dtype is not None:
+            raise StagingTypeError("out= and dtype= are not supported on staged tensors")
+        return function(arrays, axis)
+    return join
+
+
+def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    if order != "C":
+        raise StagingTypeError("np.reshape is staged with order='C' only")
+    return array_shapes.reshape(a, shape if shape is not None else newshape)
+
+
+def _array(obj, dtype=None, *, copy=True, **kwargs):
+    """np.array / np.asarray of a tensor or of a (nested) list with tensors."""
+    if isinstance(obj, (list, tuple)):
+        obj = array_shapes.stack([_array(o, copy=False) for o in obj])
+    else:
+        obj = array_api.as_tensor(obj)
+    if dtype is not None and obj.dtype != np.dtype(dtype):
+        return array_api.astype(obj, dtype)
+    return array_api.copy(obj) if copy else obj
+
+
+FUNCTIONS: dict[Callable, Callable] = {
+    np.sum: _reduction("sum", with_dtype=True), np.prod: _reduction("prod", with_dtype=True),
+    np.mean: _reduction("mean", with_dtype=True),
+    np.std: _reduction("std", with_ddof=True), np.var: _reduction("var", with_ddof=True),
+    np.max: _reduction("max"), np.min: _reduction("min"), np.amax: _reduction("max"),
+    np.amin: _reduction("min"), np.argmax: _reduction("argmax"), np.argmin: _reduction("argmin"),
+    np.any: _reduction("any"), np.all: _reduction("all"),
+    np.dot: array_api.dot, np.einsum: array_api.einsum,
+    np.where: _where, np.clip: _clip, np.copy: lambda a, order="K", subok=False: (
+        array_api.copy(a)),
+    np.zeros_like: _like(0), np.ones_like: _like(1),
+    np.full_like: lambda a, fill_value, dtype=None, **kw: (
+        _like(fill_value)(a, dtype, **kw)),
+    np.reshape: _reshape, np.ravel: lambda a, order="C": array_shapes.ravel(a),
+    np.transpose: lambda a, axes=None: array_shapes.transpose(a, axes),
+    np.expand_dims: array_shapes.expand_dims, np.squeeze: array_shapes.squeeze,
+    np.broadcast_to: lambda array, shape, subok=False: array_shapes.broadcast_to(array, shape),
+    np.concatenate: _join(array_shapes.concatenate), np.stack: _join(array_shapes.stack),
+    np.shape: lambda a: array_shapes.shape_of(array_api.as_tensor(a)),
+    np.ndim: lambda a: array_api.as_tensor(a).ndim,
+    np.size: lambda a, axis=None: (array_shapes.size_of(array_api.as_tensor(a)) if axis is None
+                                   else array_shapes.dim(array_api.as_tensor(a), axis)),
+    np.astype: lambda x, dtype, copy=True, **kw: array_api.astype(x, dtype),
+}
+
+# NumPy functions that never dispatch to a tensor argument (NumPy converts it first).
+CREATION: dict[Callable, Callable] = {
+    np.array: _array,
+    np.asarray: lambda a, dtype=None, **kw: _array(a, dtype, copy=False),
+    np.zeros: lambda shape, dtype=float, **kw: array_shapes.zeros(shape, dtype),
+    np.ones: lambda shape, dtype=float, **kw: array_shapes.ones(shape, dtype),
+    np.empty: lambda shape, dtype=float, **kw: array_shapes.zeros(shape, dtype),
+    np.full: lambda shape, fill_value, dtype=None, **kw: array_shapes.full(shape, fill_value,
+                                                                            dtype),
+    np.arange: lambda *args, dtype=None, **kw: array_shapes.arange(*args, dtype=dtype),
+    np.eye: lambda N, M=None, k=0, dtype=float, **kw: array_shapes.eye(N, M, k, dtype),
+}
+
+
+def staged_function(function: Callable) -> Callable | None:
+    """The staged version of NumPy ``function`` for a call with staged arguments, or None.
+
+    The compiler's ``converted_call`` uses it for functions that cannot dispatch on a tensor
+    (``np.zeros(n)`` with a staged ``n``, ``np.array([t1, t2])``, ``np.asarray(t)``).
+    """
+    return CREATION.get(function) or FUNCTIONS.get(function)

@@ -1,0 +1,181 @@
+"""Indexing: ``getitem`` (NumPy basic and advanced indexing) and the functional ``setitem``
+(``x[index] = v`` as a new array: ``x = setitem(x, index, v)``).
+
+The ``index`` attr is a tuple with one entry per index item: an int (static integer), None
+(``np.newaxis``), ``"..."`` (Ellipsis), ``"?"`` (the next staged operand: a 0-d integer, an integer
+array or a boolean mask), or a ``(start, stop, step)`` tuple for a slice whose parts are ints,
+None or ``"?"`` (a staged 0-d integer). Operands: getitem ``x, *staged``; setitem ``x, v, *staged``
+(``v`` already cast to x's dtype). Printed: ``getitem %x %i {index=("?", (1, None, None))}``.
+Result shapes follow NumPy (advanced dimensions first when advanced indices are not adjacent);
+a boolean mask gives an unknown dimension.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+from autostage.runtime import dtype_rules, op_registry
+from autostage.runtime.types import TensorType
+
+STAGED = "?"
+ELLIPSIS = "..."
+_INDEX_ERROR = ("only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and "
+                "integer or boolean arrays are valid indices")
+
+
+def _classify(index: tuple, staged_types: list) -> list[tuple[str, object]]:
+    """(kind, payload) per item: int, slice, newaxis, ellipsis, array (type) or mask (type)."""
+    staged = iter(staged_types)
+    items = []
+    for entry in index:
+        if entry is None:
+            items.append(("newaxis", None))
+        elif entry == ELLIPSIS:
+            items.append(("ellipsis", None))
+        elif isinstance(entry, tuple):
+            parts = tuple(next(staged) if p == STAGED else p for p in entry)
+            items.append(("slice", parts))
+        elif entry == STAGED:
+            t = next(staged)
+            if t.dtype.kind == "b" and t.ndim > 0:
+                items.append(("mask", t))
+            elif t.dtype.kind not in "iu" or t.dtype.kind == "b":
+                raise IndexError(_INDEX_ERROR + f" (got a staged {t})")
+            else:
+                items.append(("int", t) if t.ndim == 0 else ("array", t))
+        else:
+            items.append(("int", entry))
+    return items
+
+
+def _expand(items: list, ndim: int) -> list:
+    """Items with the Ellipsis (or the implicit trailing one) replaced by full slices."""
+    if sum(kind == "ellipsis" for kind, _ in items) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    consumed = sum(p.ndim if kind == "mask" else kind not in ("newaxis", "ellipsis")
+                   for kind, p in items)
+    if consumed > ndim:
+        raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but "
+                         f"{consumed} were indexed")
+    full = [("slice", (None, None, None))] * (ndim - consumed)
+    for i, (kind, _) in enumerate(items):
+        if kind == "ellipsis":
+            return items[:i] + full + items[i + 1:]
+    return items + full
+
+
+def _slice_length(parts: tuple, dim: int | None) -> int | None:
+    if parts == (None, None, None):
+        return dim
+    if any(isinstance(p, TensorType) for p in parts) or dim is None:
+        return None
+    if parts[2] == 0:
+        raise ValueError("slice step cannot be zero")
+    return len(range(*slice(*parts).indices(dim)))
+
+
+def index_shape(shape: tuple, index: tuple, staged_types: list) -> tuple:
+    """The shape of ``x[index]`` for ``x`` of ``shape`` (NumPy's rules, unknown dims allowed)."""
+    items = _expand(_classify(index, staged_types), len(shape))
+    advanced = any(kind in ("array", "mask") for kind, _ in items)
+    pieces: list = []  # result dims, with the marker ADV where advanced dims go
+    adv_shapes, adv_positions, axis = [], [], 0
+    for position, (kind, payload) in enumerate(items):
+        if kind == "newaxis":
+            pieces.append(1)
+            continue
+        dim = shape[axis]
+        if kind == "slice":
+            pieces.append(_slice_length(payload, dim))
+        elif kind == "int" and not advanced:
+            _check_bound(payload, dim, axis)
+        else:
+            adv_positions.append(position)
+            pieces.append("ADV")
+            adv_shapes.append(_advanced_shape(kind, payload, shape, axis))
+        axis += payload.ndim if kind == "mask" else 1
+    if not advanced:
+        return tuple(pieces)
+    adv = dtype_rules.broadcast_shapes(*adv_shapes)
+    adjacent = adv_positions == list(range(adv_positions[0], adv_positions[-1] + 1))
+    first = pieces.index("ADV")
+    rest = [d for d in pieces if d != "ADV"]
+    return tuple(rest[:first] + list(adv) + rest[first:]) if adjacent else (*adv, *rest)
+
+
+def _check_bound(entry: object, dim: int | None, axis: int) -> None:
+    if isinstance(entry, int) and dim is not None and not -dim <= entry < dim:
+        raise IndexError(f"index {entry} is out of bounds for axis {axis} with size {dim}")
+
+
+def _advanced_shape(kind: str, payload: object, shape: tuple, axis: int) -> tuple:
+    if kind == "int":
+        _check_bound(payload, shape[axis], axis)
+        return ()
+    if kind == "mask":
+        for i, d in enumerate(payload.shape):
+            have = shape[axis + i]
+            if d is not None and have is not None and d != have:
+                raise IndexError(f"boolean index did not match indexed array along axis "
+                                 f"{axis + i}; size of axis is {have} but size of corresponding "
+                                 f"boolean axis is {d}")
+        return (None,)
+    return payload.shape
+
+
+def build_index(index: tuple, staged_values: tuple) -> tuple:
+    """The concrete NumPy index from the attr and the staged operands' values."""
+    staged = iter(staged_values)
+    result = []
+    for entry in index:
+        if entry == ELLIPSIS:
+            result.append(Ellipsis)
+        elif isinstance(entry, tuple):
+            result.append(slice(*(operator.index(next(staged)) if p == STAGED else p
+                                  for p in entry)))
+        elif entry == STAGED:
+            value = np.asarray(next(staged))
+            result.append(operator.index(value) if value.ndim == 0 else value)
+        else:
+            result.append(entry)
+    return tuple(result)
+
+
+def _infer_getitem(operand_types: tuple, attrs: dict) -> tuple:
+    x, *staged = operand_types
+    return (TensorType(x.dtype, index_shape(x.shape, attrs["index"], staged)),)
+
+
+def _infer_setitem(operand_types: tuple, attrs: dict) -> tuple:
+    x, v, *staged = operand_types
+    target = index_shape(x.shape, attrs["index"], staged)
+    if v.dtype != x.dtype:
+        raise TypeError(f"setitem: the value ({v}) must have the array's dtype {x.dtype}")
+    value_shape = list(v.shape)
+    while len(value_shape) > len(target) and value_shape[0] in (1, None):
+        value_shape.pop(0)
+    ok = len(value_shape) <= len(target) and all(
+        have in (1, None, want) or want is None
+        for have, want in zip(reversed(value_shape), reversed(target), strict=False))
+    if not ok:
+        raise ValueError(f"could not broadcast input array from shape "
+                         f"{dtype_rules.format_shape(v.shape)} into shape "
+                         f"{dtype_rules.format_shape(target)}")
+    return (x,)
+
+
+def _evaluate_setitem(op, values: tuple, run) -> tuple:
+    result = np.array(values[0], copy=True)
+    result[build_index(op.attrs["index"], values[2:])] = values[1]
+    return (result,)
+
+
+op_registry.register(
+    "getitem", _infer_getitem,
+    lambda op, v, run: (np.asarray(v[0][build_index(op.attrs["index"], v[1:])]),),
+    doc="attrs: index (see ops/indexing.py); operands: x, staged index parts")
+op_registry.register(
+    "setitem", _infer_setitem, _evaluate_setitem,
+    doc="attrs: index; operands: x, v (x's dtype), staged index parts; a new array x' with "
+        "x'[index] = v (x is not modified)")

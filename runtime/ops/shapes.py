@@ -1,0 +1,186 @@
+"""Shape ops: reshape, transpose, expand_dims, squeeze, concatenate, stack, broadcast_to, copy,
+and the staged shape queries ``dim`` and ``size``.
+
+A size that is known only at run time is a 0-d integer operand: the ``shape`` attr of reshape /
+broadcast_to (and of creation ops) holds an int for each static size and ``None`` for each staged
+one, which takes the next extra operand in order: ``reshape %x %n {shape=(None, -1)}``. Axes in
+attrs are normalized (non-negative) by the front end.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from autostage.runtime import dtype_rules, op_registry
+from autostage.runtime.types import TensorType
+
+INDEX_DTYPE = np.dtype(np.int64)  # the dtype of staged sizes (NumPy's intp on 64-bit)
+
+
+def fill_shape(shape_attr: tuple, sizes: Sequence[object]) -> tuple[int, ...]:
+    """The concrete shape: ``shape_attr`` with each None replaced by the next staged size."""
+    sizes = iter(sizes)
+    return tuple(int(next(sizes)) if d is None else d for d in shape_attr)
+
+
+def check_sizes(operand_types: tuple, shape_attr: tuple, what: str) -> None:
+    """The staged sizes must be as many 0-d integer tensors as the Nones in ``shape_attr``."""
+    if len(operand_types) != sum(d is None for d in shape_attr):
+        raise TypeError(f"{what}: {len(operand_types)} staged sizes for shape {shape_attr}")
+    for t in operand_types:
+        if t.ndim != 0 or t.dtype.kind not in "iu":
+            raise TypeError(f"{what}: a staged size must be a 0-d integer tensor, got {t}")
+
+
+def _infer_reshape(operand_types: tuple, attrs: dict) -> tuple:
+    x, *sizes = operand_types
+    shape = attrs["shape"]
+    check_sizes(tuple(sizes), shape, "reshape")
+    if sum(d == -1 for d in shape) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    known = [d for d in shape if d is not None and d != -1]
+    result = tuple(None if d is None else d for d in shape)
+    if None not in x.shape and None not in shape:
+        total = math.prod(x.shape)
+        rest = math.prod(known)
+        if (-1 not in shape and rest != total) or (-1 in shape and (rest == 0 or total % rest)):
+            raise ValueError(f"cannot reshape array of size {total} into shape "
+                             f"{dtype_rules.format_shape(shape)}")
+    if -1 in shape:
+        missing = None
+        if None not in x.shape and None not in shape and math.prod(known):
+            missing = math.prod(x.shape) // math.prod(known)
+        result = tuple(missing if d == -1 else d for d in result)
+    return (TensorType(x.dtype, result),)
+
+
+def _evaluate_reshape(op, values: tuple, run) -> tuple:
+    return (np.reshape(values[0], fill_shape(op.attrs["shape"], values[1:])),)
+
+
+def _infer_transpose(operand_types: tuple, attrs: dict) -> tuple:
+    (x,) = operand_types
+    axes = attrs["axes"]
+    if sorted(axes) != list(range(x.ndim)):
+        raise ValueError("axes don't match array")
+    return (TensorType(x.dtype, tuple(x.shape[a] for a in axes)),)
+
+
+def _infer_expand_dims(operand_types: tuple, attrs: dict) -> tuple:
+    (x,) = operand_types
+    ndim = x.ndim + len(attrs["axis"])
+    dims = iter(x.shape)
+    return (TensorType(x.dtype, tuple(1 if i in attrs["axis"] else next(dims)
+                                      for i in range(ndim))),)
+
+
+def _infer_squeeze(operand_types: tuple, attrs: dict) -> tuple:
+    (x,) = operand_types
+    for a in attrs["axis"]:
+        if x.shape[a] not in (1, None):
+            raise ValueError("cannot select an axis to squeeze out which has size not equal "
+                             "to one")
+    return (TensorType(x.dtype, tuple(d for i, d in enumerate(x.shape)
+                                      if i not in attrs["axis"])),)
+
+
+def _joined(operand_types: tuple, skip: int | None, what: str) -> list:
+    """The dims all operands share (joined), except axis ``skip``; ranks must agree."""
+    first = operand_types[0]
+    dims = list(first.shape)
+    for t in operand_types[1:]:
+        if t.ndim != first.ndim:
+            raise ValueError(f"all the input array dimensions except for the concatenation axis "
+                             f"must match exactly, but {what} got ranks {first.ndim} and "
+                             f"{t.ndim}")
+        for i, d in enumerate(t.shape):
+            if i == skip:
+                continue
+            if d is not None and dims[i] is not None and d != dims[i]:
+                shapes = ", ".join(dtype_rules.format_shape(u.shape) for u in operand_types)
+                raise ValueError(f"{what}: the input shapes {shapes} differ in dimension {i}")
+            dims[i] = dims[i] if d is None else d
+    return dims
+
+
+def _infer_concatenate(operand_types: tuple, attrs: dict) -> tuple:
+    axis = attrs["axis"]
+    if not operand_types:
+        raise ValueError("need at least one array to concatenate")
+    if operand_types[0].ndim == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    dims = _joined(operand_types, axis, "concatenate")
+    lengths = [t.shape[axis] for t in operand_types]
+    dims[axis] = None if None in lengths else sum(lengths)
+    dtype = dtype_rules.result_type_of(tuple(t.dtype for t in operand_types))
+    return (TensorType(dtype, tuple(dims)),)
+
+
+def _infer_stack(operand_types: tuple, attrs: dict) -> tuple:
+    if not operand_types:
+        raise ValueError("need at least one array to stack")
+    dims = _joined(operand_types, None, "stack")
+    dims.insert(attrs["axis"], len(operand_types))
+    dtype = dtype_rules.result_type_of(tuple(t.dtype for t in operand_types))
+    return (TensorType(dtype, tuple(dims)),)
+
+
+def _infer_broadcast_to(operand_types: tuple, attrs: dict) -> tuple:
+    x, *sizes = operand_types
+    shape = attrs["shape"]
+    check_sizes(tuple(sizes), shape, "broadcast_to")
+    if len(shape) < x.ndim:
+        raise ValueError("input operand has more dimensions than allowed by the axis remapping")
+    for have, want in zip(reversed(x.shape), reversed(shape), strict=False):
+        if have is not None and want is not None and have not in (1, want):
+            raise ValueError(f"operands could not be broadcast together with remapped shapes "
+                             f"[original->remapped]: {dtype_rules.format_shape(x.shape)} and "
+                             f"requested shape {dtype_rules.format_shape(shape)}")
+    return (TensorType(x.dtype, shape),)
+
+
+def _infer_dim(operand_types: tuple, attrs: dict) -> tuple:
+    (x,) = operand_types
+    dtype_rules.normalize_axis(attrs["axis"], x.ndim)
+    return (TensorType(INDEX_DTYPE, ()),)
+
+
+def _same(operand_types: tuple, attrs: dict) -> tuple:
+    return (operand_types[0],)
+
+
+def _scalar_index(operand_types: tuple, attrs: dict) -> tuple:
+    return (TensorType(INDEX_DTYPE, ()),)
+
+
+_OPS = {
+    "reshape": (_infer_reshape, _evaluate_reshape,
+                "attrs: shape (ints, -1 once, None = next staged size operand); operands x, sizes"),
+    "transpose": (_infer_transpose,
+                  lambda op, v, run: (np.transpose(v[0], op.attrs["axes"]),),
+                  "attrs: axes (a permutation tuple)"),
+    "expand_dims": (_infer_expand_dims,
+                    lambda op, v, run: (np.expand_dims(v[0], op.attrs["axis"]),),
+                    "attrs: axis (tuple of result axes)"),
+    "squeeze": (_infer_squeeze, lambda op, v, run: (np.squeeze(v[0], op.attrs["axis"]),),
+                "attrs: axis (tuple of axes; each must have size 1)"),
+    "concatenate": (_infer_concatenate,
+                    lambda op, v, run: (np.concatenate(v, axis=op.attrs["axis"]),),
+                    "attrs: axis (int); operands: the arrays"),
+    "stack": (_infer_stack, lambda op, v, run: (np.stack(v, axis=op.attrs["axis"]),),
+              "attrs: axis (int, of the result); operands: arrays of one shape"),
+    "broadcast_to": (_infer_broadcast_to,
+                     lambda op, v, run: (np.broadcast_to(
+                         v[0], fill_shape(op.attrs["shape"], v[1:])),),
+                     "attrs: shape (ints, None = next staged size operand); operands x, sizes"),
+    "copy": (_same, lambda op, v, run: (np.array(v[0], copy=True),), "np.copy(x); no attrs"),
+    "dim": (_infer_dim,
+            lambda op, v, run: (np.asarray(np.shape(v[0])[op.attrs["axis"]], INDEX_DTYPE),),
+            "attrs: axis; x.shape[axis] as a 0-d int64 (weak: a Python int in user code)"),
+    "size": (_scalar_index, lambda op, v, run: (np.asarray(np.size(v[0]), INDEX_DTYPE),),
+             "x.size as a 0-d int64 (weak); no attrs"),
+}
+for _name, (_infer, _evaluate, _doc) in _OPS.items():
+    op_registry.register(_name, _infer, _evaluate, doc=_doc)

@@ -1,0 +1,107 @@
+"""Nested Python structures as flat leaves plus a hashable description of their shape.
+
+A staged function's arguments and results may be tuples, lists, dicts and namedtuples nested in
+any way; ``flatten`` lists their leaves in order and returns a ``treedef`` (plain nested tuples,
+so it hashes fast as part of the trace cache key), and ``unflatten`` rebuilds a structure of the
+same shape from new leaves. Only those exact container types are nodes (a dict subclass or a user
+object is a leaf), because only for them is rebuilding guaranteed to give an equivalent value.
+Dicts keep their insertion order (and keys are part of the treedef).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+LEAF = None  # the treedef of a leaf
+
+TreeDef = Any  # LEAF | (tuple|list, children) | (dict, keys, children) | (namedtuple cls, children)
+
+
+def flatten(tree: Any) -> tuple[list, TreeDef]:
+    """The leaves of ``tree`` in order, and its treedef."""
+    leaves: list = []
+    return leaves, _flatten(tree, leaves)
+
+
+def _flatten(node: Any, leaves: list) -> TreeDef:
+    kind = type(node)
+    if kind is tuple or kind is list:
+        return (kind, tuple([_flatten(child, leaves) for child in node]))
+    if kind is dict:
+        keys = tuple(node)
+        return (dict, keys, tuple([_flatten(node[k], leaves) for k in keys]))
+    if isinstance(node, tuple) and hasattr(kind, "_fields"):  # a namedtuple
+        return (kind, tuple([_flatten(child, leaves) for child in node]))
+    leaves.append(node)
+    return LEAF
+
+
+def unflatten(treedef: TreeDef, leaves: Iterable) -> Any:
+    """The structure described by ``treedef`` with ``leaves`` in place of its leaves.
+
+    Raises:
+      ValueError: the number of leaves does not match the treedef.
+    """
+    iterator = iter(leaves)
+    result = _unflatten(treedef, iterator)
+    if next(iterator, _END) is not _END:
+        raise ValueError("more leaves than the treedef has")
+    return result
+
+
+_END = object()
+
+
+def _unflatten(treedef: TreeDef, leaves: Iterator) -> Any:
+    if treedef is LEAF:
+        leaf = next(leaves, _END)
+        if leaf is _END:
+            raise ValueError("fewer leaves than the treedef has")
+        return leaf
+    kind = treedef[0]
+    if kind is dict:
+        return {k: _unflatten(child, leaves) for k, child in zip(treedef[1], treedef[2],
+                                                                 strict=True)}
+    children = [_unflatten(child, leaves) for child in treedef[1]]
+    if kind is tuple or kind is list:
+        return kind(children)
+    return kind(*children)  # a namedtuple
+
+
+def num_leaves(treedef: TreeDef) -> int:
+    if treedef is LEAF:
+        return 1
+    return sum(num_leaves(child) for child in treedef[-1])
+
+
+def leaf_paths(treedef: TreeDef, prefix: str = "") -> list[str]:
+    """How to reach each leaf, for messages: ``''``, ``[0]``, ``['w'][1]``, ``.field``."""
+    if treedef is LEAF:
+        return [prefix]
+    kind = treedef[0]
+    if kind is dict:
+        return [path for key, child in zip(treedef[1], treedef[2], strict=True)
+                for path in leaf_paths(child, f"{prefix}[{key!r}]")]
+    if kind is tuple or kind is list:
+        return [path for i, child in enumerate(treedef[1])
+                for path in leaf_paths(child, f"{prefix}[{i}]")]
+    return [path for field, child in zip(kind._fields, treedef[1], strict=True)
+            for path in leaf_paths(child, f"{prefix}.{field}")]
+
+
+def describe(treedef: TreeDef) -> str:
+    """A short picture of the structure: ``(*, [*, *], {'a': *})``."""
+    if treedef is LEAF:
+        return "*"
+    kind = treedef[0]
+    if kind is dict:
+        inner = ", ".join(f"{k!r}: {describe(c)}" for k, c in zip(treedef[1], treedef[2],
+                                                                  strict=True))
+        return "{" + inner + "}"
+    inner = ", ".join(describe(c) for c in treedef[1])
+    if kind is list:
+        return f"[{inner}]"
+    if kind is tuple:
+        return f"({inner},)" if len(treedef[1]) == 1 else f"({inner})"
+    return f"{kind.__name__}({inner})"

@@ -1,0 +1,27 @@
+"""Staging of control flow and Python constructs: importing it registers the IR ops (``cond``,
+``while``, ``undef``, the tensor list ops, ``print``, ``assert``) and the
+operator hooks (``if_stmt``, ``while_stmt``, ``for_stmt``, logical ops, builtins, list ops,
+``print_``, ``assert_stmt``). ``autostage.runtime`` imports it, so the hooks exist whenever the
+runtime does.
+"""
+
+from autostage.runtime.staging import (  # noqa: F401 - imported for their registrations
+    builtins,
+    control_flow,
+    io,
+    iteration,
+    loops,
+    ops_io,
+    ops_lists,
+    ops_structured,
+)
+from autostage.runtime.staging.errors import (
+    PythonSideEffectError,
+    StagingUnboundError,
+    StagingValueError,
+)
+from autostage.runtime.staging.tensor_lists import TensorList
+from autostage.runtime.staging.values import MaybeUnbound
+
+__all__ = ["MaybeUnbound", "PythonSideEffectError", "StagingUnboundError", "StagingValueError",
+           "TensorList"]

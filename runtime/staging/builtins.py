@@ -1,0 +1,160 @@
+"""Staging hooks of the builtins and subscripts on staged values: ``len``, ``int``, ``float``,
+``bool``, ``abs``, ``min``, ``max``, ``sum``, ``isinstance``, ``list.append``/``pop``, and
+``x[i]`` / ``x[i] = v`` of tensor lists (of tensors: the ops layer's hooks, which these wrap).
+
+Each keeps the builtin's meaning on the staged value: ``len`` of a tensor is the size of axis 0
+(a Python int when known at trace time); ``int``/``float`` cast a 0-d tensor to i64/f64;
+``min(a, b)`` is ``b if b < a else a`` elementwise (Python's rule, so NaN handling matches) and
+``max`` likewise; ``sum(x, start)`` adds along axis 0 keeping x's dtype, as Python's repeated
+``+`` does (bools sum to i64). Tensor arithmetic itself is the ops layer's (``Tensor`` operators
+and NumPy dispatch).
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+
+import numpy as np
+from autostage.runtime.operator_hooks import Staged, register_operator_hook
+from autostage.runtime.staging import errors, iteration, tensor_lists, values
+from autostage.runtime.staging.control_flow import predicate
+from autostage.runtime.staging.tensor_lists import TensorList
+from autostage.runtime.tensor import Tensor
+
+
+def _check(x: object) -> object:
+    if isinstance(x, values.MaybeUnbound):
+        raise x.error()
+    return x
+
+
+def _scalar(x: object, name: str) -> Tensor:
+    _check(x)
+    if not isinstance(x, Tensor) or x.ndim != 0:
+        raise errors.StagingTypeError(
+            f"{name}() of a staged {getattr(x, 'type', type(x).__name__)}{errors.at()} is not "
+            "supported: it needs a 0-d tensor")
+    return x
+
+
+def len_(x: object) -> object:
+    _check(x)
+    if isinstance(x, Tensor):
+        return iteration._dim0(x)
+    if isinstance(x, TensorList):
+        return tensor_lists.length(x)
+    if hasattr(x, "length") and isinstance(x, Staged):
+        return x.length()
+    raise errors.StagingTypeError(f"len() of a staged {type(x).__name__}{errors.at()}")
+
+
+def int_(x: object, *args: object) -> Tensor:
+    if args:
+        raise errors.StagingTypeError(f"int() with a base of staged values{errors.at()}")
+    return _scalar(x, "int").astype(np.int64)
+
+
+def float_(x: object) -> Tensor:
+    return _scalar(x, "float").astype(np.float64)
+
+
+def bool_(x: object) -> Tensor:
+    return predicate(_check(x), "the argument of bool()")
+
+
+def abs_(x: object) -> Tensor:
+    return abs(_check(x))
+
+
+def _pick(better, args: tuple, kwargs: dict, name: str) -> object:
+    if kwargs:
+        raise errors.StagingTypeError(f"{name}() with {', '.join(kwargs)} on staged values"
+                                      f"{errors.at()} is not supported")
+    for a in args:
+        _check(a)
+    if len(args) == 1:
+        x = args[0]
+        if not isinstance(x, Tensor) or x.ndim == 0:
+            raise errors.StagingTypeError(f"{name}() of one staged {type(x).__name__}"
+                                          f"{errors.at()}: pass a tensor of rank >= 1")
+        return (np.min if name == "min" else np.max)(x, axis=0)
+    return functools.reduce(lambda a, b: np.where(better(b, a), b, a), args)
+
+
+def min_(*args: object, **kwargs: object) -> object:
+    return _pick(operator.lt, args, kwargs, "min")
+
+
+def max_(*args: object, **kwargs: object) -> object:
+    return _pick(operator.gt, args, kwargs, "max")
+
+
+def sum_(x: object, start: object = 0) -> object:
+    _check(x)
+    if not isinstance(x, Tensor) or x.ndim == 0:
+        raise errors.StagingTypeError(f"sum() of a staged {getattr(x, 'type', type(x))}"
+                                      f"{errors.at()} is not supported")
+    dtype = np.int64 if x.dtype == np.bool_ else x.dtype
+    total = np.sum(x, axis=0, dtype=dtype)
+    return total if isinstance(start, int) and start == 0 else start + total
+
+
+def isinstance_(x: object, classes: object) -> bool:
+    """A staged tensor stands for an ``np.ndarray``; asking whether it is a NumPy scalar is
+    ambiguous (a 0-d array and a NumPy scalar are staged alike) and is an error."""
+    classes = classes if isinstance(classes, tuple) else (classes,)
+    if isinstance(x, Tensor):
+        if any(isinstance(c, type) and issubclass(np.ndarray, c) for c in classes):
+            return True
+        if any(isinstance(c, type) and issubclass(c, np.generic) for c in classes):
+            raise errors.StagingTypeError(
+                f"isinstance() of a staged tensor and a NumPy scalar type{errors.at()} is "
+                "ambiguous: 0-d arrays and NumPy scalars are staged alike; test x.ndim == 0")
+    return isinstance(x, classes)
+
+
+def _getitem(previous):
+    def getitem(target: object, key: object) -> object:
+        if isinstance(target, TensorList):
+            return tensor_lists.get(target, key)
+        return previous(_check(target), _check(key))
+    return getitem
+
+
+def _setitem(previous):
+    def setitem(target: object, key: object, value: object) -> object:
+        if isinstance(target, TensorList):
+            return tensor_lists.set_item(target, key, value)
+        return previous(_check(target), _check(key), value)
+    return setitem
+
+
+def list_append(lst: object, x: object) -> object:
+    if isinstance(lst, TensorList):
+        return tensor_lists.append(lst, x)
+    raise errors.StagingTypeError(f"append() on a staged {type(lst).__name__}{errors.at()}")
+
+
+def list_pop(lst: object, *args: object) -> tuple:
+    if isinstance(lst, TensorList):
+        return tensor_lists.pop(lst, *args)
+    raise errors.StagingTypeError(f"pop() on a staged {type(lst).__name__}{errors.at()}")
+
+
+for _name, _hook in (("len_", len_), ("int_", int_), ("float_", float_), ("bool_", bool_),
+                     ("abs_", abs_), ("min_", min_), ("max_", max_), ("sum_", sum_),
+                     ("isinstance_", isinstance_), ("list_append", list_append),
+                     ("list_pop", list_pop)):
+    register_operator_hook(_name, _hook)
+def _setitem_fallback(target: object, key: object, value: object) -> object:
+    target[key] = value
+    return target
+
+
+# Subscripts of tensors are the ops layer's (registered when runtime.tensor is imported, which
+# happened above); tensor lists are handled here first.
+for _name, _wrap in (("getitem", _getitem), ("setitem", _setitem)):
+    _previous = register_operator_hook(_name, None)
+    register_operator_hook(_name, _wrap(_previous or operator.getitem if _name == "getitem"
+                                        else _previous or _setitem_fallback))

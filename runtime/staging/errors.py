@@ -1,0 +1,96 @@
+"""Staging errors: what went wrong while staging control flow, named in the user's terms.
+
+Every message names the variable (or construct) and the user's file and line, found with
+``tracing.user_location()`` (converted branch and loop functions run inside the user's lines, so
+the innermost user frame is the statement being staged). Each class also subclasses the builtin
+exception it refines, so ``except TypeError`` in user code still catches a staging type error.
+"""
+
+from __future__ import annotations
+
+import dis
+from collections.abc import Callable
+
+from autostage.runtime import ir, tracing
+from autostage.runtime.tensor import StagingTypeError
+
+__all__ = [
+    "StagingError", "StagingTypeError", "StagingValueError", "StagingUnboundError",
+    "PythonSideEffectError", "location", "at", "param_names", "describe",
+]
+
+StagingError = tracing.StagingError
+
+
+class StagingValueError(StagingError, ValueError):
+    """A staged value cannot be used the way the code uses it.
+
+    Example: ``while x:`` where ``x`` is a staged ``f32[?]`` vector (Python's truth value of an
+    array with several elements is ambiguous). Fix: ``while np.any(x):`` or ``while x[0] > 0:``.
+    """
+
+
+class StagingUnboundError(StagingError, UnboundLocalError):
+    """A variable is assigned on some paths of staged control flow only, and used after it.
+
+    Example: ``if x > 0: y = 1`` then ``return y`` with ``x`` staged: at run time ``y`` may not
+    exist. Fix: assign ``y`` on every path (``y = 0`` before the ``if``, or an ``else:``).
+    """
+
+
+class PythonSideEffectError(StagingError, RuntimeError):
+    """Python code inside a staged branch or loop body changed a Python object.
+
+    Both branches of a staged ``if`` (and a loop body, once or a few times) run at trace time,
+    not at run time, so the change would happen regardless of the data. Example:
+    ``if x > 0: seen.extend([x])``. Fix: use a list assigned before the ``if`` and ``append``
+    to it (it becomes a tensor list), or compute the value with ``np.where``.
+    """
+
+
+def location() -> ir.Location | None:
+    """The user's file and line being staged now."""
+    return tracing.user_location()
+
+
+def at(loc: ir.Location | None = None) -> str:
+    """`` at file:line`` for messages (empty when no user frame is known)."""
+    loc = loc if loc is not None else location()
+    return f" at {loc}" if loc is not None else ""
+
+
+def param_names(fn: Callable | None, skip: int = 0) -> tuple[str, ...]:
+    """The parameter names of a converted branch/loop function: the names of its state."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return ()
+    return tuple(code.co_varnames[skip:code.co_argcount])
+
+
+def output_names(fn: Callable | None, n: int) -> tuple[str, ...] | None:
+    """The names a converted branch function returns (``return (x, y)``), read from its
+    bytecode: a branch of a statement whose variables are not inputs takes no parameters, yet
+    returns them. None when they cannot be read."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    loads: list[str] = []
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("LOAD_FAST", "LOAD_DEREF", "LOAD_FAST_CHECK", "LOAD_CLOSURE"):
+            loads.append(ins.argval)
+        elif ins.opname == "BUILD_TUPLE" and ins.argval == n and len(loads) >= n:
+            return tuple(loads[-n:])
+        elif ins.opname in ("RETURN_CONST",) and n == 0:
+            return ()
+        else:
+            loads = [] if ins.opname not in ("NOP", "CACHE") else loads
+    return None
+
+
+def describe(name: str) -> str:
+    """How a message refers to a state variable (the return lowering's flag has no user name)."""
+    if name.startswith("retval_"):
+        return "the return value"
+    if name.startswith("do_return"):
+        return "the 'return happened' flag"
+    return f"variable {name!r}"

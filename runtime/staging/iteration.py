@@ -1,0 +1,185 @@
+"""What a staged ``for`` iterates: tensors (axis 0), tensor lists, staged ``range``,
+``enumerate`` and ``zip``.
+
+A source answers, for a staged ``i64[]`` position ``i``, whether there is an item (``more``) and
+what it is (``item``); ``length`` is ``len()`` of it. ``range_``/``enumerate_``/``zip_`` hooks
+return ``StagedRange``/``StagedEnumerate``/``StagedZip`` objects (staged, so the ``for_stmt``
+operator hands them to the runtime); a range's step must be a Python int (its sign decides the
+loop's direction; a staged step could be zero, and Python raises for that before looping).
+"""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+from autostage.runtime import array_shapes, tracing
+from autostage.runtime.operator_hooks import Staged, register_operator_hook
+from autostage.runtime.staging import errors, tensor_lists, values
+from autostage.runtime.staging.tensor_lists import TensorList
+from autostage.runtime.tensor import Tensor, as_tensor
+
+
+def _compare(name: str, a: Tensor, b: object) -> Tensor:
+    """``a < b`` / ``a > b`` of integer positions (``a`` i64, ``b`` an int or integer tensor)
+    as the ops layer's comparison op, emitted directly: both may be weak (Python ints), and the
+    comparison of positions needs no promotion."""
+    b = as_tensor(np.int64(b) if isinstance(b, int) else b)
+    if b.dtype != a.dtype:
+        return a < b if name == "less" else a > b
+    (result,) = tracing.emit(name, (a.value, b.value))
+    return Tensor(result)
+
+
+def _dim0(x: Tensor) -> Tensor | int:
+    if x.ndim == 0:
+        raise errors.StagingTypeError(f"iteration over a 0-d tensor{errors.at()} (Python: "
+                                      "'iteration over a 0-d array')")
+    return array_shapes.dim(x, 0)
+
+
+class _TensorSource:
+    def __init__(self, x: Tensor):
+        self.x = x
+
+    def length(self) -> Tensor | int:
+        return _dim0(self.x)
+
+    def more(self, i: Tensor) -> Tensor:
+        return _compare("less", i, self.length())
+
+    def item(self, i: Tensor) -> Tensor:
+        return self.x[i]
+
+
+class _ListSource:
+    def __init__(self, lst: TensorList):
+        self.lst = lst
+
+    def length(self) -> Tensor | int:
+        return tensor_lists.length(self.lst)
+
+    def more(self, i: Tensor) -> Tensor:
+        return _compare("less", i, self.length())
+
+    def item(self, i: Tensor) -> Tensor:
+        return tensor_lists.get(self.lst, i)
+
+
+def _integer(x: object, what: str) -> object:
+    if isinstance(x, Tensor):
+        if x.ndim != 0 or x.dtype.kind not in "iu":
+            raise errors.StagingTypeError(
+                f"range() {what} is a {x.type} tensor{errors.at()}; it must be an integer "
+                "scalar (Python: 'object cannot be interpreted as an integer')")
+        return x
+    return operator.index(x)
+
+
+class StagedRange(Staged):
+    """``range(start, stop, step)`` with a staged bound; ``step`` is a Python int."""
+
+    __slots__ = ("start", "stop", "step")
+
+    def __init__(self, *args: object):
+        if not 1 <= len(args) <= 3:
+            raise TypeError(f"range expected at most 3 arguments, got {len(args)}")
+        start, stop, step = (0, args[0], 1) if len(args) == 1 else (*args, 1)[:3]
+        if isinstance(step, Staged):
+            raise errors.StagingTypeError(
+                f"range() with a staged step{errors.at()} is not supported; use a Python int "
+                "step (its sign decides the loop's direction)")
+        if operator.index(step) == 0:
+            raise ValueError("range() arg 3 must not be zero")
+        self.start, self.stop = _integer(start, "start"), _integer(stop, "stop")
+        self.step = operator.index(step)
+
+    def length(self) -> Tensor:
+        span = self.stop - self.start
+        n = (span + (self.step - 1)) // self.step if self.step > 0 else \
+            (span + (self.step + 1)) // self.step
+        return np.maximum(n, 0)
+
+    def more(self, i: Tensor) -> Tensor:
+        value = self.item(i)
+        return _compare("less" if self.step > 0 else "greater", value, self.stop)
+
+    def item(self, i: Tensor) -> Tensor:
+        return self.start + i * self.step if self.step != 1 else self.start + i
+
+    def __repr__(self) -> str:
+        return f"<staged range({self.start}, {self.stop}, {self.step})>"
+
+
+class StagedEnumerate(Staged):
+    """``enumerate(iterable, start)`` of a staged iterable: items are ``(start + i, item)``."""
+
+    __slots__ = ("inner", "start")
+
+    def __init__(self, iterable: object, start: object = 0):
+        self.inner, self.start = source(iterable), start
+
+    def length(self) -> Tensor | int:
+        return self.inner.length()
+
+    def more(self, i: Tensor) -> Tensor:
+        return self.inner.more(i)
+
+    def item(self, i: Tensor) -> tuple:
+        return (i + self.start if not (isinstance(self.start, int) and self.start == 0) else i,
+                self.inner.item(i))
+
+
+class StagedZip(Staged):
+    """``zip(a, b, ...)`` with a staged iterable: stops at the shortest, as Python does."""
+
+    __slots__ = ("inners",)
+
+    def __init__(self, *iterables: object):
+        self.inners = [source(x) for x in iterables]
+
+    def length(self) -> Tensor | int:
+        result = self.inners[0].length()
+        for inner in self.inners[1:]:
+            result = np.minimum(result, inner.length())
+        return result
+
+    def more(self, i: Tensor) -> Tensor:
+        result = self.inners[0].more(i)
+        for inner in self.inners[1:]:
+            result = result & inner.more(i)
+        return result
+
+    def item(self, i: Tensor) -> tuple:
+        return tuple(inner.item(i) for inner in self.inners)
+
+
+def source(iterable: object) -> object:
+    """The source a staged ``for`` reads ``iterable`` from."""
+    if isinstance(iterable, Tensor):
+        return _TensorSource(iterable)
+    if isinstance(iterable, TensorList):
+        return _ListSource(iterable)
+    if isinstance(iterable, (StagedRange, StagedEnumerate, StagedZip)):
+        return iterable
+    if isinstance(iterable, values.MaybeUnbound):
+        raise iterable.error()
+    if isinstance(iterable, range):
+        return StagedRange(iterable.start, iterable.stop, iterable.step)
+    if isinstance(iterable, (list, tuple)):
+        return _ListSource(tensor_lists.from_python(list(iterable), "zip argument"))
+    raise errors.StagingTypeError(
+        f"a staged loop cannot iterate a {type(iterable).__name__}{errors.at()}; iterate "
+        "tensors, tensor lists, range(), enumerate() or zip() of them")
+
+
+def _zip_hook(*iterables: object, strict: bool = False) -> StagedZip:
+    if strict:
+        raise errors.StagingTypeError(f"zip(..., strict=True) of staged values{errors.at()} "
+                                      "is not supported")
+    return StagedZip(*iterables)
+
+
+register_operator_hook("range_", StagedRange)
+register_operator_hook("enumerate_", StagedEnumerate)
+register_operator_hook("zip_", _zip_hook)

@@ -1,0 +1,153 @@
+"""How each state variable of a staged loop travels through the ``while`` op: the loop slots.
+
+A slot is a Python constant (the body leaves it unchanged: not carried), a carried tensor or a
+carried tensor list. Slots start from the initial values (Python numbers and unassigned
+variables first as constants) and are refined from what one traced body gives back: a Python
+number the body changes becomes a tensor (of the dtype NumPy 2 gives it mixed with the body's
+tensors), an unknown dimension that differs widens (``types.join``), a pending list gets the
+element type of its first append. A dtype or rank change is a ``StagingTypeError`` naming the
+variable and both types. ``refine`` returns whether anything changed, so that the loop is traced
+again (a small fixpoint).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from autostage.runtime.staging import errors, values
+from autostage.runtime.staging.tensor_lists import TensorList
+from autostage.runtime.tensor import Tensor
+from autostage.runtime.types import ListType, TensorType, join, scalar
+
+
+@dataclass(eq=False)
+class Slot:
+    """One loop variable: ``type`` None for a Python constant; ``maybe``: unassigned at entry
+    (or maybe so), carried with an ``undef`` placeholder."""
+
+    name: str
+    init: object
+    type: TensorType | ListType | None = None
+    pending_list: bool = False
+    maybe: bool = False
+    weak: bool = False  # stands for a Python scalar on every path (``values.is_weak``)
+
+    @property
+    def carried(self) -> bool:
+        return self.type is not None
+
+
+def initial_slot(name: str, x: object) -> Slot:
+    if isinstance(x, values.MaybeUnbound):
+        return Slot(name, x, x.type, maybe=True)
+    if isinstance(x, Tensor):
+        return Slot(name, x, x.type, weak=values.is_weak(x))
+    if isinstance(x, TensorList):
+        return Slot(name, x, x.type, pending_list=x.type is None)
+    return Slot(name, x)
+
+
+def changes(slot: Slot, old: object, new: object, where: str) -> errors.StagingError:
+    return errors.StagingTypeError(
+        f"loop variable {slot.name!r} changes from {old} to {new} in the {where}{errors.at()}; "
+        "cast it before the loop so that it keeps one dtype and rank")
+
+
+def _type_of(out: object) -> object:
+    if isinstance(out, (Tensor, values.MaybeUnbound)):
+        return out.type
+    if isinstance(out, TensorList):
+        return out.type
+    return None
+
+
+def _refine_constant(slot: Slot, out: object, where: str) -> bool:
+    init = slot.init
+    if values.same_python_value(init, out) or (values.is_unset(init) and values.is_unset(out)):
+        return False
+    if isinstance(out, TensorList):
+        if not values.is_unset(init):
+            raise changes(slot, type(init).__name__, "a tensor list", where)
+        slot.type, slot.pending_list, slot.maybe = out.type, out.type is None, True
+        return True
+    out_type = _type_of(out)
+    if isinstance(init, np.ndarray):
+        joined = join(values.array_type(init), out_type) if isinstance(out_type, TensorType) \
+            else None
+        if joined is None:
+            raise changes(slot, values.array_type(init), _describe(out), where)
+        slot.type = joined
+        return True
+    slot.weak = values.is_weak(out) and (values.is_unset(init) or values.is_weak(init))
+    if values.is_unset(init):
+        slot.maybe = True
+        slot.type = out_type if out_type is not None else _number_type(slot, out, where)
+        return True
+    if not values.is_number(init):
+        raise changes(slot, f"the Python value {init!r}", _describe(out), where)
+    if out_type is None:
+        slot.type = _number_type(slot, out, where)
+        if values.default_dtype(out) != values.default_dtype(init):
+            raise changes(slot, f"Python {type(init).__name__}", f"Python {type(out).__name__}",
+                          where)
+        return True
+    if not isinstance(out_type, TensorType) or out_type.ndim != 0:
+        raise changes(slot, f"Python {type(init).__name__}", out_type, where)
+    values.weak_constant(init, out_type.dtype, f"loop variable {slot.name!r}")
+    slot.type = out_type
+    return True
+
+
+def _number_type(slot: Slot, out: object, where: str) -> TensorType:
+    if not values.is_number(out):
+        raise changes(slot, _describe(slot.init), _describe(out), where)
+    return scalar(values.default_dtype(out))
+
+
+def _describe(x: object) -> str:
+    t = _type_of(x)
+    return str(t) if t is not None else f"the Python value {x!r}"
+
+
+def refine(slot: Slot, out: object, where: str) -> bool:
+    """Updates ``slot`` for the body's result ``out``; True if the loop must be traced again."""
+    if slot.weak and not values.is_unset(out) and not values.is_weak(out):
+        slot.weak = False
+        return True
+    if slot.pending_list or isinstance(slot.type, ListType):
+        return _refine_list(slot, out, where)
+    if not slot.carried:
+        return _refine_constant(slot, out, where)
+    if values.is_unset(out):
+        changed = not slot.maybe
+        slot.maybe = True
+        return changed
+    out_type = _type_of(out)
+    if out_type is None:
+        if not values.is_number(out):
+            raise changes(slot, slot.type, _describe(out), where)
+        return False  # a Python number: checked against the dtype when the body yields it
+    joined = join(slot.type, out_type) if isinstance(out_type, TensorType) else None
+    if joined is None:
+        raise changes(slot, slot.type, out_type, where)
+    changed = joined != slot.type or (isinstance(out, values.MaybeUnbound) and not slot.maybe)
+    slot.type = joined
+    slot.maybe = slot.maybe or isinstance(out, values.MaybeUnbound)
+    return changed
+
+
+def _refine_list(slot: Slot, out: object, where: str) -> bool:
+    if not isinstance(out, TensorList):
+        raise changes(slot, slot.type or "a tensor list", _describe(out), where)
+    if out.type is None:
+        return False
+    if slot.pending_list:
+        slot.type, slot.pending_list = out.type, False
+        return True
+    element = join(slot.type.element, out.type.element)
+    if element is None:
+        raise changes(slot, slot.type, out.type, where)
+    changed = element != slot.type.element
+    slot.type = ListType(element)
+    return changed

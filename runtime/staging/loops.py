@@ -1,0 +1,198 @@
+"""Staging hooks of ``while_stmt`` and ``for_stmt``: staged loops become ``while`` ops.
+
+The loop's state variables become slots (``loop_state``); the test and the body are traced into
+the ``cond`` and ``body`` regions over the carried slots, again while a slot changes (a Python
+number that becomes a tensor, a widened dimension, a list's first element type), at most
+``MAX_ROUNDS`` times. A ``for`` over a staged iterable is a ``while`` over an ``i64`` index,
+with ``extra_test`` (from ``break``/``return`` lowering) in its condition. A variable the loop
+assigns but that was unassigned before it is carried with an ``undef`` placeholder; after the
+loop it is a plain tensor if provably assigned (e.g. exactly when the ``do_return`` flag is set,
+which a later ``if not do_return:`` completes), else a ``MaybeUnbound`` that raises on use.
+Python code in the body runs at trace time, once per round.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from autostage.runtime import ir, tracing
+from autostage.runtime.operator_hooks import register_operator_hook
+from autostage.runtime.staging import errors, iteration, logic, side_effects, values
+from autostage.runtime.staging.control_flow import predicate, prepare_state
+from autostage.runtime.staging.loop_state import Slot, initial_slot, refine
+from autostage.runtime.staging.tensor_lists import TensorList
+from autostage.runtime.tensor import Tensor, constant
+from autostage.runtime.types import ListType, TensorType
+
+MAX_ROUNDS = 4
+
+
+@dataclass
+class _Traced:
+    cond: ir.Region
+    body: ir.Region
+    outs: tuple
+
+
+def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value]) -> tuple:
+    args = iter(args)
+    state = []
+    for slot in slots:
+        if not slot.carried:
+            state.append(slot.init)
+            continue
+        arg = next(args)
+        if slot.weak:
+            values.mark_weak(arg)
+        if slot.maybe:
+            state.append(values.MaybeUnbound(arg, logic.atom(arg), slot.name, errors.location()))
+        elif isinstance(slot.type, ListType):
+            state.append(TensorList(arg))
+        else:
+            state.append(Tensor(arg))
+    return tuple(state)
+
+
+def _trace(slots: Sequence[Slot], test: Callable, body: Callable) -> _Traced:
+    types = [s.type for s in slots if s.carried]
+    with tracing.region(types) as cond_region:
+        go = predicate(test(*_state_objects(slots, cond_region.args)), "the loop condition")
+        cond_region.results = (go.value,)
+    with tracing.region(types) as body_region:
+        outs = body(*_state_objects(slots, body_region.args)) or ()
+    if len(outs) != len(slots):
+        raise errors.StagingValueError(f"a loop body returned {len(outs)} values for "
+                                       f"{len(slots)} loop variables{errors.at()}")
+    return _Traced(cond_region, body_region, tuple(outs))
+
+
+def _value_of(slot: Slot, x: object, what: str) -> tuple[ir.Value, logic.Formula]:
+    """``x`` as a value of the slot's type in the current region, with its definedness."""
+    if isinstance(x, values.MaybeUnbound):
+        return x.value, x.defined
+    if isinstance(x, Tensor):
+        return x.value, logic.TRUE
+    if isinstance(x, TensorList):
+        return x.materialize(slot.type.element), logic.TRUE
+    if values.is_unset(x):
+        return values.placeholder(slot.type), logic.FALSE
+    if isinstance(x, np.ndarray):
+        return constant(x).value, logic.TRUE
+    return values.weak_constant(x, slot.type.dtype, what).value, logic.TRUE
+
+
+def _fact(x: object) -> logic.Formula:
+    if isinstance(x, Tensor):
+        return logic.of(x.value)
+    return logic.const(bool(x)) if isinstance(x, (bool, np.bool_)) else logic.FALSE
+
+
+def _proven_by_flag(slots, carried, i, init_def, out_def, traced) -> int | None:
+    """The index (among carried) of a bool flag that is set exactly when slot ``i`` is
+    assigned, at entry and after every iteration, or None."""
+    own = logic.atom(traced.body.args[i])
+    for j, slot in enumerate(carried):
+        if j == i or slot.maybe or slot.type != TensorType(np.bool_, ()):
+            continue
+        body_out = traced.outs[slots.index(slot)]
+        step = logic.substitute(out_def, own, logic.atom(traced.body.args[j]))
+        if logic.equivalent(init_def, _fact(slot.init)) and logic.equivalent(step,
+                                                                             _fact(body_out)):
+            return j
+    return None
+
+
+def _emit(slots: Sequence[Slot], traced: _Traced, where: str) -> tuple:
+    carried = [s for s in slots if s.carried]
+    outs = [traced.outs[slots.index(s)] for s in carried]
+    with values.in_region(traced.body):
+        yields = [_value_of(s, x, f"loop variable {s.name!r}") for s, x in zip(carried, outs,
+                                                                               strict=True)]
+    traced.body.results = tuple(v for v, _ in yields)
+    inits = [_value_of(s, s.init, f"loop variable {s.name!r}") for s in carried]
+    results = tracing.emit("while", [v for v, _ in inits],
+                           {"carried_types": tuple(s.type for s in carried)},
+                           (traced.cond, traced.body))
+    loc = errors.location()
+    by_slot = {}
+    for i, (slot, result) in enumerate(zip(carried, results, strict=True)):
+        by_slot[id(slot)] = _result(slots, carried, i, result, inits[i][1], yields[i][1],
+                                    traced, results, loc)
+    return tuple(by_slot.get(id(s), s.init) for s in slots)
+
+
+def _result(slots, carried, i, result, init_def, out_def, traced, results, loc) -> object:
+    slot = carried[i]
+    if slot.weak:
+        values.mark_weak(result)
+    if isinstance(slot.type, ListType):
+        return TensorList(result)
+    if not slot.maybe:
+        return Tensor(result)
+    own = logic.atom(traced.body.args[i])
+    if logic.equivalent(init_def, logic.TRUE) and logic.equivalent(
+            logic.substitute(out_def, own, logic.TRUE), logic.TRUE):
+        return Tensor(result)
+    j = _proven_by_flag(slots, carried, i, init_def, out_def, traced)
+    defined = logic.atom(results[j]) if j is not None else logic.atom(result)
+    return values.MaybeUnbound(result, defined, slot.name, loc)
+
+
+def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body: Callable,
+             watched: Sequence[Callable | None], where: str) -> tuple:
+    """Stages a loop over ``state`` (see module doc) and returns the state after it."""
+    slots = [initial_slot(n, x) for n, x in zip(names, state, strict=True)]
+    watch = side_effects.Watch(watched, where)
+    for _ in range(MAX_ROUNDS):
+        traced = _trace(slots, test, body)
+        watch.check()
+        changed = [refine(s, out, where) for s, out in zip(slots, traced.outs, strict=True)]
+        if not any(changed):
+            return _emit(slots, traced, where)
+    raise errors.StagingTypeError(
+        f"the types of the variables of the {where}{errors.at()} did not settle after "
+        f"{MAX_ROUNDS} traces of its body: "
+        + ", ".join(f"{s.name}: {s.type}" for s in slots if s.carried))
+
+
+def _names(body: Callable, n: int, skip: int = 0) -> tuple[str, ...]:
+    names = errors.param_names(body, skip)
+    return names if len(names) == n else tuple(f"state[{i}]" for i in range(n))
+
+
+def stage_while(test: Callable, body: Callable, state: tuple, opts: dict | None = None,
+                cond: object = None) -> tuple:
+    """Hook of ``while_stmt``; ``cond`` (the test already evaluated outside) is traced again
+    inside the loop's cond region, the outer one is dead code."""
+    names = _names(body, len(state))
+    state = prepare_state(names, state)
+    return run_loop(names, state, test, body, (test, body), "while loop")
+
+
+def stage_for(iterable: object, extra_test: Callable | None, body: Callable, state: tuple,
+              opts: dict | None = None) -> tuple:
+    """Hook of ``for_stmt``: a ``while`` over an index into a staged iterable."""
+    source = iteration.source(iterable)
+    names = _names(body, len(state), skip=1)
+    state = prepare_state(names, state)
+
+    def test(index: Tensor, *inner: object) -> object:
+        more = source.more(index)
+        if extra_test is None:
+            return more
+        return predicate(extra_test(*inner), "the loop condition") & more
+
+    def step(index: Tensor, *inner: object) -> tuple:
+        out = body(source.item(index), *inner)
+        return (index + 1, *(inner if out is None else out))
+
+    index = values.to_tensor(0)
+    result = run_loop(("<loop index>", *names), (index, *state), test, step,
+                      (extra_test, body), "for loop")
+    return result[1:]
+
+
+register_operator_hook("while_stmt", stage_while)
+register_operator_hook("for_stmt", stage_for)

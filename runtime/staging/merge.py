@@ -1,0 +1,183 @@
+"""Merging what the two branches of a staged ``if`` give a variable into one ``cond`` result.
+
+Each branch was traced into its own region; for every state variable the two Python objects it
+ended with are combined: equal Python values stay Python (nothing is carried); tensors must agree
+in dtype and rank (unknown dimensions may differ: ``types.join``); a Python number meeting a
+tensor becomes a constant of the tensor's dtype under NumPy 2's weak-scalar rule; two different
+Python numbers of one type become tensors of their default dtype; a variable unassigned on one
+side gets an ``undef`` placeholder there and comes out as ``MaybeUnbound`` unless the facts prove
+it assigned (``logic``); lists become tensor lists. Anything else is a ``StagingTypeError``
+naming the variable and both types. Constants and placeholders are added at the end of the
+branch's region.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+from autostage.runtime import ir, tensor
+from autostage.runtime.staging import errors, logic, tensor_lists, values
+from autostage.runtime.staging.tensor_lists import TensorList
+from autostage.runtime.tensor import Tensor
+from autostage.runtime.types import join
+
+
+@dataclass
+class Merged:
+    """One variable's yields in each region and how to rebuild it from the cond's results."""
+
+    yields: tuple[list[ir.Value], list[ir.Value]]
+    build: Callable[[Iterator[ir.Value]], object]
+
+
+def _kind(x: object) -> str:
+    if isinstance(x, (Tensor, values.MaybeUnbound, np.ndarray)):
+        return "tensor"
+    if isinstance(x, (TensorList, list)):
+        return "list"
+    if values.is_unset(x):
+        return "unset"
+    if values.is_number(x):
+        return "number"
+    return "python"
+
+
+def type_name(x: object) -> str:
+    if isinstance(x, (Tensor, values.MaybeUnbound, TensorList)):
+        return str(x.type or "an empty list")
+    if values.is_unset(x):
+        return "unassigned" if x is not None else "None"
+    return f"Python {type(x).__name__} {x!r}"
+
+
+def mismatch(what: str, a: object, b: object, where: str, hint: str = "") -> errors.StagingError:
+    return errors.StagingTypeError(
+        f"{what} is {type_name(a)} in one branch and {type_name(b)} in the other of the staged "
+        f"{where}{errors.at()}; both branches must give it the same dtype and rank"
+        + (f" ({hint})" if hint else ""))
+
+
+def merge(name: str, a: object, b: object, regions: tuple[ir.Region, ir.Region],
+          pred: logic.Formula, where: str = "if") -> Merged:
+    """Combines a variable's values at the end of the then/else regions (see module doc)."""
+    what = errors.describe(name)
+    ka, kb = _kind(a), _kind(b)
+    if ka in ("python", "number", "unset") and kb == ka and values.same_python_value(a, b):
+        return Merged(([], []), lambda results: a)
+    if ka == kb == "unset":
+        return Merged(([], []), lambda results: b if a is None else a)
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+        return _merge_tuple(name, a, b, regions, pred, where)
+    if "list" in (ka, kb):
+        return _merge_lists(what, a, b, regions, where)
+    if "python" in (ka, kb) or (ka == kb == "number" and not _same_number_type(a, b)):
+        raise mismatch(what, a, b, where, "Python values that differ between the branches "
+                       "of a staged if must be numbers of the same type")
+    return _merge_tensors(name, a, b, regions, pred, where)
+
+
+def _same_number_type(a: object, b: object) -> bool:
+    if isinstance(a, np.generic) or isinstance(b, np.generic):
+        return values.default_dtype(a) == values.default_dtype(b)
+    return type(a) is type(b)
+
+
+def _merge_tuple(name, a, b, regions, pred, where) -> Merged:
+    parts = [merge(f"{name}[{i}]", x, y, regions, pred, where)
+             for i, (x, y) in enumerate(zip(a, b, strict=True))]
+    yields = ([v for p in parts for v in p.yields[0]], [v for p in parts for v in p.yields[1]])
+    return Merged(yields, lambda results: tuple(p.build(results) for p in parts))
+
+
+def _tensor_type(x: object) -> object:
+    if isinstance(x, np.ndarray):
+        return values.array_type(x)
+    return x.type if isinstance(x, (Tensor, values.MaybeUnbound)) else None
+
+
+def _target_type(what: str, a: object, b: object, where: str) -> object:
+    ta, tb = _tensor_type(a), _tensor_type(b)
+    if ta is not None and tb is not None:
+        joined = join(ta, tb)
+        if joined is None:
+            raise mismatch(what, a, b, where, "cast one of them, e.g. with .astype()")
+        return joined
+    return ta if ta is not None else tb
+
+
+def _value_in(region: ir.Region, x: object, type_: object, what: str) -> tuple[ir.Value, object]:
+    """The value region yields for ``x``, and its definedness formula."""
+    if isinstance(x, Tensor):
+        return x.value, logic.TRUE
+    if isinstance(x, values.MaybeUnbound):
+        return x.value, x.defined
+    with values.in_region(region):
+        if isinstance(x, np.ndarray):
+            return tensor.constant(x).value, logic.TRUE
+        if values.is_unset(x):
+            return values.placeholder(type_), logic.FALSE
+        if type_ is None:
+            return values.to_tensor(x).value, logic.TRUE
+        return values.weak_constant(x, type_.dtype, what).value, logic.TRUE
+
+
+def _bool_fact(x: object) -> logic.Formula:
+    if isinstance(x, Tensor):
+        return logic.of(x.value)
+    if isinstance(x, (bool, np.bool_)):
+        return logic.const(bool(x))
+    return logic.FALSE  # a placeholder: never read, any fact will do
+
+
+def _merge_tensors(name, a, b, regions, pred, where) -> Merged:
+    what = errors.describe(name)
+    type_ = _target_type(what, a, b, where)
+    va, da = _value_in(regions[0], a, type_, what)
+    vb, db = _value_in(regions[1], b, type_ or va.type, what)
+    if type_ is None and join(va.type, vb.type) is None:
+        raise mismatch(what, a, b, where)
+    weak = all(values.is_weak(x) for x in (a, b) if not values.is_unset(x))
+    defined = logic.ite(pred, da, db)
+    fact = logic.ite(pred, _bool_fact(a), _bool_fact(b))
+    loc = errors.location()
+
+    def build(results: Iterator[ir.Value]) -> object:
+        value = next(results)
+        if weak:
+            values.mark_weak(value)
+        if value.type.dtype == np.bool_ and value.type.is_scalar:
+            logic.record(value, fact)
+        if logic.equivalent(defined, logic.TRUE):
+            return Tensor(value)
+        return values.MaybeUnbound(value, defined, name, loc)
+
+    return Merged(([va], [vb]), build)
+
+
+def _as_list(x: object, what: str, region: ir.Region) -> TensorList | None:
+    if isinstance(x, TensorList):
+        return x
+    if isinstance(x, list):
+        with values.in_region(region):
+            return tensor_lists.from_python(x, what)
+    return None
+
+
+def _merge_lists(what, a, b, regions, where) -> Merged:
+    la, lb = _as_list(a, what, regions[0]), _as_list(b, what, regions[1])
+    if la is None or lb is None:
+        raise mismatch(what, a, b, where)
+    if la.element is None and lb.element is None:
+        return Merged(([], []), lambda results: TensorList())
+    element = la.element if lb.element is None else lb.element
+    if la.element is not None and lb.element is not None:
+        element = join(la.element, lb.element)
+        if element is None:
+            raise mismatch(what, la, lb, where)
+    with values.in_region(regions[0]):
+        va = la.materialize(element)
+    with values.in_region(regions[1]):
+        vb = lb.materialize(element)
+    return Merged(([va], [vb]), lambda results: TensorList(next(results)))

@@ -1,0 +1,69 @@
+"""IR ops with side effects: ``print`` and ``assert``, run at run time in program order.
+
+Both carry a format template: attr ``parts``, a tuple of strings (text formatted at trace time,
+from Python values) and ints (the index of an operand, formatted with ``str`` at run time).
+``print``: operands are the staged values printed; attrs ``parts`` (separators and ``end``
+included), ``stream`` (``"stdout"`` or ``"stderr"``, looked up when it runs, so redirection
+works) and ``flush``. ``assert``: operand 0 is the ``bool[]`` test, the others the staged values
+of the message; attrs ``parts`` (None: a bare ``AssertionError``). Neither has results.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+from autostage.runtime import op_registry
+from autostage.runtime.types import TensorType
+
+
+def render(parts: tuple, values: tuple) -> str:
+    """The text of a template: strings as they are, operand indices replaced by ``str(value)``."""
+    return "".join(p if isinstance(p, str) else str(values[p]) for p in parts)
+
+
+def _infer_print(types: tuple, attrs: dict) -> tuple:
+    return ()
+
+
+def _evaluate_print(op, values: tuple, run) -> tuple:
+    stream = getattr(sys, op.attrs.get("stream", "stdout"))
+    stream.write(render(op.attrs["parts"], values))
+    if op.attrs.get("flush"):
+        stream.flush()
+    return ()
+
+
+def _infer_assert(types: tuple, attrs: dict) -> tuple:
+    test = types[0]
+    if not (isinstance(test, TensorType) and test.dtype == np.bool_ and test.is_scalar):
+        raise TypeError(f"assert needs a bool[] test, got {test}")
+    return ()
+
+
+def _evaluate_assert(op, values: tuple, run) -> tuple:
+    if bool(values[0]):
+        return ()
+    parts = op.attrs.get("parts")
+    if parts is None:
+        raise AssertionError
+    raise AssertionError(render(parts, values[1:]) if _is_text(parts) else
+                         _single_value(parts, values[1:]))
+
+
+def _is_text(parts: tuple) -> bool:
+    return not (len(parts) == 1 and isinstance(parts[0], int))
+
+
+def _single_value(parts: tuple, values: tuple) -> object:
+    """``assert t, x`` with a staged ``x``: Python's AssertionError holds ``x`` itself."""
+    return values[parts[0]]
+
+
+op_registry.register(
+    "print", _infer_print, _evaluate_print, side_effects=True,
+    doc="operands: printed staged values; attrs: parts (str | operand index), stream, flush")
+op_registry.register(
+    "assert", _infer_assert, _evaluate_assert, side_effects=True,
+    doc="operands: test bool[], message values; attrs: parts (message template or None); "
+        "raises AssertionError(message) when the test is false")

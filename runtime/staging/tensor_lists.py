@@ -1,0 +1,159 @@
+"""Tensor lists: Python lists that are state of staged control flow, staged as IR list values.
+
+A Python list assigned before a staged loop or ``if`` and appended to inside it (the converter
+makes it state: ``out = list_append(out, h)``) becomes a ``TensorList``. Its element type comes
+from the first append, with no annotation: an empty list is *pending* (no IR value) until then.
+A ``TensorList`` is immutable like an SSA value: each append returns a new one. ``np.stack`` of
+it is ``list_stack``; ``len()`` and indexing go through the operators' hooks. ``np.array(lst)``
+cannot be intercepted (NumPy does not dispatch it) and raises a clear error suggesting
+``np.stack``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+from autostage.runtime import ir, tracing
+from autostage.runtime.operator_hooks import Staged
+from autostage.runtime.staging import errors, values
+from autostage.runtime.tensor import Tensor, as_tensor
+from autostage.runtime.types import ListType, TensorType, join
+
+
+class TensorList(Staged):
+    """A staged list of tensors of one type; ``value`` is None while it is empty and untyped."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: ir.Value | None = None):
+        self.value = value
+
+    @property
+    def type(self) -> ListType | None:
+        return None if self.value is None else self.value.type
+
+    @property
+    def element(self) -> TensorType | None:
+        return None if self.value is None else self.value.type.element
+
+    def materialize(self, element: TensorType) -> ir.Value:
+        """The list's IR value; a pending list makes a new empty list of ``element`` (here, in the
+        current region) and stays pending, as branches may each make their own."""
+        if self.value is not None:
+            return self.value
+        (value,) = tracing.emit("list_new", (), {"element": element})
+        return value
+
+    def __len__(self) -> int:
+        raise errors.StagingTypeError(
+            f"len() of a tensor list{errors.at()} is only known at run time; call len() in "
+            "code autostage converts (it gives a staged length)")
+
+    def __iter__(self):
+        caller = sys._getframe(1).f_globals.get("__name__", "")
+        if caller.startswith("numpy"):  # NumPy's dispatchers look for overrides in sequences
+            return iter((self,))
+        raise errors.StagingTypeError(
+            f"a tensor list was iterated{errors.at()} by code autostage did not convert; iterate "
+            "it in converted code (a staged loop) or np.stack it first")
+
+    def __getitem__(self, index: object) -> Tensor:
+        return get(self, index)
+
+    def __array__(self, *args: object, **kwargs: object) -> np.ndarray:
+        raise errors.StagingTypeError(
+            f"np.array/np.asarray of a tensor list{errors.at()} cannot be staged (NumPy does not "
+            "let autostage intercept it); use np.stack(lst)")
+
+    def __array_function__(self, func, types, args, kwargs) -> object:
+        if func is np.stack and args and args[0] is self and kwargs.get("axis", 0) == 0 \
+                and kwargs.get("out") is None and set(kwargs) <= {"axis", "out"}:
+            return stack(self)
+        raise errors.StagingTypeError(
+            f"np.{func.__name__} of a tensor list{errors.at()} is not supported; "
+            "np.stack(lst) (axis 0) is")
+
+    def __repr__(self) -> str:
+        return f"<staged TensorList {self.type or 'list<?>'}>"
+
+
+def _item(x: object, element: TensorType | None, what: str) -> Tensor:
+    if isinstance(x, values.MaybeUnbound):
+        raise x.error()
+    if isinstance(x, Tensor):
+        return x
+    if values.is_number(x):
+        if element is not None:
+            return values.weak_constant(x, element.dtype, what)
+        return values.to_tensor(x)
+    raise errors.StagingTypeError(
+        f"{what}{errors.at()} gets a {type(x).__name__} value; a tensor list holds tensors "
+        "and numbers only")
+
+
+def from_python(items: list, name: str) -> TensorList:
+    """A Python list (state of staged control flow) as a tensor list."""
+    result = TensorList()
+    for x in items:
+        result = append(result, x, f"list {name!r}")
+    return result
+
+
+def append(lst: TensorList, x: object, what: str = "the tensor list") -> TensorList:
+    item = _item(x, lst.element, f"an element appended to {what}")
+    element = item.type if lst.element is None else join(lst.element, item.type)
+    if element is None:
+        raise errors.StagingTypeError(
+            f"an element of type {item.type} is appended to {what} of {lst.element} "
+            f"elements{errors.at()}; the elements of a staged list must share dtype and rank")
+    (value,) = tracing.emit("list_append", (lst.materialize(item.type), item.value))
+    return TensorList(value)
+
+
+def _index(i: object) -> Tensor:
+    index = as_tensor(i)
+    if not (index.ndim == 0 and index.dtype.kind in "iu"):
+        raise errors.StagingTypeError(
+            f"a tensor list is indexed with {index.type}{errors.at()}; use an integer scalar")
+    return index
+
+
+def _require(lst: TensorList, what: str) -> ir.Value:
+    if lst.value is None:
+        raise errors.StagingValueError(
+            f"{what} of a list that is empty at this point of the staged code{errors.at()}")
+    return lst.value
+
+
+def pop(lst: TensorList, *args: object) -> tuple[TensorList, Tensor]:
+    value = _require(lst, "pop()")
+    operands = (value, *(_index(i).value for i in args))
+    new, item = tracing.emit("list_pop", operands)
+    return TensorList(new), Tensor(item)
+
+
+def get(lst: TensorList, index: object) -> Tensor:
+    if isinstance(index, slice):
+        raise errors.StagingTypeError(f"slicing a tensor list{errors.at()} is not supported")
+    (item,) = tracing.emit("list_get", (_require(lst, "indexing"), _index(index).value))
+    return Tensor(item)
+
+
+def set_item(lst: TensorList, index: object, x: object) -> TensorList:
+    value = _require(lst, "item assignment")
+    item = _item(x, lst.element, "an element stored in a tensor list")
+    (new,) = tracing.emit("list_set", (value, _index(index).value, item.value))
+    return TensorList(new)
+
+
+def length(lst: TensorList) -> Tensor | int:
+    if lst.value is None:
+        return 0
+    (n,) = tracing.emit("list_length", (lst.value,))
+    return Tensor(n)
+
+
+def stack(lst: TensorList) -> Tensor:
+    (result,) = tracing.emit("list_stack", (_require(lst, "np.stack()"),))
+    return Tensor(result)

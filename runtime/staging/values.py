@@ -1,0 +1,179 @@
+"""What flows through staged control flow besides tensors: unassigned variables and Python scalars.
+
+Converted code passes every state variable in and out of branch and loop functions. Some are not
+tensors: ``Undefined('y')`` / ``UndefinedReturnValue()`` placeholders (from the operators, which
+the runtime may not import, so they are recognised by class name), ``None`` (the return lowering
+starts ``retval_ = None``), Python numbers, Python lists. This module classifies them, turns
+Python numbers into constants of the right dtype (NumPy 2 rules: a Python scalar is *weak* and
+takes the tensor's dtype if its value fits), and defines ``MaybeUnbound``: a staged value assigned
+on some run-time paths only, which may travel through more control flow but raises
+``StagingUnboundError`` naming the variable as soon as anything uses it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import numpy as np
+from autostage.runtime import ir, tracing, value_info
+from autostage.runtime.operator_hooks import Staged
+from autostage.runtime.staging import errors, logic
+from autostage.runtime.tensor import Tensor, constant
+from autostage.runtime.types import TensorType, as_dtype
+
+_UNSET_CLASSES = ("Undefined", "UndefinedReturnValue")
+
+
+def is_unset(value: object) -> bool:
+    """``None`` or an operators' ``Undefined``/``UndefinedReturnValue`` placeholder."""
+    if value is None:
+        return True
+    cls = type(value)
+    return cls.__name__ in _UNSET_CLASSES and cls.__module__.startswith("autostage.")
+
+
+def is_number(value: object) -> bool:
+    """A Python or NumPy scalar that may become a tensor constant."""
+    return isinstance(value, (bool, int, float, complex, np.bool_, np.number))
+
+
+def default_dtype(value: object) -> np.dtype:
+    """The dtype NumPy gives a scalar on its own (``int`` -> int64, ``float`` -> float64)."""
+    return as_dtype(np.asarray(value).dtype)
+
+
+def same_python_value(a: object, b: object) -> bool:
+    """Whether two Python values are the same for staging (then they stay Python)."""
+    if a is b:
+        return True
+    if type(a) is not type(b) or isinstance(a, (Staged, np.ndarray)):
+        return False
+    try:
+        return bool(a == b) and hash(a) == hash(b)
+    except TypeError:  # unhashable or incomparable: only identity counts
+        return False
+
+
+def weak_constant(value: object, dtype: np.dtype, what: str) -> Tensor:
+    """``value`` as a constant of ``dtype``, if NumPy 2 would give a tensor of ``dtype`` mixed
+    with it (a weak Python scalar whose value fits, or a NumPy scalar of that very dtype).
+
+    Raises:
+      StagingTypeError: naming ``what`` (the variable) and both types.
+    """
+    if isinstance(value, np.generic):
+        fits = value.dtype == dtype
+    else:
+        fits = np.result_type(dtype, value) == dtype and (
+            not isinstance(value, bool) or dtype == np.bool_)
+    if fits:
+        try:
+            return constant(value, dtype)
+        except OverflowError:
+            pass
+    raise errors.StagingTypeError(
+        f"{what} is a {TensorType(dtype, ())} tensor on one path and the Python value "
+        f"{value!r} ({type(value).__name__}) on another{errors.at()}; NumPy would not keep "
+        f"dtype {dtype} for it: make both the same type (e.g. np.{dtype}({value!r}))")
+
+
+def array_type(x: np.ndarray) -> TensorType:
+    """The type of a NumPy array constant (known shape)."""
+    return TensorType(as_dtype(x.dtype), x.shape)
+
+
+def to_tensor(value: object) -> Tensor:
+    """A number as a tensor of its own default dtype; a Python number stays *weak* (it promotes
+    like a Python scalar in later arithmetic, as the Python variable would)."""
+    result = constant(value, default_dtype(value))
+    if is_weak(value):
+        value_info.mark_weak(result.value)
+    return result
+
+
+def is_weak(x: object) -> bool:
+    """A Python scalar, or a tensor standing for one (``value_info``'s weak values)."""
+    if isinstance(x, Tensor):
+        return value_info.is_weak(x.value)
+    return isinstance(x, (bool, int, float, complex))
+
+
+def mark_weak(value: ir.Value) -> None:
+    """Marks a 0-d value that stands for a Python scalar on every path."""
+    if value.type.is_scalar and value.type.dtype in _WEAK_DTYPES:
+        value_info.mark_weak(value)
+
+
+_WEAK_DTYPES = tuple(np.dtype(t) for t in (np.bool_, np.int64, np.float64, np.complex128))
+
+
+@contextlib.contextmanager
+def in_region(region: ir.Region) -> Iterator[ir.Region]:
+    """Makes an already traced region current again, to add ops at its end (e.g. constants
+    for the Python values a branch returned)."""
+    trace = tracing.current()
+    trace.regions.append(region)
+    try:
+        yield region
+    finally:
+        trace.regions.pop()
+
+
+def placeholder(type_: object) -> ir.Value:
+    """An ``undef`` value of ``type_``, for a variable that is not assigned on this path."""
+    (value,) = tracing.emit("undef", (), {"type": type_})
+    return value
+
+
+class MaybeUnbound(Staged):
+    """A variable assigned on some run-time paths only (``defined``: a formula saying when).
+
+    It may be passed through staged ``if``s and loops (which may prove it always assigned, as
+    after ``if not do_return: retval_ = ...``); any other use raises ``StagingUnboundError``.
+    """
+
+    __slots__ = ("value", "defined", "name", "loc")
+
+    def __init__(self, value: ir.Value, defined: logic.Formula, name: str,
+                 loc: ir.Location | None):
+        object.__setattr__(self, "value", value)
+        object.__setattr__(self, "defined", defined)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "loc", loc)
+
+    @property
+    def type(self) -> object:
+        return self.value.type
+
+    def error(self) -> errors.StagingUnboundError:
+        """The error for using this value (for the function object: a result that may be
+        unassigned)."""
+        what = errors.describe(self.name)
+        tail = ("some paths return no value (Python would return None there); return a value "
+                "on every path" if self.name.startswith("retval_") else
+                f"assign {self.name!r} on every path (before the if/loop, or in an else:)")
+        return errors.StagingUnboundError(
+            f"{what} is assigned only on some paths of the staged if/loop{errors.at(self.loc)} "
+            f"and is used{errors.at()}; {tail}")
+
+    def __repr__(self) -> str:
+        return f"<MaybeUnbound {self.name!r} {self.type}>"
+
+    def __getattr__(self, name: str) -> object:
+        raise self.error()
+
+
+def _raise(self: MaybeUnbound, *args: object, **kwargs: object) -> object:
+    raise self.error()
+
+
+_BINARY = ("add", "sub", "mul", "matmul", "truediv", "floordiv", "mod", "divmod", "pow",
+           "lshift", "rshift", "and", "xor", "or")
+for _name in ("bool", "len", "iter", "contains", "getitem", "setitem", "call", "str", "format",
+              "index", "int", "float", "complex", "neg", "pos", "abs", "invert", "eq", "ne",
+              "lt", "le", "gt", "ge", "array", "array_ufunc", "array_function", "setattr",
+              *_BINARY, *(f"r{op}" for op in _BINARY), *(f"i{op}" for op in _BINARY)):
+    setattr(MaybeUnbound, f"__{_name}__", _raise)
+MaybeUnbound.__hash__ = None  # type: ignore[assignment]
+del _name

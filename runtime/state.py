@@ -1,0 +1,203 @@
+"""``Variable``: mutable state that staged code reads and assigns at run time, in program order.
+
+A staged function's trace is reused across calls, so state it reads must not be frozen into the
+trace: inside a trace, reading a Variable emits ``var_read`` and assigning emits ``var_assign`` /
+``var_assign_add``, ops that hold the Variable itself (captured by reference) and touch its
+storage when the op runs. They are side-effect ops, so passes never drop or reorder them. Outside
+tracing a Variable is a plain holder of a NumPy value. A staged function may create Variables
+only on its first trace (later traces must reuse them, as in ``tf.function``): traces are reused,
+so a Variable created per trace would silently be a different one on each retrace.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+
+import numpy as np
+from autostage.runtime import op_registry, tracing
+from autostage.runtime.tensor import Tensor, as_tensor
+from autostage.runtime.types import TensorType, as_dtype
+
+_ids = itertools.count()
+
+
+class VariableCreationError(tracing.StagingError, ValueError):
+    """A staged function created a Variable on a trace other than its first.
+
+    Example: ``v = Variable(0.0)`` at the top of a converted function, called once with float32
+    and once with float64 arguments (two traces). Fix: create the Variable outside the function
+    (or once, guarded by ``if self.v is None:``) and use it inside.
+    """
+
+
+class Variable:
+    """A mutable NumPy value: ``.read()``/``.value``, ``.assign(v)``, ``.assign_add(v)``.
+
+    Its dtype and shape are fixed by the initial value; assignments cast to its dtype (like
+    ``a[...] = v``) and must have its shape.
+    """
+
+    __slots__ = ("_storage", "_lock", "name", "__weakref__")
+    __array_priority__ = 2000  # NumPy and Tensor defer binary operators to Variable
+
+    def __init__(self, initial_value: object, dtype: object = None, name: str | None = None):
+        if isinstance(initial_value, Variable):
+            initial_value = initial_value.read()
+        if isinstance(initial_value, Tensor):
+            raise tracing.StagingError(
+                "a Variable's initial value must be a NumPy value, not a staged tensor; create "
+                "the Variable outside the staged function")
+        policy = getattr(tracing.current(), "variable_policy", None)
+        if policy is not None:
+            policy()  # raises VariableCreationError on a retrace
+        storage = np.array(initial_value, dtype=dtype)
+        as_dtype(storage.dtype)  # a dtype autostage can stage
+        self._storage = storage
+        self._lock = threading.Lock()
+        self.name = name if name is not None else f"v{next(_ids)}"
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self._storage.dtype
+
+    @property
+    def shape(self) -> tuple:
+        return self._storage.shape
+
+    @property
+    def ndim(self) -> int:
+        return self._storage.ndim
+
+    @property
+    def type(self) -> TensorType:
+        return TensorType(self.dtype, self.shape)
+
+    def read(self) -> object:
+        """The current value: a staged ``var_read`` inside a trace, else a NumPy copy."""
+        if tracing.is_tracing():
+            (result,) = tracing.emit("var_read", (), {"var": self})
+            return Tensor(result)
+        return _user_value(self._storage.copy())
+
+    @property
+    def value(self) -> object:
+        return self.read()
+
+    def assign(self, value: object) -> None:
+        """Sets the value (cast to the Variable's dtype); staged as ``var_assign`` in a trace."""
+        self._update("var_assign", value)
+
+    def assign_add(self, value: object) -> None:
+        """Adds to the value in place; staged as ``var_assign_add`` in a trace."""
+        self._update("var_assign_add", value)
+
+    def _update(self, op_name: str, value: object) -> None:
+        if isinstance(value, Variable):
+            value = value.read()
+        if tracing.is_tracing():
+            tracing.emit(op_name, (as_tensor(value).value,), {"var": self})
+            return
+        if isinstance(value, Tensor):
+            tracing.check_visible(value.value)  # a leaked tensor: raises TracerLeakError
+        _EVALUATE[op_name](self, np.asarray(value))
+
+    def _store(self, value: np.ndarray, add: bool) -> None:
+        value = _checked(self, value)
+        with self._lock:
+            self._storage = self._storage + value if add else value.copy()
+            if self._storage.dtype != self.dtype:  # pragma: no cover - guarded by _checked
+                raise AssertionError("Variable dtype changed")
+
+    def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+        if tracing.is_tracing():
+            raise tracing.StagingError(
+                f"Variable {self.name} was converted to a NumPy array while tracing, which would "
+                "freeze its current value into the trace; use v.read() (or v.value) instead")
+        return np.asarray(self._storage, dtype=dtype)
+
+    def __repr__(self) -> str:
+        return f"Variable({self.name}: {self.type}, value={self._storage!r})"
+
+    def __str__(self) -> str:
+        return f"Variable({self.name}:{self.type})"
+
+
+def _user_value(array: np.ndarray) -> object:
+    return array[()] if array.ndim == 0 else array
+
+
+def _checked(var: Variable, value: np.ndarray) -> np.ndarray:
+    """``value`` cast to the Variable's dtype; its shape must be the Variable's."""
+    if not np.can_cast(value.dtype, var.dtype, casting="same_kind"):
+        raise TypeError(f"cannot assign a {value.dtype} value to Variable {var.name} of dtype "
+                        f"{var.dtype} (only same-kind casts)")
+    if value.shape != var.shape:
+        raise ValueError(f"cannot assign a value of shape {value.shape} to Variable {var.name} "
+                         f"of shape {var.shape}")
+    return value.astype(var.dtype, copy=False)
+
+
+_EVALUATE = {
+    "var_assign": lambda var, value: var._store(value, add=False),
+    "var_assign_add": lambda var, value: var._store(value, add=True),
+}
+
+
+def _binary(name: str):
+    """A NumPy-like operator that applies ``name`` to the Variable's current value."""
+    def method(self: Variable, other: object) -> object:
+        other = other.read() if isinstance(other, Variable) else other
+        return getattr(self.read(), name)(other)
+
+    method.__name__ = name
+    return method
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul",
+              "and", "or", "xor", "lt", "le", "gt", "ge", "eq", "ne"):
+    setattr(Variable, f"__{_name}__", _binary(f"__{_name}__"))
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul",
+              "and", "or", "xor"):
+    setattr(Variable, f"__r{_name}__", _binary(f"__r{_name}__"))
+for _name in ("neg", "pos", "abs", "invert"):
+    setattr(Variable, f"__{_name}__", lambda self, _n=_name: getattr(self.read(), f"__{_n}__")())
+Variable.__hash__ = object.__hash__  # identity: it is captured by reference
+
+
+# Ops. Reads are side-effect ops too: they must stay ordered with respect to assignments.
+
+def _infer_read(operand_types: tuple, attrs: dict) -> tuple:
+    return (attrs["var"].type,)
+
+
+def _infer_assign(operand_types: tuple, attrs: dict) -> tuple:
+    var: Variable = attrs["var"]
+    (value_type,) = operand_types
+    if not isinstance(value_type, TensorType):
+        raise TypeError(f"cannot assign a {value_type} to Variable {var.name}")
+    if not np.can_cast(value_type.dtype, var.dtype, casting="same_kind"):
+        raise TypeError(f"cannot assign a {value_type} value to Variable {var.name} of type "
+                        f"{var.type} (only same-kind casts)")
+    if value_type.ndim != var.ndim or any(
+            d is not None and d != n for d, n in zip(value_type.shape, var.shape, strict=False)):
+        raise ValueError(f"cannot assign a {value_type} value to Variable {var.name} of type "
+                         f"{var.type}")
+    return ()
+
+
+def _evaluate_read(op, values: tuple, run) -> tuple:
+    return (op.attrs["var"]._storage.copy(),)  # a copy: later assignments must not change it
+
+
+def _evaluate_update(op, values: tuple, run) -> tuple:
+    _EVALUATE[op.name](op.attrs["var"], np.asarray(values[0]))
+    return ()
+
+
+op_registry.register("var_read", _infer_read, _evaluate_read, side_effects=True,
+                     doc="attrs: var (the Variable, by reference); result: its current value")
+op_registry.register("var_assign", _infer_assign, _evaluate_update, side_effects=True,
+                     doc="attrs: var; operand: the new value (cast to the Variable's dtype)")
+op_registry.register("var_assign_add", _infer_assign, _evaluate_update, side_effects=True,
+                     doc="attrs: var; operand: the value added to it in place")

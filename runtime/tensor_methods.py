@@ -1,0 +1,191 @@
+"""The NumPy surface of ``Tensor``: operators, methods, conversions that cannot be staged, and the
+operator hooks for subscripts and in-place operators.
+
+Operators are generated from tables (Python dunder -> op), so ``x * 2.0`` and ``2.0 * x`` stage
+the same ``multiply`` with NumPy 2's weak-scalar promotion. A staged tensor cannot become a Python
+value at trace time (``int(x)``, ``len(x)`` of an unknown dimension, ``np.asarray``-ing it in a
+library): those raise ``StagingTypeError`` saying what to do instead. In-place operators
+(``x += 1``) compute a new value, except on a function argument (or a view of one), whose change
+the caller would see in Python: that is a clear ``StagingError``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from autostage.runtime import array_api, array_shapes, dtype_rules, numpy_dispatch, value_info
+from autostage.runtime.operator_hooks import register_operator_hook
+from autostage.runtime.ops.elementwise import UFUNCS
+from autostage.runtime.tensor import StagingTypeError, Tensor
+
+# dunder stem -> op; each gets __stem__ and the reflected __rstem__ (unless None).
+BINARY_OPERATORS = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
+    "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "and": "bitwise_and",
+    "or": "bitwise_or", "xor": "bitwise_xor", "lshift": "left_shift", "rshift": "right_shift",
+}
+COMPARISON_OPERATORS = {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
+                        "gt": "greater", "ge": "greater_equal"}
+UNARY_OPERATORS = {"neg": "negative", "pos": "positive", "abs": "absolute", "invert": "invert"}
+# operator-module in-place name (the operators' hook names) -> op
+IN_PLACE = {f"i{stem}": op for stem, op in BINARY_OPERATORS.items()} | {"imatmul": "matmul"}
+
+_OPERAND_TYPES = (Tensor, bool, int, float, complex, np.ndarray, np.generic, list, tuple)
+
+
+def _binary(op: str, reflected: bool):
+    def method(self: Tensor, other: object) -> Tensor:
+        if not isinstance(other, _OPERAND_TYPES):
+            return NotImplemented
+        return array_api.ufunc(op, other, self) if reflected else array_api.ufunc(op, self, other)
+    return method
+
+
+def _unary(op: str):
+    return lambda self: array_api.ufunc(op, self)
+
+
+def inplace(op: str, a: object, b: object) -> object:
+    """``a op= b``: a new tensor of ``a``'s dtype and shape (NumPy's same_kind casting rule).
+
+    Raises:
+      StagingError: ``a`` is a function argument or a view of one.
+      TypeError: NumPy would refuse to cast the result back to ``a``'s dtype.
+    """
+    if not isinstance(a, Tensor):
+        import operator
+        return getattr(operator, next(k for k, v in IN_PLACE.items() if v == op))(a, b)
+    if value_info.aliased_argument(a.value) is not None:
+        array_shapes.check_writable(a, "this in-place operator")
+    if value_info.is_weak(a.value):  # a Python number: immutable, `n += 1` rebinds
+        return array_api.ufunc(op, a, b)
+    result = array_api.matmul(a, b) if op == "matmul" else array_api.ufunc(op, a, b)
+    if result.dtype != a.dtype:
+        if not np.can_cast(result.dtype, a.dtype, "same_kind"):
+            name = UFUNCS[op].__name__ if op in UFUNCS else op
+            raise TypeError(f"Cannot cast ufunc '{name}' output from {result.dtype!r} to "
+                            f"{a.dtype!r} with casting rule 'same_kind'")
+        result = array_api.astype(result, a.dtype)
+    try:
+        ok = dtype_rules.broadcast_shapes(result.type.shape, a.type.shape) == a.type.shape
+    except ValueError:
+        ok = False
+    if not ok or result.ndim != a.ndim:
+        raise ValueError(f"non-broadcastable output operand with shape "
+                         f"{dtype_rules.format_shape(a.type.shape)} doesn't match the broadcast "
+                         f"shape {dtype_rules.format_shape(result.type.shape)}")
+    return result
+
+
+def _no_python_value(what: str, fix: str):
+    def method(self: Tensor, *args: object, **kwargs: object):
+        raise StagingTypeError(f"a staged tensor{self._where()} cannot be used as {what} at "
+                               f"trace time: {fix}")
+    return method
+
+
+def _len(self: Tensor) -> int:
+    if self.ndim == 0:
+        raise TypeError("len() of unsized object")
+    if self.type.shape[0] is not None:
+        return self.type.shape[0]
+    raise StagingTypeError(
+        f"len() of a staged tensor{self._where()} whose first dimension is unknown must be "
+        "staged: call len() in code autostage converts (its staged len), or use x.shape[0]")
+
+
+def _reshape(self: Tensor, *shape: object, order: str = "C") -> Tensor:
+    if order != "C":
+        raise TypeError("autostage stages reshape with order='C' only")
+    return array_shapes.reshape(self, shape[0] if len(shape) == 1 and isinstance(
+        shape[0], (tuple, list)) else shape)
+
+
+def _transpose(self: Tensor, *axes: object) -> Tensor:
+    if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+        axes = axes[0]
+    return array_shapes.transpose(self, axes or None)
+
+
+def _reduction(name: str):
+    def method(self: Tensor, *args: object, **kwargs: object) -> Tensor:
+        return numpy_dispatch.FUNCTIONS[getattr(np, name)](self, *args, **kwargs)
+    method.__name__ = name
+    return method
+
+
+def _setitem(self: Tensor, key: object, value: object) -> None:
+    raise StagingTypeError(
+        f"item assignment into a staged tensor{self._where()} happened in code autostage did "
+        "not convert: converted code turns `x[i] = v` into a staged update; convert that "
+        "function (or compute a new array with np.where)")
+
+
+def _attach() -> None:
+    for stem, op in BINARY_OPERATORS.items():
+        setattr(Tensor, f"__{stem}__", _binary(op, False))
+        setattr(Tensor, f"__r{stem}__", _binary(op, True))
+        setattr(Tensor, f"__i{stem}__", lambda self, other, _op=op: inplace(_op, self, other))
+    for stem, op in COMPARISON_OPERATORS.items():
+        setattr(Tensor, f"__{stem}__", _binary(op, False))
+    for stem, op in UNARY_OPERATORS.items():
+        setattr(Tensor, f"__{stem}__", _unary(op))
+    methods = {
+        "__matmul__": lambda self, other: array_api.matmul(self, other),
+        "__rmatmul__": lambda self, other: array_api.matmul(other, self),
+        "__imatmul__": lambda self, other: inplace("matmul", self, other),
+        "__divmod__": lambda self, other: (self // other, self % other),
+        "__rdivmod__": lambda self, other: (other // self, other % self),
+        "__getitem__": array_shapes.getitem,
+        "__setitem__": _setitem,
+        "__len__": _len,
+        "__iter__": _no_python_value(
+            "an iterable", "iterate over it in code autostage converts (a staged for loop)"),
+        "__array__": _no_python_value(
+            "a NumPy array", "it has no value until the staged function runs; use NumPy "
+            "functions autostage stages (np.sum, np.where, ...) or return it from the function. "
+            "Random draws (np.random.Generator methods) are not staged: draw outside and pass "
+            "the numbers in"),
+        "__index__": _no_python_value(
+            "a Python int (e.g. a size for np.zeros)", "pass a Python int, or call the function "
+            "from converted code, where np.zeros/np.ones/np.arange take staged sizes"),
+        "__int__": _no_python_value("a Python int", "use x.astype(np.int64) to stay staged"),
+        "__float__": _no_python_value("a Python float",
+                                      "use x.astype(np.float64) to stay staged"),
+        "__complex__": _no_python_value("a Python complex", "keep it a tensor"),
+        "item": _no_python_value("a Python scalar (.item())", "keep it a tensor"),
+        "tolist": _no_python_value("a Python list (.tolist())", "keep it a tensor"),
+        "reshape": _reshape,
+        "transpose": _transpose,
+        "T": property(lambda self: array_shapes.transpose(self)),
+        "astype": lambda self, dtype, copy=True: array_api.astype(self, dtype),
+        "copy": lambda self: array_api.copy(self),
+        "clip": lambda self, min=None, max=None: array_api.clip(self, min, max),
+        "flatten": lambda self: array_shapes.flatten(self),
+        "ravel": lambda self: array_shapes.ravel(self),
+        "squeeze": lambda self, axis=None: array_shapes.squeeze(self, axis),
+        "dot": lambda self, other: array_api.dot(self, other),
+        "__array_ufunc__": numpy_dispatch.array_ufunc,
+        "__array_function__": numpy_dispatch.array_function,
+    }
+    for name in ("sum", "prod", "mean", "max", "min", "argmax", "argmin", "any", "all", "std",
+                 "var"):
+        methods[name] = _reduction(name)
+    for name, method in methods.items():
+        setattr(Tensor, name, method)
+
+
+def _getitem_hook(target: object, key: object) -> object:
+    if isinstance(target, (list, tuple)) and any(isinstance(t, Tensor) for t in target):
+        target = array_shapes.stack(target)
+    return array_shapes.getitem(target, key)
+
+
+def _setitem_hook(target: object, key: object, value: object) -> object:
+    return array_shapes.setitem(target, key, value)
+
+
+_attach()
+register_operator_hook("getitem", _getitem_hook)
+register_operator_hook("setitem", _setitem_hook)
+for _name, _op in IN_PLACE.items():
+    register_operator_hook(_name, lambda a, b, _op=_op: inplace(_op, a, b))

@@ -1,0 +1,81 @@
+"""Facts about staged values that their types do not say, kept per trace.
+
+*Weak* values have Python scalar semantics (a dimension from ``x.shape``, a staged ``len``): in
+``f32_tensor * n`` a weak ``n`` promotes like a Python int, so the result stays float32 as in
+Python. *Views* alias another array: function arguments (registered by the function object with
+``mark_argument``) and basic-indexing / reshape / transpose results of them or of other values.
+Writing through a view (``x[i] = v``, ``x += 1``) is visible to the caller in Python, which the
+functional ``setitem`` of the IR cannot reproduce, so it must be a clear error, never a silent
+difference. The tables hang off the ``Trace`` (weakly), so they die with it.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+
+from autostage.runtime import ir, tracing
+
+
+@dataclass(slots=True)
+class _Facts:
+    weak: set
+    views: dict  # Value -> the Value it is a view of (or itself, for an argument)
+    arguments: dict  # Value -> argument name
+
+
+_facts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _table() -> _Facts | None:
+    trace = tracing.current()
+    if trace is None:
+        return None
+    facts = _facts.get(trace)
+    if facts is None:
+        facts = _facts[trace] = _Facts(set(), {}, {})
+    return facts
+
+
+def mark_weak(value: ir.Value) -> None:
+    """Gives ``value`` Python scalar semantics in promotion (it must be a 0-d bool, int64,
+    float64 or complex128 value)."""
+    table = _table()
+    if table is not None:
+        table.weak.add(value)
+
+
+def is_weak(value: ir.Value) -> bool:
+    table = _table()
+    return table is not None and value in table.weak
+
+
+def mark_argument(value: ir.Value, name: str) -> None:
+    """Records that ``value`` is the caller's array ``name`` (a function parameter)."""
+    table = _table()
+    if table is not None:
+        table.arguments[value] = name
+        table.views[value] = value
+
+
+def mark_view(result: ir.Value, base: ir.Value) -> None:
+    """Records that ``result`` may share memory with ``base`` (as NumPy's views do)."""
+    table = _table()
+    if table is not None and base in table.views:
+        table.views[result] = table.views[base]
+    elif table is not None:
+        table.views[result] = base
+
+
+def aliased_argument(value: ir.Value) -> str | None:
+    """The argument name ``value`` is, or is a view of; None otherwise."""
+    table = _table()
+    if table is None or value not in table.views:
+        return None
+    return table.arguments.get(table.views[value])
+
+
+def view_base(value: ir.Value) -> ir.Value | None:
+    """The value ``value`` is a view of (itself for an argument), or None for a fresh array."""
+    table = _table()
+    return None if table is None else table.views.get(value)

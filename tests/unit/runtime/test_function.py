@@ -1,0 +1,377 @@
+"""StagedFunction: trace cache keys, input signatures, retrace warnings, threads, environment
+arrays read at call time, staged calls, results and tracer leaks."""
+
+import threading
+import time
+import warnings
+
+import numpy as np
+import pytest
+from autostage.runtime import tracing
+from autostage.runtime.function import RetracingWarning, StagedFunction
+from autostage.runtime.tensor_spec import TensorSpec
+
+import autostage
+
+
+def stage(fn, **options):
+    return autostage.convert(fn, target="interpreter", **options)
+
+
+def add_one(x):
+    return x + 1
+
+
+def scale(x, factor, offset=0.0):
+    return x * factor + offset
+
+
+def identity(x):
+    return x
+
+
+def test_cache_key_is_dtype_and_rank_not_sizes():
+    f = stage(add_one)
+    assert f(np.zeros(3)).tolist() == [1.0] * 3
+    assert f(np.zeros(5)).tolist() == [1.0] * 5
+    assert f.trace_count == 1
+    f(np.zeros(3, np.float32))
+    assert f.trace_count == 2
+    f(np.zeros((2, 2)))
+    assert f.trace_count == 3
+    f(np.float64(1.0))  # a NumPy scalar is a 0-d staged value
+    assert f.trace_count == 4
+    assert [str(c.function.param_types[0]) for c in f.concrete_functions] == [
+        "f64[?]", "f32[?]", "f64[?,?]", "f64[]"]
+
+
+def test_python_constants_are_keyed_by_type_and_value():
+    f = stage(scale)
+    x = np.arange(3.0)
+    assert f(x, 2).tolist() == [0.0, 2.0, 4.0]
+    assert f(x, 2).tolist() == [0.0, 2.0, 4.0]
+    assert f.trace_count == 1
+    assert f(x, 3).tolist() == [0.0, 3.0, 6.0]
+    assert f.trace_count == 2
+    f(x, 3.0)  # 3 == 3.0, but a float constant is a different trace
+    f(x, True)
+    assert f.trace_count == 4
+    assert f(x, 2, offset=1.0).tolist() == [1.0, 3.0, 5.0]  # defaults bound like Python
+    assert f(x, factor=2, offset=1.0).tolist() == [1.0, 3.0, 5.0]
+    assert f.trace_count == 5
+
+
+def pick(items, key):
+    return items[key]
+
+
+def test_unhashable_constants_are_keyed_by_identity():
+    f = stage(pick)
+    table = {0: np.zeros(1)}  # a dict is a structure: its array leaf is staged
+    assert f(table, 0).tolist() == [0.0]
+
+    class Box:
+        __hash__ = None
+
+        def __getitem__(self, k):
+            return k * 10
+
+    box = Box()
+    assert f(box, 2) == 20
+    assert f(box, 2) == 20
+    before = f.trace_count
+    f(Box(), 2)
+    assert f.trace_count == before + 1
+
+
+def structured(x, y):
+    return {"sum": x + y, "pair": (x, 5), "tag": "ok", "list": [y]}
+
+
+def test_results_keep_their_structure_and_constants():
+    f = stage(structured)
+    result = f(np.ones(2), np.float32(2))
+    assert set(result) == {"sum", "pair", "tag", "list"}
+    assert result["sum"].tolist() == [3.0, 3.0]
+    assert result["pair"][1] == 5 and type(result["pair"][1]) is int
+    assert result["tag"] == "ok"
+    assert isinstance(result["list"], list) and result["list"][0] == np.float32(2)
+
+
+def test_zero_d_results_are_numpy_scalars_of_the_right_dtype():
+    f = stage(add_one)
+    result = f(np.float32(1.5))
+    assert type(result) is np.float32 and result == 2.5
+    result = f(np.array(3, np.int64))
+    assert type(result) is np.int64 and result == 4
+
+
+def make_zeros(n):
+    return np.zeros(n)
+
+
+def test_arrays_built_at_trace_time_are_fresh_on_every_call():
+    f = stage(make_zeros)
+    first = f(3)
+    first[0] = 7.0
+    assert f(3).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_input_signature_fixes_one_trace():
+    f = stage(scale, input_signature=[TensorSpec((None,), np.float32),
+                                      TensorSpec((), np.float32)])
+    assert f(np.ones(3, np.float32), np.float32(2)).tolist() == [2.0] * 3
+    assert f(np.ones(7, np.float32), np.float32(3)).tolist() == [3.0] * 7
+    assert f.trace_count == 1
+    assert str(f.concrete_functions[0].function.param_types[0]) == "f32[?]"
+
+
+def test_input_signature_rejects_non_matching_calls_naming_the_argument():
+    f = stage(scale, input_signature=[TensorSpec((None, 3), np.float32),
+                                      TensorSpec((), np.float32)])
+    with pytest.raises(TypeError, match=r"scale\(\) argument 'x' must be f32\[\?,3\] "
+                       r"\(TensorSpec\(shape=\(None, 3\), dtype=float32\)\) as its "
+                       r"input_signature says; got a float64 array of shape \(2, 3\)"):
+        f(np.zeros((2, 3)), np.float32(1))
+    with pytest.raises(TypeError, match=r"argument 'x' .* got a float32 array of shape \(2, 4\)"):
+        f(np.zeros((2, 4), np.float32), np.float32(1))
+    with pytest.raises(TypeError, match=r"argument 'factor' must be f32\[\] .* got a Python int"):
+        f(np.zeros((2, 3), np.float32), 2)
+    with pytest.raises(TypeError, match="takes the 2 arguments of its input_signature"):
+        f(np.zeros((2, 3), np.float32), np.float32(1), 0.0)
+    assert f.trace_count == 0
+
+
+def first_of(pair):
+    return pair[0] + pair[1]
+
+
+def test_input_signature_with_structures():
+    f = stage(first_of, input_signature=[(TensorSpec([None]), TensorSpec([None]))])
+    assert f((np.ones(2), np.ones(2))).tolist() == [2.0, 2.0]
+    with pytest.raises(TypeError, match=r"argument 'pair' must have the structure \(\*, \*\) "
+                       r"of its input_signature, got \[\*, \*\]"):
+        f([np.ones(2), np.ones(2)])
+    with pytest.raises(TypeError, match=r"argument 'pair'\[1\] must be f64\[\?\]"):
+        f((np.ones(2), np.ones(2, np.int32)))
+
+
+def test_input_signature_must_be_tensor_specs():
+    with pytest.raises(TypeError, match="must hold TensorSpecs"):
+        stage(add_one, input_signature=[None])
+    with pytest.raises(TypeError, match="does not cover parameter 'factor'"):
+        stage(scale, input_signature=[TensorSpec([None])])
+
+
+def test_retracing_warning_names_the_changing_argument():
+    f = stage(scale)
+    x = np.ones(2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in range(5):
+            f(x, n)
+        assert not [w for w in caught if issubclass(w.category, RetracingWarning)]
+        f(x, 5)
+    messages = [str(w.message) for w in caught if issubclass(w.category, RetracingWarning)]
+    assert messages == [
+        "scale has been traced 6 times (more than 5); tracing is slow, and this trace was "
+        "needed because argument 'factor' is a Python int and is traced per value (now 5); "
+        "pass np.int64(factor) to stage it"]
+
+
+def test_retracing_warning_for_dtype_changes():
+    f = stage(add_one)
+    dtypes = [np.float16, np.float32, np.float64, np.int8, np.int16, np.int32]
+    with pytest.warns(RetracingWarning, match=r"argument 'x' changed from i16\[\?\] to "
+                      r"i32\[\?\] \(a trace is per dtype and rank\)"):
+        for dtype in dtypes:
+            f(np.ones(2, dtype))
+
+
+def slow_trace(x):
+    time.sleep(0.05)  # runs at trace time only: widens the window for racing first calls
+    return x * 2
+
+
+def test_concurrent_first_calls_trace_once():
+    f = stage(slow_trace)
+    barrier = threading.Barrier(8)
+    results = [None] * 8
+
+    def worker(i):
+        barrier.wait()
+        results[i] = f(np.full(3, float(i)))
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert f.trace_count == 1
+    assert [r.tolist() for r in results] == [[2.0 * i] * 3 for i in range(8)]
+
+
+WEIGHTS = np.array([1.0, 2.0, 3.0])
+OFFSET = 10
+
+
+def uses_globals(x):
+    return x * WEIGHTS + OFFSET
+
+
+def test_global_arrays_are_read_at_call_time():
+    global WEIGHTS, OFFSET
+    saved = WEIGHTS, OFFSET
+    try:
+        f = stage(uses_globals)
+        x = np.ones(3)
+        assert f(x).tolist() == [11.0, 12.0, 13.0]
+        WEIGHTS[0] = 100.0  # mutated in place
+        assert f(x).tolist() == [110.0, 12.0, 13.0]
+        WEIGHTS = np.array([0.0, 0.0, 1.0])  # rebound, same dtype and shape: no retrace
+        assert f(x).tolist() == [10.0, 10.0, 11.0]
+        assert f.trace_count == 1
+        WEIGHTS = np.array([1.0, 1.0])  # another shape: traced again, never stale
+        assert f(np.ones(2)).tolist() == [11.0, 11.0]
+        OFFSET = 0  # a Python global is a constant of the trace: a change retraces
+        assert f(np.ones(2)).tolist() == [1.0, 1.0]
+        assert f.trace_count == 3
+        params = f.concrete_functions[0].function.param_types
+        assert [str(t) for t in params] == ["f64[?]", "f64[3]"]  # the global is a parameter
+    finally:
+        WEIGHTS, OFFSET = saved
+
+
+def make_closure(bias):
+    def with_bias(x):
+        return x + bias
+
+    return with_bias
+
+
+def test_closed_over_arrays_are_read_at_call_time():
+    bias = np.array([1.0, 2.0])
+    f = stage(make_closure(bias))
+    assert f(np.zeros(2)).tolist() == [1.0, 2.0]
+    bias += 10
+    assert f(np.zeros(2)).tolist() == [11.0, 12.0]
+    assert f.trace_count == 1
+
+
+def helper_reads_global(x):
+    return x + WEIGHTS
+
+
+def calls_helper(x):
+    return helper_reads_global(x) * 2
+
+
+def test_arrays_read_by_called_functions_are_read_at_call_time():
+    f = stage(calls_helper)
+    x = np.zeros(3)
+    expected = (WEIGHTS * 2).tolist()
+    assert f(x).tolist() == expected
+    WEIGHTS[1] += 1
+    try:
+        assert f(x).tolist() == (WEIGHTS * 2).tolist() != expected
+    finally:
+        WEIGHTS[1] -= 1
+    text = f.ir(x)
+    assert "call @helper_reads_global" in text
+    assert "func @helper_reads_global(%0:f64[?], %1:f64[3])" in text
+
+
+def double(x):
+    return x * 2
+
+
+def quadruple(x):
+    return double(double(x))
+
+
+def test_staged_calls_stay_calls_and_are_traced_once_per_signature():
+    f = stage(quadruple)
+    assert f(np.ones(2)).tolist() == [4.0, 4.0]
+    text = f.ir(np.ones(2))
+    assert text.count("call @double") == 2
+    assert text.count("func @double") == 1
+
+
+def countdown(x, n):
+    if n == 0:
+        return x
+    return countdown(x - 1, n - 1)
+
+
+def test_recursion_on_python_constants_traces_one_function_per_depth():
+    f = stage(countdown)
+    assert f(np.float64(10.0), 3) == 7.0
+    assert f.ir(np.float64(10.0), 3).count("func @countdown") == 4
+
+
+def forever(x):
+    return forever(x + 1)
+
+
+def test_staged_recursion_is_a_clear_error():
+    f = stage(forever)
+    with pytest.raises(tracing.StagingError, match="staged recursion is not supported yet: "
+                       "forever calls itself with staged arguments of the same types at "
+                       r".*test_function.py:\d+"):
+        f(np.float64(1.0))
+
+
+LEAKED = []
+
+
+def leaky(x):
+    if LEAKED:
+        return LEAKED[0]
+    LEAKED.append(x)
+    return x
+
+
+def test_a_tensor_kept_from_an_earlier_trace_is_a_tracer_leak():
+    f = stage(leaky)
+    f(np.float32(1))
+    with pytest.raises(tracing.TracerLeakError, match=r"created at .*test_function.py|used after "
+                       "the trace that created it ended"):
+        f(np.float64(1))
+    LEAKED.clear()
+
+
+class Model:
+    def __init__(self, w):
+        self.w = w
+
+    @autostage.convert(target="interpreter")
+    def apply(self, x):
+        return x * self.w
+
+
+def test_methods_bind_self_as_a_constant():
+    model = Model(3.0)
+    assert model.apply(np.ones(2)).tolist() == [3.0, 3.0]
+    assert Model(4.0).apply(np.ones(2)).tolist() == [4.0, 4.0]
+
+
+def test_inspection_api():
+    f = stage(add_one)
+    concrete = f.get_concrete_function(TensorSpec([None], np.float32))
+    assert f.trace_count == 1 and f.concrete_functions == [concrete]
+    assert f.ir(np.zeros(4, np.float32)).startswith("func @add_one(%0:f32[?]) -> (f32[?]):")
+    assert f.trace_count == 1  # the spec and the array share the trace
+    assert "f64[3]" in f.ir(TensorSpec([3]))  # known sizes: a more specific trace
+    assert f.python_function(2) == 3  # the converted function, runnable on Python values
+    assert isinstance(f, StagedFunction) and f.__name__ == "add_one"
+
+
+def test_errors_while_tracing_carry_user_frames():
+    def broken(x):
+        return x + undefined_name  # noqa: F821
+
+    f = stage(broken)
+    with pytest.raises(NameError) as info:
+        f(np.ones(1))
+    assert any("test_function.py" in note for note in getattr(info.value, "__notes__", []))
+    assert f.trace_count == 0

@@ -1,0 +1,228 @@
+"""Staged if/else, conditional expressions and logical operators (runtime/staging/control_flow.py,
+merge.py, logic.py): results equal plain Python's, and each staging error names the variable and
+the user's line."""
+
+import inspect
+
+import numpy as np
+import pytest
+from autostage.runtime.staging import StagingUnboundError
+from autostage.runtime.tensor import StagingTypeError
+from test_staging_support import ops, run, staged
+
+
+def line_of(fn, text):
+    """The file:line of the first line of ``fn`` containing ``text``."""
+    lines, start = inspect.getsourcelines(fn)
+    offset = next(i for i, line in enumerate(lines) if text in line)
+    return f"{inspect.getsourcefile(fn)}:{start + offset}"
+
+
+def abs_diff(x, y):
+    if x > y:
+        d = x - y
+    else:
+        d = y - x
+    return d
+
+
+def clip_low(x):
+    if x < 0:
+        x = 0
+    return x
+
+
+def count_positive(x):
+    n = 0
+    if x > 0:
+        n = n + 1
+    return n
+
+
+def early_return(x):
+    if x > 0:
+        return 1
+    return 2
+
+
+def nested(x):
+    if x > 0:
+        if x > 10:
+            r = 2.0
+        else:
+            r = 1.0
+    else:
+        r = -1.0
+    return r
+
+
+def ternary(x):
+    return x * 2 if x > 3 else 0
+
+
+def logical(x):
+    both = x > 0 and x < 10
+    either = x < 0 or x > 10
+    neither = not (x > 5)
+    return both, either, neither
+
+
+def and_returns_operand(x, y):
+    return x > 0 and y
+
+
+def chained(x):
+    return 0 < x < 10
+
+
+@pytest.mark.parametrize("x,y", [(3.0, 1.0), (1.0, 3.0)])
+def test_if_else_picks_the_branch_at_run_time(x, y):
+    module, result = staged(abs_diff, np.float64(x), np.float64(y))
+    assert "cond" in ops(module)
+    assert result == abs_diff(x, y)
+
+
+@pytest.mark.parametrize("x", [-2.5, 2.5])
+def test_python_int_in_one_branch_takes_the_tensor_dtype(x):
+    result = run(clip_low, np.float32(x))
+    assert result == clip_low(np.float32(x))
+    assert result.dtype == np.float32
+
+
+@pytest.mark.parametrize("x", [-1, 1])
+def test_different_python_ints_in_the_branches_become_an_int64_tensor(x):
+    result = run(count_positive, np.int64(x))
+    assert result == count_positive(x)
+    assert result.dtype == np.int64
+
+
+@pytest.mark.parametrize("x", [-1, 1])
+def test_early_return_from_a_staged_if(x):
+    assert run(early_return, np.int64(x)) == early_return(x)
+
+
+@pytest.mark.parametrize("x", [-5.0, 5.0, 50.0])
+def test_nested_ifs(x):
+    assert run(nested, np.float64(x)) == nested(x)
+
+
+@pytest.mark.parametrize("x", [1, 5])
+def test_conditional_expression(x):
+    assert run(ternary, np.int64(x)) == ternary(x)
+
+
+@pytest.mark.parametrize("x", [-3, 4, 7, 20])
+def test_and_or_not(x):
+    assert run(logical, np.int64(x)) == logical(x)
+
+
+@pytest.mark.parametrize("x,y", [(1.0, 2.5), (-1.0, 2.5)])
+def test_and_returns_an_operand_like_python(x, y):
+    # `a and b` gives b (a float) or a (a bool): different types, so it is a staging error
+    # unless both have the same type; with bools it works.
+    assert run(lambda a, b: a > 0 and b > 0, np.float64(x), np.float64(y)) == (x > 0 and y > 0)
+
+
+@pytest.mark.parametrize("x", [-1, 5, 15])
+def test_chained_comparison(x):
+    assert run(chained, np.int64(x)) == chained(x)
+
+
+def test_and_evaluates_the_right_operand_only_in_its_branch():
+    module, _ = staged(lambda a, b: a > 0 and b / a > 1, np.float64(0.0), np.float64(1.0))
+    cond = next(op for op in module.main.body.walk() if op.name == "cond")
+    assert "true_divide" in [op.name for op in cond.regions[0].walk()]
+    assert "true_divide" not in [op.name for op in module.main.body.ops]
+
+
+# --- errors -----------------------------------------------------------------------------------
+
+
+def defined_on_one_branch(x):
+    if x > 0:
+        y = 1.0
+    return y
+
+
+def mismatched_dtypes(x, z):
+    if x > 0:
+        y = x
+    else:
+        y = z
+    return y
+
+
+def mismatched_ranks(x, v):
+    if x > 0:
+        y = x
+    else:
+        y = v
+    return y
+
+
+def python_float_into_int(x):
+    if x > 0:
+        y = x
+    else:
+        y = 0.5
+    return y
+
+
+def different_python_values(x):
+    if x > 0:
+        y = "a"
+    else:
+        y = "b"
+    return y
+
+
+def falls_off_the_end(x):
+    if x > 0:
+        return x
+
+
+def test_variable_defined_on_one_branch_is_an_error_naming_it_and_the_line():
+    with pytest.raises(StagingUnboundError) as e:
+        run(defined_on_one_branch, np.float64(1.0))
+    message = str(e.value)
+    assert "variable 'y'" in message
+    assert line_of(defined_on_one_branch, "if x > 0") in message
+    assert isinstance(e.value, UnboundLocalError)
+
+
+def test_mismatched_dtypes_name_the_variable_both_types_and_the_line():
+    with pytest.raises(StagingTypeError) as e:
+        run(mismatched_dtypes, np.float64(1.0), np.float32(2.0))
+    message = str(e.value)
+    assert "variable 'y' is f64[] in one branch and f32[] in the other" in message
+    assert line_of(mismatched_dtypes, "if x > 0") in message
+
+
+def test_mismatched_ranks_are_an_error():
+    with pytest.raises(StagingTypeError, match=r"variable 'y' is f64\[\] in one branch and "
+                       r"f64\[\?\] in the other"):
+        run(mismatched_ranks, np.float64(1.0), np.zeros(3))
+
+
+def test_python_float_where_the_tensor_is_int_is_an_error():
+    with pytest.raises(StagingTypeError) as e:
+        run(python_float_into_int, np.int64(1))
+    assert "variable 'y'" in str(e.value) and "0.5" in str(e.value)
+    assert line_of(python_float_into_int, "if x > 0") in str(e.value)
+
+
+def test_different_python_values_are_an_error():
+    with pytest.raises(StagingTypeError, match="variable 'y' is Python str 'a' in one branch "
+                       "and Python str 'b' in the other"):
+        run(different_python_values, np.int64(1))
+
+
+def test_a_path_without_return_is_an_error():
+    with pytest.raises(StagingUnboundError, match="some paths return no value") as e:
+        run(falls_off_the_end, np.float64(1.0))
+    assert line_of(falls_off_the_end, "if x > 0") in str(e.value)
+
+
+def test_non_scalar_condition_is_an_error():
+    with pytest.raises(ValueError, match="ambiguous"):
+        run(lambda v: 1 if v else 2, np.zeros(3))

@@ -1,0 +1,167 @@
+"""Tensor lists, print and assert in staged code (runtime/staging/tensor_lists.py, io.py,
+ops_lists.py, ops_io.py, side_effects.py): lists appended in staged loops are stacked at run
+time; print/assert run at run time, every call, in program order."""
+
+import inspect
+
+import numpy as np
+import pytest
+from autostage.runtime import interpreter
+from autostage.runtime.staging import PythonSideEffectError
+from autostage.runtime.tensor import StagingTypeError
+from test_staging_support import ops, run, staged, trace
+
+
+def rnn(xs, decay):
+    out = []
+    h = 0.0
+    for x in xs:
+        h = h * decay + x
+        out.append(h)
+    return np.stack(out)
+
+
+def grow_and_pop(n):
+    ys = []
+    i = 0
+    while i < n:
+        ys.append(i * 2.0)
+        i = i + 1
+    last = ys.pop()
+    return np.stack(ys), last, len(ys)
+
+
+def appended_in_a_branch(x, v):
+    out = [v]
+    if x > 0:
+        out.append(v * 2)
+    return np.stack(out)
+
+
+def show(x, n):
+    print("start", x)
+    i = 0
+    while i < n:
+        print("step", i, x * i, sep=":", end=";")
+        i = i + 1
+    print(" end", x)
+    return x
+
+
+def python_only_print(x):
+    print("hello")
+    return x
+
+
+def checked(x):
+    assert x > 0, "x must be positive"
+    return x
+
+
+def checked_with_value(x):
+    assert x > 0, x
+    return x
+
+
+@pytest.mark.parametrize("n", [1, 4])
+def test_dynamic_rnn_append_and_stack(n):
+    xs = np.arange(n, dtype=np.float32)
+    module, result = staged(rnn, xs, np.float32(0.5))
+    np.testing.assert_array_equal(result, rnn(xs, np.float32(0.5)))
+    assert result.dtype == np.float32
+    names = ops(module)
+    assert {"list_new", "list_append", "list_stack", "while"} <= set(names)
+
+
+def test_append_pop_and_len():
+    stacked, last, length = run(grow_and_pop, np.int64(4))
+    expected = grow_and_pop(4)
+    np.testing.assert_array_equal(stacked, expected[0])
+    assert (last, length) == expected[1:]
+
+
+def test_pop_from_an_empty_list_raises_at_run_time():
+    with pytest.raises(IndexError, match="pop from empty list"):
+        run(grow_and_pop, np.int64(0))
+
+
+@pytest.mark.parametrize("x", [-1.0, 1.0])
+def test_list_appended_in_one_branch(x):
+    v = np.array([1.0, 2.0])
+    np.testing.assert_array_equal(run(appended_in_a_branch, np.float64(x), v),
+                                  appended_in_a_branch(x, v))
+
+
+def test_np_array_of_a_tensor_list_is_a_clear_error():
+    def f(n):
+        ys = []
+        i = 0
+        while i < n:
+            ys.append(i)
+            i = i + 1
+        return np.array(ys)
+
+    with pytest.raises(StagingTypeError, match="np.stack"):
+        run(f, np.int64(2))
+
+
+def test_print_runs_at_run_time_in_order_every_call(capsys):
+    module, _ = trace(show, np.float64(1.5), np.int64(2))
+    assert capsys.readouterr().out == ""  # nothing printed while tracing
+    expected = "start 1.5\nstep:0:0.0;step:1:1.5; end 1.5\n"
+    for _ in range(2):
+        interpreter.run(module, [np.float64(1.5), np.int64(2)])
+        assert capsys.readouterr().out == expected
+    show(np.float64(1.5), 2)
+    assert capsys.readouterr().out == expected
+
+
+def test_print_of_python_values_in_staged_code_runs_at_run_time(capsys):
+    module, _ = trace(python_only_print, np.float64(1.5))
+    assert capsys.readouterr().out == ""
+    interpreter.run(module, [np.float64(1.5)])
+    assert capsys.readouterr().out == "hello\n"
+
+
+def test_assert_passes_and_fails_at_run_time():
+    module, result = staged(checked, np.float64(1.0))
+    assert result == 1.0
+    assert "assert" in ops(module)
+    with pytest.raises(AssertionError) as e:
+        interpreter.run(module, [np.float64(-1.0)])
+    assert e.value.args == ("x must be positive",)
+
+
+def test_assert_with_a_staged_message_holds_the_value():
+    with pytest.raises(AssertionError) as e:
+        run(checked_with_value, np.float64(-2.0))
+    assert e.value.args == (np.float64(-2.0),)
+
+
+def test_python_container_changed_in_a_staged_branch_is_an_error():
+    seen = []
+
+    def f(x):
+        if x > 0:
+            seen.extend([1])
+        return x
+
+    with pytest.raises(PythonSideEffectError) as e:
+        run(f, np.float64(1.0))
+    lines, start = inspect.getsourcelines(f)
+    assert "the Python list 'seen'" in str(e.value)
+    assert f":{start + 1}" in str(e.value)
+
+
+def test_python_container_changed_in_a_staged_loop_is_an_error():
+    log = {}
+
+    def f(n):
+        i = 0
+        while i < n:
+            log[1] = 2
+            i = i + 1
+        return i
+
+    with pytest.raises(PythonSideEffectError, match="the Python dict 'log'"):
+        run(f, np.int64(3))

@@ -1,0 +1,251 @@
+"""Staged while/for loops (runtime/staging/loops.py, loop_state.py, iteration.py): data-dependent
+loops, for over tensors, range, enumerate and zip, break and early return, type promotion of
+Python scalars, and the loop staging errors with the variable and line."""
+
+import inspect
+
+import numpy as np
+import pytest
+from autostage.runtime.staging import StagingUnboundError
+from autostage.runtime.tensor import StagingTypeError
+from test_staging_support import ops, run, staged
+
+WEAK_COMPARISON = pytest.mark.xfail(
+    strict=True, reason="ops layer: comparing two weak (Python) ints, e.g. a staged loop "
+    "counter started from a Python int with a Python int, resolves to dtype object")
+
+
+def line_of(fn, text):
+    lines, start = inspect.getsourcelines(fn)
+    offset = next(i for i, line in enumerate(lines) if text in line)
+    return f"{inspect.getsourcefile(fn)}:{start + offset}"
+
+
+def collatz(n):
+    steps = 0
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps
+
+
+def newton_sqrt(a):
+    x = a
+    while abs(x * x - a) > 1e-12 * a:
+        x = 0.5 * (x + a / x)
+    return x
+
+
+def total(xs):
+    s = 0.0
+    for x in xs:
+        s = s + x
+    return s
+
+
+def weighted(n, w):
+    s = 0.0
+    for i in range(n):
+        s += w * i
+    return s
+
+
+def countdown(n):
+    s = 0
+    for i in range(n, 0, -2):
+        s = s * 10 + i
+    return s
+
+
+def dot_enumerate(a, b):
+    s = 0.0
+    for i, (u, v) in enumerate(zip(a, b, strict=False)):
+        s = s + u * v * i
+    return s
+
+
+def first_index(xs, t):
+    for i, x in enumerate(xs):
+        if x == t:
+            return i
+    return -1
+
+
+def sum_until(xs, limit):
+    s = 0.0
+    for x in xs:
+        if s > limit:
+            break
+        s = s + x
+    return s
+
+
+def python_int_becomes_float(x):
+    y = 1
+    while y < 10:
+        y = y * x
+    return y
+
+
+def while_else(n):
+    s = 0
+    i = 0
+    while i < n:
+        if s > 10:
+            break
+        s += i
+        i += 1
+    else:
+        s = -1
+    return s
+
+
+def test_collatz():
+    module, result = staged(collatz, np.int64(27))
+    assert result == collatz(27) == 111
+    assert ops(module).count("while") == 1
+
+
+@pytest.mark.parametrize("a", [2.0, 10.0, 0.25])
+def test_newton(a):
+    assert run(newton_sqrt, np.float64(a)) == newton_sqrt(np.float64(a))
+
+
+def total_rows(xs):
+    s = np.zeros(2)
+    for row in xs:
+        s = s + row
+    return s
+
+
+def test_for_over_a_tensor():
+    xs = np.array([1.0, 2.0, 3.5])
+    assert run(total, xs) == total(xs)
+
+
+def test_for_over_a_matrix_iterates_axis_0():
+    xs = np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    np.testing.assert_array_equal(run(total_rows, xs), total_rows(xs))
+
+
+def test_python_scalar_that_becomes_an_array_in_the_loop_is_an_error():
+    with pytest.raises(StagingTypeError, match=r"loop variable 's' changes from Python float "
+                                               r"to f64\[\?\]"):
+        run(total, np.ones((3, 2)))
+
+
+def test_for_over_an_empty_tensor_runs_no_iteration():
+    assert run(total, np.zeros(0)) == 0.0
+
+
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_for_over_a_staged_range_keeps_the_weight_dtype(n):
+    result = run(weighted, np.int64(n), np.float32(1.5))
+    assert result == weighted(n, np.float32(1.5))
+    assert result.dtype == np.float32  # the index is a Python int: weak
+
+
+@pytest.mark.parametrize("n", [0, 1, 6, 7])
+def test_range_with_a_negative_step(n):
+    assert run(countdown, np.int64(n)) == countdown(n)
+
+
+def test_enumerate_and_zip_stop_at_the_shortest():
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0])
+    assert run(dot_enumerate, a, b) == dot_enumerate(a, b)
+
+
+@pytest.mark.parametrize("t", [5, 7, 3])
+def test_early_return_inside_a_staged_for(t):
+    xs = np.array([3, 4, 5])
+    assert run(first_index, xs, np.int64(t)) == first_index(xs, t)
+
+
+@pytest.mark.parametrize("limit", [0.5, 2.5, 100.0])
+def test_break_inside_a_staged_for(limit):
+    xs = np.array([1.0, 2.0, 3.0])
+    assert run(sum_until, xs, np.float64(limit)) == sum_until(xs, limit)
+
+
+def test_python_int_changed_by_a_tensor_is_promoted():
+    assert run(python_int_becomes_float, np.float64(3.0)) == python_int_becomes_float(3.0)
+
+
+@WEAK_COMPARISON
+@pytest.mark.parametrize("n", [3, 10])
+def test_break_and_while_else(n):
+    assert run(while_else, np.int64(n)) == while_else(n)
+
+
+# --- errors -----------------------------------------------------------------------------------
+
+
+def dtype_changes(n, x):
+    y = n
+    while y < 10:
+        y = y * x
+    return y
+
+
+def rank_changes(n, v):
+    y = n
+    i = n
+    while i < 10:
+        y = y + v
+        i = i + 1
+    return y
+
+
+def assigned_in_the_loop_only(xs):
+    for x in xs:
+        last = x
+    return last
+
+
+def assigned_in_the_loop_unused_after(xs):
+    s = 0.0
+    for x in xs:
+        tmp = x * 2
+        s = s + tmp
+    return s
+
+
+def test_loop_variable_dtype_change_names_it_both_types_and_the_line():
+    with pytest.raises(StagingTypeError) as e:
+        run(dtype_changes, np.int64(1), np.float64(2.0))
+    message = str(e.value)
+    assert "loop variable 'y' changes from i64[] to f64[]" in message
+    assert line_of(dtype_changes, "while y < 10") in message
+    assert "cast it before the loop" in message
+
+
+def test_loop_variable_rank_change_is_an_error():
+    with pytest.raises(StagingTypeError, match=r"loop variable 'y' changes from f64\[\] to "
+                                               r"f64\[\?\]"):
+        run(rank_changes, np.float64(0.0), np.ones(3))
+
+
+def test_variable_assigned_only_in_the_loop_and_used_after_is_an_error():
+    with pytest.raises(StagingUnboundError) as e:
+        run(assigned_in_the_loop_only, np.ones(3))
+    assert "variable 'last'" in str(e.value)
+    assert line_of(assigned_in_the_loop_only, "for x in xs") in str(e.value)
+
+
+def test_variable_assigned_only_in_the_loop_and_unused_after_is_fine():
+    xs = np.array([1.0, 2.0])
+    assert run(assigned_in_the_loop_unused_after, xs) == 6.0
+
+
+def test_range_with_a_staged_step_is_an_error():
+    def f(n):
+        s = 0
+        for i in range(0, 10, n):
+            s = s + i
+        return s
+
+    with pytest.raises(StagingTypeError, match="staged step"):
+        run(f, np.int64(2))

@@ -1,0 +1,98 @@
+"""autostage.convert: decorator forms, targets, staging through the public API, CLI --ir."""
+
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+from autostage.runtime import function
+
+import autostage
+from autostage import cli
+
+
+def clip_sum(x, limit=None):
+    total = x.sum()
+    return total if limit is None else np.minimum(total, limit)
+
+
+@pytest.mark.filterwarnings("ignore::autostage.runtime.function.BackendWarning")
+def test_decorator_forms_return_staged_functions():
+    @autostage.convert
+    def plain(x):
+        return -x if x < 0 else x
+
+    @autostage.convert()
+    def empty_call(x):
+        return x * 2
+
+    staged = autostage.convert(clip_sum, target="interpreter",
+                               input_signature=[autostage.TensorSpec([None])])
+    for f in (plain, empty_call, staged):
+        assert isinstance(f, autostage.StagedFunction)
+    assert plain(-3) == 3 and plain.target == "cpu" and plain.backend == "interpreter"
+    assert empty_call(np.arange(3)).tolist() == [0, 2, 4]
+    assert staged(np.arange(4.0)) == 6.0 and staged.trace_count == 1
+    assert staged.input_signature == (autostage.TensorSpec([None]),)
+    assert staged.__name__ == "clip_sum" and staged.__wrapped__ is not None
+
+
+def test_targets():
+    with pytest.raises(ValueError, match="unknown target 'gpu'"):
+        autostage.convert(target="gpu")
+    with pytest.raises(NotImplementedError, match="'cuda' backend is not implemented yet"):
+        autostage.convert(clip_sum, target="cuda")
+    function._warned_backends.discard("cpu")
+    with pytest.warns(function.BackendWarning, match="target='cpu' runs on the NumPy reference"):
+        autostage.convert(clip_sum)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        autostage.convert(clip_sum)  # once per process
+        autostage.convert(clip_sum, target="interpreter")
+
+
+def test_staged_result_matches_python():
+    staged = autostage.convert(clip_sum, target="interpreter")
+    for x, limit in [(np.arange(5.0), None), (np.arange(5.0), 3.0), (np.ones(2), 7.0)]:
+        assert staged(x, limit) == clip_sum(x, limit)
+
+
+def test_run_time_errors_carry_user_frames():
+    @autostage.convert(target="interpreter")
+    def bad_index(x):
+        return x[10]
+
+    with pytest.raises(Exception) as info:
+        bad_index(np.zeros(3))
+    notes = "\n".join(getattr(info.value, "__notes__", []))
+    assert "test_convert.py" in notes
+
+
+def test_cli_ir_prints_the_trace(tmp_path, capsys):
+    source = tmp_path / "model.py"
+    source.write_text(textwrap.dedent("""\
+        import numpy as np
+
+        def step(x, n, scale=2.0):
+            return x * scale + n
+        """))
+    assert cli.main([f"{source}:step", "--ir", "--args", "f64[?],i64[],3.0"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("func @step(%0:f64[?], %1:i64[]) -> (f64[?]):")
+    assert "multiply" in out and "add" in out and "model.py:4" in out
+
+
+@pytest.mark.parametrize("args, message", [
+    ("f64[?", "neither a type"), ("q64[?]", "expected a type like"),
+])
+def test_cli_ir_bad_args(tmp_path, capsys, args, message):
+    source = tmp_path / "model.py"
+    source.write_text("def step(x):\n    return x\n")
+    assert cli.main([f"{source}:step", "--ir", "--args", args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_cli_splits_arguments_outside_brackets():
+    assert cli._split_args("f64[?,3], i64[], (1, 2), 'a,b'") == [
+        "f64[?,3]", "i64[]", "(1, 2)", "'a,b'"]
+    assert cli.parse_args("f32[2,?],7") == [autostage.TensorSpec((2, None), "f32"), 7]
