@@ -105,6 +105,8 @@ def _weak_dtypes(function: Callable, specs: tuple) -> tuple[np.dtype, ...]:
         return np.dtype(np.bool_) if kind is bool else kind
 
     if isinstance(function, np.ufunc):
+        if not any(isinstance(s, np.dtype) for s in specs):  # Python op Python: default dtypes
+            specs = tuple(np.asarray(_sample(s)).dtype for s in specs)
         signature = tuple(as_signature(s) for s in specs) + (None,) * function.nout
         return function.resolve_dtypes(signature)[:len(specs)]
     promoted = specs[1:] if function is np.where else specs  # where's condition: truth only

@@ -153,29 +153,46 @@ class Outputs:
         self.single = treedef is pytree.LEAF and bool(positions)
 
     def build(self, results: tuple) -> Any:
-        if self.single:
+        if self.single and self.constants[0] is None:
             return results[0]
-        leaves = [c.copy() if type(c) is np.ndarray else c for c in self.constants]
+        leaves = [c.copy() if type(c) in (np.ndarray, list) else c for c in self.constants]
         for position, value in zip(self.positions, results, strict=True):
-            leaves[position] = value
+            leaves[position] = list(value) if leaves[position] is _AS_LIST else value
         return pytree.unflatten(self.treedef, leaves)
 
 
 def collect_outputs(trace: tracing.Trace, output: Any) -> Outputs:
     """Makes the staged leaves of ``output`` the results of the traced function."""
+    from autostage.runtime.staging import tensor_lists
+    from autostage.runtime.staging import values as staged_values
+
     leaves, treedef = pytree.flatten(output)
     constants, positions, values = [], [], []
     for position, leaf in enumerate(leaves):
-        if isinstance(leaf, Tensor):
-            tracing.check_visible(leaf.value, "a returned tensor")
-            positions.append(position)
-            values.append(leaf.value)
+        if isinstance(leaf, staged_values.MaybeUnbound):
+            raise leaf.error()
+        if isinstance(leaf, tensor_lists.TensorList):
+            if leaf.value is None:  # never appended to: Python returns the empty list
+                constants.append([])
+                continue
+            # It comes back as a list of the rows of its stack (empty if it stays empty).
+            (stacked,) = tracing.emit("list_stack", (leaf.value,), {"empty_ok": True})
+            leaf = Tensor(stacked)
+            constants.append(_AS_LIST)
+        elif isinstance(leaf, Tensor):
             constants.append(None)
         else:
             _reject_staged_output(leaf)
             constants.append(leaf)
+            continue
+        tracing.check_visible(leaf.value, "a returned tensor")
+        positions.append(position)
+        values.append(leaf.value)
     trace.function.body.results = tuple(values)
     return Outputs(treedef, constants, tuple(positions))
+
+
+_AS_LIST = object()  # marks an output that was a tensor list: returned as a Python list
 
 
 def _reject_staged_output(leaf: object) -> None:
@@ -183,8 +200,8 @@ def _reject_staged_output(leaf: object) -> None:
 
     if isinstance(leaf, Staged):
         raise tracing.StagingError(
-            f"a staged function returned a {type(leaf).__name__}, which cannot leave staged code "
-            "yet; return tensors (e.g. np.stack a tensor list) instead")
+            f"a staged function returned a {type(leaf).__name__}, which cannot leave staged code; "
+            "return tensors or lists of tensors instead")
 
 
 class _Binding:

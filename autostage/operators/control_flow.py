@@ -57,9 +57,10 @@ def for_stmt(iterable: Iterable, extra_test: Callable[..., Any] | None,
 
     ``extra_test(*state)`` (from ``break``/``return`` lowering, or None) is checked before each
     ``next()``, so after a break the iterator (e.g. a generator) is not advanced again. A
-    StopIteration raised by the body propagates, as in Python. Only a staged ``iterable`` goes to
-    the runtime; a staged ``extra_test`` result over a Python iterable meets ``bool()``, which the
-    staged class refuses with its own error.
+    StopIteration raised by the body propagates, as in Python. A staged ``iterable`` goes to the
+    runtime; so does the rest of a ``range``/list/tuple once ``extra_test`` (a break or return
+    that depends on staged values) becomes staged. Over other Python iterables a staged
+    ``extra_test`` meets ``bool()``, which the staged class refuses with its own error.
     """
     if isinstance(iterable, Staged):
         return stage_operator("for_stmt", iterable, extra_test, body, state, opts)
@@ -68,9 +69,18 @@ def for_stmt(iterable: Iterable, extra_test: Callable[..., Any] | None,
             state = body(item, *state) or ()  # a stateless body returns None
         return state
     iterator = iter(iterable)
-    while extra_test(*state):
+    position = 0
+    while True:
+        more = extra_test(*state)
+        if isinstance(more, Staged) and isinstance(iterable, (range, list, tuple)):
+            # A break or return became staged during the Python iterations: the rest of the
+            # loop is staged, from the current position.
+            return stage_operator("for_stmt", iterable[position:], extra_test, body, state, opts)
+        if not more:
+            break
         item = next(iterator, _EXHAUSTED)
         if item is _EXHAUSTED:
             break
         state = body(item, *state) or ()  # a stateless body returns None
+        position += 1
     return state

@@ -119,6 +119,9 @@ def _evaluate_length(op, values: tuple, run) -> tuple:
 
 
 def _evaluate_stack(op, values: tuple, run) -> tuple:
+    if not values[0] and op.attrs.get("empty_ok"):  # a returned list that stayed empty
+        element = op.operands[0].type.element
+        return (np.empty((0, *(d or 0 for d in element.shape)), element.dtype),)
     return (np.stack(values[0]),)
 
 
@@ -131,6 +134,7 @@ for _name, _infer, _evaluate, _doc in (
     ("list_set", _infer_set, _evaluate_set, "operands: list, index, item; result: new list"),
     ("list_length", _infer_length, _evaluate_length, "operands: list; result: i64[] length"),
     ("list_stack", _infer_stack, _evaluate_stack,
-     "operands: list; result: np.stack of its items (new axis 0)"),
+     "operands: list; attrs: empty_ok (an empty list stacks to 0 rows instead of raising, "
+     "as np.stack does); result: np.stack of its items (new axis 0)"),
 ):
     op_registry.register(_name, _infer, _evaluate, doc=_doc)

@@ -1,0 +1,182 @@
+"""The Tensor's NumPy surface: operators, methods, properties, NumPy dispatch, and the clear
+errors for what cannot be staged."""
+
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+import pytest
+from autostage.runtime import numpy_dispatch, stage_operator, tracing
+from autostage.runtime.tensor import StagingTypeError, Tensor
+from autostage.runtime.types import TensorType
+from ops_harness import check_against_numpy, evaluate, stage, trace
+
+F = np.array([[1.5, -2.0, 0.0], [4.0, np.nan, -0.5]], dtype=np.float32)
+INTS = np.array([[1, -2, 3], [4, 5, -6]], dtype=np.int8)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x + 1, lambda x: 1 - x, lambda x: x * 2.0, lambda x: 2.0 / x, lambda x: x // 2,
+    lambda x: x % 3, lambda x: x ** 2, lambda x: 2.0 ** x, lambda x: -x, lambda x: +x,
+    lambda x: abs(x), lambda x: x < 1, lambda x: 1 <= x, lambda x: x == x, lambda x: x != 0,
+    lambda x: divmod(x, 4), lambda x: x @ x.T, lambda x: x.T @ np.ones(2, np.float32),
+    lambda x: np.maximum(x, 0), lambda x: np.abs(x), lambda x: np.exp(x), np.tanh, np.isnan,
+    lambda x: np.where(x > 0, x, 0), lambda x: x.clip(0, 2), lambda x: np.clip(x, -1, None),
+])
+@pytest.mark.parametrize("array", [F, INTS], ids=["f32", "i8"])
+def test_operators_match_numpy(fn, array):
+    check_against_numpy(fn, array)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: ~x, lambda x: x & 3, lambda x: 6 | x, lambda x: x ^ x, lambda x: x << 1,
+    lambda x: x >> 1,
+])
+def test_bitwise_operators_match_numpy(fn):
+    check_against_numpy(fn, INTS)
+    check_against_numpy(fn, INTS > 0) if fn(np.ones(1, bool)).dtype == bool else None
+
+
+@pytest.mark.parametrize("method", ["sum", "prod", "mean", "max", "min", "argmax", "argmin",
+                                    "any", "all", "std", "var"])
+@pytest.mark.parametrize("kwargs", [{}, {"axis": 0}, {"axis": -1, "keepdims": True}])
+def test_reduction_methods_and_functions_match_numpy(method, kwargs):
+    check_against_numpy(lambda x: getattr(x, method)(**kwargs), INTS)
+    check_against_numpy(lambda x: getattr(np, method)(x, **kwargs), F)
+
+
+def test_weak_scalars_and_dims():
+    check_against_numpy(lambda x: x * 2.0, F)          # stays float32
+    check_against_numpy(lambda x: x / 2, INTS)            # int / int -> float64
+    (t,), _ = stage(lambda x: x * x.shape[0], F)       # x.shape[0] is a Python int: f32
+    assert t.dtype == np.float32
+    (t,), (v,) = stage(lambda x: x.shape[1] / 2 + x.size, F)
+    assert t.dtype == np.float64 and v == 7.5
+
+
+def test_i8_plus_out_of_range_int_raises_like_numpy():
+    with pytest.raises(OverflowError, match="Python integer 300 out of bounds for int8"):
+        stage(lambda x: x + 300, INTS)
+    check_against_numpy(lambda x: x < 300, INTS)  # NumPy 2 compares exactly
+
+
+def test_shape_ndim_dtype_size():
+    def fn(x):
+        n, m = x.shape
+        assert m == 3 and isinstance(n, Tensor) and x.ndim == 2 and x.dtype == np.float32
+        return n, x.size, np.shape(x)[0], n == 4, n * 0.5
+    function = trace(fn, [TensorType(np.float32, (None, 3))])
+    values = evaluate(function, np.zeros((4, 3), np.float32))
+    assert [v.item() for v in values] == [4, 12, 4, True, 2.0]
+    assert [str(t) for t in function.result_types] == ["i64[]", "i64[]", "i64[]", "bool[]",
+                                                       "f64[]"]
+
+
+def test_len_and_iter():
+    def fn(x):
+        assert len(x.reshape(6, -1)) == 6
+        with pytest.raises(StagingTypeError, match="staged len"):
+            len(x)
+        with pytest.raises(StagingTypeError, match="iterate over it in code autostage converts"):
+            iter(x)
+        return x
+    stage(fn, F)
+
+
+@pytest.mark.parametrize("convert, message", [
+    (bool, "used as a Python bool"), (int, "cannot be used as a Python int"),
+    (float, "cannot be used as a Python float"), (np.asarray, "cannot be used as a NumPy array"),
+    (operator.index, "np.zeros/np.ones/np.arange take staged sizes"),
+    (lambda x: x.item(), ".item()"),
+])
+def test_python_conversions_raise(convert, message):
+    def fn(x):
+        with pytest.raises(StagingTypeError, match=message):
+            convert(x)
+        return x
+    stage(fn, INTS)
+
+
+def test_unsupported_numpy_functions_name_themselves():
+    def fn(x):
+        with pytest.raises(StagingTypeError, match="np.fft.fft is not supported on staged"):
+            np.fft.fft(x)
+        with pytest.raises(StagingTypeError, match="np.sort is not supported on staged"):
+            np.sort(x)
+        with pytest.raises(StagingTypeError, match=r"np.add.reduce is not supported"):
+            np.add.reduce(x)
+        with pytest.raises(StagingTypeError, match=r"np.add\(..., out=...\) cannot be staged"):
+            np.add(x, 1, out=np.zeros((2, 3)))
+        with pytest.raises(StagingTypeError, match="out="):
+            buffer = np.zeros((2, 3), np.float32)
+            buffer += x
+        with pytest.raises(StagingTypeError, match="one argument"):
+            np.where(x)
+        return x
+    stage(fn, F)
+
+
+def test_incompatible_shapes_message():
+    with pytest.raises(ValueError, match=r"operands could not be broadcast together with shapes "
+                                         r"\(2,3\) \(2,\)"):
+        stage(lambda x: x + x[0, :2], F, known=True)
+
+
+def test_staged_creation_table():
+    def fn(x):
+        n = x.shape[0]
+        zeros = numpy_dispatch.staged_function(np.zeros)((n, 2), np.float32)
+        stacked = numpy_dispatch.staged_function(np.array)([x[0], x[1]])
+        same = numpy_dispatch.staged_function(np.asarray)(x)
+        assert same is x
+        return zeros, stacked
+    (z, s), (zv, sv) = stage(fn, F)
+    assert z == TensorType(np.float32, (None, 2)) and zv.shape == (2, 2)
+    np.testing.assert_array_equal(sv, F)
+
+
+def test_in_place_operators():
+    def fn(x):
+        y = x.copy()
+        y += 1
+        y *= 2.5        # float into int8: same_kind refuses, as NumPy does
+        return y
+    with pytest.raises(TypeError, match="Cannot cast ufunc 'multiply' output from "
+                                        "dtype\\('float64'\\) to dtype\\('int8'\\)"):
+        stage(fn, INTS)
+
+    def ok(x):
+        y = x + 0
+        y += 1
+        y -= x[0]
+        return y
+    check_against_numpy(ok, INTS)
+
+
+def test_in_place_on_argument_is_an_error():
+    def fn(x):
+        x += 1
+        return x
+    with pytest.raises(tracing.StagingError, match="changes the argument `x` in place"):
+        trace(fn, [TensorType(np.int8, (None,))], names=["x"])
+
+
+def test_subscript_operator_hooks():
+    def fn(x):
+        y = stage_operator("setitem", x + 0, (0, 1), 9)
+        y = stage_operator("iadd", y, 1)
+        return stage_operator("getitem", y, (slice(None), 1))
+    expected = INTS.copy() + 0
+    expected[0, 1] = 9
+    expected += 1
+    (_,), (value,) = stage(fn, INTS)
+    np.testing.assert_array_equal(value, expected[:, 1])
+
+
+def test_item_assignment_outside_converted_code():
+    def fn(x):
+        with pytest.raises(StagingTypeError, match="did not convert"):
+            x[0] = 1
+        return x
+    stage(fn, INTS)
