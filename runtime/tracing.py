@@ -102,6 +102,17 @@ def region(arg_types: Sequence[Type] = ()) -> Iterator[ir.Region]:
         trace.regions.pop()
 
 
+@contextlib.contextmanager
+def reopen(existing: ir.Region) -> Iterator[ir.Region]:
+    """Makes an already traced region of the current trace current again, to append to it."""
+    trace = _require_trace()
+    trace.regions.append(existing)
+    try:
+        yield existing
+    finally:
+        trace.regions.pop()
+
+
 def _require_trace() -> Trace:
     trace = current()
     if trace is None:
@@ -111,17 +122,40 @@ def _require_trace() -> Trace:
 
 def user_location() -> ir.Location | None:
     """The user's file and line for the op being emitted (innermost user frame)."""
-    frame = sys._getframe(1)
+    return frame_location(sys._getframe(1))
+
+
+def traceback_location(tb: Any) -> ir.Location | None:
+    """The innermost user location in a traceback (where an exception was raised)."""
+    frames = []
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    for frame in reversed(frames):
+        loc = _location_of(frame)
+        if loc is not None:
+            return loc
+    return None
+
+
+def frame_location(frame: Any) -> ir.Location | None:
+    """The user location of ``frame`` or of the nearest caller frame that is user code."""
     while frame is not None:
-        for resolve in location_resolvers:
-            loc = resolve(frame)
-            if loc is not None:
-                return loc
-        filename = frame.f_code.co_filename
-        if not filename.startswith("<") and not any(
-                filename.startswith(d) for d in internal_dirs):
-            return ir.Location(filename, frame.f_lineno, frame.f_code.co_name)
+        loc = _location_of(frame)
+        if loc is not None:
+            return loc
         frame = frame.f_back
+    return None
+
+
+def _location_of(frame: Any) -> ir.Location | None:
+    for resolve in location_resolvers:
+        loc = resolve(frame)
+        if loc is not None:
+            return loc
+    filename = frame.f_code.co_filename
+    if not filename.startswith("<") and not any(filename.startswith(d) for d in internal_dirs):
+        return ir.Location(filename, frame.f_lineno, frame.f_code.co_name)
     return None
 
 
@@ -145,16 +179,18 @@ def check_visible(value: ir.Value, what: str = "a staged tensor") -> ir.Value:
 
 
 def emit(name: str, operands: Sequence[ir.Value], attrs: dict[str, Any] | None = None,
-         regions: Sequence[ir.Region] = ()) -> tuple[ir.Value, ...]:
+         regions: Sequence[ir.Region] = (), loc: ir.Location | None = None
+         ) -> tuple[ir.Value, ...]:
     """Appends op ``name`` to the current region and returns its results.
 
-    The result types come from the op's type rule; operands must be visible here.
+    The result types come from the op's type rule; operands must be visible here. The op's
+    location is ``loc``, or the user's line that is running now.
     """
     trace = _require_trace()
     for value in operands:
         check_visible(value)
     attrs = dict(attrs or {})
     types = op_registry.result_types(name, [v.type for v in operands], attrs)
-    op = ir.Op(name, operands, types, attrs, regions, user_location())
+    op = ir.Op(name, operands, types, attrs, regions, loc or user_location())
     trace.region.append(op)
     return op.results

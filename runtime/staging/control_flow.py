@@ -16,7 +16,15 @@ from collections.abc import Callable, Sequence
 import numpy as np
 from autostage.runtime import ir, tracing
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
-from autostage.runtime.staging import errors, logic, merge, side_effects, tensor_lists, values
+from autostage.runtime.staging import (
+    errors,
+    logic,
+    merge,
+    raises,
+    side_effects,
+    tensor_lists,
+    values,
+)
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor
 from autostage.runtime.types import ListType, join
@@ -80,11 +88,20 @@ def stage_if(cond: object, body: Callable, orelse: Callable | None, state: tuple
     state = prepare_state(_state_names(body, orelse, len(state)), state)
     watch = side_effects.Watch((body, orelse), "if")
     with tracing.region() as then_region:
-        out_then = body(*state)
+        out_then, raised_then = raises.trace_branch(lambda: body(*state))
     watch.check()
     with tracing.region() as else_region:
-        out_else = state if orelse is None else orelse(*state)
+        out_else, raised_else = raises.trace_branch(
+            lambda: state if orelse is None else orelse(*state))
     watch.check()
+    if raised_then and raised_else:
+        raise errors.StagingValueError(
+            f"both branches of the staged if{errors.at()} raise an exception; autostage cannot "
+            "stage an if that always raises: raise after the if instead")
+    if raised_then:
+        out_then = raises.placeholder(out_else, then_region)
+    elif raised_else:
+        out_else = raises.placeholder(out_then, else_region)
     if out_then is None and (orelse is None or out_else is None):
         emit_cond(pred, (then_region, else_region), ())
         return None

@@ -10,10 +10,6 @@ from autostage.runtime.staging import StagingUnboundError
 from autostage.runtime.tensor import StagingTypeError
 from test_staging_support import ops, run, staged
 
-WEAK_COMPARISON = pytest.mark.xfail(
-    strict=True, reason="ops layer: comparing two weak (Python) ints, e.g. a staged loop "
-    "counter started from a Python int with a Python int, resolves to dtype object")
-
 
 def line_of(fn, text):
     lines, start = inspect.getsourcelines(fn)
@@ -174,7 +170,6 @@ def test_python_int_changed_by_a_tensor_is_promoted():
     assert run(python_int_becomes_float, np.float64(3.0)) == python_int_becomes_float(3.0)
 
 
-@WEAK_COMPARISON
 @pytest.mark.parametrize("n", [3, 10])
 def test_break_and_while_else(n):
     assert run(while_else, np.int64(n)) == while_else(n)

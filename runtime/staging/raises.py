@@ -1,0 +1,52 @@
+"""Exceptions raised inside a staged branch: the ``raise`` op.
+
+When tracing one branch of a staged ``if`` raises (``if x < 0: raise ValueError(...)``), Python
+would raise only on the calls where that branch runs. So the branch becomes a region holding a
+``raise`` op (which raises a fresh exception of the same type and arguments at run time) and
+placeholders (``undef``) of the other branch's results, which are never read. Staging errors
+(autostage's own) are not caught: they are about the program, not its data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from autostage.runtime import ir, op_registry, tracing
+from autostage.runtime.tensor import Tensor
+
+
+def _infer_raise(operand_types: tuple, attrs: dict) -> tuple:
+    return ()
+
+
+def _evaluate_raise(op, values: tuple, run) -> tuple:
+    exc = op.attrs["exception"]
+    raise type(exc)(*exc.args)
+
+
+op_registry.register(
+    "raise", _infer_raise, _evaluate_raise, side_effects=True,
+    doc="attrs: exception (the instance raised while tracing); raises a new one like it at run "
+        "time")
+
+
+def trace_branch(fn: Callable[[], object]) -> tuple[object, BaseException | None]:
+    """Runs ``fn`` (a branch being traced); a user exception becomes a ``raise`` op."""
+    try:
+        return fn(), None
+    except tracing.StagingError:
+        raise
+    except Exception as e:  # the branch raises whenever it runs: stage that
+        tracing.emit("raise", (), {"exception": e}, loc=tracing.traceback_location(e.__traceback__))
+        return None, e
+
+
+def placeholder(value: object, region: ir.Region) -> object:
+    """A stand-in for ``value`` in ``region`` (after a raise there, so never read)."""
+    if isinstance(value, Tensor):
+        with tracing.reopen(region):
+            (result,) = tracing.emit("undef", (), {"type": value.type})
+        return Tensor(result)
+    if isinstance(value, tuple):
+        return tuple(placeholder(v, region) for v in value)
+    return value
