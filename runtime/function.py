@@ -192,6 +192,20 @@ def collect_outputs(trace: tracing.Trace, output: Any) -> Outputs:
     return Outputs(treedef, constants, tuple(positions))
 
 
+def _mark_arguments(binding: _Binding, positional: tuple, keywords: dict) -> None:
+    """Tells the ops layer which tensors are the caller's arrays (writing into them is an error,
+    as the caller would not see the change)."""
+    from autostage.runtime import tensor as tensor_module
+
+    named = [(p.name, v) for p, v in zip(binding.params, positional, strict=False)]
+    named += list(keywords.items())
+    for name, value in named:
+        leaves, treedef = pytree.flatten(value)
+        for path, leaf in zip(pytree.leaf_paths(treedef), leaves, strict=True):
+            if isinstance(leaf, Tensor):
+                tensor_module.mark_argument(leaf, name + path)
+
+
 _AS_LIST = object()  # marks an output that was a tensor list: returned as a Python list
 
 
@@ -762,6 +776,7 @@ class StagedFunction:
         _enter()
         try:
             with tracing.tracing(trace):
+                _mark_arguments(self._binding, positional, keywords)
                 output = bind_environment(self._traced, trace)(*positional, **keywords)
                 outputs = collect_outputs(trace, output)
         finally:

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 from autostage.runtime import array_api, array_shapes
+from autostage.runtime.operator_hooks import register_operator_hook
 from autostage.runtime.ops.elementwise import OP_OF_UFUNC
 from autostage.runtime.tensor import StagingTypeError, Tensor
 
@@ -165,3 +166,14 @@ def staged_function(function: Callable) -> Callable | None:
     (``np.zeros(n)`` with a staged ``n``, ``np.array([t1, t2])``, ``np.asarray(t)``).
     """
     return CREATION.get(function) or FUNCTIONS.get(function)
+
+
+def _numpy_call(function: Callable, *args: Any, **kwargs: Any) -> Any:
+    """Hook of the operators' NumPy overloads (``ag__.np_zeros(n)`` with a staged ``n``...)."""
+    staged = staged_function(function)
+    if staged is None:
+        raise StagingTypeError(f"{numpy_name(function)} is not supported on staged tensors")
+    return staged(*args, **kwargs)
+
+
+register_operator_hook("numpy_call", _numpy_call)

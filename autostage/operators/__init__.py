@@ -9,6 +9,16 @@ from autostage.operators.control_flow import for_stmt, if_stmt, while_stmt
 from autostage.operators.data_structures import list_append, list_pop
 from autostage.operators.exceptions import assert_stmt
 from autostage.operators.logical import and_, compare_chain, if_exp, not_, or_
+from autostage.operators.numpy_overloads import (
+    np_arange,
+    np_array,
+    np_asarray,
+    np_empty,
+    np_eye,
+    np_full,
+    np_ones,
+    np_zeros,
+)
 from autostage.operators.py_builtins import (
     BUILTINS,
     abs_,
@@ -69,6 +79,9 @@ __all__ = [
     "BUILTINS", "print_", "len_", "range_", "enumerate_", "zip_", "map_", "filter_", "int_",
     "float_", "bool_", "abs_", "min_", "max_", "sum_", "isinstance_", "any_", "all_", "sorted_",
     "reversed_",
+    # NumPy functions that cannot dispatch on staged tensors (BUILTINS maps them too)
+    "np_array", "np_asarray", "np_zeros", "np_ones", "np_empty", "np_full", "np_arange",
+    "np_eye",
     # assertions and variables
     "assert_stmt", "Undefined", "UndefinedReturnValue", "is_undefined", "ld", "retval",
 ]

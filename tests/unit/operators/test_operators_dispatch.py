@@ -39,7 +39,7 @@ class StagedSubclass(Staged):
 def staged():
     """Registers Staged and a recorder hook for every operator; yields the list of calls."""
     calls = []
-    names = list(dict.fromkeys([*ag.__all__, "and_"]))
+    names = list(dict.fromkeys([*ag.__all__, "and_", "numpy_call"]))
     previous = {name: runtime.register_operator_hook(
         name, lambda *args, name=name, **kwargs: calls.append((name, args, kwargs)) or "staged")
         for name in names}
@@ -172,11 +172,33 @@ def test_builtins_check_keyword_arguments_too(staged):
     assert staged == [("print_", (1, t), {"sep": "-"}), ("sum_", ([1],), {"start": t})]
 
 
-@pytest.mark.parametrize("builtin", sorted(BUILTINS, key=lambda b: b.__name__))
+PYTHON_BUILTINS = sorted((b for b in BUILTINS if getattr(b, "__module__", "") == "builtins"),
+                         key=lambda b: b.__name__)
+NUMPY_FUNCTIONS = sorted((f for f in BUILTINS if f not in PYTHON_BUILTINS),
+                         key=lambda f: f.__name__)
+
+
+@pytest.mark.parametrize("builtin", PYTHON_BUILTINS, ids=lambda b: b.__name__)
 def test_every_builtin_overload_routes_a_staged_argument(staged, builtin):
     t = Staged()
     assert BUILTINS[builtin](t) == "staged"
     assert staged == [(builtin.__name__ + "_", (t,), {})]
+
+
+@pytest.mark.parametrize("function", NUMPY_FUNCTIONS, ids=lambda f: f.__name__)
+def test_numpy_overloads_route_staged_arguments_while_tracing(staged, monkeypatch, function):
+    from autostage.operators import numpy_overloads
+
+    overload = BUILTINS[function]
+    assert overload.__name__ == f"np_{function.__name__}"
+    args = (3, 1.5) if function.__name__ == "full" else (3,)
+    plain, expected = overload(*args), function(*args)  # Python values: NumPy itself
+    assert type(plain) is type(expected) and plain.shape == expected.shape
+    assert plain.dtype == expected.dtype
+    t = Staged()
+    monkeypatch.setattr(numpy_overloads, "is_tracing", lambda: True)
+    assert overload((t, 2)) == "staged"
+    assert staged == [("numpy_call", (function, (t, 2)), {})]
 
 
 def test_ag_reexports_the_operators_namespace():

@@ -1,0 +1,53 @@
+"""Overloads of the NumPy functions that cannot dispatch on a staged tensor.
+
+``np.zeros(n)`` with a staged ``n``, ``np.array([t1, t2])`` or ``np.arange(n)`` never call a
+tensor's ``__array_function__`` (NumPy converts their arguments first), so the call-trees
+converter routes calls of these functions here (``ag__.np_zeros(n)``). On Python values each
+overload is the NumPy function itself; while a function is traced, a call with a staged argument
+(directly, or inside a list or tuple argument such as a shape) goes to the runtime hook
+``numpy_call`` with the function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from autostage.operators.py_builtins import BUILTINS
+from autostage.runtime import Staged, is_tracing, stage_operator
+
+
+def _has_staged(values: Any) -> bool:
+    for value in values:
+        if isinstance(value, Staged):
+            return True
+        if isinstance(value, (list, tuple)) and any(isinstance(v, Staged) for v in value):
+            return True
+    return False
+
+
+def _overload(function: Callable[..., Any]) -> Callable[..., Any]:
+    def overload(*args: Any, **kwargs: Any) -> Any:
+        if is_tracing() and (_has_staged(args) or _has_staged(kwargs.values())):
+            return stage_operator("numpy_call", function, *args, **kwargs)
+        return function(*args, **kwargs)
+
+    name = f"np_{function.__name__}"
+    overload.__name__ = overload.__qualname__ = name
+    overload.__module__ = __name__
+    overload.__doc__ = f"``np.{function.__name__}``, staged when an argument is staged."
+    overload.__wrapped__ = function
+    BUILTINS[function] = overload
+    return overload
+
+
+np_array = _overload(np.array)
+np_asarray = _overload(np.asarray)
+np_zeros = _overload(np.zeros)
+np_ones = _overload(np.ones)
+np_empty = _overload(np.empty)
+np_full = _overload(np.full)
+np_arange = _overload(np.arange)
+np_eye = _overload(np.eye)
