@@ -155,3 +155,67 @@ def einsum(subscripts: str, *operands: object) -> Tensor:
     spec = ",".join(labels) + "->" + output
     (result,) = tracing.emit("einsum", [t.value for t in tensors], {"subscripts": spec})
     return Tensor(result)
+
+
+# --- sorting, scans and norms -----------------------------------------------------------------
+
+
+def _check_sort_kind(kind: object, stable: object) -> object:
+    """NumPy's kind (``stable=True`` is kind 'stable'); NumPy itself rejects a bad one."""
+    if stable is not None:
+        if kind is not None:
+            raise ValueError("`kind` and `stable` parameters can't both be specified.")
+        kind = "stable" if stable else None
+    np.sort(np.zeros(1), kind=kind)  # raises NumPy's error for an unknown kind
+    return kind
+
+
+def sort(name: str, a: object, axis: object = -1, kind: object = None, order: object = None,
+         stable: object = None) -> Tensor:
+    """``np.sort`` / ``np.argsort`` (``name``): the NumPy reference sorts with the same kind,
+    so the order of ties is NumPy's."""
+    if order is not None:
+        raise TypeError(f"np.{name}: order= (structured arrays) is not supported on staged "
+                        "tensors")
+    kind = _check_sort_kind(kind, stable)
+    x = as_tensor(a)
+    if axis is not None and x.ndim == 0 and name == "argsort":
+        axis = None  # NumPy argsorts a 0-d array as a 1-element one
+    if axis is not None:
+        axis = dtype_rules.normalize_axis(axis, x.ndim)
+    (result,) = tracing.emit(name, (x.value,), {"axis": axis, "kind": kind})
+    return Tensor(result)
+
+
+def scan(name: str, a: object, axis: object = None, dtype: object = None, out: object = None
+         ) -> Tensor:
+    """``np.cumsum`` / ``np.cumprod`` (``name``) with ``axis`` (None: over the flattened array)."""
+    if out is not None:
+        raise TypeError(f"np.{name}: the argument out= is not supported on staged tensors")
+    x = as_tensor(a)
+    if axis is not None:
+        axis = dtype_rules.normalize_axis(axis, max(x.ndim, 1))
+    attrs = {"axis": axis, "dtype": None if dtype is None else as_dtype(dtype)}
+    (result,) = tracing.emit(name, (x.value,), attrs)
+    return Tensor(result)
+
+
+def norm(x: object, ord: object = None, axis: object = None, keepdims: bool = False) -> Tensor:
+    """``np.linalg.norm(x, ord, axis, keepdims)``: vector norms over one axis (or all, for
+    ``axis=None``), matrix norms over two; the NumPy reference calls np.linalg.norm itself."""
+    x = as_tensor(x)
+    if axis is not None:
+        axes = (axis,) if not isinstance(axis, tuple) else axis
+        if len(axes) not in (1, 2):
+            raise ValueError("Improper number of dimensions to norm.")
+        axes = tuple(dtype_rules.normalize_axis(a, x.ndim) for a in axes)
+        if len(set(axes)) != len(axes):
+            raise ValueError("Duplicate axes given.")
+        axis = axes
+    if not (ord is None or isinstance(ord, str) or dtype_rules.is_python_scalar(ord)
+            or isinstance(ord, np.generic)):
+        raise TypeError(f"np.linalg.norm: ord={ord!r} is not supported on staged tensors")
+    attrs = {"ord": ord.item() if isinstance(ord, np.generic) else ord, "axis": axis,
+             "keepdims": bool(keepdims)}
+    (result,) = tracing.emit("norm", (x.value,), attrs)
+    return Tensor(result)

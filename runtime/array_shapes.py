@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from autostage.runtime import dtype_rules, tracing, value_info
-from autostage.runtime.array_api import as_tensor, astype
+from autostage.runtime.array_api import as_tensor, astype, ufunc
 from autostage.runtime.ops.indexing import _INDEX_ERROR, ELLIPSIS, STAGED
 from autostage.runtime.tensor import StagingTypeError, Tensor, constant
 from autostage.runtime.types import as_dtype
@@ -144,6 +144,36 @@ def broadcast_to(x: object, shape: object) -> Tensor:
     x = as_tensor(x)
     attr, sizes = size_operands(shape)
     return _emit("broadcast_to", (x, *sizes), {"shape": attr}, view_of=x)
+
+
+def take_along_axis(arr: object, indices: object, axis: object = -1) -> Tensor:
+    """``np.take_along_axis`` (a fresh array, as NumPy's fancy indexing gives)."""
+    arr, indices = as_tensor(arr), as_tensor(indices)
+    if axis is not None:
+        axis = dtype_rules.normalize_axis(axis, arr.ndim)
+    return _emit("take_along_axis", (arr, indices), {"axis": axis})
+
+
+def diag(v: object, k: object = 0) -> Tensor:
+    """``np.diag``: a 1-d array's diagonal matrix, or a 2-d array's diagonal (which NumPy gives
+    as a read-only view: writing into it is an error, staged as well)."""
+    v = as_tensor(v)
+    result = _emit("diag", (v,), {"k": operator.index(k)})
+    if v.ndim == 2:
+        value_info.mark_view(result.value, v.value)
+    return result
+
+
+def triangle(name: str, m: object, k: object = 0) -> Tensor:
+    """``np.triu`` / ``np.tril`` (``name``)."""
+    return _emit(name, (as_tensor(m),), {"k": operator.index(k)})
+
+
+def outer(a: object, b: object, out: object = None) -> Tensor:
+    """``np.outer(a, b)``: ``a.ravel()[:, None] * b.ravel()[None, :]``, as NumPy computes it."""
+    if out is not None:
+        raise TypeError("np.outer: the argument out= is not supported on staged tensors")
+    return ufunc("multiply", expand_dims(ravel(a), 1), expand_dims(ravel(b), 0))
 
 
 # --- creation ---------------------------------------------------------------------------------

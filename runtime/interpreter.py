@@ -15,6 +15,7 @@ args)``.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 
 import numpy as np
@@ -86,7 +87,11 @@ class _Frame:
         for op in region.ops:
             operands = tuple([values[v] for v in op.operands])
             try:
-                results = op_registry.REGISTRY[op.name].evaluate(op, operands, self)
+                scalar_op = _SCALAR_OPERATORS.get(op.name)
+                if scalar_op is not None and _same_dtype_scalars(operands):
+                    results = (np.asarray(scalar_op(*[v[()] for v in operands])),)
+                else:
+                    results = op_registry.REGISTRY[op.name].evaluate(op, operands, self)
                 if len(results) != len(op.results):
                     raise TypeRuleMismatchError(
                         f"op {op.name!r} computed {len(results)} results, its type rule gives "
@@ -117,6 +122,31 @@ class _Frame:
             where += f" (in {op.loc.function})"
         what = "called from" if noted else "error in"
         error.add_note(f"{_NOTE_PREFIX}{what} `{printer.format_op(op, self.names)}` {where}")
+
+
+# Arithmetic on 0-d values runs as Python operators on NumPy scalars, as the plain program's
+# ``p *= v`` does: NumPy's scalar arithmetic warns on integer overflow ("overflow encountered in
+# scalar multiply") and names float warnings "scalar ..." where the array ufunc loops do not.
+# Values are those of the ufunc; only operands of one dtype (the result dtype is theirs then).
+_SCALAR_OPERATORS = {
+    "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
+    "true_divide": operator.truediv, "floor_divide": operator.floordiv,
+    "remainder": operator.mod, "power": operator.pow, "bitwise_and": operator.and_,
+    "bitwise_or": operator.or_, "bitwise_xor": operator.xor, "left_shift": operator.lshift,
+    "right_shift": operator.rshift, "negative": operator.neg, "positive": operator.pos,
+    "absolute": operator.abs, "invert": operator.invert,
+}
+
+
+def _is_scalar(v: object) -> bool:
+    return isinstance(v, np.generic) or (type(v) is np.ndarray and v.ndim == 0)
+
+
+def _same_dtype_scalars(operands: tuple) -> bool:
+    if not operands or not _is_scalar(operands[0]):
+        return False
+    dtype = operands[0].dtype
+    return all(_is_scalar(v) and v.dtype == dtype for v in operands[1:])
 
 
 def _check_argument(function: str, index: int, expected: Type, arg: object) -> None:

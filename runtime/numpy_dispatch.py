@@ -15,8 +15,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from autostage.runtime import array_api, array_shapes
-from autostage.runtime.operator_hooks import register_operator_hook
+from autostage.runtime import array_api, array_shapes, tracing
+from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.ops.elementwise import OP_OF_UFUNC
 from autostage.runtime.tensor import StagingTypeError, Tensor
 
@@ -29,24 +29,34 @@ def numpy_name(function: Any) -> str:
     return f"{module}.{getattr(function, '__name__', function)}"
 
 
+def _at() -> str:
+    loc = tracing.user_location()
+    return f" at {loc}" if loc is not None else ""
+
+
+def unsupported(what: str) -> StagingTypeError:
+    """The error for a NumPy function autostage does not stage, naming the user's line."""
+    return StagingTypeError(f"{what} is not supported on staged tensors{_at()}")
+
+
 def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any
                 ) -> Tensor:
     """NumPy calls this for ``np.<ufunc>(..., tensor, ...)`` (and ndarray op tensor)."""
     name = f"np.{ufunc.__name__}"
     if method != "__call__":
-        raise StagingTypeError(f"{name}.{method} is not supported on staged tensors")
+        raise unsupported(f"{name}.{method}")
     if kwargs.get("out") is not None:
         raise StagingTypeError(
             f"{name}(..., out=...) cannot be staged (this includes `array op= tensor` on a "
             "NumPy array): staged values are immutable. Use the returned value instead")
     if kwargs:
         raise StagingTypeError(f"{name}: the argument {next(iter(kwargs))}= is not supported "
-                               "on staged tensors")
+                               f"on staged tensors{_at()}")
     if ufunc.__name__ == "matmul":
         return array_api.matmul(*inputs)
     op = OP_OF_UFUNC.get(ufunc.__name__)
     if op is None:
-        raise StagingTypeError(f"{name} is not supported on staged tensors")
+        raise unsupported(name)
     return array_api.ufunc(op, *inputs)
 
 
@@ -55,7 +65,7 @@ def array_function(self: Tensor, func: Callable, types: tuple, args: tuple, kwar
     """NumPy calls this for array functions (np.sum, np.where...) with a tensor argument."""
     implementation = FUNCTIONS.get(func)
     if implementation is None:
-        raise StagingTypeError(f"{numpy_name(func)} is not supported on staged tensors")
+        raise unsupported(numpy_name(func))
     return implementation(*args, **kwargs)
 
 
@@ -90,7 +100,7 @@ def _clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
 def _like(fill: object) -> Callable:
     def like(a, dtype=None, order="K", subok=True, shape=None, **kwargs):
         if shape is not None or kwargs:
-            raise StagingTypeError("shape= and device= are not supported on staged tensors")
+            raise StagingTypeError(f"shape= and device= are not supported on staged tensors{_at()}")
         return array_shapes.full_like(a, fill, dtype)
     return like
 
@@ -98,7 +108,7 @@ def _like(fill: object) -> Callable:
 def _join(function: Callable) -> Callable:
     def join(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
         if out is not None or dtype is not None:
-            raise StagingTypeError("out= and dtype= are not supported on staged tensors")
+            raise StagingTypeError(f"out= and dtype= are not supported on staged tensors{_at()}")
         return function(arrays, axis)
     return join
 
@@ -110,14 +120,17 @@ def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
 
 
 def _array(obj, dtype=None, *, copy=True, **kwargs):
-    """np.array / np.asarray of a tensor or of a (nested) list with tensors."""
+    """np.array / np.asarray of a tensor, of a (nested) list with tensors or of a tensor list."""
+    fresh = True  # stacking makes a new array: no copy needed
     if isinstance(obj, (list, tuple)):
         obj = array_shapes.stack([_array(o, copy=False) for o in obj])
+    elif isinstance(obj, Staged) and not isinstance(obj, Tensor):
+        obj = np.stack(obj)  # a tensor list (staged list state): its __array_function__ stacks
     else:
-        obj = array_api.as_tensor(obj)
+        obj, fresh = array_api.as_tensor(obj), False
     if dtype is not None and obj.dtype != np.dtype(dtype):
         return array_api.astype(obj, dtype)
-    return array_api.copy(obj) if copy else obj
+    return array_api.copy(obj) if copy and not fresh else obj
 
 
 FUNCTIONS: dict[Callable, Callable] = {
@@ -143,6 +156,21 @@ FUNCTIONS: dict[Callable, Callable] = {
     np.size: lambda a, axis=None: (array_shapes.size_of(array_api.as_tensor(a)) if axis is None
                                    else array_shapes.dim(array_api.as_tensor(a), axis)),
     np.astype: lambda x, dtype, copy=True, **kw: array_api.astype(x, dtype),
+    np.empty_like: _like(0),  # staged as zeros, as np.empty: deterministic contents
+    np.sort: lambda a, axis=-1, kind=None, order=None, *, stable=None: array_api.sort(
+        "sort", a, axis, kind, order, stable),
+    np.argsort: lambda a, axis=-1, kind=None, order=None, *, stable=None: array_api.sort(
+        "argsort", a, axis, kind, order, stable),
+    np.take_along_axis: array_shapes.take_along_axis,
+    np.cumsum: lambda a, axis=None, dtype=None, out=None: array_api.scan(
+        "cumsum", a, axis, dtype, out),
+    np.cumprod: lambda a, axis=None, dtype=None, out=None: array_api.scan(
+        "cumprod", a, axis, dtype, out),
+    np.linalg.norm: array_api.norm,
+    np.diag: array_shapes.diag,
+    np.triu: lambda m, k=0: array_shapes.triangle("triu", m, k),
+    np.tril: lambda m, k=0: array_shapes.triangle("tril", m, k),
+    np.outer: array_shapes.outer,
 }
 
 # NumPy functions that never dispatch to a tensor argument (NumPy converts it first).
@@ -172,7 +200,7 @@ def _numpy_call(function: Callable, *args: Any, **kwargs: Any) -> Any:
     """Hook of the operators' NumPy overloads (``ag__.np_zeros(n)`` with a staged ``n``...)."""
     staged = staged_function(function)
     if staged is None:
-        raise StagingTypeError(f"{numpy_name(function)} is not supported on staged tensors")
+        raise unsupported(numpy_name(function))
     return staged(*args, **kwargs)
 
 

@@ -77,7 +77,13 @@ class Tensor(Staged):
 
 
 def constant(value: object, dtype: object = None) -> Tensor:
-    """A tensor holding a trace-time constant (NumPy array or scalar)."""
+    """A tensor holding a trace-time constant (NumPy array or scalar).
+
+    An array that outlives the trace (an attribute of an object passed as a constant, say) could
+    change before a later call; the trace records it so the function object can check it.
+    """
+    if isinstance(value, np.ndarray):
+        tracing.record_embedded_array(value)
     (result,) = tracing.emit("constant", (), {"value": as_constant_array(value, dtype)})
     return Tensor(result)
 
@@ -89,12 +95,12 @@ def as_tensor(value: object) -> Tensor:
     return constant(value)
 
 
-def mark_argument(tensor: Tensor, name: str) -> None:
+def mark_argument(tensor: Tensor, name: str, scalar: bool | None = None) -> None:
     """Records that ``tensor`` is the caller's array argument ``name``: writing into it (or into
     a view of it) is then a clear StagingError, since the caller would not see the change.
     The function object calls this for each staged parameter."""
     from autostage.runtime import value_info
-    value_info.mark_argument(tensor.value, name)
+    value_info.mark_argument(tensor.value, name, scalar)
 
 
 # The operators, methods and NumPy dispatch of Tensor (they need the class defined above).

@@ -11,8 +11,17 @@ the caller would see in Python: that is a clear ``StagingError``.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
-from autostage.runtime import array_api, array_shapes, dtype_rules, numpy_dispatch, value_info
+from autostage.runtime import (
+    array_api,
+    array_shapes,
+    dtype_rules,
+    numpy_dispatch,
+    tracing,
+    value_info,
+)
 from autostage.runtime.operator_hooks import register_operator_hook
 from autostage.runtime.ops.elementwise import UFUNCS
 from autostage.runtime.tensor import StagingTypeError, Tensor
@@ -54,10 +63,11 @@ def inplace(op: str, a: object, b: object) -> object:
     if not isinstance(a, Tensor):
         import operator
         return getattr(operator, next(k for k, v in IN_PLACE.items() if v == op))(a, b)
+    # A Python number or a NumPy scalar argument is immutable: `n += 1` rebinds `n`.
+    if value_info.is_weak(a.value) or value_info.is_scalar_argument(a.value):
+        return array_api.matmul(a, b) if op == "matmul" else array_api.ufunc(op, a, b)
     if value_info.aliased_argument(a.value) is not None:
         array_shapes.check_writable(a, "this in-place operator")
-    if value_info.is_weak(a.value):  # a Python number: immutable, `n += 1` rebinds
-        return array_api.ufunc(op, a, b)
     result = array_api.matmul(a, b) if op == "matmul" else array_api.ufunc(op, a, b)
     if result.dtype != a.dtype:
         if not np.can_cast(result.dtype, a.dtype, "same_kind"):
@@ -113,6 +123,35 @@ def _reduction(name: str):
     return method
 
 
+def _format(self: Tensor, spec: str | None) -> str:
+    """``format(x, spec)`` / f-strings / ``str(x)``: the text of a staged value exists only when
+    the staged function runs, so it cannot be made at trace time (``repr`` stays, for debugging
+    and error messages, except in converted code: see ``_repr``)."""
+    loc = tracing.user_location()
+    where = f"{loc}: " if loc is not None else ""
+    how = "str() of" if spec is None else f"formatting (format spec {spec!r}) of"
+    raise StagingTypeError(
+        f"{where}{how} a staged tensor{self._where()} cannot be staged: its value, and so its "
+        "text, exists only when the staged function runs. Pass the tensor itself to print() "
+        "(print(x) is staged and formats it at run time), or return it and format the result; "
+        "f-strings, format() and str() of staged values are not supported")
+
+
+def _repr(self: Tensor) -> str:
+    """``repr(x)``: ``<staged Tensor f64[?] ...>`` for debugging and error messages, but a
+    StagingTypeError when converted user code itself calls it (``repr(x)``, ``f"{x!r}"``),
+    where plain Python would give the array's text."""
+    frame = sys._getframe(1)
+    if tracing.is_tracing() and any(resolve(frame) is not None
+                                    for resolve in tracing.location_resolvers):
+        loc = tracing.user_location()
+        raise StagingTypeError(
+            f"{loc}: repr() of a staged tensor{self._where()} cannot be staged: its value, and "
+            "so its text, exists only when the staged function runs. Pass the tensor itself to "
+            "print() (print(x) is staged and formats it at run time), or return it")
+    return f"<staged Tensor {self.type}{self._where()}>"
+
+
 def _setitem(self: Tensor, key: object, value: object) -> None:
     raise StagingTypeError(
         f"item assignment into a staged tensor{self._where()} happened in code autostage did "
@@ -164,6 +203,18 @@ def _attach() -> None:
         "ravel": lambda self: array_shapes.ravel(self),
         "squeeze": lambda self, axis=None: array_shapes.squeeze(self, axis),
         "dot": lambda self, other: array_api.dot(self, other),
+        "cumsum": lambda self, axis=None, dtype=None, out=None: array_api.scan(
+            "cumsum", self, axis, dtype, out),
+        "cumprod": lambda self, axis=None, dtype=None, out=None: array_api.scan(
+            "cumprod", self, axis, dtype, out),
+        "argsort": lambda self, axis=-1, kind=None, order=None, *, stable=None: array_api.sort(
+            "argsort", self, axis, kind, order, stable),
+        "sort": _no_python_value(
+            "an array sorted in place (x.sort())", "staged values are immutable; use "
+            "`x = np.sort(x)`"),
+        "__format__": _format,
+        "__repr__": _repr,
+        "__str__": lambda self: _format(self, None),
         "__array_ufunc__": numpy_dispatch.array_ufunc,
         "__array_function__": numpy_dispatch.array_function,
     }

@@ -12,12 +12,15 @@ other use (a tensor kept in a global, or returned from a branch through a side c
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+import numpy as np
 from autostage.runtime import ir, op_registry
 from autostage.runtime.types import Type
 
@@ -52,6 +55,15 @@ class Trace:
         self.regions: list[ir.Region] = [self.function.body]  # open, innermost last
         self.all_regions: set[ir.Region] = {self.function.body}  # ever opened here
         self.finished = False
+        self.embedded_arrays: list[tuple[weakref.ref, bytes]] = []  # see guards()
+
+    def guards(self) -> list[tuple[weakref.ref, bytes]]:
+        """The arrays frozen into this trace as constants that are still alive after it.
+
+        They belong to something that outlives the call (an object's attribute...); if one of
+        them changes in place, the trace is stale and must not run (``arrays_unchanged``).
+        """
+        return [(ref, digest) for ref, digest in self.embedded_arrays if ref() is not None]
 
     @property
     def region(self) -> ir.Region:
@@ -59,6 +71,28 @@ class Trace:
 
     def visible(self, value: ir.Value) -> bool:
         return not self.finished and value.region in self.regions
+
+
+def _digest(array: np.ndarray) -> bytes:
+    digest = hashlib.blake2b(repr((array.dtype.str, array.shape)).encode(), digest_size=16)
+    digest.update(np.ascontiguousarray(array).view(np.uint8).reshape(-1))
+    return digest.digest()
+
+
+def record_embedded_array(array: np.ndarray) -> None:
+    """Notes that ``array`` is frozen into the current trace as a constant (see Trace.guards)."""
+    trace = current()
+    if trace is not None and not any(ref() is array for ref, _ in trace.embedded_arrays):
+        trace.embedded_arrays.append((weakref.ref(array), _digest(array)))
+
+
+def arrays_unchanged(guards: list[tuple[weakref.ref, bytes]]) -> bool:
+    """Whether every guarded array that is still alive holds what the trace froze."""
+    for ref, digest in guards:
+        array = ref()
+        if array is not None and _digest(array) != digest:
+            return False
+    return True
 
 
 def _stack() -> list[Trace]:

@@ -22,6 +22,7 @@ class _Facts:
     weak: set
     views: dict  # Value -> the Value it is a view of (or itself, for an argument)
     arguments: dict  # Value -> argument name
+    scalars: set  # arguments that are NumPy scalars (immutable: `n += 1` rebinds `n`)
 
 
 _facts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -33,7 +34,7 @@ def _table() -> _Facts | None:
         return None
     facts = _facts.get(trace)
     if facts is None:
-        facts = _facts[trace] = _Facts(set(), {}, {})
+        facts = _facts[trace] = _Facts(set(), {}, {}, set())
     return facts
 
 
@@ -50,12 +51,25 @@ def is_weak(value: ir.Value) -> bool:
     return table is not None and value in table.weak
 
 
-def mark_argument(value: ir.Value, name: str) -> None:
-    """Records that ``value`` is the caller's array ``name`` (a function parameter)."""
+def mark_argument(value: ir.Value, name: str, scalar: bool | None = None) -> None:
+    """Records that ``value`` is the caller's array ``name`` (a function parameter).
+
+    ``scalar``: the caller passed a NumPy scalar (``np.float64(1.5)``), which is immutable: an
+    in-place operator on it rebinds the name, as in Python. None: assumed for 0-d values (a 0-d
+    ndarray argument changed in place is rare; the function object can say exactly).
+    """
     table = _table()
     if table is not None:
         table.arguments[value] = name
         table.views[value] = value
+        if value.type.ndim == 0 if scalar is None else scalar:
+            table.scalars.add(value)
+
+
+def is_scalar_argument(value: ir.Value) -> bool:
+    """True if ``value`` is an argument the caller passed as a NumPy scalar (immutable)."""
+    table = _table()
+    return table is not None and value in table.scalars
 
 
 def mark_view(result: ir.Value, base: ir.Value) -> None:

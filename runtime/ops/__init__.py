@@ -6,6 +6,8 @@ from autostage.runtime.ops import (  # noqa: F401
     elementwise,
     indexing,
     linalg,
+    matrices,
     reductions,
     shapes,
+    sorting,
 )

@@ -11,6 +11,7 @@ from autostage.runtime.staging import (  # noqa: F401 - imported for their regis
     io,
     iteration,
     loops,
+    numpy_lists,
     ops_io,
     ops_lists,
     ops_structured,

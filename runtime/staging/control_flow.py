@@ -87,10 +87,10 @@ def stage_if(cond: object, body: Callable, orelse: Callable | None, state: tuple
     pred = predicate(cond)
     state = prepare_state(_state_names(body, orelse, len(state)), state)
     watch = side_effects.Watch((body, orelse), "if")
-    with tracing.region() as then_region:
+    with tracing.region() as then_region, watch.recording():
         out_then, raised_then = raises.trace_branch(lambda: body(*state))
     watch.check()
-    with tracing.region() as else_region:
+    with tracing.region() as else_region, watch.recording():
         out_else, raised_else = raises.trace_branch(
             lambda: state if orelse is None else orelse(*state))
     watch.check()

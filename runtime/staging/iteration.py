@@ -66,6 +66,19 @@ class _ListSource:
         return tensor_lists.get(self.lst, i)
 
 
+def known_empty(src: object) -> bool:
+    """Whether ``src`` has no items on any run: it reads a tensor list nothing was appended to
+    (so far: a list that is state of an enclosing loop gets its element type in a later trace
+    of that loop, and then this loop is staged)."""
+    if isinstance(src, _ListSource):
+        return src.lst.value is None
+    if isinstance(src, StagedEnumerate):
+        return known_empty(src.inner)
+    if isinstance(src, StagedZip):
+        return any(known_empty(inner) for inner in src.inners)
+    return False
+
+
 def _integer(x: object, what: str) -> object:
     if isinstance(x, Tensor):
         if x.ndim != 0 or x.dtype.kind not in "iu":
@@ -133,10 +146,11 @@ class StagedEnumerate(Staged):
 class StagedZip(Staged):
     """``zip(a, b, ...)`` with a staged iterable: stops at the shortest, as Python does."""
 
-    __slots__ = ("inners",)
+    __slots__ = ("inners", "strict")
 
-    def __init__(self, *iterables: object):
+    def __init__(self, *iterables: object, strict: bool = False):
         self.inners = [source(x) for x in iterables]
+        self.strict = bool(strict)
 
     def length(self) -> Tensor | int:
         result = self.inners[0].length()
@@ -174,10 +188,32 @@ def source(iterable: object) -> object:
 
 
 def _zip_hook(*iterables: object, strict: bool = False) -> StagedZip:
-    if strict:
-        raise errors.StagingTypeError(f"zip(..., strict=True) of staged values{errors.at()} "
-                                      "is not supported")
-    return StagedZip(*iterables)
+    return StagedZip(*iterables, strict=strict)
+
+
+def strict_zip_errors(z: StagedZip) -> list[tuple[object, str]]:
+    """For ``zip(..., strict=True)``: (condition, message) of each ``ValueError`` Python raises
+    when the shortest argument is exhausted (the conditions exclude each other)."""
+    lengths = [inner.length() for inner in z.inners]
+    shortest = lengths[0]
+    for n in lengths[1:]:
+        shortest = np.minimum(shortest, n)
+    cases = []
+
+    def plural(i: int) -> str:
+        return f" {i}" if i == 1 else f"s 1-{i}"
+
+    longer_before = True  # arguments 1..i-1 are all longer than the shortest
+    for i, n in enumerate(lengths[1:], start=1):
+        longer_before = longer_before & (lengths[i - 1] > shortest)
+        cases.append((longer_before & (n == shortest),
+                      f"zip() argument {i + 1} is shorter than argument{plural(i)}"))
+    equal_before = lengths[0] == shortest  # argument 1 is exhausted first
+    for j, n in enumerate(lengths[1:], start=1):
+        cases.append((equal_before & (n > shortest),
+                      f"zip() argument {j + 1} is longer than argument{plural(j)}"))
+        equal_before = equal_before & (n == shortest)
+    return cases
 
 
 register_operator_hook("range_", StagedRange)

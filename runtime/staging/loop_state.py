@@ -32,6 +32,7 @@ class Slot:
     pending_list: bool = False
     maybe: bool = False
     weak: bool = False  # stands for a Python scalar on every path (``values.is_weak``)
+    alias: object = None  # the ir.Value it may be a view of (an argument...): ``value_info``
 
     @property
     def carried(self) -> bool:
@@ -40,9 +41,10 @@ class Slot:
 
 def initial_slot(name: str, x: object) -> Slot:
     if isinstance(x, values.MaybeUnbound):
-        return Slot(name, x, x.type, maybe=True)
+        return Slot(name, x, x.type, maybe=True, alias=values.alias_base(x.value))
     if isinstance(x, Tensor):
-        return Slot(name, x, x.type, weak=values.is_weak(x))
+        return Slot(name, x, x.type, weak=values.is_weak(x),
+                    alias=values.alias_base(x.value))
     if isinstance(x, TensorList):
         return Slot(name, x, x.type, pending_list=x.type is None)
     return Slot(name, x)
@@ -108,6 +110,16 @@ def _number_type(slot: Slot, out: object, where: str) -> TensorType:
 def _describe(x: object) -> str:
     t = _type_of(x)
     return str(t) if t is not None else f"the Python value {x!r}"
+
+
+def refine_alias(slot: Slot, out: object) -> bool:
+    """A carried variable the body sets to an argument or a view may be one after any
+    iteration (and in the next one): the loop's values of it are views too (so a write into
+    it is a clear error, not a lost change). True if the loop must be traced again."""
+    if slot.alias is not None or not isinstance(out, (Tensor, values.MaybeUnbound)):
+        return False
+    slot.alias = values.alias_base(out.value)
+    return slot.alias is not None
 
 
 def refine(slot: Slot, out: object, where: str) -> bool:

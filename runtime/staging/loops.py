@@ -17,16 +17,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from autostage.runtime import ir, tracing
-from autostage.runtime.operator_hooks import register_operator_hook
+from autostage.runtime import ir, tracing, value_info
+from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.staging import errors, iteration, logic, side_effects, values
-from autostage.runtime.staging.control_flow import predicate, prepare_state
-from autostage.runtime.staging.loop_state import Slot, initial_slot, refine
+from autostage.runtime.staging.control_flow import predicate, prepare_state, stage_if
+from autostage.runtime.staging.loop_state import Slot, initial_slot, refine, refine_alias
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor, constant
 from autostage.runtime.types import ListType, TensorType
 
-MAX_ROUNDS = 4
+MAX_ROUNDS = 6
 
 
 @dataclass
@@ -46,6 +46,8 @@ def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value]) -> tuple:
         arg = next(args)
         if slot.weak:
             values.mark_weak(arg)
+        if slot.alias is not None:
+            value_info.mark_view(arg, slot.alias)
         if slot.maybe:
             state.append(values.MaybeUnbound(arg, logic.atom(arg), slot.name, errors.location()))
         elif isinstance(slot.type, ListType):
@@ -127,6 +129,8 @@ def _result(slots, carried, i, result, init_def, out_def, traced, results, loc) 
     slot = carried[i]
     if slot.weak:
         values.mark_weak(result)
+    if slot.alias is not None:
+        value_info.mark_view(result, slot.alias)
     if isinstance(slot.type, ListType):
         return TensorList(result)
     if not slot.maybe:
@@ -142,19 +146,115 @@ def _result(slots, carried, i, result, init_def, out_def, traced, results, loc) 
 
 def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body: Callable,
              watched: Sequence[Callable | None], where: str) -> tuple:
-    """Stages a loop over ``state`` (see module doc) and returns the state after it."""
-    slots = [initial_slot(n, x) for n, x in zip(names, state, strict=True)]
+    """Stages a loop over ``state`` (see module doc) and returns the state after it.
+
+    A variable the body sets to a tuple (``retval_ = (i, x[i])`` from an early ``return a, b``)
+    is carried as one slot per item (its *structure*), found from what the body gives back."""
+    structs: list[_Struct] = [_struct_of(x) for x in state]
+    groups = [_slots_of(n, x, st) for n, x, st in zip(names, state, structs, strict=True)]
+    raw: list[tuple] = []
+
+    def flat_test(*flat: object) -> object:
+        return test(*_unflatten(structs, flat))
+
+    def flat_body(*flat: object) -> tuple:
+        outs = body(*_unflatten(structs, flat)) or ()
+        raw.append(tuple(outs))
+        if len(outs) != len(structs):
+            return tuple(outs)
+        if any(_grow(st, x, n, where) != st
+               for st, x, n in zip(structs, outs, names, strict=True)):
+            return (None,) * len(flat)  # traced again with the new structure
+        return tuple(leaf for st, x in zip(structs, outs, strict=True)
+                     for leaf in _flatten(st, x))
+
     watch = side_effects.Watch(watched, where)
     for _ in range(MAX_ROUNDS):
-        traced = _trace(slots, test, body)
+        slots = [s for g in groups for s in g]
+        raw.clear()
+        with watch.recording():
+            traced = _trace(slots, flat_test, flat_body)
         watch.check()
-        changed = [refine(s, out, where) for s, out in zip(slots, traced.outs, strict=True)]
+        grown = False
+        for k, out in enumerate(raw[-1]):
+            st = _grow(structs[k], out, names[k], where)
+            if st != structs[k]:
+                structs[k], grown = st, True
+                groups[k] = _slots_of(names[k], state[k], st)
+        if grown:
+            continue
+        changed = [refine(s, out, where) | refine_alias(s, out)
+                   for s, out in zip(slots, traced.outs, strict=True)]
         if not any(changed):
-            return _emit(slots, traced, where)
+            return _unflatten(structs, _emit(slots, traced, where))
     raise errors.StagingTypeError(
         f"the types of the variables of the {where}{errors.at()} did not settle after "
         f"{MAX_ROUNDS} traces of its body: "
-        + ", ".join(f"{s.name}: {s.type}" for s in slots if s.carried))
+        + ", ".join(f"{s.name}: {s.type}" for g in groups for s in g if s.carried))
+
+
+_Struct = object  # None: one slot; a tuple of _Structs: a tuple variable, one slot per leaf
+
+
+def _is_struct_tuple(x: object) -> bool:
+    return type(x) is tuple and any(
+        isinstance(v, Staged) or values.is_unset(v) or _is_struct_tuple(v) for v in x)
+
+
+def _struct_of(x: object) -> _Struct:
+    return tuple(_struct_of(v) for v in x) if _is_struct_tuple(x) else None
+
+
+def _leaves(st: _Struct) -> int:
+    return 1 if st is None else sum(_leaves(s) for s in st)
+
+
+def _flatten(st: _Struct, x: object) -> list:
+    if st is None:
+        return [x]
+    if values.is_unset(x):
+        return [x] * _leaves(st)
+    return [leaf for s, v in zip(st, x, strict=True) for leaf in _flatten(s, v)]
+
+
+def _unflatten(structs: Sequence[_Struct], flat: Sequence[object]) -> tuple:
+    items = iter(flat)
+
+    def build(st: _Struct) -> object:
+        return next(items) if st is None else tuple(build(s) for s in st)
+
+    return tuple(build(st) for st in structs)
+
+
+def _grow(st: _Struct, out: object, name: str, where: str) -> _Struct:
+    """The structure that holds both ``st`` and the body's value ``out``."""
+    if values.is_unset(out) or not (st is not None or _is_struct_tuple(out)):
+        return st
+    if not isinstance(out, tuple) or (st is not None and len(st) != len(out)):
+        have = "a tuple" if not isinstance(out, tuple) else f"a tuple of {len(out)} items"
+        raise errors.StagingTypeError(
+            f"{errors.describe(name)} is a tuple of {_leaves(st) if st else 0} items before "
+            f"the {where}{errors.at()} and {have} after its body; a loop variable must keep "
+            "its structure")
+    old = st if st is not None else (None,) * len(out)
+    return tuple(_grow(s, v, name, where) for s, v in zip(old, out, strict=True))
+
+
+def _slots_of(name: str, init: object, st: _Struct) -> list[Slot]:
+    if st is None:
+        return [initial_slot(name, init)]
+    paths = _paths(st, name)
+    if not values.is_unset(init) and not (isinstance(init, tuple) and len(init) == len(st)):
+        raise errors.StagingTypeError(
+            f"{errors.describe(name)} is {init!r} before the loop{errors.at()} and a tuple of "
+            f"{len(st)} items after its body; a loop variable must keep its structure")
+    return [initial_slot(n, x) for n, x in zip(paths, _flatten(st, init), strict=True)]
+
+
+def _paths(st: _Struct, name: str) -> list[str]:
+    if st is None:
+        return [name]
+    return [p for i, s in enumerate(st) for p in _paths(s, f"{name}[{i}]")]
 
 
 def _names(body: Callable, n: int, skip: int = 0) -> tuple[str, ...]:
@@ -175,6 +275,8 @@ def stage_for(iterable: object, extra_test: Callable | None, body: Callable, sta
               opts: dict | None = None) -> tuple:
     """Hook of ``for_stmt``: a ``while`` over an index into a staged iterable."""
     source = iteration.source(iterable)
+    if iteration.known_empty(source):
+        return tuple(state)  # the body never runs (as Python's for over an empty list)
     names = _names(body, len(state), skip=1)
     state = prepare_state(names, state)
 
@@ -191,7 +293,26 @@ def stage_for(iterable: object, extra_test: Callable | None, body: Callable, sta
     index = values.to_tensor(0)
     result = run_loop(("<loop index>", *names), (index, *state), test, step,
                       (extra_test, body), "for loop")
+    if isinstance(source, iteration.StagedZip) and source.strict:
+        _check_strict_zip(source, extra_test, result)
     return result[1:]
+
+
+def _check_strict_zip(source: iteration.StagedZip, extra_test: Callable | None,
+                      result: tuple) -> None:
+    """``zip(..., strict=True)``: Python raises ``ValueError`` when the loop asks for the item
+    after the shortest argument's last one and the lengths differ (not after a break/return)."""
+    exhausted = predicate(~source.more(result[0]), "the loop condition")
+    if extra_test is not None:
+        exhausted = exhausted & predicate(extra_test(*result[1:]), "the loop condition")
+    for condition, message in iteration.strict_zip_errors(source):
+        if isinstance(condition, (bool, np.bool_)) and not condition:
+            continue
+
+        def fail(message: str = message) -> tuple:
+            raise ValueError(message)
+
+        stage_if(exhausted & predicate(condition), fail, None, ())
 
 
 register_operator_hook("while_stmt", stage_while)

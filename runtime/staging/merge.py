@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
-from autostage.runtime import ir, tensor
+from autostage.runtime import ir, tensor, value_info
 from autostage.runtime.staging import errors, logic, tensor_lists, values
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor
@@ -64,12 +64,18 @@ def merge(name: str, a: object, b: object, regions: tuple[ir.Region, ir.Region],
     """Combines a variable's values at the end of the then/else regions (see module doc)."""
     what = errors.describe(name)
     ka, kb = _kind(a), _kind(b)
+    if isinstance(a, tuple) and a is b and ka == "python":
+        return Merged(([], []), lambda results: a)  # e.g. a named tuple neither branch changed
+    if isinstance(a, tuple) and values.is_unset(b):
+        b = (b,) * len(a)  # ``return x, y`` on one path only: each item is assigned there
+    elif isinstance(b, tuple) and values.is_unset(a):
+        a = (a,) * len(b)
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+        return _merge_tuple(name, a, b, regions, pred, where)
     if ka in ("python", "number", "unset") and kb == ka and values.same_python_value(a, b):
         return Merged(([], []), lambda results: a)
     if ka == kb == "unset":
         return Merged(([], []), lambda results: b if a is None else a)
-    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
-        return _merge_tuple(name, a, b, regions, pred, where)
     if "list" in (ka, kb):
         return _merge_lists(what, a, b, regions, where)
     if "python" in (ka, kb) or (ka == kb == "number" and not _same_number_type(a, b)):
@@ -131,6 +137,12 @@ def _bool_fact(x: object) -> logic.Formula:
     return logic.FALSE  # a placeholder: never read, any fact will do
 
 
+def _alias(x: object) -> ir.Value | None:
+    if isinstance(x, (Tensor, values.MaybeUnbound)):
+        return values.alias_base(x.value)
+    return None
+
+
 def _merge_tensors(name, a, b, regions, pred, where) -> Merged:
     what = errors.describe(name)
     type_ = _target_type(what, a, b, where)
@@ -142,11 +154,14 @@ def _merge_tensors(name, a, b, regions, pred, where) -> Merged:
     defined = logic.ite(pred, da, db)
     fact = logic.ite(pred, _bool_fact(a), _bool_fact(b))
     loc = errors.location()
+    alias = _alias(a) or _alias(b)
 
     def build(results: Iterator[ir.Value]) -> object:
         value = next(results)
         if weak:
             values.mark_weak(value)
+        if alias is not None:  # an argument or a view on one path: writes must stay errors
+            value_info.mark_view(value, alias)
         if value.type.dtype == np.bool_ and value.type.is_scalar:
             logic.record(value, fact)
         if logic.equivalent(defined, logic.TRUE):

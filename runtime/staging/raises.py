@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from autostage.runtime import ir, op_registry, tracing
+from autostage.runtime.operator_hooks import Staged
+from autostage.runtime.staging import errors
 from autostage.runtime.tensor import Tensor
 
 
@@ -37,8 +39,33 @@ def trace_branch(fn: Callable[[], object]) -> tuple[object, BaseException | None
     except tracing.StagingError:
         raise
     except Exception as e:  # the branch raises whenever it runs: stage that
-        tracing.emit("raise", (), {"exception": e}, loc=tracing.traceback_location(e.__traceback__))
+        loc = tracing.traceback_location(e.__traceback__)
+        _check_message(e, loc)
+        tracing.emit("raise", (), {"exception": e}, loc=loc)
         return None, e
+
+
+def _mentions_staged(x: object) -> bool:
+    if isinstance(x, Staged):
+        return True
+    if isinstance(x, (tuple, list)):
+        return any(_mentions_staged(v) for v in x)
+    return isinstance(x, str) and "<staged " in x
+
+
+def _check_message(e: BaseException, loc: ir.Location | None) -> None:
+    """An exception made from a staged value (``raise ValueError(f"... {n}")`` with a staged
+    ``n``) would carry the text of a symbolic tensor, not the run-time value: an error."""
+    try:
+        text = str(e)
+    except Exception:  # noqa: BLE001 - a broken __str__: judge the arguments alone
+        text = ""
+    if _mentions_staged(e.args) or "<staged " in text:
+        where = f" at {loc}" if loc is not None else ""
+        raise errors.StagingTypeError(
+            f"the {type(e).__name__} raised in a staged branch{where} is built from a staged "
+            "value (e.g. an f-string of a tensor), whose text does not exist until the staged "
+            "code runs; raise it with a message made of Python values only") from e
 
 
 def placeholder(value: object, region: ir.Region) -> object:

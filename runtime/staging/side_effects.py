@@ -10,9 +10,12 @@ made state by the converter (``append``, ``pop``, ``x[i] =``) are tensor lists i
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
+from autostage.runtime import tracing
 from autostage.runtime.staging import errors
 
 
@@ -54,19 +57,57 @@ def _captured(fns: Iterable[Callable | None]) -> dict[int, tuple[str, object]]:
     return found
 
 
+_MUTATORS = frozenset((
+    "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update",
+    "setdefault", "popitem", "add", "discard", "__setitem__", "__delitem__", "__iadd__",
+    "difference_update", "intersection_update", "symmetric_difference_update"))
+
+
 class Watch:
-    """Snapshots of the containers captured by ``fns``; ``check()`` compares them."""
+    """Snapshots of the containers captured by ``fns``; ``check()`` compares them.
+
+    Inside ``recording()`` (around the traced branch/loop functions) a profile hook notes where
+    user code first calls a mutating method (``append``, ``update``...) of a watched container,
+    so that the error names that line; other changes (``d[k] = v``) name the staged statement.
+    """
 
     def __init__(self, fns: Iterable[Callable | None], where: str):
         self.where = where
         self.watched = [(name, x, _snapshot(x)) for name, x in _captured(fns).values()]
+        self.mutated_at: dict[int, object] = {}
+
+    @contextlib.contextmanager
+    def recording(self) -> Iterator[None]:
+        if not self.watched:
+            yield
+            return
+        ids = {id(x) for _, x, _ in self.watched}
+        previous = sys.getprofile()
+
+        def profile(frame: types.FrameType, event: str, arg: object) -> None:
+            if event == "c_call":
+                owner = getattr(arg, "__self__", None)
+                if id(owner) in ids and getattr(arg, "__name__", "") in _MUTATORS \
+                        and id(owner) not in self.mutated_at:
+                    self.mutated_at[id(owner)] = tracing.frame_location(frame)
+            if previous is not None:
+                previous(frame, event, arg)
+
+        sys.setprofile(profile)
+        try:
+            yield
+        finally:
+            sys.setprofile(previous)
 
     def check(self) -> None:
         for name, x, before in self.watched:
             if _snapshot(x) != before:
+                loc = self.mutated_at.get(id(x))
+                changed = (f" by the call{errors.at(loc)} inside the staged {self.where}"
+                           f"{errors.at()}" if loc is not None else
+                           f" inside the staged {self.where}{errors.at()}")
                 raise errors.PythonSideEffectError(
-                    f"the Python {type(x).__name__} {name!r} is changed inside the staged "
-                    f"{self.where}{errors.at()}; staged code runs at trace time, so the change "
-                    "would not depend on the data. Assign the container before the "
-                    f"{self.where} and change it with append/pop/x[i] = (it becomes a tensor "
-                    "list), or compute the value with NumPy")
+                    f"the Python {type(x).__name__} {name!r} is changed{changed}; staged code "
+                    "runs at trace time, so the change would not depend on the data. Assign the "
+                    f"container before the {self.where} and change it with append/pop/x[i] = "
+                    "(it becomes a tensor list), or compute the value with NumPy")

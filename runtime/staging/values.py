@@ -120,6 +120,16 @@ def in_region(region: ir.Region) -> Iterator[ir.Region]:
         trace.regions.pop()
 
 
+def alias_base(value: ir.Value) -> ir.Value | None:
+    """The array ``value`` may share memory with (an argument, or an array it is a view of),
+    for the ops layer's write checks; None for a fresh array or a NumPy scalar argument (which
+    is immutable: ``n += 1`` rebinds ``n``)."""
+    base = value_info.view_base(value)
+    if base is None or value_info.is_scalar_argument(base):
+        return None
+    return base
+
+
 def placeholder(type_: object) -> ir.Value:
     """An ``undef`` value of ``type_``, for a variable that is not assigned on this path."""
     (value,) = tracing.emit("undef", (), {"type": type_})
