@@ -107,15 +107,19 @@ def _leaf_type(leaf: object) -> TensorType:
 class ConcreteFunction:
     """One trace: an IR module and how to turn its results back into the returned structure."""
 
-    __slots__ = ("module", "key", "description", "captures", "outputs", "_execute")
+    __slots__ = ("module", "key", "description", "captures", "outputs", "guards", "_execute")
 
     def __init__(self, module: ir.Module, key: tuple, description: dict[str, tuple],
-                 captures: tuple[int, ...], outputs: Outputs, execute: Callable):
+                 captures: tuple[int, ...], outputs: Outputs, execute: Callable,
+                 guards: list | None = None):
         self.module = module
         self.key = key
         self.description = description  # component label -> key, for retrace messages
         self.captures = captures  # indices into the owner's environment sources, param order
         self.outputs = outputs
+        # Arrays frozen in as constants that outlive the call (e.g. `self.w` of an object passed
+        # as a constant): if one changes in place, this trace is stale (tracing.Trace.guards).
+        self.guards = guards or []
         self._execute = execute
 
     @property
@@ -643,6 +647,9 @@ class StagedFunction:
             if env:
                 key = (*key, *[environment_key(value) for value in env])
             concrete = self._cache.get(key)
+            if concrete is not None and concrete.guards and not tracing.arrays_unchanged(
+                    concrete.guards):
+                concrete = self._evict(key, concrete)
             if concrete is None:
                 concrete = self._miss(key, values, leaves, treedef)
                 env = [source.read() for source in self._sources]
@@ -651,6 +658,13 @@ class StagedFunction:
             if self._error_hook is not None:
                 self._error_hook(e)
             raise
+
+    def _evict(self, key: tuple, stale: ConcreteFunction) -> None:
+        """Drops a trace whose frozen arrays changed, so that the call traces again."""
+        with self._lock:
+            for k in [k for k, v in self._cache.items() if v is stale]:
+                del self._cache[k]
+        return None
 
     @staticmethod
     def _key(treedef: pytree.TreeDef, leaves: list) -> tuple[tuple, list]:
@@ -793,7 +807,7 @@ class StagedFunction:
             description = self._describe(values, leaves, treedef, sources, env)
             captures = tuple(sources.index(source) for source in trace.captures)
             concrete = ConcreteFunction(trace.module, key, description, captures, outputs,
-                                        self._execute)
+                                        self._execute, trace.guards())
             own_key = key[:1 + len(leaves)]
             self._cache[key] = concrete
             self._cache[(*own_key, *[environment_key(v) for v in env])] = concrete

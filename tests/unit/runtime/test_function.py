@@ -375,3 +375,26 @@ def test_errors_while_tracing_carry_user_frames():
         f(np.ones(1))
     assert any("test_function.py" in note for note in getattr(info.value, "__notes__", []))
     assert f.trace_count == 0
+
+
+class _Weighted:
+    """An object passed as a compile-time constant whose array attribute may change."""
+
+    def __init__(self):
+        self.w = np.array([1.0, 2.0])
+
+    def apply(self, x):
+        return x @ self.w
+
+
+def test_arrays_frozen_from_constant_objects_are_checked_at_each_call():
+    import autostage
+
+    model = _Weighted()
+    staged = autostage.convert(model.apply, target="interpreter")
+    x = np.array([1.0, 1.0])
+    assert staged(x) == model.apply(x) == 3.0
+    assert staged(x) == 3.0 and staged.trace_count == 1  # unchanged: the trace is reused
+    model.w[0] = 10.0  # changed in place: the frozen copy is stale, so it traces again
+    assert staged(x) == model.apply(x) == 12.0
+    assert staged.trace_count == 2
