@@ -7,12 +7,10 @@ else by identity). The trace cache key is ``(treedef, per leaf: (dtype, ndim) or
 per environment source: its key)``. A miss traces the function (``trace``), verifies the module
 and caches a ``ConcreteFunction``; a hit is one dict read, without a lock.
 
-Globals and closed-over variables are read at CALL time, as Python reads them: while tracing, the
-function runs with its global/closure arrays replaced by tensors that are extra (implicit)
-parameters, and each call reads the current values again and passes them (their dtype and exact
-shape are in the key; other globals are in the key by value or identity, so rebinding one
-retraces). Nothing a function reads by name is frozen into a trace. Calls from staged code to
-user functions with staged arguments become ``call`` ops (``staged_call``).
+Globals and closed-over variables are read at call time (``environment``); arrays frozen in from
+constant objects are checked at each call (``Trace.guards``). Keys are made in ``cache_keys``.
+Calls from staged code to user functions with staged arguments become ``call`` ops
+(``call_from_trace``).
 """
 
 from __future__ import annotations
@@ -28,6 +26,8 @@ from typing import Any
 
 import numpy as np
 from autostage.runtime import ir, pytree, tracing
+from autostage.runtime.cache_keys import ById, constant_key, leaf_key
+from autostage.runtime.environment import Source, bind_environment, environment_key
 from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
 from autostage.runtime.tensor import Tensor
 from autostage.runtime.tensor_spec import TensorSpec
@@ -50,50 +50,6 @@ class RetracingWarning(UserWarning):
 
 class BackendWarning(UserWarning):
     """The requested backend is not available yet and another one runs the same IR."""
-
-
-class _ById:
-    """A key component for an unhashable constant: compared by identity, kept alive."""
-
-    __slots__ = ("obj",)
-
-    def __init__(self, obj: object):
-        self.obj = obj
-
-    def __hash__(self) -> int:
-        return id(self.obj)
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is _ById and other.obj is self.obj
-
-
-def constant_key(value: object) -> tuple:
-    """The key of a compile-time constant: its type and value (identity if unhashable).
-
-    The type is part of it because ``1 == 1.0 == True`` would otherwise share a trace; floats key
-    on their exact bits so that ``-0.0`` and ``nan`` trace correctly.
-    """
-    kind = type(value)
-    if kind is float:
-        return (float, value.hex())
-    try:
-        hash(value)
-    except TypeError:
-        return (kind, _ById(value))
-    return (kind, value)
-
-
-def leaf_key(leaf: object) -> tuple:
-    """A leaf's component of the trace key: ``(dtype, ndim)`` if staged, else ``constant_key``."""
-    if type(leaf) is np.ndarray:
-        return (leaf.dtype, leaf.ndim)
-    if isinstance(leaf, np.generic):
-        return (leaf.dtype, 0)
-    if type(leaf) is TensorSpec:
-        if all(d is None for d in leaf.shape):
-            return (leaf.dtype, leaf.ndim)
-        return (leaf.dtype, leaf.shape)  # known sizes: a more specific trace
-    return constant_key(leaf)
 
 
 def is_staged_leaf(leaf: object) -> bool:
@@ -336,121 +292,6 @@ def backend_for(target: str, stacklevel: int = 1) -> tuple[str, Callable]:
 
 
 
-# --- The environment: globals and closure cells a function reads, re-read on every call. ------
-
-_MISSING = object()
-
-
-class Source:
-    """A name a function reads from its environment: a global of its module or a closure cell."""
-
-    __slots__ = ("container", "name", "is_cell")
-
-    def __init__(self, container: dict | types.CellType, name: str, is_cell: bool):
-        self.container = container
-        self.name = name
-        self.is_cell = is_cell
-
-    def read(self) -> object:
-        if self.is_cell:
-            try:
-                return self.container.cell_contents
-            except ValueError:  # an empty cell: the variable is not assigned yet
-                return _MISSING
-        return self.container.get(self.name, _MISSING)
-
-    def __hash__(self) -> int:
-        return hash((id(self.container), self.name))
-
-    def __eq__(self, other: object) -> bool:
-        return (type(other) is Source and other.container is self.container
-                and other.name == self.name)
-
-    def __str__(self) -> str:
-        return f"{'closed-over variable' if self.is_cell else 'global'} '{self.name}'"
-
-
-def environment_key(value: object) -> tuple:
-    """A source's key component: arrays by dtype and exact shape (their values are passed at
-    call time), anything else like a constant."""
-    if type(value) is np.ndarray:
-        return (value.dtype, value.shape)
-    return constant_key(value)
-
-
-def _code_objects(code: types.CodeType):
-    yield code
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            yield from _code_objects(const)
-
-
-def _environment(fn: types.FunctionType) -> tuple[list[Source], set[str]]:
-    """The globals and closure cells ``fn``'s code (nested code included) may read, modules
-    excepted, and the names it assigns with ``global`` / ``nonlocal``."""
-    codes = list(_code_objects(fn.__code__))
-    written = {i.argval for code in codes for i in _instructions(code)
-               if i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF")}
-    sources = []
-    names = dict.fromkeys(name for code in codes for name in code.co_names)
-    for name in names:
-        if name in fn.__globals__ and not isinstance(fn.__globals__[name], types.ModuleType):
-            sources.append(Source(fn.__globals__, name, False))
-    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True):
-        source = Source(cell, name, True)
-        if not isinstance(source.read(), types.ModuleType):
-            sources.append(source)
-    return sources, written
-
-
-def _instructions(code: types.CodeType):
-    import dis
-
-    return dis.get_instructions(code)
-
-
-def bind_environment(fn: Callable, trace: FunctionTrace) -> Callable:
-    """``fn`` with every global/closure array it reads replaced by an implicit parameter of
-    ``trace``; every source read is recorded (its value goes into the cache key).
-
-    Raises:
-      StagingError: the function assigns a global or nonlocal that holds an array.
-    """
-    if isinstance(fn, types.MethodType):
-        return types.MethodType(bind_environment(fn.__func__, trace), fn.__self__)
-    if type(fn) is not types.FunctionType:
-        return fn
-    sources, written = _environment(fn)
-    new_globals, new_cells = {}, {}
-    for source in sources:
-        value = source.read()
-        trace.sources[source] = None
-        if type(value) is not np.ndarray:
-            continue
-        if source.name in written:
-            raise tracing.StagingError(
-                f"{fn.__qualname__} assigns {source}, which holds a NumPy array; a staged function "
-                "cannot rebind arrays outside itself: return the new value instead")
-        tensor = trace.capture(source, value)
-        (new_cells if source.is_cell else new_globals)[source.name] = tensor
-    if not new_globals and not new_cells:
-        return fn
-    return _rebound(fn, new_globals, new_cells)
-
-
-def _rebound(fn: types.FunctionType, new_globals: dict, new_cells: dict) -> types.FunctionType:
-    # Functions the code defines (loop bodies, user closures) get these globals and cells too.
-    globals_ = {**fn.__globals__, **new_globals} if new_globals else fn.__globals__
-    closure = fn.__closure__
-    if new_cells:
-        closure = tuple(types.CellType(new_cells[name]) if name in new_cells else cell
-                        for name, cell in zip(fn.__code__.co_freevars, closure, strict=True))
-    new = types.FunctionType(fn.__code__, globals_, fn.__name__, fn.__defaults__, closure)
-    new.__kwdefaults__ = fn.__kwdefaults__
-    new.__qualname__ = fn.__qualname__
-    return new
-
-
 # --- Staged calls: a user function called with staged arguments becomes a `call` op. ---------
 
 _active_traces = 0  # traces running in any thread; converted() checks it before thread state
@@ -494,7 +335,7 @@ def call_from_trace(fn: Callable, args: tuple, kwargs: dict) -> Any:
             _has_mutable_nodes(treedef)):
         return bind_environment(fn, trace)(*args, **kwargs)
     target = fn.__func__ if isinstance(fn, types.MethodType) else fn
-    key = (_ById(target), treedef, *[
+    key = (ById(target), treedef, *[
         (leaf.type,) if isinstance(leaf, Tensor) else constant_key(leaf) for leaf in leaves])
     callee = trace.shared.callees.get(key)
     if callee is None:
@@ -881,7 +722,7 @@ def _explain(label: str, old: Any, new: Any, leaves_by_label: dict[str, Any]) ->
         name = label.split("'")[1] if "'" in label else "value"
         return (f"{label} is a Python {kind.__name__} and is traced per value (now {leaf!r}); "
                 f"pass {_SUGGESTED[kind]}({name}) to stage it")
-    if isinstance(new[1], _ById) or type(leaf).__hash__ is object.__hash__:
+    if isinstance(new[1], ById) or type(leaf).__hash__ is object.__hash__:
         return (f"{label} is a {kind.__name__} object, traced per identity (a new object each "
                 "call traces again); pass the same object, or pass its arrays as arguments")
     return f"{label} is a constant traced per value (now {leaf!r:.60})"

@@ -8,6 +8,8 @@ guess.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 from autostage.runtime import ir, tracing
 from autostage.runtime.operator_hooks import Staged
@@ -64,9 +66,17 @@ class Tensor(Staged):
         return f" (created at {loc})" if loc is not None else ""
 
     def __bool__(self) -> bool:
+        frame = sys._getframe(1)
+        loc = tracing.frame_location(frame)
+        at, named = "", ""
+        if loc is not None:
+            at = f"{loc}: "
+            if loc.filename == frame.f_code.co_filename:  # the caller is user code: its name
+                name = next((n for n, v in frame.f_locals.items() if v is self), None)
+                named = f" {name!r}" if name is not None else ""
         raise StagingTypeError(
-            f"a staged tensor{self._where()} was used as a Python bool, which cannot be staged "
-            "here: this happens in code autostage did not convert (a function marked "
+            f"{at}a staged tensor{named}{self._where()} was used as a Python bool, which cannot "
+            "be staged here: this happens in code autostage did not convert (a function marked "
             "do_not_convert, a library, or a construct that runs as written). Convert that code, "
             "or use np.where / a staged if in converted code")
 

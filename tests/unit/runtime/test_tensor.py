@@ -221,18 +221,3 @@ def test_text_of_a_tensor_in_converted_code_names_the_user_line(fn):
     with pytest.raises(StagingTypeError, match=r"test_tensor\.py:\d+"):
         autostage.convert(fn, target="interpreter")(np.float64(1.0))
 
-
-def _collect(n):
-    ys = []
-    i = 0
-    while i < n:
-        ys.append(i)
-        i = i + 1
-    return np.array(ys)
-
-
-def test_np_array_of_a_tensor_list_stacks_it():
-    import autostage
-    result = autostage.convert(_collect, target="interpreter")(np.int64(3))
-    np.testing.assert_array_equal(result, _collect(np.int64(3)))
-    assert result.dtype == _collect(np.int64(3)).dtype

@@ -1,0 +1,55 @@
+"""Trace cache keys: how an argument leaf or a constant selects a trace.
+
+Staged leaves key on ``(dtype, ndim)`` (compiled code is shape-generic); a ``TensorSpec`` with
+known sizes keys on its exact shape; every other value is a compile-time constant keyed on its
+type and value (by identity if unhashable, kept alive by the key).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from autostage.runtime.tensor_spec import TensorSpec
+
+
+class ById:
+    """A key component for an unhashable constant: compared by identity, kept alive."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj: object):
+        self.obj = obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is ById and other.obj is self.obj
+
+
+def constant_key(value: object) -> tuple:
+    """The key of a compile-time constant: its type and value (identity if unhashable).
+
+    The type is part of it because ``1 == 1.0 == True`` would otherwise share a trace; floats key
+    on their exact bits so that ``-0.0`` and ``nan`` trace correctly.
+    """
+    kind = type(value)
+    if kind is float:
+        return (float, value.hex())
+    try:
+        hash(value)
+    except TypeError:
+        return (kind, ById(value))
+    return (kind, value)
+
+
+def leaf_key(leaf: object) -> tuple:
+    """A leaf's component of the trace key: ``(dtype, ndim)`` if staged, else ``constant_key``."""
+    if type(leaf) is np.ndarray:
+        return (leaf.dtype, leaf.ndim)
+    if isinstance(leaf, np.generic):
+        return (leaf.dtype, 0)
+    if type(leaf) is TensorSpec:
+        if all(d is None for d in leaf.shape):
+            return (leaf.dtype, leaf.ndim)
+        return (leaf.dtype, leaf.shape)  # known sizes: a more specific trace
+    return constant_key(leaf)

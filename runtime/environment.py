@@ -1,0 +1,132 @@
+"""The environment of a staged function: the globals and closure cells it reads.
+
+They are read at CALL time, as Python reads them: while tracing, the function runs with its
+global/closure arrays replaced by tensors that are extra (implicit) parameters of the trace, and
+each call reads the current values again and passes them in. Other globals are part of the cache
+key (by value or identity), so rebinding one retraces. Nothing read by name is frozen into a trace.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+from autostage.runtime import tracing
+from autostage.runtime.cache_keys import constant_key
+
+if TYPE_CHECKING:
+    from autostage.runtime.function import FunctionTrace
+
+_MISSING = object()
+
+
+class Source:
+    """A name a function reads from its environment: a global of its module or a closure cell."""
+
+    __slots__ = ("container", "name", "is_cell")
+
+    def __init__(self, container: dict | types.CellType, name: str, is_cell: bool):
+        self.container = container
+        self.name = name
+        self.is_cell = is_cell
+
+    def read(self) -> object:
+        if self.is_cell:
+            try:
+                return self.container.cell_contents
+            except ValueError:  # an empty cell: the variable is not assigned yet
+                return _MISSING
+        return self.container.get(self.name, _MISSING)
+
+    def __hash__(self) -> int:
+        return hash((id(self.container), self.name))
+
+    def __eq__(self, other: object) -> bool:
+        return (type(other) is Source and other.container is self.container
+                and other.name == self.name)
+
+    def __str__(self) -> str:
+        return f"{'closed-over variable' if self.is_cell else 'global'} '{self.name}'"
+
+
+def environment_key(value: object) -> tuple:
+    """A source's key component: arrays by dtype and exact shape (their values are passed at
+    call time), anything else like a constant."""
+    if type(value) is np.ndarray:
+        return (value.dtype, value.shape)
+    return constant_key(value)
+
+
+def _code_objects(code: types.CodeType):
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _code_objects(const)
+
+
+def _environment(fn: types.FunctionType) -> tuple[list[Source], set[str]]:
+    """The globals and closure cells ``fn``'s code (nested code included) may read, modules
+    excepted, and the names it assigns with ``global`` / ``nonlocal``."""
+    codes = list(_code_objects(fn.__code__))
+    written = {i.argval for code in codes for i in _instructions(code)
+               if i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF")}
+    sources = []
+    names = dict.fromkeys(name for code in codes for name in code.co_names)
+    for name in names:
+        if name in fn.__globals__ and not isinstance(fn.__globals__[name], types.ModuleType):
+            sources.append(Source(fn.__globals__, name, False))
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True):
+        source = Source(cell, name, True)
+        if not isinstance(source.read(), types.ModuleType):
+            sources.append(source)
+    return sources, written
+
+
+def _instructions(code: types.CodeType):
+    import dis
+
+    return dis.get_instructions(code)
+
+
+def bind_environment(fn: Callable, trace: FunctionTrace) -> Callable:
+    """``fn`` with every global/closure array it reads replaced by an implicit parameter of
+    ``trace``; every source read is recorded (its value goes into the cache key).
+
+    Raises:
+      StagingError: the function assigns a global or nonlocal that holds an array.
+    """
+    if isinstance(fn, types.MethodType):
+        return types.MethodType(bind_environment(fn.__func__, trace), fn.__self__)
+    if type(fn) is not types.FunctionType:
+        return fn
+    sources, written = _environment(fn)
+    new_globals, new_cells = {}, {}
+    for source in sources:
+        value = source.read()
+        trace.sources[source] = None
+        if type(value) is not np.ndarray:
+            continue
+        if source.name in written:
+            raise tracing.StagingError(
+                f"{fn.__qualname__} assigns {source}, which holds a NumPy array; a staged function "
+                "cannot rebind arrays outside itself: return the new value instead")
+        tensor = trace.capture(source, value)
+        (new_cells if source.is_cell else new_globals)[source.name] = tensor
+    if not new_globals and not new_cells:
+        return fn
+    return _rebound(fn, new_globals, new_cells)
+
+
+def _rebound(fn: types.FunctionType, new_globals: dict, new_cells: dict) -> types.FunctionType:
+    # Functions the code defines (loop bodies, user closures) get these globals and cells too.
+    globals_ = {**fn.__globals__, **new_globals} if new_globals else fn.__globals__
+    closure = fn.__closure__
+    if new_cells:
+        closure = tuple(types.CellType(new_cells[name]) if name in new_cells else cell
+                        for name, cell in zip(fn.__code__.co_freevars, closure, strict=True))
+    new = types.FunctionType(fn.__code__, globals_, fn.__name__, fn.__defaults__, closure)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    new.__qualname__ = fn.__qualname__
+    return new
