@@ -152,9 +152,10 @@ def collect_outputs(trace: tracing.Trace, output: Any) -> Outputs:
     return Outputs(treedef, constants, tuple(positions))
 
 
-def _mark_arguments(binding: _Binding, positional: tuple, keywords: dict) -> None:
+def _mark_arguments(binding: _Binding, positional: tuple, keywords: dict,
+                    scalars: dict[int, bool]) -> None:
     """Tells the ops layer which tensors are the caller's arrays (writing into them is an error,
-    as the caller would not see the change)."""
+    as the caller would not see the change; NumPy scalars are immutable, so `n //= 10` rebinds)."""
     from autostage.runtime import tensor as tensor_module
 
     named = [(p.name, v) for p, v in zip(binding.params, positional, strict=False)]
@@ -163,7 +164,7 @@ def _mark_arguments(binding: _Binding, positional: tuple, keywords: dict) -> Non
         leaves, treedef = pytree.flatten(value)
         for path, leaf in zip(pytree.leaf_paths(treedef), leaves, strict=True):
             if isinstance(leaf, Tensor):
-                tensor_module.mark_argument(leaf, name + path)
+                tensor_module.mark_argument(leaf, name + path, scalars.get(id(leaf)))
 
 
 _AS_LIST = object()  # marks an output that was a tensor list: returned as a Python list
@@ -625,13 +626,20 @@ class StagedFunction:
         types_ = [t.type if type(t) is TensorSpec else t for t in types_]
         trace = FunctionTrace(module, self.name, types_, _ModuleState(self._variable_policy))
         params = iter(trace.function.body.args)
+        scalars: dict[int, bool] = {}  # id(tensor) -> whether the argument is a NumPy scalar
+
+        def parameter(leaf: object) -> Tensor:
+            tensor = Tensor(next(params))
+            scalars[id(tensor)] = isinstance(leaf, np.generic)
+            return tensor
+
         inputs = pytree.unflatten(treedef, [
-            Tensor(next(params)) if is_staged_leaf(leaf) else leaf for leaf in leaves])
+            parameter(leaf) if is_staged_leaf(leaf) else leaf for leaf in leaves])
         positional, keywords = self._binding.call_args(inputs)
         _enter()
         try:
             with tracing.tracing(trace):
-                _mark_arguments(self._binding, positional, keywords)
+                _mark_arguments(self._binding, positional, keywords, scalars)
                 output = bind_environment(self._traced, trace)(*positional, **keywords)
                 outputs = collect_outputs(trace, output)
         finally:

@@ -88,8 +88,10 @@ def inplace(op: str, a: object, b: object) -> object:
 
 def _no_python_value(what: str, fix: str):
     def method(self: Tensor, *args: object, **kwargs: object):
-        raise StagingTypeError(f"a staged tensor{self._where()} cannot be used as {what} at "
-                               f"trace time: {fix}")
+        loc = tracing.user_location()
+        at = f"{loc}: " if loc is not None else ""
+        raise StagingTypeError(f"{at}a staged tensor{self._where()} cannot be used as {what} "
+                               f"at trace time: {fix}")
     return method
 
 
