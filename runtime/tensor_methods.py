@@ -155,10 +155,13 @@ def _repr(self: Tensor) -> str:
 
 
 def _setitem(self: Tensor, key: object, value: object) -> None:
+    loc = tracing.frame_location(sys._getframe(1))
+    where = f"{loc}: " if loc is not None else ""
     raise StagingTypeError(
-        f"item assignment into a staged tensor{self._where()} happened in code autostage did "
-        "not convert: converted code turns `x[i] = v` into a staged update; convert that "
-        "function (or compute a new array with np.where)")
+        f"{where}item assignment into a staged tensor{self._where()} that autostage could not "
+        "stage: converted code turns `x[i] = v` (one target, x a local name) into a staged "
+        "update, but not tuple targets (`a[i], a[j] = ...`), attribute or nested targets, or "
+        "code that was not converted; write one `x[i] = v` per statement (or use np.where)")
 
 
 def _attach() -> None:

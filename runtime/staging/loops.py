@@ -20,7 +20,8 @@ import numpy as np
 from autostage.runtime import ir, tracing, value_info
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.staging import errors, iteration, logic, side_effects, values
-from autostage.runtime.staging.control_flow import predicate, prepare_state, stage_if
+from autostage.runtime.staging.control_flow import predicate, stage_if
+from autostage.runtime.staging.control_flow import prepare_state as prepare_branch_state
 from autostage.runtime.staging.loop_state import Slot, initial_slot, refine, refine_alias
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor, constant
@@ -255,6 +256,13 @@ def _paths(st: _Struct, name: str) -> list[str]:
     if st is None:
         return [name]
     return [p for i, s in enumerate(st) for p in _paths(s, f"{name}[{i}]")]
+
+
+def prepare_state(names: Sequence[str], state: Sequence[object]) -> tuple:
+    """Loop state as a staged loop carries it: lists become tensor lists, and NumPy arrays made
+    before the loop become tensors (the body may index or update them with staged values)."""
+    state = prepare_branch_state(names, state)
+    return tuple(constant(x) if type(x) is np.ndarray else x for x in state)
 
 
 def _names(body: Callable, n: int, skip: int = 0) -> tuple[str, ...]:
