@@ -176,7 +176,7 @@ def test_subscript_operator_hooks():
 
 def test_item_assignment_outside_converted_code():
     def fn(x):
-        with pytest.raises(StagingTypeError, match="did not convert"):
+        with pytest.raises(StagingTypeError, match="could not stage: converted code turns"):
             x[0] = 1
         return x
     stage(fn, INTS)
