@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from autostage.runtime import tracing
+from autostage.runtime import tracing, value_info
 from autostage.runtime.operator_hooks import register_operator_hook
 from autostage.runtime.staging import errors, values
 from autostage.runtime.staging.control_flow import predicate
@@ -20,27 +20,62 @@ from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor
 
 
-def _template(items: tuple, sep: str, end: str) -> tuple[tuple, list]:
-    """The parts of a template (strings joined, tensor operands as indices) and operands."""
-    parts, operands, text = [], [], []
-    for k, x in enumerate(items):
-        if k:
-            text.append(sep)
+def _contains_staged(x: object) -> bool:
+    if isinstance(x, (Tensor, TensorList, values.MaybeUnbound)):
+        return True
+    if isinstance(x, (tuple, list)):
+        return any(_contains_staged(e) for e in x)
+    if isinstance(x, dict):
+        return any(_contains_staged(e) for e in (*x.keys(), *x.values()))
+    return False
+
+
+class _Template:
+    """Builds a template: text from Python values, operand slots for tensors."""
+
+    def __init__(self) -> None:
+        self.parts: list = []
+        self.operands: list = []
+        self.text: list[str] = []
+
+    def add(self, x: object, as_repr: bool = False) -> None:
+        """Adds ``x`` as ``print`` shows it (``str``; items of containers with ``repr``)."""
         if isinstance(x, values.MaybeUnbound):
             raise x.error()
         if isinstance(x, TensorList):
             raise errors.StagingTypeError(f"printing a tensor list{errors.at()} is not "
                                           "supported; print np.stack(lst)")
         if isinstance(x, Tensor):
-            parts.append("".join(text))
-            text = []
-            parts.append(len(operands))
-            operands.append(x.value)
+            self.parts.append("".join(self.text))
+            self.text = []
+            # A weak value (a size from x.shape) is a Python number in plain Python: str == repr.
+            formatted = as_repr and not value_info.is_weak(x.value)
+            self.parts.append(("repr", len(self.operands)) if formatted else len(self.operands))
+            self.operands.append(x.value)
+        elif isinstance(x, (tuple, list)) and _contains_staged(x):
+            self.text.append("(" if isinstance(x, tuple) else "[")
+            for k, item in enumerate(x):
+                self.text.append(", " if k else "")
+                self.add(item, as_repr=True)
+            self.text.append(("," if isinstance(x, tuple) and len(x) == 1 else "")
+                             + (")" if isinstance(x, tuple) else "]"))
+        elif isinstance(x, dict) and _contains_staged(x):
+            raise errors.StagingTypeError(f"printing a dict of staged values{errors.at()} is not "
+                                          "supported; print its values")
         else:
-            text.append(str(x))
-    text.append(end)
-    parts.append("".join(text))
-    return tuple(p for p in parts if p != ""), operands
+            self.text.append(repr(x) if as_repr else str(x))
+
+
+def _template(items: tuple, sep: str, end: str) -> tuple[tuple, list]:
+    """The parts of a template (strings joined, tensor operands as indices) and operands."""
+    template = _Template()
+    for k, x in enumerate(items):
+        if k:
+            template.text.append(sep)
+        template.add(x)
+    template.text.append(end)
+    template.parts.append("".join(template.text))
+    return tuple(p for p in template.parts if p != ""), template.operands
 
 
 def _stream(file: object) -> str:

@@ -1,7 +1,8 @@
 """IR ops with side effects: ``print`` and ``assert``, run at run time in program order.
 
 Both carry a format template: attr ``parts``, a tuple of strings (text formatted at trace time,
-from Python values) and ints (the index of an operand, formatted with ``str`` at run time).
+from Python values), ints (the index of an operand, formatted with ``str`` at run time) and
+``("repr", index)`` (formatted with ``repr``: an item of a printed tuple or list).
 ``print``: operands are the staged values printed; attrs ``parts`` (separators and ``end``
 included), ``stream`` (``"stdout"`` or ``"stderr"``, looked up when it runs, so redirection
 works) and ``flush``. ``assert``: operand 0 is the ``bool[]`` test, the others the staged values
@@ -18,8 +19,16 @@ from autostage.runtime.types import TensorType
 
 
 def render(parts: tuple, values: tuple) -> str:
-    """The text of a template: strings as they are, operand indices replaced by ``str(value)``."""
-    return "".join(p if isinstance(p, str) else str(values[p]) for p in parts)
+    """The text of a template: strings as they are, operand indices replaced by ``str(value)``,
+    ``("repr", index)`` by ``repr(value)`` (items of a printed tuple or list)."""
+    return "".join(p if isinstance(p, str) else
+                   repr(_as_numpy(values[p[1]])) if isinstance(p, tuple) else str(values[p])
+                   for p in parts)
+
+
+def _as_numpy(value: object) -> object:
+    """0-d values as the NumPy scalars plain NumPy code would hold (their repr differs)."""
+    return value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
 
 
 def _infer_print(types: tuple, attrs: dict) -> tuple:

@@ -164,3 +164,17 @@ def test_python_container_changed_in_a_staged_loop_is_an_error():
 
     with pytest.raises(PythonSideEffectError, match="the Python dict 'log'"):
         run(f, np.int64(3))
+
+
+def print_containers(x):
+    print(x.shape, (x[0], 2), [x.sum()])
+
+
+def test_print_of_containers_with_staged_items_matches_python(capsys):
+    import autostage
+
+    x = np.arange(3.0)
+    print_containers(x)
+    expected = capsys.readouterr().out
+    autostage.convert(print_containers, target="interpreter")(x)
+    assert capsys.readouterr().out == expected == "(3,) (np.float64(0.0), 2) [np.float64(3.0)]\n"
