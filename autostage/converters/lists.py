@@ -12,52 +12,13 @@ from __future__ import annotations
 
 import gast
 
-from autostage.pyct import anno, templates, transformer
+from autostage.converters.local_names import LocalNamesScope, has_walrus
+from autostage.pyct import templates, transformer
 from autostage.pyct.static_analysis import activity
 
 
-class _Function:
-    """The innermost function: the names its statements may assign."""
-
-    def __init__(self):
-        self.names: frozenset[str] = frozenset()
-
-
-def rebindable_names(node: gast.FunctionDef) -> frozenset[str]:
-    """Local names of ``node`` that generated code may assign without changing the program.
-
-    Names declared ``nonlocal`` by nested functions are excluded: a call made while a rewritten
-    statement is evaluated could rebind them, and the rewrite would then assign the old object.
-    """
-    scope = anno.getanno(node, anno.Static.BODY_SCOPE)
-    names = {str(qn) for qn in scope.local_names}
-    for child in gast.walk(node):
-        if isinstance(child, gast.Nonlocal):
-            names.difference_update(child.names)
-    return frozenset(names)
-
-
-def has_walrus(node: gast.AST) -> bool:
-    """Whether ``node`` binds a name with ``:=``, which a rewrite could reorder."""
-    return any(isinstance(n, gast.NamedExpr) for n in gast.walk(node))
-
-
-class ListTransformer(transformer.Base):
+class ListTransformer(LocalNamesScope):
     """Rewrites ``append`` and ``pop`` statements on local list names."""
-
-    def _visit_scope(self, node: gast.AST, names: frozenset[str]) -> gast.AST:
-        self.state[_Function].enter().names = names
-        node = self.generic_visit(node)
-        self.state[_Function].exit()
-        return node
-
-    def visit_FunctionDef(self, node: gast.FunctionDef) -> gast.AST:
-        return self._visit_scope(node, rebindable_names(node))
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
-    def visit_ClassDef(self, node: gast.ClassDef) -> gast.AST:
-        return self._visit_scope(node, frozenset())  # class bodies are left as written
 
     def _receiver(self, call: gast.AST, method: str, max_args: int) -> str | None:
         """The local name ``x`` if ``call`` is ``x.method(...)`` with up to ``max_args`` args."""
@@ -68,7 +29,7 @@ class ListTransformer(transformer.Base):
                 or call.keywords or len(call.args) > max_args
                 or any(isinstance(a, gast.Starred) for a in call.args)):
             return None
-        if self.state[_Function].level == 0 or receiver.id not in self.state[_Function].names:
+        if not self.rebindable(receiver.id):
             return None
         return receiver.id
 

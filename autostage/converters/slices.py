@@ -16,7 +16,7 @@ import builtins
 
 import gast
 
-from autostage.converters.lists import has_walrus, rebindable_names
+from autostage.converters.local_names import LocalNamesScope, has_walrus
 from autostage.pyct import templates, transformer
 from autostage.pyct.static_analysis import activity
 
@@ -27,13 +27,6 @@ _INPLACE = {
     gast.LShift: "ilshift", gast.RShift: "irshift", gast.BitOr: "ior", gast.BitXor: "ixor",
     gast.BitAnd: "iand",
 }
-
-
-class _Function:
-    """The innermost function: the names its statements may assign."""
-
-    def __init__(self):
-        self.names: frozenset[str] = frozenset()
 
 
 def _is_pure(node: gast.AST) -> bool:
@@ -66,37 +59,21 @@ def _has_slice(node: gast.AST) -> bool:
     return any(isinstance(n, gast.Slice) for n in gast.walk(node))
 
 
-class SliceTransformer(transformer.Base):
+class SliceTransformer(LocalNamesScope):
     """Rewrites ``x[i] = v`` and ``x[i] op= v`` on local names ``x``."""
 
     def __init__(self, ctx: transformer.Context, slice_is_builtin: bool):
         super().__init__(ctx)
         self.slice_is_builtin = slice_is_builtin
 
-    def _visit_scope(self, node: gast.AST, names: frozenset[str]) -> gast.AST:
-        self.state[_Function].enter().names = names
-        node = self.generic_visit(node)
-        self.state[_Function].exit()
-        return node
-
-    def visit_FunctionDef(self, node: gast.FunctionDef) -> gast.AST:
-        return self._visit_scope(node, rebindable_names(node))
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
-    def visit_ClassDef(self, node: gast.ClassDef) -> gast.AST:
-        return self._visit_scope(node, frozenset())  # class bodies are left as written
-
     def _container(self, target: gast.AST, stmt: gast.stmt) -> str | None:
         """The local name ``x`` if ``target`` is ``x[...]`` and the statement may be rewritten."""
         if not (isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)):
             return None
-        if self.state[_Function].level == 0 or has_walrus(stmt):
-            return None
-        if _has_slice(target.slice) and not self.slice_is_builtin:
+        if has_walrus(stmt) or (_has_slice(target.slice) and not self.slice_is_builtin):
             return None
         name = target.value.id
-        return name if name in self.state[_Function].names else None
+        return name if self.rebindable(name) else None
 
     def visit_Assign(self, node: gast.Assign) -> gast.AST | list[gast.stmt]:
         if len(node.targets) != 1:
