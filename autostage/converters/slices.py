@@ -79,6 +79,8 @@ class SliceTransformer(LocalNamesScope):
         if len(node.targets) != 1:
             return node
         target = node.targets[0]
+        if isinstance(target, (gast.Tuple, gast.List)):
+            return self._unpacking(node, target)
         name = self._container(target, node)
         if name is None:
             return node
@@ -91,6 +93,28 @@ class SliceTransformer(LocalNamesScope):
         return before + templates.replace(
             "x = ag__.setitem(x, index, value)", x=name, index=_index_expr(target.slice),
             value=value)
+
+    def _unpacking(self, node: gast.Assign, target: gast.Tuple | gast.List
+                   ) -> gast.AST | list[gast.stmt]:
+        """``a[i], a[j] = a[j], a[i]``: unpack into fresh names, then one update per target.
+
+        Python evaluates the value, unpacks it, then assigns the targets left to right (each
+        target's container and index evaluated when it is assigned): the same order here.
+        """
+        names = [self._container(t, node) for t in target.elts]
+        if not any(names) or any(isinstance(t, (gast.Starred, gast.Tuple, gast.List))
+                                 for t in target.elts):
+            return node
+        items = [self.ctx.namer.new_symbol("item") if name else None for name in names]
+        unpacked = [gast.Name(item, gast.Store(), None, None) if item else t
+                    for item, t in zip(items, target.elts, strict=True)]
+        statements = [gast.Assign([type(target)(unpacked, gast.Store())], node.value, None)]
+        for name, item, t in zip(names, items, target.elts, strict=True):
+            if name:
+                statements += templates.replace(
+                    "x = ag__.setitem(x, index, value)", x=name, index=_index_expr(t.slice),
+                    value=item)
+        return statements
 
     def visit_AugAssign(self, node: gast.AugAssign) -> gast.AST | list[gast.stmt]:
         name = self._container(node.target, node)

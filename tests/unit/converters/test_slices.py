@@ -163,7 +163,7 @@ def test_numpy_arrays_and_views(k):
 def left_alone(x, a, v):
     x[0][1] = v
     a.b[0] = v
-    x[0], x[1] = (v, v)
+    x[0], *x[1:] = (v, v)
     y = x[0] = v  # noqa: F841
     TABLE[v] = v
     TABLE[v] += 1
@@ -178,7 +178,7 @@ def test_other_targets_are_left_alone():
         def left_alone(x, a, v):
             x[0][1] = v
             a.b[0] = v
-            x[0], x[1] = (v, v)
+            x[0], *x[1:] = (v, v)
             y = x[0] = v
             TABLE[v] = v
             TABLE[v] += 1
@@ -210,3 +210,34 @@ def test_global_container_is_mutated_in_place():
     TABLE.clear()
     convert(left_alone).function([[0, 0], [0]], type("A", (), {"b": [0]})(), 3)
     assert TABLE == {3: 4}
+
+
+def swap_ends(xs):
+    xs[0], xs[-1] = xs[-1], xs[0]
+    return xs
+
+
+def test_tuple_targets_unpack_then_update_in_order():
+    converted = convert_with(swap_ends, slices)
+    assert converted.source == dedent("""
+        def swap_ends(xs):
+            item, item_1 = (xs[-1], xs[0])
+            xs = ag__.setitem(xs, 0, item)
+            xs = ag__.setitem(xs, -1, item_1)
+            return xs
+    """)
+    assert converted.function([1, 2, 3]) == swap_ends([1, 2, 3]) == [3, 2, 1]
+
+
+def unpack_too_many(xs):
+    xs[0], xs[1] = (1, 2, 3)
+    return xs
+
+
+def test_tuple_target_unpacking_errors_are_pythons():
+    converted = convert_with(unpack_too_many, slices)
+    with pytest.raises(ValueError) as expected:
+        unpack_too_many([0, 0])
+    with pytest.raises(ValueError) as actual:
+        converted.function([0, 0])
+    assert str(actual.value) == str(expected.value) == "too many values to unpack (expected 2)"
