@@ -159,9 +159,9 @@ def _setitem(self: Tensor, key: object, value: object) -> None:
     where = f"{loc}: " if loc is not None else ""
     raise StagingTypeError(
         f"{where}item assignment into a staged tensor{self._where()} that autostage could not "
-        "stage: converted code turns `x[i] = v` (one target, x a local name) into a staged "
-        "update, but not tuple targets (`a[i], a[j] = ...`), attribute or nested targets, or "
-        "code that was not converted; write one `x[i] = v` per statement (or use np.where)")
+        "stage: converted code turns `x[i] = v` and `a[i], a[j] = ...` (x, a local names) into "
+        "staged updates, but not starred, attribute (`self.x[i]`) or nested (`x[i][j]`) "
+        "targets, or code that was not converted; assign to a local name (or use np.where)")
 
 
 def _attach() -> None:
