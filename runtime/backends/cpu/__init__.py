@@ -1,0 +1,1 @@
+"""The CPU backend: IR -> Python source -> numba.njit, cached on disk."""

@@ -1,0 +1,1 @@
+"""IR passes run before lowering: dead code, common subexpressions, constants, fusion."""
