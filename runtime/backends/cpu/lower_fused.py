@@ -1,0 +1,141 @@
+"""CPU lowering of ``fused``: one loop nest over the output elements, no temporaries.
+
+The loop shape is NumPy's broadcast of the array operands (``np.broadcast_shapes``, which also
+raises NumPy's ``ValueError`` for incompatible shapes); each operand is read at the loop index
+with its own broadcasting (``lower_support.broadcast_index``), 0-d operands are native scalars.
+The body runs per element as 0-d ("shadow") copies of its ops lowered by their ordinary CPU rules
+(``lower_core``), so each op has exactly the dtype rules of its unfused scalar form. A final
+``sum`` accumulates in its result dtype in order (as ``lower_reductions`` does; floats agree with
+NumPy's pairwise sum to a few ulps); ``max``/``min`` propagate NaN and raise NumPy's error on an
+empty reduction. Requires ``runtime/passes/fused_op`` (the op) and ``lower_core`` (scalar rules).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from autostage.runtime import ir
+from autostage.runtime.backends.cpu import lower_core  # noqa: F401 - the scalar rules used here
+from autostage.runtime.backends.cpu import lower_support as s
+from autostage.runtime.backends.cpu.codegen import Emitter, lowering, np_dtype
+from autostage.runtime.passes import fused_op
+from autostage.runtime.types import TensorType, scalar
+
+
+@lowering("fused")
+def _fused(op: ir.Op, em: Emitter) -> None:
+    (body,) = op.regions
+    reduction = body.ops[-1] if fused_op.is_fusible_reduction(body.ops[-1]) else None
+    element_ops = body.ops[:-1] if reduction else body.ops
+    looped = reduction.operands[0] if reduction else body.results[0]
+    rank = looped.type.ndim
+    extents = _loop_shape(op, em, rank)
+    indices = s.fresh_indices(em, rank)
+    out = em.name(op.results[0])
+    if reduction is None:
+        em.line(f"{out} = {s.empty(extents, looped.type.dtype)}")
+        with s.loops(em, indices, extents):
+            value = _element(op, em, element_ops, looped, indices, extents)
+            em.line(f"{s.index_expr(out, indices)} = {value}")
+    else:
+        _reduce(op, em, reduction, element_ops, indices, extents)
+
+
+def _loop_shape(op: ir.Op, em: Emitter, rank: int) -> list[str]:
+    """The extents of the loop nest: static sizes where the type knows them, else the broadcast
+    shape of the array operands computed at run time."""
+    arrays = [v for v in op.operands if v.type.ndim > 0]
+    shape = em.fresh("shape")
+    if len(arrays) == 1 and arrays[0].type.ndim == rank:
+        em.line(f"{shape} = {em.name(arrays[0])}.shape")
+    else:
+        shapes = ", ".join(f"{em.name(v)}.shape" for v in arrays)
+        em.line(f"{shape} = np.broadcast_shapes({shapes})")
+    return [f"{shape}[{i}]" for i in range(rank)]
+
+
+def _element(op: ir.Op, em: Emitter, element_ops: list[ir.Op], looped: ir.Value,
+             indices: list[str], extents: list[str]) -> str:
+    """Emits the body for the element at ``indices``; returns the name of the looped value."""
+    (body,) = op.regions
+    shadows: dict[ir.Value, ir.Value] = {}
+    for operand, arg in zip(op.operands, body.args, strict=True):
+        shadow = _scalar_value(arg)
+        em.bind(shadow, _read(em, operand, indices, extents))
+        shadows[arg] = shadow
+    for inner in element_ops:
+        operands = [shadows[v] for v in inner.operands]
+        copy = ir.Op(inner.name, operands, [_scalar(v.type) for v in inner.results],
+                     inner.attrs, loc=inner.loc)
+        em.emit_op(copy)
+        shadows.update(zip(inner.results, copy.results, strict=True))
+    return em.name(shadows[looped])
+
+
+def _scalar(t: TensorType) -> TensorType:
+    return scalar(t.dtype)
+
+
+def _scalar_value(arg: ir.Value) -> ir.Value:
+    """A 0-d stand-in for a body argument (the element the loop reads)."""
+    return ir.Region([_scalar(arg.type)]).args[0]
+
+
+def _read(em: Emitter, operand: ir.Value, indices: list[str], extents: list[str]) -> str:
+    """The element of ``operand`` at the loop index, broadcasting over its trailing axes."""
+    t = operand.type
+    name = em.name(operand)
+    if t.ndim == 0:
+        return name
+    offset = len(indices) - t.ndim
+    own = [s.broadcast_index(i, d, f"{name}.shape[{k}]")
+           for k, (i, d) in enumerate(zip(indices[offset:], t.shape, strict=True))]
+    element = em.fresh("e")
+    em.line(f"{element} = {s.index_expr(name, own)}")
+    return element
+
+
+def _reduce(op: ir.Op, em: Emitter, reduction: ir.Op, element_ops: list[ir.Op],
+            indices: list[str], extents: list[str]) -> None:
+    """The element-wise values accumulated over all axes, or over the last one per row."""
+    out = em.name(op.results[0])
+    dtype = op.results[0].type.dtype
+    looped = reduction.operands[0]
+    whole = reduction.attrs.get("axis") is None
+    outer, inner = ([], indices) if whole else (indices[:-1], indices[-1:])
+    if not whole:
+        em.line(f"{out} = {s.empty(extents[:-1], dtype)}")
+    reduced = " * ".join(extents if whole else extents[-1:])
+    if reduction.name != "sum":
+        ufunc = {"max": "maximum", "min": "minimum"}[reduction.name]
+        em.line(f"if {reduced} == 0:")
+        with em.block():
+            em.line(f"raise ValueError('zero-size array to reduction operation {ufunc} "
+                    "which has no identity')")
+    with s.loops(em, outer, extents[:len(outer)]):
+        acc = out if whole else em.fresh("acc")
+        em.line(f"{acc} = {_identity(reduction.name, dtype)}")
+        with s.loops(em, inner, extents[len(outer):]):
+            value = s.cast(_element(op, em, element_ops, looped, indices, extents), dtype)
+            if reduction.name == "sum":
+                em.line(f"{acc} += {value}")
+            else:
+                v = em.fresh("v")
+                compare = ">" if reduction.name == "max" else "<"
+                em.line(f"{v} = {value}")
+                em.line(f"if {v} {compare} {acc} or {v} != {v}:")
+                with em.block():
+                    em.line(f"{acc} = {v}")
+        if not whole:
+            em.line(f"{s.index_expr(out, outer)} = {acc}")
+
+
+def _identity(name: str, dtype: np.dtype) -> str:
+    """The start of an accumulation: 0, or the value every element beats (NaN sticks after)."""
+    dtype = np.dtype(dtype)
+    if name == "sum":
+        return s.zero(dtype)
+    low = name == "max"
+    if dtype.kind == "f":
+        return f"{np_dtype(dtype)}({'-' if low else ''}np.inf)"
+    info = np.iinfo(dtype)
+    return f"{np_dtype(dtype)}({info.min if low else info.max})"

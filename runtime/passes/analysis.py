@@ -1,0 +1,73 @@
+"""Facts about the IR that every pass needs: use counts, side effects, and value replacement.
+
+Nothing here changes what a program computes; the passes decide what to do with the facts. Uses
+count every place a value is read: op operands (in any nested region), region results and the
+function's results, so a value a ``cond`` branch yields or a function returns is never dead.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+from autostage.runtime import ir, op_registry
+
+# Ops that must run even when their results are unused, beyond those registered with
+# side_effects: a ``while`` may not terminate, and deleting it would make a hanging program finish.
+ALWAYS_KEPT = frozenset({"while"})
+
+
+def use_counts(function: ir.Function) -> Counter:
+    """How many times each value of ``function`` is read (operands, yields and returns)."""
+    counts: Counter = Counter()
+    _count_region(function.body, counts)
+    return counts
+
+
+def _count_region(region: ir.Region, counts: Counter) -> None:
+    for op in region.ops:
+        count_op(op, counts, 1)
+    counts.update(region.results)
+
+
+def count_op(op: ir.Op, counts: Counter, sign: int) -> None:
+    """Adds ``sign`` for every value ``op`` reads, including inside its regions."""
+    for value in op.operands:
+        counts[value] += sign
+    for region in op.regions:
+        for inner in region.ops:
+            count_op(inner, counts, sign)
+        for value in region.results:
+            counts[value] += sign
+
+
+def has_effects(op: ir.Op) -> bool:
+    """Whether ``op`` (or any op in its regions) must run even if nothing reads its results.
+
+    Unregistered ops count as effectful: a pass must not delete what it does not understand.
+    """
+    definition = op_registry.REGISTRY.get(op.name)
+    if definition is None or definition.side_effects or op.name in ALWAYS_KEPT:
+        return True
+    return any(has_effects(inner) for region in op.regions for inner in region.ops)
+
+
+def regions_of(module: ir.Module) -> Iterator[ir.Region]:
+    """Every region of every function, outer regions before the regions nested in them."""
+    for function in module.functions.values():
+        yield function.body
+        for op in function.body.walk():
+            yield from op.regions
+
+
+def replace_uses(region: ir.Region, mapping: dict[ir.Value, ir.Value]) -> None:
+    """Rewrites every read of a key of ``mapping`` in ``region`` (recursively) to its value."""
+    if not mapping:
+        return
+    for op in region.ops:
+        if any(v in mapping for v in op.operands):
+            op.operands = tuple(mapping.get(v, v) for v in op.operands)
+        for inner in op.regions:
+            replace_uses(inner, mapping)
+    if any(v in mapping for v in region.results):
+        region.results = tuple(mapping.get(v, v) for v in region.results)

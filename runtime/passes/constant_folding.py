@@ -1,0 +1,97 @@
+"""Constant folding: a pure op whose operands are all constants becomes a ``constant`` op.
+
+The value comes from the op's own NumPy reference (``OpDef.evaluate``), so a folded program
+computes exactly what the unfolded one would. An op is left alone when folding could change what
+the user sees: it has side effects or regions; a result is not a tensor, has more than
+``MAX_ELEMENTS`` elements (large constants bloat the generated code), or would have a more
+specific type than the op's result (users' type rules would then disagree); or evaluating it
+raises or warns (the error or ``RuntimeWarning`` must happen at run time, in program order).
+Folded ops' old constants become dead; DCE removes them.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from autostage.runtime import ir, op_registry
+from autostage.runtime.ops.constant import as_constant_array
+from autostage.runtime.passes import analysis
+from autostage.runtime.types import TensorType
+
+MAX_ELEMENTS = 64
+
+
+def run(module: ir.Module) -> bool:
+    """Folds constant computations in every region of ``module``; returns whether it did any."""
+    changed = False
+    for function in module.functions.values():
+        changed |= _region(function.body, {})
+    return changed
+
+
+def _region(region: ir.Region, known: dict) -> bool:
+    """Folds in order, so a chain of constant ops folds in one sweep; ``known`` maps values to
+    their constant arrays (inherited from enclosing regions, which inner ops may read)."""
+    known = dict(known)
+    changed = False
+    new_ops: list[ir.Op] = []
+    mapping: dict[ir.Value, ir.Value] = {}
+    for op in region.ops:
+        if any(v in mapping for v in op.operands):
+            op.operands = tuple(mapping.get(v, v) for v in op.operands)
+        folded = _fold(op, known)
+        if folded is None:
+            new_ops.append(op)
+            for inner in op.regions:
+                changed |= _region(inner, known)
+        else:
+            changed = True
+            new_ops += folded
+            mapping.update(zip(op.results, (c.results[0] for c in folded), strict=True))
+        for c in folded or [op]:
+            if c.name == "constant":
+                known[c.results[0]] = c.attrs["value"]
+    region.ops[:] = new_ops
+    if mapping:  # later uses of the folded values, in this region and the regions inside it
+        analysis.replace_uses(region, mapping)
+    return changed
+
+
+def _fold(op: ir.Op, known: dict) -> list[ir.Op] | None:
+    """The constant ops replacing ``op``, or None if it stays."""
+    if op.name == "constant" or op.regions or not op.results or analysis.has_effects(op):
+        return None
+    if not all(v in known for v in op.operands):
+        return None
+    if not all(isinstance(v.type, TensorType) and _small(v.type) for v in op.results):
+        return None
+    values = _evaluate(op, tuple(known[v] for v in op.operands))
+    if values is None or len(values) != len(op.results):
+        return None
+    constants = []
+    for value, result in zip(values, op.results, strict=True):
+        array = as_constant_array(value)
+        if TensorType(array.dtype, array.shape) != result.type:
+            return None
+        constant = ir.Op("constant", (), (result.type,), {"value": array}, loc=op.loc)
+        constants.append(constant)
+    return constants
+
+
+def _small(t: TensorType) -> bool:
+    return None not in t.shape and int(np.prod(t.shape, dtype=np.int64)) <= MAX_ELEMENTS
+
+
+def _evaluate(op: ir.Op, values: tuple) -> tuple | None:
+    """The op's NumPy results, or None if computing them raised or warned."""
+    try:
+        with warnings.catch_warnings(), np.errstate(all="raise"):
+            warnings.simplefilter("error")
+            return tuple(op_registry.REGISTRY[op.name].evaluate(op, values, _no_regions))
+    except Exception:  # the op fails on these values: let it fail at run time, in order
+        return None
+
+
+def _no_regions(region, args):  # pragma: no cover - ops with regions are never folded
+    raise RuntimeError("constant folding does not run regions")

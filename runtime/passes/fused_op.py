@@ -1,0 +1,72 @@
+"""The ``fused`` op: a chain of element-wise ops (optionally ending in a reduction) as one op.
+
+``fused x y ...`` has one region, ``body``, whose arguments stand for the operands (same types) and
+which captures nothing; its ops are element-wise (``ELEMENTWISE``), except that the last may be a
+``sum``/``max``/``min`` over all axes or the last axis (``is_fusible_reduction``); it yields the
+op's results, whose types the op keeps in attr ``result_types`` (a type rule cannot see regions).
+The NumPy reference runs the body on whole arrays: element-wise ops commute with broadcasting, so
+that equals computing the body once per output element, which is what the CPU lowering does
+(``runtime/backends/cpu/lower_fused.py``). Importing this module registers the op, its verifier
+rule and its region name for the printer.
+"""
+
+from __future__ import annotations
+
+from autostage.runtime import ir, op_registry, printer, verifier
+from autostage.runtime.ops.elementwise import UFUNCS
+from autostage.runtime.types import TensorType
+
+# heaviside has no Numba implementation, so a per-element loop could not compute it.
+ELEMENTWISE = frozenset(UFUNCS) - {"heaviside"} | {"where", "clip", "cast"}
+REDUCTIONS = frozenset({"sum", "max", "min"})
+
+
+def is_fusible_reduction(op: ir.Op) -> bool:
+    """A reduction one loop can accumulate: over all axes or the last one, no keepdims/dtype,
+    and max/min only of numbers ordered by ``>``."""
+    if op.name not in REDUCTIONS or len(op.operands) != 1:
+        return False
+    x = op.operands[0].type
+    if not isinstance(x, TensorType) or x.ndim == 0:
+        return False
+    if op.attrs.get("keepdims") or op.attrs.get("dtype") is not None:
+        return False
+    if op.name != "sum" and x.dtype.kind not in "iuf":
+        return False  # bool and complex max/min order differently from a ``>`` test
+    return op.attrs.get("axis") in (None, (x.ndim - 1,))
+
+
+def _infer(operand_types: tuple, attrs: dict) -> tuple:
+    return tuple(attrs["result_types"])
+
+
+def _evaluate(op: ir.Op, values: tuple, run) -> tuple:
+    return tuple(run(op.regions[0], values))
+
+
+def _check(op: ir.Op, module: ir.Module) -> str | None:
+    """The verifier rule: one capture-free body over the operands yielding the results."""
+    if len(op.regions) != 1:
+        return f"has {len(op.regions)} regions; 'fused' has 1"
+    (body,) = op.regions
+    if tuple(v.type for v in body.args) != tuple(v.type for v in op.operands):
+        return "has a body whose arguments do not match its operands"
+    if body.result_types != tuple(v.type for v in op.results):
+        return "has a body whose results do not match its result types"
+    defined = set(body.args)
+    for i, inner in enumerate(body.ops):
+        last = i == len(body.ops) - 1
+        if inner.name not in ELEMENTWISE and not (last and is_fusible_reduction(inner)):
+            return f"fuses {inner.name!r}, which is not element-wise (or a final reduction)"
+        if any(v not in defined for v in inner.operands):
+            return f"has a body whose op {inner.name!r} captures a value from outside"
+        defined.update(inner.results)
+    return None
+
+
+op_registry.register(
+    "fused", _infer, _evaluate,
+    doc="operands: the chain's inputs; attrs: result_types; region body (args = operands) of "
+        "element-wise ops, optionally ending in a sum/max/min over all or the last axis")
+verifier.OP_RULES["fused"] = _check
+printer.REGION_NAMES["fused"] = ("body",)

@@ -1,0 +1,115 @@
+"""Fusion: chains of element-wise ops become one ``fused`` op, computed in one loop.
+
+Requires use counts (``analysis.use_counts``) and registers ``fused`` (``fused_op``). A group
+grows from a root (an element-wise op of rank >= 1, or a ``sum``/``max``/``min`` that one loop can
+accumulate) up through operands produced by element-wise ops of the same region whose only use is
+in the group, so no intermediate is needed elsewhere and none is materialized. Groups of one op
+stay as they are. Operations never move across a side-effect op (each group lies between the
+same two effects), so errors and warnings keep their order with prints. float16 stays unfused:
+Numba has no float16 arithmetic. Fused ops' bodies are nested regions of their own and are
+never fused again.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+from autostage.runtime import ir
+from autostage.runtime.passes import analysis
+from autostage.runtime.passes.fused_op import ELEMENTWISE, is_fusible_reduction
+from autostage.runtime.types import TensorType
+
+
+def run(module: ir.Module) -> bool:
+    """Fuses element-wise chains in every function; returns whether it fused any."""
+    changed = False
+    for function in module.functions.values():
+        changed |= _function(function)
+    return changed
+
+
+def _function(function: ir.Function) -> bool:
+    counts = analysis.use_counts(function)
+    regions = [function.body] + [r for op in function.body.walk() if op.name != "fused"
+                                 for r in op.regions]
+    mapping: dict[ir.Value, ir.Value] = {}
+    bodies: list[tuple[ir.Op, ir.Region]] = []
+    for region in regions:
+        for group in _plan(region, counts):
+            fused, body = _build(region, group)
+            mapping[group[-1].results[0]] = fused.results[0]
+            bodies.append((fused, body))
+    analysis.replace_uses(function.body, mapping)  # before bodies exist: they yield old values
+    for fused, body in bodies:
+        fused.regions = (body,)
+    return bool(bodies)
+
+
+def _plan(region: ir.Region, counts: Counter) -> list[list[ir.Op]]:
+    """Disjoint groups of ops of ``region``, each in program order with its root last."""
+    epoch, effects = {}, 0
+    for op in region.ops:
+        effects += analysis.has_effects(op)
+        epoch[op] = effects
+    taken: set[ir.Op] = set()
+    groups = []
+    for root in reversed(region.ops):  # consumers first: a root takes its producers
+        if root in taken or not _is_root(root):
+            continue
+        members = _grow(root, counts, epoch, taken)
+        if len(members) >= 2:
+            taken |= members
+            groups.append([op for op in region.ops if op in members])
+    return groups
+
+
+def _is_root(op: ir.Op) -> bool:
+    if is_fusible_reduction(op):
+        return _supported(op)
+    return (op.name in ELEMENTWISE and len(op.results) == 1 and _supported(op)
+            and op.results[0].type.ndim >= 1)
+
+
+def _grow(root: ir.Op, counts: Counter, epoch: dict, taken: set) -> set[ir.Op]:
+    members, stack = {root}, [root]
+    while stack:
+        for value in stack.pop().operands:
+            producer = value.producer
+            if (isinstance(producer, ir.Op) and producer in epoch and producer not in members
+                    and producer not in taken and producer.name in ELEMENTWISE
+                    and len(producer.results) == 1 and counts[value] == 1
+                    and epoch[producer] == epoch[root] and _supported(producer)):
+                members.add(producer)
+                stack.append(producer)
+    return members
+
+
+def _supported(op: ir.Op) -> bool:
+    """Whether every value ``op`` touches is a tensor of a dtype the per-element loop handles."""
+    for value in (*op.operands, *op.results):
+        if not isinstance(value.type, TensorType) or value.type.dtype == np.float16:
+            return False
+    return True
+
+
+def _build(region: ir.Region, group: list[ir.Op]) -> tuple[ir.Op, ir.Region]:
+    """Replaces ``group`` in ``region`` by one ``fused`` op; returns it and its unattached body."""
+    produced = {v for op in group for v in op.results}
+    inputs = list(dict.fromkeys(v for op in group for v in op.operands if v not in produced))
+    body = ir.Region([v.type for v in inputs])
+    args = dict(zip(inputs, body.args, strict=True))
+    root = group[-1]
+    result = root.results[0]
+    fused = ir.Op("fused", inputs, (result.type,), {"result_types": (result.type,)},
+                  loc=root.loc)
+    position = region.ops.index(root)
+    members = set(group)
+    for op in group:
+        op.operands = tuple(args.get(v, v) for v in op.operands)
+        body.append(op)
+    body.results = (result,)
+    region.ops[position] = fused
+    fused.results[0].region = region
+    region.ops[:] = [op for op in region.ops if op not in members]
+    return fused, body

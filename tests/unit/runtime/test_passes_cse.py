@@ -1,0 +1,59 @@
+"""Common-subexpression elimination: repeats merge (also into nested regions), prints stay."""
+
+import numpy as np
+from autostage.runtime.passes import cse
+from test_passes_support import optimized, staged
+
+X = np.arange(4, dtype=np.float32)
+
+
+def repeated(x):
+    a = x * 2.0
+    b = x * 2.0
+    print(a)
+    print(b)
+    return a + b
+
+
+def repeated_in_branch(x):
+    a = np.exp(x)
+    if np.sum(x) > 0:
+        y = np.exp(x) + 1.0
+    else:
+        y = np.exp(x) - 1.0
+    return a + y
+
+
+def negative_zero(x):
+    return x * 0.0 + x * -0.0
+
+
+def test_merges_repeats_and_keeps_both_prints_in_order():
+    module = staged(repeated, X)
+    assert optimized(module, ["cse"], (X,)) == """\
+func @repeated(%0:f32[?]) -> (f32[?]):
+  %1:f32[] = constant 2.0
+  %2:f32[?] = multiply %0 %1
+  print %2 {flush=False, parts=(0, '\\n'), stream='stdout'}
+  print %2 {flush=False, parts=(0, '\\n'), stream='stdout'}
+  %3:f32[?] = add %2 %2
+  return %3"""
+
+
+def test_reuses_enclosing_values_in_branches():
+    module = staged(repeated_in_branch, X)
+    after = optimized(module, ["cse"], (X,), (-X,))
+    assert after.count("exp") == 1
+
+
+def test_distinguishes_negative_zero():
+    module = staged(negative_zero, X)
+    optimized(module, ["cse"], (X,))
+    assert sum(op.name == "multiply" for op in module.main.body.ops) == 2
+
+
+def test_freeze_compares_values_exactly():
+    assert cse.freeze(np.float32(1.0)) != cse.freeze(np.float64(1.0))
+    assert cse.freeze(0.0) != cse.freeze(-0.0)
+    assert cse.freeze((1, 2)) != cse.freeze([1, 2])
+    assert cse.freeze(True) != cse.freeze(1)

@@ -1,0 +1,62 @@
+"""Dead-code elimination: unused pure ops go (also inside regions), side effects stay."""
+
+import numpy as np
+from autostage.runtime import ir
+from autostage.runtime.ops.constant import as_constant_array
+from autostage.runtime.passes import dce
+from autostage.runtime.types import TensorType, scalar
+from test_passes_support import optimized, staged, text
+
+X = np.arange(4, dtype=np.float32)
+
+
+def unused_chain(x):
+    a = np.exp(x)
+    b = a * 2.0  # noqa: F841 - dead on purpose
+    print(x)
+    return x + 1.0
+
+
+def unused_in_branch(x):
+    if np.sum(x) > 0:
+        t = np.tanh(x)  # noqa: F841 - dead on purpose
+        y = x - 1.0
+    else:
+        y = x + 1.0
+    return y
+
+
+def test_removes_dead_chain_keeps_print():
+    module = staged(unused_chain, X)
+    assert optimized(module, ["dce"], (X,), (-X,)) == """\
+func @unused_chain(%0:f32[?]) -> (f32[?]):
+  print %0 {flush=False, parts=(0, '\\n'), stream='stdout'}
+  %1:f32[] = constant 1.0
+  %2:f32[?] = add %0 %1
+  return %2"""
+
+
+def test_removes_dead_ops_inside_regions():
+    module = staged(unused_in_branch, X)
+    after = optimized(module, ["dce"], (X,), (-X,))
+    assert "tanh" not in after and "cond" in after
+
+
+def test_keeps_prints():
+    module = staged(unused_chain, X)
+    names = [op.name for op in module.main.body.ops]
+    assert "print" in names
+    dce.run(module)
+    assert [op.name for op in module.main.body.ops if op.name == "print"] == ["print"]
+
+
+def test_removes_dead_constant_of_hand_built_ir():
+    f32 = scalar("f32")
+    body = ir.Region([TensorType("f32", (None,))])
+    body.append(ir.Op("constant", (), (f32,), {"value": as_constant_array(np.float32(1))}))
+    body.results = body.args
+    module = ir.Module("f")
+    module.add(ir.Function("f", body))
+    assert dce.run(module)
+    assert text(module) == "func @f(%0:f32[?]) -> (f32[?]):\n  return %0"
+    assert not dce.run(module)

@@ -1,0 +1,127 @@
+"""Fusion: element-wise chains (and a final sum/max/min) become one ``fused`` op whose NumPy
+reference equals the unfused program; values used twice stay materialized; nothing moves across
+a print; random element-wise chains keep their results through ``optimize``."""
+
+import numpy as np
+import pytest
+from autostage.runtime import verifier
+from autostage.runtime.passes import optimize
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_passes_support import assert_same, optimized, run, staged
+
+X = np.linspace(-2, 2, 6, dtype=np.float32).reshape(2, 3)
+Y = np.linspace(1, 3, 3, dtype=np.float32)
+
+
+def chain(x, y):
+    return np.sum(np.tanh(x * 2.0 + y) * y)
+
+
+def shared(x, y):
+    a = x * y
+    return np.exp(a) + 1.0, a
+
+
+def across_print(x, y):
+    a = x * y
+    print(y)
+    return a + 1.0
+
+
+def last_axis_max(x, y):
+    return np.max(np.abs(x - y), axis=-1)
+
+
+def test_fuses_chain_with_sum():
+    module = staged(chain, X, Y)
+    assert optimized(module, ["fusion"], (X, Y), (X[:, :1], Y)) == """\
+func @chain(%0:f32[?,?], %1:f32[?]) -> (f32[]):
+  %2:f32[] = constant 2.0
+  %3:f32[] = fused %0 %2 %1
+    body(%4:f32[?,?], %5:f32[], %6:f32[?]):
+      %7:f32[?,?] = multiply %4 %5
+      %8:f32[?,?] = add %7 %6
+      %9:f32[?,?] = tanh %8
+      %10:f32[?,?] = multiply %9 %6
+      %11:f32[] = sum %10 {axis=None, dtype=None, keepdims=False}
+      yield %11
+  return %3"""
+
+
+def test_value_used_twice_stays_materialized():
+    module = staged(shared, X, Y)
+    after = optimized(module, ["fusion"], (X, Y))
+    assert after.count("fused") == 1 and "= multiply %0 %1" in after
+
+
+def test_nothing_moves_across_a_print():
+    module = staged(across_print, X, Y)
+    after = optimized(module, ["fusion"], (X, Y))
+    assert "fused" not in after
+
+
+def test_last_axis_max():
+    module = staged(last_axis_max, X, Y)
+    after = optimized(module, ["fusion"], (X, Y))
+    assert "fused" in after and "max" in after
+
+
+def test_verifier_rejects_captures():
+    module = staged(chain, X, Y)
+    optimize(module, ["fusion"], verify=True)
+    fused = next(op for op in module.main.body.ops if op.name == "fused")
+    inner = fused.regions[0].ops[0]
+    inner.operands = (module.main.body.args[0], *inner.operands[1:])
+    with pytest.raises(verifier.VerificationError, match="captures"):
+        verifier.verify(module)
+
+
+UNARY = ["negative", "tanh", "exp", "absolute", "square", "sin"]
+BINARY = ["+", "-", "*", "maximum", "minimum"]
+
+
+def _apply(ops, x, y):
+    """A random element-wise program: each step combines the running value with x or y."""
+    v = x
+    for kind, name, other in ops:
+        w = y if other else x
+        if kind == "u":
+            v = getattr(np, name)(v)
+        elif name == "+":
+            v = v + w
+        elif name == "-":
+            v = v - w
+        elif name == "*":
+            v = v * w
+        else:
+            v = getattr(np, name)(v, w)
+    return v
+
+
+_STEP = st.one_of(st.tuples(st.just("u"), st.sampled_from(UNARY), st.booleans()),
+                  st.tuples(st.just("b"), st.sampled_from(BINARY), st.booleans()))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(_STEP, min_size=1, max_size=6), st.booleans())
+def test_optimize_preserves_random_chains(ops, reduce):
+    module = staged(_Closure(ops, reduce).call, X, Y)
+    before = run(module, (X, Y))
+    optimize(module, verify=True)
+    after = run(module, (X, Y))
+    assert_same(before[0], after[0])
+    assert len(module.main.body.ops) <= 3  # one chain: a constant at most, the fused op
+
+
+class _Closure:
+    """Holds the random program so the staged method has a real source file."""
+
+    def __init__(self, ops, reduce):
+        self.ops, self.reduce = ops, reduce
+
+    def call(self, x, y):
+        v = _apply(self.ops, x, y)
+        if self.reduce:
+            return np.sum(v)
+        return v
