@@ -79,11 +79,10 @@ def convert(fn: Callable | None = None, *, input_signature: Sequence[Any] | None
     arguments are staged (one trace per dtype and rank), other arguments are compile-time
     constants; each call runs the trace on the target and returns NumPy values.
 
-    Targets: ``"interpreter"`` runs the IR on the NumPy reference interpreter. ``"cpu"`` (the
-    default, as DESIGN.md fixes it) will compile with Numba; until that backend lands it runs on
-    the interpreter (same results, slower) after a one-time ``BackendWarning`` per process, so
-    code written today keeps working and gets faster later. ``"cuda"`` raises
-    NotImplementedError until its backend lands.
+    Targets: ``"cpu"`` (the default) compiles the IR with Numba (cached on disk across
+    processes); ``"interpreter"`` runs it on the NumPy reference interpreter (for debugging: the
+    semantic oracle the compiled code is tested against). ``"cuda"`` raises NotImplementedError
+    until its backend lands.
 
     Raises:
       ValueError: an unknown target.

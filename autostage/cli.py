@@ -49,13 +49,22 @@ def _parser() -> argparse.ArgumentParser:
         help="instead of the converted source, trace the function for the argument types of "
              "--args and print its IR")
     show.add_argument(
+        "--backend-source", action="store_true",
+        help="trace the function for the argument types of --args and print the Python source "
+             "the CPU backend generates for Numba")
+    show.add_argument(
+        "--llvm", action="store_true",
+        help="trace the function for the argument types of --args, compile it with the CPU "
+             "backend and print Numba's LLVM IR of it")
+    show.add_argument(
         "--cfg", action="store_true",
         help="instead of converting, print the control-flow graph of the function (and of "
              "functions nested in it)")
     parser.add_argument(
         "--args", default="", metavar="TYPES",
-        help="with --ir: the arguments, comma-separated: types like f64[?,3] or i64[] (staged), "
-             "or Python literals like 3 or 'relu' (compile-time constants)")
+        help="with --ir, --backend-source, --llvm: the arguments, comma-separated: types like "
+             "f64[?,3] or i64[] (staged), or Python literals like 3 or 'relu' (compile-time "
+             "constants)")
     return parser
 
 
@@ -113,7 +122,8 @@ def _run_file(path: pathlib.Path) -> dict:
         sys.path.pop(0)
 
 
-def _traced_ir(path: pathlib.Path, dotted: str, args_text: str) -> str:
+def _traced(path: pathlib.Path, dotted: str, args_text: str, show: str) -> str:
+    """What ``show`` ("ir", "backend_source", "llvm") prints for the traced function."""
     from autostage import api
     from autostage.runtime.function import StagedFunction
 
@@ -128,10 +138,22 @@ def _traced_ir(path: pathlib.Path, dotted: str, args_text: str) -> str:
         entity = entity.__wrapped__
     staged = StagedFunction(api.to_graph(entity), name=dotted.rpartition(".")[2])
     try:
-        return staged.ir(*args)
+        if show == "ir":
+            return staged.ir(*args)
+        return _backend_text(staged.get_concrete_function(*args).module, show)
     except Exception as e:
         raise UsageError(f"tracing {dotted}({args_text}) failed: {type(e).__name__}: "
                          f"{str(e).splitlines()[0] if str(e) else ''}") from e
+
+
+def _backend_text(module: object, show: str) -> str:
+    from autostage.runtime.backends.cpu import compile as cpu_compile
+    from autostage.runtime.function import optimized
+
+    module = optimized(module)
+    if show == "llvm":
+        return cpu_compile.llvm_ir(module)
+    return cpu_compile.generate(module).source.rstrip("\n")
 
 
 def _find(module: gast.Module, dotted: str) -> gast.AST:
@@ -184,11 +206,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         path, source, node = load_target(args.target)
-        if args.ir:
-            print(_traced_ir(path, args.target.rpartition(":")[2], args.args))
+        show = next((s for s in ("ir", "backend_source", "llvm") if getattr(args, s)), None)
+        if show:
+            print(_traced(path, args.target.rpartition(":")[2], args.args, show))
             return 0
         if args.args:
-            raise UsageError("--args is used with --ir only")
+            raise UsageError("--args is used with --ir, --backend-source or --llvm only")
         if not (args.cfg or args.analysis):
             print(_converted_source(path, source, node))
             return 0

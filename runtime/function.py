@@ -48,10 +48,6 @@ class RetracingWarning(UserWarning):
     """
 
 
-class BackendWarning(UserWarning):
-    """The requested backend is not available yet and another one runs the same IR."""
-
-
 def is_staged_leaf(leaf: object) -> bool:
     return isinstance(leaf, np.ndarray | np.generic | TensorSpec)
 
@@ -63,10 +59,11 @@ def _leaf_type(leaf: object) -> TensorType:
 class ConcreteFunction:
     """One trace: an IR module and how to turn its results back into the returned structure."""
 
-    __slots__ = ("module", "key", "description", "captures", "outputs", "guards", "_execute")
+    __slots__ = ("module", "key", "description", "captures", "outputs", "guards", "_prepare",
+                 "_runner")
 
     def __init__(self, module: ir.Module, key: tuple, description: dict[str, tuple],
-                 captures: tuple[int, ...], outputs: Outputs, execute: Callable,
+                 captures: tuple[int, ...], outputs: Outputs, prepare: Callable,
                  guards: list | None = None):
         self.module = module
         self.key = key
@@ -76,7 +73,10 @@ class ConcreteFunction:
         # Arrays frozen in as constants that outlive the call (e.g. `self.w` of an object passed
         # as a constant): if one changes in place, this trace is stale (tracing.Trace.guards).
         self.guards = guards or []
-        self._execute = execute
+        # The backend's ``prepare(module) -> run(args) -> tuple``, called on the first run (the
+        # CPU backend compiles then), so that each call afterwards is one closure call.
+        self._prepare = prepare
+        self._runner: Callable[[list], tuple] | None = None
 
     @property
     def function(self) -> ir.Function:
@@ -85,7 +85,10 @@ class ConcreteFunction:
     def run(self, staged: list, environment_values: list) -> Any:
         if self.captures:
             staged = staged + [environment_values[i] for i in self.captures]
-        return self.outputs.build(self._execute(self.module, staged))
+        runner = self._runner
+        if runner is None:
+            runner = self._runner = self._prepare(self.module)
+        return self.outputs.build(runner(staged))
 
     def text(self) -> str:
         """The printed IR of this trace (every function of its module)."""
@@ -264,33 +267,47 @@ def _verify(module: ir.Module) -> None:
     verifier.verify(module)
 
 
-def _interpreter(module: ir.Module, args: list) -> tuple:
+def _interpreter(module: ir.Module) -> Callable[[list], tuple]:
     from autostage.runtime import interpreter
 
-    return interpreter.run(module, args)
+    return lambda args: interpreter.run(module, args)
 
 
-BACKENDS: dict[str, Callable[[ir.Module, list], tuple]] = {"interpreter": _interpreter}
-_warned_backends: set[str] = set()
+def optimized(module: ir.Module) -> ir.Module:
+    """``module`` after the default pass pipeline (where it exists), verified: what compiled
+    backends lower."""
+    try:
+        passes = importlib.import_module("autostage.runtime.passes")
+    except ImportError:  # pragma: no cover - the passes package always exists
+        return module
+    optimize = getattr(passes, "optimize", None)
+    if optimize is None:
+        return module
+    module = optimize(module)
+    _verify(module)
+    return module
+
+
+def _cpu(module: ir.Module) -> Callable[[list], tuple]:
+    """Optimizes and compiles (on the first call of a trace; see ConcreteFunction.run)."""
+    from autostage.runtime.backends.cpu.compile import compile_module
+
+    return compile_module(optimized(module))
+
+
+# target -> prepare(module) -> run(args: list) -> tuple of NumPy results.
+BACKENDS: dict[str, Callable[[ir.Module], Callable[[list], tuple]]] = {
+    "interpreter": _interpreter, "cpu": _cpu}
 
 
 def backend_for(target: str, stacklevel: int = 1) -> tuple[str, Callable]:
-    """The backend that runs ``target`` today, warning once per process when it differs."""
+    """The backend that runs ``target``: its name and ``prepare(module) -> run(args)``."""
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}; choose one of {', '.join(TARGETS)}")
     if target in BACKENDS:
         return target, BACKENDS[target]
-    if target == "cpu":
-        if target not in _warned_backends:
-            _warned_backends.add(target)
-            warnings.warn(
-                "autostage: the CPU (Numba) backend is not implemented yet; target='cpu' runs on "
-                "the NumPy reference interpreter (same results, slower)", BackendWarning,
-                stacklevel=stacklevel + 1)
-        return "interpreter", BACKENDS["interpreter"]
     raise NotImplementedError(
         f"autostage: the {target!r} backend is not implemented yet; use target='interpreter'")
-
 
 
 # --- Staged calls: a user function called with staged arguments becomes a `call` op. ---------
@@ -429,8 +446,8 @@ class StagedFunction:
       name: the IR function's name (default: the function's ``__name__``).
       input_signature: TensorSpecs (nested like the arguments) of the leading parameters: one
         trace, and calls whose arguments do not fit are a TypeError.
-      target: ``"interpreter"`` (NumPy reference), ``"cpu"`` (runs on the interpreter until the
-        Numba backend lands, with a one-time BackendWarning) or ``"cuda"`` (not yet).
+      target: ``"interpreter"`` (NumPy reference), ``"cpu"`` (Numba, compiled on the first call
+        of each trace and cached on disk) or ``"cuda"`` (not yet).
       error_hook: called with every exception leaving a call (the compiler adds source notes).
     """
 

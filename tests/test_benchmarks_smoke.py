@@ -1,9 +1,12 @@
 """The benchmark scripts run (``--smoke``: tiny sizes, one repetition) and check their results.
 
-Each script exits non-zero when a converted function's result differs from the original's; no
-timings are asserted here (benchmarks report ratios, see benchmarks/*.py and the README).
+Each script exits non-zero when a converted or staged function's result differs from the
+original's (or from NumPy eager's); no timings are asserted here (benchmarks report ratios, see
+benchmarks/*.py and the README). The workload scripts stage with ``target="cpu"`` when the CPU
+backend compiles in this checkout, else with ``target="interpreter"``.
 """
 
+import functools
 import os
 import pathlib
 import re
@@ -13,6 +16,25 @@ import sys
 import pytest
 
 BENCHMARKS = pathlib.Path(__file__).resolve().parents[1] / "benchmarks"
+COMBINED_HEADER = r"^workload\s+autostage ms\s+numba ms\s+numpy ms\s+ratio\s+goal\s+met\s+target$"
+
+
+@functools.cache
+def workload_target() -> str:
+    """"cpu" if a tiny ``convert(target="cpu")`` compiles without falling back, else "interpreter".
+
+    Asked in a fresh process: the fallback warning is given once per process.
+    """
+    probe = "import harness; print('cpu' if harness.cpu_target_available() else 'interpreter')"
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            timeout=120, cwd=BENCHMARKS)
+    return result.stdout.strip().splitlines()[-1] if result.returncode == 0 else "interpreter"
+
+
+def run_script(script: str, *args: str, tmp_path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "AUTOSTAGE_CACHE_DIR": str(tmp_path / "cache")}
+    return subprocess.run([sys.executable, str(BENCHMARKS / script), "--smoke", *args],
+                          capture_output=True, text=True, timeout=300, env=env)
 
 
 @pytest.mark.parametrize("script, header", [
@@ -20,9 +42,33 @@ BENCHMARKS = pathlib.Path(__file__).resolve().parents[1] / "benchmarks"
     ("python_overhead.py", r"^workload\s+original\s+converted\s+ratio$"),
 ])
 def test_benchmark_smoke_run_checks_results(script, header, tmp_path):
-    env = {**os.environ, "AUTOSTAGE_CACHE_DIR": str(tmp_path / "cache")}
-    result = subprocess.run([sys.executable, str(BENCHMARKS / script), "--smoke"],
-                            capture_output=True, text=True, timeout=300, env=env)
+    result = run_script(script, tmp_path=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert re.search(header, result.stdout, re.MULTILINE), result.stdout
     assert "FAILED" not in result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("script, variant_header", [
+    ("matmul_many.py", r"^variant\s+median ms\s+vs numba$"),
+    ("dynamic_rnn.py", r"^variant\s+median ms\s+sequences/s\s+vs numba$"),
+    ("sgd.py", r"^variant\s+median ms\s+steps/s\s+vs numba$"),
+    ("collatz.py", r"^variant\s+median ms\s+vs numba$"),
+    ("call_overhead.py", r"^variant\s+median us\s+vs numba$"),
+    ("first_call.py", r"^variant\s+imports\s+cold\s+from cache\s+cold process$"),
+])
+def test_workload_benchmark_smoke_run_checks_every_variant(script, variant_header, tmp_path):
+    result = run_script(script, "--target", workload_target(), tmp_path=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(variant_header, result.stdout, re.MULTILINE), result.stdout
+    assert re.search(COMBINED_HEADER, result.stdout, re.MULTILINE), result.stdout
+    assert "FAILED" not in result.stdout + result.stderr
+
+
+def test_run_all_prints_the_combined_table(tmp_path):
+    result = run_script("run_all.py", "--target", workload_target(), "--only", "call_overhead",
+                        "collatz", tmp_path=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(r"^== all workloads ==$", result.stdout, re.MULTILINE), result.stdout
+    assert re.search(COMBINED_HEADER, result.stdout, re.MULTILINE), result.stdout
+    assert re.search(r"^call_overhead x\+1 \(0-d f32\)\s", result.stdout, re.MULTILINE)
+    assert re.search(r"^collatz 1\.\.30\s", result.stdout, re.MULTILINE)

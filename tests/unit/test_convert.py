@@ -5,7 +5,6 @@ import warnings
 
 import numpy as np
 import pytest
-from autostage.runtime import function
 
 import autostage
 from autostage import cli
@@ -16,7 +15,6 @@ def clip_sum(x, limit=None):
     return total if limit is None else np.minimum(total, limit)
 
 
-@pytest.mark.filterwarnings("ignore::autostage.runtime.function.BackendWarning")
 def test_decorator_forms_return_staged_functions():
     @autostage.convert
     def plain(x):
@@ -30,7 +28,7 @@ def test_decorator_forms_return_staged_functions():
                                input_signature=[autostage.TensorSpec([None])])
     for f in (plain, empty_call, staged):
         assert isinstance(f, autostage.StagedFunction)
-    assert plain(-3) == 3 and plain.target == "cpu" and plain.backend == "interpreter"
+    assert plain(-3) == 3 and plain.target == "cpu" and plain.backend == "cpu"
     assert empty_call(np.arange(3)).tolist() == [0, 2, 4]
     assert staged(np.arange(4.0)) == 6.0 and staged.trace_count == 1
     assert staged.input_signature == (autostage.TensorSpec([None]),)
@@ -42,13 +40,10 @@ def test_targets():
         autostage.convert(target="gpu")
     with pytest.raises(NotImplementedError, match="'cuda' backend is not implemented yet"):
         autostage.convert(clip_sum, target="cuda")
-    function._warned_backends.discard("cpu")
-    with pytest.warns(function.BackendWarning, match="target='cpu' runs on the NumPy reference"):
-        autostage.convert(clip_sum)
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        autostage.convert(clip_sum)  # once per process
-        autostage.convert(clip_sum, target="interpreter")
+        warnings.simplefilter("error")  # the cpu target is real now: no fallback warning
+        assert autostage.convert(clip_sum).backend == "cpu"
+        assert autostage.convert(clip_sum, target="interpreter").backend == "interpreter"
 
 
 def test_staged_result_matches_python():

@@ -1,0 +1,92 @@
+"""100 chained matmuls of a 2x2 float32 matrix: per-op cost on tiny arrays.
+
+``matmul_many(a)`` multiplies ``x = x @ a`` a hundred times in a ``for`` over ``range(100)``. A
+Python ``range`` of a constant is unrolled while tracing, so the staged program is 100 ``matmul``
+ops on 2x2 arrays: what it measures is the per-op cost of the backend (allocation, a BLAS call or
+a loop), not arithmetic. Variants, timed alternately in this process (median time per call):
+
+* autostage: ``autostage.convert(matmul_many, target=--target)``;
+* numba: hand-written ``@numba.njit``, what an expert writes for tiny matrices (TOOLCHAIN.md):
+  explicit loops into two preallocated buffers that are swapped, no BLAS call, no allocation;
+* numpy: ``matmul_many`` itself, eager.
+
+The matrix is random with spectral radius 1, so the product stays of order 1; every variant must
+match NumPy eager within rtol=1e-4, atol=1e-5 (float32 rounding over 100 products), and autostage
+must return float32 of shape (2, 2). Exit status 1 on a mismatch.
+
+    .venv/bin/python benchmarks/matmul_many.py [--smoke] [--repeats R] [--target cpu|interpreter]
+"""
+
+from __future__ import annotations
+
+import sys
+
+import harness
+import numba
+import numpy as np
+
+REPEATS = 7  # timings per variant (--repeats)
+RTOL, ATOL = 1e-4, 1e-5
+
+
+def matmul_many(a):
+    """The user's code: plain NumPy with a Python loop."""
+    x = a
+    for _ in range(100):
+        x = x @ a
+    return x
+
+
+@numba.njit
+def matmul_many_numba(a):
+    """Hand-written: loops into two reused buffers (x @ a written into y, then swapped)."""
+    n = a.shape[0]
+    x = a.copy()
+    y = np.empty_like(a)
+    for _ in range(100):
+        for i in range(n):
+            for j in range(n):
+                acc = np.float32(0.0)
+                for k in range(n):
+                    acc += x[i, k] * a[k, j]
+                y[i, j] = acc
+        x, y = y, x
+    return x
+
+
+def make_input() -> np.ndarray:
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 2)).astype(np.float32)
+    return (a / np.max(np.abs(np.linalg.eigvals(a)))).astype(np.float32)
+
+
+def run(args) -> harness.Report:
+    a = make_input()
+    variants = {
+        "autostage": harness.staged(matmul_many, args.target),
+        "numba": matmul_many_numba,
+        "numpy": matmul_many,
+    }
+    expected = matmul_many(a)
+    failures = []
+    for label, fn in variants.items():  # also the warm-up: traces and compiles
+        why = harness.mismatch(fn(a), expected, RTOL, ATOL, check_dtype=label == "autostage")
+        if why:
+            failures.append(f"matmul_many {label}: {why}")
+    seconds = harness.median_seconds({k: (lambda f=f: f(a)) for k, f in variants.items()},
+                                     args.repeats, args.smoke)
+    harness.print_variant_table(
+        f"matmul_many: 100 chained 2x2 float32 matmuls, target={args.label}, median of "
+        f"{args.repeats}", seconds)
+    return harness.Report([harness.ratio_row("matmul_many 2x2 x100", seconds, args.label)],
+                          failures)
+
+
+def main(argv=None) -> int:
+    args = harness.parse_args(__doc__.partition("\n")[0], argv, repeats=REPEATS)
+    harness.note_optional_frameworks()
+    return harness.finish(run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,224 @@
+"""``compile_module``: an IR module -> a runner ``run(args: list) -> tuple`` backed by Numba.
+
+Generates the module's source (``codegen``), writes and imports it through the disk cache
+(``module_cache``), and returns a closure that calls the entry function's dispatcher. All work
+that does not depend on the argument values is done here once, so a call is: unwrap 0-d
+arguments to scalars, append the Variables' storage, call, re-wrap the results as the NumPy
+values the interpreter returns. The first call compiles explicitly (``Dispatcher.compile``), so
+that a Numba error is told apart from a run-time error of the program: a Numba typing or
+lowering error becomes a ``CpuCompileError`` naming the op and the user's line (Numba's text is
+kept as a note), and a cache entry Numba fails to load is purged and compiled again.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import pkgutil
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numba
+import numpy as np
+from autostage.runtime import ir, tracing
+from autostage.runtime.backends.cpu import codegen, module_cache
+from autostage.runtime.types import ListType, TensorType
+
+logger = logging.getLogger(__name__)
+_loaded_lowerings = False
+
+
+class CpuCompileError(tracing.StagingError, TypeError):
+    """Numba could not compile code autostage generated for an accepted program (a bug of the
+    CPU backend, reported in the user's terms).
+
+    Example: an op whose lowering Numba cannot type for some dtype. Fix: run the function with
+    ``target="interpreter"`` meanwhile, and report the error with its notes.
+    """
+
+
+def load_lowerings() -> None:
+    """Imports every ``lower_*`` module of this package, registering their rules."""
+    global _loaded_lowerings
+    if _loaded_lowerings:
+        return
+    for ops in ("ops", "ops.call", "staging", "state"):  # the op kinds the rules attach to
+        importlib.import_module(f"autostage.runtime.{ops}")
+    package = importlib.import_module("autostage.runtime.backends.cpu")
+    for info in pkgutil.iter_modules(package.__path__):
+        if info.name.startswith("lower_"):
+            importlib.import_module(f"{package.__name__}.{info.name}")
+    _loaded_lowerings = True
+
+
+class Generated:
+    """The source of a module and what running it needs."""
+
+    __slots__ = ("source", "line_ops", "entry", "variables")
+
+    def __init__(self, source: str, line_ops: dict[int, ir.Op], entry: str, variables: list):
+        self.source = source
+        self.line_ops = line_ops  # generated line number -> the op it was emitted for
+        self.entry = entry        # the entry function's Python name
+        self.variables = variables  # Variables whose storage trails the arguments
+
+
+def generate(module: ir.Module) -> Generated:
+    """The Python source of ``module`` (raises ``LoweringError`` for an op without a rule)."""
+    load_lowerings()
+    emitter = codegen.Emitter(module)
+    bodies = [emitter.function(f) for f in module.functions.values()]
+    source, line_ops = emitter.module_source(bodies)
+    return Generated(source, line_ops, emitter.function_names[module.entry],
+                     list(emitter.variables))
+
+
+def compile_module(module: ir.Module) -> Callable[[list], tuple]:
+    """A runner for ``module``'s entry function: ``run(args) -> tuple`` of NumPy results,
+    compiling on its first call (from Numba's disk cache when another process did already)."""
+    generated = generate(module)
+    python_module = module_cache.load(generated.source)
+    dispatcher = getattr(python_module, generated.entry)
+    params = module.main.body.args
+    scalars = [i for i, v in enumerate(params) if _scalar(v.type)]
+    variables = generated.variables
+    convert = _result_converter(module.main.result_types)
+
+    def run(args: list) -> tuple:
+        for i in scalars:
+            args[i] = args[i][()]  # 0-d arrays and NumPy scalars alike become scalars
+        if variables:
+            args = [*args, *[var._storage for var in variables]]
+        try:
+            return convert(dispatcher(*args))
+        except numba.core.errors.NumbaError as e:  # a later specialisation failed to compile
+            raise translate(e, generated, python_module) from None
+
+    def first_call(args: list) -> tuple:
+        prepared = [a[()] if i in scalars else a for i, a in enumerate(args)]
+        prepared += [var._storage for var in variables]
+        _compile(dispatcher, prepared, generated, python_module)
+        cell[0] = run
+        return run(args)
+
+    cell = [first_call]
+    runner = lambda args: cell[0](args)  # noqa: E731 - attributes below are for inspection
+    runner.dispatcher = dispatcher  # stats (cache hits), inspect_llvm()
+    runner.path = python_module.__file__
+    runner.source = generated.source
+    return runner
+
+
+def _compile(dispatcher: object, args: list, generated: Generated, python_module: object
+             ) -> None:
+    """Compiles (or loads from Numba's cache) the signature of ``args``; retries once after
+    purging a cache entry that fails to load."""
+    signature = tuple(dispatcher.typeof_pyval(a) for a in args)
+    start = time.perf_counter()
+    for attempt in (0, 1):
+        try:
+            dispatcher.compile(signature)
+            break
+        except Exception as e:  # noqa: BLE001 - sorted out below
+            cached = module_cache.numba_cache_files(Path(python_module.__file__))
+            if attempt or not cached:  # compiled from scratch: a real compile error
+                if isinstance(e, numba.core.errors.NumbaError):
+                    raise translate(e, generated, python_module) from None
+                raise
+            # Loaded from Numba's cache and failed (pickle, EOF, OS errors, or wrapped by
+            # Numba in a typing error for a callee): a damaged entry. Purge it, compile again.
+            logger.warning("autostage: Numba's cache of %s failed to load (%s: %s); compiling "
+                           "again", python_module.__file__, type(e).__name__, e)
+            module_cache.purge_numba_cache(Path(python_module.__file__))
+    logger.debug("compiled %s%s in %.3f s (cache hits %s)", generated.entry, signature,
+                 time.perf_counter() - start, dispatcher.stats.cache_hits)
+
+
+def llvm_ir(module: ir.Module) -> str:
+    """The LLVM IR Numba makes of ``module``'s entry function for its parameter types (C-
+    contiguous arrays), e.g. for the CLI's ``--llvm``."""
+    runner = compile_module(module)
+    # Numba cannot show the LLVM IR of code loaded from its cache: compile a fresh copy.
+    dispatcher = numba.njit(error_model="numpy")(runner.dispatcher.py_func)
+    signature = [_numba_type(v.type) for v in module.main.body.args]
+    signature += [numba.typeof(var._storage) for var in generate(module).variables]
+    try:
+        dispatcher.compile(tuple(signature))
+    except numba.core.errors.NumbaError as e:
+        raise translate(e, generate(module), importlib.import_module(
+            dispatcher.py_func.__module__)) from None
+    return dispatcher.inspect_llvm(tuple(signature))
+
+
+def _numba_type(type_: object) -> object:
+    if isinstance(type_, ListType):
+        raise TypeError("a tensor list argument has no LLVM signature")
+    dtype = numba.from_dtype(type_.dtype)
+    return dtype if type_.is_scalar else numba.types.Array(dtype, type_.ndim, "C")
+
+
+def _scalar(type_: object) -> bool:
+    return isinstance(type_, TensorType) and type_.is_scalar
+
+
+def _result_converter(result_types: tuple) -> Callable[[tuple], tuple]:
+    """Turns the njit function's results into what the interpreter returns: 0-d values as
+    NumPy scalars of their dtype (Numba returns Python scalars), writable arrays, lists."""
+    converters = [_converter(t) for t in result_types]
+    if all(c is None for c in converters):
+        return lambda results: results
+    if len(converters) == 1:
+        (only,) = converters
+        return lambda results: (only(results[0]),)
+    pairs = [(i, c) for i, c in enumerate(converters) if c is not None]
+
+    def convert(results: tuple) -> tuple:
+        out = list(results)
+        for i, c in pairs:
+            out[i] = c(out[i])
+        return tuple(out)
+
+    return convert
+
+
+def _converter(type_: object) -> Callable | None:
+    if isinstance(type_, ListType):
+        return lambda items: [_writable(item) for item in items]
+    if _scalar(type_):
+        return type_.dtype.type
+    return _writable
+
+
+def _writable(value: object) -> object:
+    if isinstance(value, np.ndarray) and not value.flags.writeable:
+        return value.copy()  # a constant: the interpreter hands out copies too
+    return value
+
+
+_LINE = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def translate(error: Exception, generated: Generated, python_module: object) -> CpuCompileError:
+    """A Numba error as a ``CpuCompileError`` naming the op and user line it comes from."""
+    text = str(error)
+    path = str(Path(python_module.__file__).name)
+    op = None
+    places = [(m.group(1), int(m.group(2))) for m in _LINE.finditer(text)]
+    loc = getattr(error, "loc", None)
+    if loc is not None and getattr(loc, "filename", None):
+        places.append((loc.filename, loc.line))
+    for filename, line in places:
+        if Path(filename).name == path:
+            op = generated.line_ops.get(line, op)
+    if op is None:
+        what = "the generated code"
+    else:
+        what = f"`{op.name}` at {codegen.where(op)}"
+    result = CpuCompileError(
+        f"autostage: the CPU backend could not compile {what}; this is a bug in autostage, "
+        "please report it (meanwhile use target='interpreter')")
+    result.add_note(f"autostage: Numba said ({type(error).__name__}, in "
+                    f"{python_module.__file__}):\n{text}")
+    return result

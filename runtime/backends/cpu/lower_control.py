@@ -1,0 +1,98 @@
+"""CPU lowerings of structured control flow and calls: ``cond``, ``while``, ``undef``, ``call``.
+
+Regions are inlined: ``cond`` becomes a native ``if``/``else`` assigning its results in both
+branches, ``while`` a ``while True`` loop over variables holding the carried values (the
+condition region runs at the top of each iteration, as in the interpreter), ``call`` a direct
+call of the callee's njit function (so recursion stays native). Array constants are read-only
+globals in Numba, whose type does not unify with writable arrays, so a constant flowing into a
+carried variable or a branch result is copied there.
+"""
+
+from __future__ import annotations
+
+from autostage.runtime import ir
+from autostage.runtime.backends.cpu.codegen import Emitter, is_scalar, lowering, np_dtype
+from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
+from autostage.runtime.types import ListType, TensorType
+
+
+def owned(em: Emitter, value: ir.Value, expr: str | None = None) -> str:
+    """``value``'s expression, copied if it is a (read-only) array constant or a tensor list
+    that is read elsewhere too (lists are updated in place by their only reader)."""
+    expr = em.name(value) if expr is None else expr
+    if isinstance(value.type, ListType):
+        return f"{expr}.copy()" if em.uses(value) > 1 else expr
+    producer = value.producer
+    if (isinstance(producer, ir.Op) and producer.name == "constant"
+            and not is_scalar(value.type)):
+        return f"{expr}.copy()"
+    return expr
+
+
+def placeholder(em: Emitter, type_: object) -> str:
+    """A value of ``type_`` that is never read (the ``undef`` op; cf. its NumPy reference)."""
+    if isinstance(type_, ListType):
+        return f"List.empty_list({list_item_type(em, type_.element)})"
+    if is_scalar(type_):
+        return "False" if type_.dtype.kind == "b" else f"{np_dtype(type_.dtype)}(0)"
+    shape = tuple(0 if d is None else d for d in type_.shape)
+    return f"np.zeros({shape}, {np_dtype(type_.dtype)})"
+
+
+def list_item_type(em: Emitter, element: TensorType) -> str:
+    """A module global holding the Numba type of a tensor list's items (layout 'A', so views
+    and contiguous arrays both fit)."""
+    dtype = "boolean" if element.dtype.kind == "b" else element.dtype.name
+    if is_scalar(element):
+        return f"numba.types.{dtype}"
+    return em.global_value(f"{dtype}_{element.ndim}d",
+                           f"numba.types.Array(numba.types.{dtype}, {element.ndim}, 'A')")
+
+
+@lowering("undef")
+def _undef(op: ir.Op, em: Emitter) -> None:
+    em.line(f"{em.name(op.results[0])} = {placeholder(em, op.attrs['type'])}")
+
+
+@lowering("cond")
+def _cond(op: ir.Op, em: Emitter) -> None:
+    then, orelse = op.regions
+    outs = [em.name(v) for v in op.results]
+    em.line(f"if {em.name(op.operands[0])}:")
+    for i, region in enumerate((then, orelse)):
+        if i:
+            em.line("else:")
+        with em.block():
+            results = em.region(region, [])
+            for out, value, expr in zip(outs, region.results, results, strict=True):
+                em.line(f"{out} = {owned(em, value, expr)}")
+
+
+@lowering("while")
+def _while(op: ir.Op, em: Emitter) -> None:
+    cond, body = op.regions
+    carried = [em.name(v) for v in op.results]  # the loop variables end as the results
+    for var, init in zip(carried, op.operands, strict=True):
+        em.line(f"{var} = {owned(em, init)}")
+    em.line("while True:")
+    with em.block():
+        (go,) = em.region(cond, carried)
+        em.line(f"if not {go}:")
+        with em.block():
+            em.line("break")
+        new = em.region(body, carried)
+        changed = [(var, owned(em, value, expr)) for var, value, expr
+                   in zip(carried, body.results, new, strict=True) if var != expr]
+        if changed:
+            targets = ", ".join(var for var, _ in changed)
+            values = ", ".join(expr for _, expr in changed)
+            em.line(f"{targets} = {values}")
+
+
+@lowering("call")
+def _call(op: ir.Op, em: Emitter) -> None:
+    callee = em.function_names[op.attrs["callee"]]
+    args = ", ".join([em.name(v) for v in op.operands] + list(em.variables.values()))
+    outs = [em.name(v) for v in op.results]
+    target = "".join(f"{o}, " for o in outs)
+    em.line(f"{target}= {callee}({args})" if outs else f"{callee}({args})")

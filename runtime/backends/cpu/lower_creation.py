@@ -1,0 +1,77 @@
+"""CPU lowerings of the creation ops: full, full_like, arange, eye.
+
+``arange`` is a loop that reproduces NumPy's own fill: the length is ``ceil((stop - start) /
+step)`` in float64, the first two values are ``start`` and ``start + step`` converted to the
+dtype, and the rest ``first + i * delta`` computed in the dtype (NumPy's ``@NAME@_fill``), so
+float results agree bit for bit. ``eye`` writes its diagonal into zeros.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from autostage.runtime import ir
+from autostage.runtime.backends.cpu import lower_support as s
+from autostage.runtime.backends.cpu.codegen import Emitter, lowering, np_dtype
+from autostage.runtime.backends.cpu.lower_shapes import staged_shape
+
+
+def _fill(em: Emitter, out: str, sizes: list[str], fill: str, dtype: np.dtype) -> None:
+    value = s.cast(fill, dtype)
+    if not sizes:
+        em.line(f"{out} = {value}")
+        return
+    em.line(f"{out} = {s.empty(sizes, dtype)}")
+    em.line(f"{out}[...] = {value}")
+
+
+@lowering("full")
+def lower_full(op: ir.Op, em: Emitter) -> None:
+    fill, *sizes = op.operands
+    shape = staged_shape(em, op.attrs["shape"], tuple(sizes))
+    _fill(em, em.name(op.results[0]), shape, em.name(fill), op.results[0].type.dtype)
+
+
+@lowering("full_like")
+def lower_full_like(op: ir.Op, em: Emitter) -> None:
+    x, fill = op.operands
+    _fill(em, em.name(op.results[0]), s.dims(em, x), em.name(fill), op.results[0].type.dtype)
+
+
+@lowering("arange")
+def lower_arange(op: ir.Op, em: Emitter) -> None:
+    start, stop, step = (em.name(v) for v in op.operands)
+    dtype = op.results[0].type.dtype
+    if dtype == np.bool_ or dtype.kind == "c":
+        raise s.unsupported(em, op, f"arange of dtype {dtype} is not lowered")
+    out = em.name(op.results[0])
+    n, first, delta, i = em.fresh("n"), em.fresh("first"), em.fresh("delta"), em.fresh("i")
+    em.line(f"if {step} == 0:")
+    with em.block():
+        em.line("raise ZeroDivisionError('division by zero')")
+    em.line(f"{n} = max(int(np.ceil((np.float64({stop}) - np.float64({start})) / "
+            f"np.float64({step}))), 0)")
+    em.line(f"{out} = np.empty({n}, {np_dtype(dtype)})")
+    second = em.fresh("second")
+    em.line(f"{first} = {s.cast(start, dtype)}")
+    em.line(f"{second} = {s.cast(f'{start} + {step}', dtype)}")
+    em.line(f"{delta} = {second} - {first}")
+    em.line(f"if {n} > 0:")
+    with em.block():
+        em.line(f"{out}[0] = {first}")
+    em.line(f"if {n} > 1:")
+    with em.block():
+        em.line(f"{out}[1] = {second}")
+    em.line(f"for {i} in range(2, {n}):")
+    with em.block():
+        em.line(f"{out}[{i}] = {first} + {s.cast(i, dtype)} * {delta}")
+
+
+@lowering("eye")
+def lower_eye(op: ir.Op, em: Emitter) -> None:
+    rows, cols = staged_shape(em, op.attrs["shape"], op.operands)
+    k, dtype = op.attrs["k"], op.results[0].type.dtype
+    out, i = em.name(op.results[0]), em.fresh("i")
+    em.line(f"{out} = {s.zeros([rows, cols], dtype)}")
+    em.line(f"for {i} in range(max(0, -{k}), min({rows}, {cols} - {k})):")
+    with em.block():
+        em.line(f"{out}[{i}, {i} + {k}] = {s.one(dtype)}")

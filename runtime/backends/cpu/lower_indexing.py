@@ -1,0 +1,298 @@
+"""CPU lowerings of ``getitem`` and ``setitem`` (a copy, then the assignment).
+
+Basic indices (ints, slices, newaxis, ellipsis) are Numba's own basic indexing (views), with an
+IndexError check for integers NumPy would reject (Numba does not bounds-check). Advanced indices
+(integer arrays, boolean masks, and ints next to them) are one loop nest, since Numba accepts
+only a single 1-d advanced index: first a basic view applies the slices and newaxes, masks
+become integer arrays with ``np.nonzero``, then the loops run over the result in C order (the
+broadcast advanced dimensions first, or in place of the advanced indices when those are
+adjacent, as NumPy orders them), wrapping negative indices and raising IndexError when out of
+bounds. setitem runs the same loops writing into the copy, last write winning as in NumPy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from autostage.runtime import ir
+from autostage.runtime.backends.cpu import lower_support as s
+from autostage.runtime.backends.cpu.codegen import Emitter, lowering
+from autostage.runtime.ops.indexing import ELLIPSIS, STAGED
+
+
+@dataclass
+class Item:
+    """One index item: kind int/slice/newaxis/ellipsis/array/mask, with its expression(s)."""
+
+    kind: str
+    expr: object = None          # int/array/mask: the expression; slice: (start, stop, step)
+    value: ir.Value | None = None  # the staged operand (array/mask: for its type)
+
+
+def parse_index(em: Emitter, index: tuple, staged: tuple[ir.Value, ...]) -> list[Item]:
+    """The items of an ``index`` attr with the staged operands' variables in place of ``?``."""
+    operands = iter(staged)
+    items = []
+    for entry in index:
+        if entry is None:
+            items.append(Item("newaxis"))
+        elif entry == ELLIPSIS:
+            items.append(Item("ellipsis"))
+        elif isinstance(entry, tuple):
+            parts = tuple("" if p is None else em.name(next(operands)) if p == STAGED
+                          else str(p) for p in entry)
+            items.append(Item("slice", parts))
+        elif entry == STAGED:
+            v = next(operands)
+            kind = ("mask" if v.type.dtype.kind == "b" else "array") if v.type.ndim else "int"
+            items.append(Item(kind, em.name(v), v))
+        else:
+            items.append(Item("int", str(entry)))
+    return items
+
+
+def expand(items: list[Item], ndim: int) -> list[Item]:
+    """Items with the Ellipsis (or the implicit trailing one) replaced by full slices."""
+    consumed = sum(i.value.type.ndim if i.kind == "mask" else i.kind not in ("newaxis",
+                                                                             "ellipsis")
+                   for i in items)
+    full = [Item("slice", ("", "", "")) for _ in range(ndim - consumed)]
+    for position, item in enumerate(items):
+        if item.kind == "ellipsis":
+            return items[:position] + full + items[position + 1:]
+    return items + full
+
+
+def _slice_text(parts: tuple) -> str:
+    start, stop, step = parts
+    return f"{start}:{stop}" + (f":{step}" if step else "")
+
+
+def _check_int(em: Emitter, expr: str, extent: str, axis: int) -> None:
+    em.line(f"if not -{extent} <= {expr} < {extent}:")
+    with em.block():
+        s.raise_out_of_bounds(em, expr, axis, extent)
+
+
+def basic_index(em: Emitter, items: list[Item], x: ir.Value) -> list[str]:
+    """The parts of a basic index expression (checking integer bounds NumPy would check)."""
+    sizes, parts, axis = s.dims(em, x), [], 0
+    for item in items:
+        if item.kind == "newaxis":
+            parts.append("None")
+            continue
+        if item.kind == "int":
+            if item.value is not None or x.type.shape[axis] is None:
+                _check_int(em, item.expr, sizes[axis], axis)
+            parts.append(item.expr)
+        else:
+            parts.append(_slice_text(item.expr))
+        axis += 1
+    return parts
+
+
+def _view(em: Emitter, xname: str, items: list[Item]) -> str:
+    """A basic-indexed view of ``x`` applying slices/newaxes; advanced axes kept whole."""
+    parts = []
+    for item in items:
+        if item.kind == "newaxis":
+            parts.append("None")
+        elif item.kind == "slice":
+            parts.append(_slice_text(item.expr))
+        else:
+            parts += [":"] * (item.value.type.ndim if item.kind == "mask" else 1)
+    if all(p == ":" for p in parts):
+        return xname
+    view = em.fresh("view")
+    em.line(f"{view} = {xname}[{', '.join(parts)}]")
+    return view
+
+
+@dataclass
+class Advanced:
+    """The loop structure of an advanced index: result extents, and per view axis the source
+    index (a result loop index, or an expression reading an index array)."""
+
+    view: str
+    extents: list[str]
+    indices: list[str]
+    sources: list[str]
+
+
+def _advanced_arrays(em: Emitter, items: list[Item]) -> list[tuple[str, tuple, int]]:
+    """Per view axis (None for a basic axis): (array expression, static shape, rank) — masks
+    become their ``np.nonzero`` arrays (checked against the indexed axes later)."""
+    axes = []
+    for item in items:
+        if item.kind == "newaxis" or item.kind == "slice":
+            axes.append(None)
+        elif item.kind == "int":
+            axes.append((item.expr, (), 0))
+        elif item.kind == "array":
+            axes.append((item.expr, item.value.type.shape, item.value.type.ndim))
+        else:
+            nz = em.fresh("nz")
+            em.line(f"{nz} = np.nonzero({item.expr})")
+            axes += [(f"{nz}[{j}]", (None,), 1) for j in range(item.value.type.ndim)]
+    return axes
+
+
+def _check_masks(em: Emitter, items: list[Item], view: str) -> None:
+    axis = 0
+    for item in items:
+        if item.kind == "mask":
+            for j in range(item.value.type.ndim):
+                em.line(f"if {item.expr}.shape[{j}] != {view}.shape[{axis + j}]:")
+                with em.block():
+                    em.line("raise IndexError('boolean index did not match indexed array "
+                            f"along axis {axis + j}')")
+            axis += item.value.type.ndim
+        else:
+            axis += 1
+
+
+def _broadcast(em: Emitter, arrays: list[tuple[str, tuple, int]]) -> list[str]:
+    """The broadcast shape of the index arrays (run-time checked, IndexError as NumPy)."""
+    rank = max(n for _, _, n in arrays)
+    sizes = []
+    for d in range(rank):
+        b = em.fresh("b")
+        em.line(f"{b} = 1")
+        for expr, _shape, n in arrays:
+            if d < rank - n:
+                continue
+            size = f"{expr}.shape[{d - (rank - n)}]"
+            em.line(f"if {size} != 1:")
+            with em.block():
+                em.line(f"if {b} != 1 and {b} != {size}:")
+                with em.block():
+                    em.line("raise IndexError('shape mismatch: indexing arrays could not be "
+                            "broadcast together')")
+                em.line(f"{b} = {size}")
+        sizes.append(b)
+    return sizes
+
+
+def advanced(em: Emitter, xname: str, items: list[Item]) -> Advanced:
+    """Emits the view and index-array preparation; returns the loop structure."""
+    view = _view(em, xname, items)
+    _check_masks(em, items, view)
+    per_axis = _advanced_arrays(em, items)
+    arrays = [a for a in per_axis if a is not None]
+    bsizes = _broadcast(em, arrays)
+    rank = len(bsizes)
+    bidx = s.fresh_indices(em, rank, "j")
+    positions = [p for p, i in enumerate(items) if i.kind in ("int", "array", "mask")]
+    adjacent = positions == list(range(positions[0], positions[-1] + 1))
+    insert_at = sum(a is None for a in per_axis[:per_axis.index(next(
+        a for a in per_axis if a is not None))]) if adjacent else 0
+    extents, indices, sources = [], [], []
+    for axis, entry in enumerate(per_axis):
+        if entry is None:
+            i = em.fresh("i")
+            extents.append(f"{view}.shape[{axis}]")
+            indices.append(i)
+            sources.append(i)
+        else:
+            sources.append(_index_source(em, entry, bidx, bsizes))
+    extents[insert_at:insert_at] = bsizes
+    indices[insert_at:insert_at] = bidx
+    return Advanced(view, extents, indices, sources)
+
+
+def _index_source(em: Emitter, entry: tuple, bidx: list[str], bsizes: list[str]) -> str:
+    """The expression reading an index array at the broadcast loop indices."""
+    expr, shape, n = entry
+    if n == 0:
+        return expr
+    own = bidx[len(bidx) - n:]
+    parts = [s.broadcast_index(i, None if d is None else d, f"{expr}.shape[{k}]")
+             for k, (i, d) in enumerate(zip(own, shape, strict=True))]
+    return f"{expr}[{', '.join(parts)}]"
+
+
+def _wrapped_sources(em: Emitter, adv: Advanced, per_axis_advanced: list[bool]) -> list[str]:
+    """Inside the loops: each advanced source wrapped (negative) and bounds-checked."""
+    result = []
+    for axis, (src, is_adv) in enumerate(zip(adv.sources, per_axis_advanced, strict=True)):
+        if not is_adv:
+            result.append(src)
+            continue
+        t, extent = em.fresh("t"), f"{adv.view}.shape[{axis}]"
+        em.line(f"{t} = {src}")
+        em.line(f"if {t} < 0:")
+        with em.block():
+            em.line(f"{t} += {extent}")
+        em.line(f"if {t} < 0 or {t} >= {extent}:")
+        with em.block():
+            s.raise_out_of_bounds(em, src, axis, extent)
+        result.append(t)
+    return result
+
+
+def _is_advanced(items: list[Item]) -> list[bool]:
+    flags = []
+    for item in items:
+        if item.kind in ("newaxis", "slice"):
+            flags.append(False)
+        else:
+            flags += [True] * (item.value.type.ndim if item.kind == "mask" else 1)
+    return flags
+
+
+def _prepare(op: ir.Op, em: Emitter, staged: tuple) -> tuple[list[Item], bool]:
+    x = op.operands[0]
+    items = expand(parse_index(em, op.attrs["index"], staged), x.type.ndim)
+    return items, any(i.kind in ("array", "mask") for i in items)
+
+
+@lowering("getitem")
+def lower_getitem(op: ir.Op, em: Emitter) -> None:
+    x, *staged = op.operands
+    result = op.results[0]
+    out, xname = em.name(result), em.name(x)
+    items, is_advanced = _prepare(op, em, tuple(staged))
+    if x.type.ndim == 0:
+        em.line(f"{out} = {xname}" if result.type.ndim == 0 else
+                f"{out} = np.full({s.shape_tuple(['1'] * result.type.ndim)}, {xname})")
+        return
+    if not is_advanced:
+        em.line(f"{out} = {xname}[{', '.join(basic_index(em, items, x))}]")
+        return
+    adv = advanced(em, xname, items)
+    em.line(f"{out} = {s.empty(adv.extents, result.type.dtype)}")
+    with s.loops(em, adv.indices, adv.extents):
+        sources = _wrapped_sources(em, adv, _is_advanced(items))
+        em.line(f"{out}[{', '.join(adv.indices)}] = {adv.view}[{', '.join(sources)}]")
+
+
+@lowering("setitem")
+def lower_setitem(op: ir.Op, em: Emitter) -> None:
+    x, v, *staged = op.operands
+    out, xname, vname = em.name(op.results[0]), em.name(x), em.name(v)
+    if x.type.ndim == 0:
+        em.line(f"{out} = {vname}" if v.type.ndim == 0 else f"{out} = {vname}.ravel()[0]")
+        return
+    items, is_advanced = _prepare(op, em, tuple(staged))
+    em.line(f"{out} = {xname}.copy()")
+    if not is_advanced:
+        em.line(f"{out}[{', '.join(basic_index(em, items, x))}] = {vname}")
+        return
+    adv = advanced(em, out, items)
+    with s.loops(em, adv.indices, adv.extents):
+        sources = _wrapped_sources(em, adv, _is_advanced(items))
+        em.line(f"{adv.view}[{', '.join(sources)}] = {_value_at(em, v, adv)}")
+
+
+def _value_at(em: Emitter, v: ir.Value, adv: Advanced) -> str:
+    """The element of the (broadcast) value for the current target position."""
+    n = v.type.ndim
+    if n == 0:
+        return em.name(v)
+    own = adv.indices[len(adv.indices) - n:] if n <= len(adv.indices) else None
+    if own is None:
+        raise s.unsupported(em, em.op, "a value of higher rank than the indexed target")
+    vdims = s.dims(em, v)
+    parts = [s.broadcast_index(i, d, e) for i, d, e in zip(own, v.type.shape, vdims,
+                                                            strict=True)]
+    return f"{em.name(v)}[{', '.join(parts)}]"

@@ -1,0 +1,191 @@
+"""CPU lowerings of the products: matmul, dot and einsum.
+
+Float and complex products of 1-d/2-d operands call ``np.dot`` (BLAS through scipy), on
+contiguous operands of the result dtype, unless both shapes are static and tiny: then, as for
+integer, bool, batched, N-d ``dot`` and every ``einsum``, they are one loop nest (a contraction:
+result axes outside, summed axes inside), which for a 2x2 product costs ~20 ns instead of a
+~160 ns BLAS call (shared/TOOLCHAIN.md); static extents let LLVM unroll it. Operands are cast
+to the result dtype before multiplying, as NumPy does. Sums are in index order, so float
+results can differ from NumPy's (BLAS, einsum) in the last bits.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from autostage.runtime import ir
+from autostage.runtime.backends.cpu import lower_support as s
+from autostage.runtime.backends.cpu.codegen import Emitter, lowering
+from autostage.runtime.ops.linalg import parse_subscripts
+
+TINY = 64  # n*k*m at most this (all static): loops instead of a BLAS call
+
+
+@dataclass
+class Operand:
+    """An operand of a contraction: its variable and the index expression of each axis."""
+
+    name: str
+    indices: list[str]
+
+
+def contraction(em: Emitter, result: ir.Value, out_loops: list[tuple[str, str]],
+                sum_loops: list[tuple[str, str]], operands: list[Operand]) -> None:
+    """``result[out] = sum over sum_loops of prod(operands)`` in the result dtype."""
+    dtype = result.type.dtype
+    out = em.name(result)
+    acc = em.fresh("acc")
+    factors = [s.index_expr(o.name, o.indices) for o in operands]
+    if result.type.ndim:
+        em.line(f"{out} = {s.empty([e for _, e in out_loops], dtype)}")
+    with s.loops(em, [i for i, _ in out_loops], [e for _, e in out_loops]):
+        em.line(f"{acc} = {s.zero(dtype)}")
+        with s.loops(em, [i for i, _ in sum_loops], [e for _, e in sum_loops]):
+            if dtype == np.bool_:
+                terms = " and ".join(f"({f} != 0)" for f in factors)
+                em.line(f"{acc} = {acc} or ({terms})")
+            else:
+                em.line(f"{acc} += {' * '.join(s.cast(f, dtype) for f in factors)}")
+        em.line(f"{s.index_expr(out, [i for i, _ in out_loops]) if result.type.ndim else out}"
+                f" = {acc}")
+
+
+def _check_equal(em: Emitter, a: str, b: str, message: str) -> None:
+    if a != b:
+        em.line(f"if {a} != {b}:")
+        with em.block():
+            em.line(f"raise ValueError({message!r})")
+
+
+def _use_blas(a: ir.Value, b: ir.Value, result: ir.Value) -> bool:
+    """BLAS for float/complex 1-d/2-d products, except static tiny ones (unknown sizes choose
+    at run time)."""
+    if result.type.dtype.kind not in "fc" or result.type.dtype == np.float16:
+        return False
+    if a.type.ndim not in (1, 2) or b.type.ndim not in (1, 2):
+        return False
+    shapes = a.type.shape + b.type.shape
+    # n*k * k*m / k: the multiply-adds of the product
+    return None in shapes or math.prod(shapes) // max(a.type.shape[-1], 1) > TINY
+
+
+def _blas(em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value) -> None:
+    dtype = result.type.dtype
+    args = [f"np.ascontiguousarray({s.cast_array(em.name(v), v.type.dtype, dtype)})"
+            for v in (a, b)]
+    em.line(f"{em.name(result)} = np.dot({args[0]}, {args[1]})")
+
+
+def _matmul_loops(em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value) -> None:
+    """matmul as a contraction with NumPy's 1-d promotion and batch broadcasting."""
+    ad, bd = s.dims(em, a), s.dims(em, b)
+    ash, bsh = list(a.type.shape), list(b.type.shape)
+    k = em.fresh("k")
+    _check_equal(em, ad[-1], bd[0] if b.type.ndim == 1 else bd[-2],
+                 "matmul: Input operand 1 has a mismatch in its core dimension 0")
+    a_idx = [k]
+    b_idx = [k]
+    out_loops: list[tuple[str, str]] = []
+    rows = cols = None
+    if a.type.ndim >= 2:
+        rows = (em.fresh("i"), ad[-2])
+        a_idx = [rows[0], k]
+    if b.type.ndim >= 2:
+        cols = (em.fresh("j"), bd[-1])
+        b_idx = [k, cols[0]]
+    batch = max(a.type.ndim, b.type.ndim) - 2
+    a_batch, b_batch = [], []
+    for d in range(batch):
+        i = em.fresh("bi")
+        da, db = d - (batch - (a.type.ndim - 2)), d - (batch - (b.type.ndim - 2))
+        extent = (f"({ad[da]} if {ad[da]} != 1 else {bd[db]})" if da >= 0 and db >= 0
+                  else ad[da] if da >= 0 else bd[db])
+        out_loops.append((i, extent))
+        if da >= 0:
+            a_batch.append(s.broadcast_index(i, ash[da], ad[da]))
+        if db >= 0:
+            b_batch.append(s.broadcast_index(i, bsh[db], bd[db]))
+    out_loops += [x for x in (rows, cols) if x is not None]
+    k_extent = ad[-1]
+    contraction(em, result, out_loops, [(k, k_extent)],
+                [Operand(em.name(a), a_batch + a_idx), Operand(em.name(b), b_batch + b_idx)])
+
+
+@lowering("matmul")
+def lower_matmul(op: ir.Op, em: Emitter) -> None:
+    a, b = op.operands
+    key = f"matmul_{s.type_key(a, b, op.results[0])}"
+    s.call_helper(em, op, key, lambda w: _matmul_body(w, a, b, op.results[0]))
+
+
+def _matmul_body(em, a: ir.Value, b: ir.Value, result: ir.Value) -> None:
+    """Loops, BLAS, or (sizes unknown) a run-time choice between them."""
+    if not _use_blas(a, b, result):
+        _matmul_loops(em, a, b, result)
+        return
+    ad, bd = s.dims(em, a), s.dims(em, b)
+    if None not in a.type.shape + b.type.shape:
+        _check_equal(em, ad[-1], bd[0 if b.type.ndim == 1 else -2],
+                     "matmul: Input operand 1 has a mismatch in its core dimension 0")
+        _blas(em, a, b, result)
+        return
+    # Shape-generic code: tiny products (the common 2x2, 3x3 chains) take the loops at run
+    # time, the rest BLAS.
+    work = " * ".join([*ad, bd[-1]] if b.type.ndim == 2 else ad)
+    em.line(f"if {work} <= {TINY}:")
+    with em.block():
+        _matmul_loops(em, a, b, result)
+    em.line("else:")
+    with em.block():
+        _blas(em, a, b, result)
+
+
+@lowering("dot")
+def lower_dot(op: ir.Op, em: Emitter) -> None:
+    a, b = op.operands
+    result = op.results[0]
+    dtype = result.type.dtype
+    if a.type.ndim == 0 or b.type.ndim == 0:
+        factors = [s.cast(em.name(v), dtype) if v.type.ndim == 0
+                   else s.cast_array(em.name(v), v.type.dtype, dtype) for v in (a, b)]
+        em.line(f"{em.name(result)} = {factors[0]} * {factors[1]}")
+    elif a.type.ndim <= 2 and b.type.ndim <= 2:
+        lower_matmul(op, em)  # np.dot and matmul agree on 1-d and 2-d operands
+    else:
+        _dot_loops(em, a, b, result)
+
+
+def _dot_loops(em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value) -> None:
+    """N-d dot: sum over a's last axis and b's second-to-last (its only one if 1-d)."""
+    ad, bd = s.dims(em, a), s.dims(em, b)
+    k_axis = 0 if b.type.ndim == 1 else b.type.ndim - 2
+    _check_equal(em, ad[-1], bd[k_axis], "shapes not aligned for dot")
+    k = em.fresh("k")
+    a_out = [(em.fresh("i"), e) for e in ad[:-1]]
+    b_out = [(em.fresh("j"), e) for i, e in enumerate(bd) if i != k_axis]
+    b_idx = [i for i, _ in b_out]
+    b_idx.insert(k_axis, k)
+    contraction(em, result, a_out + b_out, [(k, ad[-1])],
+                [Operand(em.name(a), [i for i, _ in a_out] + [k]), Operand(em.name(b), b_idx)])
+
+
+@lowering("einsum")
+def lower_einsum(op: ir.Op, em: Emitter) -> None:
+    labels, output = parse_subscripts(op.attrs["subscripts"],
+                                      tuple(v.type.ndim for v in op.operands))
+    extents: dict[str, str] = {}
+    for v, label in zip(op.operands, labels, strict=True):
+        for c, e in zip(label, s.dims(em, v), strict=True):
+            if c in extents:
+                _check_equal(em, extents[c], e, f"einsum: operands disagree on the size of "
+                                                 f"label '{c}'")
+            else:
+                extents[c] = e
+    index = {c: em.fresh(f"i{c}") for c in extents}
+    summed = [c for c in extents if c not in output]
+    operands = [Operand(em.name(v), [index[c] for c in label])
+                for v, label in zip(op.operands, labels, strict=True)]
+    contraction(em, op.results[0], [(index[c], extents[c]) for c in output],
+                [(index[c], extents[c]) for c in summed], operands)

@@ -1,0 +1,124 @@
+"""CPU lowerings of tensor lists: ``numba.typed.List`` values updated in place when safe.
+
+In the IR a list op returns a new list; copying on every append would make a loop quadratic.
+A list value read by exactly one op (or yield) is dead after it, so that op may update the
+object in place and hand it on (``Emitter.uses``); otherwise it works on a copy. Aliases made
+by branches, loops and calls copy a list that is read elsewhere too (``lower_control.owned``),
+so every list object has one live owner. Errors are Python's: typed lists raise
+``IndexError('list index out of range')`` / ``('pop from empty list')`` themselves.
+"""
+
+from __future__ import annotations
+
+from autostage.runtime import ir
+from autostage.runtime.backends.cpu.codegen import Emitter, is_scalar, lowering, np_dtype
+from autostage.runtime.backends.cpu.lower_control import list_item_type
+
+# np.stack of a typed list along a new axis 0; ``empty`` is the result for an empty list, or
+# None for NumPy's error (the list_stack op's ``empty_ok``).
+_STACK = '''
+@numba.njit(**JIT)
+def {name}(items, empty):
+    n = len(items)
+    if n == 0:
+        if empty is None:
+            raise ValueError("need at least one array to stack")
+        return empty
+    first = items[0]
+    out = np.empty((n,) + np.shape(first), first.dtype)
+    for i in range(n):
+        item = items[i]
+        if np.shape(item) != np.shape(first):
+            raise ValueError("all input arrays must have the same shape")
+        out[i] = item
+    return out
+'''
+_STACK_SCALARS = '''
+@numba.njit(**JIT)
+def {name}(items, empty):
+    n = len(items)
+    if n == 0 and empty is None:
+        raise ValueError("need at least one array to stack")
+    out = np.empty(n, {dtype})
+    for i in range(n):
+        out[i] = items[i]
+    return out
+'''
+
+
+def _target(em: Emitter, op: ir.Op) -> str:
+    """The variable of the list result: the operand's own object when it is read only here."""
+    source, result = op.operands[0], op.results[0]
+    if em.uses(source) == 1:
+        em.bind(result, em.name(source))
+    else:
+        em.line(f"{em.name(result)} = {em.name(source)}.copy()")
+    return em.name(result)
+
+
+@lowering("list_new")
+def _new(op: ir.Op, em: Emitter) -> None:
+    item = list_item_type(em, op.attrs["element"])
+    em.line(f"{em.name(op.results[0])} = List.empty_list({item})")
+
+
+@lowering("list_append")
+def _append(op: ir.Op, em: Emitter) -> None:
+    target = _target(em, op)
+    em.line(f"{target}.append({em.name(op.operands[1])})")
+
+
+@lowering("list_pop")
+def _pop(op: ir.Op, em: Emitter) -> None:
+    target = _target(em, op)
+    index = em.name(op.operands[1]) if len(op.operands) > 1 else ""
+    if index:
+        em.line(f"if not -len({target}) <= {index} < len({target}):")
+        with em.block():
+            em.line('raise IndexError("pop index out of range")')
+    else:
+        em.line(f"if len({target}) == 0:")
+        with em.block():
+            em.line('raise IndexError("pop from empty list")')
+    em.line(f"{em.name(op.results[1])} = {target}.pop({index})")
+
+
+def _checked_index(em: Emitter, lst: str, index: str) -> None:
+    em.line(f"if not -len({lst}) <= {index} < len({lst}):")
+    with em.block():
+        em.line('raise IndexError("list index out of range")')
+
+
+@lowering("list_get")
+def _get(op: ir.Op, em: Emitter) -> None:
+    lst, index = (em.name(v) for v in op.operands)
+    _checked_index(em, lst, index)
+    em.line(f"{em.name(op.results[0])} = {lst}[{index}]")
+
+
+@lowering("list_set")
+def _set(op: ir.Op, em: Emitter) -> None:
+    index = em.name(op.operands[1])
+    _checked_index(em, em.name(op.operands[0]), index)
+    target = _target(em, op)
+    em.line(f"{target}[{index}] = {em.name(op.operands[2])}")
+
+
+@lowering("list_length")
+def _length(op: ir.Op, em: Emitter) -> None:
+    em.line(f"{em.name(op.results[0])} = np.int64(len({em.name(op.operands[0])}))")
+
+
+@lowering("list_stack")
+def _stack(op: ir.Op, em: Emitter) -> None:
+    element = op.operands[0].type.element
+    if is_scalar(element):
+        helper = em.helper(f"stack_{element.dtype.name}",
+                           _STACK_SCALARS.replace("{dtype}", np_dtype(element.dtype)))
+    else:
+        helper = em.helper("stack", _STACK)
+    empty = "None"
+    if op.attrs.get("empty_ok"):
+        shape = (0, *(d or 0 for d in element.shape))
+        empty = f"np.empty({shape}, {np_dtype(element.dtype)})"
+    em.line(f"{em.name(op.results[0])} = {helper}({em.name(op.operands[0])}, {empty})")

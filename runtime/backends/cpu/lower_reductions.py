@@ -1,0 +1,217 @@
+"""CPU lowerings of the reductions (sum, prod, mean, max, min, argmax, argmin, any, all, std,
+var) as explicit loop nests.
+
+Numba only accepts ``axis=`` for sum/argmax/argmin and never ``keepdims``, and its first axis sum
+costs ~2 s of compile time (shared/TOOLCHAIN.md), so every reduction is one loop nest: the kept
+axes outside, the reduced axes inside, an accumulator of NumPy's accumulation dtype. NumPy's
+semantics are kept: max/min/argmax/argmin propagate NaN (argmax gives the first NaN), empty
+max/min/argmax raise ValueError, mean/var divide in float64 and cast back (as ``np.mean`` does),
+var subtracts the mean in a second pass. Float sums accumulate sequentially, while NumPy sums
+along a contiguous axis pairwise: results agree to a few ulps of the sum (exact for ints, bools,
+max/min/arg*, and for sums along a non-contiguous axis, which NumPy also adds in order).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from autostage.runtime import ir
+from autostage.runtime.backends.cpu import lower_support as s
+from autostage.runtime.backends.cpu.codegen import Emitter, lowering, np_dtype
+
+
+def accumulation_dtype(x: np.dtype, requested: np.dtype | None) -> np.dtype:
+    """The dtype np.mean / np.var add in: the requested one, float64 for ints and bools,
+    float32 for float16, else the input's."""
+    if requested is not None:
+        return np.dtype(requested)
+    if x.kind in "biu":
+        return np.dtype(np.float64)
+    return np.dtype(np.float32) if x == np.float16 else x
+
+
+def _wide(dtype: np.dtype) -> np.dtype:
+    """The dtype NumPy divides a sum by its (intp) count in: float64 or complex128."""
+    return np.dtype(np.complex128 if dtype.kind == "c" else np.float64)
+
+
+def _accumulate(em: Emitter, inner: ReducedLoops, element: str, acc: str, dtype: np.dtype,
+                combine: str) -> None:
+    """``acc = <identity>; for ...: acc = acc <combine> element`` in ``dtype``."""
+    if dtype == np.bool_:
+        em.line(f"{acc} = {'True' if combine == '*' else 'False'}")
+        logical = "and" if combine == "*" else "or"
+        with inner():
+            em.line(f"{acc} = {acc} {logical} ({element} != 0)")
+        return
+    em.line(f"{acc} = {s.zero(dtype) if combine == '+' else s.one(dtype)}")
+    with inner():
+        em.line(f"{acc} {combine}= {s.cast(element, dtype)}")
+
+
+def _sum_like(combine: str):
+    def emit(op, em, inner, element, first, count):
+        acc = em.fresh("acc")
+        _accumulate(em, inner, element, acc, op.results[0].type.dtype, combine)
+        return acc
+    return emit
+
+
+def _mean(op, em, inner, element, first, count):
+    acc_dtype = accumulation_dtype(op.operands[0].type.dtype, op.attrs.get("dtype"))
+    acc = em.fresh("acc")
+    _accumulate(em, inner, element, acc, acc_dtype, "+")
+    wide = np_dtype(_wide(acc_dtype))
+    return s.cast(f"{wide}({acc}) / np.float64({count})", op.results[0].type.dtype)
+
+
+def _var_value(op, em, inner, element, count) -> str:
+    """The variance (in the result dtype) in two passes, as np.var computes it."""
+    x_dtype = op.operands[0].type.dtype
+    acc_dtype = accumulation_dtype(x_dtype, None)
+    diff_dtype = np.result_type(x_dtype, acc_dtype)
+    acc, mean, d = em.fresh("acc"), em.fresh("mean"), em.fresh("d")
+    _accumulate(em, inner, element, acc, acc_dtype, "+")
+    wide = np_dtype(_wide(acc_dtype))
+    em.line(f"{mean} = {s.cast(f'{wide}({acc}) / np.float64({count})', acc_dtype)}")
+    sq_dtype = np.empty(0, diff_dtype).real.dtype  # |d|^2 is real
+    ss = em.fresh("ss")
+    em.line(f"{ss} = {s.zero(sq_dtype)}")
+    with inner():
+        em.line(f"{d} = {s.cast(element, diff_dtype)} - {mean}")
+        square = (f"{d}.real * {d}.real + {d}.imag * {d}.imag" if diff_dtype.kind == "c"
+                  else f"{d} * {d}")
+        em.line(f"{ss} += {square}")
+    ddof = op.attrs["ddof"]
+    return s.cast(f"np.float64({ss}) / np.float64(max({count} - {ddof!r}, 0))",
+                  op.results[0].type.dtype)
+
+
+def _var(op, em, inner, element, first, count):
+    return _var_value(op, em, inner, element, count)
+
+
+def _std(op, em, inner, element, first, count):
+    dtype = op.results[0].type.dtype
+    return s.cast(f"np.sqrt({_var_value(op, em, inner, element, count)})", dtype)
+
+
+def _check_nonempty(op: ir.Op, em: Emitter, count: str) -> None:
+    ufunc = {"max": "maximum", "min": "minimum"}.get(op.name, op.name)
+    message = (f"attempt to get {op.name} of an empty sequence" if op.name.startswith("arg")
+               else f"zero-size array to reduction operation {ufunc} which has no identity")
+    em.line(f"if {count} == 0:")
+    with em.block():
+        em.line(f"raise ValueError({message!r})")
+
+
+def _better(name: str, v: str, best: str) -> str:
+    """The test that ``v`` replaces ``best``: larger (smaller), or a NaN (which then sticks)."""
+    compare = ">" if name in ("max", "argmax") else "<"
+    return f"{v} {compare} {best} or {v} != {v}"
+
+
+def _extreme(op, em, inner, element, first, count):
+    if s.is_complex(op.operands[0].type.dtype):
+        raise s.unsupported(em, op, "complex max/min are not lowered")
+    _check_nonempty(op, em, count)
+    best, v = em.fresh("best"), em.fresh("v")
+    em.line(f"{best} = {first}")
+    with inner():
+        em.line(f"{v} = {element}")
+        em.line(f"if {_better(op.name, v, best)}:")
+        with em.block():
+            em.line(f"{best} = {v}")
+    return best
+
+
+def _arg_extreme(op, em, inner, element, first, count):
+    if s.is_complex(op.operands[0].type.dtype):
+        raise s.unsupported(em, op, "complex argmax/argmin are not lowered")
+    _check_nonempty(op, em, count)
+    best, where_, k, v = em.fresh("best"), em.fresh("at"), em.fresh("k"), em.fresh("v")
+    em.line(f"{best} = {first}")
+    em.line(f"{where_} = 0")
+    em.line(f"{k} = 0")
+    with inner():
+        em.line(f"{v} = {element}")
+        em.line(f"if {best} == {best} and ({_better(op.name, v, best)}):")
+        with em.block():
+            em.line(f"{best} = {v}")
+            em.line(f"{where_} = {k}")
+        em.line(f"{k} += 1")
+    return f"np.int64({where_})"
+
+
+def _truth(combine: str):
+    def emit(op, em, inner, element, first, count):
+        acc = em.fresh("acc")
+        _accumulate(em, inner, element, acc, np.dtype(np.bool_), combine)
+        return acc
+    return emit
+
+
+REDUCERS = {
+    "sum": _sum_like("+"), "prod": _sum_like("*"), "mean": _mean,
+    "max": _extreme, "min": _extreme, "argmax": _arg_extreme, "argmin": _arg_extreme,
+    "any": _truth("+"), "all": _truth("*"), "var": _var, "std": _std,
+}
+
+
+def reduced_axes(axis: object, ndim: int) -> tuple[int, ...]:
+    """The attr ``axis`` (None, an int, or a tuple) as a tuple of axes."""
+    if axis is None:
+        return tuple(range(ndim))
+    return (axis,) if isinstance(axis, int) else tuple(axis)
+
+
+class ReducedLoops:
+    """Calling it gives a context manager emitting the loops over all reduced axes (innermost
+    last); ``over(axes)`` loops over some of them only (matrix norms nest them their way)."""
+
+    def __init__(self, em: Emitter, idx: list[str], sizes: list[str], axes: tuple[int, ...]):
+        self.em, self.idx, self.sizes, self.axes = em, idx, sizes, axes
+
+    def __call__(self):
+        return self.over(self.axes)
+
+    def over(self, axes):
+        return s.loops(self.em, [self.idx[a] for a in axes], [self.sizes[a] for a in axes])
+
+
+def lower_reduction(op: ir.Op, em: Emitter) -> None:
+    emit_reduction(op, em, reduced_axes(op.attrs["axis"], op.operands[0].type.ndim),
+                   op.attrs["keepdims"], REDUCERS[op.name])
+
+
+def emit_reduction(op: ir.Op, em: Emitter, axes: tuple[int, ...], keepdims: bool,
+                   reducer) -> None:
+    """One loop nest: kept axes outside (writing one result element each), reduced inside;
+    ``reducer(op, em, inner, element, first, count)`` emits the accumulation inside the kept
+    loops and returns the expression of the result element."""
+    x, result = op.operands[0], op.results[0]
+    ndim = x.type.ndim
+    kept = [a for a in range(ndim) if a not in axes]
+    idx = s.fresh_indices(em, ndim)
+    sizes = s.dims(em, x)
+    xname = em.name(x)
+    count = em.fresh("n")
+    em.line(f"{count} = {' * '.join(sizes[a] for a in axes) or '1'}")
+    element = s.index_expr(xname, idx)
+    first = s.index_expr(xname, [idx[a] if a in kept else "0" for a in range(ndim)])
+    inner = ReducedLoops(em, idx, sizes, tuple(sorted(axes)))
+    out = em.name(result)
+    if result.type.ndim == 0:
+        em.line(f"{out} = {reducer(op, em, inner, element, first, count)}")
+        return
+    out_sizes = [sizes[a] if a in kept else "1" for a in range(ndim)] if keepdims else [
+        sizes[a] for a in kept]
+    out_index = [idx[a] if a in kept else "0" for a in range(ndim)] if keepdims else [
+        idx[a] for a in kept]
+    em.line(f"{out} = {s.empty(out_sizes, result.type.dtype)}")
+    with s.loops(em, [idx[a] for a in kept], [sizes[a] for a in kept]):
+        value = reducer(op, em, inner, element, first, count)
+        em.line(f"{s.index_expr(out, out_index)} = {value}")
+
+
+for _name in REDUCERS:
+    lowering(_name)(lower_reduction)

@@ -1,0 +1,133 @@
+"""CPU lowerings of the shape ops: reshape, transpose, expand_dims, squeeze, concatenate, stack,
+broadcast_to, copy.
+
+Views stay views where Numba makes them cheaply (transpose, expand_dims and squeeze are basic
+indexing), since the IR is functional and nothing writes through them (setitem copies first).
+Numba reshapes only C-contiguous arrays, so reshape goes through ``np.ascontiguousarray`` (no
+copy when the array already is). concatenate/stack/broadcast_to fill a new array by slice
+assignment, which also converts dtypes and needs no ``np.concatenate`` typing of mixed inputs;
+broadcast_to materializes (Numba's read-only broadcast views would not unify with other arrays).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from autostage.runtime import ir
+from autostage.runtime.backends.cpu import lower_support as s
+from autostage.runtime.backends.cpu.codegen import Emitter, lowering
+
+
+def staged_shape(em: Emitter, shape_attr: tuple, sizes: tuple[ir.Value, ...]) -> list[str]:
+    """The size expressions of a ``shape`` attr: ints, and None taken from the staged sizes."""
+    staged: Iterator[ir.Value] = iter(sizes)
+    return [f"np.int64({em.name(next(staged))})" if d is None else str(d) for d in shape_attr]
+
+
+@lowering("reshape")
+def lower_reshape(op: ir.Op, em: Emitter) -> None:
+    x, *sizes = op.operands
+    result = op.results[0]
+    out, xname = em.name(result), em.name(x)
+    shape = staged_shape(em, op.attrs["shape"], tuple(sizes))
+    if x.type.ndim == 0:
+        em.line(f"{out} = {xname}" if result.type.ndim == 0 else
+                f"{out} = np.full({s.shape_tuple(shape)}, {xname})")
+    elif result.type.ndim == 0:
+        em.line(f"if {xname}.size != 1:")
+        with em.block():
+            em.line("raise ValueError('cannot reshape array into shape ()')")
+        em.line(f"{out} = {xname}.ravel()[0]")
+    else:
+        em.line(f"{out} = np.ascontiguousarray({xname}).reshape({s.shape_tuple(shape)})")
+
+
+@lowering("transpose")
+def lower_transpose(op: ir.Op, em: Emitter) -> None:
+    axes = tuple(op.attrs["axes"])
+    x = em.name(op.operands[0])
+    if axes == tuple(range(len(axes))):
+        em.line(f"{em.name(op.results[0])} = {x}")
+    else:
+        em.line(f"{em.name(op.results[0])} = np.transpose({x}, {s.shape_tuple(map(str, axes))})")
+
+
+@lowering("expand_dims")
+def lower_expand_dims(op: ir.Op, em: Emitter) -> None:
+    x, result = op.operands[0], op.results[0]
+    out = em.name(result)
+    if x.type.ndim == 0:
+        em.line(f"{out} = np.full({s.shape_tuple(['1'] * result.type.ndim)}, {em.name(x)})")
+        return
+    index = ["None" if i in op.attrs["axis"] else ":" for i in range(result.type.ndim)]
+    em.line(f"{out} = {em.name(x)}[{', '.join(index)}]")
+
+
+@lowering("squeeze")
+def lower_squeeze(op: ir.Op, em: Emitter) -> None:
+    x, result = op.operands[0], op.results[0]
+    xname, sizes = em.name(x), s.dims(em, x)
+    for a in op.attrs["axis"]:
+        if x.type.shape[a] is None:
+            em.line(f"if {sizes[a]} != 1:")
+            with em.block():
+                em.line("raise ValueError('cannot select an axis to squeeze out which has size "
+                        "not equal to one')")
+    index = ["0" if i in op.attrs["axis"] else ":" for i in range(x.type.ndim)]
+    em.line(f"{em.name(result)} = {s.index_expr(xname, index)}")
+
+
+def _assign_parts(em: Emitter, out: str, ndim: int, axis: int, parts: list[str],
+                  lengths: list[str | None]) -> None:
+    """``out[..., a:b, ...] = part`` for each part (``lengths`` None: one index, as stack)."""
+    offset = em.fresh("off")
+    em.line(f"{offset} = 0")
+    for part, length in zip(parts, lengths, strict=True):
+        index = [":"] * ndim
+        index[axis] = offset if length is None else f"{offset}:{offset} + {length}"
+        em.line(f"{s.index_expr(out, index)} = {part}")
+        em.line(f"{offset} += {1 if length is None else length}")
+
+
+@lowering("concatenate")
+def lower_concatenate(op: ir.Op, em: Emitter) -> None:
+    axis, result = op.attrs["axis"], op.results[0]
+    out = em.name(result)
+    lengths = [s.dims(em, v)[axis] for v in op.operands]
+    first = s.dims(em, op.operands[0])
+    sizes = [" + ".join(lengths) if i == axis else d for i, d in enumerate(first)]
+    sizes = [str(d) if d is not None else sizes[i] for i, d in enumerate(result.type.shape)]
+    em.line(f"{out} = {s.empty(sizes, result.type.dtype)}")
+    _assign_parts(em, out, result.type.ndim, axis, [em.name(v) for v in op.operands], lengths)
+
+
+@lowering("stack")
+def lower_stack(op: ir.Op, em: Emitter) -> None:
+    axis, result = op.attrs["axis"], op.results[0]
+    out = em.name(result)
+    sizes = s.dims(em, op.operands[0])
+    sizes.insert(axis, str(len(op.operands)))
+    sizes = [str(d) if d is not None else sizes[i] for i, d in enumerate(result.type.shape)]
+    em.line(f"{out} = {s.empty(sizes, result.type.dtype)}")
+    parts = [em.name(v) for v in op.operands]
+    _assign_parts(em, out, result.type.ndim, axis, parts, [None] * len(parts))
+
+
+@lowering("broadcast_to")
+def lower_broadcast_to(op: ir.Op, em: Emitter) -> None:
+    x, *sizes = op.operands
+    result = op.results[0]
+    out, xname = em.name(result), em.name(x)
+    shape = staged_shape(em, op.attrs["shape"], tuple(sizes))
+    if result.type.ndim == 0:
+        em.line(f"{out} = {xname}")
+        return
+    em.line(f"{out} = {s.empty(shape, result.type.dtype)}")
+    em.line(f"{out}[...] = {xname}")
+
+
+@lowering("copy")
+def lower_copy(op: ir.Op, em: Emitter) -> None:
+    x = op.operands[0]
+    copy = em.name(x) if x.type.ndim == 0 else f"{em.name(x)}.copy()"
+    em.line(f"{em.name(op.results[0])} = {copy}")

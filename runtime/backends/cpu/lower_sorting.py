@@ -1,0 +1,129 @@
+"""CPU lowerings of sort, argsort, take_along_axis, cumsum and cumprod.
+
+sort/argsort sort one 1-d lane at a time with Numba's ``np.sort`` / ``np.argsort`` (NaNs last,
+as NumPy); argsort always uses Numba's stable mergesort, so ties come out in index order — what
+NumPy gives for kind='stable'/'mergesort' (and for its default kind on short lanes; on long
+lanes with ties NumPy's unstable default may order ties differently). The scans are loops with
+an accumulator of the result dtype, adding in order exactly as NumPy's accumulate does.
+take_along_axis is a loop nest with NumPy's broadcasting, negative indices and IndexError.
+"""
+
+from __future__ import annotations
+
+from autostage.runtime import ir
+from autostage.runtime.backends.cpu import lower_support as s
+from autostage.runtime.backends.cpu.codegen import Emitter, lowering
+
+
+def _flat(em: Emitter, x: ir.Value) -> str:
+    """A 1-d C-order copy (or view) of ``x`` (a 0-d x becomes a 1-element array)."""
+    name = em.name(x)
+    if x.type.ndim == 0:
+        return f"np.full(1, {name})"
+    return name if x.type.ndim == 1 else f"np.ascontiguousarray({name}).ravel()"
+
+
+def _lanes(op: ir.Op, em: Emitter, sort_expr: str) -> None:
+    """out[..., :, ...] = sort_expr(x[..., :, ...]) for every lane along ``axis``."""
+    x, result = op.operands[0], op.results[0]
+    axis = op.attrs["axis"]
+    out = em.name(result)
+    if axis is None or x.type.ndim <= 1:
+        em.line(f"{out} = {sort_expr.format(_flat(em, x))}")
+        return
+    sizes = s.dims(em, x)
+    idx = s.fresh_indices(em, x.type.ndim)
+    lane = [":" if a == axis else idx[a] for a in range(x.type.ndim)]
+    others = [a for a in range(x.type.ndim) if a != axis]
+    em.line(f"{out} = {s.empty(sizes, result.type.dtype)}")
+    with s.loops(em, [idx[a] for a in others], [sizes[a] for a in others]):
+        em.line(f"{s.index_expr(out, lane)} = "
+                f"{sort_expr.format(s.index_expr(em.name(x), lane))}")
+
+
+@lowering("sort")
+def lower_sort(op: ir.Op, em: Emitter) -> None:
+    _lanes(op, em, "np.sort({})")
+
+
+@lowering("argsort")
+def lower_argsort(op: ir.Op, em: Emitter) -> None:
+    _lanes(op, em, "np.argsort({}, kind='mergesort')")
+
+
+def _wrap(em: Emitter, expr: str, extent: str, axis: int = 0) -> str:
+    t = em.fresh("t")
+    em.line(f"{t} = {expr}")
+    em.line(f"if {t} < 0:")
+    with em.block():
+        em.line(f"{t} += {extent}")
+    em.line(f"if {t} < 0 or {t} >= {extent}:")
+    with em.block():
+        s.raise_out_of_bounds(em, expr, axis, extent)
+    return t
+
+
+@lowering("take_along_axis")
+def lower_take_along_axis(op: ir.Op, em: Emitter) -> None:
+    arr, ind = op.operands
+    result, axis = op.results[0], op.attrs["axis"]
+    out = em.name(result)
+    if axis is None:
+        flat, i = em.fresh("flat"), em.fresh("i")
+        em.line(f"{flat} = {_flat(em, arr)}")
+        em.line(f"{out} = {s.empty(s.dims(em, ind), result.type.dtype)}")
+        with s.loops(em, [i], [s.dims(em, ind)[0]]):
+            t = _wrap(em, f"{em.name(ind)}[{i}]", f"{flat}.shape[0]")
+            em.line(f"{out}[{i}] = {flat}[{t}]")
+        return
+    ad, nd = s.dims(em, arr), s.dims(em, ind)
+    ndim = arr.type.ndim
+    extents = [nd[a] if a == axis else f"({ad[a]} if {ad[a]} != 1 else {nd[a]})"
+               for a in range(ndim)]
+    idx = s.fresh_indices(em, ndim)
+    em.line(f"{out} = {s.empty(extents, result.type.dtype)}")
+    with s.loops(em, idx, extents):
+        ind_at = [s.broadcast_index(idx[a], ind.type.shape[a], nd[a]) if a != axis else idx[a]
+                  for a in range(ndim)]
+        t = _wrap(em, s.index_expr(em.name(ind), ind_at), ad[axis], axis)
+        arr_at = [t if a == axis else s.broadcast_index(idx[a], arr.type.shape[a], ad[a])
+                  for a in range(ndim)]
+        em.line(f"{s.index_expr(out, idx)} = {s.index_expr(em.name(arr), arr_at)}")
+
+
+def _scan(op: ir.Op, em: Emitter, combine: str) -> None:
+    x, result = op.operands[0], op.results[0]
+    dtype, axis = result.type.dtype, op.attrs["axis"]
+    out, acc = em.name(result), em.fresh("acc")
+    flat = axis is None or x.type.ndim <= 1
+    src = _flat(em, x) if flat else em.name(x)
+    if flat:
+        source = em.fresh("flat")
+        em.line(f"{source} = {src}")
+        src, sizes, axis, ndim = source, [f"{source}.shape[0]"], 0, 1
+    else:
+        sizes, ndim = s.dims(em, x), x.type.ndim
+    idx = s.fresh_indices(em, ndim)
+    others = [a for a in range(ndim) if a != axis]
+    em.line(f"{out} = {s.empty(sizes, dtype)}")
+    identity = s.one(dtype) if combine == "*" else s.zero(dtype)
+    with s.loops(em, [idx[a] for a in others], [sizes[a] for a in others]):
+        em.line(f"{acc} = {identity}")
+        with s.loops(em, [idx[axis]], [sizes[axis]]):
+            value = s.index_expr(src, idx)
+            if dtype.kind == "b":
+                logical = "and" if combine == "*" else "or"
+                em.line(f"{acc} = {acc} {logical} ({value} != 0)")
+            else:
+                em.line(f"{acc} {combine}= {s.cast(value, dtype)}")
+            em.line(f"{s.index_expr(out, idx)} = {acc}")
+
+
+@lowering("cumsum")
+def lower_cumsum(op: ir.Op, em: Emitter) -> None:
+    _scan(op, em, "+")
+
+
+@lowering("cumprod")
+def lower_cumprod(op: ir.Op, em: Emitter) -> None:
+    _scan(op, em, "*")

@@ -1,0 +1,48 @@
+"""CPU lowerings of Variable ops: ``var_read``, ``var_assign``, ``var_assign_add``.
+
+Each Variable's storage array is passed to every generated function as a trailing parameter
+(``Emitter.variable``), and compiled code reads and writes through it in program order, so the
+Python side sees the new value after the call (the runner passes the current storage at each
+call, since Python-side assignments replace it). Values are cast to the Variable's dtype as
+``Variable.assign`` does; a shape that differs at run time is the interpreter's ValueError.
+"""
+
+from __future__ import annotations
+
+from autostage.runtime import ir, state  # noqa: F401 - registers the Variable ops
+from autostage.runtime.backends.cpu.codegen import Emitter, is_scalar, lowering
+from autostage.runtime.backends.cpu.lower_core import cast_expr, wrap_scalar
+
+
+@lowering("var_read")
+def _read(op: ir.Op, em: Emitter) -> None:
+    storage = em.variable(op.attrs["var"])
+    out = op.results[0]
+    em.line(f"{em.name(out)} = {storage}[()]" if is_scalar(out.type) else
+            f"{em.name(out)} = {storage}.copy()")
+
+
+def _update(op: ir.Op, em: Emitter, add: bool) -> None:
+    var = op.attrs["var"]
+    storage = em.variable(var)
+    (value,) = op.operands
+    expr = cast_expr(em.name(value), value.type, var.dtype)
+    if is_scalar(value.type) and var.ndim == 0:
+        new = wrap_scalar(f"{storage}[()] + {expr}", var.dtype) if add else expr
+        em.line(f"{storage}[()] = {new}")
+        return
+    em.line(f"if {em.name(value)}.shape != {storage}.shape:")
+    with em.block():
+        em.line(f"raise ValueError('cannot assign a value of a different shape to Variable "
+                f"{var.name} of shape {var.shape}')")
+    em.line(f"{storage}[...] {'+=' if add else '='} {expr}")
+
+
+@lowering("var_assign")
+def _assign(op: ir.Op, em: Emitter) -> None:
+    _update(op, em, add=False)
+
+
+@lowering("var_assign_add")
+def _assign_add(op: ir.Op, em: Emitter) -> None:
+    _update(op, em, add=True)

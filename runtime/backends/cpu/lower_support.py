@@ -1,0 +1,173 @@
+"""Shared pieces of the CPU array-op lowerings (C2): dtype expressions, run-time shapes, loop
+nests and casts.
+
+Array ops are lowered to explicit, rank-specialized loops wherever Numba lacks the NumPy feature
+(axis reductions, keepdims, integer matmul, n-d masks, einsum) or where loops compile faster
+than array expressions (shared/TOOLCHAIN.md). Ranks are static in the IR, so every loop nest is
+written out for its rank; sizes are static when the IR type knows them (so LLVM can unroll tiny
+loops) and ``x.shape[i]`` otherwise.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+from autostage.runtime import ir
+from autostage.runtime.backends.cpu.codegen import Emitter, LoweringError, np_dtype, where
+from autostage.runtime.types import TensorType
+
+
+def ttype(value: ir.Value) -> TensorType:
+    """The tensor type of a value (array ops never see lists or tuples)."""
+    return value.type
+
+
+def dims(em: Emitter, value: ir.Value) -> list[str]:
+    """The size expressions of ``value``'s axes: the static size, else ``name.shape[i]``."""
+    name = em.name(value)
+    return [str(d) if d is not None else f"{name}.shape[{i}]"
+            for i, d in enumerate(ttype(value).shape)]
+
+
+def shape_tuple(sizes: Sequence[str]) -> str:
+    """A Python tuple expression of ``sizes`` (``(n,)`` for one)."""
+    return "(" + "".join(f"{s}, " for s in sizes).rstrip(" ") + ")" if sizes else "()"
+
+
+def index_expr(name: str, indices: Sequence[str]) -> str:
+    """``name[i, j]`` (or ``name`` itself for a 0-d value, which is a native scalar)."""
+    return f"{name}[{', '.join(indices)}]" if indices else name
+
+
+def cast(expr: str, dtype: np.dtype) -> str:
+    """``expr`` converted to a scalar of ``dtype`` (bool: a truth test, as NumPy casts)."""
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return f"({expr} != 0)"
+    return f"{np_dtype(dtype)}({expr})"
+
+
+def cast_array(expr: str, have: np.dtype, want: np.dtype) -> str:
+    """An array expression converted to ``want`` (no copy when the dtype already matches)."""
+    return expr if np.dtype(have) == np.dtype(want) else f"{expr}.astype({np_dtype(want)})"
+
+
+def zero(dtype: np.dtype) -> str:
+    return "False" if np.dtype(dtype) == np.bool_ else f"{np_dtype(dtype)}(0)"
+
+
+def one(dtype: np.dtype) -> str:
+    return "True" if np.dtype(dtype) == np.bool_ else f"{np_dtype(dtype)}(1)"
+
+
+def empty(sizes: Sequence[str], dtype: np.dtype) -> str:
+    return f"np.empty({shape_tuple(sizes)}, {np_dtype(dtype)})"
+
+
+def zeros(sizes: Sequence[str], dtype: np.dtype) -> str:
+    return f"np.zeros({shape_tuple(sizes)}, {np_dtype(dtype)})"
+
+
+def fresh_indices(em: Emitter, count: int, hint: str = "i") -> list[str]:
+    return [em.fresh(hint) for _ in range(count)]
+
+
+@contextlib.contextmanager
+def loops(em: Emitter, indices: Sequence[str], extents: Sequence[str]) -> Iterator[None]:
+    """Emits ``for i in range(n):`` per (index, extent), outermost first; the body goes inside."""
+    with contextlib.ExitStack() as stack:
+        for index, extent in zip(indices, extents, strict=True):
+            em.line(f"for {index} in range({extent}):")
+            stack.enter_context(em.block())
+        yield
+
+
+def unsupported(em: Emitter, op: ir.Op, why: str) -> LoweringError:
+    """The error for an op (with these attrs/dtypes) that this backend does not lower."""
+    return LoweringError(f"autostage: the CPU backend cannot compile `{op.name}` at {where(op)}: "
+                         f"{why}; use target='interpreter' for this function")
+
+
+def is_complex(dtype: np.dtype) -> bool:
+    return np.dtype(dtype).kind == "c"
+
+
+def broadcast_index(index: str, size: int | None, extent: str) -> str:
+    """The index into an axis of ``size`` (``extent`` at run time) broadcast against a loop
+    index: 0 for a static size 1, the index itself for a size that cannot be 1 here."""
+    if size == 1:
+        return "0"
+    if size is not None:
+        return index
+    return f"min({index}, {extent} - 1)"
+
+
+class HelperWriter:
+    """The part of the Emitter API the array lowerings use, writing the body of a module-level
+    helper function instead of inline code. Ops that a traced loop may repeat many times
+    (matmul in an unrolled ``for``) become one helper called from each site: Numba compiles
+    the helper once, where 100 inlined copies took ~50 s to compile."""
+
+    def __init__(self, names: dict[ir.Value, str], op: ir.Op):
+        self.lines: list[str] = []
+        self.depth = 1
+        self.names = names
+        self.op = op
+        self.counter = 0
+
+    def line(self, text: str) -> None:
+        self.lines.append("    " * self.depth + text)
+
+    @contextlib.contextmanager
+    def block(self) -> Iterator[None]:
+        self.depth += 1
+        start = len(self.lines)
+        try:
+            yield
+        finally:
+            if len(self.lines) == start:
+                self.line("pass")
+            self.depth -= 1
+
+    def name(self, value: ir.Value) -> str:
+        return self.names[value]
+
+    def fresh(self, hint: str) -> str:
+        self.counter += 1
+        return f"{hint}{self.counter}"
+
+
+def call_helper(em: Emitter, op: ir.Op, key: str, body) -> None:
+    """Emits ``result = h(operands...)`` where helper ``h`` (one per ``key``, which must name
+    everything the body depends on: op kind, attrs, operand types) runs ``body(writer)``."""
+    params = [f"p{i}" for i in range(len(op.operands))]
+    names = dict(zip(op.operands, params, strict=True))
+    # The body refers to operands by value: an operand passed twice (`a @ a`) gets one name, so
+    # such a helper is only right for call sites that repeat operands the same way.
+    aliasing = tuple(op.operands.index(v) for v in op.operands)
+    if aliasing != tuple(range(len(aliasing))):
+        key = f"{key}_alias{''.join(map(str, aliasing))}"
+    names[op.results[0]] = "out"
+    writer = HelperWriter(names, op)
+    body(writer)
+    text = "\n".join(writer.lines).replace("{", "{{").replace("}", "}}")
+    source = (f"@numba.njit(**JIT)\ndef {{name}}({', '.join(params)}):\n{text}\n"
+              "    return out\n")
+    helper = em.helper(key, source)
+    args = ", ".join(em.name(v) for v in op.operands)
+    em.line(f"{em.name(op.results[0])} = {helper}({args})")
+
+
+def type_key(*values: ir.Value) -> str:
+    """A readable helper-key part naming the types of ``values`` (dtype and static shape)."""
+    return "_".join(str(v.type).replace("?", "n").replace("[", "").replace("]", "")
+                    .replace(",", "x") for v in values)
+
+
+def raise_out_of_bounds(em: Emitter, index: str, axis: int | str, extent: str) -> None:
+    """``raise IndexError`` with NumPy's text ("index 5 is out of bounds for axis 0 with size
+    3"), built at run time (Numba raises exceptions with run-time values)."""
+    em.line(f"raise IndexError('index ' + str({index}) + ' is out of bounds for axis {axis} "
+            f"with size ' + str({extent}))")

@@ -1,0 +1,72 @@
+"""CPU lowerings of getitem/setitem against the NumPy reference (exact): basic indices, integer
+arrays, boolean masks (n-d too), mixed and non-adjacent advanced indices, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from autostage.runtime import array_shapes
+from test_cpu_ops_harness import run_cpu
+
+X = np.arange(60.0).reshape(3, 4, 5)
+IDX = np.array([2, -1, 0, 2])
+IDX2 = np.array([[0, 1], [3, -4]])
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x, i, j: x[1], lambda x, i, j: x[-1, 2], lambda x, i, j: x[1, 2, 3],
+    lambda x, i, j: x[:, 1:3], lambda x, i, j: x[::-1, :, ::2], lambda x, i, j: x[..., 1],
+    lambda x, i, j: x[None, :, None, 2], lambda x, i, j: x[1:, ..., None],
+    lambda x, i, j: x[x.shape[0] - 1, 1:x.shape[1] - 1],
+])
+def test_basic_getitem(fn):
+    run_cpu(fn, X, IDX, IDX2)
+    run_cpu(fn, X, IDX, IDX2, known=True)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x, i, j: x[i], lambda x, i, j: x[:, j], lambda x, i, j: x[i[:2], 1:3, j[0]],
+    lambda x, i, j: x[1, :, j], lambda x, i, j: x[i[:2], :, i[1:3]],
+    lambda x, i, j: x[:, 2, j], lambda x, i, j: x[:, None, j],
+    lambda x, i, j: x[x > 30.0], lambda x, i, j: x[x[:, :, 0] > 20.0],
+    lambda x, i, j: x[1, x[1, :, 0] > 26.0, 1:], lambda x, i, j: x[:, :, x[0, 0] > 2.0],
+    lambda x, i, j: x[i[:3], x[0, :, 0] < 11.0],
+])
+def test_advanced_getitem(fn):
+    run_cpu(fn, X, IDX, IDX2)
+
+
+def _set(key, value):
+    def fn(x, i, j):  # what converted code stages for `x[key] = value`
+        return array_shapes.setitem(x, key(x, i, j), value(x, i, j))
+    return fn
+
+
+@pytest.mark.parametrize("fn", [
+    _set(lambda x, i, j: 1, lambda x, i, j: -1.0),
+    _set(lambda x, i, j: (slice(None), 2), lambda x, i, j: x[0, 0]),
+    _set(lambda x, i, j: (Ellipsis, 0), lambda x, i, j: x[0, :, 1] * 2.0),
+    _set(lambda x, i, j: i, lambda x, i, j: x[0] + 0.5),
+    _set(lambda x, i, j: (slice(None), j), lambda x, i, j: -x[0, 0]),
+    _set(lambda x, i, j: x > 30.0, lambda x, i, j: 0.0),
+    _set(lambda x, i, j: (1, i[:2], j[0]), lambda x, i, j: x[2, 0, :2]),
+    _set(lambda x, i, j: x[:, :, 0] > 20.0, lambda x, i, j: x[0, 0]),
+])
+def test_setitem(fn):
+    run_cpu(fn, X, IDX, IDX2)
+
+
+def test_index_errors():
+    with pytest.raises(IndexError):
+        run_cpu(lambda x, i: x[i], X, np.array([3]))
+    with pytest.raises(IndexError):
+        run_cpu(lambda x, i: x[i[0]], X, np.array([-4]))
+    with pytest.raises(IndexError):
+        run_cpu(lambda x, m: x[m], X, np.array([True, False]))
+
+
+def test_index_error_text_is_numpys():
+    with pytest.raises(IndexError, match="index 0 is out of bounds for axis 0 with size 0"):
+        run_cpu(lambda x: x[0], np.zeros(0))
+    with pytest.raises(IndexError, match="index -5 is out of bounds for axis 1 with size 4"):
+        run_cpu(lambda x, i: x[:, i], X, np.array([-5]))

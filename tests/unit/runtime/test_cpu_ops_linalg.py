@@ -1,0 +1,56 @@
+"""CPU lowerings of matmul/dot/einsum against the NumPy reference: exact for integers and bools,
+rtol 1e-12 (f64) / 1e-5 (f32) for floats (BLAS and loop sums add in other orders)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_cpu_ops_harness import run_cpu
+
+RNG = np.random.default_rng(1)
+A = RNG.standard_normal((3, 4))
+B = RNG.standard_normal((4, 5))
+V = RNG.standard_normal(4)
+T = RNG.standard_normal((2, 3, 4))
+IA = RNG.integers(-9, 9, (3, 4)).astype(np.int32)
+IB = RNG.integers(-9, 9, (4, 5)).astype(np.int64)
+
+
+@pytest.mark.parametrize("a,b", [(A, B), (A, V), (V, B), (V, V), (T, B), (T, V), (V, T[0].T),
+                                 (T, T.transpose(0, 2, 1)), (T[:1], T.transpose(0, 2, 1))])
+@pytest.mark.parametrize("known", [False, True])
+def test_matmul_float(a, b, known):
+    run_cpu(lambda x, y: x @ y, a, b, known=known, rtol=1e-12)
+
+
+@pytest.mark.parametrize("a,b", [(IA, IB), (IA[0], IB), (IA, IB[:, 0]), (IA > 0, IB > 0),
+                                 (IA, B), (A.astype(np.float32), IB.astype(np.int8))])
+def test_matmul_mixed_and_integer(a, b):
+    exact = a.dtype.kind in "biu" and b.dtype.kind in "biu"
+    # f32: another summation order, with cancellation: absolute tolerance too
+    run_cpu(lambda x, y: x @ y, a, b, rtol=0 if exact else 1e-5, atol=0 if exact else 1e-5)
+
+
+def test_tiny_static_matmul_is_loops_and_float32():
+    m = RNG.standard_normal((2, 2)).astype(np.float32)
+    source = run_cpu(lambda x, y: x @ (y @ x), m, m, known=True, rtol=1e-6)
+    assert "np.dot" not in source
+    source = run_cpu(lambda x, y: x @ y, A, B, rtol=1e-12)
+    assert "np.dot" in source
+
+
+@pytest.mark.parametrize("a,b", [(A, B), (T, B), (T, V), (A, T.transpose(1, 2, 0)), (IA, IB),
+                                 (IA[0, 0], IB), (A, np.float32(2.5)), (V, V)])
+def test_dot(a, b):
+    exact = a.dtype.kind in "biu" and b.dtype.kind in "biu"
+    run_cpu(lambda x, y: np.dot(x, y), a, b, rtol=0 if exact else 1e-12)
+
+
+@pytest.mark.parametrize("spec,args", [
+    ("ij,jk->ik", (A, B)), ("ij->ji", (A,)), ("ii->i", (A[:, :3],)), ("ij->", (A,)),
+    ("bij,jk->bik", (T, B)), ("i,j->ij", (V, V)), ("ij,ij->i", (IA, IA)),
+    ("ijk,ikj->", (T, T.transpose(0, 2, 1))), ("ij,jk,kl->il", (A, B, B.T)),
+])
+def test_einsum(spec, args):
+    exact = all(a.dtype.kind in "biu" for a in args)
+    run_cpu(lambda *xs: np.einsum(spec, *xs), *args, rtol=0 if exact else 1e-12)
