@@ -30,6 +30,14 @@ class TemplateError(PyCTError, ValueError):
     expression is required)."""
 
 
+class CacheDirectoryWarning(UserWarning):
+    """The configured cache directory is unsafe, so a private temporary one is used instead.
+
+    Example: ``AUTOSTAGE_CACHE_DIR=/tmp`` (writable by every user). Fix: point it at a directory
+    of your own (mode 0700), or unset it to use the per-user default.
+    """
+
+
 class CacheDirectoryError(PyCTError, PermissionError):
     """The cache directory for generated code is unsafe to import from.
 

@@ -26,6 +26,7 @@ import stat
 import sys
 import tempfile
 import types
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -40,21 +41,34 @@ _FACTORY = "autostage_factory"
 logger = logging.getLogger(__name__)
 
 
+_fallbacks: dict[str, str] = {}  # unsafe directory -> the private temporary one used instead
+
+
 def cache_dir() -> str:
     """The private directory generated modules are written to; created (mode 0700) if missing.
 
-    Raises:
-      CacheDirectoryError: it belongs to another user or others may write to it.
+    A directory that belongs to another user or that others may write to is not used (whoever
+    can write there chooses the code that is imported): a warning says so, and a private
+    temporary directory is used for this process instead.
     """
     path = os.environ.get(ENV_VAR)
     if not path:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         path = os.path.join(base, "autostage")
     path = os.path.abspath(path)
-    if not os.path.isdir(path):
-        os.makedirs(path, mode=0o700, exist_ok=True)
-        os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask
-    _check_private(path)
+    if path in _fallbacks:
+        return _fallbacks[path]
+    try:
+        if not os.path.isdir(path):
+            os.makedirs(path, mode=0o700, exist_ok=True)
+            os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask
+        _check_private(path)
+    except (errors.CacheDirectoryError, OSError) as e:
+        fallback = _fallbacks[path] = tempfile.mkdtemp(prefix="autostage-")  # created 0700
+        warnings.warn(f"autostage: not using the cache directory {path}: {e}; generated code goes "
+                      f"to the private temporary directory {fallback} instead",
+                      errors.CacheDirectoryWarning, stacklevel=3)
+        return fallback
     return path
 
 

@@ -70,8 +70,11 @@ def test_shared_writable_cache_dir_is_refused(tmp_path, monkeypatch):
     shared.mkdir()
     shared.chmod(0o777)
     monkeypatch.setenv(loader.ENV_VAR, str(shared))
-    with pytest.raises(errors.CacheDirectoryError, match="writable by other users .mode 777."):
-        loader.load_source(SOURCE)
+    with pytest.warns(errors.CacheDirectoryWarning, match="writable by other users .mode 777."):
+        _, filename = loader.load_source(SOURCE)
+    private = os.path.dirname(filename)
+    assert private != str(shared) and stat.S_IMODE(os.stat(private).st_mode) == 0o700
+    assert os.listdir(shared) == []  # nothing was written into the unsafe directory
 
 
 def test_same_source_reuses_the_file_and_module(cache):
