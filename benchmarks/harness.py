@@ -103,6 +103,9 @@ def note_optional_frameworks() -> None:
 # -- timing ----------------------------------------------------------------------------------------
 
 
+PAUSE_S = 0.2  # before each timing: lets BLAS worker threads of the previous call go idle
+
+
 def calls_per_timing(fn: Callable, smoke: bool) -> int:
     """How many calls make one timing last at least MIN_TIMING_S (fn already warmed up)."""
     if smoke:
@@ -119,12 +122,21 @@ def calls_per_timing(fn: Callable, smoke: bool) -> int:
 
 def median_seconds(variants: dict[str, Callable], repeats: int, smoke: bool
                    ) -> dict[str, float]:
-    """Median seconds per call of each zero-argument callable, timed alternately."""
+    """Median seconds per call of each zero-argument callable, timed alternately.
+
+    The order of the variants rotates between repeats and each timing starts after a short pause:
+    BLAS thread pools left spinning by one variant's call would otherwise slow whichever variant
+    always comes next (seen here: +60% on the SGD workload).
+    """
     numbers = {label: calls_per_timing(fn, smoke) for label, fn in variants.items()}
     times: dict[str, list[float]] = {label: [] for label in variants}
-    for _ in range(repeats):
-        for label, fn in variants.items():
-            number = numbers[label]
+    labels = list(variants)
+    for repeat in range(repeats):
+        shift = repeat % len(labels)
+        for label in labels[shift:] + labels[:shift]:
+            fn, number = variants[label], numbers[label]
+            if not smoke:
+                time.sleep(PAUSE_S)
             start = time.perf_counter()
             for _ in range(number):
                 fn()

@@ -33,11 +33,40 @@ def _fused(op: ir.Op, em: Emitter) -> None:
     out = em.name(op.results[0])
     if reduction is None:
         em.line(f"{out} = {s.empty(extents, looped.type.dtype)}")
-        with s.loops(em, indices, extents):
-            value = _element(op, em, element_ops, looped, indices, extents)
-            em.line(f"{s.index_expr(out, indices)} = {value}")
+
+        def nest(direct: bool) -> None:
+            with s.loops(em, indices, extents):
+                value = _element(op, em, element_ops, looped, indices, extents, direct)
+                em.line(f"{s.index_expr(out, indices)} = {value}")
     else:
-        _reduce(op, em, reduction, element_ops, indices, extents)
+        nest = _reduce(op, em, reduction, element_ops, indices, extents)
+    same = _same_shape_test(op, em, extents)
+    if same is None:
+        nest(True)
+        return
+    # The common case, every operand of the loop shape (or broadcast along static axes), reads
+    # at the loop index itself: no clamping per element, which LLVM can then vectorize.
+    em.line(f"if {same}:")
+    with em.block():
+        nest(True)
+    em.line("else:")
+    with em.block():
+        nest(False)
+
+
+def _same_shape_test(op: ir.Op, em: Emitter, extents: list[str]) -> str | None:
+    """A run-time test that no operand axis of unknown size is broadcast (each equals its
+    loop extent), or None when none can be (the loop shape is the one array operand's)."""
+    arrays = [v for v in op.operands if v.type.ndim > 0]
+    if len(arrays) == 1 and arrays[0].type.ndim == len(extents):
+        return None
+    tests = []
+    for v in op.operands:
+        offset = len(extents) - v.type.ndim
+        for k, d in enumerate(v.type.shape):
+            if d is None:
+                tests.append(f"{em.name(v)}.shape[{k}] == {extents[offset + k]}")
+    return " and ".join(dict.fromkeys(tests)) or None
 
 
 def _loop_shape(op: ir.Op, em: Emitter, rank: int) -> list[str]:
@@ -54,13 +83,13 @@ def _loop_shape(op: ir.Op, em: Emitter, rank: int) -> list[str]:
 
 
 def _element(op: ir.Op, em: Emitter, element_ops: list[ir.Op], looped: ir.Value,
-             indices: list[str], extents: list[str]) -> str:
+             indices: list[str], extents: list[str], direct: bool = False) -> str:
     """Emits the body for the element at ``indices``; returns the name of the looped value."""
     (body,) = op.regions
     shadows: dict[ir.Value, ir.Value] = {}
     for operand, arg in zip(op.operands, body.args, strict=True):
         shadow = _scalar_value(arg)
-        em.bind(shadow, _read(em, operand, indices, extents))
+        em.bind(shadow, _read(em, operand, indices, extents, direct))
         shadows[arg] = shadow
     for inner in element_ops:
         operands = [shadows[v] for v in inner.operands]
@@ -80,14 +109,16 @@ def _scalar_value(arg: ir.Value) -> ir.Value:
     return ir.Region([_scalar(arg.type)]).args[0]
 
 
-def _read(em: Emitter, operand: ir.Value, indices: list[str], extents: list[str]) -> str:
-    """The element of ``operand`` at the loop index, broadcasting over its trailing axes."""
+def _read(em: Emitter, operand: ir.Value, indices: list[str], extents: list[str],
+          direct: bool = False) -> str:
+    """The element of ``operand`` at the loop index, broadcasting over its trailing axes
+    (``direct``: its axes of unknown size are known to equal the loop extents)."""
     t = operand.type
     name = em.name(operand)
     if t.ndim == 0:
         return name
     offset = len(indices) - t.ndim
-    own = [s.broadcast_index(i, d, f"{name}.shape[{k}]")
+    own = [i if direct and d is None else s.broadcast_index(i, d, f"{name}.shape[{k}]")
            for k, (i, d) in enumerate(zip(indices[offset:], t.shape, strict=True))]
     element = em.fresh("e")
     em.line(f"{element} = {s.index_expr(name, own)}")
@@ -95,8 +126,9 @@ def _read(em: Emitter, operand: ir.Value, indices: list[str], extents: list[str]
 
 
 def _reduce(op: ir.Op, em: Emitter, reduction: ir.Op, element_ops: list[ir.Op],
-            indices: list[str], extents: list[str]) -> None:
-    """The element-wise values accumulated over all axes, or over the last one per row."""
+            indices: list[str], extents: list[str]):
+    """The element-wise values accumulated over all axes, or over the last one per row: emits
+    the result and the empty check, returns ``nest(direct)`` that emits the loops."""
     out = em.name(op.results[0])
     dtype = op.results[0].type.dtype
     looped = reduction.operands[0]
@@ -111,22 +143,27 @@ def _reduce(op: ir.Op, em: Emitter, reduction: ir.Op, element_ops: list[ir.Op],
         with em.block():
             em.line(f"raise ValueError('zero-size array to reduction operation {ufunc} "
                     "which has no identity')")
-    with s.loops(em, outer, extents[:len(outer)]):
-        acc = out if whole else em.fresh("acc")
-        em.line(f"{acc} = {_identity(reduction.name, dtype)}")
-        with s.loops(em, inner, extents[len(outer):]):
-            value = s.cast(_element(op, em, element_ops, looped, indices, extents), dtype)
-            if reduction.name == "sum":
-                em.line(f"{acc} += {value}")
-            else:
-                v = em.fresh("v")
-                compare = ">" if reduction.name == "max" else "<"
-                em.line(f"{v} = {value}")
-                em.line(f"if {v} {compare} {acc} or {v} != {v}:")
-                with em.block():
-                    em.line(f"{acc} = {v}")
-        if not whole:
-            em.line(f"{s.index_expr(out, outer)} = {acc}")
+
+    def nest(direct: bool) -> None:
+        with s.loops(em, outer, extents[:len(outer)]):
+            acc = out if whole else em.fresh("acc")
+            em.line(f"{acc} = {_identity(reduction.name, dtype)}")
+            with s.loops(em, inner, extents[len(outer):]):
+                value = s.cast(_element(op, em, element_ops, looped, indices, extents, direct),
+                               dtype)
+                if reduction.name == "sum":
+                    em.line(f"{acc} += {value}")
+                else:
+                    v = em.fresh("v")
+                    compare = ">" if reduction.name == "max" else "<"
+                    em.line(f"{v} = {value}")
+                    em.line(f"if {v} {compare} {acc} or {v} != {v}:")
+                    with em.block():
+                        em.line(f"{acc} = {v}")
+            if not whole:
+                em.line(f"{s.index_expr(out, outer)} = {acc}")
+
+    return nest
 
 
 def _identity(name: str, dtype: np.dtype) -> str:

@@ -72,10 +72,46 @@ def _use_blas(a: ir.Value, b: ir.Value, result: ir.Value) -> bool:
 
 
 def _blas(em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value) -> None:
+    """``np.dot`` on operands Numba types as contiguous. A 2-d operand that is Fortran-ordered
+    at run time (a transpose, ``x.T @ y``) goes to BLAS as such (``np.asfortranarray`` is then
+    no copy, and BLAS reads it transposed) instead of being copied to C order."""
     dtype = result.type.dtype
-    args = [f"np.ascontiguousarray({s.cast_array(em.name(v), v.type.dtype, dtype)})"
-            for v in (a, b)]
-    em.line(f"{em.name(result)} = np.dot({args[0]}, {args[1]})")
+    names = []
+    for v in (a, b):
+        name = s.cast_array(em.name(v), v.type.dtype, dtype)
+        if name != em.name(v):
+            cast = em.fresh("x")
+            em.line(f"{cast} = {name}")
+            name = cast
+        names.append(name)
+    fortran = [f"({n}.flags.f_contiguous and not {n}.flags.c_contiguous)" if v.type.ndim == 2
+               else None for n, v in zip(names, (a, b), strict=True)]
+
+    def call(orders: tuple[str, str]) -> None:
+        args = [f"np.as{'fortran' if o == 'F' else 'contiguous'}array({n})"
+                for n, o in zip(names, orders, strict=True)]
+        em.line(f"{em.name(result)} = np.dot({args[0]}, {args[1]})")
+
+    def second(first: str) -> None:
+        if fortran[1] is None:
+            call((first, "C"))
+            return
+        em.line(f"if {fortran[1]}:")
+        with em.block():
+            call((first, "F"))
+        em.line("else:")
+        with em.block():
+            call((first, "C"))
+
+    if fortran[0] is None:
+        second("C")
+        return
+    em.line(f"if {fortran[0]}:")
+    with em.block():
+        second("F")
+    em.line("else:")
+    with em.block():
+        second("C")
 
 
 def _matmul_loops(em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value) -> None:

@@ -23,6 +23,21 @@ def test_matmul_float(a, b, known):
     run_cpu(lambda x, y: x @ y, a, b, known=known, rtol=1e-12)
 
 
+BIG = RNG.standard_normal((12, 9))
+BIGC = BIG + 1j * RNG.standard_normal((12, 9))
+
+
+@pytest.mark.parametrize("fn", [lambda x, y: x.T @ y, lambda x, y: x @ y.T,
+                                lambda x, y: (2 * x).T @ (y @ x.T).T,
+                                lambda x, y: x[::2].T @ y[::2],
+                                lambda x, y: x.T @ y[:, 0], lambda x, y: y[:, 1] @ x])
+@pytest.mark.parametrize("a,b", [(BIG, BIG + 1), (BIGC, BIG), (BIG.astype(np.float32), BIG),
+                                 (np.asfortranarray(BIG), BIG.astype(np.float32))])
+def test_blas_matmul_of_transposed_and_strided_operands(fn, a, b):
+    # Fortran-ordered operands go to BLAS without a copy, others are made contiguous
+    run_cpu(fn, a, b, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("a,b", [(IA, IB), (IA[0], IB), (IA, IB[:, 0]), (IA > 0, IB > 0),
                                  (IA, B), (A.astype(np.float32), IB.astype(np.int8))])
 def test_matmul_mixed_and_integer(a, b):

@@ -2,6 +2,7 @@
 floats within a few ulps for sums), broadcasting included. Compiles with Numba (a few seconds)."""
 
 import importlib.util
+import re
 
 import numpy as np
 import pytest
@@ -50,3 +51,13 @@ def test_empty_max_raises_numpys_error(tmp_path):
     compiled, _ = _compile(module, tmp_path)
     with pytest.raises(ValueError, match="zero-size array"):
         compiled(np.zeros((2, 0), np.float32), np.zeros(0, np.float32))
+
+
+def test_operands_of_the_loop_shape_are_read_at_the_loop_index(tmp_path):
+    module = optimize(staged(lambda x, y: np.tanh(x + y), X, Y), verify=True)
+    compiled, source = _compile(module, tmp_path)
+    assert "min(" in source  # the broadcasting loop, for operands of size 1 at run time
+    assert re.search(r"= a\d+\[i\d+, i\d+\]", source)  # and the one without clamping
+    for args in ((X, Y), (X[:1], Y), (X, Y[:1]), (X[:, :1], Y[:1])):
+        expected = interpreter.run(module, list(args))
+        np.testing.assert_allclose(compiled(*args)[0], expected[0], rtol=1e-6)
