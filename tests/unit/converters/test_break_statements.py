@@ -1,49 +1,33 @@
 """Tests for autostage.converters.break_statements: generated source, and Python's behaviour.
 
 A ``for`` loop's break ends it through ``anno.Basic.EXTRA_LOOP_TEST``, which control_flow honours;
-``ExtraTestsAsBreaks`` below honours it in plain Python instead (a test ``if not (extra): break`` at
-the top of the body), so the behaviour tests run on break lowering alone.
+``converter_testing.ExtraTestsAsBreaks`` honours it in plain Python instead (``if not (extra):
+break`` at the top of the body), so the behaviour tests run on break lowering alone.
 """
 
 import contextlib
 
 import gast
 import pytest
-from converter_testing import convert_with, dedent
+from converter_testing import (
+    ExtraTestsAsBreaks,
+    assert_same_behaviour,
+    convert_with,
+    dedent,
+    outcome,
+)
 
 from autostage import conversion
 from autostage.converters import break_statements
-from autostage.pyct import anno, templates, unparser
-
-
-class ExtraTestsAsBreaks:
-    """A test-only converter: ``for`` loops check their EXTRA_LOOP_TEST as Python would."""
-
-    @staticmethod
-    def transform(node, ctx):
-        for loop in gast.walk(node):
-            test = anno.getanno(loop, anno.Basic.EXTRA_LOOP_TEST, None)
-            if isinstance(loop, gast.For) and test is not None:
-                loop.body = templates.replace("if not test:\n    break", test=test) + loop.body
-        return node
+from autostage.pyct import anno, unparser
 
 
 def run_converted(fn):
     return convert_with(fn, break_statements, ExtraTestsAsBreaks).function
 
 
-def outcome(fn, *args):
-    """What a call does: its value, or its exception's type and arguments."""
-    try:
-        return ("value", fn(*args))
-    except Exception as e:  # noqa: BLE001 - the exception is the outcome compared
-        return ("raised", type(e), e.args)
-
-
 def assert_same(fn, inputs):
-    converted = run_converted(fn)
-    for args in inputs:
-        assert outcome(converted, *args) == outcome(fn, *args), args
+    assert_same_behaviour(fn, inputs, break_statements)
 
 
 def loop_node(fn, kind=gast.For):

@@ -3,24 +3,15 @@
 Continue lowering keeps loops as loops, so the converted functions run as plain Python.
 """
 
-from converter_testing import convert_with, dedent
+from converter_testing import assert_same_behaviour, convert_with, dedent
 
 from autostage import conversion
 from autostage.converters import break_statements, continue_statements
 from autostage.pyct import anno, unparser
 
 
-def outcome(fn, *args):
-    try:
-        return ("value", fn(*args))
-    except Exception as e:  # noqa: BLE001 - the exception is the outcome compared
-        return ("raised", type(e), e.args)
-
-
 def assert_same(fn, inputs, *converters):
-    converted = convert_with(fn, *(converters or (continue_statements,))).function
-    for args in inputs:
-        assert outcome(converted, *args) == outcome(fn, *args), args
+    assert_same_behaviour(fn, inputs, *(converters or (continue_statements,)))
 
 
 def skip_negatives(xs):

@@ -8,24 +8,17 @@ import contextlib
 
 import gast
 import pytest
-from converter_testing import convert_with, dedent
+from converter_testing import (
+    ExtraTestsAsBreaks,
+    assert_same_behaviour,
+    convert_with,
+    dedent,
+    outcome,
+)
 
 from autostage import conversion
 from autostage.converters import break_statements, continue_statements, return_statements
-from autostage.pyct import anno, templates, unparser
-
-
-class ExtraTestsAsBreaks:
-    """A test-only converter: ``for`` loops check their EXTRA_LOOP_TEST as Python would."""
-
-    @staticmethod
-    def transform(node, ctx):
-        for loop in gast.walk(node):
-            test = anno.getanno(loop, anno.Basic.EXTRA_LOOP_TEST, None)
-            if isinstance(loop, gast.For) and test is not None:
-                loop.body = templates.replace("if not test:\n    break", test=test) + loop.body
-        return node
-
+from autostage.pyct import anno, unparser
 
 LOWERING = (break_statements, continue_statements, return_statements)
 
@@ -34,17 +27,8 @@ def source(fn):
     return convert_with(fn, return_statements).source
 
 
-def outcome(fn, *args):
-    try:
-        return ("value", fn(*args))
-    except Exception as e:  # noqa: BLE001 - the exception is the outcome compared
-        return ("raised", type(e), e.args)
-
-
 def assert_same(fn, inputs, converters=(return_statements,)):
-    converted = convert_with(fn, *converters, ExtraTestsAsBreaks).function
-    for args in inputs:
-        assert outcome(converted, *args) == outcome(fn, *args), args
+    assert_same_behaviour(fn, inputs, *converters)
 
 
 # Source ------------------------------------------------------------------------------------------
