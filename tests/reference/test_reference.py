@@ -6,29 +6,15 @@ runs the suite with ``lambda f: f`` instead (a check of the harness and programs
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import pathlib
 import sys
 import types
 
+import harness  # tests/reference is on sys.path (pytest rootdir-relative import)
 import numpy as np
 import pytest
 
-_HARNESS_PATH = pathlib.Path(__file__).resolve().parent / "harness.py"
-
-
-def _load_harness():
-    name = "autostage_reference_harness"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, _HARNESS_PATH)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-harness = _load_harness()
 CASES = harness.collect_cases()
 
 MIN_PROGRAMS = 170

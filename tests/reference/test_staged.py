@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import importlib.util
 import io
 import os
 import pathlib
@@ -43,23 +42,9 @@ import sys
 import types
 import warnings
 
+import harness  # tests/reference is on sys.path (pytest rootdir-relative import)
 import numpy as np
 import pytest
-
-_HARNESS_PATH = pathlib.Path(__file__).resolve().parent / "harness.py"
-
-
-def _load_harness():
-    name = "autostage_reference_harness"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, _HARNESS_PATH)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-harness = _load_harness()
 
 MIN_STAGED_PROGRAMS = 70
 STAGED_CATEGORIES = [
