@@ -20,7 +20,8 @@ from collections.abc import Callable
 from typing import Any
 
 from autostage import config, conversion, errors
-from autostage.operators import BUILTINS
+from autostage.operators import BUILTINS, random_method
+from autostage.operators.random_overloads import RANDOM_OWNERS
 from autostage.pyct import errors as pyct_errors
 from autostage.runtime import function as staged_functions
 
@@ -111,6 +112,8 @@ def _target(f: Any) -> Callable | None:
         inner = _target(f.func)
         return None if inner is None else functools.partial(inner, *f.args, **f.keywords)
     if isinstance(f, (type, types.BuiltinFunctionType, types.BuiltinMethodType)):
+        if isinstance(getattr(f, "__self__", None), RANDOM_OWNERS):
+            return random_method(f)  # a draw: staged while tracing, never frozen
         return None
     call = getattr(type(f), "__call__", None)  # noqa: B004 - we need the function itself
     if type(call) is types.FunctionType:  # a callable object defined in Python

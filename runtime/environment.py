@@ -56,7 +56,12 @@ def environment_key(value: object) -> tuple:
     call time), anything else like a constant."""
     if type(value) is np.ndarray:
         return (value.dtype, value.shape)
+    if type(value) is np.random.Generator:  # read at each call: any Generator will do
+        return _GENERATOR_KEY
     return constant_key(value)
+
+
+_GENERATOR_KEY = ("np.random.Generator",)
 
 
 def _code_objects(code: types.CodeType):
@@ -106,11 +111,12 @@ def bind_environment(fn: Callable, trace: FunctionTrace) -> Callable:
     for source in sources:
         value = source.read()
         trace.sources[source] = None
-        if type(value) is not np.ndarray:
+        if type(value) is not np.ndarray and type(value) is not np.random.Generator:
             continue
         if source.name in written:
             raise tracing.StagingError(
-                f"{fn.__qualname__} assigns {source}, which holds a NumPy array; a staged function "
+                f"{fn.__qualname__} assigns {source}, which holds a NumPy array or Generator; a "
+                "staged function "
                 "cannot rebind arrays outside itself: return the new value instead")
         tensor = trace.capture(source, value)
         (new_cells if source.is_cell else new_globals)[source.name] = tensor

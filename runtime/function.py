@@ -31,7 +31,7 @@ from autostage.runtime.environment import Source, bind_environment, environment_
 from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
 from autostage.runtime.tensor import Tensor
 from autostage.runtime.tensor_spec import TensorSpec
-from autostage.runtime.types import TensorType, type_of_array
+from autostage.runtime.types import GeneratorType, TensorType, type_of_array
 
 logger = logging.getLogger(__name__)
 
@@ -49,11 +49,21 @@ class RetracingWarning(UserWarning):
 
 
 def is_staged_leaf(leaf: object) -> bool:
-    return isinstance(leaf, np.ndarray | np.generic | TensorSpec)
+    return isinstance(leaf, np.ndarray | np.generic | TensorSpec | np.random.Generator)
 
 
-def _leaf_type(leaf: object) -> TensorType:
-    return leaf.type if type(leaf) is TensorSpec else type_of_array(leaf)
+def _leaf_type(leaf: object) -> TensorType | GeneratorType:
+    if type(leaf) is TensorSpec:
+        return leaf.type
+    return GeneratorType() if type(leaf) is np.random.Generator else type_of_array(leaf)
+
+
+def _staged_input(value: ir.Value) -> Tensor | Any:
+    """What traced code sees for a parameter: a tensor, or a staged random Generator."""
+    if type(value.type) is GeneratorType:
+        from autostage.runtime.staging.random_draws import StagedGenerator
+        return StagedGenerator(value)
+    return Tensor(value)
 
 
 class ConcreteFunction:
@@ -239,24 +249,30 @@ class FunctionTrace(tracing.Trace):
         self.shared = shared
         self.variable_policy = shared.variable_policy
 
-    def capture(self, source: Source, value: np.ndarray) -> Tensor:
-        """The tensor that stands for ``source`` in this function: a new implicit parameter."""
+    def capture(self, source: Source, value: np.ndarray | np.random.Generator) -> Tensor | Any:
+        """The tensor (or staged Generator) that stands for ``source`` in this function: a new
+        implicit parameter."""
         tensor = self.captures.get(source)
         if tensor is None:
             body = self.function.body
-            param = ir.Value(type_of_array(value, exact_shape=True), body, len(body.args))
+            type_ = GeneratorType() if type(value) is np.random.Generator else type_of_array(
+                value, exact_shape=True)
+            param = ir.Value(type_, body, len(body.args))
             body.args = (*body.args, param)
-            tensor = self.captures[source] = Tensor(param)
+            tensor = self.captures[source] = _staged_input(param)
         return tensor
 
 
 class _ModuleState:
     """What the functions traced into one module share."""
 
-    def __init__(self, variable_policy: Callable[[], None] | None):
+    def __init__(self, variable_policy: Callable[[], None] | None, roots: list | None = None):
         self.callees: dict[tuple, Any] = {}  # callee key -> staged_calls.Callee
         self.active: set[tuple] = set()  # callee keys being traced (recursion check)
         self.variable_policy = variable_policy
+        # (label, object) the trace is specialised on, where a Generator may be reached
+        # (``self.rng``): constant arguments and the bound object of a method.
+        self.roots = roots or []
 
 
 def _verify(module: ir.Module) -> None:
@@ -429,6 +445,7 @@ def traced_call(fn: Callable) -> Callable:
 # --- The staged function. ------------------------------------------------------------------
 
 STRUCTURE = "the structure of the arguments"
+_GENERATOR_KEY = (GeneratorType(),)
 
 
 def _unwrap(fn: Callable) -> Callable:
@@ -534,6 +551,9 @@ class StagedFunction:
                 staged.append(leaf)
             elif isinstance(leaf, np.generic):
                 key.append((leaf.dtype, 0))
+                staged.append(leaf)
+            elif type(leaf) is np.random.Generator:  # a run-time input, whichever it is
+                key.append(_GENERATOR_KEY)
                 staged.append(leaf)
             else:
                 key.append(leaf_key(leaf))
@@ -641,12 +661,13 @@ class StagedFunction:
         types_ = [next(specs, None) or _leaf_type(leaf) for leaf in leaves
                   if is_staged_leaf(leaf)]
         types_ = [t.type if type(t) is TensorSpec else t for t in types_]
-        trace = FunctionTrace(module, self.name, types_, _ModuleState(self._variable_policy))
+        trace = FunctionTrace(module, self.name, types_, _ModuleState(
+            self._variable_policy, self._roots(values, leaves)))
         params = iter(trace.function.body.args)
         scalars: dict[int, bool] = {}  # id(tensor) -> whether the argument is a NumPy scalar
 
         def parameter(leaf: object) -> Tensor:
-            tensor = Tensor(next(params))
+            tensor = _staged_input(next(params))
             scalars[id(tensor)] = isinstance(leaf, np.generic)
             return tensor
 
@@ -655,10 +676,13 @@ class StagedFunction:
         positional, keywords = self._binding.call_args(inputs)
         _enter()
         try:
+            from autostage.runtime.staging.random_draws import FreezeCheck
+            random_check = FreezeCheck()
             with tracing.tracing(trace):
                 _mark_arguments(self._binding, positional, keywords, scalars)
                 output = bind_environment(self._traced, trace)(*positional, **keywords)
                 outputs = collect_outputs(trace, output)
+            random_check.check(self.name)
         finally:
             trace.finished = True
             _leave()
@@ -683,6 +707,16 @@ class StagedFunction:
         if count > RETRACE_WARNING_THRESHOLD and count > 1:
             self._warn_retrace(count, values, leaves)
         return concrete
+
+    def _roots(self, values: tuple, leaves: list) -> list[tuple[str, object]]:
+        """Objects this trace is specialised on, from which a Generator may be reached."""
+        roots = [(label, leaf) for label, leaf in zip(self._binding.labels(values), leaves,
+                                                       strict=False)
+                 if not is_staged_leaf(leaf)]
+        owner = getattr(self._traced, "__self__", None)
+        if owner is not None:
+            roots.append(("self", owner))
+        return roots
 
     def _variable_policy(self) -> None:
         if self.concrete_functions:

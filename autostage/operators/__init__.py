@@ -41,6 +41,8 @@ from autostage.operators.py_builtins import (
     sum_,
     zip_,
 )
+from autostage.operators.random_overloads import OVERLOADS as _RANDOM_OVERLOADS
+from autostage.operators.random_overloads import method_overload as random_method
 from autostage.operators.slices import (
     getitem,
     iadd,
@@ -84,4 +86,7 @@ __all__ = [
     "np_eye",
     # assertions and variables
     "assert_stmt", "Undefined", "UndefinedReturnValue", "is_undefined", "ld", "retval",
+    # NumPy's global random functions (np_random_rand...), staged while tracing
+    "random_method", *_RANDOM_OVERLOADS,
 ]
+globals().update(_RANDOM_OVERLOADS)
