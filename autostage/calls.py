@@ -99,9 +99,12 @@ def _target(f: Any) -> Callable | None:
     """What to call instead of ``f``, or None to call ``f`` itself."""
     if type(f) is types.FunctionType:
         return _converted_function(f)
-    if type(f) is types.MethodType and type(f.__func__) is types.FunctionType:
-        converted = _converted_function(f.__func__)
-        return None if converted is None else types.MethodType(converted, f.__self__)
+    if type(f) is types.MethodType:
+        if type(f.__func__) is types.FunctionType:
+            converted = _converted_function(f.__func__)
+            return None if converted is None else types.MethodType(converted, f.__self__)
+        if isinstance(f.__self__, RANDOM_OWNERS):  # Cython methods of NumPy's generators
+            return random_method(f)  # a draw: staged while tracing, never frozen
     try:
         overload = BUILTINS.get(f)
     except TypeError:  # unhashable callable object

@@ -183,7 +183,10 @@ def result_type(source: str, name: str, arguments: dict[str, Any]) -> TensorType
     if requested is None:
         shapes = [_shape_of(arguments[p]) for p in meth.params if arguments[p] is not None]
         requested = dtype_rules.broadcast_shapes(*shapes)
-    return TensorType(_result_dtype(meth, arguments), requested)
+    dtype = _result_dtype(meth, arguments)
+    if not requested and meth.python_scalar and dtype.kind == "f":
+        dtype = np.dtype(np.float64)  # NumPy returns a Python float, even for dtype=float32
+    return TensorType(dtype, requested)
 
 
 def _result_dtype(meth: Method, arguments: dict[str, Any]) -> np.dtype:

@@ -125,10 +125,8 @@ def stage_draw(generator: Any, source: str, name: str, *args: Any, **kwargs: Any
     result = Tensor(results[0])
     if result.type.ndim == 0 and random_op.is_python_scalar(source, name, bound):
         # NumPy returns a Python float/int here: weak in promotion, as in the plain program.
-        if result.dtype not in _WEAK_DTYPES:
-            from autostage.runtime import array_api
-            result = array_api.astype(result, np.float64)
-        value_info.mark_weak(result.value)
+        if result.dtype in _WEAK_DTYPES:
+            value_info.mark_weak(result.value)
     return result
 
 
