@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from autostage.runtime import ir, pytree, tracing
+from autostage.runtime import ir, pytree, tracing, value_info
 from autostage.runtime.cache_keys import ById, constant_key, leaf_key
 from autostage.runtime.environment import Source, bind_environment, environment_key
 from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
@@ -324,13 +324,15 @@ def staging_active() -> bool:
 class Callee:
     """A function traced into a module for staged calls: its name and how to call it."""
 
-    __slots__ = ("name", "outputs", "captures", "result_types")
+    __slots__ = ("name", "outputs", "captures", "result_types", "weak_results")
 
-    def __init__(self, name: str, outputs: Outputs, captures: tuple, result_types: tuple):
+    def __init__(self, name: str, outputs: Outputs, captures: tuple, result_types: tuple,
+                 weak_results: tuple[bool, ...]):
         self.name = name
         self.outputs = outputs
         self.captures = captures  # the environment sources of its implicit parameters
         self.result_types = result_types
+        self.weak_results = weak_results  # results that stand for Python scalars (value_info)
 
 
 def _immutable_constant(leaf: object) -> bool:
@@ -353,8 +355,11 @@ def call_from_trace(fn: Callable, args: tuple, kwargs: dict) -> Any:
             _has_mutable_nodes(treedef)):
         return bind_environment(fn, trace)(*args, **kwargs)
     target = fn.__func__ if isinstance(fn, types.MethodType) else fn
+    # A weak argument (a Python scalar such as `x.shape[0]`) stays weak in the callee, as Python
+    # would pass the int itself: it is part of the key.
     key = (ById(target), treedef, *[
-        (leaf.type,) if isinstance(leaf, Tensor) else constant_key(leaf) for leaf in leaves])
+        (leaf.type, value_info.is_weak(leaf.value)) if isinstance(leaf, Tensor)
+        else constant_key(leaf) for leaf in leaves])
     callee = trace.shared.callees.get(key)
     if callee is None:
         callee = _trace_callee(fn, key, leaves, treedef, trace)
@@ -362,6 +367,9 @@ def call_from_trace(fn: Callable, args: tuple, kwargs: dict) -> Any:
     operands += [trace.capture(source, source.read()).value for source in callee.captures]
     results = tracing.emit("call", operands, {"callee": callee.name,
                                                "result_types": callee.result_types})
+    for value, weak in zip(results, callee.weak_results, strict=True):
+        if weak:
+            value_info.mark_weak(value)
     return callee.outputs.build(tuple(Tensor(value) for value in results))
 
 
@@ -391,20 +399,26 @@ def _trace_callee(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDe
             f"{f' at {where}' if where is not None else ''}; make the recursion depend on a "
             "Python constant, or write it as a loop")
     name = _unique_name(caller.module, getattr(fn, "__name__", "callee"))
-    param_types = [leaf.type for leaf in leaves if isinstance(leaf, Tensor)]
-    trace = FunctionTrace(caller.module, name, param_types, shared)
+    tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
+    weak = [value_info.is_weak(leaf.value) for leaf in tensors]  # facts of the caller's trace
+    trace = FunctionTrace(caller.module, name, [leaf.type for leaf in tensors], shared)
     params = iter(trace.function.body.args)
     args, kwargs = pytree.unflatten(treedef, [
         Tensor(next(params)) if isinstance(leaf, Tensor) else leaf for leaf in leaves])
     shared.active.add(key)
     try:
         with tracing.tracing(trace):
+            for param, is_weak in zip(trace.function.body.args, weak, strict=False):
+                if is_weak:
+                    value_info.mark_weak(param)
             outputs = collect_outputs(trace, bind_environment(fn, trace)(*args, **kwargs))
+            weak_results = tuple(value_info.is_weak(v) for v in trace.function.body.results)
     finally:
         shared.active.discard(key)
         trace.finished = True
     caller.sources.update(trace.sources)
-    callee = Callee(name, outputs, tuple(trace.captures), trace.function.result_types)
+    callee = Callee(name, outputs, tuple(trace.captures), trace.function.result_types,
+                    weak_results)
     shared.callees[key] = callee
     return callee
 
