@@ -800,6 +800,11 @@ def _explain(label: str, old: Any, new: Any, leaves_by_label: dict[str, Any]) ->
         return (f"{label} changed; globals and closed-over values that are not NumPy arrays are "
                 "compile-time constants (arrays are read at call time: one trace per dtype and "
                 "shape)")
+    if label not in leaves_by_label:  # a Python value read through an object (captures)
+        return (f"{label} changed from {_value_text(old)} to {_value_text(new)}; a Python value "
+                "read through an object or container is a constant the trace is specialised on "
+                "(arrays are read at each call): store a NumPy value (e.g. np.float64(v)) there "
+                "to stage it")
     leaf = leaves_by_label.get(label)
     if is_staged_leaf(leaf):
         return (f"{label} changed from {_key_text(old)} to {_key_text(new)} (a trace is per "
@@ -813,6 +818,11 @@ def _explain(label: str, old: Any, new: Any, leaves_by_label: dict[str, Any]) ->
         return (f"{label} is a {kind.__name__} object, traced per identity (a new object each "
                 "call traces again); pass the same object, or pass its arrays as arguments")
     return f"{label} is a constant traced per value (now {leaf!r:.60})"
+
+
+def _value_text(key: tuple) -> str:
+    kind, value = key
+    return repr(float.fromhex(value)) if kind is float else f"{value!r:.60}"
 
 
 def _key_text(key: tuple) -> str:
