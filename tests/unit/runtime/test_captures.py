@@ -154,3 +154,32 @@ def test_the_reader_of_a_model_with_ten_weights_is_generated_code():
     assert f(np.zeros(2)).tolist() == [45.0, 45.0]
     read = f.concrete_functions[0].read
     assert read.source.count(".w") == 10 and "getattr" not in read.source
+
+
+class Act:
+    def __init__(self, gain):
+        self.gain = gain
+
+    def __call__(self, h):
+        if h.sum() > 0:  # staged control flow in a sub-object's method
+            return h * self.gain
+        return -h
+
+
+class TwoActs:
+    def __init__(self):
+        self.a, self.b = Act(np.float64(2.0)), Act(np.float64(3.0))
+
+    def __call__(self, x):
+        return self.a(x) + self.b(x)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_sub_objects_are_called_converted_and_per_object(target):
+    m = TwoActs()
+    f = autostage.convert(target=target)(m)
+    for x in (np.ones(2), -np.ones(2)):
+        assert f(x).tolist() == m(x).tolist()
+    m.b.gain = np.float64(10.0)
+    assert f(np.ones(2)).tolist() == m(np.ones(2)).tolist() == [12.0, 12.0]
+    assert f.trace_count == 1
