@@ -192,7 +192,11 @@ def _parts(proxy: Standin) -> tuple[Any, Path]:
 
 def _store_check(proxy: Standin, what: str, value: object) -> object:
     from autostage.runtime import escapes
-    escapes.check_store(f"{_parts(proxy)[1]}{what}", value)
+    path = _parts(proxy)[1]
+    root = path.root
+    named = (str(root.ref) if root.kind == "env" else f"argument '{root.label}'"
+             if root.kind == "arg" else f"'{root.label}'")
+    escapes.check_store(f"{path}{what} (reached through {named})", value)
     return unwrap(value)
 
 

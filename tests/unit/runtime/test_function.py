@@ -334,7 +334,8 @@ def leaky(x):
 def test_a_tensor_stored_into_a_global_list_is_a_clear_error_at_once():
     f = stage(leaky)
     with pytest.raises(tracing.TracerLeakError, match=r"test_function.py:\d+: a staged tensor is "
-                       r"stored in LEAKED.append\(\), which outlives the trace"):
+                       r"stored in LEAKED.append\(\) \(reached through global 'LEAKED'\), which "
+                       "outlives the trace"):
         f(np.float32(1))
     assert LEAKED == []
 
