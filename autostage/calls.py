@@ -23,6 +23,7 @@ from autostage import config, conversion, errors
 from autostage.operators import BUILTINS, random_method
 from autostage.operators.random_overloads import RANDOM_OWNERS
 from autostage.pyct import errors as pyct_errors
+from autostage.runtime import Standin
 from autostage.runtime import function as staged_functions
 
 logger = logging.getLogger(__name__)
@@ -118,7 +119,9 @@ def _target(f: Any) -> Callable | None:
         if isinstance(getattr(f, "__self__", None), RANDOM_OWNERS):
             return random_method(f)  # a draw: staged while tracing, never frozen
         return None
-    call = getattr(type(f), "__call__", None)  # noqa: B004 - we need the function itself
+    # A stand-in (runtime/captures.py) is called as the user's object it stands for.
+    cls = f.__class__ if isinstance(f, Standin) else type(f)
+    call = getattr(cls, "__call__", None)  # noqa: B004 - we need the function itself
     if type(call) is types.FunctionType:  # a callable object defined in Python
         converted = _converted_function(call)
         return None if converted is None else types.MethodType(converted, f)

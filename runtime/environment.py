@@ -4,6 +4,8 @@ They are read at CALL time, as Python reads them: while tracing, the function ru
 global/closure arrays replaced by tensors that are extra (implicit) parameters of the trace, and
 each call reads the current values again and passes them in. Other globals are part of the cache
 key (by value or identity), so rebinding one retraces. Nothing read by name is frozen into a trace.
+Dicts, lists and user objects read by name are given to the code as stand-ins (``captures``), so
+what the code reads through them is read at each call or guarded too.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from autostage.runtime import tracing
 from autostage.runtime.cache_keys import constant_key
+from autostage.runtime.captures import Root, proxy_root
 
 if TYPE_CHECKING:
     from autostage.runtime.function import FunctionTrace
@@ -103,15 +106,25 @@ def bind_environment(fn: Callable, trace: FunctionTrace) -> Callable:
       StagingError: the function assigns a global or nonlocal that holds an array.
     """
     if isinstance(fn, types.MethodType):
-        return types.MethodType(bind_environment(fn.__func__, trace), fn.__self__)
+        bound, code = fn.__self__, getattr(fn.__func__, "__code__", None)
+        if code is not None and code.co_argcount:  # reads through `self` are recorded
+            bound = proxy_root(bound, Root("bound", bound, code.co_varnames[0]))
+        return types.MethodType(bind_environment(fn.__func__, trace), bound)
     if type(fn) is not types.FunctionType:
         return fn
     sources, written = _environment(fn)
     new_globals, new_cells = {}, {}
+    # Rebinding copies the globals: a function that assigns a global reads its objects as they
+    # are (its global writes must reach the module).
+    proxies = not any(name in fn.__globals__ for name in written)
     for source in sources:
         value = source.read()
         trace.sources[source] = None
         if type(value) is not np.ndarray and type(value) is not np.random.Generator:
+            stand_in = proxy_root(value, Root("env", source, source.name)) if (
+                proxies and source.name not in written) else value
+            if stand_in is not value:
+                (new_cells if source.is_cell else new_globals)[source.name] = stand_in
             continue
         if source.name in written:
             raise tracing.StagingError(
@@ -120,9 +133,14 @@ def bind_environment(fn: Callable, trace: FunctionTrace) -> Callable:
                 "cannot rebind arrays outside itself: return the new value instead")
         tensor = trace.capture(source, value)
         (new_cells if source.is_cell else new_globals)[source.name] = tensor
-    if not new_globals and not new_cells:
-        return fn
-    return _rebound(fn, new_globals, new_cells)
+    bound = _rebound(fn, new_globals, new_cells) if new_globals or new_cells else fn
+    cells = dict(zip(fn.__code__.co_freevars, bound.__closure__ or (), strict=True))
+    for name in written:  # checked for escaping tensors when the trace ends (escapes)
+        if name in cells:
+            trace.written.append((f"nonlocal variable '{name}'", cells[name], name))
+        elif name in fn.__code__.co_names:
+            trace.written.append((f"global variable '{name}'", bound.__globals__, name))
+    return bound
 
 
 def _rebound(fn: types.FunctionType, new_globals: dict, new_cells: dict) -> types.FunctionType:

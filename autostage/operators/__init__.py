@@ -39,6 +39,7 @@ from autostage.operators.py_builtins import (
     reversed_,
     sorted_,
     sum_,
+    type_,
     zip_,
 )
 from autostage.operators.random_overloads import OVERLOADS as _RANDOM_OVERLOADS
@@ -80,7 +81,7 @@ __all__ = [
     # builtins
     "BUILTINS", "print_", "len_", "range_", "enumerate_", "zip_", "map_", "filter_", "int_",
     "float_", "bool_", "abs_", "min_", "max_", "sum_", "isinstance_", "any_", "all_", "sorted_",
-    "reversed_",
+    "reversed_", "type_",
     # NumPy functions that cannot dispatch on staged tensors (BUILTINS maps them too)
     "np_array", "np_asarray", "np_zeros", "np_ones", "np_empty", "np_full", "np_arange",
     "np_eye",

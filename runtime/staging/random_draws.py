@@ -15,7 +15,6 @@ trace time (code that autostage does not stage, such as a ``do_not_convert`` fun
 from __future__ import annotations
 
 import functools
-import types
 from typing import Any
 
 import numpy as np
@@ -157,80 +156,15 @@ register_operator_hook("random_method", _method_call)
 
 # -- generators as inputs of the trace -------------------------------------------------------
 
-class PathSource:
-    """A Generator reached from an object the trace is specialised on (``self.rng``,
-    ``cfg["rng"]``): read again at each call, like a global. Duck-types environment.Source."""
-
-    __slots__ = ("root", "steps", "label")
-
-    def __init__(self, root: object, steps: tuple, label: str):
-        self.root = root
-        self.steps = steps  # ("attr", name) or ("item", key)
-        self.label = label
-
-    def read(self) -> object:
-        value = self.root
-        try:
-            for kind, key in self.steps:
-                value = getattr(value, key) if kind == "attr" else value[key]
-        except (AttributeError, KeyError, IndexError, TypeError):
-            return _MISSING
-        return value
-
-    def __hash__(self) -> int:
-        return hash((id(self.root), self.steps))
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is PathSource and other.root is self.root and other.steps == (
-            self.steps)
-
-    def __str__(self) -> str:
-        return self.label
-
-
-_MISSING = object()
-
-
-def _children(value: object) -> list[tuple[tuple, str, object]]:
-    """(step, text, child) for the attributes of a plain object and the str-keyed items of a
-    dict (no properties or descriptors run: only what the object holds)."""
-    if isinstance(value, dict):
-        return [(("item", k), f"[{k!r}]", v) for k, v in value.items() if isinstance(k, str)]
-    if isinstance(value, types.ModuleType | type | types.FunctionType) or isinstance(
-            value, int | float | str | bytes | np.ndarray | np.generic):
-        return []
-    attributes = getattr(value, "__dict__", None)
-    if not isinstance(attributes, dict):
-        return []
-    return [(("attr", k), f".{k}", v) for k, v in attributes.items()]
-
-
-def _find_path(generator: object, roots: list[tuple[str, object]]) -> PathSource | None:
-    """The path (at most two steps) from one of ``roots`` to ``generator``."""
-    for label, root in roots:
-        for step, text, child in _children(root):
-            if child is generator:
-                return PathSource(root, (step,), label + text)
-        for step, text, child in _children(root):
-            for step2, text2, grandchild in _children(child):
-                if grandchild is generator:
-                    return PathSource(root, (step, step2), label + text + text2)
-    return None
-
-
 def generator_input(generator: np.random.Generator) -> StagedGenerator:
-    """The staged input standing for a real Generator object met while tracing."""
-    trace = tracing.current()
-    roots = getattr(getattr(trace, "shared", None), "roots", None) or []
-    source = _find_path(generator, roots)
-    if source is None or not hasattr(trace, "capture"):
-        raise RandomStagingError(
-            f"a np.random.Generator used in staged code{_at()} is neither an argument, a "
-            "global, a closed-over variable nor an attribute of one (such as self.rng), so its "
-            "state cannot be read at each call; create it outside the staged function and pass "
-            "it in (a Generator created inside would restart from its seed on every call)")
-    trace.sources[source] = None
-    return trace.capture(source, generator)
+    """A real Generator met while tracing: arguments, globals, closed-over variables and
+    generators read through objects (``self.rng``) are run-time inputs already (stand-ins), so
+    this one was reached some other way and its state cannot be read at each call."""
+    raise RandomStagingError(
+        f"a np.random.Generator used in staged code{_at()} is neither an argument, a "
+        "global, a closed-over variable nor reached through one (such as self.rng), so its "
+        "state cannot be read at each call; create it outside the staged function and pass "
+        "it in (a Generator created inside would restart from its seed on every call)")
 
 
 # -- the trace-time check ---------------------------------------------------------------------
