@@ -108,11 +108,26 @@ def is_user_object(value: object) -> bool:
     return top not in _LIBRARY_MODULES and top not in _STDLIB
 
 
+def is_user_module(value: object) -> bool:
+    """Whether ``value`` is a module of the user's (not the standard library's, NumPy's...):
+    its attributes (``config.SCALE``) are read through a stand-in, like an object's."""
+    if type(value) is not types.ModuleType or getattr(value, "__file__", None) is None:
+        return False
+    top = value.__name__.partition(".")[0]
+    return top not in _LIBRARY_MODULES and top not in _STDLIB
+
+
+def _reads_through(value: object) -> bool:
+    kind = type(value)
+    return kind in (dict, list) or (kind is tuple and not _hashable(value)) or (
+        is_user_object(value) or is_user_module(value))
+
+
 def proxy_root(value: object, root: Root) -> object:
     """``value`` wrapped in a stand-in that records reads from ``root``, if it is an object
-    reads go through (a user object, dict, list or tuple holding such); else ``value``."""
-    if type(value) in (dict, list) or (type(value) is tuple and not _hashable(value)) or (
-            is_user_object(value)):
+    reads go through (a user object or module, dict, list or tuple holding such); else
+    ``value``."""
+    if _reads_through(value):
         return _stand_in(value, Path(root, (), value))
     return value
 
@@ -181,7 +196,7 @@ def reached(path: Path, value: object) -> object:
     if kind is np.random.Generator:  # a run-time input: draws advance the object read now
         _check(path, ("type", kind))
         return trace.capture(Path(path.root, path.steps, value), value)
-    if kind in (dict, list) or (kind is tuple and not _hashable(value)) or is_user_object(value):
+    if _reads_through(value):
         return _stand_in(value, path)
     _check(path, ("value", constant_key(value)))
     return value
@@ -193,14 +208,25 @@ def _parts(proxy: Standin) -> tuple[Any, Path]:
     return object.__getattribute__(proxy, "_obj"), object.__getattribute__(proxy, "_path")
 
 
-def _store_check(proxy: Standin, what: str, value: object) -> object:
-    from autostage.runtime import escapes
+def _label(proxy: Standin, what: str) -> str:
     path = _parts(proxy)[1]
     root = path.root
     named = (str(root.ref) if root.kind == "env" else f"argument '{root.label}'"
              if root.kind == "arg" else f"'{root.label}'")
-    escapes.check_store(f"{path}{what} (reached through {named})", value)
-    return unwrap(value)
+    return f"{path}{what} (reached through {named})"
+
+
+def _store_check(proxy: Standin, what: str, value: object, old: object = None) -> object:
+    """``value`` unwrapped, once it is known to be storable at ``what``: not staged (it would
+    escape the trace) and, unless ``old`` is passed as ``UNCHANGED``, not a change of the
+    user's object (a trace's Python code runs once, not at every call)."""
+    from autostage.runtime import escapes
+    label = _label(proxy, what)
+    escapes.check_store(label, value)
+    value = unwrap(value)
+    if old is not escapes.UNCHANGED:
+        escapes.check_change(label, old, value)
+    return value
 
 
 class _StandIn(Standin):
@@ -215,9 +241,12 @@ class _StandIn(Standin):
         return type(object.__getattribute__(self, "_obj"))
 
     def __setattr__(self, name: str, value: object) -> None:
-        setattr(_parts(self)[0], name, _store_check(self, f".{name}", value))
+        obj = _parts(self)[0]
+        old = getattr(obj, name, _ABSENT)
+        setattr(obj, name, _store_check(self, f".{name}", value, old))
 
     def __delattr__(self, name: str) -> None:
+        _store_check(self, f".{name}", _ABSENT, getattr(_parts(self)[0], name, _ABSENT))
         delattr(_parts(self)[0], name)
 
     def __repr__(self) -> str:
@@ -305,10 +334,13 @@ class _Container(_StandIn):
         return value
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        _parts(self)[0][key] = _store_check(self, f"[{key!r}]", value)
+        obj = _parts(self)[0]
+        obj[key] = _store_check(self, f"[{key!r}]", value, _item(obj, key))
 
     def __delitem__(self, key: Any) -> None:
-        del _parts(self)[0][key]
+        obj = _parts(self)[0]
+        _store_check(self, f"[{key!r}]", _ABSENT, _item(obj, key))
+        del obj[key]
 
     def __contains__(self, item: Any) -> bool:
         obj, path = _parts(self)
@@ -319,12 +351,29 @@ class _Container(_StandIn):
         return item in list(iter(self))
 
 
+def _item(container: Any, key: Any) -> Any:
+    try:
+        return container[key]
+    except (LookupError, TypeError):
+        return _ABSENT
+
+
 def _checked_mutator(proxy: Standin, name: str, method: Any) -> Any:
+    from autostage.runtime import escapes
+
     def mutate(*args: Any, **kwargs: Any) -> Any:
-        args = tuple(_store_check(proxy, f".{name}()", a) for a in args)
-        return method(*args, **{k: _store_check(proxy, f".{name}()", v)
-                                for k, v in kwargs.items()})
+        what = f".{name}()"
+        args = tuple(_store_check(proxy, what, a, escapes.UNCHANGED) for a in args)
+        kwargs = {k: _store_check(proxy, what, v, escapes.UNCHANGED) for k, v in kwargs.items()}
+        # Every mutating method changes the user's container, but setdefault of a present key.
+        if not (name == "setdefault" and args and args[0] in _parts(proxy)[0]):
+            escapes.check_change(_label(proxy, what), _ABSENT, _MUTATED)
+        return method(*args, **kwargs)
     return mutate
+
+
+_ABSENT = object()  # no value at a path (a store creates it, a delete leaves it)
+_MUTATED = object()  # the new state after an argument-less mutation (clear, sort...)
 
 
 class SequenceProxy(_Container):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from autostage.runtime import tracing
 from autostage.runtime.cache_keys import constant_key
-from autostage.runtime.captures import Root, proxy_root
+from autostage.runtime.captures import Root, is_user_module, proxy_root
 
 if TYPE_CHECKING:
     from autostage.runtime.function import FunctionTrace
@@ -50,6 +50,22 @@ class Source:
         return (type(other) is Source and other.container is self.container
                 and other.name == self.name)
 
+    @property
+    def kind(self) -> str:
+        return "nonlocal" if self.is_cell else "global"
+
+    def write(self, value: object) -> None:
+        """Puts ``value`` back (``_MISSING``: unbinds the name)."""
+        if self.is_cell:
+            if value is _MISSING:
+                del self.container.cell_contents
+            else:
+                self.container.cell_contents = value
+        elif value is _MISSING:
+            self.container.pop(self.name, None)
+        else:
+            self.container[self.name] = value
+
     def __str__(self) -> str:
         return f"{'closed-over variable' if self.is_cell else 'global'} '{self.name}'"
 
@@ -76,20 +92,25 @@ def _code_objects(code: types.CodeType):
 
 def _environment(fn: types.FunctionType) -> tuple[list[Source], set[str]]:
     """The globals and closure cells ``fn``'s code (nested code included) may read, modules
-    excepted, and the names it assigns with ``global`` / ``nonlocal``."""
+    excepted (but the user's own), and the names it assigns with ``global`` / ``nonlocal``."""
     codes = list(_code_objects(fn.__code__))
     written = {i.argval for code in codes for i in _instructions(code)
                if i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF")}
     sources = []
     names = dict.fromkeys(name for code in codes for name in code.co_names)
     for name in names:
-        if name in fn.__globals__ and not isinstance(fn.__globals__[name], types.ModuleType):
+        if name in fn.__globals__ and _read_at_call(fn.__globals__[name]):
             sources.append(Source(fn.__globals__, name, False))
     for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True):
         source = Source(cell, name, True)
-        if not isinstance(source.read(), types.ModuleType):
+        if _read_at_call(source.read()):
             sources.append(source)
     return sources, written
+
+
+def _read_at_call(value: object) -> bool:
+    """Modules are fixed, but the attributes of the user's own modules are read at each call."""
+    return not isinstance(value, types.ModuleType) or is_user_module(value)
 
 
 def _instructions(code: types.CodeType):
@@ -137,9 +158,13 @@ def bind_environment(fn: Callable, trace: FunctionTrace) -> Callable:
     cells = dict(zip(fn.__code__.co_freevars, bound.__closure__ or (), strict=True))
     for name in written:  # checked for escaping tensors when the trace ends (escapes)
         if name in cells:
-            trace.written.append((f"nonlocal variable '{name}'", cells[name], name))
+            source = Source(cells[name], name, True)
         elif name in fn.__code__.co_names:
-            trace.written.append((f"global variable '{name}'", bound.__globals__, name))
+            source = Source(bound.__globals__, name, False)
+        else:
+            continue
+        label = f"{source.kind} variable '{name}' (assigned in {fn.__qualname__})"
+        trace.written.append((label, source, source.read()))
     return bound
 
 

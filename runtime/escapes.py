@@ -15,6 +15,7 @@ from typing import Any
 
 from autostage.runtime import tracing
 from autostage.runtime.operator_hooks import Staged, Standin
+from autostage.runtime.staging.errors import PythonSideEffectError
 
 _MAX_DEPTH = 3  # levels of attributes/items walked from each root after a trace
 _MAX_NODES = 2000
@@ -55,6 +56,43 @@ def check_store(label: str, value: object) -> None:
     leaf = _staged_leaf(value)
     if leaf is not None:
         raise _error(label, leaf, tracing.user_location())
+
+
+UNCHANGED = object()  # passed as ``old`` when a store is known to change nothing
+
+
+def _unchanged(old: object, new: object) -> bool:
+    if old is new:
+        return True
+    return type(old) is type(new) and type(old) in _PLAIN and old == new
+
+
+_PLAIN = (bool, int, float, complex, str, bytes, type(None))
+
+
+def check_change(label: str, old: object, new: object, at_line: bool = True) -> None:
+    """Raises PythonSideEffectError if storing ``new`` at ``label`` (which holds ``old``)
+    changes the user's data while a function is traced.
+
+    A trace runs the function's Python code once; later calls run the trace, so a change made
+    by that code (``self.calls += 1``, ``LOG.append(...)``, ``global n; n = ...``) would happen
+    once instead of at every call. Storing an ``autostage.Variable`` (state created on the first
+    trace) and storing what is already there are fine.
+    """
+    from autostage.runtime.state import Variable
+
+    if _unchanged(old, new) or isinstance(new, Variable):
+        return
+    raise side_effect_error(label, tracing.user_location() if at_line else None)
+
+
+def side_effect_error(label: str, loc: Any) -> PythonSideEffectError:
+    at = f"{loc}: " if loc is not None else ""
+    return PythonSideEffectError(
+        f"{at}{label} is changed while the staged function is traced; a staged function runs "
+        "its Python code once per trace, not at every call, so this change would not happen "
+        "on later calls. Make the change outside the staged function (before or after "
+        "calling it), return the new value, or keep it in an autostage.Variable")
 
 
 def check_after_trace(named: list[tuple[str, Any]], roots: list[tuple[str, Any]]) -> None:

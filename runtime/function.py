@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from autostage.runtime import captures, environment, escapes, ir, pytree, tracing, value_info
+from autostage.runtime import captures, escapes, ir, pytree, tracing, value_info
 from autostage.runtime.cache_keys import ById, constant_key, leaf_key
 from autostage.runtime.environment import Source, bind_environment, environment_key
 from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
@@ -254,19 +254,22 @@ class FunctionTrace(tracing.Trace):
         self.sources: dict[Source, None] = {}
         self.shared = shared
         self.variable_policy = shared.variable_policy
-        self.written: list[tuple[str, Any, str]] = []  # (label, globals dict or cell, name)
+        self.written: list[tuple[str, Source, Any]] = []  # (label, source, value before)
 
     def check_escapes(self) -> None:
         """Raises TensorEscapeError if a staged value was left in a global/nonlocal variable or
-        in an object the trace was given (see runtime/escapes.py)."""
-        named = []
-        for label, container, name in self.written:
-            value = (container.get(name) if type(container) is dict
-                     else environment.Source(container, name, True).read())
-            named.append((label, value))
+        in an object the trace was given, and PythonSideEffectError if the trace changed a
+        global/nonlocal variable (put back first; see runtime/escapes.py)."""
+        named = [(label, source.read()) for label, source, _ in self.written]
         roots = [(str(path), proxy) for path, proxy in self.shared.stand_ins.items()
                  if not path.steps]
         escapes.check_after_trace(named, roots)
+        for (label, source, before), (_, after) in zip(self.written, named, strict=True):
+            try:
+                escapes.check_change(label, before, after, at_line=False)
+            except escapes.PythonSideEffectError:
+                source.write(before)
+                raise
 
     def capture(self, source: Source, value: np.ndarray | np.random.Generator) -> Tensor | Any:
         """The tensor (or staged Generator) that stands for ``source`` in this function: a new

@@ -183,3 +183,93 @@ def test_sub_objects_are_called_converted_and_per_object(target):
     m.b.gain = np.float64(10.0)
     assert f(np.ones(2)).tolist() == m(np.ones(2)).tolist() == [12.0, 12.0]
     assert f.trace_count == 1
+
+
+# --- The user's own modules are read like objects; changes to the user's data are refused. -----
+
+from autostage.runtime.staging.errors import PythonSideEffectError  # noqa: E402
+from captures_data import settings  # noqa: E402
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_attributes_of_user_modules_are_read_at_each_call(target):
+    @autostage.convert(target=target)
+    def f(x):
+        return x * settings.SCALE + settings.OFFSET
+
+    old_scale, old_offset = settings.SCALE, settings.OFFSET.copy()
+    try:
+        assert f(np.ones(2)).tolist() == [2.0, 2.0]
+        settings.SCALE = 5.0  # a Python value: guarded, so the call traces again
+        assert f(np.ones(2)).tolist() == [5.0, 5.0]
+        settings.OFFSET += 1  # an array: read by reference at each call
+        assert f(np.ones(2)).tolist() == [6.0, 6.0]
+        assert f.trace_count == 2
+    finally:
+        settings.SCALE, settings.OFFSET = old_scale, old_offset
+
+
+COUNTER = 0
+W = np.ones(2)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_global_changed_while_tracing_is_refused_and_put_back(target):
+    @autostage.convert(target=target)
+    def f(x):
+        global COUNTER
+        COUNTER += 1
+        return x + W
+
+    with pytest.raises(PythonSideEffectError, match=r"global variable 'COUNTER' .*once per trace"):
+        f(np.ones(2))
+    assert COUNTER == 0
+
+
+class Counting:
+    def __init__(self):
+        self.calls = 0
+        self.training = True
+        self.w = np.ones(2)
+
+    def __call__(self, x):
+        self.training = True  # stores what is already there: no change
+        self.calls += 1
+        return x * self.w
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_changing_an_attribute_while_tracing_is_refused(target):
+    m = Counting()
+    f = autostage.convert(target=target)(m)
+    line = Counting.__call__.__code__.co_firstlineno + 2
+    with pytest.raises(PythonSideEffectError, match=rf"test_captures.py:{line}: self.calls "):
+        f(np.ones(2))
+
+
+LOG = []
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_appending_to_a_global_list_while_tracing_is_refused(target):
+    @autostage.convert(target=target)
+    def f(x):
+        LOG.append("called")
+        return x + 1
+
+    with pytest.raises(PythonSideEffectError, match=r"LOG.append\(\) \(reached through global"):
+        f(np.ones(2))
+    assert LOG == []
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_functions_own_containers_may_change(target):
+    @autostage.convert(target=target)
+    def f(x):
+        seen = {"n": 0}
+        seen["n"] += 1
+        parts = []
+        parts.append(x)
+        return parts[0] * seen["n"]
+
+    assert f(np.ones(2)).tolist() == [1.0, 1.0]
