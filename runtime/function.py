@@ -393,6 +393,7 @@ def _trace_callee(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDe
     name = _unique_name(caller.module, getattr(fn, "__name__", "callee"))
     param_types = [leaf.type for leaf in leaves if isinstance(leaf, Tensor)]
     trace = FunctionTrace(caller.module, name, param_types, shared)
+    trace.roots = None if caller.roots is None else (fn, *caller.roots)
     params = iter(trace.function.body.args)
     args, kwargs = pytree.unflatten(treedef, [
         Tensor(next(params)) if isinstance(leaf, Tensor) else leaf for leaf in leaves])
@@ -642,6 +643,7 @@ class StagedFunction:
                   if is_staged_leaf(leaf)]
         types_ = [t.type if type(t) is TensorSpec else t for t in types_]
         trace = FunctionTrace(module, self.name, types_, _ModuleState(self._variable_policy))
+        trace.roots = (self._traced, values)
         params = iter(trace.function.body.args)
         scalars: dict[int, bool] = {}  # id(tensor) -> whether the argument is a NumPy scalar
 

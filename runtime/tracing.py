@@ -56,6 +56,9 @@ class Trace:
         self.all_regions: set[ir.Region] = {self.function.body}  # ever opened here
         self.finished = False
         self.embedded_arrays: list[tuple[weakref.ref, bytes]] = []  # see guards()
+        # What the traced function received (its function object, arguments): objects reachable
+        # from them outlive the call (None: unknown, so every object is assumed to).
+        self.roots: tuple | None = None
 
     def guards(self) -> list[tuple[weakref.ref, bytes]]:
         """The arrays frozen into this trace as constants that are still alive after it.
