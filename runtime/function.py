@@ -29,6 +29,7 @@ from autostage.runtime import ir, pytree, tracing
 from autostage.runtime.cache_keys import ById, constant_key, leaf_key
 from autostage.runtime.environment import Source, bind_environment, environment_key
 from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
+from autostage.runtime.staging import raises
 from autostage.runtime.tensor import Tensor
 from autostage.runtime.tensor_spec import TensorSpec
 from autostage.runtime.types import TensorType, type_of_array
@@ -238,6 +239,7 @@ class FunctionTrace(tracing.Trace):
         self.sources: dict[Source, None] = {}
         self.shared = shared
         self.variable_policy = shared.variable_policy
+        self.raised: Exception | None = None  # the trace ended with a raise op of this
 
     def capture(self, source: Source, value: np.ndarray) -> Tensor:
         """The tensor that stands for ``source`` in this function: a new implicit parameter."""
@@ -324,13 +326,15 @@ def staging_active() -> bool:
 class Callee:
     """A function traced into a module for staged calls: its name and how to call it."""
 
-    __slots__ = ("name", "outputs", "captures", "result_types")
+    __slots__ = ("name", "outputs", "captures", "result_types", "raised")
 
-    def __init__(self, name: str, outputs: Outputs, captures: tuple, result_types: tuple):
+    def __init__(self, name: str, outputs: Outputs, captures: tuple, result_types: tuple,
+                 raised: Exception | None = None):
         self.name = name
         self.outputs = outputs
         self.captures = captures  # the environment sources of its implicit parameters
         self.result_types = result_types
+        self.raised = raised  # it always raises this (after its prints...): so does the caller
 
 
 def _immutable_constant(leaf: object) -> bool:
@@ -362,6 +366,8 @@ def call_from_trace(fn: Callable, args: tuple, kwargs: dict) -> Any:
     operands += [trace.capture(source, source.read()).value for source in callee.captures]
     results = tracing.emit("call", operands, {"callee": callee.name,
                                                "result_types": callee.result_types})
+    if callee.raised is not None:
+        raise callee.raised
     return callee.outputs.build(tuple(Tensor(value) for value in results))
 
 
@@ -400,14 +406,28 @@ def _trace_callee(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDe
     shared.active.add(key)
     try:
         with tracing.tracing(trace):
-            outputs = collect_outputs(trace, bind_environment(fn, trace)(*args, **kwargs))
+            output = _run_traced(trace, bind_environment(fn, trace), args, kwargs)
+            outputs = collect_outputs(trace, output)
     finally:
         shared.active.discard(key)
         trace.finished = True
     caller.sources.update(trace.sources)
-    callee = Callee(name, outputs, tuple(trace.captures), trace.function.result_types)
+    callee = Callee(name, outputs, tuple(trace.captures), trace.function.result_types,
+                    trace.raised)
     shared.callees[key] = callee
     return callee
+
+
+def _run_traced(trace: FunctionTrace, fn: Callable, args: tuple | list, kwargs: dict) -> Any:
+    """``fn(*args, **kwargs)`` in ``trace``; a user exception raised after ops with effects
+    (prints...) ends the trace with a ``raise`` op: Python prints, then raises (``raises``)."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:
+        if not raises.finish_with(e, trace.function.body):
+            raise
+        trace.raised = e
+        return None
 
 
 def _unique_name(module: ir.Module, base: str) -> str:
@@ -659,7 +679,8 @@ class StagedFunction:
         try:
             with tracing.tracing(trace):
                 _mark_arguments(self._binding, positional, keywords, scalars)
-                output = bind_environment(self._traced, trace)(*positional, **keywords)
+                output = _run_traced(trace, bind_environment(self._traced, trace), positional,
+                                     keywords)
                 outputs = collect_outputs(trace, output)
         finally:
             trace.finished = True

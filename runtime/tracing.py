@@ -126,6 +126,22 @@ def tracing(trace: Trace) -> Iterator[Trace]:
         stack.pop()
 
 
+def checkpoint() -> tuple[ir.Region, int] | None:
+    """Where the current region stands now (for ``rollback``), or None when nothing is traced."""
+    stack = _stack()
+    if not stack:
+        return None
+    current_region = stack[-1].region
+    return current_region, len(current_region.ops)
+
+
+def rollback(mark: tuple[ir.Region, int] | None) -> None:
+    """Drops the ops emitted into the current region since ``checkpoint`` returned ``mark``."""
+    trace = current()
+    if mark is not None and trace is not None and trace.region is mark[0]:
+        del mark[0].ops[mark[1]:]
+
+
 @contextlib.contextmanager
 def region(arg_types: Sequence[Type] = ()) -> Iterator[ir.Region]:
     """Opens a new region in the current trace; ops emitted inside the block go into it."""

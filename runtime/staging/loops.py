@@ -348,9 +348,11 @@ def _names(body: Callable, n: int, skip: int = 0) -> tuple[str, ...]:
 
 
 def stage_while(test: Callable, body: Callable, state: tuple, opts: dict | None = None,
-                cond: object = None) -> tuple:
+                cond: object = None, mark: tuple | None = None) -> tuple:
     """Hook of ``while_stmt``; ``cond`` (the test already evaluated outside) is traced again
-    inside the loop's cond region, the outer one is dead code."""
+    inside the loop's cond region, so the ops emitted since ``mark`` (that evaluation: a print
+    in the test would run once too often) are dropped."""
+    tracing.rollback(mark)
     names = _names(body, len(state))
     state = prepare_state(names, state)
     return run_loop(names, state, test, body, (test, body), "while loop")
