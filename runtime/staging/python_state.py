@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 from autostage.runtime.operator_hooks import Staged
 
+MAX_DEPTH = 4  # levels of objects looked into below the roots (d['a']['b']['c'] is 3)
+MAX_OWNERS = 10_000
 ABSENT = object()  # the value of an entry that does not exist (a key not in the dict...)
 
 _ATOMS = (str, bytes, int, float, complex, bool, type(None), np.generic, np.ndarray, range,
@@ -183,16 +185,18 @@ class PythonState:
     def __init__(self, fns: Iterable[Callable | None], named: Iterable[tuple[str, object]] = ()):
         self.owners: list[_Owner] = []
         self._seen: set[int] = set()
-        children: list[tuple[str, object]] = []
+        roots: list[tuple[str, object]] = list(named)
         for fn in fns:
-            children += self._function(fn, top=True)
-        for name, value in named:
-            children += self._value(name, value)
-        for name, value in children:  # one level below: self.count, d['a'], inc's cells
-            if isinstance(value, _FUNCTIONS):
-                self._function(value, top=False)
-            else:
-                self._value(name, value)
+            roots += self._function(fn)
+        level = roots  # the values of cells, globals and state variables
+        for _ in range(MAX_DEPTH):  # then below them: self.count, d['a'], inc's cells...
+            below: list[tuple[str, object]] = []
+            for name, value in level:
+                if isinstance(value, _FUNCTIONS):
+                    below += self._function(value)
+                elif len(self.owners) < MAX_OWNERS:
+                    below += self._value(name, value)
+            level = below
         for owner in self.owners:
             owner.before = owner.contents()
 
@@ -204,13 +208,10 @@ class PythonState:
         self.owners.append(_Owner(obj, kind, name, keys))
         return True
 
-    def _function(self, fn: object, top: bool) -> list[tuple[str, object]]:
+    def _function(self, fn: object) -> list[tuple[str, object]]:
         """The cells and named globals of ``fn`` as owners; their contents, to look into."""
         if isinstance(fn, types.MethodType):
-            if not top:
-                self._value("self", fn.__self__)
-                return self._function(fn.__func__, top)
-            return [("self", fn.__self__)] + self._function(fn.__func__, top)
+            return [("self", fn.__self__), *self._function(fn.__func__)]
         code = getattr(fn, "__code__", None)
         if not isinstance(fn, types.FunctionType) or code is None:
             return []
@@ -226,7 +227,7 @@ class PythonState:
             namespace[n], (types.ModuleType, type))))
         if names and self._add(namespace, "globals", "", names):
             found += [(n, namespace[n]) for n in names]
-        return found if top else []
+        return found
 
     def _value(self, name: str, x: object) -> list[tuple[str, object]]:
         """``x`` as an owner (a container or a plain object); its items/attributes."""
