@@ -44,8 +44,9 @@ def while_stmt(test: Callable[..., Any], body: Callable[..., tuple], state: tupl
     staged loop evaluates its test itself, so what this evaluation emitted is dropped: a test
     with side effects runs once per evaluation, as in Python).
     """
+    traced = checkpoint() is not None  # tracing does not start or stop inside the loop
     while True:
-        mark = checkpoint()
+        mark = checkpoint() if traced else None
         cond = test(*state)
         if isinstance(cond, Staged):
             return stage_operator("while_stmt", test, body, state, opts, cond, mark)
