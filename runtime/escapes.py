@@ -89,7 +89,8 @@ def check_change(label: str, old: object, new: object, at_line: bool = True) -> 
 def side_effect_error(label: str, loc: Any) -> PythonSideEffectError:
     at = f"{loc}: " if loc is not None else ""
     return PythonSideEffectError(
-        f"{at}{label} is changed while the staged function is traced; a staged function runs "
+        f"{at}{label}, which outlives the call, is changed while the staged function is traced; "
+        "a staged function runs "
         "its Python code once per trace, not at every call, so this change would not happen "
         "on later calls. Make the change outside the staged function (before or after "
         "calling it), return the new value, or keep it in an autostage.Variable")

@@ -29,6 +29,7 @@ from autostage.runtime import captures, escapes, ir, pytree, tracing, value_info
 from autostage.runtime.cache_keys import ById, constant_key, leaf_key
 from autostage.runtime.environment import Source, bind_environment, environment_key
 from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
+from autostage.runtime.staging import raises
 from autostage.runtime.tensor import Tensor
 from autostage.runtime.tensor_spec import TensorSpec
 from autostage.runtime.types import GeneratorType, TensorType, type_of_array
@@ -255,6 +256,7 @@ class FunctionTrace(tracing.Trace):
         self.shared = shared
         self.variable_policy = shared.variable_policy
         self.written: list[tuple[str, Source, Any]] = []  # (label, source, value before)
+        self.raised: Exception | None = None  # the trace ended with a raise op of this
 
     def check_escapes(self) -> None:
         """Raises TensorEscapeError if a staged value was left in a global/nonlocal variable or
@@ -361,15 +363,16 @@ def staging_active() -> bool:
 class Callee:
     """A function traced into a module for staged calls: its name and how to call it."""
 
-    __slots__ = ("name", "outputs", "captures", "result_types", "weak_results")
+    __slots__ = ("name", "outputs", "captures", "result_types", "weak_results", "raised")
 
     def __init__(self, name: str, outputs: Outputs, captures: tuple, result_types: tuple,
-                 weak_results: tuple[bool, ...]):
+                 weak_results: tuple[bool, ...], raised: Exception | None = None):
         self.name = name
         self.outputs = outputs
         self.captures = captures  # the environment sources of its implicit parameters
         self.result_types = result_types
         self.weak_results = weak_results  # results that stand for Python scalars (value_info)
+        self.raised = raised  # it always raises this (after its prints...): so does the caller
 
 
 def _immutable_constant(leaf: object) -> bool:
@@ -409,6 +412,8 @@ def call_from_trace(fn: Callable, args: tuple, kwargs: dict) -> Any:
     for value, weak in zip(results, callee.weak_results, strict=True):
         if weak:
             value_info.mark_weak(value)
+    if callee.raised is not None:
+        raise callee.raised
     return callee.outputs.build(tuple(Tensor(value) for value in results))
 
 
@@ -441,6 +446,7 @@ def _trace_callee(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDe
     tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
     weak = [value_info.is_weak(leaf.value) for leaf in tensors]  # facts of the caller's trace
     trace = FunctionTrace(caller.module, name, [leaf.type for leaf in tensors], shared)
+    trace.roots = None if caller.roots is None else (fn, *caller.roots)
     params = iter(trace.function.body.args)
     args, kwargs = pytree.unflatten(treedef, [
         Tensor(next(params)) if isinstance(leaf, Tensor) else leaf for leaf in leaves])
@@ -450,7 +456,8 @@ def _trace_callee(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDe
             for param, is_weak in zip(trace.function.body.args, weak, strict=False):
                 if is_weak:
                     value_info.mark_weak(param)
-            outputs = collect_outputs(trace, bind_environment(fn, trace)(*args, **kwargs))
+            output = _run_traced(trace, bind_environment(fn, trace), args, kwargs)
+            outputs = collect_outputs(trace, output)
             trace.check_escapes()
             weak_results = tuple(value_info.is_weak(v) for v in trace.function.body.results)
     finally:
@@ -458,9 +465,21 @@ def _trace_callee(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDe
         trace.finished = True
     caller.sources.update(trace.sources)
     callee = Callee(name, outputs, tuple(trace.captures), trace.function.result_types,
-                    weak_results)
+                    weak_results, trace.raised)
     shared.callees[key] = callee
     return callee
+
+
+def _run_traced(trace: FunctionTrace, fn: Callable, args: tuple | list, kwargs: dict) -> Any:
+    """``fn(*args, **kwargs)`` in ``trace``; a user exception raised after ops with effects
+    (prints...) ends the trace with a ``raise`` op: Python prints, then raises (``raises``)."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:
+        if not raises.finish_with(e, trace.function.body):
+            raise
+        trace.raised = e
+        return None
 
 
 def _unique_name(module: ir.Module, base: str) -> str:
@@ -715,6 +734,7 @@ class StagedFunction:
                   if is_staged_leaf(leaf)]
         types_ = [t.type if type(t) is TensorSpec else t for t in types_]
         trace = FunctionTrace(module, self.name, types_, _ModuleState(self._variable_policy))
+        trace.roots = (self._traced, values)
         params = iter(trace.function.body.args)
         scalars: dict[int, bool] = {}  # id(tensor) -> whether the argument is a NumPy scalar
 
@@ -734,7 +754,8 @@ class StagedFunction:
             random_check = FreezeCheck()
             with tracing.tracing(trace):
                 _mark_arguments(self._binding, positional, keywords, scalars)
-                output = bind_environment(self._traced, trace)(*positional, **keywords)
+                output = _run_traced(trace, bind_environment(self._traced, trace), positional,
+                                     keywords)
                 outputs = collect_outputs(trace, output)
                 trace.check_escapes()
             random_check.check(self.name)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from autostage.runtime import Staged, stage_operator
+from autostage.runtime import Staged, checkpoint, stage_operator
 
 _EXHAUSTED = object()  # what next() returns once the iterator of for_stmt is used up
 
@@ -39,13 +39,17 @@ def while_stmt(test: Callable[..., Any], body: Callable[..., tuple], state: tupl
     """``while test: body``; ``opts`` (loop directives) only matter to a staged loop.
 
     A test that is (or becomes, after some Python iterations) staged hands the rest of the loop
-    to the runtime: hook ``while_stmt(test, body, state, opts, cond)``, where ``cond`` is the
-    value ``test(*state)`` just returned, so the test is not evaluated twice.
+    to the runtime: hook ``while_stmt(test, body, state, opts, cond, mark)``, where ``cond`` is
+    the value ``test(*state)`` just returned and ``mark`` where the trace stood before it (the
+    staged loop evaluates its test itself, so what this evaluation emitted is dropped: a test
+    with side effects runs once per evaluation, as in Python).
     """
+    traced = checkpoint() is not None  # tracing does not start or stop inside the loop
     while True:
+        mark = checkpoint() if traced else None
         cond = test(*state)
         if isinstance(cond, Staged):
-            return stage_operator("while_stmt", test, body, state, opts, cond)
+            return stage_operator("while_stmt", test, body, state, opts, cond, mark)
         if not cond:
             return state
         state = body(*state) or ()  # a stateless body returns None

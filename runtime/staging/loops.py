@@ -8,7 +8,9 @@ with ``extra_test`` (from ``break``/``return`` lowering) in its condition. A var
 assigns but that was unassigned before it is carried with an ``undef`` placeholder; after the
 loop it is a plain tensor if provably assigned (e.g. exactly when the ``do_return`` flag is set,
 which a later ``if not do_return:`` completes), else a ``MaybeUnbound`` that raises on use.
-Python code in the body runs at trace time, once per round.
+Python code in the body runs at trace time, once per round, each round from the same Python
+state; the Python places the body assigns (``self.n``, ``d['k']``, a closure's ``nonlocal``) are
+carried like variables, or refused (``side_effects``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from autostage.runtime.staging import errors, iteration, logic, side_effects, va
 from autostage.runtime.staging.control_flow import predicate, stage_if
 from autostage.runtime.staging.control_flow import prepare_state as prepare_branch_state
 from autostage.runtime.staging.loop_state import Slot, initial_slot, refine, refine_alias
+from autostage.runtime.staging.python_state import ABSENT, Entry
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor, constant
 from autostage.runtime.types import ListType, TensorType
@@ -150,33 +153,44 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
     """Stages a loop over ``state`` (see module doc) and returns the state after it.
 
     A variable the body sets to a tuple (``retval_ = (i, x[i])`` from an early ``return a, b``)
-    is carried as one slot per item (its *structure*), found from what the body gives back."""
+    is carried as one slot per item (its *structure*), found from what the body gives back.
+    Python state the body changes (``self.n``, ``d['k']``, a closure's ``nonlocal``: see
+    ``side_effects``) is carried too, after the variables, in slots of its own (``_PythonState``).
+    """
     structs: list[_Struct] = [_struct_of(x) for x in state]
     groups = [_slots_of(n, x, st) for n, x, st in zip(names, state, structs, strict=True)]
     raw: list[tuple] = []
+    watch = side_effects.Watch(watched, where, zip(names, state, strict=True))
+    python = _PythonState(watch)
 
     def flat_test(*flat: object) -> object:
-        return test(*_unflatten(structs, flat))
+        flat = python.enter(flat)
+        result = test(*_unflatten(structs, flat))
+        python.check_test()
+        return result
 
     def flat_body(*flat: object) -> tuple:
+        flat = python.enter(flat)
         outs = body(*_unflatten(structs, flat)) or ()
+        extra = python.leave()
         raw.append(tuple(outs))
         if len(outs) != len(structs):
             return tuple(outs)
         if any(_grow(st, x, n, where) != st
                for st, x, n in zip(structs, outs, names, strict=True)):
-            return (None,) * len(flat)  # traced again with the new structure
+            return (None,) * (len(flat) + len(extra))  # traced again with the new structure
         return tuple(leaf for st, x in zip(structs, outs, strict=True)
-                     for leaf in _flatten(st, x))
+                     for leaf in _flatten(st, x)) + extra
 
-    watch = side_effects.Watch(watched, where)
     for _ in range(MAX_ROUNDS):
-        slots = [s for g in groups for s in g]
+        slots = [s for g in groups for s in g] + python.slots
         raw.clear()
-        with watch.recording():
-            traced = _trace(slots, flat_test, flat_body)
-        watch.check()
-        grown = False
+        try:
+            with watch.recording():
+                traced = _trace(slots, flat_test, flat_body)
+        finally:
+            watch.restore()
+        grown = python.grow()
         for k, out in enumerate(raw[-1]):
             st = _grow(structs[k], out, names[k], where)
             if st != structs[k]:
@@ -187,11 +201,74 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
         changed = [refine(s, out, where) | refine_alias(s, out)
                    for s, out in zip(slots, traced.outs, strict=True)]
         if not any(changed):
-            return _unflatten(structs, _emit(slots, traced, where))
+            python.check_kept()
+            results = _emit(slots, traced, where)
+            python.assign(results[len(slots) - len(python.slots):])
+            return _unflatten(structs, results[:len(slots) - len(python.slots)])
     raise errors.StagingTypeError(
         f"the types of the variables of the {where}{errors.at()} did not settle after "
         f"{MAX_ROUNDS} traces of its body: "
         + ", ".join(f"{s.name}: {s.type}" for g in groups for s in g if s.carried))
+
+
+class _PythonState:
+    """The Python places a staged loop's body changes, carried as loop slots.
+
+    Before the test or body is traced, each place is set to the slot's value in that region;
+    after the body its new value is the slot's output; the watch then puts the Python state
+    back. A place first changed in a trace becomes a slot for the next one."""
+
+    def __init__(self, watch: side_effects.Watch):
+        self.watch = watch
+        self.entries: list[Entry] = []
+        self.slots: list[Slot] = []
+        self.new: dict[tuple, Entry] = {}
+        self.entered: tuple = ()
+
+    def enter(self, flat: tuple) -> tuple:
+        """Sets the places to their values in the region being traced; the variables' part."""
+        n = len(flat) - len(self.entries)
+        self.entered = flat[n:]
+        for entry, value in zip(self.entries, self.entered, strict=True):
+            entry.set(value)
+        return flat[:n]
+
+    def check_test(self) -> None:
+        changes = self.watch.changes()
+        self.watch.check_loop(changes)
+        mine = {e.ident: v for e, v in zip(self.entries, self.entered, strict=True)}
+        for ident, (entry, value) in changes.values.items():
+            if mine.get(ident, ABSENT) is not value:
+                raise errors.PythonSideEffectError(
+                    f"{entry.describe()} is assigned by the test of the staged "
+                    f"{self.watch.where}{errors.at()}; a staged loop test can only compute its "
+                    "condition: assign it in the loop body instead")
+
+    def leave(self) -> tuple:
+        """The places' values after the body (noting places it changed that are not slots)."""
+        changes = self.watch.changes()
+        self.watch.check_loop(changes)
+        known = {e.ident for e in self.entries}
+        for ident, (entry, _) in changes.values.items():
+            if ident not in known:
+                self.new.setdefault(ident, entry)
+        return tuple(e.get() for e in self.entries)
+
+    def grow(self) -> bool:
+        """Adds the places first changed by the last trace as slots; True if any."""
+        new, self.new = list(self.new.values()), {}
+        for entry in new:
+            self.entries.append(entry)
+            self.slots.append(initial_slot(entry.name, entry.get()))
+        return bool(new)
+
+    def check_kept(self) -> None:
+        for entry, slot in zip(self.entries, self.slots, strict=True):
+            self.watch.check_kept(entry, slot.carried)
+
+    def assign(self, values: Sequence[object]) -> None:
+        for entry, value in zip(self.entries, values, strict=True):
+            entry.set(value)
 
 
 _Struct = object  # None: one slot; a tuple of _Structs: a tuple variable, one slot per leaf
@@ -271,9 +348,11 @@ def _names(body: Callable, n: int, skip: int = 0) -> tuple[str, ...]:
 
 
 def stage_while(test: Callable, body: Callable, state: tuple, opts: dict | None = None,
-                cond: object = None) -> tuple:
+                cond: object = None, mark: tuple | None = None) -> tuple:
     """Hook of ``while_stmt``; ``cond`` (the test already evaluated outside) is traced again
-    inside the loop's cond region, the outer one is dead code."""
+    inside the loop's cond region, so the ops emitted since ``mark`` (that evaluation: a print
+    in the test would run once too often) are dropped."""
+    tracing.rollback(mark)
     names = _names(body, len(state))
     state = prepare_state(names, state)
     return run_loop(names, state, test, body, (test, body), "while loop")

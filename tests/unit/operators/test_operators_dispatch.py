@@ -125,7 +125,9 @@ def test_while_stmt_hands_over_when_its_test_becomes_staged(staged):
         return (i + 1,)
 
     assert ag.while_stmt(test, loop_body, (0,), {"maximum_iterations": 5}) == "staged"
-    assert staged == [("while_stmt", (test, loop_body, (2,), {"maximum_iterations": 5}, t), {})]
+    # The last argument is where the trace stood before the test ran (None: no trace).
+    assert staged == [("while_stmt", (test, loop_body, (2,), {"maximum_iterations": 5}, t, None),
+                       {})]
 
 
 def test_for_stmt_hands_a_staged_iterable_to_the_hook(staged):
