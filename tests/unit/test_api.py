@@ -149,9 +149,120 @@ def test_unsupported_entities_are_clear_errors():
         yield from range(n)
 
     with pytest.raises(autostage.ConversionError) as error:
-        autostage.to_graph(gen)
+        autostage.to_code(gen)
     assert f"{__file__}:" in str(error.value)
     assert "generator and coroutine functions are not converted" in str(error.value)
+
+
+def _drive(coroutine):
+    """Runs a coroutine that never suspends, returning its value."""
+    try:
+        coroutine.send(None)
+    except StopIteration as stop:
+        return stop.value
+    raise AssertionError("the coroutine suspended")
+
+
+class Numbers:
+    def __init__(self, n):
+        self.n = n
+
+    def evens(self):
+        for i in range(self.n):
+            if i % 2:
+                continue
+            yield i
+
+    async def total(self, extra):
+        return self.n + extra
+
+
+def test_to_graph_returns_generator_and_coroutine_functions_as_written():
+    def gen(n):
+        for i in range(n):
+            if i % 2:
+                yield i
+        return "done"
+
+    async def coro(x):
+        if x:
+            return x + 1
+        return 0
+
+    async def agen(n):
+        for i in range(n):
+            yield i
+
+    assert autostage.to_graph(gen) is gen
+    assert list(autostage.to_graph(gen)(5)) == [1, 3]
+    assert _drive(autostage.to_graph(coro)(2)) == 3
+    assert autostage.to_graph(agen) is agen
+    numbers = Numbers(5)
+    assert list(autostage.to_graph(numbers.evens)()) == [0, 2, 4]
+    assert _drive(autostage.to_graph(numbers.total)(1)) == 6
+
+
+def test_generators_nested_in_converted_code_run_as_written():
+    def branches(x):
+        def g(v):
+            if v:
+                yield 1
+            yield 2
+        return list(g(x))
+
+    def loops(n):
+        def g(v):
+            total = 0
+            for i in range(v):
+                while total < i:
+                    total += 1
+                    if total > 3:
+                        break
+                yield total
+            return total
+        return list(g(n)), [list(it) for it in map(lambda k: (yield k), [7])]
+
+    def lazy(n):
+        x = 0
+        def g():
+            yield x
+        it = g()
+        for i in range(n):
+            x = i
+        return next(it)
+
+    def coroutines(v):
+        async def add(a):
+            if a > 1:
+                return a + v
+            return -1
+        return _drive(add(v)), _drive(add(0))
+
+    converted = autostage.to_graph(branches)
+    assert converted(True) == [1, 2] and converted(False) == [2]
+    assert autostage.to_graph(loops)(6) == loops(6) == ([0, 1, 2, 3, 4, 5], [[7]])
+    assert autostage.to_graph(lazy)(4) == lazy(4) == 3
+    assert autostage.to_graph(coroutines)(3) == (6, -1)
+    source = autostage.to_code(loops)
+    # The generator's body is as written: no functional forms, no flags.
+    assert "        for i in range(v):\n            while total < i:\n" in source
+    assert "                if total > 3:\n                    break\n" in source
+
+
+def test_convert_refuses_async_and_generator_functions_at_decoration():
+    async def coro(x):
+        return x
+
+    def gen(x):
+        yield x
+
+    with pytest.raises(autostage.ConversionError) as error:
+        autostage.convert(coro)
+    message = str(error.value)
+    assert f"{__file__}:{coro.__code__.co_firstlineno}:" in message
+    assert "coro" in message and "async" in message
+    with pytest.raises(autostage.ConversionError, match=r"gen: it is a generator function"):
+        autostage.convert(target="interpreter")(gen)
 
 
 def test_names_reserved_for_generated_code():
