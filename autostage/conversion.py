@@ -66,7 +66,9 @@ class ConvertedCode(NamedTuple):
     source_map: dict
 
 
-_code_cache: dict[types.CodeType, ConvertedCode] = {}
+# Keyed by file and code: equal code objects of two files (code equality ignores the file) have
+# different sources, which may change independently, and different lines for error messages.
+_code_cache: dict[tuple[str, types.CodeType], ConvertedCode] = {}
 _function_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
@@ -231,14 +233,15 @@ def _user_qualnames(code: types.CodeType, qualname: str, generated: set[str],
 def convert_code(fn: types.FunctionType) -> ConvertedCode:
     """Converts ``fn``'s code object once; later calls return the cached result."""
     code = fn.__code__
-    converted = _code_cache.get(code)
+    key = (code.co_filename, code)
+    converted = _code_cache.get(key)
     if converted is None:
         with _lock:
-            converted = _code_cache.get(code)
+            converted = _code_cache.get(key)
             if converted is None:
                 node, ctx = parse(fn)
                 converted = load(transform(node, ctx), fn)
-                _code_cache[code] = converted
+                _code_cache[key] = converted
     return converted
 
 

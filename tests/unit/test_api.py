@@ -89,12 +89,13 @@ def test_to_graph_closures_and_lambdas():
 
 
 def test_code_is_converted_once_per_code_object():
-    conversion._code_cache.pop(make_adder(0).__code__, None)
+    code = make_adder(0).__code__
+    conversion._code_cache.pop((code.co_filename, code), None)
     first, second = make_adder(1), make_adder(2)
     autostage.to_graph(first)
-    cached = conversion._code_cache[first.__code__]
+    cached = conversion._code_cache[(code.co_filename, first.__code__)]
     autostage.to_graph(second)
-    assert conversion._code_cache[second.__code__] is cached
+    assert conversion._code_cache[(code.co_filename, second.__code__)] is cached
     assert autostage.to_graph(second)([0]) == [2]
 
 
