@@ -43,7 +43,10 @@ def _with_user_frames(converted: Callable, original: Callable) -> Callable:
         try:
             return converted(*args, **kwargs)
         except Exception as e:
-            errors.add_user_frames(e)
+            try:
+                errors.add_user_frames(e)
+            except RecursionError:  # this frame is at the recursion limit: no room for a note
+                pass
             raise
 
     wrapper.__autostage_converted__ = converted

@@ -83,6 +83,9 @@ def _converted_function(fn: types.FunctionType) -> Callable | None:
 
 
 def _decide(fn: types.FunctionType) -> Callable | None:
+    inner = getattr(fn, "__autostage_converted__", None)
+    if inner is not None:  # a to_graph result (`f = to_graph(f)`): skip its wrapper's frame
+        return inner
     if not _is_user_function(fn):
         return None
     try:

@@ -26,6 +26,7 @@ from autostage.pyct import (
     naming,
     origin_info,
     parser,
+    source_check,
     transformer,
     unparser,
 )
@@ -72,6 +73,22 @@ _code_cache: dict[tuple[str, types.CodeType], ConvertedCode] = {}
 _function_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
+
+
+def _pytest_assertion_rewriting(module_globals: dict) -> source_check.Rewrite | None:
+    """How pytest compiled a module it rewrote (its test files): asserts become explanations."""
+    if "@py_builtins" not in module_globals:  # a global the rewriting adds to every module
+        return None
+    return _rewrite_asserts
+
+
+def _rewrite_asserts(tree: Any, text: str, filename: str) -> None:
+    from _pytest.assertion.rewrite import rewrite_asserts
+
+    rewrite_asserts(tree, text.encode(), filename, None)
+
+
+source_check.rewriters.append(_pytest_assertion_rewriting)
 
 
 def namespace_of(fn: types.FunctionType) -> dict[str, Any]:

@@ -6,7 +6,7 @@ Each statement becomes nested functions (branches, loop test, loop body) that ta
     def if_body(x):            def loop_test(i, x):       def loop_body(i, x):
         x = x - 1                  return i < n               ...
         return (x,)                                           return (i, x)
-    (x,) = ag__.if_stmt(x > 0, if_body, None, (x,))
+    (x,) = ag__.if_branch(x > 0, if_body, None)(x)
                                (i, x) = ag__.while_stmt(loop_test, loop_body, (i, x))
 
 The state of a statement is the simple names it modifies that are live before or after it (read
@@ -198,11 +198,12 @@ class ControlFlowTransformer(transformer.Base):
         if node.orelse:
             orelse_name = self.ctx.namer.new_symbol("else_body")
             statements += self._function(orelse_name, inputs, node.orelse, returns=state)
-        template = "ag__.if_stmt(test, body, orelse, state)" if inputs else \
-            "ag__.if_stmt(test, body, orelse)"
+        # `if_branch` returns the branch to run and the user function calls it: one frame per
+        # branch, not two (deep recursion through converted code stays near Python's depth).
         call = templates.replace_as_expression(
-            template, test=node.test, body=body_name, orelse=orelse_name,
-            **({"state": self._initial(node, inputs)} if inputs else {}))
+            "ag__.if_branch(test, body, orelse)()", test=node.test, body=body_name,
+            orelse=orelse_name)
+        call.args = self._initial(node, inputs).elts
         return statements + self._assign_state(state, call)
 
     def visit_While(self, node: gast.While) -> list[gast.stmt]:

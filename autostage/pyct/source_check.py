@@ -3,26 +3,32 @@
 Conversion reads a function's source from its file; if the file changed after the module was
 imported, converting it would give a different function than the one Python runs, silently.
 ``check(code, lines, module_globals)`` compiles the file's current text as its module was compiled
-(same file name, its own ``__future__`` imports, and pytest's assertion rewriting where the module
-went through it), finds the code object with the function's qualified name and first line, and
-compares it with ``code``: bytecode, names, constants (nested code included) and line table. A
-difference raises ``SourceChangedError`` naming the file.
+(same file name, its own ``__future__`` imports, and the rewriting of an import hook that compiled
+it, from ``rewriters``), finds the code object with the function's qualified name and first line,
+and compares it with ``code``: bytecode, names, constants (nested code included) and line table.
+A difference raises ``SourceChangedError`` naming the file.
 
 The compiled file is cached per file name and text, so a file is compiled once however many of
-its functions are converted.
+its functions are converted. Layers above register in ``rewriters`` the import hooks they know
+(pytest's assertion rewriting: see ``autostage.conversion``); pyct imports nothing outside stdlib.
 """
 
 from __future__ import annotations
 
+import ast
 import threading
 import types
+from collections.abc import Callable
 from typing import Any
 
 from autostage.pyct import errors
 
-_PYTEST_REWRITTEN = "@py_builtins"  # a global that pytest's assertion rewriting adds to a module
+# A rewrite is ``rewrite(tree, text, filename)``, changing an ``ast.Module`` in place as the import
+# hook that compiled the module did. A rewriter maps a module's globals to its rewrite, or None.
+Rewrite = Callable[[ast.Module, str, str], None]
+rewriters: list[Callable[[dict], Rewrite | None]] = []
 
-_cache: dict[str, tuple[str, bool, dict | None]] = {}  # filename -> (text, rewritten, index)
+_cache: dict[str, tuple[str, Any, dict | None]] = {}  # filename -> (text, rewrite, index)
 _lock = threading.Lock()
 
 
@@ -41,22 +47,26 @@ def _index(module: types.CodeType) -> dict[tuple[str, int], list[types.CodeType]
     return index
 
 
-def _compile(text: str, filename: str, rewritten: bool) -> dict | None:
+def _compile(text: str, filename: str, rewrite: Rewrite | None) -> dict | None:
     """The index of the file's code as its module was compiled, or None if it does not compile."""
     try:
-        if rewritten:
-            import ast
-
-            from _pytest.assertion.rewrite import rewrite_asserts
-
+        if rewrite is not None:
             tree = ast.parse(text, filename=filename)
-            rewrite_asserts(tree, text.encode("utf-8"), filename, None)
+            rewrite(tree, text, filename)
             module = compile(tree, filename, "exec", dont_inherit=True)
         else:
             module = compile(text, filename, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError, ImportError):
+    except (SyntaxError, ValueError):
         return None
     return _index(module)
+
+
+def _rewrite_of(module_globals: dict | None) -> Rewrite | None:
+    for rewriter in rewriters if module_globals else ():
+        rewrite = rewriter(module_globals)
+        if rewrite is not None:
+            return rewrite
+    return None
 
 
 def _same_const(a: Any, b: Any) -> bool:
@@ -87,15 +97,15 @@ def check(code: types.CodeType, lines: list[str], module_globals: dict | None = 
     Args:
       code: the code object of the function (or lambda) being converted.
       lines: the current lines of its file, as ``inspect.findsource`` returned them.
-      module_globals: the function's globals, which tell whether pytest rewrote the module.
+      module_globals: the function's globals, which tell whether an import hook rewrote it.
     """
     filename = code.co_filename
     text = "".join(lines)
-    rewritten = bool(module_globals) and _PYTEST_REWRITTEN in module_globals
+    rewrite = _rewrite_of(module_globals)
     with _lock:
         cached = _cache.get(filename)
-        if cached is None or cached[0] != text or cached[1] != rewritten:
-            cached = (text, rewritten, _compile(text, filename, rewritten))
+        if cached is None or cached[0] != text or cached[1] != rewrite:
+            cached = (text, rewrite, _compile(text, filename, rewrite))
             _cache[filename] = cached
     index = cached[2]
     candidates = [] if index is None else index.get(_key(code), [])

@@ -103,7 +103,7 @@ def test_to_code_shows_functional_control_flow():
     code = autostage.to_code(collatz)
     assert code.startswith("def collatz(n):")
     assert "ag__.while_stmt(loop_test, loop_body, (n, steps))" in code
-    assert "ag__.if_stmt(n % 2 == 0, if_body, else_body, (n,))" in code
+    assert "ag__.if_branch(n % 2 == 0, if_body, else_body)(n)" in code
 
 
 def test_do_not_convert_calls_the_function_as_it_is():

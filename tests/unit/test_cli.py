@@ -106,7 +106,7 @@ def test_converted_method_and_nested_function(tmp_path):
     assert method.stdout.startswith("def m(self, x):")
     inner = run_cli(f"{src}:A.m.inner")
     assert inner.stdout.strip() == (
-        "def inner(y):\n    return ag__.if_exp(y > x, lambda: y, lambda: x)")
+        "def inner(y):\n    return ag__.if_exp_branch(y > x, lambda: y, lambda: x)()")
 
 
 def test_conversion_and_module_errors_are_one_line(tmp_path):

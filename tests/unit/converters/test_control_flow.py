@@ -38,7 +38,7 @@ def test_while_with_if_golden_and_size():
                 def if_body(x):
                     x = x - 1
                     return (x,)
-                x, = ag__.if_stmt(x > 0, if_body, None, (x,))
+                x, = ag__.if_branch(x > 0, if_body, None)(x)
                 i += 1
                 return (i, x)
             i, x = ag__.while_stmt(loop_test, loop_body, (i, x))
@@ -75,7 +75,7 @@ def test_if_else_state_is_only_what_is_live():
             def else_body():
                 y = -1
                 return (y,)
-            y, = ag__.if_stmt(x > 0, if_body, else_body)
+            y, = ag__.if_branch(x > 0, if_body, else_body)()
             return y
     ''')
     for x in (-3, 0, 4):
@@ -90,7 +90,7 @@ def defined_in_one_branch(c):
 
 def test_variable_defined_in_one_branch_raises_like_python():
     converted = convert(defined_in_one_branch)
-    assert "(ag__.Undefined('y'),)" in converted.source
+    assert "None)(ag__.Undefined('y'))" in converted.source
     assert "return ag__.ld(y)" in converted.source
     assert converted.function(True) == 1
     with pytest.raises(UnboundLocalError) as expected:
