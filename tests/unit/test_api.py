@@ -289,3 +289,55 @@ def test_generated_code_is_deterministic_across_processes(tmp_path):
                                 env=env, check=True)
         outputs.add(result.stdout)
     assert len(outputs) == 1
+
+
+def _stack_depth():
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    return depth
+
+
+def early_return(n):
+    if n == 0:
+        return _stack_depth()
+    return early_return(n - 1)
+
+
+def if_else(n):
+    if n == 0:
+        depth = _stack_depth()
+    else:
+        depth = if_else(n - 1)
+    return depth
+
+
+def ternary(n):
+    return _stack_depth() if n == 0 else ternary(n - 1)
+
+
+@autostage.to_graph
+def decorated(n):
+    return _stack_depth() if n == 0 else decorated(n - 1)
+
+
+@pytest.mark.parametrize("fn", [early_return, if_else, ternary])
+def test_recursion_through_if_and_ternary_costs_one_extra_frame_per_call(fn):
+    converted = autostage.to_graph(fn)
+    assert (fn(10) - fn(0)) / 10 == 1
+    assert (converted(10) - converted(0)) / 10 == 2
+
+
+def test_a_to_graph_result_called_from_converted_code_adds_no_frame():
+    assert (decorated(10) - decorated(0)) / 10 == 2  # the converted function and its branch
+
+
+def test_recursion_to_nearly_half_the_limit_runs_converted():
+    room = sys.getrecursionlimit() - _stack_depth()
+    depth = room // 2 - 10
+    converted = autostage.to_graph(ternary)
+    assert converted(depth) == converted(0) + 2 * depth
+    with pytest.raises(RecursionError) as info:
+        converted(room)
+    assert "in ternary" in info.value.__notes__[-1]
+    assert "[Previous line repeated" in info.value.__notes__[-1]
