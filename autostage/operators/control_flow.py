@@ -44,9 +44,11 @@ def if_branch(cond: Any, body: Callable[..., tuple | None],
     converted branches reaches nearly the depth Python reaches. A staged condition returns a
     function that stages the whole statement through ``if_stmt``.
     """
-    if isinstance(cond, Staged):
+    if cond is True:  # the usual case first: a comparison's result
+        return body
+    if cond is not False and isinstance(cond, Staged):
         return lambda *state: if_stmt(cond, body, orelse, state)
-    if cond:
+    if cond is not False and cond:
         return body
     return _unchanged if orelse is None else orelse
 

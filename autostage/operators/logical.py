@@ -63,6 +63,10 @@ def if_exp_branch(cond: Any, if_true: Callable[[], Any],
     """The branch of ``if_true() if cond else if_false()`` to call: ``if_exp_branch(c, t, f)()``
     is ``if_exp(c, t, f)``, but on a Python condition the caller runs the branch itself, which
     saves a Python frame per ternary (deep recursion stays near Python's depth)."""
+    if cond is True:  # the usual cases first: a comparison's result
+        return if_true
+    if cond is False:
+        return if_false
     if isinstance(cond, Staged):
         return lambda: if_exp(cond, if_true, if_false)
     return if_true if cond else if_false
