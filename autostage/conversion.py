@@ -120,12 +120,15 @@ def parse(fn: types.FunctionType) -> tuple[gast.AST, transformer.Context]:
 
 
 def convert_source(node: gast.AST, source: str, filename: str,
-                   namespace: dict[str, Any]) -> str:
+                   namespace: dict[str, Any], class_name: str | None = None) -> str:
     """Converts a function parsed from a file (``source`` is the whole file) to source text.
 
     Used where the function object is not at hand (the CLI shows nested functions too).
+    ``class_name`` is the innermost class the function is written in, whose name private names
+    are mangled with.
     """
     origin_info.resolve(node, source, filename)
+    mangling.mangle(node, class_name)
     namespace = {**vars(builtins), **namespace}
     return unparser.unparse(transform(node, context_for(node, source, filename, namespace)))
 
