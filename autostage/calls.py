@@ -10,7 +10,6 @@ clear warning.
 from __future__ import annotations
 
 import functools
-import inspect
 import logging
 import sys
 import types
@@ -55,8 +54,7 @@ def _is_user_function(fn: types.FunctionType) -> bool:
     module = (getattr(fn, "__module__", None) or "").partition(".")[0]
     if module in _STDLIB or module in config.do_not_convert_modules:
         return False
-    if inspect.isgeneratorfunction(fn) or inspect.iscoroutinefunction(fn) or (
-            inspect.isasyncgenfunction(fn)):
+    if conversion.is_generator_function(fn):
         logger.debug("%s is a generator or coroutine function; it runs as written", fn)
         return False
     return True
@@ -87,6 +85,9 @@ def _converted_function(fn: types.FunctionType) -> Callable | None:
 
 
 def _decide(fn: types.FunctionType) -> Callable | None:
+    inner = getattr(fn, "__autostage_converted__", None)
+    if inner is not None:  # a to_graph result (`f = to_graph(f)`): skip its wrapper's frame
+        return inner
     if not _is_user_function(fn):
         return None
     try:

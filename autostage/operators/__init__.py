@@ -5,10 +5,10 @@ each keeps Python's semantics exactly; a staged value goes to the runtime throug
 ``autostage.runtime.stage_operator`` under the operator's name.
 """
 
-from autostage.operators.control_flow import for_stmt, if_stmt, while_stmt
+from autostage.operators.control_flow import for_stmt, if_branch, if_stmt, while_stmt
 from autostage.operators.data_structures import list_append, list_pop
 from autostage.operators.exceptions import assert_stmt
-from autostage.operators.logical import and_, compare_chain, if_exp, not_, or_
+from autostage.operators.logical import and_, compare_chain, if_exp, if_exp_branch, not_, or_
 from autostage.operators.numpy_overloads import (
     np_arange,
     np_array,
@@ -71,9 +71,9 @@ from autostage.operators.variables import (
 
 __all__ = [
     # control flow
-    "if_stmt", "while_stmt", "for_stmt",
+    "if_stmt", "if_branch", "while_stmt", "for_stmt",
     # logical expressions
-    "and_", "or_", "not_", "compare_chain", "if_exp",
+    "and_", "or_", "not_", "compare_chain", "if_exp", "if_exp_branch",
     # data structures and subscripts
     "list_append", "list_pop", "getitem", "setitem",
     "iadd", "isub", "imul", "imatmul", "itruediv", "ifloordiv", "imod", "ipow",

@@ -34,6 +34,30 @@ def if_stmt(cond: Any, body: Callable[..., tuple | None],
     return orelse(*state)
 
 
+def if_branch(cond: Any, body: Callable[..., tuple | None],
+              orelse: Callable[..., tuple | None] | None) -> Callable[..., tuple | None]:
+    """``if cond: body else: orelse`` as the function to call with the state: ``if_branch(c, b,
+    o)(*state)`` does what ``if_stmt(c, b, o, state)`` does.
+
+    On a Python condition it returns the branch itself, so converted code calls the branch from
+    the user's function and an ``if`` costs one Python frame, not two: recursion through
+    converted branches reaches nearly the depth Python reaches. A staged condition returns a
+    function that stages the whole statement through ``if_stmt``.
+    """
+    if cond is True:  # the usual case first: a comparison's result
+        return body
+    if cond is not False and isinstance(cond, Staged):
+        return lambda *state: if_stmt(cond, body, orelse, state)
+    if cond is not False and cond:
+        return body
+    return _unchanged if orelse is None else orelse
+
+
+def _unchanged(*state: Any) -> tuple:
+    """The missing ``else`` of an ``if``: the state passes through."""
+    return state
+
+
 def while_stmt(test: Callable[..., Any], body: Callable[..., tuple], state: tuple,
                opts: dict | None = None) -> tuple:
     """``while test: body``; ``opts`` (loop directives) only matter to a staged loop.

@@ -115,6 +115,16 @@ def test_if_stmt_hands_the_condition_and_branches_to_the_hook(staged):
     assert staged == [("if_stmt", (cond, body, orelse, (1, 2)), {})]
 
 
+def test_if_branch_and_if_exp_branch_stage_through_if_stmt_and_if_exp(staged):
+    cond = Staged()
+    assert ag.if_branch(cond, body, orelse)(1, 2) == "staged"
+    assert ag.if_branch(cond, body, None)() == "staged"
+    assert ag.if_exp_branch(cond, body, orelse)() == "staged"
+    assert staged == [("if_stmt", (cond, body, orelse, (1, 2)), {}),
+                      ("if_stmt", (cond, body, None, ()), {}),
+                      ("if_exp", (cond, body, orelse), {})]
+
+
 def test_while_stmt_hands_over_when_its_test_becomes_staged(staged):
     t = Staged()
 
