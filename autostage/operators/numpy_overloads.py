@@ -34,10 +34,16 @@ def _overload(function: Callable[..., Any]) -> Callable[..., Any]:
             return stage_operator("numpy_call", function, *args, **kwargs)
         return function(*args, **kwargs)
 
-    name = f"np_{function.__name__}"
-    overload.__name__ = overload.__qualname__ = name
-    overload.__module__ = __name__
-    overload.__doc__ = f"``np.{function.__name__}``, staged when an argument is staged."
+    return register(function, overload, f"np.{function.__name__}",
+                    "staged when an argument is staged")
+
+
+def register(function: Callable[..., Any], overload: Callable[..., Any], spelled: str,
+             when: str) -> Callable[..., Any]:
+    """Names ``overload`` after ``function`` (as ``spelled`` in user code) and makes converted
+    code call it in its place."""
+    overload.__name__ = overload.__qualname__ = spelled.replace(".", "_")
+    overload.__doc__ = f"``{spelled}``, {when}."
     overload.__wrapped__ = function
     BUILTINS[function] = overload
     return overload

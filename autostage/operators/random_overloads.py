@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from autostage.operators.py_builtins import BUILTINS
+from autostage.operators.numpy_overloads import register
 from autostage.runtime import is_tracing, stage_operator
 
 _GLOBAL_STATE = np.random.mtrand._rand
@@ -29,13 +29,7 @@ def _overload(function: Callable[..., Any]) -> Callable[..., Any]:
             return stage_operator("random_call", function, *args, **kwargs)
         return function(*args, **kwargs)
 
-    name = f"np_random_{function.__name__}"
-    overload.__name__ = overload.__qualname__ = name
-    overload.__module__ = __name__
-    overload.__doc__ = f"``np.random.{function.__name__}``, staged while tracing."
-    overload.__wrapped__ = function
-    BUILTINS[function] = overload
-    return overload
+    return register(function, overload, f"np.random.{function.__name__}", "staged while tracing")
 
 
 def method_overload(method: Callable[..., Any]) -> Callable[..., Any]:
