@@ -19,13 +19,13 @@ from dataclasses import dataclass
 import numpy as np
 from autostage.runtime import ir, tracing, value_info
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
-from autostage.runtime.staging import errors, iteration, logic, side_effects, values
+from autostage.runtime.staging import errors, iteration, logic, loop_flags, side_effects, values
 from autostage.runtime.staging.control_flow import predicate, stage_if
 from autostage.runtime.staging.control_flow import prepare_state as prepare_branch_state
 from autostage.runtime.staging.loop_state import Slot, initial_slot, refine, refine_alias
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor, constant
-from autostage.runtime.types import ListType, TensorType
+from autostage.runtime.types import ListType
 
 MAX_ROUNDS = 6
 
@@ -37,20 +37,23 @@ class _Traced:
     outs: tuple
 
 
-def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value]) -> tuple:
-    args = iter(args)
+def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value],
+                   hypotheses: loop_flags.Hypotheses) -> tuple:
+    arg_of = {id(s): a for s, a in zip([s for s in slots if s.carried], args, strict=True)}
     state = []
     for slot in slots:
         if not slot.carried:
             state.append(slot.init)
             continue
-        arg = next(args)
+        arg = arg_of[id(slot)]
         if slot.weak:
             values.mark_weak(arg)
         if slot.alias is not None:
             value_info.mark_view(arg, slot.alias)
-        if slot.maybe:
-            state.append(values.MaybeUnbound(arg, logic.atom(arg), slot.name, errors.location()))
+        if slot.maybe:  # assigned when its flag is, if assumed so (``loop_flags``)
+            flag = hypotheses.flag(slot)
+            defined = logic.atom(arg_of[id(flag)] if flag is not None else arg)
+            state.append(values.MaybeUnbound(arg, defined, slot.name, errors.location()))
         elif isinstance(slot.type, ListType):
             state.append(TensorList(arg))
         else:
@@ -58,13 +61,15 @@ def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value]) -> tuple:
     return tuple(state)
 
 
-def _trace(slots: Sequence[Slot], test: Callable, body: Callable) -> _Traced:
+def _trace(slots: Sequence[Slot], test: Callable, body: Callable,
+           hypotheses: loop_flags.Hypotheses) -> _Traced:
     types = [s.type for s in slots if s.carried]
     with tracing.region(types) as cond_region:
-        go = predicate(test(*_state_objects(slots, cond_region.args)), "the loop condition")
+        go = predicate(test(*_state_objects(slots, cond_region.args, hypotheses)),
+                       "the loop condition")
         cond_region.results = (go.value,)
     with tracing.region(types) as body_region:
-        outs = body(*_state_objects(slots, body_region.args)) or ()
+        outs = body(*_state_objects(slots, body_region.args, hypotheses)) or ()
     if len(outs) != len(slots):
         raise errors.StagingValueError(f"a loop body returned {len(outs)} values for "
                                        f"{len(slots)} loop variables{errors.at()}")
@@ -86,28 +91,7 @@ def _value_of(slot: Slot, x: object, what: str) -> tuple[ir.Value, logic.Formula
     return values.weak_constant(x, slot.type.dtype, what).value, logic.TRUE
 
 
-def _fact(x: object) -> logic.Formula:
-    if isinstance(x, Tensor):
-        return logic.of(x.value)
-    return logic.const(bool(x)) if isinstance(x, (bool, np.bool_)) else logic.FALSE
-
-
-def _proven_by_flag(slots, carried, i, init_def, out_def, traced) -> int | None:
-    """The index (among carried) of a bool flag that is set exactly when slot ``i`` is
-    assigned, at entry and after every iteration, or None."""
-    own = logic.atom(traced.body.args[i])
-    for j, slot in enumerate(carried):
-        if j == i or slot.maybe or slot.type != TensorType(np.bool_, ()):
-            continue
-        body_out = traced.outs[slots.index(slot)]
-        step = logic.substitute(out_def, own, logic.atom(traced.body.args[j]))
-        if logic.equivalent(init_def, _fact(slot.init)) and logic.equivalent(step,
-                                                                             _fact(body_out)):
-            return j
-    return None
-
-
-def _emit(slots: Sequence[Slot], traced: _Traced, where: str) -> tuple:
+def _emit(slots: Sequence[Slot], traced: _Traced, hypotheses: loop_flags.Hypotheses) -> tuple:
     carried = [s for s in slots if s.carried]
     outs = [traced.outs[slots.index(s)] for s in carried]
     with values.in_region(traced.body):
@@ -121,13 +105,18 @@ def _emit(slots: Sequence[Slot], traced: _Traced, where: str) -> tuple:
     loc = errors.location()
     by_slot = {}
     for i, (slot, result) in enumerate(zip(carried, results, strict=True)):
-        by_slot[id(slot)] = _result(slots, carried, i, result, inits[i][1], yields[i][1],
-                                    traced, results, loc)
+        by_slot[id(slot)] = _result(slot, result, inits[i][1], yields[i][1],
+                                    traced.body.args[i], loc)
+    for slot in carried:  # proven assigned exactly when its flag is set (``loop_flags``)
+        flag = hypotheses.flag(slot)
+        if flag is not None and isinstance(by_slot[id(slot)], values.MaybeUnbound):
+            flag_result = by_slot[id(flag)]
+            by_slot[id(slot)] = values.MaybeUnbound(
+                by_slot[id(slot)].value, loop_flags.fact(flag_result), slot.name, loc)
     return tuple(by_slot.get(id(s), s.init) for s in slots)
 
 
-def _result(slots, carried, i, result, init_def, out_def, traced, results, loc) -> object:
-    slot = carried[i]
+def _result(slot, result, init_def, out_def, arg, loc) -> object:
     if slot.weak:
         values.mark_weak(result)
     if slot.alias is not None:
@@ -136,13 +125,10 @@ def _result(slots, carried, i, result, init_def, out_def, traced, results, loc) 
         return TensorList(result)
     if not slot.maybe:
         return Tensor(result)
-    own = logic.atom(traced.body.args[i])
     if logic.equivalent(init_def, logic.TRUE) and logic.equivalent(
-            logic.substitute(out_def, own, logic.TRUE), logic.TRUE):
+            logic.substitute(out_def, logic.atom(arg), logic.TRUE), logic.TRUE):
         return Tensor(result)
-    j = _proven_by_flag(slots, carried, i, init_def, out_def, traced)
-    defined = logic.atom(results[j]) if j is not None else logic.atom(result)
-    return values.MaybeUnbound(result, defined, slot.name, loc)
+    return values.MaybeUnbound(result, logic.atom(result), slot.name, loc)
 
 
 def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body: Callable,
@@ -170,11 +156,15 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
                      for leaf in _flatten(st, x))
 
     watch = side_effects.Watch(watched, where)
-    for _ in range(MAX_ROUNDS):
+    hypotheses = loop_flags.Hypotheses()
+    rounds = 0
+    while rounds < MAX_ROUNDS:
+        rounds += 1
         slots = [s for g in groups for s in g]
+        hypotheses.choose(slots)
         raw.clear()
         with watch.recording():
-            traced = _trace(slots, flat_test, flat_body)
+            traced = _trace(slots, flat_test, flat_body, hypotheses)
         watch.check()
         grown = False
         for k, out in enumerate(raw[-1]):
@@ -186,8 +176,12 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
             continue
         changed = [refine(s, out, where) | refine_alias(s, out)
                    for s, out in zip(slots, traced.outs, strict=True)]
-        if not any(changed):
-            return _unflatten(structs, _emit(slots, traced, where))
+        if any(changed):
+            continue
+        if hypotheses.check(slots, traced.outs):
+            rounds -= 1  # a rejected hypothesis: not a change of types (each pair at most once)
+            continue
+        return _unflatten(structs, _emit(slots, traced, hypotheses))
     raise errors.StagingTypeError(
         f"the types of the variables of the {where}{errors.at()} did not settle after "
         f"{MAX_ROUNDS} traces of its body: "
