@@ -6,7 +6,13 @@ each keeps Python's semantics exactly; a staged value goes to the runtime throug
 """
 
 from autostage.operators.control_flow import for_stmt, if_stmt, while_stmt
-from autostage.operators.data_structures import list_append, list_pop
+from autostage.operators.data_structures import (
+    ListBox,
+    box_append,
+    box_pop,
+    list_append,
+    list_pop,
+)
 from autostage.operators.exceptions import assert_stmt
 from autostage.operators.logical import and_, compare_chain, if_exp, not_, or_
 from autostage.operators.numpy_overloads import (
@@ -72,7 +78,7 @@ __all__ = [
     # logical expressions
     "and_", "or_", "not_", "compare_chain", "if_exp",
     # data structures and subscripts
-    "list_append", "list_pop", "getitem", "setitem",
+    "ListBox", "box_append", "box_pop", "list_append", "list_pop", "getitem", "setitem",
     "iadd", "isub", "imul", "imatmul", "itruediv", "ifloordiv", "imod", "ipow",
     "ilshift", "irshift", "iand", "ixor", "ior",
     # builtins

@@ -30,3 +30,28 @@ def list_pop(lst: Any, *args: Any) -> tuple[Any, Any]:
     if isinstance(lst, Staged):
         return stage_operator("list_pop", lst, *args)
     return lst, lst.pop(*args)
+
+
+
+class ListBox:
+    """Holds a list while one statement pops from it inside an expression: ``s += x.pop()``
+    becomes ``box = ListBox(x)`` / ``s += box_pop(box)`` / ``x = box.list``. Each pop rebinds
+    ``list`` to the list after it (the same object on the Python path, a new tensor list when
+    staged), so the rest of the statement reads the list as Python would."""
+
+    __slots__ = ("list",)
+
+    def __init__(self, lst: Any):
+        self.list = lst
+
+
+def box_pop(box: ListBox, *args: Any) -> Any:
+    """``box.list.pop(*args)``, keeping the list after the pop in ``box``."""
+    box.list, item = list_pop(box.list, *args)
+    return item
+
+
+def box_append(box: ListBox, x: Any) -> Any:
+    """``box.list.append(x)`` for ``x`` computed (with pops of that list) before; returns the
+    list after it, as ``list_append``."""
+    return list_append(box.list, x)

@@ -78,6 +78,23 @@ class TensorList(Staged):
         return f"<staged TensorList {self.type or 'list<?>'}>"
 
 
+def _unstaged_method(name: str):
+    def method(self: TensorList, *args: object, **kwargs: object) -> object:
+        raise errors.StagingTypeError(
+            f"list.{name}() is called on a tensor list{errors.at()} where autostage cannot "
+            "stage it (a list that is state of a staged if/loop is a tensor list): use "
+            "`lst.append(v)`, `v = lst.pop()`, `lst.pop(i)` or `lst[i] = v` on a local list "
+            "name, or a pop in an expression that Python always evaluates")
+    method.__name__ = name
+    return method
+
+
+for _name in ("append", "pop", "extend", "insert", "remove", "clear", "sort", "reverse",
+              "index", "count", "copy"):
+    setattr(TensorList, _name, _unstaged_method(_name))
+del _name
+
+
 def _item(x: object, element: TensorType | None, what: str) -> Tensor:
     if isinstance(x, values.MaybeUnbound):
         raise x.error()
