@@ -150,9 +150,10 @@ def pop(lst: TensorList, *args: object) -> tuple[TensorList, Tensor]:
     return TensorList(new), Tensor(item)
 
 
-def get(lst: TensorList, index: object) -> Tensor:
-    if isinstance(index, slice):
-        raise errors.StagingTypeError(f"slicing a tensor list{errors.at()} is not supported")
+def get(lst: TensorList, index: object) -> Tensor | TensorList:
+    if isinstance(index, slice):  # a staged loop: its module imports this one
+        from autostage.runtime.staging import list_slices
+        return list_slices.get_slice(lst, index)
     (item,) = tracing.emit("list_get", (_require(lst, "indexing"), _index(index).value))
     return Tensor(item)
 
