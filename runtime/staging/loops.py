@@ -40,6 +40,7 @@ class _Traced:
 def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value],
                    hypotheses: loop_flags.Hypotheses) -> tuple:
     arg_of = {id(s): a for s, a in zip([s for s in slots if s.carried], args, strict=True)}
+    facts = {sid: logic.atom(a) for sid, a in arg_of.items()}
     state = []
     for slot in slots:
         if not slot.carried:
@@ -50,9 +51,8 @@ def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value],
             values.mark_weak(arg)
         if slot.alias is not None:
             value_info.mark_view(arg, slot.alias)
-        if slot.maybe:  # assigned when its flag is, if assumed so (``loop_flags``)
-            flag = hypotheses.flag(slot)
-            defined = logic.atom(arg_of[id(flag)] if flag is not None else arg)
+        if slot.maybe:  # assigned when its own atom or an assumed flag literal says so
+            defined = hypotheses.defined(slot, logic.atom(arg), facts)
             state.append(values.MaybeUnbound(arg, defined, slot.name, errors.location()))
         elif isinstance(slot.type, ListType):
             state.append(TensorList(arg))
@@ -107,12 +107,12 @@ def _emit(slots: Sequence[Slot], traced: _Traced, hypotheses: loop_flags.Hypothe
     for i, (slot, result) in enumerate(zip(carried, results, strict=True)):
         by_slot[id(slot)] = _result(slot, result, inits[i][1], yields[i][1],
                                     traced.body.args[i], loc)
-    for slot in carried:  # proven assigned exactly when its flag is set (``loop_flags``)
-        flag = hypotheses.flag(slot)
-        if flag is not None and isinstance(by_slot[id(slot)], values.MaybeUnbound):
-            flag_result = by_slot[id(flag)]
-            by_slot[id(slot)] = values.MaybeUnbound(
-                by_slot[id(slot)].value, loop_flags.fact(flag_result), slot.name, loc)
+    facts = {id(s): loop_flags.fact(by_slot[id(s)]) for s in carried}
+    for slot in carried:  # assigned when an assumed flag literal holds (``loop_flags``)
+        result = by_slot[id(slot)]
+        if isinstance(result, values.MaybeUnbound):
+            defined = hypotheses.defined(slot, result.defined, facts)
+            by_slot[id(slot)] = values.MaybeUnbound(result.value, defined, slot.name, loc)
     return tuple(by_slot.get(id(s), s.init) for s in slots)
 
 
