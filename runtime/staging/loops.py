@@ -8,7 +8,8 @@ with ``extra_test`` (from ``break``/``return`` lowering) in its condition. A var
 assigns but that was unassigned before it is carried with an ``undef`` placeholder; after the
 loop it is a plain tensor if provably assigned (e.g. exactly when the ``do_return`` flag is set,
 which a later ``if not do_return:`` completes), else a ``MaybeUnbound`` that raises on use.
-Python code in the body runs at trace time, once per round.
+Python code in the body runs at trace time, once per round; a user exception it raises becomes a
+``raise`` op in the body (``raises``), so it is raised on the calls where the body runs.
 """
 
 from __future__ import annotations
@@ -19,7 +20,15 @@ from dataclasses import dataclass
 import numpy as np
 from autostage.runtime import ir, tracing, value_info
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
-from autostage.runtime.staging import errors, iteration, logic, loop_flags, side_effects, values
+from autostage.runtime.staging import (
+    errors,
+    iteration,
+    logic,
+    loop_flags,
+    raises,
+    side_effects,
+    values,
+)
 from autostage.runtime.staging.control_flow import predicate, stage_if
 from autostage.runtime.staging.control_flow import prepare_state as prepare_branch_state
 from autostage.runtime.staging.loop_state import Slot, initial_slot, refine, refine_alias
@@ -145,7 +154,11 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
         return test(*_unflatten(structs, flat))
 
     def flat_body(*flat: object) -> tuple:
-        outs = body(*_unflatten(structs, flat)) or ()
+        state = _unflatten(structs, flat)
+        # A user exception while tracing the body: Python raises it only if the body runs, so
+        # the body region raises it at run time (``raises``); the state passes through unread.
+        outs, raised = raises.trace_branch(lambda: body(*state) or ())
+        outs = state if raised is not None else outs
         raw.append(tuple(outs))
         if len(outs) != len(structs):
             return tuple(outs)
