@@ -13,7 +13,7 @@ from autostage.operators.data_structures import (
     list_append,
     list_pop,
 )
-from autostage.operators.exceptions import assert_stmt
+from autostage.operators.exceptions import TryRegion, WithRegion, assert_stmt
 from autostage.operators.logical import and_, compare_chain, if_exp, not_, or_
 from autostage.operators.numpy_overloads import (
     np_arange,
@@ -89,5 +89,6 @@ __all__ = [
     "np_array", "np_asarray", "np_zeros", "np_ones", "np_empty", "np_full", "np_arange",
     "np_eye",
     # assertions and variables
-    "assert_stmt", "Undefined", "UndefinedReturnValue", "is_undefined", "ld", "retval",
+    "assert_stmt", "TryRegion", "WithRegion",
+    "Undefined", "UndefinedReturnValue", "is_undefined", "ld", "retval",
 ]

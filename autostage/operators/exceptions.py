@@ -1,16 +1,23 @@
-"""``assert`` as a function, so a staged assertion can run at run time, in program order.
+"""``assert`` as a function, and the watchers of ``try`` and ``with`` bodies.
 
 The asserts converter rewrites ``assert test, msg`` to ``assert_stmt(test, lambda: msg)`` (and
 ``assert test`` to ``assert_stmt(test)``); like the statement, the message is computed only when the
 assertion fails. The converter drops asserts entirely when Python runs with ``-O``.
+
+The try-statements converter wraps each ``try`` body in ``with TryRegion(handlers):``, its
+``finally`` clause in ``with region.final():`` and each ``with`` item in ``WithRegion(cm)``. On
+Python values they do nothing else (a ``WithRegion`` enters and exits ``cm`` as the statement
+would); while a function is traced, the runtime checks that no handler would miss an exception
+raised by staged code at run time (hooks ``try_enter``/``try_exit``/``finally_exit``/``with_exit``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import TracebackType
 from typing import Any
 
-from autostage.runtime import Staged, stage_operator
+from autostage.runtime import Staged, is_tracing, stage_operator
 
 
 def assert_stmt(test: Any, msg_fn: Callable[[], Any] | None = None) -> None:
@@ -22,3 +29,80 @@ def assert_stmt(test: Any, msg_fn: Callable[[], Any] | None = None) -> None:
             raise AssertionError
         raise AssertionError(msg_fn())
     return None
+
+
+class TryRegion:
+    """Watches a ``try`` body; ``handlers()`` gives the handlers' exception types (``None`` for a
+    bare ``except:``), evaluated only while tracing, or is None for a ``try`` without handlers."""
+
+    __slots__ = ("_handlers", "_watched")
+
+    def __init__(self, handlers: Callable[[], tuple] | None = None):
+        self._handlers = handlers
+        self._watched = None
+
+    def __enter__(self) -> TryRegion:
+        if is_tracing():
+            self._watched = stage_operator("try_enter")
+        return self
+
+    def __exit__(self, kind: type | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> bool:
+        if self._watched is not None:
+            stage_operator("try_exit", self._watched, self._handlers, exc)
+        return False
+
+    def final(self) -> _FinallyRegion:
+        """The watcher of the ``finally`` clause."""
+        return _FinallyRegion(self._watched)
+
+
+class _FinallyRegion:
+    __slots__ = ("_body", "_watched")
+
+    def __init__(self, body: Any):
+        self._body = body
+        self._watched = None
+
+    def __enter__(self) -> None:
+        if self._body is not None and is_tracing():
+            self._watched = stage_operator("try_enter")
+
+    def __exit__(self, kind: type | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> bool:
+        if self._watched is not None:
+            stage_operator("finally_exit", self._body, self._watched, exc)
+        return False
+
+
+class WithRegion:
+    """``cm`` in a ``with`` statement (enters and exits it as the statement does), watched while
+    tracing like a ``try`` body whose handlers are the exceptions ``cm`` may swallow."""
+
+    __slots__ = ("_cm", "_exit", "_watched")
+
+    def __init__(self, cm: Any):
+        # the statement looks both methods up on the type before calling __enter__
+        kind = type(cm)
+        if not hasattr(kind, "__enter__"):
+            raise TypeError(f"{kind.__name__!r} object does not support the context manager "
+                            "protocol")
+        if not hasattr(kind, "__exit__"):
+            raise TypeError(f"{kind.__name__!r} object does not support the context manager "
+                            "protocol (missed __exit__ method)")
+        self._cm = cm
+        self._exit = kind.__exit__
+        self._watched = None
+
+    def __enter__(self) -> Any:
+        value = type(self._cm).__enter__(self._cm)
+        if is_tracing():
+            self._watched = stage_operator("try_enter")
+        return value
+
+    def __exit__(self, kind: type | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> Any:
+        swallowed = self._exit(self._cm, kind, exc, tb)
+        if self._watched is not None:
+            stage_operator("with_exit", self._watched, self._cm, exc)
+        return swallowed

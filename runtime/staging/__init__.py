@@ -15,6 +15,7 @@ from autostage.runtime.staging import (  # noqa: F401 - imported for their regis
     ops_io,
     ops_lists,
     ops_structured,
+    try_regions,
 )
 from autostage.runtime.staging.errors import (
     PythonSideEffectError,
