@@ -27,6 +27,7 @@ from autostage.runtime.staging import (
     loop_flags,
     raises,
     side_effects,
+    tensor_lists,
     values,
 )
 from autostage.runtime.staging.control_flow import predicate, stage_if
@@ -93,6 +94,8 @@ def _value_of(slot: Slot, x: object, what: str) -> tuple[ir.Value, logic.Formula
         return x.value, logic.TRUE
     if isinstance(x, TensorList):
         return x.materialize(slot.type.element), logic.TRUE
+    if isinstance(x, list):  # a list the body assigns: a tensor list (``loop_state``)
+        return tensor_lists.from_python(x, slot.name).materialize(slot.type.element), logic.TRUE
     if values.is_unset(x):
         return values.placeholder(slot.type), logic.FALSE
     if isinstance(x, np.ndarray):
@@ -121,8 +124,14 @@ def _emit(slots: Sequence[Slot], traced: _Traced, hypotheses: loop_flags.Hypothe
         result = by_slot[id(slot)]
         if isinstance(result, values.MaybeUnbound):
             defined = hypotheses.defined(slot, result.defined, facts)
-            by_slot[id(slot)] = values.MaybeUnbound(result.value, defined, slot.name, loc)
+            by_slot[id(slot)] = _assigned(slot, result.value) if logic.equivalent(
+                defined, logic.TRUE) else values.MaybeUnbound(result.value, defined, slot.name,
+                                                              loc)
     return tuple(by_slot.get(id(s), s.init) for s in slots)
+
+
+def _assigned(slot: Slot, value: ir.Value) -> Tensor | TensorList:
+    return TensorList(value) if isinstance(slot.type, ListType) else Tensor(value)
 
 
 def _result(slot, result, init_def, out_def, arg, loc) -> object:
@@ -130,13 +139,11 @@ def _result(slot, result, init_def, out_def, arg, loc) -> object:
         values.mark_weak(result)
     if slot.alias is not None:
         value_info.mark_view(result, slot.alias)
-    if isinstance(slot.type, ListType):
-        return TensorList(result)
     if not slot.maybe:
-        return Tensor(result)
+        return _assigned(slot, result)
     if logic.equivalent(init_def, logic.TRUE) and logic.equivalent(
             logic.substitute(out_def, logic.atom(arg), logic.TRUE), logic.TRUE):
-        return Tensor(result)
+        return _assigned(slot, result)
     return values.MaybeUnbound(result, logic.atom(result), slot.name, loc)
 
 

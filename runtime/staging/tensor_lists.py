@@ -18,7 +18,7 @@ from autostage.runtime import ir, tracing
 from autostage.runtime.operator_hooks import Staged
 from autostage.runtime.staging import errors, values
 from autostage.runtime.tensor import Tensor, as_tensor
-from autostage.runtime.types import ListType, TensorType, join
+from autostage.runtime.types import ListType, TensorType, join, scalar
 
 
 class TensorList(Staged):
@@ -107,6 +107,23 @@ def _item(x: object, element: TensorType | None, what: str) -> Tensor:
     raise errors.StagingTypeError(
         f"{what}{errors.at()} gets a {type(x).__name__} value; a tensor list holds tensors "
         "and numbers only")
+
+
+def list_type(x: object) -> ListType | None:
+    """The type ``x`` has as a tensor list (a ``TensorList``, a maybe-assigned one, or a Python
+    list of tensors and numbers, typed as ``from_python`` would make it), without staging
+    anything; None for an empty list or what is not a list."""
+    if isinstance(x, (TensorList, values.MaybeUnbound)):
+        return x.type if isinstance(x.type, ListType) else None
+    if not isinstance(x, list):
+        return None
+    element = None
+    for item in x:
+        if isinstance(item, Tensor):
+            element = item.type if element is None else join(element, item.type) or element
+        elif element is None and values.is_number(item):
+            element = scalar(values.default_dtype(item))
+    return ListType(element) if element is not None else None
 
 
 def from_python(items: list, name: str) -> TensorList:
