@@ -60,7 +60,7 @@ def pop_in_expression(n):
 
 def rotate_popped(n):
     items = [5, 6, 7]
-    for i in range(n):
+    for _i in range(n):
         items.append(items[0] + items.pop(0))
     return items
 
@@ -83,7 +83,7 @@ def last_of_list(n):
 
 
 def zero_trip_raising_body(n, lst):
-    for i in range(n):
+    for _i in range(n):
         lst[5]
     return 1
 

@@ -3,7 +3,7 @@
 import copy
 
 import pytest
-from converter_testing import convert_with, dedent
+from converter_testing import convert_with, dedent, outcome
 
 from autostage.converters import lists
 
@@ -169,13 +169,6 @@ def test_pops_in_expressions_behave_like_python(x, raises):
     expected, got = outcome(pops_in_expressions, *data[0]), outcome(fn, *data[1])
     assert got == expected and data[0] == data[1]  # the same result and the same mutations
     assert (got[0] == "raised") == raises
-
-
-def outcome(fn, *args):
-    try:
-        return fn(*args)
-    except Exception as e:  # noqa: BLE001 - the outcome is compared with Python's
-        return "raised", type(e), str(e)
 
 
 def lazy_pops(x, c):
