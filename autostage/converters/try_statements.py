@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import gast
 
+from autostage.converters.jump_lowering import adopt_origin
 from autostage.pyct import templates, transformer
 
 
@@ -47,8 +48,10 @@ class TryTransformer(transformer.Base):
                                  handlers=handlers)
         node.body = templates.replace("with region:\n    body", region=region, body=node.body)
         if node.finalbody:
+            first = node.finalbody[0]
             node.finalbody = templates.replace("with region.final():\n    body", region=region,
                                                body=node.finalbody)
+            adopt_origin(node.finalbody, first)  # errors name the finally clause's first line
         return [*init, node]
 
     visit_TryStar = visit_Try

@@ -82,6 +82,16 @@ def last_of_list(n):
     return lst[-1], len(lst)
 
 
+def scalar_casts_appended(n, x):
+    lst = []
+    for i in range(n):
+        lst.append(np.float32(i) * x)
+    s = np.float64(0.0)
+    for v in reversed(lst):
+        s = s * 2 + np.float64(v)
+    return np.stack(lst[1:]), s, np.int64(x * 2.7), np.bool_(x)
+
+
 def zero_trip_raising_body(n, lst):
     for _i in range(n):
         lst[5]
@@ -151,6 +161,8 @@ CASES = [
     (reversed_and_slices, (np.int64(5),)),
     (last_of_list, (np.int64(3),)),
     (last_of_list, (np.int64(0),)),
+    (scalar_casts_appended, (np.int64(4), np.float32(1.5))),
+    (scalar_casts_appended, (np.int64(2), np.float32(0.0))),
     (zero_trip_raising_body, (np.int64(0), [1])),
     (zero_trip_raising_body, (np.int64(2), [1])),
     (list_only_in_else, (np.float64(1.0), np.float64(2.0), np.float64(3.0))),
