@@ -11,6 +11,7 @@ from autostage.operators.data_structures import (
     box_append,
     box_pop,
     list_append,
+    list_comp,
     list_pop,
 )
 from autostage.operators.exceptions import TryRegion, WithRegion, assert_stmt
@@ -92,7 +93,8 @@ __all__ = [
     # logical expressions
     "and_", "or_", "not_", "compare_chain", "if_exp",
     # data structures and subscripts
-    "ListBox", "box_append", "box_pop", "list_append", "list_pop", "getitem", "setitem",
+    "ListBox", "box_append", "box_pop", "list_append", "list_comp", "list_pop", "getitem",
+    "setitem",
     "iadd", "isub", "imul", "imatmul", "itruediv", "ifloordiv", "imod", "ipow",
     "ilshift", "irshift", "iand", "ixor", "ior",
     # builtins

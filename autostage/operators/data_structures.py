@@ -8,6 +8,7 @@ container goes to the runtime.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from autostage.runtime import Staged, stage_operator
@@ -55,3 +56,13 @@ def box_append(box: ListBox, x: Any) -> Any:
     """``box.list.append(x)`` for ``x`` computed (with pops of that list) before; returns the
     list after it, as ``list_append``."""
     return list_append(box.list, x)
+
+
+def list_comp(iterable: Any, python: Callable[[Any], list], element: Callable[..., Any],
+              condition: Callable[..., Any] | None, targets: int) -> Any:
+    """``[element(v) for v in iterable if condition(v)]``; on Python values ``python(iterable)``
+    (the comprehension as written); a staged ``iterable`` is a staged loop (``targets`` loop
+    variables: a tuple target when more than one)."""
+    if isinstance(iterable, Staged):
+        return stage_operator("list_comp", iterable, python, element, condition, targets)
+    return python(iterable)

@@ -7,6 +7,7 @@ runtime does.
 
 from autostage.runtime.staging import (  # noqa: F401 - imported for their registrations
     builtins,
+    comprehensions,
     control_flow,
     io,
     iteration,

@@ -89,7 +89,20 @@ def _integer(x: object, what: str) -> object:
     return operator.index(x)
 
 
-class StagedRange(Staged):
+class _LoopOnly(Staged):
+    """A staged iterable only a staged loop can iterate (its length is known at run time)."""
+
+    __slots__ = ()
+
+    def __iter__(self):
+        raise errors.StagingTypeError(
+            f"a staged {type(self).__name__.removeprefix('Staged').lower()}() is iterated"
+            f"{errors.at()} by code autostage does not stage (a comprehension with several "
+            "for clauses or a nested tuple target, a generator expression, list(), ...); "
+            "iterate it in a for loop")
+
+
+class StagedRange(_LoopOnly):
     """``range(start, stop, step)`` with a staged bound; ``step`` is a Python int."""
 
     __slots__ = ("start", "stop", "step")
@@ -124,7 +137,7 @@ class StagedRange(Staged):
         return f"<staged range({self.start}, {self.stop}, {self.step})>"
 
 
-class StagedEnumerate(Staged):
+class StagedEnumerate(_LoopOnly):
     """``enumerate(iterable, start)`` of a staged iterable: items are ``(start + i, item)``."""
 
     __slots__ = ("inner", "start")
@@ -143,7 +156,7 @@ class StagedEnumerate(Staged):
                 self.inner.item(i))
 
 
-class StagedZip(Staged):
+class StagedZip(_LoopOnly):
     """``zip(a, b, ...)`` with a staged iterable: stops at the shortest, as Python does."""
 
     __slots__ = ("inners", "strict")
@@ -168,7 +181,7 @@ class StagedZip(Staged):
         return tuple(inner.item(i) for inner in self.inners)
 
 
-class StagedReversed(Staged):
+class StagedReversed(_LoopOnly):
     """``reversed(x)`` of a staged tensor, tensor list or range: item ``i`` is ``x``'s item
     ``len - 1 - i``. Like Python's reverse iterator it has no ``len()`` and only a loop
     (converted code) iterates it."""
@@ -191,10 +204,6 @@ class StagedReversed(Staged):
     def item(self, i: Tensor) -> object:
         return self.inner.item(self.length() - 1 - i)
 
-    def __iter__(self):
-        raise errors.StagingTypeError(
-            f"reversed() of a staged value is iterated{errors.at()} by code autostage did not "
-            "convert (a comprehension?); iterate it in a for loop")
 
 
 def source(iterable: object) -> object:

@@ -294,8 +294,10 @@ def stage_while(test: Callable, body: Callable, state: tuple, opts: dict | None 
 
 
 def stage_for(iterable: object, extra_test: Callable | None, body: Callable, state: tuple,
-              opts: dict | None = None) -> tuple:
-    """Hook of ``for_stmt``: a ``while`` over an index into a staged iterable."""
+              opts: dict | None = None, watched: Sequence[Callable] = (),
+              where: str = "for loop") -> tuple:
+    """Hook of ``for_stmt``: a ``while`` over an index into a staged iterable. ``watched``:
+    more functions the body calls whose captured containers must not change."""
     source = iteration.source(iterable)
     if iteration.known_empty(source):
         return tuple(state)  # the body never runs (as Python's for over an empty list)
@@ -314,7 +316,7 @@ def stage_for(iterable: object, extra_test: Callable | None, body: Callable, sta
 
     index = values.to_tensor(0)
     result = run_loop(("<loop index>", *names), (index, *state), test, step,
-                      (extra_test, body), "for loop")
+                      (extra_test, body, *watched), where)
     if isinstance(source, iteration.StagedZip) and source.strict:
         _check_strict_zip(source, extra_test, result)
     return result[1:]

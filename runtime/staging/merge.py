@@ -154,7 +154,7 @@ def _merge_tensors(name, a, b, regions, pred, where) -> Merged:
     else:
         va, da = _value_in(regions[0], a, type_, what)
         vb, db = _value_in(regions[1], b, type_ or va.type, what)
-    if type_ is None and join(va.type, vb.type) is None:
+    if join(va.type, vb.type) is None:  # e.g. an array on one path, a Python number on the other
         raise mismatch(what, a, b, where)
     weak = all(values.is_weak(x) for x in (a, b) if not values.is_unset(x))
     defined = logic.ite(pred, da, db)

@@ -75,6 +75,16 @@ def reversed_and_slices(n):
     return s, lst[::-1], lst[1:-1], lst[::2], len(lst[1:])
 
 
+def comprehensions_over_staged(n, x, y, t):
+    lst = []
+    for i in range(n):
+        lst.append(np.float64(i))
+    backwards = [v for v in reversed(lst)]
+    products = [a * b for a, b in zip(x, y, strict=False)]
+    above = [v * 2 for v in x if v > t]
+    return backwards, lst[1:], products, above
+
+
 def last_of_list(n):
     lst = []
     for i in range(n):
@@ -159,6 +169,8 @@ CASES = [
     (reversed_and_slices, (np.int64(0),)),
     (reversed_and_slices, (np.int64(1),)),
     (reversed_and_slices, (np.int64(5),)),
+    (comprehensions_over_staged, (np.int64(3), np.arange(4.0), np.ones(3), np.float64(1.5))),
+    (comprehensions_over_staged, (np.int64(0), np.arange(4.0), np.ones(0), np.float64(9.0))),
     (last_of_list, (np.int64(3),)),
     (last_of_list, (np.int64(0),)),
     (scalar_casts_appended, (np.int64(4), np.float32(1.5))),

@@ -226,3 +226,26 @@ def test_a_path_without_return_is_an_error():
 def test_non_scalar_condition_is_an_error():
     with pytest.raises(ValueError, match="ambiguous"):
         run(lambda v: 1 if v else 2, np.zeros(3))
+
+
+def array_or_number(x, v):
+    return v if x > 0 else 0.0
+
+
+def array_or_number_statement(x, v):
+    if x > 0:
+        y = v
+    else:
+        y = 0.0
+    return y
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+@pytest.mark.parametrize("fn", [array_or_number, array_or_number_statement])
+def test_an_array_on_one_path_and_a_number_on_the_other_is_a_clear_error(target, fn):
+    import autostage
+
+    with pytest.raises(StagingTypeError) as e:  # it was an internal AttributeError
+        autostage.convert(fn, target=target)(np.float64(1.0), np.ones(3))
+    assert "f64[?]" in str(e.value) and "Python float 0.0" in str(e.value)
+    assert f"{inspect.getsourcefile(fn)}:" in str(e.value)
