@@ -4,7 +4,7 @@ Staged code has no exception handling: an exception raised when it runs (an inde
 an ``assert``...) never reaches a handler that ran at trace time. So ``try: B except E: H
 finally: F`` becomes::
 
-    try_ = ag__.TryRegion(lambda: (E,))
+    try_ = ag__.try_region(lambda: (E,))
     try:
         with try_:
             B
@@ -14,7 +14,7 @@ finally: F`` becomes::
         with try_.final():
             F
 
-and ``with cm as v:`` becomes ``with ag__.WithRegion(cm) as v:``. With Python values these do
+and ``with cm as v:`` becomes ``with ag__.with_region(cm) as v:``. With Python values these do
 nothing more than the original statements; while a function is traced, the runtime refuses a
 handler (or a context manager that may swallow exceptions, or a ``finally`` with staged side
 effects) that would miss an exception staged code may raise at run time
@@ -44,7 +44,7 @@ class TryTransformer(transformer.Base):
                 "lambda: types", types=gast.Tuple(types, gast.Load()))
         else:
             handlers = gast.Constant(None, None)
-        init = templates.replace("region = ag__.TryRegion(handlers)", region=region,
+        init = templates.replace("region = ag__.try_region(handlers)", region=region,
                                  handlers=handlers)
         node.body = templates.replace("with region:\n    body", region=region, body=node.body)
         if node.finalbody:
@@ -60,7 +60,7 @@ class TryTransformer(transformer.Base):
         node = self.generic_visit(node)
         for item in node.items:
             item.context_expr = templates.replace_as_expression(
-                "ag__.WithRegion(cm)", cm=item.context_expr)
+                "ag__.with_region(cm)", cm=item.context_expr)
         return node
 
 

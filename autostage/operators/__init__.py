@@ -14,7 +14,7 @@ from autostage.operators.data_structures import (
     list_comp,
     list_pop,
 )
-from autostage.operators.exceptions import TryRegion, WithRegion, assert_stmt
+from autostage.operators.exceptions import assert_stmt, try_region, with_region
 from autostage.operators.logical import and_, compare_chain, if_exp, not_, or_
 from autostage.operators.numpy_overloads import (
     np_arange,
@@ -107,6 +107,6 @@ __all__ = [
     "np_int8", "np_uint64", "np_uint32", "np_uint16", "np_uint8", "np_bool", "np_complex128",
     "np_complex64",
     # assertions and variables
-    "assert_stmt", "TryRegion", "WithRegion",
+    "assert_stmt", "try_region", "with_region",
     "Undefined", "UndefinedReturnValue", "is_undefined", "ld", "retval",
 ]

@@ -4,11 +4,12 @@ The asserts converter rewrites ``assert test, msg`` to ``assert_stmt(test, lambd
 ``assert test`` to ``assert_stmt(test)``); like the statement, the message is computed only when the
 assertion fails. The converter drops asserts entirely when Python runs with ``-O``.
 
-The try-statements converter wraps each ``try`` body in ``with TryRegion(handlers):``, its
-``finally`` clause in ``with region.final():`` and each ``with`` item in ``WithRegion(cm)``. On
-Python values they do nothing else (a ``WithRegion`` enters and exits ``cm`` as the statement
-would); while a function is traced, the runtime checks that no handler would miss an exception
-raised by staged code at run time (hooks ``try_enter``/``try_exit``/``finally_exit``/``with_exit``).
+The try-statements converter wraps each ``try`` body in ``with try_region(handlers):``, its
+``finally`` clause in ``with region.final():`` and each ``with`` item in ``with_region(cm)``.
+Unless a function is being traced they return a shared no-op region and ``cm`` itself: nothing
+else happens. While a function is traced, the runtime checks that no handler would miss an
+exception raised by staged code at run time (hooks ``try_enter``/``try_exit``/``finally_exit``/
+``with_exit``).
 """
 
 from __future__ import annotations
@@ -31,9 +32,39 @@ def assert_stmt(test: Any, msg_fn: Callable[[], Any] | None = None) -> None:
     return None
 
 
+class _NoRegion:
+    """What ``try_region`` gives outside tracing: a no-op context manager."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> bool:
+        return False
+
+    def final(self) -> _NoRegion:
+        return self
+
+
+_NO_REGION = _NoRegion()
+
+
+def try_region(handlers: Callable[[], tuple] | None = None) -> TryRegion | _NoRegion:
+    """The watcher of a ``try`` body (see ``TryRegion``), or a no-op outside tracing."""
+    return TryRegion(handlers) if is_tracing() else _NO_REGION
+
+
+def with_region(cm: Any) -> Any:
+    """``cm`` of a ``with`` statement, watched while tracing (``WithRegion``), else itself."""
+    return WithRegion(cm) if is_tracing() else cm
+
+
 class TryRegion:
-    """Watches a ``try`` body; ``handlers()`` gives the handlers' exception types (``None`` for a
-    bare ``except:``), evaluated only while tracing, or is None for a ``try`` without handlers."""
+    """Watches a ``try`` body while tracing; ``handlers()`` gives the handlers' exception types
+    (``None`` for a bare ``except:``), evaluated then, or is None for a ``try`` without
+    handlers."""
 
     __slots__ = ("_handlers", "_watched")
 
@@ -42,8 +73,7 @@ class TryRegion:
         self._watched = None
 
     def __enter__(self) -> TryRegion:
-        if is_tracing():
-            self._watched = stage_operator("try_enter")
+        self._watched = stage_operator("try_enter")
         return self
 
     def __exit__(self, kind: type | None, exc: BaseException | None,
@@ -65,7 +95,7 @@ class _FinallyRegion:
         self._watched = None
 
     def __enter__(self) -> None:
-        if self._body is not None and is_tracing():
+        if self._body is not None:
             self._watched = stage_operator("try_enter")
 
     def __exit__(self, kind: type | None, exc: BaseException | None,
@@ -96,8 +126,7 @@ class WithRegion:
 
     def __enter__(self) -> Any:
         value = type(self._cm).__enter__(self._cm)
-        if is_tracing():
-            self._watched = stage_operator("try_enter")
+        self._watched = stage_operator("try_enter")
         return value
 
     def __exit__(self, kind: type | None, exc: BaseException | None,

@@ -30,7 +30,7 @@ def handled(d, k, log):
 def test_try_bodies_and_finally_clauses_are_watched():
     assert convert(handled).source == dedent("""
         def handled(d, k, log):
-            try_ = ag__.TryRegion(lambda: ((KeyError, TypeError), Exception))
+            try_ = ag__.try_region(lambda: ((KeyError, TypeError), Exception))
             try:
                 with try_:
                     v = d[k]
@@ -64,8 +64,8 @@ def bare_and_finally_only(x):
 
 def test_bare_except_and_finally_only():
     source = convert(bare_and_finally_only).source
-    assert "ag__.TryRegion(lambda: (None,))" in source  # a bare except
-    assert "ag__.TryRegion(None)" in source  # finally only: no handlers
+    assert "ag__.try_region(lambda: (None,))" in source  # a bare except
+    assert "ag__.try_region(None)" in source  # finally only: no handlers
     assert_same_behaviour(bare_and_finally_only, [(2,), (0,)], try_statements)
 
 
@@ -93,7 +93,7 @@ def managed(x, log):
 def test_with_context_managers_are_wrapped_and_keep_their_semantics():
     assert convert(managed).source == dedent("""
         def managed(x, log):
-            with ag__.WithRegion(Swallow(log)) as v, ag__.WithRegion(contextlib.suppress(ArithmeticError)):
+            with ag__.with_region(Swallow(log)) as v, ag__.with_region(contextlib.suppress(ArithmeticError)):
                 log.append(v)
                 log.append(1 / x)
                 raise KeyError('swallowed')

@@ -1,5 +1,5 @@
 """try/except, try/finally and with around staged code (runtime/staging/try_regions.py with the
-operators' TryRegion/WithRegion): a handler that would miss an exception raised by staged code at
+operators' try_region/with_region): a handler that would miss an exception raised by staged code at
 run time is a StagingTryError naming the try line, the op line and the exception; handlers of
 trace-time exceptions only, and context managers that never swallow, stay allowed."""
 
