@@ -40,9 +40,11 @@ PIPELINE = (
     "break_statements",  # break, continue, return: lowered to flags while loops are still loops
     "continue_statements",
     "return_statements",  # after break/continue: its guards wrap their flag-guarded code
+    "try_statements",  # after the jumps: a finally that can jump is an except clause by now
     "asserts",
     "lists",  # lists and slices turn mutations into assignments, so that control flow sees
     "slices",  # the mutated names as loop variables and branch outputs
+    "comprehensions",  # before call_trees: the calls in its new lambdas are converted too
     "call_trees",  # before control flow: the generated loop and branch functions are not user calls
     "variables",  # before control flow: it reads the analyses of the code as the user wrote it
     "control_flow",

@@ -7,6 +7,7 @@ runtime does.
 
 from autostage.runtime.staging import (  # noqa: F401 - imported for their registrations
     builtins,
+    comprehensions,
     control_flow,
     io,
     iteration,
@@ -16,6 +17,7 @@ from autostage.runtime.staging import (  # noqa: F401 - imported for their regis
     ops_lists,
     ops_structured,
     random_draws,
+    try_regions,
 )
 from autostage.runtime.staging.errors import (
     PythonSideEffectError,

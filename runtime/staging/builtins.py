@@ -45,6 +45,8 @@ def len_(x: object) -> object:
         return iteration._dim0(x)
     if isinstance(x, TensorList):
         return tensor_lists.length(x)
+    if isinstance(x, iteration.StagedReversed):  # Python's reverse iterators have no len()
+        raise TypeError("object of type 'list_reverseiterator' has no len()")
     if hasattr(x, "length") and isinstance(x, Staged):
         return x.length()
     raise errors.StagingTypeError(f"len() of a staged {type(x).__name__}{errors.at()}")

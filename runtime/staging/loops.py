@@ -10,7 +10,8 @@ loop it is a plain tensor if provably assigned (e.g. exactly when the ``do_retur
 which a later ``if not do_return:`` completes), else a ``MaybeUnbound`` that raises on use.
 Python code in the body runs at trace time, once per round, each round from the same Python
 state; the Python places the body assigns (``self.n``, ``d['k']``, a closure's ``nonlocal``) are
-carried like variables, or refused (``side_effects``).
+carried like variables, or refused (``side_effects``). A user exception the body raises while
+traced becomes a ``raise`` op in the body (``raises``), raised on the calls where the body runs.
 """
 
 from __future__ import annotations
@@ -21,14 +22,23 @@ from dataclasses import dataclass
 import numpy as np
 from autostage.runtime import ir, tracing, value_info
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
-from autostage.runtime.staging import errors, iteration, logic, side_effects, values
+from autostage.runtime.staging import (
+    errors,
+    iteration,
+    logic,
+    loop_flags,
+    raises,
+    side_effects,
+    tensor_lists,
+    values,
+)
 from autostage.runtime.staging.control_flow import predicate, stage_if
 from autostage.runtime.staging.control_flow import prepare_state as prepare_branch_state
 from autostage.runtime.staging.loop_state import Slot, initial_slot, refine, refine_alias
 from autostage.runtime.staging.python_state import ABSENT, Entry
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor, constant
-from autostage.runtime.types import ListType, TensorType
+from autostage.runtime.types import ListType
 
 MAX_ROUNDS = 6
 
@@ -40,20 +50,23 @@ class _Traced:
     outs: tuple
 
 
-def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value]) -> tuple:
-    args = iter(args)
+def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value],
+                   hypotheses: loop_flags.Hypotheses) -> tuple:
+    arg_of = {id(s): a for s, a in zip([s for s in slots if s.carried], args, strict=True)}
+    facts = {sid: logic.atom(a) for sid, a in arg_of.items()}
     state = []
     for slot in slots:
         if not slot.carried:
             state.append(slot.init)
             continue
-        arg = next(args)
+        arg = arg_of[id(slot)]
         if slot.weak:
             values.mark_weak(arg)
         if slot.alias is not None:
             value_info.mark_view(arg, slot.alias)
-        if slot.maybe:
-            state.append(values.MaybeUnbound(arg, logic.atom(arg), slot.name, errors.location()))
+        if slot.maybe:  # assigned when its own atom or an assumed flag literal says so
+            defined = hypotheses.defined(slot, logic.atom(arg), facts)
+            state.append(values.MaybeUnbound(arg, defined, slot.name, errors.location()))
         elif isinstance(slot.type, ListType):
             state.append(TensorList(arg))
         else:
@@ -61,13 +74,15 @@ def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value]) -> tuple:
     return tuple(state)
 
 
-def _trace(slots: Sequence[Slot], test: Callable, body: Callable) -> _Traced:
+def _trace(slots: Sequence[Slot], test: Callable, body: Callable,
+           hypotheses: loop_flags.Hypotheses) -> _Traced:
     types = [s.type for s in slots if s.carried]
     with tracing.region(types) as cond_region:
-        go = predicate(test(*_state_objects(slots, cond_region.args)), "the loop condition")
+        go = predicate(test(*_state_objects(slots, cond_region.args, hypotheses)),
+                       "the loop condition")
         cond_region.results = (go.value,)
     with tracing.region(types) as body_region:
-        outs = body(*_state_objects(slots, body_region.args)) or ()
+        outs = body(*_state_objects(slots, body_region.args, hypotheses)) or ()
     if len(outs) != len(slots):
         raise errors.StagingValueError(f"a loop body returned {len(outs)} values for "
                                        f"{len(slots)} loop variables{errors.at()}")
@@ -82,6 +97,8 @@ def _value_of(slot: Slot, x: object, what: str) -> tuple[ir.Value, logic.Formula
         return x.value, logic.TRUE
     if isinstance(x, TensorList):
         return x.materialize(slot.type.element), logic.TRUE
+    if isinstance(x, list):  # a list the body assigns: a tensor list (``loop_state``)
+        return tensor_lists.from_python(x, slot.name).materialize(slot.type.element), logic.TRUE
     if values.is_unset(x):
         return values.placeholder(slot.type), logic.FALSE
     if isinstance(x, np.ndarray):
@@ -89,28 +106,7 @@ def _value_of(slot: Slot, x: object, what: str) -> tuple[ir.Value, logic.Formula
     return values.weak_constant(x, slot.type.dtype, what).value, logic.TRUE
 
 
-def _fact(x: object) -> logic.Formula:
-    if isinstance(x, Tensor):
-        return logic.of(x.value)
-    return logic.const(bool(x)) if isinstance(x, (bool, np.bool_)) else logic.FALSE
-
-
-def _proven_by_flag(slots, carried, i, init_def, out_def, traced) -> int | None:
-    """The index (among carried) of a bool flag that is set exactly when slot ``i`` is
-    assigned, at entry and after every iteration, or None."""
-    own = logic.atom(traced.body.args[i])
-    for j, slot in enumerate(carried):
-        if j == i or slot.maybe or slot.type != TensorType(np.bool_, ()):
-            continue
-        body_out = traced.outs[slots.index(slot)]
-        step = logic.substitute(out_def, own, logic.atom(traced.body.args[j]))
-        if logic.equivalent(init_def, _fact(slot.init)) and logic.equivalent(step,
-                                                                             _fact(body_out)):
-            return j
-    return None
-
-
-def _emit(slots: Sequence[Slot], traced: _Traced, where: str) -> tuple:
+def _emit(slots: Sequence[Slot], traced: _Traced, hypotheses: loop_flags.Hypotheses) -> tuple:
     carried = [s for s in slots if s.carried]
     outs = [traced.outs[slots.index(s)] for s in carried]
     with values.in_region(traced.body):
@@ -124,28 +120,34 @@ def _emit(slots: Sequence[Slot], traced: _Traced, where: str) -> tuple:
     loc = errors.location()
     by_slot = {}
     for i, (slot, result) in enumerate(zip(carried, results, strict=True)):
-        by_slot[id(slot)] = _result(slots, carried, i, result, inits[i][1], yields[i][1],
-                                    traced, results, loc)
+        by_slot[id(slot)] = _result(slot, result, inits[i][1], yields[i][1],
+                                    traced.body.args[i], loc)
+    facts = {id(s): loop_flags.fact(by_slot[id(s)]) for s in carried}
+    for slot in carried:  # assigned when an assumed flag literal holds (``loop_flags``)
+        result = by_slot[id(slot)]
+        if isinstance(result, values.MaybeUnbound):
+            defined = hypotheses.defined(slot, result.defined, facts)
+            by_slot[id(slot)] = _assigned(slot, result.value) if logic.equivalent(
+                defined, logic.TRUE) else values.MaybeUnbound(result.value, defined, slot.name,
+                                                              loc)
     return tuple(by_slot.get(id(s), s.init) for s in slots)
 
 
-def _result(slots, carried, i, result, init_def, out_def, traced, results, loc) -> object:
-    slot = carried[i]
+def _assigned(slot: Slot, value: ir.Value) -> Tensor | TensorList:
+    return TensorList(value) if isinstance(slot.type, ListType) else Tensor(value)
+
+
+def _result(slot, result, init_def, out_def, arg, loc) -> object:
     if slot.weak:
         values.mark_weak(result)
     if slot.alias is not None:
         value_info.mark_view(result, slot.alias)
-    if isinstance(slot.type, ListType):
-        return TensorList(result)
     if not slot.maybe:
-        return Tensor(result)
-    own = logic.atom(traced.body.args[i])
+        return _assigned(slot, result)
     if logic.equivalent(init_def, logic.TRUE) and logic.equivalent(
-            logic.substitute(out_def, own, logic.TRUE), logic.TRUE):
-        return Tensor(result)
-    j = _proven_by_flag(slots, carried, i, init_def, out_def, traced)
-    defined = logic.atom(results[j]) if j is not None else logic.atom(result)
-    return values.MaybeUnbound(result, defined, slot.name, loc)
+            logic.substitute(out_def, logic.atom(arg), logic.TRUE), logic.TRUE):
+        return _assigned(slot, result)
+    return values.MaybeUnbound(result, logic.atom(result), slot.name, loc)
 
 
 def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body: Callable,
@@ -171,7 +173,11 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
 
     def flat_body(*flat: object) -> tuple:
         flat = python.enter(flat)
-        outs = body(*_unflatten(structs, flat)) or ()
+        state = _unflatten(structs, flat)
+        # A user exception while tracing the body: Python raises it only if the body runs, so
+        # the body region raises it at run time (``raises``); the state passes through unread.
+        outs, raised = raises.trace_branch(lambda: body(*state) or ())
+        outs = state if raised is not None else outs
         extra = python.leave()
         raw.append(tuple(outs))
         if len(outs) != len(structs):
@@ -182,12 +188,16 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
         return tuple(leaf for st, x in zip(structs, outs, strict=True)
                      for leaf in _flatten(st, x)) + extra
 
-    for _ in range(MAX_ROUNDS):
+    hypotheses = loop_flags.Hypotheses()
+    rounds = 0
+    while rounds < MAX_ROUNDS:
+        rounds += 1
         slots = [s for g in groups for s in g] + python.slots
+        hypotheses.choose(slots)
         raw.clear()
         try:
             with watch.recording():
-                traced = _trace(slots, flat_test, flat_body)
+                traced = _trace(slots, flat_test, flat_body, hypotheses)
         finally:
             watch.restore()
         grown = python.grow()
@@ -200,11 +210,16 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
             continue
         changed = [refine(s, out, where) | refine_alias(s, out)
                    for s, out in zip(slots, traced.outs, strict=True)]
-        if not any(changed):
-            python.check_kept()
-            results = _emit(slots, traced, where)
-            python.assign(results[len(slots) - len(python.slots):])
-            return _unflatten(structs, results[:len(slots) - len(python.slots)])
+        if any(changed):
+            continue
+        if hypotheses.check(slots, traced.outs):
+            rounds -= 1  # a rejected hypothesis: not a change of types (each pair at most once)
+            continue
+        python.check_kept()
+        results = _emit(slots, traced, hypotheses)
+        n = len(slots) - len(python.slots)
+        python.assign(results[n:])
+        return _unflatten(structs, results[:n])
     raise errors.StagingTypeError(
         f"the types of the variables of the {where}{errors.at()} did not settle after "
         f"{MAX_ROUNDS} traces of its body: "
@@ -230,7 +245,7 @@ class _PythonState:
         n = len(flat) - len(self.entries)
         self.entered = flat[n:]
         for entry, value in zip(self.entries, self.entered, strict=True):
-            entry.set(value)
+            entry.set(ABSENT if isinstance(value, values.Unbound) else value)
         return flat[:n]
 
     def check_test(self) -> None:
@@ -259,16 +274,18 @@ class _PythonState:
         new, self.new = list(self.new.values()), {}
         for entry in new:
             self.entries.append(entry)
-            self.slots.append(initial_slot(entry.name, entry.get()))
+            value = entry.get()
+            value = values.Unbound(entry.name) if value is ABSENT else value
+            self.slots.append(initial_slot(entry.name, value))
         return bool(new)
 
     def check_kept(self) -> None:
         for entry, slot in zip(self.entries, self.slots, strict=True):
             self.watch.check_kept(entry, slot.carried)
 
-    def assign(self, values: Sequence[object]) -> None:
-        for entry, value in zip(self.entries, values, strict=True):
-            entry.set(value)
+    def assign(self, results: Sequence[object]) -> None:
+        for entry, value in zip(self.entries, results, strict=True):
+            entry.set(ABSENT if isinstance(value, values.Unbound) else value)
 
 
 _Struct = object  # None: one slot; a tuple of _Structs: a tuple variable, one slot per leaf
@@ -359,8 +376,10 @@ def stage_while(test: Callable, body: Callable, state: tuple, opts: dict | None 
 
 
 def stage_for(iterable: object, extra_test: Callable | None, body: Callable, state: tuple,
-              opts: dict | None = None) -> tuple:
-    """Hook of ``for_stmt``: a ``while`` over an index into a staged iterable."""
+              opts: dict | None = None, watched: Sequence[Callable] = (),
+              where: str = "for loop") -> tuple:
+    """Hook of ``for_stmt``: a ``while`` over an index into a staged iterable. ``watched``:
+    more functions the body calls whose captured containers must not change."""
     source = iteration.source(iterable)
     if iteration.known_empty(source):
         return tuple(state)  # the body never runs (as Python's for over an empty list)
@@ -379,7 +398,7 @@ def stage_for(iterable: object, extra_test: Callable | None, body: Callable, sta
 
     index = values.to_tensor(0)
     result = run_loop(("<loop index>", *names), (index, *state), test, step,
-                      (extra_test, body), "for loop")
+                      (extra_test, body, *watched), where)
     if isinstance(source, iteration.StagedZip) and source.strict:
         _check_strict_zip(source, extra_test, result)
     return result[1:]

@@ -82,8 +82,11 @@ class Watch:
         self.state.restore()
 
     def check_loop(self, changes: Changes) -> None:
-        """A loop body (or test) may change values, not what exists."""
+        """A loop body (or test) may change values, not what exists; a variable of the user's
+        function first bound in the loop is carried as maybe-assigned (``loops``)."""
         for owner, moved in changes.structure:
+            if owner.kind == "cell" and owner.before is ABSENT:
+                continue
             self._refuse_structure(owner, moved, "is added or removed by")
 
     def check_branches(self, first: Changes, second: Changes) -> None:
