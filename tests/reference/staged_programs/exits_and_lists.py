@@ -156,6 +156,7 @@ CASES = [
     (first_position_2d, (np.arange(12.0).reshape(3, 4), np.float64(4.0))),
     (first_position_2d, (np.arange(12.0).reshape(3, 4), np.float64(7.0))),
     (first_position_2d, (np.arange(12.0).reshape(3, 4), np.float64(70.0))),
+    (first_position_2d, (np.array([[0.0, 1.0], [1.5, 9.0]]), np.float64(2.0))),
     (found_flag_nested, (np.arange(6.0).reshape(2, 3), np.float64(3.5))),
     (found_flag_nested, (np.arange(6.0).reshape(2, 3), np.float64(35.0))),
     (return_or_else_in_loop, (np.float64(1.5), np.float64(2.0), np.float64(3.0))),
