@@ -29,6 +29,7 @@ logger = logging.getLogger(__name__)
 _DO_NOT_CONVERT = "__autostage_do_not_convert__"
 _STDLIB = frozenset(sys.stdlib_module_names)
 _warned: set[Any] = set()
+_OVERLOADABLE = (types.BuiltinFunctionType, type)
 _AS_IS = object()  # cached decision: call the function as it is
 _decisions: dict[int, Any] = {}  # id(function) -> its converted version, or _AS_IS
 
@@ -101,10 +102,9 @@ def _target(f: Any) -> Callable | None:
     if type(f) is types.MethodType and type(f.__func__) is types.FunctionType:
         converted = _converted_function(f.__func__)
         return None if converted is None else types.MethodType(converted, f.__self__)
-    try:
-        overload = BUILTINS.get(f)
-    except TypeError:  # unhashable callable object
-        overload = None
+    # The overloaded builtins are builtin functions and plain classes: a look-up of anything
+    # else would run a user object's __hash__/__eq__, which Python's own call never does.
+    overload = BUILTINS.get(f) if type(f) in _OVERLOADABLE else None
     if overload is not None:
         return overload
     if isinstance(f, functools.partial):
