@@ -26,15 +26,15 @@ SUITES = {
     "toolz": ("toolz", ["tests", "sandbox/tests"], False, False),
     "mpmath-core": ("mpmath", [
         "tests/test_bitwise.py", "tests/test_division.py", "tests/test_power.py",
-        "tests/test_diff.py", "tests/test_linalg.py", "tests/test_matrices.py",
-        "tests/test_pickle.py", "tests/test_hp.py",
+        "tests/test_pickle.py", "tests/test_str.py",
     ], True, False),
     "mpmath-more": ("mpmath", [
-        "tests/test_levin.py", "tests/test_basic_ops.py", "tests/test_fp.py",
+        "tests/test_diff.py", "tests/test_linalg.py", "tests/test_matrices.py",
+        "tests/test_hp.py", "tests/test_levin.py", "tests/test_basic_ops.py", "tests/test_fp.py",
         "tests/test_gammazeta.py",
         "tests/test_functions.py", "tests/test_calculus.py", "tests/test_eigen.py",
         "tests/test_eigen_symmetric.py", "tests/test_interval.py", "tests/test_trig.py",
-        "tests/test_str.py", "tests/test_ode.py", "tests/test_identify.py",
+        "tests/test_ode.py", "tests/test_identify.py",
         "tests/test_elliptic.py", "tests/test_rootfinding.py", "tests/test_summation.py",
     ], True, True),
 }
