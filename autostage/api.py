@@ -43,7 +43,10 @@ def _with_user_frames(converted: Callable, original: Callable) -> Callable:
         try:
             return converted(*args, **kwargs)
         except Exception as e:
-            errors.add_user_frames(e)
+            try:
+                errors.add_user_frames(e)
+            except RecursionError:  # this frame is at the recursion limit: no room for a note
+                pass
             raise
 
     wrapper.__autostage_converted__ = converted
@@ -53,12 +56,18 @@ def _with_user_frames(converted: Callable, original: Callable) -> Callable:
 def to_graph(entity: Callable) -> Callable:
     """Returns the converted version of a function, method, lambda or callable object.
 
+    Generator, coroutine and async generator functions are returned as they are: they run
+    lazily, one step per ``next()``/``send()``, which converted control flow cannot express, so
+    Python runs them as written (the same holds for those nested in converted code).
+
     Raises:
       ConversionError: the function uses a construct autostage cannot convert (file and line
         in the message).
       SourceUnavailableError: its source code is not available.
     """
     fn, bound_to = _function_of(entity)
+    if conversion.is_generator_function(fn):
+        return fn if bound_to is None else types.MethodType(fn, bound_to)
     # A function that converted code created (a closure a converted factory returned) is
     # converted code already: converting it again would parse generated source.
     converted = fn if conversion.is_converted(fn) else conversion.convert_entity(fn)
@@ -90,6 +99,8 @@ def convert(fn: Callable | None = None, *, input_signature: Sequence[Any] | None
       ValueError: an unknown target.
       NotImplementedError: a target whose backend does not exist yet.
       TypeError: an ``input_signature`` that is not TensorSpecs matching the parameters.
+      ConversionError: ``fn`` is a generator, coroutine (``async def``) or async generator
+        function, which cannot be staged (file and line in the message).
     """
     from autostage.runtime.function import StagedFunction, backend_for
 
@@ -97,6 +108,14 @@ def convert(fn: Callable | None = None, *, input_signature: Sequence[Any] | None
 
     def decorate(f: Callable) -> Callable:
         original, _ = _function_of(f)
+        if conversion.is_generator_function(original):
+            kind = "an async" if inspect.iscoroutinefunction(original) or (
+                inspect.isasyncgenfunction(original)) else "a generator"
+            raise errors.ConversionError(
+                f"autostage.convert cannot stage {original.__qualname__}: it is {kind} function, "
+                "which runs lazily, one step at a time, so there is no single computation to "
+                "compile. Stage the functions it calls, or use autostage.to_graph (which leaves "
+                "it as written)", fn=original)
         return StagedFunction(to_graph(f), name=original.__name__,
                               input_signature=input_signature, target=target,
                               error_hook=errors.add_user_frames)

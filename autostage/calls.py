@@ -10,7 +10,6 @@ clear warning.
 from __future__ import annotations
 
 import functools
-import inspect
 import logging
 import sys
 import types
@@ -20,8 +19,10 @@ from collections.abc import Callable
 from typing import Any
 
 from autostage import config, conversion, errors
-from autostage.operators import BUILTINS
+from autostage.operators import BUILTINS, random_method
+from autostage.operators.random_overloads import RANDOM_OWNERS
 from autostage.pyct import errors as pyct_errors
+from autostage.runtime import Standin
 from autostage.runtime import function as staged_functions
 
 logger = logging.getLogger(__name__)
@@ -29,7 +30,9 @@ logger = logging.getLogger(__name__)
 _DO_NOT_CONVERT = "__autostage_do_not_convert__"
 _STDLIB = frozenset(sys.stdlib_module_names)
 _warned: set[Any] = set()
-_OVERLOADABLE = (types.BuiltinFunctionType, type)
+# The types of BUILTINS' keys (builtins, classes, NumPy's Cython functions and bound methods):
+# all hashed by identity.
+_OVERLOADABLE = frozenset(type(f) for f in BUILTINS) - {types.FunctionType}
 _AS_IS = object()  # cached decision: call the function as it is
 _decisions: dict[int, Any] = {}  # id(function) -> its converted version, or _AS_IS
 
@@ -54,8 +57,7 @@ def _is_user_function(fn: types.FunctionType) -> bool:
     module = (getattr(fn, "__module__", None) or "").partition(".")[0]
     if module in _STDLIB or module in config.do_not_convert_modules:
         return False
-    if inspect.isgeneratorfunction(fn) or inspect.iscoroutinefunction(fn) or (
-            inspect.isasyncgenfunction(fn)):
+    if conversion.is_generator_function(fn):
         logger.debug("%s is a generator or coroutine function; it runs as written", fn)
         return False
     return True
@@ -86,6 +88,9 @@ def _converted_function(fn: types.FunctionType) -> Callable | None:
 
 
 def _decide(fn: types.FunctionType) -> Callable | None:
+    inner = getattr(fn, "__autostage_converted__", None)
+    if inner is not None:  # a to_graph result (`f = to_graph(f)`): skip its wrapper's frame
+        return inner
     if not _is_user_function(fn):
         return None
     try:
@@ -99,11 +104,14 @@ def _target(f: Any) -> Callable | None:
     """What to call instead of ``f``, or None to call ``f`` itself."""
     if type(f) is types.FunctionType:
         return _converted_function(f)
-    if type(f) is types.MethodType and type(f.__func__) is types.FunctionType:
-        converted = _converted_function(f.__func__)
-        return None if converted is None else types.MethodType(converted, f.__self__)
-    # The overloaded builtins are builtin functions and plain classes: a look-up of anything
-    # else would run a user object's __hash__/__eq__, which Python's own call never does.
+    if type(f) is types.MethodType:
+        if type(f.__func__) is types.FunctionType:
+            converted = _converted_function(f.__func__)
+            return None if converted is None else types.MethodType(converted, f.__self__)
+        if isinstance(f.__self__, RANDOM_OWNERS):  # Cython methods of NumPy's generators
+            return random_method(f)  # a draw: staged while tracing, never frozen
+    # Only the kinds of callables the overloads are keyed by: a look-up of anything else would
+    # run a user object's __hash__/__eq__, which Python's own call never does.
     overload = BUILTINS.get(f) if type(f) in _OVERLOADABLE else None
     if overload is not None:
         return overload
@@ -111,8 +119,12 @@ def _target(f: Any) -> Callable | None:
         inner = _target(f.func)
         return None if inner is None else functools.partial(inner, *f.args, **f.keywords)
     if isinstance(f, (type, types.BuiltinFunctionType, types.BuiltinMethodType)):
+        if isinstance(getattr(f, "__self__", None), RANDOM_OWNERS):
+            return random_method(f)  # a draw: staged while tracing, never frozen
         return None
-    call = getattr(type(f), "__call__", None)  # noqa: B004 - we need the function itself
+    # A stand-in (runtime/captures.py) is called as the user's object it stands for.
+    cls = f.__class__ if isinstance(f, Standin) else type(f)
+    call = getattr(cls, "__call__", None)  # noqa: B004 - we need the function itself
     if type(call) is types.FunctionType:  # a callable object defined in Python
         converted = _converted_function(call)
         return None if converted is None else types.MethodType(converted, f)

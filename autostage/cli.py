@@ -156,6 +156,16 @@ def _backend_text(module: object, show: str) -> str:
     return cpu_compile.generate(module).source.rstrip("\n")
 
 
+def _owning_class(module: gast.Module, dotted: str) -> str | None:
+    """The innermost class around the function ``dotted`` names (private names mangle with it)."""
+    scope, owner = module.body, None
+    for part in dotted.split(".")[:-1]:
+        node = [n for n in scope if isinstance(n, _DEFINITIONS) and n.name == part][-1]
+        owner = node.name if isinstance(node, gast.ClassDef) else owner
+        scope = node.body
+    return owner
+
+
 def _find(module: gast.Module, dotted: str) -> gast.AST:
     scope: list[gast.stmt] = module.body
     node = None
@@ -192,12 +202,13 @@ def load_target(target: str) -> tuple[pathlib.Path, str, gast.AST]:
         raise UsageError(f"{path}: {e}") from e
 
 
-def _converted_source(path: pathlib.Path, source: str, node: gast.AST) -> str:
+def _converted_source(path: pathlib.Path, source: str, node: gast.AST, dotted: str) -> str:
     from autostage import conversion  # late: conversion loads the converters and operators
 
     namespace = _run_file(path)
+    owner = _owning_class(gast.parse(source), dotted)
     try:
-        return conversion.convert_source(node, source, str(path), namespace)
+        return conversion.convert_source(node, source, str(path), namespace, owner)
     except errors.ConversionError as e:
         raise UsageError(str(e).replace("\n", " |")) from e
 
@@ -213,7 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.args:
             raise UsageError("--args is used with --ir, --backend-source or --llvm only")
         if not (args.cfg or args.analysis):
-            print(_converted_source(path, source, node))
+            print(_converted_source(path, source, node, args.target.rpartition(":")[2]))
             return 0
     except UsageError as e:
         print(f"autostage: error: {e}", file=sys.stderr)

@@ -19,7 +19,17 @@ from typing import Any, NamedTuple
 import gast
 
 from autostage import config, errors
-from autostage.pyct import anno, loader, naming, origin_info, parser, transformer, unparser
+from autostage.pyct import (
+    anno,
+    loader,
+    mangling,
+    naming,
+    origin_info,
+    parser,
+    source_check,
+    transformer,
+    unparser,
+)
 
 AG_ALIAS = "ag__"
 _NESTED_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
@@ -30,9 +40,11 @@ PIPELINE = (
     "break_statements",  # break, continue, return: lowered to flags while loops are still loops
     "continue_statements",
     "return_statements",  # after break/continue: its guards wrap their flag-guarded code
+    "try_statements",  # after the jumps: a finally that can jump is an except clause by now
     "asserts",
     "lists",  # lists and slices turn mutations into assignments, so that control flow sees
     "slices",  # the mutated names as loop variables and branch outputs
+    "comprehensions",  # before call_trees: the calls in its new lambdas are converted too
     "call_trees",  # before control flow: the generated loop and branch functions are not user calls
     "variables",  # before control flow: it reads the analyses of the code as the user wrote it
     "control_flow",
@@ -57,10 +69,28 @@ class ConvertedCode(NamedTuple):
     source_map: dict
 
 
-_code_cache: dict[types.CodeType, ConvertedCode] = {}
+# Keyed by file and code: equal code objects of two files (code equality ignores the file) have
+# different sources, which may change independently, and different lines for error messages.
+_code_cache: dict[tuple[str, types.CodeType], ConvertedCode] = {}
 _function_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _lock = threading.Lock()
 
+
+
+def _pytest_assertion_rewriting(module_globals: dict) -> source_check.Rewrite | None:
+    """How pytest compiled a module it rewrote (its test files): asserts become explanations."""
+    if "@py_builtins" not in module_globals:  # a global the rewriting adds to every module
+        return None
+    return _rewrite_asserts
+
+
+def _rewrite_asserts(tree: Any, text: str, filename: str) -> None:
+    from _pytest.assertion.rewrite import rewrite_asserts
+
+    rewrite_asserts(tree, text.encode(), filename, None)
+
+
+source_check.rewriters.append(_pytest_assertion_rewriting)
 
 
 def namespace_of(fn: types.FunctionType) -> dict[str, Any]:
@@ -85,16 +115,22 @@ def parse(fn: types.FunctionType) -> tuple[gast.AST, transformer.Context]:
     """Parses a function and builds the context the converters share."""
     node, source = parser.parse_entity(fn)
     origin_info.resolve_entity(node, source, fn)
+    # Python mangled the private names of code written in a class; converted code lives outside.
+    mangling.mangle(node, mangling.owning_class(getattr(fn.__code__, "co_qualname",
+                                                        fn.__qualname__)))
     return node, context_for(node, source, inspect.getsourcefile(fn), namespace_of(fn))
 
 
 def convert_source(node: gast.AST, source: str, filename: str,
-                   namespace: dict[str, Any]) -> str:
+                   namespace: dict[str, Any], class_name: str | None = None) -> str:
     """Converts a function parsed from a file (``source`` is the whole file) to source text.
 
     Used where the function object is not at hand (the CLI shows nested functions too).
+    ``class_name`` is the innermost class the function is written in, whose name private names
+    are mangled with.
     """
     origin_info.resolve(node, source, filename)
+    mangling.mangle(node, class_name)
     namespace = {**vars(builtins), **namespace}
     return unparser.unparse(transform(node, context_for(node, source, filename, namespace)))
 
@@ -104,10 +140,11 @@ def context_for(node: gast.AST, source: str, filename: str | None,
     """The context of converting ``node``, which sees the names in ``namespace``."""
     if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
         node.decorator_list = []  # the decorators were applied to the original already
-        if any(isinstance(n, (gast.Yield, gast.YieldFrom, gast.Await)) for n in _own_nodes(node)):
+        if is_generator_or_coroutine(node):
             raise errors.ConversionError(
                 "generator and coroutine functions are not converted: call them from converted "
                 "code, where they run as written", node)
+    _leave_generators_as_written(node)
     if AG_ALIAS in naming.collect_names(node):
         raise errors.ConversionError(
             f"the name {AG_ALIAS!r} is reserved for autostage's generated code", node)
@@ -129,9 +166,34 @@ def _options() -> types.SimpleNamespace:
     return types.SimpleNamespace(call_policy=policy)
 
 
+def is_generator_or_coroutine(node: gast.AST) -> bool:
+    """Whether a def or lambda makes a generator, coroutine or async generator function."""
+    if isinstance(node, gast.AsyncFunctionDef):
+        return True
+    return any(isinstance(n, (gast.Yield, gast.YieldFrom, gast.Await)) for n in _own_nodes(node))
+
+
+def _leave_generators_as_written(root: gast.AST) -> None:
+    """Marks the generator and coroutine functions nested in ``root`` to be left as written.
+
+    Their bodies run lazily, one ``next()`` or ``send()`` at a time, so the functional forms of
+    control flow (which run a whole branch or loop in one call) cannot express them; Python runs
+    them exactly as the user wrote them. The analyses still see them (their reads and nonlocal
+    writes matter to the code around them); every converter skips them.
+    """
+    stack = list(gast.iter_child_nodes(root))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)) and (
+                is_generator_or_coroutine(node)):
+            anno.setanno(node, anno.Basic.SKIP_PROCESSING, True)
+            continue
+        stack.extend(gast.iter_child_nodes(node))
+
+
 def _own_nodes(fn_node: gast.AST):
     """The nodes of a function body, not descending into nested functions, classes, lambdas."""
-    stack = list(fn_node.body)
+    stack = [fn_node.body] if isinstance(fn_node, gast.Lambda) else list(fn_node.body)
     while stack:
         node = stack.pop()
         yield node
@@ -158,18 +220,22 @@ def load(node: gast.AST, fn: types.FunctionType) -> ConvertedCode:
     if hasattr(function.__code__, "co_qualname"):  # Python 3.11+
         generated = {n.name for n in gast.walk(node)
                      if anno.hasanno(n, anno.Basic.GENERATED) and hasattr(n, "name")}
-        function.__code__ = _user_qualnames(function.__code__, fn.__qualname__, generated)
+        renamed = {n.name: anno.getanno(n, anno.Basic.ORIGINAL_NAME) for n in gast.walk(node)
+                   if anno.hasanno(n, anno.Basic.ORIGINAL_NAME)}
+        function.__code__ = _user_qualnames(function.__code__, fn.__qualname__, generated,
+                                            renamed)
     source_map = origin_info.create_source_map(loaded.nodes, loaded.source, loaded.filename)
     errors.register_source_map(loaded.filename, source_map)
     return ConvertedCode(unparser.unparse(node), loaded.filename, function, source_map)
 
 
 def _user_qualnames(code: types.CodeType, qualname: str, generated: set[str],
-                    user_scope: str | None = None) -> types.CodeType:
-    """Gives nested code the qualified names it has in the user's code.
+                    renamed: dict[str, str], user_scope: str | None = None) -> types.CodeType:
+    """Gives nested code the names and qualified names it has in the user's code.
 
     Functions the user defines inside a generated branch or loop body are named as if the
-    generated function were not there (``f.<locals>.helper``), so messages and reprs match.
+    generated function were not there (``f.<locals>.helper``), so messages and reprs match; a
+    def whose variable name was mangled (``__helper`` in a method) keeps its own name.
     """
     user_scope = qualname if user_scope is None else user_scope
     # Inside a class body, methods are `C.m`; inside a function, `f.<locals>.g`.
@@ -177,9 +243,11 @@ def _user_qualnames(code: types.CodeType, qualname: str, generated: set[str],
     consts = []
     for const in code.co_consts:
         if isinstance(const, types.CodeType):
-            child = f"{user_scope}{separator}{const.co_name}"
+            name = renamed.get(const.co_name, const.co_name)
+            child = f"{user_scope}{separator}{name}"
             scope = user_scope if const.co_name in generated else child
-            const = _user_qualnames(const, child, generated, scope)
+            const = _user_qualnames(const, child, generated, renamed, scope).replace(
+                co_name=name)
         consts.append(const)
     return code.replace(co_qualname=qualname, co_consts=tuple(consts))
 
@@ -187,14 +255,15 @@ def _user_qualnames(code: types.CodeType, qualname: str, generated: set[str],
 def convert_code(fn: types.FunctionType) -> ConvertedCode:
     """Converts ``fn``'s code object once; later calls return the cached result."""
     code = fn.__code__
-    converted = _code_cache.get(code)
+    key = (code.co_filename, code)
+    converted = _code_cache.get(key)
     if converted is None:
         with _lock:
-            converted = _code_cache.get(code)
+            converted = _code_cache.get(key)
             if converted is None:
                 node, ctx = parse(fn)
                 converted = load(transform(node, ctx), fn)
-                _code_cache[code] = converted
+                _code_cache[key] = converted
     return converted
 
 
@@ -224,6 +293,12 @@ def convert_entity(fn: Callable) -> Callable:
         converted = _rebind(convert_code(fn).function, fn)
         _function_cache[fn] = converted
     return converted
+
+
+def is_generator_function(fn: Any) -> bool:
+    """Whether ``fn`` makes a generator, coroutine or async generator (it is never converted)."""
+    return (inspect.isgeneratorfunction(fn) or inspect.iscoroutinefunction(fn)
+            or inspect.isasyncgenfunction(fn))
 
 
 def is_converted(fn: Any) -> bool:

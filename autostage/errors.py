@@ -56,17 +56,47 @@ def user_frames(tb: types.TracebackType | None) -> list[OriginInfo]:
 
 
 def add_user_frames(exc: BaseException) -> None:
-    """Adds (or refreshes) a note on ``exc`` listing the user lines its traceback went through."""
-    frames = user_frames(exc.__traceback__)
-    if not frames:
-        return
-    lines = [_NOTE_HEADER]
-    for origin in frames:
-        lines.append(f'  File "{origin.loc.filename}", line {origin.loc.lineno}, in '
-                     f"{origin.function_name}")
+    """Adds (or refreshes) a note on ``exc`` listing the user lines its traceback went through.
+
+    Never raises: reporting must not replace the user's exception. Near the recursion limit (the
+    usual place of a RecursionError) building the note may itself fail; ``exc`` then goes on
+    without it. A line repeated by recursion is listed three times, then counted, as Python's
+    own traceback does.
+    """
+    try:
+        frames = user_frames(exc.__traceback__)
+        if frames:
+            _replace_note(exc, "\n".join([_NOTE_HEADER, *_note_lines(frames)]))
+    except (RecursionError, MemoryError):
+        pass
+
+
+_REPEATS_SHOWN = 3  # as in Python's traceback
+
+
+def _note_lines(frames: list[OriginInfo]) -> list[str]:
+    lines: list[str] = []
+    i = 0
+    while i < len(frames):
+        origin = frames[i]
+        where = (origin.loc.filename, origin.loc.lineno, origin.function_name)
+        run = 1
+        while i + run < len(frames) and (
+                frames[i + run].loc.filename, frames[i + run].loc.lineno,
+                frames[i + run].function_name) == where:
+            run += 1
+        entry = [f'  File "{origin.loc.filename}", line {origin.loc.lineno}, in '
+                 f"{origin.function_name}"]
         if origin.source_code_line:
-            lines.append(f"    {origin.source_code_line.strip()}")
-    note = "\n".join(lines)
+            entry.append(f"    {origin.source_code_line.strip()}")
+        lines += entry * min(run, _REPEATS_SHOWN)
+        if run > _REPEATS_SHOWN:
+            lines.append(f"  [Previous line repeated {run - _REPEATS_SHOWN} more times]")
+        i += run
+    return lines
+
+
+def _replace_note(exc: BaseException, note: str) -> None:
     notes = getattr(exc, "__notes__", None)
     if notes:
         notes[:] = [n for n in notes if not n.startswith(_NOTE_HEADER)]

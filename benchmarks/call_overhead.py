@@ -11,6 +11,11 @@ median time per call):
   ``float32 + 1`` to float64);
 * numpy: ``add_one`` itself (one NumPy scalar addition).
 
+A second row times a model object holding 10 weight attributes (0-d float32 arrays read through
+``self`` at each call, runtime/captures.py) called as ``model(x)``: its extra cost over the first
+row is what reading and checking the weights costs per call (numba: the same sum with the weights
+passed as arguments; numpy: the model itself).
+
 Every variant must return 2.5 (autostage: as a float32, like NumPy); exit status 1 otherwise.
 The goal is at most 5 us per autostage call on this machine.
 
@@ -39,6 +44,45 @@ def add_one_numba(x):
     return x + np.float32(1)
 
 
+class TenWeights:
+    """A model whose weights are attributes (they may change between calls)."""
+
+    def __init__(self):
+        for i in range(10):
+            setattr(self, f"w{i}", np.array(np.float32(0.1 * i)))
+
+    def __call__(self, x):
+        return (x + self.w0 + self.w1 + self.w2 + self.w3 + self.w4 + self.w5 + self.w6
+                + self.w7 + self.w8 + self.w9)
+
+
+@numba.njit
+def ten_weights_numba(x, w0, w1, w2, w3, w4, w5, w6, w7, w8, w9):
+    return x + w0 + w1 + w2 + w3 + w4 + w5 + w6 + w7 + w8 + w9
+
+
+def run_model(args) -> tuple[harness.Row, list[str]]:
+    x, model = np.float32(1.5), TenWeights()
+    weights = [getattr(model, f"w{i}") for i in range(10)]
+    variants = {
+        "autostage": harness.staged(model, args.target),
+        "numba": lambda x: ten_weights_numba(x, *weights),
+        "numpy": model,
+    }
+    expected = model(x)
+    failures = [f"call_overhead 10 weights {label}: {why}" for label, fn in variants.items()
+                if (why := harness.mismatch(fn(x), expected, check_dtype=label == "autostage"))]
+    seconds = harness.median_seconds({k: (lambda f=f: f(x)) for k, f in variants.items()},
+                                     args.repeats, args.smoke)
+    harness.print_variant_table(
+        f"call_overhead: a model with 10 weight attributes, target={args.label}, median of "
+        f"{args.repeats}", seconds, unit="us")
+    row = harness.Row("call_overhead model, 10 weight attrs", seconds["autostage"],
+                      seconds["numba"], seconds["numpy"], args.label, f"<={2 * GOAL_US:g} us",
+                      seconds["autostage"] <= 2 * GOAL_US * 1e-6)
+    return row, failures
+
+
 def run(args) -> harness.Report:
     x = np.float32(1.5)
     variants = {
@@ -60,7 +104,8 @@ def run(args) -> harness.Report:
     row = harness.Row("call_overhead x+1 (0-d f32)", seconds["autostage"], seconds["numba"],
                       seconds["numpy"], args.label, f"<={GOAL_US:g} us",
                       seconds["autostage"] <= GOAL_US * 1e-6)
-    return harness.Report([row], failures)
+    model_row, model_failures = run_model(args)
+    return harness.Report([row, model_row], failures + model_failures)
 
 
 def main(argv=None) -> int:

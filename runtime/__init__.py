@@ -5,21 +5,24 @@ It knows nothing of ASTs or the compiler: it may import NumPy, Numba and llvmlit
 
 Public surface used by the operators: ``Staged`` (the base class of staged values),
 ``is_staged``/``any_staged``, ``is_tracing`` (is a function being traced in this thread?) and
-``stage_operator`` (hand an operator's staged inputs to its registered hook); the runtime
-registers hooks with ``register_operator_hook``.
+``Standin`` (the base class of stand-ins for user objects while tracing),
+``stage_operator`` (hand an operator's staged inputs to its registered hook) and
+``checkpoint`` (where the trace stands, so that a hook can drop ops emitted after it); the
+runtime registers hooks with ``register_operator_hook``.
 """
 
 from autostage.runtime.operator_hooks import (
     Staged,
+    Standin,
     any_staged,
     is_staged,
     register_operator_hook,
     stage_operator,
 )
-from autostage.runtime.tracing import is_tracing
+from autostage.runtime.tracing import checkpoint, is_tracing
 
-__all__ = ["Staged", "any_staged", "is_staged", "is_tracing", "register_operator_hook",
-           "stage_operator"]
+__all__ = ["Staged", "Standin", "any_staged", "checkpoint", "is_staged", "is_tracing",
+           "register_operator_hook", "stage_operator"]
 
 # Staged control flow and Python constructs: registers the cond/while/list/print/assert ops and
 # the operator hooks (last: it needs the rest of the runtime).

@@ -4,6 +4,8 @@ They are read at CALL time, as Python reads them: while tracing, the function ru
 global/closure arrays replaced by tensors that are extra (implicit) parameters of the trace, and
 each call reads the current values again and passes them in. Other globals are part of the cache
 key (by value or identity), so rebinding one retraces. Nothing read by name is frozen into a trace.
+Dicts, lists and user objects read by name are given to the code as stand-ins (``captures``), so
+what the code reads through them is read at each call or guarded too.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from autostage.runtime import tracing
 from autostage.runtime.cache_keys import constant_key
+from autostage.runtime.captures import Root, is_user_module, proxy_root
 
 if TYPE_CHECKING:
     from autostage.runtime.function import FunctionTrace
@@ -47,6 +50,22 @@ class Source:
         return (type(other) is Source and other.container is self.container
                 and other.name == self.name)
 
+    @property
+    def kind(self) -> str:
+        return "nonlocal" if self.is_cell else "global"
+
+    def write(self, value: object) -> None:
+        """Puts ``value`` back (``_MISSING``: unbinds the name)."""
+        if self.is_cell:
+            if value is _MISSING:
+                del self.container.cell_contents
+            else:
+                self.container.cell_contents = value
+        elif value is _MISSING:
+            self.container.pop(self.name, None)
+        else:
+            self.container[self.name] = value
+
     def __str__(self) -> str:
         return f"{'closed-over variable' if self.is_cell else 'global'} '{self.name}'"
 
@@ -56,7 +75,12 @@ def environment_key(value: object) -> tuple:
     call time), anything else like a constant."""
     if type(value) is np.ndarray:
         return (value.dtype, value.shape)
+    if type(value) is np.random.Generator:  # read at each call: any Generator will do
+        return _GENERATOR_KEY
     return constant_key(value)
+
+
+_GENERATOR_KEY = ("np.random.Generator",)
 
 
 def _code_objects(code: types.CodeType):
@@ -68,20 +92,25 @@ def _code_objects(code: types.CodeType):
 
 def _environment(fn: types.FunctionType) -> tuple[list[Source], set[str]]:
     """The globals and closure cells ``fn``'s code (nested code included) may read, modules
-    excepted, and the names it assigns with ``global`` / ``nonlocal``."""
+    excepted (but the user's own), and the names it assigns with ``global`` / ``nonlocal``."""
     codes = list(_code_objects(fn.__code__))
     written = {i.argval for code in codes for i in _instructions(code)
                if i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF")}
     sources = []
     names = dict.fromkeys(name for code in codes for name in code.co_names)
     for name in names:
-        if name in fn.__globals__ and not isinstance(fn.__globals__[name], types.ModuleType):
+        if name in fn.__globals__ and _read_at_call(fn.__globals__[name]):
             sources.append(Source(fn.__globals__, name, False))
     for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True):
         source = Source(cell, name, True)
-        if not isinstance(source.read(), types.ModuleType):
+        if _read_at_call(source.read()):
             sources.append(source)
     return sources, written
+
+
+def _read_at_call(value: object) -> bool:
+    """Modules are fixed, but the attributes of the user's own modules are read at each call."""
+    return not isinstance(value, types.ModuleType) or is_user_module(value)
 
 
 def _instructions(code: types.CodeType):
@@ -98,25 +127,45 @@ def bind_environment(fn: Callable, trace: FunctionTrace) -> Callable:
       StagingError: the function assigns a global or nonlocal that holds an array.
     """
     if isinstance(fn, types.MethodType):
-        return types.MethodType(bind_environment(fn.__func__, trace), fn.__self__)
+        bound, code = fn.__self__, getattr(fn.__func__, "__code__", None)
+        if code is not None and code.co_argcount:  # reads through `self` are recorded
+            bound = proxy_root(bound, Root("bound", bound, code.co_varnames[0]))
+        return types.MethodType(bind_environment(fn.__func__, trace), bound)
     if type(fn) is not types.FunctionType:
         return fn
     sources, written = _environment(fn)
     new_globals, new_cells = {}, {}
+    # Rebinding copies the globals: a function that assigns a global reads its objects as they
+    # are (its global writes must reach the module).
+    proxies = not any(name in fn.__globals__ for name in written)
     for source in sources:
         value = source.read()
         trace.sources[source] = None
-        if type(value) is not np.ndarray:
+        if type(value) is not np.ndarray and type(value) is not np.random.Generator:
+            stand_in = proxy_root(value, Root("env", source, source.name)) if (
+                proxies and source.name not in written) else value
+            if stand_in is not value:
+                (new_cells if source.is_cell else new_globals)[source.name] = stand_in
             continue
         if source.name in written:
             raise tracing.StagingError(
-                f"{fn.__qualname__} assigns {source}, which holds a NumPy array; a staged function "
+                f"{fn.__qualname__} assigns {source}, which holds a NumPy array or Generator; a "
+                "staged function "
                 "cannot rebind arrays outside itself: return the new value instead")
         tensor = trace.capture(source, value)
         (new_cells if source.is_cell else new_globals)[source.name] = tensor
-    if not new_globals and not new_cells:
-        return fn
-    return _rebound(fn, new_globals, new_cells)
+    bound = _rebound(fn, new_globals, new_cells) if new_globals or new_cells else fn
+    cells = dict(zip(fn.__code__.co_freevars, bound.__closure__ or (), strict=True))
+    for name in written:  # checked for escaping tensors when the trace ends (escapes)
+        if name in cells:
+            source = Source(cells[name], name, True)
+        elif name in fn.__code__.co_names:
+            source = Source(bound.__globals__, name, False)
+        else:
+            continue
+        label = f"{source.kind} variable '{name}' (assigned in {fn.__qualname__})"
+        trace.written.append((label, source, source.read()))
+    return bound
 
 
 def _rebound(fn: types.FunctionType, new_globals: dict, new_cells: dict) -> types.FunctionType:

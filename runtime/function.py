@@ -25,13 +25,14 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from autostage.runtime import ir, pytree, tracing
+from autostage.runtime import captures, escapes, ir, pytree, tracing, value_info
 from autostage.runtime.cache_keys import ById, constant_key, leaf_key
 from autostage.runtime.environment import Source, bind_environment, environment_key
 from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
+from autostage.runtime.staging import raises
 from autostage.runtime.tensor import Tensor
 from autostage.runtime.tensor_spec import TensorSpec
-from autostage.runtime.types import TensorType, type_of_array
+from autostage.runtime.types import GeneratorType, TensorType, type_of_array
 
 logger = logging.getLogger(__name__)
 
@@ -49,26 +50,40 @@ class RetracingWarning(UserWarning):
 
 
 def is_staged_leaf(leaf: object) -> bool:
-    return isinstance(leaf, np.ndarray | np.generic | TensorSpec)
+    return isinstance(leaf, np.ndarray | np.generic | TensorSpec | np.random.Generator)
 
 
-def _leaf_type(leaf: object) -> TensorType:
-    return leaf.type if type(leaf) is TensorSpec else type_of_array(leaf)
+def _leaf_type(leaf: object) -> TensorType | GeneratorType:
+    if type(leaf) is TensorSpec:
+        return leaf.type
+    return GeneratorType() if type(leaf) is np.random.Generator else type_of_array(leaf)
+
+
+def _staged_input(value: ir.Value) -> Tensor | Any:
+    """What traced code sees for a parameter: a tensor, or a staged random Generator."""
+    if type(value.type) is GeneratorType:
+        from autostage.runtime.staging.random_draws import StagedGenerator
+        return StagedGenerator(value)
+    return Tensor(value)
 
 
 class ConcreteFunction:
     """One trace: an IR module and how to turn its results back into the returned structure."""
 
-    __slots__ = ("module", "key", "description", "captures", "outputs", "guards", "_prepare",
-                 "_runner")
+    __slots__ = ("module", "key", "description", "read", "alternative", "outputs", "guards",
+                 "_prepare", "_runner")
 
     def __init__(self, module: ir.Module, key: tuple, description: dict[str, tuple],
-                 captures: tuple[int, ...], outputs: Outputs, prepare: Callable,
+                 read: Callable | None, outputs: Outputs, prepare: Callable,
                  guards: list | None = None):
         self.module = module
         self.key = key
         self.description = description  # component label -> key, for retrace messages
-        self.captures = captures  # indices into the owner's environment sources, param order
+        # read(leaves, env) -> the implicit parameters (environment arrays, arrays read through
+        # objects), or None when a Python value this trace was specialised on changed
+        # (captures.reader); None: no implicit parameters and nothing guarded.
+        self.read = read
+        self.alternative: ConcreteFunction | None = None  # another trace of the same key
         self.outputs = outputs
         # Arrays frozen in as constants that outlive the call (e.g. `self.w` of an object passed
         # as a constant): if one changes in place, this trace is stale (tracing.Trace.guards).
@@ -82,9 +97,9 @@ class ConcreteFunction:
     def function(self) -> ir.Function:
         return self.module.main
 
-    def run(self, staged: list, environment_values: list) -> Any:
-        if self.captures:
-            staged = staged + [environment_values[i] for i in self.captures]
+    def run(self, staged: list, implicit: list | None) -> Any:
+        if implicit:
+            staged = staged + implicit
         runner = self._runner
         if runner is None:
             runner = self._runner = self._prepare(self.module)
@@ -146,7 +161,7 @@ def collect_outputs(trace: tracing.Trace, output: Any) -> Outputs:
             constants.append(None)
         else:
             _reject_staged_output(leaf)
-            constants.append(leaf)
+            constants.append(captures.unwrap(leaf))
             continue
         tracing.check_visible(leaf.value, "a returned tensor")
         positions.append(position)
@@ -214,12 +229,14 @@ class _Binding:
                 keywords.update(value)
         return positional, keywords
 
-    def labels(self, values: tuple) -> list[str]:
-        """A label per leaf of ``values``: ``argument 'x'``, ``argument 'xs'[1]``."""
+    def labels(self, values: tuple, short: bool = False) -> list[str]:
+        """A label per leaf of ``values``: ``argument 'x'``, ``argument 'xs'[1]`` (short:
+        ``x``, ``xs[1]``)."""
         labels = []
         for name, value in zip(self.names, values, strict=True):
             _, treedef = pytree.flatten(value)
-            labels += [f"argument '{name}'{path}" for path in pytree.leaf_paths(treedef)]
+            labels += [f"{name}{path}" if short else f"argument '{name}'{path}"
+                       for path in pytree.leaf_paths(treedef)]
         return labels
 
 
@@ -238,15 +255,35 @@ class FunctionTrace(tracing.Trace):
         self.sources: dict[Source, None] = {}
         self.shared = shared
         self.variable_policy = shared.variable_policy
+        self.written: list[tuple[str, Source, Any]] = []  # (label, source, value before)
+        self.raised: Exception | None = None  # the trace ended with a raise op of this
 
-    def capture(self, source: Source, value: np.ndarray) -> Tensor:
-        """The tensor that stands for ``source`` in this function: a new implicit parameter."""
+    def check_escapes(self) -> None:
+        """Raises TensorEscapeError if a staged value was left in a global/nonlocal variable or
+        in an object the trace was given, and PythonSideEffectError if the trace changed a
+        global/nonlocal variable (put back first; see runtime/escapes.py)."""
+        named = [(label, source.read()) for label, source, _ in self.written]
+        roots = [(str(path), proxy) for path, proxy in self.shared.stand_ins.items()
+                 if not path.steps]
+        escapes.check_after_trace(named, roots)
+        for (label, source, before), (_, after) in zip(self.written, named, strict=True):
+            try:
+                escapes.check_change(label, before, after, at_line=False)
+            except escapes.PythonSideEffectError:
+                source.write(before)
+                raise
+
+    def capture(self, source: Source, value: np.ndarray | np.random.Generator) -> Tensor | Any:
+        """The tensor (or staged Generator) that stands for ``source`` in this function: a new
+        implicit parameter."""
         tensor = self.captures.get(source)
         if tensor is None:
             body = self.function.body
-            param = ir.Value(type_of_array(value, exact_shape=True), body, len(body.args))
+            type_ = GeneratorType() if type(value) is np.random.Generator else type_of_array(
+                value, exact_shape=True)
+            param = ir.Value(type_, body, len(body.args))
             body.args = (*body.args, param)
-            tensor = self.captures[source] = Tensor(param)
+            tensor = self.captures[source] = _staged_input(param)
         return tensor
 
 
@@ -257,6 +294,8 @@ class _ModuleState:
         self.callees: dict[tuple, Any] = {}  # callee key -> staged_calls.Callee
         self.active: set[tuple] = set()  # callee keys being traced (recursion check)
         self.variable_policy = variable_policy
+        self.reads: dict[captures.Path, dict] = {}  # path read through an object -> its checks
+        self.stand_ins: dict[captures.Path, Any] = {}  # path -> the stand-in given to the code
 
 
 def _verify(module: ir.Module) -> None:
@@ -324,13 +363,16 @@ def staging_active() -> bool:
 class Callee:
     """A function traced into a module for staged calls: its name and how to call it."""
 
-    __slots__ = ("name", "outputs", "captures", "result_types")
+    __slots__ = ("name", "outputs", "captures", "result_types", "weak_results", "raised")
 
-    def __init__(self, name: str, outputs: Outputs, captures: tuple, result_types: tuple):
+    def __init__(self, name: str, outputs: Outputs, captures: tuple, result_types: tuple,
+                 weak_results: tuple[bool, ...], raised: Exception | None = None):
         self.name = name
         self.outputs = outputs
         self.captures = captures  # the environment sources of its implicit parameters
         self.result_types = result_types
+        self.weak_results = weak_results  # results that stand for Python scalars (value_info)
+        self.raised = raised  # it always raises this (after its prints...): so does the caller
 
 
 def _immutable_constant(leaf: object) -> bool:
@@ -352,9 +394,14 @@ def call_from_trace(fn: Callable, args: tuple, kwargs: dict) -> Any:
             isinstance(leaf, Tensor) or _immutable_constant(leaf) for leaf in leaves) or (
             _has_mutable_nodes(treedef)):
         return bind_environment(fn, trace)(*args, **kwargs)
-    target = fn.__func__ if isinstance(fn, types.MethodType) else fn
-    key = (ById(target), treedef, *[
-        (leaf.type,) if isinstance(leaf, Tensor) else constant_key(leaf) for leaf in leaves])
+    method = isinstance(fn, types.MethodType)
+    target = fn.__func__ if method else fn
+    owner = ById(fn.__self__) if method else None  # a method's callee is per object
+    # A weak argument (a Python scalar such as `x.shape[0]`) stays weak in the callee, as Python
+    # would pass the int itself: it is part of the key.
+    key = (ById(target), owner, treedef, *[
+        (leaf.type, value_info.is_weak(leaf.value)) if isinstance(leaf, Tensor)
+        else constant_key(leaf) for leaf in leaves])
     callee = trace.shared.callees.get(key)
     if callee is None:
         callee = _trace_callee(fn, key, leaves, treedef, trace)
@@ -362,6 +409,11 @@ def call_from_trace(fn: Callable, args: tuple, kwargs: dict) -> Any:
     operands += [trace.capture(source, source.read()).value for source in callee.captures]
     results = tracing.emit("call", operands, {"callee": callee.name,
                                                "result_types": callee.result_types})
+    for value, weak in zip(results, callee.weak_results, strict=True):
+        if weak:
+            value_info.mark_weak(value)
+    if callee.raised is not None:
+        raise callee.raised
     return callee.outputs.build(tuple(Tensor(value) for value in results))
 
 
@@ -391,22 +443,43 @@ def _trace_callee(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDe
             f"{f' at {where}' if where is not None else ''}; make the recursion depend on a "
             "Python constant, or write it as a loop")
     name = _unique_name(caller.module, getattr(fn, "__name__", "callee"))
-    param_types = [leaf.type for leaf in leaves if isinstance(leaf, Tensor)]
-    trace = FunctionTrace(caller.module, name, param_types, shared)
+    tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
+    weak = [value_info.is_weak(leaf.value) for leaf in tensors]  # facts of the caller's trace
+    trace = FunctionTrace(caller.module, name, [leaf.type for leaf in tensors], shared)
+    trace.roots = None if caller.roots is None else (fn, *caller.roots)
     params = iter(trace.function.body.args)
     args, kwargs = pytree.unflatten(treedef, [
         Tensor(next(params)) if isinstance(leaf, Tensor) else leaf for leaf in leaves])
     shared.active.add(key)
     try:
         with tracing.tracing(trace):
-            outputs = collect_outputs(trace, bind_environment(fn, trace)(*args, **kwargs))
+            for param, is_weak in zip(trace.function.body.args, weak, strict=False):
+                if is_weak:
+                    value_info.mark_weak(param)
+            output = _run_traced(trace, bind_environment(fn, trace), args, kwargs)
+            outputs = collect_outputs(trace, output)
+            trace.check_escapes()
+            weak_results = tuple(value_info.is_weak(v) for v in trace.function.body.results)
     finally:
         shared.active.discard(key)
         trace.finished = True
     caller.sources.update(trace.sources)
-    callee = Callee(name, outputs, tuple(trace.captures), trace.function.result_types)
+    callee = Callee(name, outputs, tuple(trace.captures), trace.function.result_types,
+                    weak_results, trace.raised)
     shared.callees[key] = callee
     return callee
+
+
+def _run_traced(trace: FunctionTrace, fn: Callable, args: tuple | list, kwargs: dict) -> Any:
+    """``fn(*args, **kwargs)`` in ``trace``; a user exception raised after ops with effects
+    (prints...) ends the trace with a ``raise`` op: Python prints, then raises (``raises``)."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:
+        if not raises.finish_with(e, trace.function.body):
+            raise
+        trace.raised = e
+        return None
 
 
 def _unique_name(module: ir.Module, base: str) -> str:
@@ -429,6 +502,7 @@ def traced_call(fn: Callable) -> Callable:
 # --- The staged function. ------------------------------------------------------------------
 
 STRUCTURE = "the structure of the arguments"
+_GENERATOR_KEY = (GeneratorType(),)
 
 
 def _unwrap(fn: Callable) -> Callable:
@@ -506,17 +580,32 @@ class StagedFunction:
             if env:
                 key = (*key, *[environment_key(value) for value in env])
             concrete = self._cache.get(key)
+            implicit = None
+            while concrete is not None:  # the traces of this key: the first whose reads pass
+                if concrete.read is None or (implicit := concrete.read(leaves, env)) is not None:
+                    break
+                concrete = concrete.alternative
             if concrete is not None and concrete.guards and not tracing.arrays_unchanged(
                     concrete.guards):
                 concrete = self._evict(key, concrete)
             if concrete is None:
                 concrete = self._miss(key, values, leaves, treedef)
                 env = [source.read() for source in self._sources]
-            return concrete.run(staged, env)
+                implicit = concrete.read(leaves, env) if concrete.read is not None else None
+            return concrete.run(staged, implicit)
         except Exception as e:
             if self._error_hook is not None:
                 self._error_hook(e)
             raise
+
+    def _lookup(self, key: tuple, leaves: list) -> ConcreteFunction | None:
+        """The trace of ``key`` whose reads through objects pass now, if any."""
+        concrete = self._cache.get(key)
+        env = [source.read() for source in self._sources]
+        while concrete is not None and concrete.read is not None and concrete.read(
+                leaves, env) is None:
+            concrete = concrete.alternative
+        return concrete
 
     def _evict(self, key: tuple, stale: ConcreteFunction) -> None:
         """Drops a trace whose frozen arrays changed, so that the call traces again."""
@@ -534,6 +623,9 @@ class StagedFunction:
                 staged.append(leaf)
             elif isinstance(leaf, np.generic):
                 key.append((leaf.dtype, 0))
+                staged.append(leaf)
+            elif type(leaf) is np.random.Generator:  # a run-time input, whichever it is
+                key.append(_GENERATOR_KEY)
                 staged.append(leaf)
             else:
                 key.append(leaf_key(leaf))
@@ -620,7 +712,7 @@ class StagedFunction:
         with self._lock:
             lock = self._key_locks.setdefault(key, threading.Lock())
         with lock:
-            concrete = self._cache.get(key)
+            concrete = self._lookup(key, leaves)
             if concrete is None:
                 mine.add(key)
                 try:
@@ -642,23 +734,31 @@ class StagedFunction:
                   if is_staged_leaf(leaf)]
         types_ = [t.type if type(t) is TensorSpec else t for t in types_]
         trace = FunctionTrace(module, self.name, types_, _ModuleState(self._variable_policy))
+        trace.roots = (self._traced, values)
         params = iter(trace.function.body.args)
         scalars: dict[int, bool] = {}  # id(tensor) -> whether the argument is a NumPy scalar
 
         def parameter(leaf: object) -> Tensor:
-            tensor = Tensor(next(params))
+            tensor = _staged_input(next(params))
             scalars[id(tensor)] = isinstance(leaf, np.generic)
             return tensor
 
+        labels = self._binding.labels(values, short=True)
         inputs = pytree.unflatten(treedef, [
-            parameter(leaf) if is_staged_leaf(leaf) else leaf for leaf in leaves])
+            parameter(leaf) if is_staged_leaf(leaf) else captures.proxy_root(
+                leaf, captures.Root("arg", i, labels[i])) for i, leaf in enumerate(leaves)])
         positional, keywords = self._binding.call_args(inputs)
         _enter()
         try:
+            from autostage.runtime.staging.random_draws import FreezeCheck
+            random_check = FreezeCheck()
             with tracing.tracing(trace):
                 _mark_arguments(self._binding, positional, keywords, scalars)
-                output = bind_environment(self._traced, trace)(*positional, **keywords)
+                output = _run_traced(trace, bind_environment(self._traced, trace), positional,
+                                     keywords)
                 outputs = collect_outputs(trace, output)
+                trace.check_escapes()
+            random_check.check(self.name)
         finally:
             trace.finished = True
             _leave()
@@ -671,12 +771,18 @@ class StagedFunction:
             sources = self._sources + tuple(s for s in trace.sources if s not in self._sources)
             env = [source.read() for source in sources]
             description = self._describe(values, leaves, treedef, sources, env)
-            captures = tuple(sources.index(source) for source in trace.captures)
-            concrete = ConcreteFunction(trace.module, key, description, captures, outputs,
+            reads = trace.shared.reads
+            description.update(captures.describe(reads))
+            read = captures.reader(list(trace.captures), reads, sources) if (
+                trace.captures or reads) else None
+            concrete = ConcreteFunction(trace.module, key, description, read, outputs,
                                         self._execute, trace.guards())
             own_key = key[:1 + len(leaves)]
+            concrete.alternative = self._cache.get(key)
             self._cache[key] = concrete
-            self._cache[(*own_key, *[environment_key(v) for v in env])] = concrete
+            full_key = (*own_key, *[environment_key(v) for v in env])
+            if full_key != key:
+                self._cache[full_key] = concrete
             self._sources = sources
             self.concrete_functions.append(concrete)
             count = len(self.concrete_functions)
@@ -738,6 +844,11 @@ def _explain(label: str, old: Any, new: Any, leaves_by_label: dict[str, Any]) ->
         return (f"{label} changed; globals and closed-over values that are not NumPy arrays are "
                 "compile-time constants (arrays are read at call time: one trace per dtype and "
                 "shape)")
+    if label not in leaves_by_label:  # a Python value read through an object (captures)
+        return (f"{label} changed from {_value_text(old)} to {_value_text(new)}; a Python value "
+                "read through an object or container is a constant the trace is specialised on "
+                "(arrays are read at each call): store a NumPy value (e.g. np.float64(v)) there "
+                "to stage it")
     leaf = leaves_by_label.get(label)
     if is_staged_leaf(leaf):
         return (f"{label} changed from {_key_text(old)} to {_key_text(new)} (a trace is per "
@@ -751,6 +862,11 @@ def _explain(label: str, old: Any, new: Any, leaves_by_label: dict[str, Any]) ->
         return (f"{label} is a {kind.__name__} object, traced per identity (a new object each "
                 "call traces again); pass the same object, or pass its arrays as arguments")
     return f"{label} is a constant traced per value (now {leaf!r:.60})"
+
+
+def _value_text(key: tuple) -> str:
+    kind, value = key
+    return repr(float.fromhex(value)) if kind is float else f"{value!r:.60}"
 
 
 def _key_text(key: tuple) -> str:

@@ -186,6 +186,25 @@ CREATION: dict[Callable, Callable] = {
     np.eye: lambda N, M=None, k=0, dtype=float, **kw: array_shapes.eye(N, M, k, dtype),
 }
 
+# NumPy scalar types called on a staged value: a cast (``np.float64(i)``), as NumPy's own call
+# returns an array of that dtype (a scalar for a 0-d one).
+SCALAR_TYPES = (np.float64, np.float32, np.float16, np.int64, np.int32, np.int16, np.int8,
+                np.uint64, np.uint32, np.uint16, np.uint8, np.bool_, np.complex128, np.complex64)
+
+
+def _scalar_type_call(scalar_type: type) -> Callable:
+    def cast(x: Any) -> Tensor:
+        if not isinstance(x, Tensor):
+            loc = tracing.user_location()
+            raise StagingTypeError(
+                f"np.{scalar_type.__name__}() of a staged {type(x).__name__}"
+                f"{f' at {loc}' if loc is not None else ''} is not supported; pass a tensor")
+        return x.astype(scalar_type)
+    return cast
+
+
+CREATION.update((t, _scalar_type_call(t)) for t in SCALAR_TYPES)
+
 
 def staged_function(function: Callable) -> Callable | None:
     """The staged version of NumPy ``function`` for a call with staged arguments, or None.

@@ -26,6 +26,13 @@ class Staged:
     __slots__ = ()
 
 
+class Standin:
+    """Base class of objects that stand in for a user's object while a function is traced (they
+    record what the code reads from it); ``type()`` in converted code sees through them."""
+
+    __slots__ = ()
+
+
 def is_staged(value: object) -> bool:
     """True when ``value`` is a staged (symbolic) value that operators must hand to the runtime."""
     return isinstance(value, Staged)

@@ -56,6 +56,9 @@ class Trace:
         self.all_regions: set[ir.Region] = {self.function.body}  # ever opened here
         self.finished = False
         self.embedded_arrays: list[tuple[weakref.ref, bytes]] = []  # see guards()
+        # What the traced function received (its function object, arguments): objects reachable
+        # from them outlive the call (None: unknown, so every object is assumed to).
+        self.roots: tuple | None = None
 
     def guards(self) -> list[tuple[weakref.ref, bytes]]:
         """The arrays frozen into this trace as constants that are still alive after it.
@@ -121,6 +124,22 @@ def tracing(trace: Trace) -> Iterator[Trace]:
         yield trace
     finally:
         stack.pop()
+
+
+def checkpoint() -> tuple[ir.Region, int] | None:
+    """Where the current region stands now (for ``rollback``), or None when nothing is traced."""
+    stack = _stack()
+    if not stack:
+        return None
+    current_region = stack[-1].region
+    return current_region, len(current_region.ops)
+
+
+def rollback(mark: tuple[ir.Region, int] | None) -> None:
+    """Drops the ops emitted into the current region since ``checkpoint`` returned ``mark``."""
+    trace = current()
+    if mark is not None and trace is not None and trace.region is mark[0]:
+        del mark[0].ops[mark[1]:]
 
 
 @contextlib.contextmanager

@@ -1,4 +1,5 @@
-"""Types of staged values: tensors (dtype + shape with unknown dimensions), tensor lists, tuples.
+"""Types of staged values: tensors (dtype + shape with unknown dimensions), tensor lists, tuples,
+random generators.
 
 Types are small immutable values, compared and hashed structurally, printed short (``f32[?,256]``,
 ``list<f32[4]>``), because the IR printer and the trace cache key show them to users.
@@ -89,7 +90,17 @@ class TupleType:
         return "(" + ", ".join(str(e) for e in self.elements) + ")"
 
 
-Type = TensorType | ListType | TupleType
+@dataclass(frozen=True, slots=True)
+class GeneratorType:
+    """A ``np.random.Generator`` that is a run-time input of a trace (an argument, a global, a
+    closed-over variable or an attribute, read at each call): random draws take it as an
+    operand and advance its state."""
+
+    def __str__(self) -> str:
+        return "rng"
+
+
+Type = TensorType | ListType | TupleType | GeneratorType
 
 
 def scalar(dtype: object) -> TensorType:

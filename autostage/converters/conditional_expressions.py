@@ -1,6 +1,9 @@
-"""Turns ternaries into calls: ``a if c else b`` -> ``ag__.if_exp(c, lambda: a, lambda: b)``.
+"""Turns ternaries into calls: ``a if c else b`` -> ``ag__.if_exp_branch(c, lambda: a, lambda:
+b)()``.
 
-The branches become lambdas so that only the chosen one is evaluated, as in Python. A lambda is a
+The branches become lambdas so that only the chosen one is evaluated, as in Python;
+``if_exp_branch`` returns the chosen one (on a Python condition) and the user's function calls it,
+so a ternary costs one Python frame, not two. A lambda is a
 new scope, so an expression is left as written when wrapping it would change what it means: a
 branch that binds a name with ``:=``, yields or awaits, or calls a builtin that reads the caller's
 frame (``super()``, ``locals()``...); and any expression evaluated directly in a class body (a
@@ -50,7 +53,7 @@ def _visit_method_bodies(visitor: transformer.Base, node: gast.AST) -> None:
 
 
 class IfExpTransformer(transformer.Base):
-    """Replaces ``a if c else b`` by ``ag__.if_exp``, innermost first."""
+    """Replaces ``a if c else b`` by ``ag__.if_exp_branch``, innermost first."""
 
     visit_ClassDef = visit_class
 
@@ -59,8 +62,8 @@ class IfExpTransformer(transformer.Base):
         if not (lambda_safe(node.body) and lambda_safe(node.orelse)):
             return node
         return templates.replace_as_expression(
-            "ag__.if_exp(test, lambda: body, lambda: orelse)", test=node.test, body=node.body,
-            orelse=node.orelse)
+            "ag__.if_exp_branch(test, lambda: body, lambda: orelse)()", test=node.test,
+            body=node.body, orelse=node.orelse)
 
 
 def transform(node: gast.AST, ctx: transformer.Context) -> gast.AST:

@@ -6,7 +6,7 @@ Each statement becomes nested functions (branches, loop test, loop body) that ta
     def if_body(x):            def loop_test(i, x):       def loop_body(i, x):
         x = x - 1                  return i < n               ...
         return (x,)                                           return (i, x)
-    (x,) = ag__.if_stmt(x > 0, if_body, None, (x,))
+    (x,) = ag__.if_branch(x > 0, if_body, None)(x)
                                (i, x) = ag__.while_stmt(loop_test, loop_body, (i, x))
 
 The state of a statement is the simple names it modifies that are live before or after it (read
@@ -53,6 +53,19 @@ def _own_nodes(root: gast.AST) -> Iterator[gast.AST]:
             stack.extend(gast.iter_child_nodes(node))
 
 
+def _binding_nodes(root: gast.AST) -> Iterator[gast.AST]:
+    """Like ``_own_nodes``, but without the targets of comprehensions: in Python 3 they are
+    local to the comprehension (a ``:=`` inside one still binds in the function)."""
+    stack = list(gast.iter_child_nodes(root))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, gast.comprehension):
+            stack.extend([node.iter, *node.ifs])
+        elif not isinstance(node, _NESTED) or isinstance(node, gast.GeneratorExp):
+            stack.extend(gast.iter_child_nodes(node))
+
+
 def _names(symbols) -> set[str]:
     return {str(qn) for qn in symbols if qn.is_simple}
 
@@ -91,6 +104,20 @@ def _interruptible(fn: gast.AST) -> frozenset[str]:
     return frozenset(names & local)
 
 
+def _header_walrus(node: gast.stmt) -> set[str]:
+    """Names bound by ``:=`` in the ``if`` test or ``for`` iterable, which the user function
+    evaluates itself before the operator call reads the state (lambdas bind their own)."""
+    header = node.test if isinstance(node, gast.If) else getattr(node, "iter", None)
+    names, stack = set(), [header] if header is not None else []
+    while stack:
+        child = stack.pop()
+        if isinstance(child, gast.NamedExpr):
+            names.add(child.target.id)
+        if not isinstance(child, gast.Lambda):
+            stack.extend(gast.iter_child_nodes(child))
+    return names
+
+
 def _first_param(fn: gast.AST) -> str | None:
     params = fn.args.posonlyargs + fn.args.args
     return params[0].id if params else None
@@ -123,7 +150,7 @@ class ControlFlowTransformer(transformer.Base):
         bound |= {a.id for a in (fn.args.vararg, fn.args.kwarg) if a is not None}
         for stmt in body:
             nested = isinstance(stmt, _NESTED)
-            for node in [stmt] if nested else [stmt, *_own_nodes(stmt)]:
+            for node in [stmt] if nested else [stmt, *_binding_nodes(stmt)]:
                 if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Load):
                     bound.add(node.id)
                 elif isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
@@ -162,7 +189,8 @@ class ControlFlowTransformer(transformer.Base):
         state = self._state(node)
         # Branches take the state they may read (live on entry; this includes every name an
         # `if` without `else` may leave unchanged) and return all of it.
-        live_in = _names(anno.getanno(node, anno.Static.LIVE_VARS_IN))
+        # A name the test binds with `:=` is defined, and may be read, when the branches run.
+        live_in = _names(anno.getanno(node, anno.Static.LIVE_VARS_IN)) | _header_walrus(node)
         inputs = [name for name in state if name in live_in]
         body_name = self.ctx.namer.new_symbol("if_body")
         statements = self._function(body_name, inputs, node.body, returns=state)
@@ -170,11 +198,12 @@ class ControlFlowTransformer(transformer.Base):
         if node.orelse:
             orelse_name = self.ctx.namer.new_symbol("else_body")
             statements += self._function(orelse_name, inputs, node.orelse, returns=state)
-        template = "ag__.if_stmt(test, body, orelse, state)" if inputs else \
-            "ag__.if_stmt(test, body, orelse)"
+        # `if_branch` returns the branch to run and the user function calls it: one frame per
+        # branch, not two (deep recursion through converted code stays near Python's depth).
         call = templates.replace_as_expression(
-            template, test=node.test, body=body_name, orelse=orelse_name,
-            **({"state": self._initial(node, inputs)} if inputs else {}))
+            "ag__.if_branch(test, body, orelse)()", test=node.test, body=body_name,
+            orelse=orelse_name)
+        call.args = self._initial(node, inputs).elts
         return statements + self._assign_state(state, call)
 
     def visit_While(self, node: gast.While) -> list[gast.stmt]:
@@ -220,11 +249,14 @@ class ControlFlowTransformer(transformer.Base):
         """Names the statement modifies that are live before or after it, sorted."""
         modified = set()
         # The test of if/while runs in the enclosing function (or, for a while test, writes
-        # shared names): its walrus targets are never state.
-        for key in (anno.Static.BODY_SCOPE, anno.Static.ORELSE_SCOPE, anno.Static.ITERATE_SCOPE):
+        # shared names): its walrus targets are never state. Nor are those of a for iterable,
+        # evaluated once before the loop, unless the loop itself writes them.
+        for key in (anno.Static.BODY_SCOPE, anno.Static.ORELSE_SCOPE):
             scope = anno.getanno(node, key, None)
             if scope is not None:
                 modified |= _names(scope.modified)
+        if isinstance(node, gast.For):
+            modified |= {n.id for n in gast.walk(node.target) if isinstance(n, gast.Name)}
         live = _names(anno.getanno(node, anno.Static.LIVE_VARS_IN)) | _names(
             anno.getanno(node, anno.Static.LIVE_VARS_OUT))
         function = self.state[_Function]
@@ -275,7 +307,8 @@ class ControlFlowTransformer(transformer.Base):
     def _initial(self, node: gast.stmt, state: list[str]) -> gast.expr:
         """The state's values before the statement: the names, or Undefined where unbound."""
         defined = _names(anno.getanno(node, anno.Static.DEFINED_VARS_IN))
-        must = _names(anno.getanno(node, anno.Static.MUST_DEFINED_VARS_IN))
+        # The test or iterable (evaluated before the state, as an earlier argument) binds these.
+        must = _names(anno.getanno(node, anno.Static.MUST_DEFINED_VARS_IN)) | _header_walrus(node)
         values = []
         for name in state:
             if name in must:

@@ -5,18 +5,39 @@ each keeps Python's semantics exactly; a staged value goes to the runtime throug
 ``autostage.runtime.stage_operator`` under the operator's name.
 """
 
-from autostage.operators.control_flow import for_stmt, if_stmt, while_stmt
-from autostage.operators.data_structures import list_append, list_pop
-from autostage.operators.exceptions import assert_stmt
-from autostage.operators.logical import and_, compare_chain, if_exp, not_, or_
+from autostage.operators.control_flow import for_stmt, if_branch, if_stmt, while_stmt
+from autostage.operators.data_structures import (
+    ListBox,
+    box_append,
+    box_pop,
+    list_append,
+    list_comp,
+    list_pop,
+)
+from autostage.operators.exceptions import assert_stmt, try_region, with_region
+from autostage.operators.logical import and_, compare_chain, if_exp, if_exp_branch, not_, or_
 from autostage.operators.numpy_overloads import (
     np_arange,
     np_array,
     np_asarray,
+    np_bool,
+    np_complex64,
+    np_complex128,
     np_empty,
     np_eye,
+    np_float16,
+    np_float32,
+    np_float64,
     np_full,
+    np_int8,
+    np_int16,
+    np_int32,
+    np_int64,
     np_ones,
+    np_uint8,
+    np_uint16,
+    np_uint32,
+    np_uint64,
     np_zeros,
 )
 from autostage.operators.py_builtins import (
@@ -39,8 +60,11 @@ from autostage.operators.py_builtins import (
     reversed_,
     sorted_,
     sum_,
+    type_,
     zip_,
 )
+from autostage.operators.random_overloads import OVERLOADS as _RANDOM_OVERLOADS
+from autostage.operators.random_overloads import method_overload as random_method
 from autostage.operators.slices import (
     getitem,
     iadd,
@@ -68,20 +92,27 @@ from autostage.operators.variables import (
 
 __all__ = [
     # control flow
-    "if_stmt", "while_stmt", "for_stmt",
+    "if_stmt", "if_branch", "while_stmt", "for_stmt",
     # logical expressions
-    "and_", "or_", "not_", "compare_chain", "if_exp",
+    "and_", "or_", "not_", "compare_chain", "if_exp", "if_exp_branch",
     # data structures and subscripts
-    "list_append", "list_pop", "getitem", "setitem",
+    "ListBox", "box_append", "box_pop", "list_append", "list_comp", "list_pop", "getitem",
+    "setitem",
     "iadd", "isub", "imul", "imatmul", "itruediv", "ifloordiv", "imod", "ipow",
     "ilshift", "irshift", "iand", "ixor", "ior",
     # builtins
     "BUILTINS", "print_", "len_", "range_", "enumerate_", "zip_", "map_", "filter_", "int_",
     "float_", "bool_", "abs_", "min_", "max_", "sum_", "isinstance_", "any_", "all_", "sorted_",
-    "reversed_",
+    "reversed_", "type_",
     # NumPy functions that cannot dispatch on staged tensors (BUILTINS maps them too)
     "np_array", "np_asarray", "np_zeros", "np_ones", "np_empty", "np_full", "np_arange",
-    "np_eye",
+    "np_eye", "np_float64", "np_float32", "np_float16", "np_int64", "np_int32", "np_int16",
+    "np_int8", "np_uint64", "np_uint32", "np_uint16", "np_uint8", "np_bool", "np_complex128",
+    "np_complex64",
     # assertions and variables
-    "assert_stmt", "Undefined", "UndefinedReturnValue", "is_undefined", "ld", "retval",
+    "assert_stmt", "try_region", "with_region",
+    "Undefined", "UndefinedReturnValue", "is_undefined", "ld", "retval",
+    # NumPy's global random functions (np_random_rand...), staged while tracing
+    "random_method", *_RANDOM_OVERLOADS,
 ]
+globals().update(_RANDOM_OVERLOADS)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from autostage.runtime import Staged, stage_operator
+from autostage.runtime import Staged, checkpoint, stage_operator
 
 _EXHAUSTED = object()  # what next() returns once the iterator of for_stmt is used up
 
@@ -34,18 +34,46 @@ def if_stmt(cond: Any, body: Callable[..., tuple | None],
     return orelse(*state)
 
 
+def if_branch(cond: Any, body: Callable[..., tuple | None],
+              orelse: Callable[..., tuple | None] | None) -> Callable[..., tuple | None]:
+    """``if cond: body else: orelse`` as the function to call with the state: ``if_branch(c, b,
+    o)(*state)`` does what ``if_stmt(c, b, o, state)`` does.
+
+    On a Python condition it returns the branch itself, so converted code calls the branch from
+    the user's function and an ``if`` costs one Python frame, not two: recursion through
+    converted branches reaches nearly the depth Python reaches. A staged condition returns a
+    function that stages the whole statement through ``if_stmt``.
+    """
+    if cond is True:  # the usual case first: a comparison's result
+        return body
+    if cond is not False and isinstance(cond, Staged):
+        return lambda *state: if_stmt(cond, body, orelse, state)
+    if cond is not False and cond:
+        return body
+    return _unchanged if orelse is None else orelse
+
+
+def _unchanged(*state: Any) -> tuple:
+    """The missing ``else`` of an ``if``: the state passes through."""
+    return state
+
+
 def while_stmt(test: Callable[..., Any], body: Callable[..., tuple], state: tuple,
                opts: dict | None = None) -> tuple:
     """``while test: body``; ``opts`` (loop directives) only matter to a staged loop.
 
     A test that is (or becomes, after some Python iterations) staged hands the rest of the loop
-    to the runtime: hook ``while_stmt(test, body, state, opts, cond)``, where ``cond`` is the
-    value ``test(*state)`` just returned, so the test is not evaluated twice.
+    to the runtime: hook ``while_stmt(test, body, state, opts, cond, mark)``, where ``cond`` is
+    the value ``test(*state)`` just returned and ``mark`` where the trace stood before it (the
+    staged loop evaluates its test itself, so what this evaluation emitted is dropped: a test
+    with side effects runs once per evaluation, as in Python).
     """
+    traced = checkpoint() is not None  # tracing does not start or stop inside the loop
     while True:
+        mark = checkpoint() if traced else None
         cond = test(*state)
         if isinstance(cond, Staged):
-            return stage_operator("while_stmt", test, body, state, opts, cond)
+            return stage_operator("while_stmt", test, body, state, opts, cond, mark)
         if not cond:
             return state
         state = body(*state) or ()  # a stateless body returns None

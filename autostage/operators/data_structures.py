@@ -8,6 +8,7 @@ container goes to the runtime.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from autostage.runtime import Staged, stage_operator
@@ -30,3 +31,38 @@ def list_pop(lst: Any, *args: Any) -> tuple[Any, Any]:
     if isinstance(lst, Staged):
         return stage_operator("list_pop", lst, *args)
     return lst, lst.pop(*args)
+
+
+
+class ListBox:
+    """Holds a list while one statement pops from it inside an expression: ``s += x.pop()``
+    becomes ``box = ListBox(x)`` / ``s += box_pop(box)`` / ``x = box.list``. Each pop rebinds
+    ``list`` to the list after it (the same object on the Python path, a new tensor list when
+    staged), so the rest of the statement reads the list as Python would."""
+
+    __slots__ = ("list",)
+
+    def __init__(self, lst: Any):
+        self.list = lst
+
+
+def box_pop(box: ListBox, *args: Any) -> Any:
+    """``box.list.pop(*args)``, keeping the list after the pop in ``box``."""
+    box.list, item = list_pop(box.list, *args)
+    return item
+
+
+def box_append(box: ListBox, x: Any) -> Any:
+    """``box.list.append(x)`` for ``x`` computed (with pops of that list) before; returns the
+    list after it, as ``list_append``."""
+    return list_append(box.list, x)
+
+
+def list_comp(iterable: Any, python: Callable[[Any], list], element: Callable[..., Any],
+              condition: Callable[..., Any] | None, targets: int) -> Any:
+    """``[element(v) for v in iterable if condition(v)]``; on Python values ``python(iterable)``
+    (the comprehension as written); a staged ``iterable`` is a staged loop (``targets`` loop
+    variables: a tuple target when more than one)."""
+    if isinstance(iterable, Staged):
+        return stage_operator("list_comp", iterable, python, element, condition, targets)
+    return python(iterable)

@@ -1,16 +1,24 @@
-"""``assert`` as a function, so a staged assertion can run at run time, in program order.
+"""``assert`` as a function, and the watchers of ``try`` and ``with`` bodies.
 
 The asserts converter rewrites ``assert test, msg`` to ``assert_stmt(test, lambda: msg)`` (and
 ``assert test`` to ``assert_stmt(test)``); like the statement, the message is computed only when the
 assertion fails. The converter drops asserts entirely when Python runs with ``-O``.
+
+The try-statements converter wraps each ``try`` body in ``with try_region(handlers):``, its
+``finally`` clause in ``with region.final():`` and each ``with`` item in ``with_region(cm)``.
+Unless a function is being traced they return a shared no-op region and ``cm`` itself: nothing
+else happens. While a function is traced, the runtime checks that no handler would miss an
+exception raised by staged code at run time (hooks ``try_enter``/``try_exit``/``finally_exit``/
+``with_exit``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from types import TracebackType
 from typing import Any
 
-from autostage.runtime import Staged, stage_operator
+from autostage.runtime import Staged, is_tracing, stage_operator
 
 
 def assert_stmt(test: Any, msg_fn: Callable[[], Any] | None = None) -> None:
@@ -22,3 +30,108 @@ def assert_stmt(test: Any, msg_fn: Callable[[], Any] | None = None) -> None:
             raise AssertionError
         raise AssertionError(msg_fn())
     return None
+
+
+class _NoRegion:
+    """What ``try_region`` gives outside tracing: a no-op context manager."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> bool:
+        return False
+
+    def final(self) -> _NoRegion:
+        return self
+
+
+_NO_REGION = _NoRegion()
+
+
+def try_region(handlers: Callable[[], tuple] | None = None) -> TryRegion | _NoRegion:
+    """The watcher of a ``try`` body (see ``TryRegion``), or a no-op outside tracing."""
+    return TryRegion(handlers) if is_tracing() else _NO_REGION
+
+
+def with_region(cm: Any) -> Any:
+    """``cm`` of a ``with`` statement, watched while tracing (``WithRegion``), else itself."""
+    return WithRegion(cm) if is_tracing() else cm
+
+
+class TryRegion:
+    """Watches a ``try`` body while tracing; ``handlers()`` gives the handlers' exception types
+    (``None`` for a bare ``except:``), evaluated then, or is None for a ``try`` without
+    handlers."""
+
+    __slots__ = ("_handlers", "_watched")
+
+    def __init__(self, handlers: Callable[[], tuple] | None = None):
+        self._handlers = handlers
+        self._watched = None
+
+    def __enter__(self) -> TryRegion:
+        self._watched = stage_operator("try_enter")
+        return self
+
+    def __exit__(self, kind: type | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> bool:
+        if self._watched is not None:
+            stage_operator("try_exit", self._watched, self._handlers, exc)
+        return False
+
+    def final(self) -> _FinallyRegion:
+        """The watcher of the ``finally`` clause."""
+        return _FinallyRegion(self._watched)
+
+
+class _FinallyRegion:
+    __slots__ = ("_body", "_watched")
+
+    def __init__(self, body: Any):
+        self._body = body
+        self._watched = None
+
+    def __enter__(self) -> None:
+        if self._body is not None:
+            self._watched = stage_operator("try_enter")
+
+    def __exit__(self, kind: type | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> bool:
+        if self._watched is not None:
+            stage_operator("finally_exit", self._body, self._watched, exc)
+        return False
+
+
+class WithRegion:
+    """``cm`` in a ``with`` statement (enters and exits it as the statement does), watched while
+    tracing like a ``try`` body whose handlers are the exceptions ``cm`` may swallow."""
+
+    __slots__ = ("_cm", "_exit", "_watched")
+
+    def __init__(self, cm: Any):
+        # the statement looks both methods up on the type before calling __enter__
+        kind = type(cm)
+        if not hasattr(kind, "__enter__"):
+            raise TypeError(f"{kind.__name__!r} object does not support the context manager "
+                            "protocol")
+        if not hasattr(kind, "__exit__"):
+            raise TypeError(f"{kind.__name__!r} object does not support the context manager "
+                            "protocol (missed __exit__ method)")
+        self._cm = cm
+        self._exit = kind.__exit__
+        self._watched = None
+
+    def __enter__(self) -> Any:
+        value = type(self._cm).__enter__(self._cm)
+        self._watched = stage_operator("try_enter")
+        return value
+
+    def __exit__(self, kind: type | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> Any:
+        swallowed = self._exit(self._cm, kind, exc, tb)
+        if self._watched is not None:
+            stage_operator("with_exit", self._watched, self._cm, exc)
+        return swallowed

@@ -58,6 +58,20 @@ def if_exp(cond: Any, if_true: Callable[[], Any], if_false: Callable[[], Any]) -
     return if_true() if cond else if_false()
 
 
+def if_exp_branch(cond: Any, if_true: Callable[[], Any],
+                  if_false: Callable[[], Any]) -> Callable[[], Any]:
+    """The branch of ``if_true() if cond else if_false()`` to call: ``if_exp_branch(c, t, f)()``
+    is ``if_exp(c, t, f)``, but on a Python condition the caller runs the branch itself, which
+    saves a Python frame per ternary (deep recursion stays near Python's depth)."""
+    if cond is True:  # the usual cases first: a comparison's result
+        return if_true
+    if cond is False:
+        return if_false
+    if isinstance(cond, Staged):
+        return lambda: if_exp(cond, if_true, if_false)
+    return if_true if cond else if_false
+
+
 def compare_chain(a: Any, *ops_and_fns: Any) -> Any:
     """``a op1 b op2 c ...`` called as ``compare_chain(a, op1, b_fn, op2, c_fn, ...)``.
 

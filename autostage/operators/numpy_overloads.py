@@ -34,10 +34,16 @@ def _overload(function: Callable[..., Any]) -> Callable[..., Any]:
             return stage_operator("numpy_call", function, *args, **kwargs)
         return function(*args, **kwargs)
 
-    name = f"np_{function.__name__}"
-    overload.__name__ = overload.__qualname__ = name
-    overload.__module__ = __name__
-    overload.__doc__ = f"``np.{function.__name__}``, staged when an argument is staged."
+    return register(function, overload, f"np.{function.__name__}",
+                    "staged when an argument is staged")
+
+
+def register(function: Callable[..., Any], overload: Callable[..., Any], spelled: str,
+             when: str) -> Callable[..., Any]:
+    """Names ``overload`` after ``function`` (as ``spelled`` in user code) and makes converted
+    code call it in its place."""
+    overload.__name__ = overload.__qualname__ = spelled.replace(".", "_")
+    overload.__doc__ = f"``{spelled}``, {when}."
     overload.__wrapped__ = function
     BUILTINS[function] = overload
     return overload
@@ -51,3 +57,19 @@ np_empty = _overload(np.empty)
 np_full = _overload(np.full)
 np_arange = _overload(np.arange)
 np_eye = _overload(np.eye)
+
+# NumPy scalar types: ``np.float64(i)`` of a staged ``i`` is a cast.
+np_float64 = _overload(np.float64)
+np_float32 = _overload(np.float32)
+np_float16 = _overload(np.float16)
+np_int64 = _overload(np.int64)
+np_int32 = _overload(np.int32)
+np_int16 = _overload(np.int16)
+np_int8 = _overload(np.int8)
+np_uint64 = _overload(np.uint64)
+np_uint32 = _overload(np.uint32)
+np_uint16 = _overload(np.uint16)
+np_uint8 = _overload(np.uint8)
+np_bool = _overload(np.bool_)
+np_complex128 = _overload(np.complex128)
+np_complex64 = _overload(np.complex64)

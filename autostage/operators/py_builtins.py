@@ -16,7 +16,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from autostage.runtime import any_staged, is_tracing, stage_operator
+from autostage.runtime import Staged, Standin, any_staged, is_tracing, stage_operator
 
 BUILTINS: dict[object, Callable[..., Any]] = {}
 
@@ -75,3 +75,14 @@ any_ = _overload(builtins.any)
 all_ = _overload(builtins.all)
 sorted_ = _overload(builtins.sorted)
 reversed_ = _overload(builtins.reversed)
+
+
+def type_(*args: Any, **kwargs: Any) -> Any:
+    """Overload of builtin ``type``: the builtin itself on Python values (and its 3-argument
+    form); the type of the value a staged tensor or a stand-in object stands for otherwise."""
+    if len(args) == 1 and not kwargs and isinstance(args[0], Staged | Standin):
+        return stage_operator("type_", args[0])
+    return builtins.type(*args, **kwargs)
+
+
+BUILTINS[builtins.type] = type_

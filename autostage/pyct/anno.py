@@ -31,6 +31,7 @@ class Basic(NoValue):
     EXTRA_LOOP_TEST = "an extra loop condition added by break/return lowering"
     ARGS_SCOPE = "activity Scope of a function's arguments"
     GENERATED = "a definition a converter made (not written by the user)"
+    ORIGINAL_NAME = "the name a def had before private name mangling renamed it (str)"
 
 
 class Static(NoValue):

@@ -17,6 +17,15 @@ class SourceUnavailableError(PyCTError, OSError):
     """
 
 
+class SourceChangedError(SourceUnavailableError):
+    """The source file of a function changed after its module was imported.
+
+    Example: a module is imported, then its file is edited; converting one of its functions would
+    convert the edited source, not the code Python runs. Fix: ``importlib.reload`` the module (or
+    restart Python) and convert the reloaded function.
+    """
+
+
 class AmbiguousSourceError(PyCTError, ValueError):
     """Several lambdas on one line could match a lambda and cannot be told apart.
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import gast
 
-from autostage.pyct import errors
+from autostage.pyct import errors, source_check
 
 _WRAPPER = "if True:\n"
 
@@ -91,13 +91,17 @@ def parse_entity(entity: Callable, future_features: tuple[str, ...] = ()
 
     Raises:
       SourceUnavailableError: the entity has no Python source.
+      SourceChangedError: its file changed since it was imported (the source on disk is not
+        that of the code Python runs).
       AmbiguousSourceError: a lambda shares its line with a lambda it cannot be told from.
     """
     del future_features
     code = code_of(entity)
+    module_globals = getattr(getattr(entity, "__func__", entity), "__globals__", None)
     if code.co_name == "<lambda>":
-        return _parse_lambda(code)
+        return _parse_lambda(code, module_globals)
     lines, start = _file_lines(code)
+    source_check.check(code, lines, module_globals)
     block = inspect.getblock(lines[start:])
     source = "".join(block)
     try:
@@ -157,8 +161,10 @@ def _innermost(nodes: list[gast.Lambda]) -> list[gast.Lambda]:
     return nodes
 
 
-def _parse_lambda(code: types.CodeType) -> tuple[gast.Lambda, str]:
+def _parse_lambda(code: types.CodeType, module_globals: dict | None
+                  ) -> tuple[gast.Lambda, str]:
     lines, _ = _file_lines(code)
+    source_check.check(code, lines, module_globals)
     try:
         module = gast.parse("".join(lines))
     except SyntaxError as e:

@@ -7,6 +7,7 @@ from autostage.runtime.ops import (  # noqa: F401
     indexing,
     linalg,
     matrices,
+    random,
     reductions,
     shapes,
     sorting,

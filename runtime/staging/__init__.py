@@ -7,6 +7,7 @@ runtime does.
 
 from autostage.runtime.staging import (  # noqa: F401 - imported for their registrations
     builtins,
+    comprehensions,
     control_flow,
     io,
     iteration,
@@ -15,6 +16,8 @@ from autostage.runtime.staging import (  # noqa: F401 - imported for their regis
     ops_io,
     ops_lists,
     ops_structured,
+    random_draws,
+    try_regions,
 )
 from autostage.runtime.staging.errors import (
     PythonSideEffectError,

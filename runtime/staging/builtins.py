@@ -1,5 +1,5 @@
 """Staging hooks of the builtins and subscripts on staged values: ``len``, ``int``, ``float``,
-``bool``, ``abs``, ``min``, ``max``, ``sum``, ``isinstance``, ``list.append``/``pop``, and
+``bool``, ``abs``, ``min``, ``max``, ``sum``, ``isinstance``, ``type``, ``list.append``/``pop``, and
 ``x[i]`` / ``x[i] = v`` of tensor lists (of tensors: the ops layer's hooks, which these wrap).
 
 Each keeps the builtin's meaning on the staged value: ``len`` of a tensor is the size of axis 0
@@ -16,7 +16,8 @@ import functools
 import operator
 
 import numpy as np
-from autostage.runtime.operator_hooks import Staged, register_operator_hook
+from autostage.runtime import value_info
+from autostage.runtime.operator_hooks import Staged, Standin, register_operator_hook
 from autostage.runtime.staging import errors, iteration, tensor_lists, values
 from autostage.runtime.staging.control_flow import predicate
 from autostage.runtime.staging.tensor_lists import TensorList
@@ -44,6 +45,8 @@ def len_(x: object) -> object:
         return iteration._dim0(x)
     if isinstance(x, TensorList):
         return tensor_lists.length(x)
+    if isinstance(x, iteration.StagedReversed):  # Python's reverse iterators have no len()
+        raise TypeError("object of type 'list_reverseiterator' has no len()")
     if hasattr(x, "length") and isinstance(x, Staged):
         return x.length()
     raise errors.StagingTypeError(f"len() of a staged {type(x).__name__}{errors.at()}")
@@ -158,3 +161,32 @@ for _name, _wrap in (("getitem", _getitem), ("setitem", _setitem)):
     _previous = register_operator_hook(_name, None)
     register_operator_hook(_name, _wrap(_previous or operator.getitem if _name == "getitem"
                                         else _previous or _setitem_fallback))
+
+
+def type_(x: object) -> type:
+    """``type(x)`` of a staged value: the type of what it stands for in Python.
+
+    A tensor of rank >= 1 is an ``np.ndarray``; a 0-d tensor is the Python scalar type if it is
+    weak (``x.shape[0]``: an int), ``np.ndarray`` if the caller passed a 0-d array, else the
+    NumPy scalar type of its dtype (what NumPy returns for 0-d results: ``x[0]``, ``x.sum()``).
+    A tensor list is a ``list``; a stand-in object is its user object's type.
+    """
+    _check(x)
+    if isinstance(x, Tensor):
+        if x.ndim > 0:
+            return np.ndarray
+        if values.is_weak(x):
+            return type(x.dtype.type(0).item())
+        if value_info.aliased_argument(x.value) is not None and not value_info.is_scalar_argument(
+                x.value):
+            return np.ndarray
+        return x.dtype.type
+    if isinstance(x, TensorList):
+        return list
+    if isinstance(x, Standin):
+        return x.__class__
+    raise errors.StagingTypeError(f"type() of a staged {type(x).__name__}{errors.at()} is not "
+                                  "supported")
+
+
+register_operator_hook("type_", type_)

@@ -4,14 +4,16 @@ A staged ``if`` traces both branches, each from the same inputs, into the two re
 ``cond`` op and merges the state (``merge``). ``a if c else b`` is the same with one value;
 ``a and b`` / ``a or b`` are ``cond``s too (``b`` computed only on the path Python would compute
 it, so its staged side effects keep Python's laziness; results are operands, not bools, as in
-Python). Python side effects of the branches run at trace time, for both branches: a Python
-list, dict or set captured by a branch function and changed by it is a
-``PythonSideEffectError`` (other side effects, such as attributes of objects, are not detected).
+Python). Python code of the branches and operands runs at trace time, for both: each path starts
+from the same Python state, and what it changes (``self.n``, ``d['k']``, a closure's
+``nonlocal``) is merged like a variable, or refused with a ``PythonSideEffectError``
+(``side_effects``). An exception raised while tracing one path becomes a ``raise`` op there.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from autostage.runtime import ir, tracing
@@ -25,6 +27,7 @@ from autostage.runtime.staging import (
     tensor_lists,
     values,
 )
+from autostage.runtime.staging.python_state import Entry
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor
 from autostage.runtime.types import ListType, join
@@ -81,33 +84,94 @@ def prepare_state(names: Sequence[str], state: Sequence[object]) -> tuple:
                  for name, x in zip(names, state, strict=True))
 
 
+@dataclass
+class _Paths:
+    """Two traced paths of a staged choice: their regions, results, whether each raised, and
+    the Python state either changed (entry, value after the first path, after the second)."""
+
+    regions: tuple[ir.Region, ir.Region]
+    outs: list
+    raised: list
+    entries: list[tuple[Entry, object, object]]
+
+
+def _trace_paths(watch: side_effects.Watch, paths: tuple[Callable, Callable]) -> _Paths:
+    """Traces each path into its own region from the same Python state (``side_effects``).
+
+    A path that raises becomes a ``raise`` op (``raises``); the Python state it changed does
+    not matter (it never completes), so it takes the other path's."""
+    regions, outs, raised, changes = [], [], [], []
+    try:
+        for path in paths:
+            with tracing.region() as region, watch.recording():
+                out, exc = raises.trace_branch(path)
+            changes.append(watch.changes())
+            watch.restore()
+            regions.append(region)
+            outs.append(out)
+            raised.append(exc)
+    finally:
+        watch.restore()
+    if raised[0] is not None:
+        changes[0] = changes[1]
+    elif raised[1] is not None:
+        changes[1] = changes[0]
+    watch.check_branches(changes[0], changes[1])
+    entries = []
+    for ident in {**changes[0].values, **changes[1].values}:
+        entry = (changes[0].values.get(ident) or changes[1].values[ident])[0]
+        before = entry.get()
+        a, b = (c.values[ident][1] if ident in c.values else before for c in changes)
+        if raised[0] is not None:
+            a = raises.placeholder(b, regions[0])
+        elif raised[1] is not None:
+            b = raises.placeholder(a, regions[1])
+        entries.append((entry, a, b))
+    return _Paths(tuple(regions), outs, raised, entries)
+
+
+def _merge_state(watch: side_effects.Watch, paths: _Paths, pred: Tensor, where: str
+                 ) -> list[merge.Merged]:
+    """The merges of the Python state the paths changed; a staged one must be kept local."""
+    p = logic.of(pred.value)
+    merged = []
+    for entry, a, b in paths.entries:
+        m = merge.merge(entry.name, a, b, paths.regions, p, where)
+        watch.check_kept(entry, bool(m.yields[0]))
+        merged.append(m)
+    return merged
+
+
+def _assign_state(paths: _Paths, values: Sequence[object]) -> None:
+    for (entry, _, _), value in zip(paths.entries, values, strict=True):
+        entry.set(value)
+
+
 def stage_if(cond: object, body: Callable, orelse: Callable | None, state: tuple = ()
              ) -> tuple | None:
     """Hook of ``if_stmt``: a ``cond`` op whose results are the new state."""
     pred = predicate(cond)
     state = prepare_state(_state_names(body, orelse, len(state)), state)
-    watch = side_effects.Watch((body, orelse), "if")
-    with tracing.region() as then_region, watch.recording():
-        out_then, raised_then = raises.trace_branch(lambda: body(*state))
-    watch.check()
-    with tracing.region() as else_region, watch.recording():
-        out_else, raised_else = raises.trace_branch(
-            lambda: state if orelse is None else orelse(*state))
-    watch.check()
+    watch = side_effects.Watch((body, orelse), "if",
+                               zip(_state_names(body, orelse, len(state)), state, strict=True))
+    paths = _trace_paths(watch, (lambda: body(*state),
+                                 lambda: state if orelse is None else orelse(*state)))
+    (out_then, out_else), (raised_then, raised_else) = paths.outs, paths.raised
+    regions = paths.regions
     if raised_then and raised_else:
         raise errors.StagingValueError(
             f"both branches of the staged if{errors.at()} raise an exception; autostage cannot "
             "stage an if that always raises: raise after the if instead")
     if raised_then:
-        out_then = raises.placeholder(out_else, then_region)
+        out_then = raises.placeholder(out_else, regions[0])
     elif raised_else:
-        out_else = raises.placeholder(out_then, else_region)
+        out_else = raises.placeholder(out_then, regions[1])
+    composite = _merge_state(watch, paths, pred, "if")
     if out_then is None and (orelse is None or out_else is None):
-        emit_cond(pred, (then_region, else_region), ())
+        _assign_state(paths, emit_cond(pred, regions, composite))
         return None
     out_then = state if out_then is None else out_then
     out_else = state if out_else is None else out_else
-    regions = (then_region, else_region)
     if len(out_then) != len(out_else):
         raise errors.StagingValueError(f"the branches of the staged if{errors.at()} return "
                                        f"{len(out_then)} and {len(out_else)} values")
@@ -115,20 +179,33 @@ def stage_if(cond: object, body: Callable, orelse: Callable | None, state: tuple
     p = logic.of(pred.value)
     merged = [merge.merge(name, a, b, regions, p)
               for name, a, b in zip(names, out_then, out_else, strict=True)]
-    return emit_cond(pred, regions, merged)
+    results = emit_cond(pred, regions, merged + composite)
+    _assign_state(paths, results[len(merged):])
+    return results[:len(merged)]
 
 
 def _select(pred: Tensor, if_true: Callable[[], object], if_false: Callable[[], object],
             name: str, where: str) -> object:
-    """One value computed by ``if_true`` or ``if_false`` depending on ``pred`` (a cond)."""
-    with tracing.region() as then_region:
-        a = if_true()
-    with tracing.region() as else_region:
-        b = if_false()
-    regions = (then_region, else_region)
+    """One value computed by ``if_true`` or ``if_false`` depending on ``pred`` (a cond).
+
+    Like a staged if: each operand traced from the same Python state, its changes threaded or
+    refused, and an exception raised while tracing one only raised where it is evaluated."""
+    watch = side_effects.Watch((if_true, if_false), where)
+    paths = _trace_paths(watch, (if_true, if_false))
+    (a, b), regions = paths.outs, paths.regions
+    if paths.raised[0] and paths.raised[1]:
+        raise errors.StagingValueError(
+            f"both operands of the staged {where}{errors.at()} raise an exception; autostage "
+            "cannot stage an expression that always raises")
+    if paths.raised[0]:
+        a = raises.placeholder(b, regions[0])
+    elif paths.raised[1]:
+        b = raises.placeholder(a, regions[1])
     merged = merge.merge(name, a, b, regions, logic.of(pred.value), where)
-    (result,) = emit_cond(pred, regions, [merged])
-    return result
+    composite = _merge_state(watch, paths, pred, where)
+    results = emit_cond(pred, regions, [merged, *composite])
+    _assign_state(paths, results[1:])
+    return results[0]
 
 
 def stage_if_exp(cond: object, if_true: Callable[[], object], if_false: Callable[[], object]

@@ -1,5 +1,5 @@
 """What a staged ``for`` iterates: tensors (axis 0), tensor lists, staged ``range``,
-``enumerate`` and ``zip``.
+``enumerate``, ``zip`` and ``reversed`` (of a tensor, a tensor list or a range).
 
 A source answers, for a staged ``i64[]`` position ``i``, whether there is an item (``more``) and
 what it is (``item``); ``length`` is ``len()`` of it. ``range_``/``enumerate_``/``zip_`` hooks
@@ -89,7 +89,20 @@ def _integer(x: object, what: str) -> object:
     return operator.index(x)
 
 
-class StagedRange(Staged):
+class _LoopOnly(Staged):
+    """A staged iterable only a staged loop can iterate (its length is known at run time)."""
+
+    __slots__ = ()
+
+    def __iter__(self):
+        raise errors.StagingTypeError(
+            f"a staged {type(self).__name__.removeprefix('Staged').lower()}() is iterated"
+            f"{errors.at()} by code autostage does not stage (a comprehension with several "
+            "for clauses or a nested tuple target, a generator expression, list(), ...); "
+            "iterate it in a for loop")
+
+
+class StagedRange(_LoopOnly):
     """``range(start, stop, step)`` with a staged bound; ``step`` is a Python int."""
 
     __slots__ = ("start", "stop", "step")
@@ -124,7 +137,7 @@ class StagedRange(Staged):
         return f"<staged range({self.start}, {self.stop}, {self.step})>"
 
 
-class StagedEnumerate(Staged):
+class StagedEnumerate(_LoopOnly):
     """``enumerate(iterable, start)`` of a staged iterable: items are ``(start + i, item)``."""
 
     __slots__ = ("inner", "start")
@@ -143,7 +156,7 @@ class StagedEnumerate(Staged):
                 self.inner.item(i))
 
 
-class StagedZip(Staged):
+class StagedZip(_LoopOnly):
     """``zip(a, b, ...)`` with a staged iterable: stops at the shortest, as Python does."""
 
     __slots__ = ("inners", "strict")
@@ -168,13 +181,38 @@ class StagedZip(Staged):
         return tuple(inner.item(i) for inner in self.inners)
 
 
+class StagedReversed(_LoopOnly):
+    """``reversed(x)`` of a staged tensor, tensor list or range: item ``i`` is ``x``'s item
+    ``len - 1 - i``. Like Python's reverse iterator it has no ``len()`` and only a loop
+    (converted code) iterates it."""
+
+    __slots__ = ("inner",)
+
+    def __init__(self, iterable: object):
+        if isinstance(iterable, (StagedEnumerate, StagedZip, StagedReversed)):
+            name = {StagedEnumerate: "enumerate", StagedZip: "zip",
+                    StagedReversed: "list_reverseiterator"}[type(iterable)]
+            raise TypeError(f"'{name}' object is not reversible")
+        self.inner = source(iterable)
+
+    def length(self) -> Tensor | int:
+        return self.inner.length()
+
+    def more(self, i: Tensor) -> Tensor:
+        return _compare("less", i, self.length())
+
+    def item(self, i: Tensor) -> object:
+        return self.inner.item(self.length() - 1 - i)
+
+
+
 def source(iterable: object) -> object:
     """The source a staged ``for`` reads ``iterable`` from."""
     if isinstance(iterable, Tensor):
         return _TensorSource(iterable)
     if isinstance(iterable, TensorList):
         return _ListSource(iterable)
-    if isinstance(iterable, (StagedRange, StagedEnumerate, StagedZip)):
+    if isinstance(iterable, (StagedRange, StagedEnumerate, StagedZip, StagedReversed)):
         return iterable
     if isinstance(iterable, values.MaybeUnbound):
         raise iterable.error()
@@ -219,3 +257,4 @@ def strict_zip_errors(z: StagedZip) -> list[tuple[object, str]]:
 register_operator_hook("range_", StagedRange)
 register_operator_hook("enumerate_", StagedEnumerate)
 register_operator_hook("zip_", _zip_hook)
+register_operator_hook("reversed_", StagedReversed)

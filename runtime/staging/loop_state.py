@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from autostage.runtime.staging import errors, values
+from autostage.runtime.staging import errors, tensor_lists, values
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor
 from autostage.runtime.types import ListType, TensorType, join, scalar
@@ -68,10 +68,11 @@ def _refine_constant(slot: Slot, out: object, where: str) -> bool:
     init = slot.init
     if values.same_python_value(init, out) or (values.is_unset(init) and values.is_unset(out)):
         return False
-    if isinstance(out, TensorList):
+    if isinstance(out, (TensorList, list)) or tensor_lists.list_type(out) is not None:
         if not values.is_unset(init):
             raise changes(slot, type(init).__name__, "a tensor list", where)
-        slot.type, slot.pending_list, slot.maybe = out.type, out.type is None, True
+        list_type = tensor_lists.list_type(out)
+        slot.type, slot.pending_list, slot.maybe = list_type, list_type is None, True
         return True
     out_type = _type_of(out)
     if isinstance(init, np.ndarray):
@@ -150,16 +151,23 @@ def refine(slot: Slot, out: object, where: str) -> bool:
 
 
 def _refine_list(slot: Slot, out: object, where: str) -> bool:
-    if not isinstance(out, TensorList):
+    """A list slot: the body gives a tensor list, a Python list (it assigns one: staged as a
+    tensor list), a maybe-assigned list, or nothing (the variable was unassigned)."""
+    maybe = (isinstance(out, values.MaybeUnbound) or values.is_unset(out)) and not slot.maybe
+    slot.maybe = slot.maybe or maybe
+    if values.is_unset(out):
+        return maybe
+    if not isinstance(out, (TensorList, list)) and tensor_lists.list_type(out) is None:
         raise changes(slot, slot.type or "a tensor list", _describe(out), where)
-    if out.type is None:
-        return False
+    out_type = tensor_lists.list_type(out)
+    if out_type is None:
+        return maybe
     if slot.pending_list:
-        slot.type, slot.pending_list = out.type, False
+        slot.type, slot.pending_list = out_type, False
         return True
-    element = join(slot.type.element, out.type.element)
+    element = join(slot.type.element, out_type.element)
     if element is None:
-        raise changes(slot, slot.type, out.type, where)
+        raise changes(slot, slot.type, out_type, where)
     changed = element != slot.type.element
     slot.type = ListType(element)
-    return changed
+    return changed or maybe

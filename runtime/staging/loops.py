@@ -8,7 +8,10 @@ with ``extra_test`` (from ``break``/``return`` lowering) in its condition. A var
 assigns but that was unassigned before it is carried with an ``undef`` placeholder; after the
 loop it is a plain tensor if provably assigned (e.g. exactly when the ``do_return`` flag is set,
 which a later ``if not do_return:`` completes), else a ``MaybeUnbound`` that raises on use.
-Python code in the body runs at trace time, once per round.
+Python code in the body runs at trace time, once per round, each round from the same Python
+state; the Python places the body assigns (``self.n``, ``d['k']``, a closure's ``nonlocal``) are
+carried like variables, or refused (``side_effects``). A user exception the body raises while
+traced becomes a ``raise`` op in the body (``raises``), raised on the calls where the body runs.
 """
 
 from __future__ import annotations
@@ -19,13 +22,23 @@ from dataclasses import dataclass
 import numpy as np
 from autostage.runtime import ir, tracing, value_info
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
-from autostage.runtime.staging import errors, iteration, logic, side_effects, values
+from autostage.runtime.staging import (
+    errors,
+    iteration,
+    logic,
+    loop_flags,
+    raises,
+    side_effects,
+    tensor_lists,
+    values,
+)
 from autostage.runtime.staging.control_flow import predicate, stage_if
 from autostage.runtime.staging.control_flow import prepare_state as prepare_branch_state
 from autostage.runtime.staging.loop_state import Slot, initial_slot, refine, refine_alias
+from autostage.runtime.staging.python_state import ABSENT, Entry
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor, constant
-from autostage.runtime.types import ListType, TensorType
+from autostage.runtime.types import ListType
 
 MAX_ROUNDS = 6
 
@@ -37,20 +50,23 @@ class _Traced:
     outs: tuple
 
 
-def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value]) -> tuple:
-    args = iter(args)
+def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value],
+                   hypotheses: loop_flags.Hypotheses) -> tuple:
+    arg_of = {id(s): a for s, a in zip([s for s in slots if s.carried], args, strict=True)}
+    facts = {sid: logic.atom(a) for sid, a in arg_of.items()}
     state = []
     for slot in slots:
         if not slot.carried:
             state.append(slot.init)
             continue
-        arg = next(args)
+        arg = arg_of[id(slot)]
         if slot.weak:
             values.mark_weak(arg)
         if slot.alias is not None:
             value_info.mark_view(arg, slot.alias)
-        if slot.maybe:
-            state.append(values.MaybeUnbound(arg, logic.atom(arg), slot.name, errors.location()))
+        if slot.maybe:  # assigned when its own atom or an assumed flag literal says so
+            defined = hypotheses.defined(slot, logic.atom(arg), facts)
+            state.append(values.MaybeUnbound(arg, defined, slot.name, errors.location()))
         elif isinstance(slot.type, ListType):
             state.append(TensorList(arg))
         else:
@@ -58,13 +74,15 @@ def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value]) -> tuple:
     return tuple(state)
 
 
-def _trace(slots: Sequence[Slot], test: Callable, body: Callable) -> _Traced:
+def _trace(slots: Sequence[Slot], test: Callable, body: Callable,
+           hypotheses: loop_flags.Hypotheses) -> _Traced:
     types = [s.type for s in slots if s.carried]
     with tracing.region(types) as cond_region:
-        go = predicate(test(*_state_objects(slots, cond_region.args)), "the loop condition")
+        go = predicate(test(*_state_objects(slots, cond_region.args, hypotheses)),
+                       "the loop condition")
         cond_region.results = (go.value,)
     with tracing.region(types) as body_region:
-        outs = body(*_state_objects(slots, body_region.args)) or ()
+        outs = body(*_state_objects(slots, body_region.args, hypotheses)) or ()
     if len(outs) != len(slots):
         raise errors.StagingValueError(f"a loop body returned {len(outs)} values for "
                                        f"{len(slots)} loop variables{errors.at()}")
@@ -79,6 +97,8 @@ def _value_of(slot: Slot, x: object, what: str) -> tuple[ir.Value, logic.Formula
         return x.value, logic.TRUE
     if isinstance(x, TensorList):
         return x.materialize(slot.type.element), logic.TRUE
+    if isinstance(x, list):  # a list the body assigns: a tensor list (``loop_state``)
+        return tensor_lists.from_python(x, slot.name).materialize(slot.type.element), logic.TRUE
     if values.is_unset(x):
         return values.placeholder(slot.type), logic.FALSE
     if isinstance(x, np.ndarray):
@@ -86,28 +106,7 @@ def _value_of(slot: Slot, x: object, what: str) -> tuple[ir.Value, logic.Formula
     return values.weak_constant(x, slot.type.dtype, what).value, logic.TRUE
 
 
-def _fact(x: object) -> logic.Formula:
-    if isinstance(x, Tensor):
-        return logic.of(x.value)
-    return logic.const(bool(x)) if isinstance(x, (bool, np.bool_)) else logic.FALSE
-
-
-def _proven_by_flag(slots, carried, i, init_def, out_def, traced) -> int | None:
-    """The index (among carried) of a bool flag that is set exactly when slot ``i`` is
-    assigned, at entry and after every iteration, or None."""
-    own = logic.atom(traced.body.args[i])
-    for j, slot in enumerate(carried):
-        if j == i or slot.maybe or slot.type != TensorType(np.bool_, ()):
-            continue
-        body_out = traced.outs[slots.index(slot)]
-        step = logic.substitute(out_def, own, logic.atom(traced.body.args[j]))
-        if logic.equivalent(init_def, _fact(slot.init)) and logic.equivalent(step,
-                                                                             _fact(body_out)):
-            return j
-    return None
-
-
-def _emit(slots: Sequence[Slot], traced: _Traced, where: str) -> tuple:
+def _emit(slots: Sequence[Slot], traced: _Traced, hypotheses: loop_flags.Hypotheses) -> tuple:
     carried = [s for s in slots if s.carried]
     outs = [traced.outs[slots.index(s)] for s in carried]
     with values.in_region(traced.body):
@@ -121,28 +120,34 @@ def _emit(slots: Sequence[Slot], traced: _Traced, where: str) -> tuple:
     loc = errors.location()
     by_slot = {}
     for i, (slot, result) in enumerate(zip(carried, results, strict=True)):
-        by_slot[id(slot)] = _result(slots, carried, i, result, inits[i][1], yields[i][1],
-                                    traced, results, loc)
+        by_slot[id(slot)] = _result(slot, result, inits[i][1], yields[i][1],
+                                    traced.body.args[i], loc)
+    facts = {id(s): loop_flags.fact(by_slot[id(s)]) for s in carried}
+    for slot in carried:  # assigned when an assumed flag literal holds (``loop_flags``)
+        result = by_slot[id(slot)]
+        if isinstance(result, values.MaybeUnbound):
+            defined = hypotheses.defined(slot, result.defined, facts)
+            by_slot[id(slot)] = _assigned(slot, result.value) if logic.equivalent(
+                defined, logic.TRUE) else values.MaybeUnbound(result.value, defined, slot.name,
+                                                              loc)
     return tuple(by_slot.get(id(s), s.init) for s in slots)
 
 
-def _result(slots, carried, i, result, init_def, out_def, traced, results, loc) -> object:
-    slot = carried[i]
+def _assigned(slot: Slot, value: ir.Value) -> Tensor | TensorList:
+    return TensorList(value) if isinstance(slot.type, ListType) else Tensor(value)
+
+
+def _result(slot, result, init_def, out_def, arg, loc) -> object:
     if slot.weak:
         values.mark_weak(result)
     if slot.alias is not None:
         value_info.mark_view(result, slot.alias)
-    if isinstance(slot.type, ListType):
-        return TensorList(result)
     if not slot.maybe:
-        return Tensor(result)
-    own = logic.atom(traced.body.args[i])
+        return _assigned(slot, result)
     if logic.equivalent(init_def, logic.TRUE) and logic.equivalent(
-            logic.substitute(out_def, own, logic.TRUE), logic.TRUE):
-        return Tensor(result)
-    j = _proven_by_flag(slots, carried, i, init_def, out_def, traced)
-    defined = logic.atom(results[j]) if j is not None else logic.atom(result)
-    return values.MaybeUnbound(result, defined, slot.name, loc)
+            logic.substitute(out_def, logic.atom(arg), logic.TRUE), logic.TRUE):
+        return _assigned(slot, result)
+    return values.MaybeUnbound(result, logic.atom(result), slot.name, loc)
 
 
 def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body: Callable,
@@ -150,33 +155,52 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
     """Stages a loop over ``state`` (see module doc) and returns the state after it.
 
     A variable the body sets to a tuple (``retval_ = (i, x[i])`` from an early ``return a, b``)
-    is carried as one slot per item (its *structure*), found from what the body gives back."""
+    is carried as one slot per item (its *structure*), found from what the body gives back.
+    Python state the body changes (``self.n``, ``d['k']``, a closure's ``nonlocal``: see
+    ``side_effects``) is carried too, after the variables, in slots of its own (``_PythonState``).
+    """
     structs: list[_Struct] = [_struct_of(x) for x in state]
     groups = [_slots_of(n, x, st) for n, x, st in zip(names, state, structs, strict=True)]
     raw: list[tuple] = []
+    watch = side_effects.Watch(watched, where, zip(names, state, strict=True))
+    python = _PythonState(watch)
 
     def flat_test(*flat: object) -> object:
-        return test(*_unflatten(structs, flat))
+        flat = python.enter(flat)
+        result = test(*_unflatten(structs, flat))
+        python.check_test()
+        return result
 
     def flat_body(*flat: object) -> tuple:
-        outs = body(*_unflatten(structs, flat)) or ()
+        flat = python.enter(flat)
+        state = _unflatten(structs, flat)
+        # A user exception while tracing the body: Python raises it only if the body runs, so
+        # the body region raises it at run time (``raises``); the state passes through unread.
+        outs, raised = raises.trace_branch(lambda: body(*state) or ())
+        outs = state if raised is not None else outs
+        extra = python.leave()
         raw.append(tuple(outs))
         if len(outs) != len(structs):
             return tuple(outs)
         if any(_grow(st, x, n, where) != st
                for st, x, n in zip(structs, outs, names, strict=True)):
-            return (None,) * len(flat)  # traced again with the new structure
+            return (None,) * (len(flat) + len(extra))  # traced again with the new structure
         return tuple(leaf for st, x in zip(structs, outs, strict=True)
-                     for leaf in _flatten(st, x))
+                     for leaf in _flatten(st, x)) + extra
 
-    watch = side_effects.Watch(watched, where)
-    for _ in range(MAX_ROUNDS):
-        slots = [s for g in groups for s in g]
+    hypotheses = loop_flags.Hypotheses()
+    rounds = 0
+    while rounds < MAX_ROUNDS:
+        rounds += 1
+        slots = [s for g in groups for s in g] + python.slots
+        hypotheses.choose(slots)
         raw.clear()
-        with watch.recording():
-            traced = _trace(slots, flat_test, flat_body)
-        watch.check()
-        grown = False
+        try:
+            with watch.recording():
+                traced = _trace(slots, flat_test, flat_body, hypotheses)
+        finally:
+            watch.restore()
+        grown = python.grow()
         for k, out in enumerate(raw[-1]):
             st = _grow(structs[k], out, names[k], where)
             if st != structs[k]:
@@ -186,12 +210,82 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
             continue
         changed = [refine(s, out, where) | refine_alias(s, out)
                    for s, out in zip(slots, traced.outs, strict=True)]
-        if not any(changed):
-            return _unflatten(structs, _emit(slots, traced, where))
+        if any(changed):
+            continue
+        if hypotheses.check(slots, traced.outs):
+            rounds -= 1  # a rejected hypothesis: not a change of types (each pair at most once)
+            continue
+        python.check_kept()
+        results = _emit(slots, traced, hypotheses)
+        n = len(slots) - len(python.slots)
+        python.assign(results[n:])
+        return _unflatten(structs, results[:n])
     raise errors.StagingTypeError(
         f"the types of the variables of the {where}{errors.at()} did not settle after "
         f"{MAX_ROUNDS} traces of its body: "
         + ", ".join(f"{s.name}: {s.type}" for g in groups for s in g if s.carried))
+
+
+class _PythonState:
+    """The Python places a staged loop's body changes, carried as loop slots.
+
+    Before the test or body is traced, each place is set to the slot's value in that region;
+    after the body its new value is the slot's output; the watch then puts the Python state
+    back. A place first changed in a trace becomes a slot for the next one."""
+
+    def __init__(self, watch: side_effects.Watch):
+        self.watch = watch
+        self.entries: list[Entry] = []
+        self.slots: list[Slot] = []
+        self.new: dict[tuple, Entry] = {}
+        self.entered: tuple = ()
+
+    def enter(self, flat: tuple) -> tuple:
+        """Sets the places to their values in the region being traced; the variables' part."""
+        n = len(flat) - len(self.entries)
+        self.entered = flat[n:]
+        for entry, value in zip(self.entries, self.entered, strict=True):
+            entry.set(ABSENT if isinstance(value, values.Unbound) else value)
+        return flat[:n]
+
+    def check_test(self) -> None:
+        changes = self.watch.changes()
+        self.watch.check_loop(changes)
+        mine = {e.ident: v for e, v in zip(self.entries, self.entered, strict=True)}
+        for ident, (entry, value) in changes.values.items():
+            if mine.get(ident, ABSENT) is not value:
+                raise errors.PythonSideEffectError(
+                    f"{entry.describe()} is assigned by the test of the staged "
+                    f"{self.watch.where}{errors.at()}; a staged loop test can only compute its "
+                    "condition: assign it in the loop body instead")
+
+    def leave(self) -> tuple:
+        """The places' values after the body (noting places it changed that are not slots)."""
+        changes = self.watch.changes()
+        self.watch.check_loop(changes)
+        known = {e.ident for e in self.entries}
+        for ident, (entry, _) in changes.values.items():
+            if ident not in known:
+                self.new.setdefault(ident, entry)
+        return tuple(e.get() for e in self.entries)
+
+    def grow(self) -> bool:
+        """Adds the places first changed by the last trace as slots; True if any."""
+        new, self.new = list(self.new.values()), {}
+        for entry in new:
+            self.entries.append(entry)
+            value = entry.get()
+            value = values.Unbound(entry.name) if value is ABSENT else value
+            self.slots.append(initial_slot(entry.name, value))
+        return bool(new)
+
+    def check_kept(self) -> None:
+        for entry, slot in zip(self.entries, self.slots, strict=True):
+            self.watch.check_kept(entry, slot.carried)
+
+    def assign(self, results: Sequence[object]) -> None:
+        for entry, value in zip(self.entries, results, strict=True):
+            entry.set(ABSENT if isinstance(value, values.Unbound) else value)
 
 
 _Struct = object  # None: one slot; a tuple of _Structs: a tuple variable, one slot per leaf
@@ -271,17 +365,21 @@ def _names(body: Callable, n: int, skip: int = 0) -> tuple[str, ...]:
 
 
 def stage_while(test: Callable, body: Callable, state: tuple, opts: dict | None = None,
-                cond: object = None) -> tuple:
+                cond: object = None, mark: tuple | None = None) -> tuple:
     """Hook of ``while_stmt``; ``cond`` (the test already evaluated outside) is traced again
-    inside the loop's cond region, the outer one is dead code."""
+    inside the loop's cond region, so the ops emitted since ``mark`` (that evaluation: a print
+    in the test would run once too often) are dropped."""
+    tracing.rollback(mark)
     names = _names(body, len(state))
     state = prepare_state(names, state)
     return run_loop(names, state, test, body, (test, body), "while loop")
 
 
 def stage_for(iterable: object, extra_test: Callable | None, body: Callable, state: tuple,
-              opts: dict | None = None) -> tuple:
-    """Hook of ``for_stmt``: a ``while`` over an index into a staged iterable."""
+              opts: dict | None = None, watched: Sequence[Callable] = (),
+              where: str = "for loop") -> tuple:
+    """Hook of ``for_stmt``: a ``while`` over an index into a staged iterable. ``watched``:
+    more functions the body calls whose captured containers must not change."""
     source = iteration.source(iterable)
     if iteration.known_empty(source):
         return tuple(state)  # the body never runs (as Python's for over an empty list)
@@ -300,7 +398,7 @@ def stage_for(iterable: object, extra_test: Callable | None, body: Callable, sta
 
     index = values.to_tensor(0)
     result = run_loop(("<loop index>", *names), (index, *state), test, step,
-                      (extra_test, body), "for loop")
+                      (extra_test, body, *watched), where)
     if isinstance(source, iteration.StagedZip) and source.strict:
         _check_strict_zip(source, extra_test, result)
     return result[1:]

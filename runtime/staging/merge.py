@@ -21,7 +21,7 @@ from autostage.runtime import ir, tensor, value_info
 from autostage.runtime.staging import errors, logic, tensor_lists, values
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor
-from autostage.runtime.types import join
+from autostage.runtime.types import ListType, join
 
 
 @dataclass
@@ -33,6 +33,8 @@ class Merged:
 
 
 def _kind(x: object) -> str:
+    if isinstance(x, values.MaybeUnbound) and isinstance(x.type, ListType):
+        return "list"
     if isinstance(x, (Tensor, values.MaybeUnbound, np.ndarray)):
         return "tensor"
     if isinstance(x, (TensorList, list)):
@@ -77,7 +79,7 @@ def merge(name: str, a: object, b: object, regions: tuple[ir.Region, ir.Region],
     if ka == kb == "unset":
         return Merged(([], []), lambda results: b if a is None else a)
     if "list" in (ka, kb):
-        return _merge_lists(what, a, b, regions, where)
+        return _merge_lists(name, a, b, regions, pred, where)
     if "python" in (ka, kb) or (ka == kb == "number" and not _same_number_type(a, b)):
         raise mismatch(what, a, b, where, "Python values that differ between the branches "
                        "of a staged if must be numbers of the same type")
@@ -146,9 +148,13 @@ def _alias(x: object) -> ir.Value | None:
 def _merge_tensors(name, a, b, regions, pred, where) -> Merged:
     what = errors.describe(name)
     type_ = _target_type(what, a, b, where)
-    va, da = _value_in(regions[0], a, type_, what)
-    vb, db = _value_in(regions[1], b, type_ or va.type, what)
-    if type_ is None and join(va.type, vb.type) is None:
+    if type_ is None and values.is_unset(a):  # a number on the other path gives the type
+        vb, db = _value_in(regions[1], b, None, what)
+        va, da = _value_in(regions[0], a, vb.type, what)
+    else:
+        va, da = _value_in(regions[0], a, type_, what)
+        vb, db = _value_in(regions[1], b, type_ or va.type, what)
+    if join(va.type, vb.type) is None:  # e.g. an array on one path, a Python number on the other
         raise mismatch(what, a, b, where)
     weak = all(values.is_weak(x) for x in (a, b) if not values.is_unset(x))
     defined = logic.ite(pred, da, db)
@@ -171,20 +177,33 @@ def _merge_tensors(name, a, b, regions, pred, where) -> Merged:
     return Merged(([va], [vb]), build)
 
 
-def _as_list(x: object, what: str, region: ir.Region) -> TensorList | None:
+def _as_list(x: object, what: str, region: ir.Region) -> tuple[TensorList | None, logic.Formula]:
+    """``x`` as a tensor list in ``region``, and when it is assigned (an unassigned variable:
+    an empty list that is never read)."""
+    if isinstance(x, values.MaybeUnbound):
+        return (TensorList(x.value) if isinstance(x.type, ListType) else None), x.defined
     if isinstance(x, TensorList):
-        return x
+        return x, logic.TRUE
+    if values.is_unset(x):
+        return TensorList(), logic.FALSE
     if isinstance(x, list):
         with values.in_region(region):
-            return tensor_lists.from_python(x, what)
-    return None
+            return tensor_lists.from_python(x, what), logic.TRUE
+    return None, logic.FALSE
 
 
-def _merge_lists(what, a, b, regions, where) -> Merged:
-    la, lb = _as_list(a, what, regions[0]), _as_list(b, what, regions[1])
+def _merge_lists(name, a, b, regions, pred, where) -> Merged:
+    """Lists: tensor lists of the joined element type; a variable that is a list on one path and
+    unassigned on the other is a maybe-assigned tensor list (``MaybeUnbound``)."""
+    what = errors.describe(name)
+    (la, da), (lb, db) = _as_list(a, what, regions[0]), _as_list(b, what, regions[1])
     if la is None or lb is None:
         raise mismatch(what, a, b, where)
+    defined = logic.ite(pred, da, db)
     if la.element is None and lb.element is None:
+        if not logic.equivalent(defined, logic.TRUE):
+            raise mismatch(what, a, b, where, "an empty list on one path: its element type is "
+                           "not known; assign the variable before the if")
         return Merged(([], []), lambda results: TensorList())
     element = la.element if lb.element is None else lb.element
     if la.element is not None and lb.element is not None:
@@ -195,4 +214,12 @@ def _merge_lists(what, a, b, regions, where) -> Merged:
         va = la.materialize(element)
     with values.in_region(regions[1]):
         vb = lb.materialize(element)
-    return Merged(([va], [vb]), lambda results: TensorList(next(results)))
+    loc = errors.location()
+
+    def build(results: Iterator[ir.Value]) -> object:
+        value = next(results)
+        if logic.equivalent(defined, logic.TRUE):
+            return TensorList(value)
+        return values.MaybeUnbound(value, defined, name, loc)
+
+    return Merged(([va], [vb]), build)

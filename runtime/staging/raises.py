@@ -5,6 +5,10 @@ would raise only on the calls where that branch runs. So the branch becomes a re
 ``raise`` op (which raises a fresh exception of the same type and arguments at run time) and
 placeholders (``undef``) of the other branch's results, which are never read. Staging errors
 (autostage's own) are not caught: they are about the program, not its data.
+
+A staged function whose trace fails with a user exception after ops with effects (a ``print``,
+a staged call, a loop...) ends with a ``raise`` op instead (``finish_with``): Python prints,
+then raises, and so does every call of the staged function.
 """
 
 from __future__ import annotations
@@ -43,6 +47,24 @@ def trace_branch(fn: Callable[[], object]) -> tuple[object, BaseException | None
         _check_message(e, loc)
         tracing.emit("raise", (), {"exception": e}, loc=loc)
         return None, e
+
+
+def finish_with(e: Exception, body: ir.Region) -> bool:
+    """Ends the function being traced (``body``, its region) with a ``raise`` op of ``e`` if
+    ops with effects ran before ``e`` was raised; False (nothing emitted) otherwise, or if ``e``
+    is a staging error or is made of staged values (then it is raised as it is)."""
+    from autostage.runtime.passes.analysis import has_effects
+
+    if isinstance(e, tracing.StagingError) or not any(has_effects(op) for op in body.ops):
+        return False
+    try:
+        text = str(e)
+    except Exception:  # noqa: BLE001 - a broken __str__: judge the arguments alone
+        text = ""
+    if _mentions_staged(e.args) or "<staged " in text or tracing.current().region is not body:
+        return False
+    tracing.emit("raise", (), {"exception": e}, loc=tracing.traceback_location(e.__traceback__))
+    return True
 
 
 def _mentions_staged(x: object) -> bool:

@@ -1,11 +1,15 @@
-"""Detects Python containers changed by a staged branch or loop body while it is traced.
+"""Python state changed by a staged branch, loop body or lazy operand: threaded, or refused.
 
-A staged branch or loop body runs once (or a few times) at trace time, never at run time, so a
-change it makes to a Python list, dict or set it captured (``seen.extend([x])``, ``d[k] = x``)
-would happen regardless of the data, a silently different result. ``Watch`` snapshots the
-containers in the closures (and the globals read) of the branch/loop functions and raises
-``PythonSideEffectError`` naming the variable and the staged statement if one changed. Lists
-made state by the converter (``append``, ``pop``, ``x[i] =``) are tensor lists instead.
+A staged branch or loop body runs once (or a few times) at trace time, never at run time. A
+``Watch`` snapshots the Python state the traced code can reach (``python_state``), records where
+user code calls a mutating method (``append``, ``update``...) of a watched container, and after
+each traced piece says what changed, then undoes it. Values assigned to existing places
+(``self.count += 1``, ``d['a'] = x``, a ``nonlocal`` written by a called closure) are threaded
+through the ``cond``/``while`` like variables by the callers; what cannot be threaded is a
+``PythonSideEffectError`` naming the place and the staged statement: a list or set that grows or
+shrinks (lists made state by the converter are tensor lists instead), keys or attributes that
+appear on one path only, and a staged value that would be stored in an object that outlives the
+call (reachable from the function's arguments, globals or closure: ``outlives_call``).
 """
 
 from __future__ import annotations
@@ -17,71 +21,42 @@ from collections.abc import Callable, Iterable, Iterator
 
 from autostage.runtime import tracing
 from autostage.runtime.staging import errors
-
-
-def _snapshot(x: object) -> object:
-    if isinstance(x, list):
-        return [id(v) for v in x]
-    if isinstance(x, dict):
-        return [(k, id(v)) for k, v in x.items()]
-    return sorted(id(v) for v in x)
-
-
-def _global_names(code: types.CodeType) -> set[str]:
-    """The global names ``code`` and the functions nested in it may read."""
-    names = set(code.co_names)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            names |= _global_names(const)
-    return names
-
-
-def _captured(fns: Iterable[Callable | None]) -> dict[int, tuple[str, object]]:
-    found = {}
-    for fn in fns:
-        code, cells = getattr(fn, "__code__", None), getattr(fn, "__closure__", None)
-        if code is None:
-            continue
-        namespace = getattr(fn, "__globals__", {})
-        for name in _global_names(code):
-            x = namespace.get(name)
-            if isinstance(x, (list, dict, set)):
-                found[id(x)] = (name, x)
-        for name, cell in zip(code.co_freevars, cells or (), strict=True):
-            try:
-                x = cell.cell_contents
-            except ValueError:  # an empty cell: the variable is not bound yet
-                continue
-            if isinstance(x, (list, dict, set)):
-                found[id(x)] = (name, x)
-    return found
-
+from autostage.runtime.staging.python_state import (
+    ABSENT,
+    Changes,
+    Entry,
+    PythonState,
+    global_names,
+)
 
 _MUTATORS = frozenset((
     "append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse", "update",
     "setdefault", "popitem", "add", "discard", "__setitem__", "__delitem__", "__iadd__",
     "difference_update", "intersection_update", "symmetric_difference_update"))
 
+_REACH_LIMIT = 200_000  # objects visited before "unknown" (treated as outliving the call)
+
 
 class Watch:
-    """Snapshots of the containers captured by ``fns``; ``check()`` compares them.
+    """The Python state reachable from ``fns`` and the ``named`` state values of a staged
+    ``where`` ('if', 'while loop'...): ``changes()`` after each traced piece, ``restore()``.
 
-    Inside ``recording()`` (around the traced branch/loop functions) a profile hook notes where
-    user code first calls a mutating method (``append``, ``update``...) of a watched container,
-    so that the error names that line; other changes (``d[k] = v``) name the staged statement.
+    Inside ``recording()`` a profile hook notes where user code first calls a mutating method of
+    a watched container, so that an error names that line as well as the staged statement.
     """
 
-    def __init__(self, fns: Iterable[Callable | None], where: str):
+    def __init__(self, fns: Iterable[Callable | None], where: str,
+                 named: Iterable[tuple[str, object]] = ()):
         self.where = where
-        self.watched = [(name, x, _snapshot(x)) for name, x in _captured(fns).values()]
+        self.state = PythonState(fns, named)
         self.mutated_at: dict[int, object] = {}
 
     @contextlib.contextmanager
     def recording(self) -> Iterator[None]:
-        if not self.watched:
+        ids = {id(o.obj) for o in self.state.owners if o.kind in ("list", "dict", "set")}
+        if not ids:
             yield
             return
-        ids = {id(x) for _, x, _ in self.watched}
         previous = sys.getprofile()
 
         def profile(frame: types.FrameType, event: str, arg: object) -> None:
@@ -99,15 +74,121 @@ class Watch:
         finally:
             sys.setprofile(previous)
 
-    def check(self) -> None:
-        for name, x, before in self.watched:
-            if _snapshot(x) != before:
-                loc = self.mutated_at.get(id(x))
-                changed = (f" by the call{errors.at(loc)} inside the staged {self.where}"
-                           f"{errors.at()}" if loc is not None else
-                           f" inside the staged {self.where}{errors.at()}")
-                raise errors.PythonSideEffectError(
-                    f"the Python {type(x).__name__} {name!r} is changed{changed}; staged code "
-                    "runs at trace time, so the change would not depend on the data. Assign the "
-                    f"container before the {self.where} and change it with append/pop/x[i] = "
-                    "(it becomes a tensor list), or compute the value with NumPy")
+    def changes(self) -> Changes:
+        """What the code traced since the snapshot changed (the snapshot is not restored)."""
+        return self.state.changes()
+
+    def restore(self) -> None:
+        self.state.restore()
+
+    def check_loop(self, changes: Changes) -> None:
+        """A loop body (or test) may change values, not what exists; a variable of the user's
+        function first bound in the loop is carried as maybe-assigned (``loops``)."""
+        for owner, moved in changes.structure:
+            if owner.kind == "cell" and owner.before is ABSENT:
+                continue
+            self._refuse_structure(owner, moved, "is added or removed by")
+
+    def check_branches(self, first: Changes, second: Changes) -> None:
+        """Both paths of a staged if/and/or must leave the same keys, attributes and lengths."""
+        mine = {id(o): (o, m) for o, m in first.structure}
+        theirs = {id(o): (o, m) for o, m in second.structure}
+        for key in mine.keys() | theirs.keys():
+            owner, moved = mine.get(key) or theirs[key]
+            if owner.kind in ("list", "set") or key not in mine or key not in theirs or (
+                    _shape_of(mine[key][1]) != _shape_of(theirs[key][1])):
+                self._refuse_structure(owner, moved, "exists after one path only of")
+
+    def _refuse_structure(self, owner, moved: list[Entry], how: str) -> None:
+        loc = self.mutated_at.get(id(owner.obj))
+        if owner.kind in ("list", "set", "dict"):
+            changed = (f" by the call{errors.at(loc)} inside the staged {self.where}"
+                       f"{errors.at()}" if loc is not None else
+                       f" inside the staged {self.where}{errors.at()}")
+            kind = type(owner.obj).__name__
+            raise errors.PythonSideEffectError(
+                f"the Python {kind} '{owner.name}' is changed{changed}"
+                f"{_which(moved)}; staged code runs at trace time, so the change would not "
+                f"depend on the data. Assign the container (and its keys) before the "
+                f"{self.where} and change it with append/pop/x[i] = (a list becomes a tensor "
+                "list), or compute the value with NumPy")
+        what = moved[0].describe() if moved else f"'{owner.name}'"
+        raise errors.PythonSideEffectError(
+            f"{what} {how} the staged {self.where}{errors.at()}; staged code runs at trace "
+            "time, so whether it exists cannot depend on the data: assign it before the "
+            f"{self.where}")
+
+    def check_kept(self, entry: Entry, staged: bool) -> None:
+        """A staged value may be stored only in an object made by the traced function."""
+        if staged and outlives_call(entry.owner, entry.kind):
+            raise errors.PythonSideEffectError(
+                f"{entry.describe()} is assigned inside the staged {self.where}{errors.at()}, "
+                "so its value depends on staged data, but it belongs to an object that "
+                "outlives the call (reachable from the function's arguments, globals or "
+                "closure), where a staged value cannot be stored. Return the value instead, or "
+                "keep it in a variable or a container created inside the function")
+
+
+def _shape_of(moved: list[Entry]) -> tuple:
+    return tuple(e.ident for e in moved)
+
+
+def _which(moved: list[Entry]) -> str:
+    names = [e.name for e in moved[:3]]
+    return f" ({', '.join(names)})" if names else ""
+
+
+def outlives_call(owner: object, kind: str = "") -> bool:
+    """Whether ``owner`` is reachable from what the traced function received (its arguments,
+    its closure and the globals it names), rather than made while it runs. Unknown: True."""
+    if kind == "global":
+        return True
+    roots = getattr(tracing.current(), "roots", None)
+    if roots is None:
+        return True
+    target = id(owner)
+    seen: set[int] = set()
+    stack = list(roots)
+    while stack:
+        x = stack.pop()
+        if id(x) in seen or isinstance(x, _LEAVES):
+            continue
+        if id(x) == target:
+            return True
+        seen.add(id(x))
+        if len(seen) > _REACH_LIMIT:
+            return True
+        stack.extend(_referents(x))
+    return False
+
+
+_LEAVES = (str, bytes, int, float, complex, bool, type(None), range, type,
+           types.BuiltinFunctionType)
+
+
+def _referents(x: object) -> list:
+    if isinstance(x, types.CellType):
+        try:
+            return [x.cell_contents]
+        except ValueError:
+            return []
+    if isinstance(x, (list, tuple, set, frozenset)):
+        return list(x)
+    if isinstance(x, dict):
+        return list(x.values())
+    if isinstance(x, types.MethodType):
+        return [x.__self__, x.__func__]
+    if isinstance(x, types.FunctionType):
+        names = global_names(x.__code__)
+        found = list(x.__closure__ or ())
+        for name in names:
+            value = x.__globals__.get(name, ABSENT)
+            if isinstance(value, types.ModuleType):  # mod.NAME: the attributes the code names
+                found += [getattr(value, n) for n in names if hasattr(value, n)]
+            elif value is not ABSENT:
+                found.append(value)
+        return found
+    if isinstance(x, types.ModuleType) or type(x).__module__.startswith("autostage.runtime"):
+        return []
+    d = getattr(x, "__dict__", None)
+    return list(d.values()) if type(d) is dict else []

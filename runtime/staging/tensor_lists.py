@@ -18,7 +18,7 @@ from autostage.runtime import ir, tracing
 from autostage.runtime.operator_hooks import Staged
 from autostage.runtime.staging import errors, values
 from autostage.runtime.tensor import Tensor, as_tensor
-from autostage.runtime.types import ListType, TensorType, join
+from autostage.runtime.types import ListType, TensorType, join, scalar
 
 
 class TensorList(Staged):
@@ -78,6 +78,23 @@ class TensorList(Staged):
         return f"<staged TensorList {self.type or 'list<?>'}>"
 
 
+def _unstaged_method(name: str):
+    def method(self: TensorList, *args: object, **kwargs: object) -> object:
+        raise errors.StagingTypeError(
+            f"list.{name}() is called on a tensor list{errors.at()} where autostage cannot "
+            "stage it (a list that is state of a staged if/loop is a tensor list): use "
+            "`lst.append(v)`, `v = lst.pop()`, `lst.pop(i)` or `lst[i] = v` on a local list "
+            "name, or a pop in an expression that Python always evaluates")
+    method.__name__ = name
+    return method
+
+
+for _name in ("append", "pop", "extend", "insert", "remove", "clear", "sort", "reverse",
+              "index", "count", "copy"):
+    setattr(TensorList, _name, _unstaged_method(_name))
+del _name
+
+
 def _item(x: object, element: TensorType | None, what: str) -> Tensor:
     if isinstance(x, values.MaybeUnbound):
         raise x.error()
@@ -90,6 +107,23 @@ def _item(x: object, element: TensorType | None, what: str) -> Tensor:
     raise errors.StagingTypeError(
         f"{what}{errors.at()} gets a {type(x).__name__} value; a tensor list holds tensors "
         "and numbers only")
+
+
+def list_type(x: object) -> ListType | None:
+    """The type ``x`` has as a tensor list (a ``TensorList``, a maybe-assigned one, or a Python
+    list of tensors and numbers, typed as ``from_python`` would make it), without staging
+    anything; None for an empty list or what is not a list."""
+    if isinstance(x, (TensorList, values.MaybeUnbound)):
+        return x.type if isinstance(x.type, ListType) else None
+    if not isinstance(x, list):
+        return None
+    element = None
+    for item in x:
+        if isinstance(item, Tensor):
+            element = item.type if element is None else join(element, item.type) or element
+        elif element is None and values.is_number(item):
+            element = scalar(values.default_dtype(item))
+    return ListType(element) if element is not None else None
 
 
 def from_python(items: list, name: str) -> TensorList:
@@ -133,9 +167,10 @@ def pop(lst: TensorList, *args: object) -> tuple[TensorList, Tensor]:
     return TensorList(new), Tensor(item)
 
 
-def get(lst: TensorList, index: object) -> Tensor:
-    if isinstance(index, slice):
-        raise errors.StagingTypeError(f"slicing a tensor list{errors.at()} is not supported")
+def get(lst: TensorList, index: object) -> Tensor | TensorList:
+    if isinstance(index, slice):  # a staged loop: its module imports this one
+        from autostage.runtime.staging import list_slices
+        return list_slices.get_slice(lst, index)
     (item,) = tracing.emit("list_get", (_require(lst, "indexing"), _index(index).value))
     return Tensor(item)
 

@@ -22,7 +22,17 @@ from autostage.runtime.staging import errors, logic
 from autostage.runtime.tensor import Tensor, constant
 from autostage.runtime.types import TensorType, as_dtype
 
-_UNSET_CLASSES = ("Undefined", "UndefinedReturnValue")
+_UNSET_CLASSES = ("Undefined", "UndefinedReturnValue", "Unbound")
+
+
+class Unbound:
+    """A variable of the user's function (a closure cell) not bound before a staged loop that
+    binds it: carried like an unassigned loop variable (``MaybeUnbound`` after the loop)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
 
 
 def is_unset(value: object) -> bool:

@@ -22,7 +22,7 @@ CATEGORIES = [
     "asserts.py", "branch_definitions.py", "calls.py", "comprehensions.py", "early_returns.py",
     "for_loops.py", "generators_and_exceptions.py", "if_else.py", "iteration.py", "lists.py",
     "logical.py", "misc.py", "nested_control_flow.py", "numpy_programs.py", "printing.py",
-    "scopes.py", "slices.py", "while_loops.py",
+    "python_semantics.py", "scopes.py", "slices.py", "while_loops.py",
 ]
 
 

@@ -109,12 +109,13 @@ def test_functions_made_by_converted_code_are_converted_already():
 
 
 def test_code_is_converted_once_per_code_object():
-    conversion._code_cache.pop(make_adder(0).__code__, None)
+    code = make_adder(0).__code__
+    conversion._code_cache.pop((code.co_filename, code), None)
     first, second = make_adder(1), make_adder(2)
     autostage.to_graph(first)
-    cached = conversion._code_cache[first.__code__]
+    cached = conversion._code_cache[(code.co_filename, first.__code__)]
     autostage.to_graph(second)
-    assert conversion._code_cache[second.__code__] is cached
+    assert conversion._code_cache[(code.co_filename, second.__code__)] is cached
     assert autostage.to_graph(second)([0]) == [2]
 
 
@@ -122,7 +123,7 @@ def test_to_code_shows_functional_control_flow():
     code = autostage.to_code(collatz)
     assert code.startswith("def collatz(n):")
     assert "ag__.while_stmt(loop_test, loop_body, (n, steps))" in code
-    assert "ag__.if_stmt(n % 2 == 0, if_body, else_body, (n,))" in code
+    assert "ag__.if_branch(n % 2 == 0, if_body, else_body)(n)" in code
 
 
 def test_do_not_convert_calls_the_function_as_it_is():
@@ -169,9 +170,120 @@ def test_unsupported_entities_are_clear_errors():
         yield from range(n)
 
     with pytest.raises(autostage.ConversionError) as error:
-        autostage.to_graph(gen)
+        autostage.to_code(gen)
     assert f"{__file__}:" in str(error.value)
     assert "generator and coroutine functions are not converted" in str(error.value)
+
+
+def _drive(coroutine):
+    """Runs a coroutine that never suspends, returning its value."""
+    try:
+        coroutine.send(None)
+    except StopIteration as stop:
+        return stop.value
+    raise AssertionError("the coroutine suspended")
+
+
+class Numbers:
+    def __init__(self, n):
+        self.n = n
+
+    def evens(self):
+        for i in range(self.n):
+            if i % 2:
+                continue
+            yield i
+
+    async def total(self, extra):
+        return self.n + extra
+
+
+def test_to_graph_returns_generator_and_coroutine_functions_as_written():
+    def gen(n):
+        for i in range(n):
+            if i % 2:
+                yield i
+        return "done"
+
+    async def coro(x):
+        if x:
+            return x + 1
+        return 0
+
+    async def agen(n):
+        for i in range(n):
+            yield i
+
+    assert autostage.to_graph(gen) is gen
+    assert list(autostage.to_graph(gen)(5)) == [1, 3]
+    assert _drive(autostage.to_graph(coro)(2)) == 3
+    assert autostage.to_graph(agen) is agen
+    numbers = Numbers(5)
+    assert list(autostage.to_graph(numbers.evens)()) == [0, 2, 4]
+    assert _drive(autostage.to_graph(numbers.total)(1)) == 6
+
+
+def test_generators_nested_in_converted_code_run_as_written():
+    def branches(x):
+        def g(v):
+            if v:
+                yield 1
+            yield 2
+        return list(g(x))
+
+    def loops(n):
+        def g(v):
+            total = 0
+            for i in range(v):
+                while total < i:
+                    total += 1
+                    if total > 3:
+                        break
+                yield total
+            return total
+        return list(g(n)), [list(it) for it in map(lambda k: (yield k), [7])]
+
+    def lazy(n):
+        x = 0
+        def g():
+            yield x
+        it = g()
+        for i in range(n):
+            x = i
+        return next(it)
+
+    def coroutines(v):
+        async def add(a):
+            if a > 1:
+                return a + v
+            return -1
+        return _drive(add(v)), _drive(add(0))
+
+    converted = autostage.to_graph(branches)
+    assert converted(True) == [1, 2] and converted(False) == [2]
+    assert autostage.to_graph(loops)(6) == loops(6) == ([0, 1, 2, 3, 4, 5], [[7]])
+    assert autostage.to_graph(lazy)(4) == lazy(4) == 3
+    assert autostage.to_graph(coroutines)(3) == (6, -1)
+    source = autostage.to_code(loops)
+    # The generator's body is as written: no functional forms, no flags.
+    assert "        for i in range(v):\n            while total < i:\n" in source
+    assert "                if total > 3:\n                    break\n" in source
+
+
+def test_convert_refuses_async_and_generator_functions_at_decoration():
+    async def coro(x):
+        return x
+
+    def gen(x):
+        yield x
+
+    with pytest.raises(autostage.ConversionError) as error:
+        autostage.convert(coro)
+    message = str(error.value)
+    assert f"{__file__}:{coro.__code__.co_firstlineno}:" in message
+    assert "coro" in message and "async" in message
+    with pytest.raises(autostage.ConversionError, match=r"gen: it is a generator function"):
+        autostage.convert(target="interpreter")(gen)
 
 
 def test_names_reserved_for_generated_code():
@@ -197,3 +309,55 @@ def test_generated_code_is_deterministic_across_processes(tmp_path):
                                 env=env, check=True)
         outputs.add(result.stdout)
     assert len(outputs) == 1
+
+
+def _stack_depth():
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    return depth
+
+
+def early_return(n):
+    if n == 0:
+        return _stack_depth()
+    return early_return(n - 1)
+
+
+def if_else(n):
+    if n == 0:
+        depth = _stack_depth()
+    else:
+        depth = if_else(n - 1)
+    return depth
+
+
+def ternary(n):
+    return _stack_depth() if n == 0 else ternary(n - 1)
+
+
+@autostage.to_graph
+def decorated(n):
+    return _stack_depth() if n == 0 else decorated(n - 1)
+
+
+@pytest.mark.parametrize("fn", [early_return, if_else, ternary])
+def test_recursion_through_if_and_ternary_costs_one_extra_frame_per_call(fn):
+    converted = autostage.to_graph(fn)
+    assert (fn(10) - fn(0)) / 10 == 1
+    assert (converted(10) - converted(0)) / 10 == 2
+
+
+def test_a_to_graph_result_called_from_converted_code_adds_no_frame():
+    assert (decorated(10) - decorated(0)) / 10 == 2  # the converted function and its branch
+
+
+def test_recursion_to_nearly_half_the_limit_runs_converted():
+    room = sys.getrecursionlimit() - _stack_depth()
+    depth = room // 2 - 10
+    converted = autostage.to_graph(ternary)
+    assert converted(depth) == converted(0) + 2 * depth
+    with pytest.raises(RecursionError) as info:
+        converted(room)
+    assert "in ternary" in info.value.__notes__[-1]
+    assert "[Previous line repeated" in info.value.__notes__[-1]

@@ -106,7 +106,18 @@ def test_converted_method_and_nested_function(tmp_path):
     assert method.stdout.startswith("def m(self, x):")
     inner = run_cli(f"{src}:A.m.inner")
     assert inner.stdout.strip() == (
-        "def inner(y):\n    return ag__.if_exp(y > x, lambda: y, lambda: x)")
+        "def inner(y):\n    return ag__.if_exp_branch(y > x, lambda: y, lambda: x)()")
+
+
+def test_private_names_are_shown_mangled_with_the_innermost_class(tmp_path):
+    src = tmp_path / "p.py"
+    src.write_text("def make():\n    class __B:\n        def m(self, __x):\n"
+                   "            def inner():\n                return self.__v + __x\n"
+                   "            return inner\n    return __B\n")
+    assert run_cli(f"{src}:make.__B.m.inner").stdout.strip() == (
+        "def inner():\n    return self._B__v + _B__x")
+    assert run_cli(f"{src}:make.__B.m").stdout.startswith("def m(self, _B__x):")
+    assert "return __B" in run_cli(f"{src}:make").stdout  # outside any class: not mangled
 
 
 def test_conversion_and_module_errors_are_one_line(tmp_path):

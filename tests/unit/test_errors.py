@@ -71,3 +71,52 @@ def test_conversion_error_names_file_line_and_source():
     assert info.value.filename == __file__
     assert info.value.lineno == _line_of(misuse, "set_loop_options(maximum")
     assert "set_loop_options(maximum_iterations=3)" in str(info.value)
+
+
+def countdown(n):
+    if n == 0:
+        raise ValueError("bottom")
+    return countdown(n - 1) + 1
+
+
+def test_note_counts_lines_repeated_by_recursion():
+    with pytest.raises(ValueError, match="bottom") as info:
+        autostage.to_graph(countdown)(50)
+    note = info.value.__notes__[-1]
+    recursive = f'File "{__file__}", line {_line_of(countdown, "countdown(n - 1) + 1")}'
+    assert note.count(recursive) == 3
+    assert "  [Previous line repeated 47 more times]\n" in note
+    assert note.endswith('raise ValueError("bottom")')
+    assert len(note.splitlines()) == 1 + 3 * 2 + 1 + 2
+
+
+def _at_depth(depth, fn):
+    return fn() if depth == 0 else _at_depth(depth - 1, fn)
+
+
+def _stack_depth():
+    import sys
+
+    frame, depth = sys._getframe(), 0
+    while frame is not None:
+        frame, depth = frame.f_back, depth + 1
+    return depth
+
+
+def test_reporting_never_replaces_the_exception_near_the_recursion_limit():
+    """Whatever room the stack has left, the user's exception (or a RecursionError from the call
+    itself) leaves the converted function; never one raised while building the note."""
+    import sys
+
+    converted = autostage.to_graph(countdown)
+    room = sys.getrecursionlimit() - _stack_depth()
+    seen = set()
+    for spare in range(1, 25):
+        try:
+            _at_depth(room - spare, lambda: converted(2))
+        except (ValueError, RecursionError) as e:
+            last = traceback.extract_tb(e.__traceback__)[-1]
+            assert last.filename != errors.__file__, (spare, e)
+            assert not isinstance(e.__context__, ValueError), (spare, e)
+            seen.add(type(e))
+    assert seen == {ValueError, RecursionError}

@@ -24,7 +24,7 @@ import numba
 import numpy as np
 from autostage.runtime import ir, tracing
 from autostage.runtime.backends.cpu import codegen, module_cache
-from autostage.runtime.types import ListType, TensorType
+from autostage.runtime.types import GeneratorType, ListType, TensorType
 
 logger = logging.getLogger(__name__)
 _loaded_lowerings = False
@@ -155,6 +155,8 @@ def llvm_ir(module: ir.Module) -> str:
 def _numba_type(type_: object) -> object:
     if isinstance(type_, ListType):
         raise TypeError("a tensor list argument has no LLVM signature")
+    if isinstance(type_, GeneratorType):
+        return numba.typeof(np.random.default_rng(0))
     dtype = numba.from_dtype(type_.dtype)
     return dtype if type_.is_scalar else numba.types.Array(dtype, type_.ndim, "C")
 

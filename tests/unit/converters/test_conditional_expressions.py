@@ -28,9 +28,9 @@ def test_ternaries_become_if_exp_with_lazy_branches():
             def at(name, value):
                 log.append(name)
                 return value
-            a = ag__.if_exp(at('c', y), lambda: at('a', x), lambda: at('b', -x))
-            b = ag__.if_exp(ag__.if_exp(not y, lambda: x, lambda: y), lambda: ag__.if_exp(y, lambda: x, lambda: 0), lambda: ag__.if_exp(x, lambda: 1, lambda: 2))
-            c = [ag__.if_exp(v > 1, lambda: v, lambda: -v) for v in range(x)]
+            a = ag__.if_exp_branch(at('c', y), lambda: at('a', x), lambda: at('b', -x))()
+            b = ag__.if_exp_branch(ag__.if_exp_branch(not y, lambda: x, lambda: y)(), lambda: ag__.if_exp_branch(y, lambda: x, lambda: 0)(), lambda: ag__.if_exp_branch(x, lambda: 1, lambda: 2)())()
+            c = [ag__.if_exp_branch(v > 1, lambda: v, lambda: -v)() for v in range(x)]
             return (a, b, c)
     """)  # noqa: E501
 
@@ -75,7 +75,7 @@ def test_branches_that_would_change_inside_a_lambda_are_left_alone():
         def unsafe(x, y):
             a = (n := x) if y else 0
             b = x if y else locals()['x']
-            c = ag__.if_exp((m := y), lambda: x, lambda: n + m)
+            c = ag__.if_exp_branch((m := y), lambda: x, lambda: n + m)()
             return (a, b, c)
     """)
     for args in ((1, 1), (2, 3), (0, 4)):
@@ -104,7 +104,7 @@ def test_class_bodies_keep_their_expressions_and_methods_are_converted():
                 items = [flag if flag else 0 for _ in range(1)]
 
                 def method(self, k=scale if flag else 0):
-                    return ag__.if_exp(flag, lambda: k, lambda: -k)
+                    return ag__.if_exp_branch(flag, lambda: k, lambda: -k)()
             return (C.value, C.items, C().method())
     """)
     for flag in (True, False):

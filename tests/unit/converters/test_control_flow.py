@@ -1,9 +1,14 @@
 """control_flow: if/while/for in functional form; golden output and Python behaviour."""
 
-import pytest
-from converter_testing import convert_with, dedent
+import contextlib
 
+import pytest
+from converter_testing import assert_same_behaviour, convert_with, dedent
+
+from autostage import conversion
 from autostage.converters import control_flow, variables
+
+PIPELINE = conversion.converters()
 
 
 def convert(fn):
@@ -33,7 +38,7 @@ def test_while_with_if_golden_and_size():
                 def if_body(x):
                     x = x - 1
                     return (x,)
-                x, = ag__.if_stmt(x > 0, if_body, None, (x,))
+                x, = ag__.if_branch(x > 0, if_body, None)(x)
                 i += 1
                 return (i, x)
             i, x = ag__.while_stmt(loop_test, loop_body, (i, x))
@@ -70,7 +75,7 @@ def test_if_else_state_is_only_what_is_live():
             def else_body():
                 y = -1
                 return (y,)
-            y, = ag__.if_stmt(x > 0, if_body, else_body)
+            y, = ag__.if_branch(x > 0, if_body, else_body)()
             return y
     ''')
     for x in (-3, 0, 4):
@@ -85,7 +90,7 @@ def defined_in_one_branch(c):
 
 def test_variable_defined_in_one_branch_raises_like_python():
     converted = convert(defined_in_one_branch)
-    assert "(ag__.Undefined('y'),)" in converted.source
+    assert "None)(ag__.Undefined('y'))" in converted.source
     assert "return ag__.ld(y)" in converted.source
     assert converted.function(True) == 1
     with pytest.raises(UnboundLocalError) as expected:
@@ -252,3 +257,102 @@ def test_state_written_before_an_exception_is_kept():
     assert converted.function([1, 2, 0, 5]) == partial_sum_then_error([1, 2, 0, 5]) == \
         "stopped at 15"
     assert converted.function([5]) == 2
+
+
+# Walrus in the headers that the user function evaluates itself: the if test, the for iterable.
+
+
+def walrus_if_without_else(d, k):
+    if (r := d.get(k)) is None:
+        r = 0
+    return r
+
+
+def walrus_if_else(d, k):
+    if (r := d.get(k)) is None:
+        r = 0
+    else:
+        r += 1
+    return r
+
+
+def walrus_if_in_loop(xs):
+    r = 0
+    for x in xs:
+        if (q := x % 3) == 0:
+            continue
+        r += q
+    return r, q
+
+
+def walrus_for_iterable(xs):
+    total = 0
+    for x in (ys := list(xs)):
+        total += x
+    return total, ys
+
+
+def walrus_for_iterable_rebound(xs):
+    for x in (ys := list(xs)):
+        ys = ys + [x]
+    return ys
+
+
+def walrus_in_genexp_test(xs, limit):
+    if any((big := x) > limit for x in xs):
+        big += 100
+    return big
+
+
+@pytest.mark.parametrize("fn, inputs", [
+    (walrus_if_without_else, [({1: 5}, 1), ({1: 5}, 2)]),
+    (walrus_if_else, [({1: 5}, 1), ({1: 5}, 2)]),
+    (walrus_if_in_loop, [([1, 2, 3, 4],), ([3],), ([],)]),
+    (walrus_for_iterable, [([1, 2],), ([],)]),
+    (walrus_for_iterable_rebound, [([1, 2],), ([],)]),
+    (walrus_in_genexp_test, [([1, 5, 2], 3), ([1, 2], 3)]),
+])
+def test_walrus_in_if_tests_and_for_iterables_binds_like_python(fn, inputs):
+    assert_same_behaviour(fn, inputs, *PIPELINE)
+
+
+# Comprehension targets are local to the comprehension (Python 3), not bindings of the function.
+
+
+def comprehension_target_reused_in_try(xs):
+    out = [c for c in xs]
+    try:
+        for c in xs:
+            out.append(c)
+    except ValueError:
+        pass
+    return out, c
+
+
+def dict_comprehension_target_reused_in_with(xs):
+    out = {c: c for c in xs} | {c * 10: 0 for c in (c for c in xs)}
+    with contextlib.suppress(KeyError):
+        i = 0
+        while i < len(xs):
+            c = xs[i]
+            i += 1
+    return out, c
+
+
+def comprehension_walrus_binds_in_the_function(xs):
+    try:
+        for c in xs:  # noqa: B007 - c is read after the loop
+            pass
+    except ValueError:
+        pass
+    total = sum([last := y for y in xs if y > 0])
+    return c, total, last
+
+
+@pytest.mark.parametrize("fn, inputs", [
+    (comprehension_target_reused_in_try, [([1, 2],), ([],)]),
+    (dict_comprehension_target_reused_in_with, [([1, 2],), ([],)]),
+    (comprehension_walrus_binds_in_the_function, [([1, 2],), ([],)]),
+])
+def test_comprehension_targets_do_not_bind_the_loop_variable(fn, inputs):
+    assert_same_behaviour(fn, inputs, *PIPELINE)

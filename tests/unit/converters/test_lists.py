@@ -1,7 +1,9 @@
 """Tests for autostage.converters.lists: generated source, and behaviour equal to Python's."""
 
+import copy
+
 import pytest
-from converter_testing import convert_with, dedent
+from converter_testing import convert_with, dedent, outcome
 
 from autostage.converters import lists
 
@@ -102,8 +104,6 @@ def uses_outer_names(x, items, v):
     x.append(*items)
     x.append(v=v)
     x.pop(0, None)
-    y, z = x.pop()
-    items[0] = x.pop()
     w = (n := x).pop()  # noqa: F841
     x.append((x := []))  # noqa: UP034
     return x.append(v)
@@ -117,14 +117,69 @@ def test_other_forms_are_left_alone():
             x.append(*items)
             x.append(v=v)
             x.pop(0, None)
-            y, z = x.pop()
-            items[0] = x.pop()
             w = (n := x).pop()
             x.append((x := []))
             return x.append(v)
     """)
     converted = convert(Box.add).source
     assert "ag__" not in converted  # attribute receivers: a property would see an assignment
+
+
+def pops_in_expressions(x, y, items):
+    s = x.pop() + 10 * y.pop(0) + len(x)
+    items.append(x.pop())
+    x.append(x.pop() + x[0])
+    a, b = x.pop()
+    if x.pop() > 1:
+        s += 1
+    return s, x, y
+
+
+def test_pops_in_expressions_go_through_a_box():
+    assert convert(pops_in_expressions).source == dedent("""
+        def pops_in_expressions(x, y, items):
+            x_box = ag__.ListBox(x)
+            y_box = ag__.ListBox(y)
+            s = ag__.box_pop(x_box) + 10 * ag__.box_pop(y_box, 0) + len(x_box.list)
+            x = x_box.list
+            y = y_box.list
+            x_box_1 = ag__.ListBox(x)
+            items = ag__.list_append(items, ag__.box_pop(x_box_1))
+            x = x_box_1.list
+            x_box_2 = ag__.ListBox(x)
+            x = ag__.box_append(x_box_2, ag__.box_pop(x_box_2) + x_box_2.list[0])
+            x_box_3 = ag__.ListBox(x)
+            a, b = ag__.box_pop(x_box_3)
+            x = x_box_3.list
+            x_box_4 = ag__.ListBox(x)
+            test_ = ag__.box_pop(x_box_4) > 1
+            x = x_box_4.list
+            if test_:
+                s += 1
+            return (s, x, y)
+    """)
+
+
+@pytest.mark.parametrize("x, raises", [([(1,), 2, 3, (4,), 5, 6], False),
+                                       ([(1,), 2, 3, 4, 5, 6], True), ([3, 4], True), ([], True)])
+def test_pops_in_expressions_behave_like_python(x, raises):
+    fn = convert(pops_in_expressions).function
+    data = [(list(x), [3, 4], [])]
+    data.append(copy.deepcopy(data[0]))
+    expected, got = outcome(pops_in_expressions, *data[0]), outcome(fn, *data[1])
+    assert got == expected and data[0] == data[1]  # the same result and the same mutations
+    assert (got[0] == "raised") == raises
+
+
+def lazy_pops(x, c):
+    a = c and x.pop()
+    b = [x.pop() for _ in range(c)]
+    d = x.pop() if c else len(x)
+    return a, b, d, x
+
+
+def test_pops_python_may_not_evaluate_are_left_alone():
+    assert "ag__" not in convert(lazy_pops).source
 
 
 def outer(v):

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from autostage.operators.control_flow import for_stmt, if_stmt, while_stmt
+from autostage.operators.control_flow import for_stmt, if_branch, if_stmt, while_stmt
 
 
 class Truthy:
@@ -65,6 +65,27 @@ def test_if_stmt_propagates_body_exceptions_and_bool_errors_unchanged():
     with pytest.raises(ValueError) as operator_error:
         if_stmt(np.array([1, 2]), lambda: (), lambda: ())
     assert str(operator_error.value) == str(python_error.value)
+
+
+@pytest.mark.parametrize("cond", [True, False, 0, 2, [1], "", None, np.True_, np.float64(0.0)])
+def test_if_branch_gives_the_branch_if_stmt_would_run(cond):
+    def body(x):
+        return ("body", x + 1)
+
+    def orelse(x):
+        return ("orelse", x - 1)
+
+    assert if_branch(cond, body, orelse)(1) == if_stmt(cond, body, orelse, (1,))
+    assert if_branch(cond, body, None)(5) == if_stmt(cond, body, None, (5,))
+    assert if_branch(cond, lambda: None, None)() in (None, ())  # a statement without state
+
+
+def test_if_branch_takes_bool_of_the_condition_once_and_raises_like_python():
+    log = []
+    assert if_branch(Truthy(False, log), lambda: ("yes",), lambda: ("no",))() == ("no",)
+    assert log == [("bool", False)]
+    with pytest.raises(ValueError, match="truth value of an array"):
+        if_branch(np.array([1, 2]), lambda: (), lambda: ())
 
 
 # --- while_stmt ----------------------------------------------------------------------------

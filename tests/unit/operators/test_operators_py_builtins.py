@@ -10,7 +10,7 @@ from autostage.operators import py_builtins
 
 OVERLOADED = ["print", "len", "range", "enumerate", "zip", "map", "filter", "int", "float",
               "bool", "abs", "min", "max", "sum", "isinstance", "any", "all", "sorted",
-              "reversed"]
+              "reversed", "type"]
 
 
 def overload_of(name):
@@ -67,6 +67,8 @@ CALLS = [
     ("sorted", ([3, 1],), {"reverse": True}), ("sorted", ([1, "a"],), {}),
     ("sorted", ([1], lambda v: v), {}),
     ("reversed", ([1, 2],), {}), ("reversed", (5,), {}),
+    ("type", (1,), {}), ("type", ([],), {}), ("type", (), {}), ("type", (1, 2), {}),
+    ("type", ("T", 1, {}), {}), ("type", (1,), {"x": 2}),
 ]
 
 
@@ -111,3 +113,8 @@ def test_overloads_consume_iterators_like_the_builtins():
     assert next(lazy) == 1.0
     with pytest.raises(ZeroDivisionError):
         next(lazy)
+
+
+def test_type_builds_classes_like_the_builtin():
+    made = py_builtins.type_("Made", (int,), {"a": 1})
+    assert (made.__name__, made.__bases__, made.a, type(made)) == ("Made", (int,), 1, type)

@@ -26,33 +26,31 @@ JIT_IO = dict(cache=True, error_model="numpy")
 def f_clamp_step(a1, a2):
     # line +2
     c3 = np.int32(0)
-    less4 = c3 < a2
-    c5 = np.int32(0)
-    loop6 = c5
-    loop7 = a1
+    loop4 = c3
+    loop5 = a1
     while True:
-        less8 = loop6 < a2
-        if not less8:
+        less6 = loop4 < a2
+        if not less6:
             break
         # line +3
-        c9 = np.float32(1.0)
-        greater10 = loop7 > c9
-        if greater10:
+        c7 = np.float32(1.0)
+        greater8 = loop5 > c7
+        if greater8:
             # line +4
-            c12 = np.float32(0.5)
-            multiply13 = np.float32(loop7 * c12)
-            r11 = multiply13
+            c10 = np.float32(0.5)
+            multiply11 = np.float32(loop5 * c10)
+            r9 = multiply11
         else:
-            r11 = loop7
+            r9 = loop5
         # line +5
-        c14 = np.int32(1)
-        add15 = np.int32(loop6 + c14)
-        loop6, loop7 = add15, r11
+        c12 = np.int32(1)
+        add13 = np.int32(loop4 + c12)
+        loop4, loop5 = add13, r9
     # line +6
-    c16 = np.float32(0.0)
-    c17 = np.float32(1.0)
-    clip18 = np.float32(np.minimum(np.maximum(loop7, c16), c17))
-    return (loop7, clip18)
+    c14 = np.float32(0.0)
+    c15 = np.float32(1.0)
+    clip16 = np.float32(np.minimum(np.maximum(loop5, c14), c15))
+    return (loop5, clip16)
 '''
 
 

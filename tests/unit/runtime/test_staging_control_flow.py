@@ -226,3 +226,56 @@ def test_a_path_without_return_is_an_error():
 def test_non_scalar_condition_is_an_error():
     with pytest.raises(ValueError, match="ambiguous"):
         run(lambda v: 1 if v else 2, np.zeros(3))
+
+
+def array_or_number(x, v):
+    return v if x > 0 else 0.0
+
+
+def array_or_number_statement(x, v):
+    if x > 0:
+        y = v
+    else:
+        y = 0.0
+    return y
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+@pytest.mark.parametrize("fn", [array_or_number, array_or_number_statement])
+def test_an_array_on_one_path_and_a_number_on_the_other_is_a_clear_error(target, fn):
+    import autostage
+
+    with pytest.raises(StagingTypeError) as e:  # it was an internal AttributeError
+        autostage.convert(fn, target=target)(np.float64(1.0), np.ones(3))
+    assert "f64[?]" in str(e.value) and "Python float 0.0" in str(e.value)
+    assert f"{inspect.getsourcefile(fn)}:" in str(e.value)
+
+
+def number_returned_or_assigned_in_else(x):
+    if x > 0:
+        return 1
+    else:
+        y = 2
+    return y
+
+
+def number_assigned_only_in_else(x):
+    if x > 0:
+        pass
+    else:
+        y = 2
+    return y
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_a_number_assigned_only_in_a_staged_else(target):
+    import autostage
+
+    # both used to fail inside merge.py (AttributeError: 'NoneType' object has no attribute
+    # 'dtype'): the unassigned side came first and had no type to take
+    fn = autostage.convert(number_returned_or_assigned_in_else, target=target)
+    assert fn(np.float64(-1.0)) == 2 and fn(np.float64(1.0)) == 1
+    with pytest.raises(StagingUnboundError) as e:
+        autostage.convert(number_assigned_only_in_else, target=target)(np.float64(-1.0))
+    assert "variable 'y' is assigned only on some paths" in str(e.value)
+    assert f"{inspect.getsourcefile(number_assigned_only_in_else)}:" in str(e.value)

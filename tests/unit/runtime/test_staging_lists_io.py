@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from autostage.runtime import interpreter
 from autostage.runtime.staging import PythonSideEffectError
+from autostage.runtime.tensor import StagingTypeError
 from test_staging_support import ops, run, staged, trace
 
 
@@ -178,3 +179,66 @@ def test_print_of_containers_with_staged_items_matches_python(capsys):
     expected = capsys.readouterr().out
     autostage.convert(print_containers, target="interpreter")(x)
     assert capsys.readouterr().out == expected == "(3,) (np.float64(0.0), 2) [np.float64(3.0)]\n"
+
+
+# --- lists popped in expressions, slices and reversed(), on both targets ----------------------
+
+TARGETS = ["interpreter", "cpu"]
+
+
+def pop_and_slices(n, k):
+    items = [1.0, 2.0, 3.0, 4.0]
+    acc = []
+    for _i in range(n):
+        acc.append(items.pop() + len(items))
+    total = 0.0
+    for v in reversed(acc[k:]):
+        total = total * 10 + v
+    return total, acc[-k:], acc[::-2], acc[k:-1:1], items
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_pops_slices_and_reversed_of_tensor_lists(target):
+    import autostage
+
+    fn = autostage.convert(pop_and_slices, target=target)
+    for n, k in ((0, 0), (1, 1), (3, -2), (4, 1), (4, 7), (2, -9)):
+        got, expected = fn(np.int64(n), np.int64(k)), pop_and_slices(n, k)
+        assert got[0] == expected[0]
+        assert [list(map(float, g)) for g in got[1:]] == list(expected[1:])
+
+
+def extend_a_tensor_list(n):
+    out = []
+    for i in range(n):
+        out.append(i * 1.0)
+        out.extend([2.0])
+    return out
+
+
+def slice_with_a_staged_step(n):
+    out = []
+    for i in range(n):
+        out.append(i * 1.0)
+    return out[::n]
+
+
+def length_of_reversed(n):
+    out = []
+    for i in range(n):
+        out.append(i * 1.0)
+    return len(reversed(out))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_list_methods_autostage_cannot_stage_are_clear_errors(target):
+    import autostage
+
+    with pytest.raises(StagingTypeError) as e:
+        autostage.convert(extend_a_tensor_list, target=target)(np.int64(2))
+    assert "list.extend() is called on a tensor list at" in str(e.value)
+    assert f"{inspect.getsourcefile(extend_a_tensor_list)}:" in str(e.value)
+    with pytest.raises(StagingTypeError, match="sliced with a staged step"):
+        autostage.convert(slice_with_a_staged_step, target=target)(np.int64(2))
+    with pytest.raises(TypeError, match="has no len()"):  # as Python's reverse iterator
+        autostage.convert(length_of_reversed, target=target)(np.int64(2))

@@ -1,0 +1,272 @@
+"""The Python state a staged branch, loop or lazy operand may change: find it, diff it, undo it.
+
+A staged ``if`` traces both branches (a loop its body, several times) at trace time, so a change
+one of them makes to a Python object (``self.count += 1``, ``d['a'] = x``, ``nonlocal n; n += 1``
+in a called closure, ``global g``) would otherwise happen once, whatever the data, and leak
+tensors of the branch's region. ``PythonState`` finds the objects such code can reach: the
+closure cells and the globals the branch/loop functions name, the state variables, and one level
+below each (attributes of objects, items of dicts and lists, the cells of functions they hold).
+It snapshots them, reports what a traced piece of code changed as ``Entry`` objects (one
+attribute, item, cell or global each; changes of structure, such as a key added or a list grown,
+apart), and restores the snapshot, so that each branch and each loop trace starts from the same
+Python state. ``control_flow`` and ``loops`` then thread the changed entries like variables.
+"""
+
+from __future__ import annotations
+
+import types
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+from autostage.runtime.captures import unwrap
+from autostage.runtime.operator_hooks import Staged
+
+MAX_DEPTH = 4  # levels of objects looked into below the roots (d['a']['b']['c'] is 3)
+MAX_OWNERS = 10_000
+ABSENT = object()  # the value of an entry that does not exist (a key not in the dict...)
+
+_ATOMS = (str, bytes, int, float, complex, bool, type(None), np.generic, np.ndarray, range,
+          types.ModuleType, type, types.BuiltinFunctionType, Staged)
+_FUNCTIONS = (types.FunctionType, types.MethodType)
+
+
+def _own_dict(x: object) -> dict | None:
+    """The attribute dict of a plain object whose attributes user code may assign, or None."""
+    if isinstance(x, _ATOMS + _FUNCTIONS) or type(x).__module__.startswith("autostage"):
+        return None
+    d = getattr(x, "__dict__", None)
+    return d if type(d) is dict else None
+
+
+@dataclass(frozen=True, eq=False)
+class Entry:
+    """One place Python code can assign: ``kind`` is 'item' (dict/list), 'attr', 'cell' or
+    'global' (a key of a module's globals); ``name`` is how the user's code spells it."""
+
+    owner: object
+    kind: str
+    key: object
+    name: str
+
+    @property
+    def ident(self) -> tuple:
+        return (id(self.owner), self.kind, self.key)
+
+    def get(self) -> object:
+        if self.kind == "cell":
+            try:
+                return self.owner.cell_contents
+            except ValueError:
+                return ABSENT
+        container = self.owner.__dict__ if self.kind == "attr" else self.owner
+        if isinstance(container, list):
+            return container[self.key] if self.key < len(container) else ABSENT
+        return container.get(self.key, ABSENT)
+
+    def set(self, value: object) -> None:
+        if self.kind == "cell":
+            if value is ABSENT:
+                del self.owner.cell_contents
+            else:
+                self.owner.cell_contents = value
+            return
+        container = self.owner.__dict__ if self.kind == "attr" else self.owner
+        if value is ABSENT:
+            container.pop(self.key, None)
+        else:
+            container[self.key] = value
+
+    def describe(self) -> str:
+        if self.kind == "cell":
+            return f"the variable '{self.name}' (shared with a nested function)"
+        if self.kind == "global":
+            return f"the global variable '{self.name}'"
+        return f"'{self.name}'"
+
+
+@dataclass(eq=False)
+class _Owner:
+    """A watched object and what it held when the snapshot was taken."""
+
+    obj: object
+    kind: str  # 'dict', 'list', 'set', 'attrs', 'cell', 'globals'
+    name: str
+    keys: tuple = ()  # for 'globals': the names watched
+    before: object = None
+
+    def contents(self) -> object:
+        if self.kind == "dict":
+            return dict(self.obj)
+        if self.kind == "list":
+            return list(self.obj)
+        if self.kind == "set":
+            return set(self.obj)
+        if self.kind == "attrs":
+            return dict(self.obj.__dict__)
+        if self.kind == "cell":
+            return Entry(self.obj, "cell", None, self.name).get()
+        return {k: self.obj.get(k, ABSENT) for k in self.keys}
+
+    def structure(self, contents: object) -> object:
+        """What must not differ for the entries to be threaded (keys, length, set items)."""
+        if self.kind in ("dict", "attrs"):
+            return tuple(contents)
+        if self.kind == "list":
+            return len(contents)
+        if self.kind == "set":
+            return frozenset(id(v) for v in contents)
+        if self.kind == "globals":
+            return tuple(k for k, v in contents.items() if v is ABSENT)
+        return contents is ABSENT
+
+    def entries(self, contents: object) -> Iterator[tuple[Entry, object]]:
+        if self.kind == "cell":
+            yield Entry(self.obj, "cell", None, self.name), contents
+        elif self.kind == "list":
+            for i, v in enumerate(contents):
+                yield Entry(self.obj, "item", i, f"{self.name}[{i}]"), v
+        elif self.kind == "dict":
+            for k, v in contents.items():
+                yield Entry(self.obj, "item", k, f"{self.name}[{k!r}]"), v
+        elif self.kind == "attrs":
+            for k, v in contents.items():
+                yield Entry(self.obj, "attr", k, f"{self.name}.{k}"), v
+        elif self.kind == "globals":
+            for k, v in contents.items():
+                yield Entry(self.obj, "global", k, k), v
+
+    def restore(self) -> None:
+        if self.kind == "dict":
+            self.obj.clear()
+            self.obj.update(self.before)
+        elif self.kind == "list":
+            self.obj[:] = self.before
+        elif self.kind == "set":
+            self.obj.clear()
+            self.obj.update(self.before)
+        elif self.kind == "attrs":
+            d = self.obj.__dict__
+            d.clear()
+            d.update(self.before)
+        elif self.kind == "cell":
+            Entry(self.obj, "cell", None, self.name).set(self.before)
+        else:
+            for k, v in self.before.items():
+                if v is ABSENT:
+                    self.obj.pop(k, None)
+                else:
+                    self.obj[k] = v
+
+
+@dataclass
+class Changes:
+    """What a traced piece of code changed: entries with their new values, owners whose
+    structure changed (with the entries added or removed)."""
+
+    values: dict[tuple, tuple[Entry, object]]
+    structure: list[tuple[_Owner, list[Entry]]]
+
+    def __bool__(self) -> bool:
+        return bool(self.values or self.structure)
+
+
+def global_names(code: types.CodeType) -> set[str]:
+    """The global (and attribute) names ``code`` and the functions nested in it may read."""
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= global_names(const)
+    return names
+
+
+class PythonState:
+    """The Python objects reachable from ``fns`` and ``named`` values (see module doc)."""
+
+    def __init__(self, fns: Iterable[Callable | None], named: Iterable[tuple[str, object]] = ()):
+        self.owners: list[_Owner] = []
+        self._seen: set[int] = set()
+        roots: list[tuple[str, object]] = list(named)
+        for fn in fns:
+            roots += self._function(fn)
+        level = roots  # the values of cells, globals and state variables
+        for _ in range(MAX_DEPTH):  # then below them: self.count, d['a'], inc's cells...
+            below: list[tuple[str, object]] = []
+            for name, value in level:
+                if isinstance(value, _FUNCTIONS):
+                    below += self._function(value)
+                elif len(self.owners) < MAX_OWNERS:
+                    below += self._value(name, value)
+            level = below
+        for owner in self.owners:
+            owner.before = owner.contents()
+
+    def _add(self, obj: object, kind: str, name: str, keys: tuple = ()) -> bool:
+        key = id(obj) if kind != "globals" else (id(obj), keys)
+        if key in self._seen:
+            return False
+        self._seen.add(key)
+        self.owners.append(_Owner(obj, kind, name, keys))
+        return True
+
+    def _function(self, fn: object) -> list[tuple[str, object]]:
+        """The cells and named globals of ``fn`` as owners; their contents, to look into."""
+        if isinstance(fn, types.MethodType):
+            return [("self", unwrap(fn.__self__)), *self._function(fn.__func__)]
+        code = getattr(fn, "__code__", None)
+        if not isinstance(fn, types.FunctionType) or code is None:
+            return []
+        found = []
+        for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=True):
+            if self._add(cell, "cell", name):
+                try:
+                    found.append((name, cell.cell_contents))
+                except ValueError:  # an empty cell: the variable is not bound yet
+                    pass
+        namespace = fn.__globals__
+        names = tuple(sorted(n for n in global_names(code) if n in namespace and not isinstance(
+            namespace[n], (types.ModuleType, type))))
+        if names and self._add(namespace, "globals", "", names):
+            found += [(n, namespace[n]) for n in names]
+        return found
+
+    def _value(self, name: str, x: object) -> list[tuple[str, object]]:
+        """``x`` as an owner (a container or a plain object); its items/attributes."""
+        x = unwrap(x)  # the user's object itself, not the stand-in that records reads
+        if isinstance(x, _FUNCTIONS):
+            return [(name, x)]
+        if isinstance(x, tuple):
+            return [(f"{name}[{i}]", v) for i, v in enumerate(x)]
+        if isinstance(x, (list, dict, set)):
+            kind = "list" if isinstance(x, list) else "dict" if isinstance(x, dict) else "set"
+            if not self._add(x, kind, name) or kind == "set":
+                return []
+            items = enumerate(x) if kind == "list" else x.items()
+            return [(f"{name}[{k!r}]", v) for k, v in items]
+        d = _own_dict(x)
+        if d is None or not self._add(x, "attrs", name):
+            return []
+        return [(f"{name}.{k}", v) for k, v in d.items()]
+
+    def changes(self) -> Changes:
+        """What changed since the snapshot (by identity of the values)."""
+        values: dict[tuple, tuple[Entry, object]] = {}
+        structure = []
+        for owner in self.owners:
+            now = owner.contents()
+            if owner.structure(now) != owner.structure(owner.before):
+                before = {e.ident for e, _ in owner.entries(owner.before)}
+                after = {e.ident: e for e, _ in owner.entries(now)}
+                moved = [e for i, e in after.items() if i not in before] + [
+                    e for e, _ in owner.entries(owner.before) if e.ident not in after]
+                structure.append((owner, moved))
+            old = {e.ident: v for e, v in owner.entries(owner.before)}
+            for entry, value in owner.entries(now):
+                if old.get(entry.ident, ABSENT) is not value:
+                    values[entry.ident] = (entry, value)
+        return Changes(values, structure)
+
+    def restore(self) -> None:
+        """Puts back what every watched object held at the snapshot."""
+        for owner in self.owners:
+            owner.restore()

@@ -1,0 +1,197 @@
+"""Staging of random numbers: every NumPy draw in staged code becomes a ``random_draw`` op.
+
+A draw must never run at trace time (its numbers would be frozen into the trace). NumPy's
+global functions (``np.random.rand``, ``np.random.normal``...) are staged on NumPy's global
+state; a ``np.random.Generator`` is a run-time input of the trace, read at each call: an
+argument (a ``StagedGenerator`` stands for it while tracing), a global or closed-over variable
+(captured like an array), or an attribute / dict item of an object the trace is specialised on
+(``self.rng``: the path is read again at each call, so a replaced generator is used). Anything
+else is a clear error naming the function and the user's line: an unsupported function, a
+``RandomState`` object, a Generator created inside the staged function. At the end of a trace,
+``FreezeCheck`` verifies that nothing drew from NumPy's global state or an input generator at
+trace time (code that autostage does not stage, such as a ``do_not_convert`` function).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+from autostage.runtime import tracing, value_info
+from autostage.runtime.operator_hooks import Staged, register_operator_hook
+from autostage.runtime.ops import random as random_op
+from autostage.runtime.ops.random import GENERATOR, GLOBAL, Operand
+from autostage.runtime.tensor import StagingTypeError, Tensor
+
+_WEAK_DTYPES = frozenset(np.dtype(t) for t in (np.bool_, np.int64, np.float64, np.complex128))
+
+
+class RandomStagingError(StagingTypeError):
+    """A random-number call that autostage cannot stage (it would be frozen at trace time).
+
+    Example: ``rs = np.random.RandomState(0)`` used inside a staged function, or
+    ``np.random.default_rng(0).normal()`` written in it. Fix: use NumPy's global functions
+    (``np.random.normal``) or a ``np.random.default_rng()`` Generator created outside the staged
+    function and passed in (as an argument, a global, or an attribute such as ``self.rng``).
+    """
+
+
+def _at() -> str:
+    loc = tracing.user_location()
+    return f" at {loc}" if loc is not None else ""
+
+
+class StagedGenerator(Staged):
+    """A ``np.random.Generator`` input of the trace: its methods stage ``random_draw`` ops."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if random_op.method(GENERATOR, name) is None:
+            raise _unsupported(f"Generator.{name}")
+        return functools.partial(stage_draw, self.value, GENERATOR, name)
+
+    def __repr__(self) -> str:
+        return f"<staged np.random.Generator {self.value.type}>"
+
+
+def _unsupported(what: str) -> RandomStagingError:
+    supported = ", ".join(sorted(random_op.METHODS[
+        GENERATOR if what.startswith("Generator") else GLOBAL]))
+    return RandomStagingError(
+        f"{what} is not supported in staged code{_at()}: it would run once at trace time and "
+        f"freeze its result into the trace. Supported: {supported}")
+
+
+def _template(value: Any, operands: list, name: str) -> Any:
+    """A call argument with staged values replaced by ``Operand`` slots (appended to
+    ``operands``); Python values are kept (arrays copied, read-only)."""
+    from autostage.runtime.state import Variable
+
+    if isinstance(value, Variable):
+        value = value.read()
+    if isinstance(value, Tensor):
+        operands.append(value)
+        return Operand(len(operands) - 1)
+    if isinstance(value, tuple | list):
+        items = [_template(v, operands, name) for v in value]
+        return tuple(items) if isinstance(value, tuple) else items
+    if isinstance(value, Staged):
+        raise RandomStagingError(f"{name}: a staged {type(value).__name__} cannot be an argument "
+                                 f"of a random function{_at()}")
+    if isinstance(value, np.ndarray):
+        value = value.copy()
+        value.flags.writeable = False
+        return value
+    if value is None or isinstance(value, bool | int | float | complex | str | np.generic
+                                   | np.dtype | type):
+        return value
+    raise RandomStagingError(f"{name}: the argument {value!r} cannot be used in a staged random "
+                             f"call{_at()}; pass numbers, arrays or dtypes")
+
+
+def _typed(template: Any, operands: list) -> Any:
+    """The template with each slot replaced by its operand's type (for the type rule)."""
+    return random_op.substitute(template, tuple(o.type for o in operands))
+
+
+def stage_draw(generator: Any, source: str, name: str, *args: Any, **kwargs: Any) -> Any:
+    """Emits one ``random_draw`` of ``source``'s function ``name`` and returns its result."""
+    meth = random_op.method(source, name)
+    what = f"{'np.random' if source == GLOBAL else 'Generator'}.{name}"
+    if meth is None:
+        raise _unsupported(what)
+    operands: list[Tensor] = []
+    args_t = _template(args, operands, what)
+    kwargs_t = tuple((k, _template(v, operands, what)) for k, v in kwargs.items())
+    try:
+        bound = random_op.bind(meth, _typed(args_t, operands),
+                               {k: _typed(v, operands) for k, v in kwargs_t})
+        random_op.result_type(source, name, bound)
+    except (TypeError, ValueError) as e:
+        raise RandomStagingError(f"{what}(): {e}{_at()}") from None
+    values = ([generator] if source == GENERATOR else []) + [o.value for o in operands]
+    results = tracing.emit("random_draw", values, {
+        "source": source, "method": name, "args": args_t, "kwargs": kwargs_t})
+    if not results:
+        return None
+    result = Tensor(results[0])
+    if result.type.ndim == 0 and random_op.is_python_scalar(source, name, bound):
+        # NumPy returns a Python float/int here: weak in promotion, as in the plain program.
+        if result.dtype in _WEAK_DTYPES:
+            value_info.mark_weak(result.value)
+    return result
+
+
+# -- hooks of the operators ------------------------------------------------------------------
+
+def _global_call(function: Any, *args: Any, **kwargs: Any) -> Any:
+    """``np.random.<function>(...)`` in staged code (NumPy's global state)."""
+    name = getattr(function, "__name__", str(function))
+    return stage_draw(None, GLOBAL, name, *args, **kwargs)
+
+
+def _method_call(bound: Any, *args: Any, **kwargs: Any) -> Any:
+    """A method of a real Generator or RandomState object called in staged code."""
+    owner, name = bound.__self__, bound.__name__
+    if owner is np.random.mtrand._rand:
+        return _global_call(bound, *args, **kwargs)
+    if isinstance(owner, np.random.RandomState):
+        raise RandomStagingError(
+            f"RandomState.{name} is not supported in staged code{_at()}: use NumPy's global "
+            "functions (np.random.normal...) or a np.random.default_rng() Generator")
+    generator = generator_input(owner)
+    return getattr(generator, name)(*args, **kwargs)
+
+
+register_operator_hook("random_call", _global_call)
+register_operator_hook("random_method", _method_call)
+
+
+# -- generators as inputs of the trace -------------------------------------------------------
+
+def generator_input(generator: np.random.Generator) -> StagedGenerator:
+    """A real Generator met while tracing: arguments, globals, closed-over variables and
+    generators read through objects (``self.rng``) are run-time inputs already (stand-ins), so
+    this one was reached some other way and its state cannot be read at each call."""
+    raise RandomStagingError(
+        f"a np.random.Generator used in staged code{_at()} is neither an argument, a "
+        "global, a closed-over variable nor reached through one (such as self.rng), so its "
+        "state cannot be read at each call; create it outside the staged function and pass "
+        "it in (a Generator created inside would restart from its seed on every call)")
+
+
+# -- the trace-time check ---------------------------------------------------------------------
+
+def _global_state() -> object:
+    return np.random.mtrand._rand.get_state(legacy=False)
+
+
+def _same_state(a: dict, b: dict) -> bool:
+    return a["state"]["pos"] == b["state"]["pos"] and np.array_equal(
+        a["state"]["key"], b["state"]["key"]) and a["has_gauss"] == b["has_gauss"] and (
+        a["gauss"] == b["gauss"])
+
+
+class FreezeCheck:
+    """Raises at the end of a trace if a random draw ran while tracing (it would be frozen)."""
+
+    __slots__ = ("before",)
+
+    def __init__(self):
+        self.before = _global_state()
+
+    def check(self, name: str) -> None:
+        if not _same_state(self.before, _global_state()):
+            raise RandomStagingError(
+                f"NumPy's global random state changed while {name} was traced: code that "
+                "autostage does not stage (a do_not_convert function, a library, a method "
+                "called on an object) drew random numbers at trace time, which would freeze "
+                "them into the trace. Draw them in converted code (np.random.* or a Generator "
+                "passed in), or outside the staged function")

@@ -1,0 +1,203 @@
+"""``try`` and ``with`` around staged code: exceptions raised at run time are not caught.
+
+Staged code has no exception handling: an op that raises at run time (an index out of range, an
+``assert``, a staged ``raise``...) ends the call. A ``try`` (or a ``with`` whose context manager
+may swallow exceptions) runs at trace time, so its handler would never see that exception and
+the call would raise where Python returns: a silently different outcome. So, while a function is
+traced, each ``try`` body is watched (the operators' ``TryRegion``): when it ends, the ops it
+added are asked which exceptions they may raise at run time (``may_raise``), and if a handler of
+the ``try`` catches one of them, tracing stops with a ``StagingTryError`` naming the ``try`` line,
+the op's line and the exception. A ``try`` whose handlers catch nothing staged code raises
+(``except KeyError``, ``except TypeError``...) stays as it is: it handles trace-time exceptions
+exactly as Python does. A ``finally`` clause is refused the same way when the body may raise at
+run time and the ``finally`` stages a side effect (print, assert, raise, a call) that Python
+would run before the exception propagates. A ``with`` statement is checked like a ``try`` whose
+handlers are the exceptions its context manager may swallow: ``contextlib.suppress(E)`` catches
+``E``; a few kinds that never swallow (``nullcontext``, ``np.errstate``,
+``warnings.catch_warnings``, locks) catch nothing; any other context manager may catch anything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+from autostage.runtime import ir, tracing
+from autostage.runtime.operator_hooks import register_operator_hook
+from autostage.runtime.staging import errors
+from autostage.runtime.types import TensorType
+
+
+class StagingTryError(errors.StagingError, TypeError):
+    """A ``try``/``with`` would catch an exception that staged code raises at run time.
+
+    Example: ``try: return x[i]`` / ``except IndexError: return -1.0`` with a staged ``i``: the
+    index is checked when the staged code runs, where the ``except`` clause does not exist.
+    Fix: test the condition explicitly, ``return x[i] if i < len(x) else -1.0``.
+    """
+
+
+_INDEXING = frozenset(("getitem", "setitem", "list_get", "list_pop", "list_set",
+                       "take_along_axis"))
+# Ops that raise nothing at run time whatever their operands (NumPy gives nan/inf and warnings).
+_SAFE = frozenset((
+    "constant", "undef", "cast", "copy", "dim", "size", "list_new", "list_append",
+    "list_length", "print", "cond", "while", "absolute", "arccos", "arccosh", "arcsin",
+    "arcsinh", "arctan", "arctanh", "cbrt", "ceil", "conjugate", "cos", "cosh", "deg2rad", "exp",
+    "exp2", "expm1", "floor", "invert", "isfinite", "isinf", "isnan", "log", "log10", "log1p",
+    "log2", "logical_not", "negative", "positive", "rad2deg", "reciprocal", "rint", "sign",
+    "signbit", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc", "transpose", "sum",
+    "any", "all", "cumsum", "cumprod", "prod", "full", "full_like", "eye", "arange", "sort",
+    "argsort", "var", "std", "mean", "norm", "tril", "triu", "expand_dims"))
+_SIDE_EFFECTS = frozenset(("print", "assert", "raise", "call", "var_assign", "var_assign_add"))
+
+
+def _broadcasts_safely(op: ir.Op) -> bool:
+    """Whether the operands of an elementwise op surely broadcast (checked at trace time)."""
+    shapes = [v.type.shape for v in op.operands if isinstance(v.type, TensorType)]
+    ranked = [s for s in shapes if len(s) > 0]
+    return len(ranked) <= 1 or all(None not in s for s in ranked)
+
+
+def may_raise(op: ir.Op) -> tuple[type[BaseException], ...]:
+    """The exceptions ``op`` may raise at run time (``Exception`` for a call: anything)."""
+    if op.name == "raise":
+        return (type(op.attrs["exception"]),)
+    if op.name == "assert":
+        return (AssertionError,)
+    if op.name == "call":
+        return (Exception,)
+    if op.name in _INDEXING:
+        return (IndexError,)
+    if op.name in _SAFE:
+        return ()
+    if op.name == "power" and any(v.type.dtype.kind in "iu" for v in op.operands):
+        return (ValueError,)  # integers to negative integer powers
+    if len(op.operands) >= 2 and all(isinstance(v.type, TensorType) for v in op.operands) \
+            and op.name not in ("reshape", "matmul", "dot", "einsum", "concatenate", "stack",
+                                "list_stack", "squeeze", "broadcast_to", "diag", "where",
+                                "max", "min", "argmax", "argmin") and _broadcasts_safely(op):
+        return ()  # elementwise arithmetic of shapes known to broadcast
+    return (ValueError,)  # shape errors found at run time (reshape, matmul, empty max...)
+
+
+@dataclass
+class Watched:
+    """A ``try`` body (or ``finally`` clause) being traced: where its ops start."""
+
+    region: ir.Region
+    start: int
+    raises: list[tuple[type[BaseException], ir.Op]] = field(default_factory=list)
+
+    def ops(self) -> Iterable[ir.Op]:
+        for op in self.region.ops[self.start:]:
+            yield op
+            for region in op.regions:
+                yield from region.walk()
+
+
+def enter() -> Watched:
+    """Hook ``try_enter``: starts watching the ops the current region gets."""
+    region = tracing.current().region
+    return Watched(region, len(region.ops))
+
+
+def _handler_types(handlers: Callable[[], tuple] | None) -> tuple[type[BaseException], ...]:
+    if handlers is None:
+        return ()
+    try:
+        raw = handlers()
+    except Exception:  # noqa: BLE001 - Python evaluates it only when an exception arrives
+        return (BaseException,)
+    flat: list[type[BaseException]] = []
+    stack = list(raw)
+    while stack:
+        h = stack.pop(0)
+        if isinstance(h, tuple):
+            stack[:0] = list(h)
+        elif h is None:  # a bare ``except:``
+            flat.append(BaseException)
+        elif isinstance(h, type) and issubclass(h, BaseException):
+            flat.append(h)
+    return tuple(flat)
+
+
+def _catches(handler: type[BaseException], raised: type[BaseException], op: ir.Op) -> bool:
+    if op.name == "call":  # a called function may raise any exception
+        return issubclass(handler, Exception) or issubclass(Exception, handler)
+    return issubclass(raised, handler)
+
+
+_HINT = ("check the condition explicitly instead, e.g. `if i < len(x):` before indexing, or "
+         "compute a default with np.where")
+
+
+def exit_body(watched: Watched, handlers: Callable[[], tuple] | None,
+              exc: BaseException | None, what: str = "try") -> None:
+    """Hook ``try_exit``: refuses the ``try`` if a handler catches what its body's ops may
+    raise at run time; remembers those for the ``finally`` check."""
+    if isinstance(exc, tracing.StagingError):
+        return
+    for op in watched.ops():
+        watched.raises.extend((raised, op) for raised in may_raise(op))
+    for handler in _handler_types(handlers):
+        for raised, op in watched.raises:
+            if _catches(handler, raised, op):
+                name = "any exception" if handler is BaseException else handler.__name__
+                verb = "catches" if what == "try" else "may swallow"
+                raise StagingTryError(
+                    f"the {what} statement{errors.at()} {verb} {name}, which the {op.name!r} "
+                    f"op at {op.loc} may raise when the staged code runs; {what} around staged "
+                    "code is not staged (staged code has no exception handling), so it would "
+                    f"not see that exception: {_HINT}")
+
+
+def exit_finally(body: Watched, final: Watched, exc: BaseException | None) -> None:
+    """Hook ``finally_exit``: refuses a ``finally`` with staged side effects after a body that
+    may raise at run time (Python would run them before the exception propagates)."""
+    if isinstance(exc, tracing.StagingError) or not body.raises:
+        return
+    effect = next((op for op in final.ops() if op.name in _SIDE_EFFECTS), None)
+    if effect is not None:
+        raised, op = body.raises[0]
+        raise StagingTryError(
+            f"the finally clause{errors.at()} stages a {effect.name!r} op at {effect.loc}, "
+            f"which Python runs even when the {raised.__name__} that the {op.name!r} op at "
+            f"{op.loc} may raise at run time propagates; staged code has no exception "
+            "handling: move the side effect out of the finally clause, or " + _HINT)
+
+
+_NEVER_SWALLOW = (contextlib.nullcontext, np.errstate, warnings.catch_warnings,
+                  type(threading.Lock()), type(threading.RLock()))
+
+
+def with_handlers(cm: object) -> Callable[[], tuple]:
+    """What a context manager may swallow, as a ``try``'s handler types."""
+    if isinstance(cm, contextlib.suppress):
+        return lambda: tuple(getattr(cm, "_exceptions", (BaseException,)))
+    if isinstance(cm, _NEVER_SWALLOW):
+        return lambda: ()
+    return lambda: (BaseException,)
+
+
+def exit_with(watched: Watched, cm: object, exc: BaseException | None) -> None:
+    """Hook ``with_exit``: a ``with`` body checked like a ``try`` body (see module doc)."""
+    try:
+        exit_body(watched, with_handlers(cm), exc, "with")
+    except StagingTryError as e:
+        if not isinstance(cm, contextlib.suppress):
+            raise StagingTryError(
+                f"{e}; the context manager {type(cm).__name__} is not known to let exceptions "
+                "through (autostage knows contextlib.suppress, nullcontext, np.errstate, "
+                "warnings.catch_warnings and locks)") from None
+        raise
+
+
+register_operator_hook("try_enter", enter)
+register_operator_hook("try_exit", exit_body)
+register_operator_hook("finally_exit", exit_finally)
+register_operator_hook("with_exit", exit_with)

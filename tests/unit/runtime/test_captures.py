@@ -1,0 +1,275 @@
+"""Tests for runtime/captures.py (issue 8, item 7): what a staged function reads through objects
+is read at each call (arrays, by reference) or guarded (Python values: a change retraces)."""
+
+import types
+import warnings
+
+import numpy as np
+import pytest
+from autostage.runtime.function import RETRACE_WARNING_THRESHOLD, RetracingWarning
+
+import autostage
+
+TARGETS = ["interpreter", "cpu"]
+
+
+class Lin:
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, x):
+        return x @ self.w
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_model_weights_are_read_at_each_call(target):
+    m = Lin(np.eye(2))
+    f = autostage.convert(target=target)(m)
+    x = np.ones((1, 2))
+    assert f(x).tolist() == [[1.0, 1.0]]
+    m.w = 2 * np.eye(2)  # rebound
+    assert f(x).tolist() == m(x).tolist() == [[2.0, 2.0]]
+    m.w *= 2  # changed in place
+    assert f(x).tolist() == m(x).tolist() == [[4.0, 4.0]]
+    assert f.trace_count == 1  # captured by reference: no retrace
+    m.w = np.eye(3)[:2, :]  # another shape: traced again, never stale
+    assert f(x).tolist() == m(x).tolist()
+    assert f.trace_count == 2
+
+
+CFG = {"scale": 2.0}
+NS = types.SimpleNamespace(scale=7.0, table=np.array([1.0, 2.0]))
+
+
+def scaled(x):
+    return x * CFG["scale"] + NS.scale * NS.table
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_python_values_in_global_dicts_and_objects_are_guarded(target):
+    f = autostage.convert(scaled, target=target)
+    x = np.ones(2)
+    assert f(x).tolist() == scaled(x).tolist() == [9.0, 16.0]
+    CFG["scale"] = 3.0
+    try:
+        assert f(x).tolist() == scaled(x).tolist() == [10.0, 17.0]
+        NS.scale = 1.0
+        NS.table[1] = 5.0
+        assert f(x).tolist() == scaled(x).tolist() == [4.0, 8.0]
+        assert f.trace_count == 3  # one per guarded value; the array change did not retrace
+        CFG["scale"], NS.scale = 2.0, 7.0
+        assert f(x).tolist() == scaled(x).tolist() == [9.0, 37.0]
+        assert f.trace_count == 3  # the first trace (these values) is still there
+    finally:
+        CFG["scale"], NS.scale, NS.table = 2.0, 7.0, np.array([1.0, 2.0])
+
+
+class Layer:
+    def __init__(self, w, scale):
+        self.w, self.scale = w, scale
+
+    def __call__(self, h):
+        if self.scale > 1:  # a Python branch on a guarded attribute
+            return np.tanh(h @ self.w) * self.scale
+        return h @ self.w
+
+
+class Model:
+    def __init__(self):
+        self.layers = [Layer(np.eye(2), 1.0), Layer(np.full((2, 2), 0.5), 2.0)]
+        self.temperature = 1.0
+
+    def __call__(self, x):
+        h = x
+        for layer in self.layers:
+            h = layer(h)
+        return h / self.temperature
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_nested_objects_lists_and_methods_are_read_at_each_call(target):
+    m = Model()
+    f = autostage.convert(target=target)(m)
+    x = np.array([[1.0, 2.0]])
+    np.testing.assert_allclose(f(x), m(x))
+    m.layers[0].w[0, 0] = 3.0
+    m.layers[1].w = np.eye(2)
+    np.testing.assert_allclose(f(x), m(x))
+    assert f.trace_count == 1
+    m.layers[1].scale = 0.5  # the branch goes the other way: retraced
+    m.temperature = 4.0
+    np.testing.assert_allclose(f(x), m(x))
+    m.layers.append(Layer(np.eye(2), 1.0))  # the list grew: retraced
+    np.testing.assert_allclose(f(x), m(x))
+    assert f.trace_count == 3
+
+
+class Tempered:
+    def __init__(self):
+        self.temperature = 1.0
+
+    def __call__(self, x):
+        return x / self.temperature
+
+
+def test_retracing_warning_names_the_path():
+    m = Tempered()
+    f = autostage.convert(target="interpreter")(m)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for i in range(RETRACE_WARNING_THRESHOLD + 1):
+            m.temperature = float(i + 1)
+            assert f(np.ones(1)).tolist() == [1.0 / (i + 1)]
+    messages = [str(w.message) for w in caught if w.category is RetracingWarning]
+    assert len(messages) == 1 and "self.temperature changed" in messages[0]
+
+
+def test_writing_into_an_array_read_through_an_object_is_a_clear_error():
+    class Buffer:
+        def __init__(self):
+            self.buf = np.zeros(2)
+
+        def __call__(self, x):
+            self.buf[0] = x
+            return x
+
+    f = autostage.convert(target="interpreter")(Buffer())
+    with pytest.raises(TypeError, match=r"test_captures.py:\d+: item assignment into a staged "
+                       "tensor"):
+        f(np.float64(1.0))  # never a silently lost write into the user's array
+
+
+def test_the_reader_of_a_model_with_ten_weights_is_generated_code():
+    class Ten:
+        def __init__(self):
+            for i in range(10):
+                setattr(self, f"w{i}", np.full(2, float(i)))
+
+        def __call__(self, x):
+            return (x + self.w0 + self.w1 + self.w2 + self.w3 + self.w4 + self.w5 + self.w6
+                    + self.w7 + self.w8 + self.w9)
+
+    m = Ten()
+    f = autostage.convert(target="interpreter")(m)
+    assert f(np.zeros(2)).tolist() == [45.0, 45.0]
+    read = f.concrete_functions[0].read
+    assert read.source.count(".w") == 10 and "getattr" not in read.source
+
+
+class Act:
+    def __init__(self, gain):
+        self.gain = gain
+
+    def __call__(self, h):
+        if h.sum() > 0:  # staged control flow in a sub-object's method
+            return h * self.gain
+        return -h
+
+
+class TwoActs:
+    def __init__(self):
+        self.a, self.b = Act(np.float64(2.0)), Act(np.float64(3.0))
+
+    def __call__(self, x):
+        return self.a(x) + self.b(x)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_sub_objects_are_called_converted_and_per_object(target):
+    m = TwoActs()
+    f = autostage.convert(target=target)(m)
+    for x in (np.ones(2), -np.ones(2)):
+        assert f(x).tolist() == m(x).tolist()
+    m.b.gain = np.float64(10.0)
+    assert f(np.ones(2)).tolist() == m(np.ones(2)).tolist() == [12.0, 12.0]
+    assert f.trace_count == 1
+
+
+# --- The user's own modules are read like objects; changes to the user's data are refused. -----
+
+from autostage.runtime.staging.errors import PythonSideEffectError  # noqa: E402
+from captures_data import settings  # noqa: E402
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_attributes_of_user_modules_are_read_at_each_call(target):
+    @autostage.convert(target=target)
+    def f(x):
+        return x * settings.SCALE + settings.OFFSET
+
+    old_scale, old_offset = settings.SCALE, settings.OFFSET.copy()
+    try:
+        assert f(np.ones(2)).tolist() == [2.0, 2.0]
+        settings.SCALE = 5.0  # a Python value: guarded, so the call traces again
+        assert f(np.ones(2)).tolist() == [5.0, 5.0]
+        settings.OFFSET += 1  # an array: read by reference at each call
+        assert f(np.ones(2)).tolist() == [6.0, 6.0]
+        assert f.trace_count == 2
+    finally:
+        settings.SCALE, settings.OFFSET = old_scale, old_offset
+
+
+COUNTER = 0
+W = np.ones(2)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_global_changed_while_tracing_is_refused_and_put_back(target):
+    @autostage.convert(target=target)
+    def f(x):
+        global COUNTER
+        COUNTER += 1
+        return x + W
+
+    with pytest.raises(PythonSideEffectError, match=r"global variable 'COUNTER' .*once per trace"):
+        f(np.ones(2))
+    assert COUNTER == 0
+
+
+class Counting:
+    def __init__(self):
+        self.calls = 0
+        self.training = True
+        self.w = np.ones(2)
+
+    def __call__(self, x):
+        self.training = True  # stores what is already there: no change
+        self.calls += 1
+        return x * self.w
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_changing_an_attribute_while_tracing_is_refused(target):
+    m = Counting()
+    f = autostage.convert(target=target)(m)
+    line = Counting.__call__.__code__.co_firstlineno + 2
+    with pytest.raises(PythonSideEffectError, match=rf"test_captures.py:{line}: self.calls "):
+        f(np.ones(2))
+
+
+LOG = []
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_appending_to_a_global_list_while_tracing_is_refused(target):
+    @autostage.convert(target=target)
+    def f(x):
+        LOG.append("called")
+        return x + 1
+
+    with pytest.raises(PythonSideEffectError, match=r"LOG.append\(\) \(reached through global"):
+        f(np.ones(2))
+    assert LOG == []
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_functions_own_containers_may_change(target):
+    @autostage.convert(target=target)
+    def f(x):
+        seen = {"n": 0}
+        seen["n"] += 1
+        parts = []
+        parts.append(x)
+        return parts[0] * seen["n"]
+
+    assert f(np.ones(2)).tolist() == [1.0, 1.0]

@@ -1,0 +1,394 @@
+"""Python side effects under staged control (runtime/staging/side_effects.py, python_state.py,
+and their use in control_flow.py and loops.py): attributes, dict items and closure variables
+assigned in staged branches, loops and lazy operands are threaded like variables when the object
+is made by the traced function, and refused with a PythonSideEffectError naming the place and
+the line when it outlives the call; an operand Python does not evaluate neither runs nor raises;
+a while test runs once per evaluation; prints before an exception appear. Both targets."""
+
+import inspect
+
+import numpy as np
+import pytest
+from autostage.runtime.escapes import TensorEscapeError
+from autostage.runtime.staging import PythonSideEffectError
+
+import autostage
+
+TARGETS = ("interpreter", "cpu")
+
+
+@pytest.fixture(params=TARGETS)
+def target(request):
+    return request.param
+
+
+def line_of(fn, text):
+    """The file:line of the first line of ``fn`` containing ``text``."""
+    lines, start = inspect.getsourcelines(fn)
+    offset = next(i for i, line in enumerate(lines) if text in line)
+    return f"{inspect.getsourcefile(fn)}:{start + offset}"
+
+
+def both(fn, target, *args):
+    """``fn(*args)`` plainly and staged; asserts they agree and returns the value."""
+    expected = fn(*args)
+    actual = autostage.convert(fn, target=target)(*args)
+    if isinstance(expected, tuple):
+        assert len(actual) == len(expected)
+        for a, e in zip(actual, expected, strict=True):
+            assert a == e, (actual, expected)
+    else:
+        assert actual == expected, (actual, expected)
+    return actual
+
+
+# --- Composite state (dict items, attributes) through a staged if --------------------------------
+
+
+def dict_item_both_branches(x):
+    d = {}
+    if x > 0:
+        d["a"] = x
+    else:
+        d["a"] = -x
+    return d["a"]
+
+
+def dict_item_one_branch(x):
+    d = {"a": x}
+    if x > 0:
+        d["a"] = x * 2
+    return d["a"]
+
+
+def nested_dict_python_values(x):
+    d = {"a": {"b": {"c": 0.0}}}
+    if x > 0:
+        d["a"]["b"]["c"] = 1.0
+    else:
+        d["a"]["b"]["c"] = 2.0
+    return d["a"]["b"]["c"]
+
+
+class Counter:
+    def __init__(self):
+        self.count = 0
+
+    def step(self, x):
+        if x > 0:
+            self.count += 1
+        return x
+
+
+def local_object_attribute(x):
+    acc = Counter()
+    if x > 0:
+        acc.count += 1
+    return acc.count
+
+
+@pytest.mark.parametrize("x", [2.0, -1.5])
+def test_dict_items_assigned_in_staged_branches_are_merged(target, x):
+    assert both(dict_item_both_branches, target, np.float64(x)) == abs(x)
+    assert both(dict_item_one_branch, target, np.float64(x)) == (2 * x if x > 0 else x)
+    assert both(nested_dict_python_values, target, np.float64(x)) == (1.0 if x > 0 else 2.0)
+
+
+@pytest.mark.parametrize("x", [2.0, -1.5])
+def test_attribute_of_an_object_made_inside_is_merged(target, x):
+    assert both(local_object_attribute, target, np.float64(x)) == (1 if x > 0 else 0)
+
+
+def test_attribute_of_self_in_a_staged_branch_is_refused(target):
+    counter = Counter()
+    with pytest.raises(PythonSideEffectError) as info:
+        autostage.convert(counter.step, target=target)(np.float64(1.0))
+    message = str(info.value)
+    assert "self.count" in message and "outlives the call" in message
+    assert line_of(Counter.step, "self.count += 1") in message
+    assert counter.count == 0  # the trace put the object back as it was
+
+
+SETTINGS = {"k": 0.0}
+
+
+def global_dict_item(x):
+    if x > 0:
+        SETTINGS["k"] = x
+    return x
+
+
+def test_item_of_a_global_dict_in_a_staged_branch_is_refused(target):
+    with pytest.raises(TensorEscapeError, match=r"SETTINGS\['k'\]") as info:
+        autostage.convert(global_dict_item, target=target)(np.float64(1.0))
+    assert line_of(global_dict_item, 'SETTINGS["k"] = x') in str(info.value)
+    assert SETTINGS == {"k": 0.0}
+
+
+def key_in_one_branch(x):
+    d = {}
+    if x > 0:
+        d["a"] = x
+    return len(d)
+
+
+def test_key_added_in_one_branch_only_is_refused(target):
+    with pytest.raises(PythonSideEffectError, match=r"dict 'd'.*d\['a'\]") as info:
+        autostage.convert(key_in_one_branch, target=target)(np.float64(1.0))
+    assert line_of(key_in_one_branch, "if x > 0") in str(info.value)
+
+
+# --- ... and through staged loops ----------------------------------------------------------------
+
+
+def dict_item_in_loop(n):
+    d = {"s": 0.0}
+    for i in range(n):
+        d["s"] = d["s"] + i
+    return d["s"]
+
+
+def counts_by_parity(n):
+    d = {"even": 0, "odd": 0}
+    for i in range(n):
+        if i % 2 == 0:
+            d["even"] += 1
+        else:
+            d["odd"] += 1
+    return d["even"], d["odd"]
+
+
+def attribute_in_while(n):
+    acc = Counter()
+    i = 0
+    while i < n:
+        acc.count += 2
+        i += 1
+    return acc.count, i
+
+
+def key_added_in_loop(n):
+    d = {}
+    for i in range(n):
+        d["last"] = i
+    return n
+
+
+@pytest.mark.parametrize("n", [0, 1, 4])
+def test_composite_state_is_carried_by_staged_loops(target, n):
+    assert both(dict_item_in_loop, target, np.int64(n)) == sum(range(n))
+    assert tuple(both(counts_by_parity, target, np.int64(n))) == ((n + 1) // 2, n // 2)
+    assert tuple(both(attribute_in_while, target, np.int64(n))) == (2 * n, n)
+
+
+def test_key_added_by_a_staged_loop_is_refused(target):
+    with pytest.raises(PythonSideEffectError, match=r"dict 'd'.*d\['last'\]") as info:
+        autostage.convert(key_added_in_loop, target=target)(np.int64(3))
+    assert line_of(key_added_in_loop, "for i in range(n)") in str(info.value)
+
+
+# --- nonlocal and global variables written under staged control --------------------------------
+
+
+def nonlocal_in_for(n):
+    count = 0
+
+    def inc():
+        nonlocal count
+        count += 1
+
+    for _ in range(n):
+        inc()
+    return count
+
+
+def nonlocal_in_while(n):
+    count = 0
+
+    def inc():
+        nonlocal count
+        count += 1
+
+    i = 0
+    while i < n:
+        inc()
+        i += 1
+    return count
+
+
+def nonlocal_in_branch(x):
+    count = 0
+
+    def inc():
+        nonlocal count
+        count += 1
+
+    if x > 0:
+        inc()
+    return count
+
+
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_closure_writing_a_nonlocal_in_a_staged_loop(target, n):
+    assert both(nonlocal_in_for, target, np.int64(n)) == n
+    assert both(nonlocal_in_while, target, np.int64(n)) == n
+    assert both(nonlocal_in_branch, target, np.float64(n - 0.5)) == (1 if n else 0)
+
+
+def make_counted():
+    count = 0
+
+    def bump():
+        nonlocal count
+        count += 1
+
+    def counted(n):
+        for _ in range(n):
+            bump()
+        return n
+
+    return counted
+
+
+TOTAL = 0
+
+
+def writes_global(n):
+    global TOTAL
+    for _ in range(n):
+        TOTAL += 1
+    return n
+
+
+def test_nonlocal_of_an_enclosing_scope_outside_the_call_is_refused(target):
+    counted = make_counted()
+    with pytest.raises(PythonSideEffectError, match="'count'") as info:
+        autostage.convert(counted, target=target)(np.int64(3))
+    assert line_of(counted, "for _ in range(n)") in str(info.value)
+    assert counted.__closure__[0].cell_contents.__closure__[0].cell_contents == 0
+
+
+def test_global_written_in_a_staged_loop_is_refused(target):
+    with pytest.raises(PythonSideEffectError, match="the global variable 'TOTAL'") as info:
+        autostage.convert(writes_global, target=target)(np.int64(3))
+    assert line_of(writes_global, "for _ in range(n)") in str(info.value)
+    assert TOTAL == 0
+
+
+# --- Lazy operands: and / or / ternary / comparison chains -------------------------------------
+
+NOTES: list = []
+
+
+def note():
+    NOTES.append(1)
+    return True
+
+
+def and_with_side_effect(a, b):
+    flag = a == b and note()
+    return flag
+
+
+def test_side_effect_in_a_lazy_operand_is_refused(target):
+    with pytest.raises(PythonSideEffectError, match="'NOTES'") as info:
+        autostage.convert(and_with_side_effect, target=target)(np.int64(1), np.int64(2))
+    assert line_of(note, "NOTES.append") in str(info.value)
+    assert NOTES == []
+
+
+def ternary_operand_raises(x, lst):
+    return lst[1 % len(lst)] if x > 0 else 2.0
+
+
+def and_operand_raises(x, lst):
+    return x > 0 and lst[5] > 0
+
+
+def chain_operand_raises(x, lst):
+    return 0 < x < lst[1 % len(lst)]
+
+
+def test_an_operand_python_does_not_evaluate_does_not_raise(target):
+    assert both(ternary_operand_raises, target, np.float64(-1.0), []) == 2.0
+    assert not both(and_operand_raises, target, np.float64(-1.0), [])
+    assert not both(chain_operand_raises, target, np.float64(-1.0), [])
+    with pytest.raises(ZeroDivisionError):
+        autostage.convert(ternary_operand_raises, target=target)(np.float64(1.0), [])
+    with pytest.raises(IndexError):
+        autostage.convert(and_operand_raises, target=target)(np.float64(1.0), [])
+    with pytest.raises(ZeroDivisionError):
+        autostage.convert(chain_operand_raises, target=target)(np.float64(1.0), [])
+
+
+# --- while tests with side effects ---------------------------------------------------------------
+
+
+def printing_test(n):
+    i = 0
+    while (print("test", i) or True) and i < n:
+        i += 1
+    return i
+
+
+@pytest.mark.parametrize("n", [0, 3])
+def test_while_test_runs_once_per_evaluation(target, n, capsys):
+    staged = autostage.convert(printing_test, target=target)
+    for _ in range(2):  # the second call is a cache hit
+        assert staged(np.int64(n)) == n
+        expected = "".join(f"test {i}\n" for i in range(n + 1))
+        assert capsys.readouterr().out == expected
+
+
+# --- stdout before an exception ----------------------------------------------------------------
+
+
+def prints_then_fails(x):
+    print("before")
+    return x + [1, 2][5]
+
+
+def failing_helper(x):
+    print("in helper", x)
+    return x + {}["missing"]
+
+
+def calls_failing_helper(x):
+    print("start")
+    return failing_helper(x * 2)
+
+
+def branch_then_fails(x):
+    if x > 0:
+        print("positive")
+    else:
+        x = x - 1
+    return x + [1][3]
+
+
+@pytest.mark.parametrize("fn, error, out", [
+    (prints_then_fails, IndexError, "before\n"),
+    (calls_failing_helper, KeyError, "start\nin helper 2.0\n"),
+    (branch_then_fails, IndexError, "positive\n"),
+])
+def test_output_printed_before_an_exception_appears(target, fn, error, out, capsys):
+    with pytest.raises(error) as plain:
+        fn(np.float64(1.0))
+    assert capsys.readouterr().out == out
+    staged = autostage.convert(fn, target=target)
+    for _ in range(2):  # the second call is a cache hit
+        with pytest.raises(error) as info:
+            staged(np.float64(1.0))
+        assert capsys.readouterr().out == out
+        assert info.value.args == plain.value.args
+
+
+def raises_without_output(x):
+    return x + [1, 2][5]
+
+
+def test_exception_without_output_is_raised_at_trace_time(target):
+    staged = autostage.convert(raises_without_output, target=target)
+    with pytest.raises(IndexError, match="list index out of range"):
+        staged(np.float64(1.0))
+    assert staged.trace_count == 0

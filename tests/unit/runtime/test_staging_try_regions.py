@@ -1,0 +1,160 @@
+"""try/except, try/finally and with around staged code (runtime/staging/try_regions.py with the
+operators' try_region/with_region): a handler that would miss an exception raised by staged code at
+run time is a StagingTryError naming the try line, the op line and the exception; handlers of
+trace-time exceptions only, and context managers that never swallow, stay allowed."""
+
+import contextlib
+import inspect
+
+import numpy as np
+import pytest
+from autostage.runtime.staging.try_regions import StagingTryError
+
+import autostage
+
+TARGETS = ["interpreter", "cpu"]
+
+
+def line_of(fn, text):
+    lines, start = inspect.getsourcelines(fn)
+    offset = next(i for i, line in enumerate(lines) if text in line)
+    return f"{inspect.getsourcefile(fn)}:{start + offset}"
+
+
+def index_or_default(x, i):
+    try:
+        return x[i]
+    except IndexError:
+        return -1.0
+
+
+def lookup_or_default(x, i):
+    try:
+        v = x[i]
+    except LookupError:  # IndexError is a LookupError
+        v = x[0]
+    return v
+
+
+def suppressed(x, i):
+    r = -1.0
+    with contextlib.suppress(IndexError):
+        r = x[i]
+    return r
+
+
+class Recorder:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return True  # swallows everything
+
+
+def unknown_manager(x, i):
+    r = -1.0
+    with Recorder():
+        r = x[i]
+    return r
+
+
+def raise_in_loop(x, n):
+    try:
+        for k in range(n):
+            if x[0] > k:
+                raise ValueError("too big")
+    except ValueError:
+        return -1.0
+    return 0.0
+
+
+def finally_prints(x, i):
+    try:
+        y = x[i]
+    finally:
+        print("cleanup")
+    return y
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn, text, caught, raiser", [
+    (index_or_default, "try:", "catches IndexError", "x[i]"),
+    (lookup_or_default, "try:", "catches LookupError", "x[i]"),
+    (suppressed, "with contextlib", "may swallow IndexError", "x[i]"),
+    (unknown_manager, "with Recorder", "may swallow any exception", "x[i]"),
+    (raise_in_loop, "try:", "catches ValueError", "raise ValueError"),
+])
+def test_a_handler_of_run_time_exceptions_is_refused(target, fn, text, caught, raiser):
+    with pytest.raises(StagingTryError) as e:
+        autostage.convert(fn, target=target)(np.zeros(3), np.int64(7))
+    message = str(e.value)
+    assert f"statement at {line_of(fn, text)} {caught}" in message
+    assert f"op at {line_of(fn, raiser)}" in message
+    assert "staged code has no exception handling" in message
+    assert isinstance(e.value, TypeError)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_finally_with_a_staged_side_effect_after_a_raising_body_is_refused(target, capsys):
+    with pytest.raises(StagingTryError) as e:
+        autostage.convert(finally_prints, target=target)(np.ones(3), np.int64(1))
+    message = str(e.value)
+    assert f"finally clause at {line_of(finally_prints, 'print(')}" in message
+    assert f"'print' op at {line_of(finally_prints, 'print(')}" in message
+    assert "IndexError" in message
+
+
+def trace_time_handler(x, i, options):
+    try:
+        scale = options["scale"]
+    except KeyError:
+        scale = 2.0
+    return x[i] * scale
+
+
+def trace_time_raise_handled(x, i, lst):
+    try:
+        y = lst[7]
+    except IndexError:
+        y = x[i]
+    return y
+
+
+def finally_without_effects(x, i):
+    try:
+        y = x[i]
+    finally:
+        z = 1
+    return y + z
+
+
+def errstate(x, i):
+    with np.errstate(divide="ignore"):
+        y = x[i] * 2.0
+    return y
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn, args", [
+    (trace_time_handler, (np.ones(3), np.int64(1), {})),
+    (trace_time_handler, (np.ones(3), np.int64(1), {"scale": 3.0})),
+    (trace_time_raise_handled, (np.arange(3.0), np.int64(2), [])),
+    (finally_without_effects, (np.arange(3.0), np.int64(2))),
+    (errstate, (np.arange(3.0), np.int64(2))),
+])
+def test_handlers_staged_code_cannot_reach_keep_python_semantics(target, fn, args):
+    assert autostage.convert(fn, target=target)(*args) == fn(*args)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_exception_staged_code_raises_outside_any_handler_still_raises(target):
+    # the handler does not catch IndexError: allowed, and the run-time error is Python's
+    def f(x, i, options):
+        try:
+            v = x[i]
+        except KeyError:
+            v = 0.0
+        return v
+
+    with pytest.raises(IndexError):
+        autostage.convert(f, target=target)(np.zeros(3), np.int64(7), {})
