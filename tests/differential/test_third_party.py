@@ -46,14 +46,7 @@ SKIP: dict[str, dict[str, str]] = {"toolz": {}, "mpmath": {}}
 # A refusal that is not listed fails the suite test. (mpmath converts lazily, on first call, so
 # only the functions its tests reach are converted and can be refused.) A refused function runs
 # as written, so its tests still pass: the table is where it shows.
-_ITEM4 = ("issue 8 item 4 (h1): a comprehension variable reused as a `for` target inside `try` "
-          "makes the generated module fail to compile (SyntaxError: no binding for nonlocal)")
-KNOWN_REFUSED: dict[str, dict[str, str]] = {"toolz": {}, "mpmath": {
-    "mpmath.matrices.linalg.LinearAlgebraMethods.householder": _ITEM4,
-    "mpmath.calculus.approximation.chebyfit": _ITEM4,
-    "mpmath.calculus.odes.ode_taylor": _ITEM4,
-    "mpmath.functions.factorials.gammaprod": _ITEM4,
-}}
+KNOWN_REFUSED: dict[str, dict[str, str]] = {"toolz": {}, "mpmath": {}}
 
 # Tests lost under conversion: "suite::node id" -> the finding. Each is checked by
 # test_known_loss, an xfail(strict=True): it turns into an unexpected pass when fixed.
