@@ -68,7 +68,9 @@ def to_graph(entity: Callable) -> Callable:
     fn, bound_to = _function_of(entity)
     if conversion.is_generator_function(fn):
         return fn if bound_to is None else types.MethodType(fn, bound_to)
-    converted = conversion.convert_entity(fn)
+    # A function that converted code created (a closure a converted factory returned) is
+    # converted code already: converting it again would parse generated source.
+    converted = fn if conversion.is_converted(fn) else conversion.convert_entity(fn)
     wrapped = _with_user_frames(converted, fn)
     return wrapped if bound_to is None else types.MethodType(wrapped, bound_to)
 

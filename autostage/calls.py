@@ -30,6 +30,9 @@ logger = logging.getLogger(__name__)
 _DO_NOT_CONVERT = "__autostage_do_not_convert__"
 _STDLIB = frozenset(sys.stdlib_module_names)
 _warned: set[Any] = set()
+# The types of BUILTINS' keys (builtins, classes, NumPy's Cython functions and bound methods):
+# all hashed by identity.
+_OVERLOADABLE = frozenset(type(f) for f in BUILTINS) - {types.FunctionType}
 _AS_IS = object()  # cached decision: call the function as it is
 _decisions: dict[int, Any] = {}  # id(function) -> its converted version, or _AS_IS
 
@@ -107,10 +110,9 @@ def _target(f: Any) -> Callable | None:
             return None if converted is None else types.MethodType(converted, f.__self__)
         if isinstance(f.__self__, RANDOM_OWNERS):  # Cython methods of NumPy's generators
             return random_method(f)  # a draw: staged while tracing, never frozen
-    try:
-        overload = BUILTINS.get(f)
-    except TypeError:  # unhashable callable object
-        overload = None
+    # Only the kinds of callables the overloads are keyed by: a look-up of anything else would
+    # run a user object's __hash__/__eq__, which Python's own call never does.
+    overload = BUILTINS.get(f) if type(f) in _OVERLOADABLE else None
     if overload is not None:
         return overload
     if isinstance(f, functools.partial):

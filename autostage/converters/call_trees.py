@@ -159,7 +159,7 @@ class CallTreeTransformer(transformer.Base):
         if callee is not _UNKNOWN:
             if _is_frame_builtin(callee):
                 return node
-            operator = self.policy.overload(callee)
+            operator = self.policy.overload(callee) if _hashes_natively(callee) else None
             if operator is not None:
                 return _with_keywords(templates.replace_as_expression(
                     "ag__.operator(args)", operator=operator, args=node.args), node)
@@ -171,11 +171,18 @@ class CallTreeTransformer(transformer.Base):
             "ag__.converted(func)(args)", func=node.func, args=node.args), node)
 
 
+def _hashes_natively(value: Any) -> bool:
+    """Whether set/dict look-ups of ``value`` run no user code. An object whose class defines
+    ``__hash__``/``__eq__`` in Python (a callable instance, a class with such a metaclass) would
+    run them while we convert: Python never calls them there, they may have effects, and they
+    may need conversion themselves (a deadlock on the conversion lock)."""
+    cls = type(value)
+    return not any(isinstance(getattr(cls, name, None), types.FunctionType)
+                   for name in ("__hash__", "__eq__"))
+
+
 def _is_frame_builtin(value: Any) -> bool:
-    try:
-        return value in _FRAME_BUILTINS
-    except TypeError:
-        return False
+    return any(value is builtin for builtin in _FRAME_BUILTINS)
 
 
 def _is_generated(func: gast.AST) -> bool:

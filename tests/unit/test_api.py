@@ -88,6 +88,26 @@ def test_to_graph_closures_and_lambdas():
     assert "ag__.if_exp" in autostage.to_code(sign)
 
 
+def _make_scaler(factor):
+    def scale(x, **options):
+        if options.get("negate"):
+            return -x * factor
+        return x * factor
+
+    return scale
+
+
+def test_functions_made_by_converted_code_are_converted_already():
+    # A converted factory returns a closure whose code is generated code; to_graph of it used to
+    # re-parse the generated source and raise "the name 'ag__' is reserved".
+    made = autostage.to_graph(_make_scaler)(3)
+    assert conversion.is_converted(made)
+    again = autostage.to_graph(made)
+    assert again(2) == 6 and again(2, negate=True) == -6
+    assert again.__autostage_converted__ is made
+    assert again.__name__ == "scale"
+
+
 def test_code_is_converted_once_per_code_object():
     code = make_adder(0).__code__
     conversion._code_cache.pop((code.co_filename, code), None)

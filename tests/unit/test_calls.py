@@ -97,3 +97,25 @@ def test_generator_functions_run_as_written_without_warning():
         warnings.simplefilter("error")
         assert calls.converted(gen) is gen
         assert autostage.to_graph(user)(4) == 6
+
+
+class _CountingHash:
+    """A callable object whose __hash__ counts its calls (Python's call never hashes it)."""
+
+    hashes = 0
+
+    def __hash__(self):
+        type(self).hashes += 1
+        return 1
+
+    def __call__(self, x):
+        return 2 * x
+
+
+def test_calling_a_callable_object_runs_no_user_hash():
+    obj = _CountingHash()
+    _CountingHash.hashes = 0
+    assert calls.converted_call(obj, 4) == 8
+    assert calls.converted_call(obj, 5) == 10
+    assert _CountingHash.hashes == 0
+    assert calls.converted_call(len, [1, 2]) == 2  # overloaded builtins still are

@@ -200,6 +200,41 @@ def test_without_a_policy_builtins_go_through_ag_converted(routed):
     assert convert(mixed, policy=None).function(2, (), {}, {}) == mixed(2, (), {}, {})
 
 
+class _LoudHash:
+    """A callable object whose __hash__ and __eq__ record that they ran."""
+
+    calls: list[str] = []
+
+    def __hash__(self):
+        self.calls.append("hash")
+        return 0
+
+    def __eq__(self, other):
+        self.calls.append("eq")
+        return False
+
+    def __call__(self, x):
+        return x + 1
+
+
+loud = _LoudHash()
+
+
+def calls_a_callable_object(x):
+    return loud(x) + helper(x)[0]
+
+
+def test_conversion_runs_no_user_hash_or_eq(routed):
+    # Converting used to look the callee up in the builtin tables (`value in frozenset`,
+    # `dict.get`), which runs a user object's __hash__/__eq__ at conversion time: effects Python
+    # never has, and a deadlock when that user code needs conversion itself.
+    _LoudHash.calls.clear()
+    converted = convert(calls_a_callable_object)
+    assert _LoudHash.calls == []
+    assert "ag__.converted(loud)(x)" in converted.source
+    assert converted.function(1) == calls_a_callable_object(1) == 3
+
+
 def test_policy_mirrors_converted_call():
     policy = POLICY
     assert policy.overload(len) == "len_" and policy.overload(helper) is None
