@@ -41,7 +41,7 @@ def _classify(index: tuple, staged_types: list) -> list[tuple[str, object]]:
             if t.dtype.kind == "b" and t.ndim > 0:
                 items.append(("mask", t))
             elif t.dtype.kind not in "iu" or t.dtype.kind == "b":
-                raise IndexError(_INDEX_ERROR + f" (got a staged {t})")
+                raise IndexError(_INDEX_ERROR)  # NumPy's message, exactly
             else:
                 items.append(("int", t) if t.ndim == 0 else ("array", t))
         else:
