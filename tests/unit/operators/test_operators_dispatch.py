@@ -217,6 +217,10 @@ def test_ag_reexports_the_operators_namespace():
     from autostage import operators
     from autostage.calls import converted
 
-    assert ag.__all__ == [*operators.__all__, "converted"]
+    from autostage.pyct.errors import PyCTError
+    from autostage.runtime import OWN_ERRORS
+
+    assert ag.__all__ == [*operators.__all__, "converted", "AUTOSTAGE_ERRORS"]
     assert all(getattr(ag, name) is getattr(operators, name) for name in operators.__all__)
     assert ag.converted is converted
+    assert ag.AUTOSTAGE_ERRORS == (*OWN_ERRORS, PyCTError)
