@@ -52,8 +52,9 @@ _SAFE = frozenset((
     "log2", "logical_not", "negative", "positive", "rad2deg", "reciprocal", "rint", "sign",
     "signbit", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc", "transpose", "sum",
     "any", "all", "cumsum", "cumprod", "prod", "full", "full_like", "eye", "arange", "sort",
-    "argsort", "var", "std", "mean", "norm", "tril", "triu", "expand_dims"))
+    "argsort", "var", "std", "mean", "norm", "tril", "triu", "expand_dims", "int_overflows"))
 _SIDE_EFFECTS = frozenset(("print", "assert", "raise", "call", "var_assign", "var_assign_add"))
+# (``raise_if`` is not one: like an index check, it raises, and raising is checked separately)
 
 
 def _broadcasts_safely(op: ir.Op) -> bool:
@@ -69,6 +70,8 @@ def may_raise(op: ir.Op) -> tuple[type[BaseException], ...]:
         return (type(op.attrs["exception"]),)
     if op.name == "assert":
         return (AssertionError,)
+    if op.name == "raise_if":  # Python-number checks: ZeroDivisionError, OverflowError...
+        return (type(op.attrs["exception"]),)
     if op.name == "call":
         return (Exception,)
     if op.name in _INDEXING:

@@ -214,11 +214,11 @@ def test_numpy_overloads_route_staged_arguments_while_tracing(staged, monkeypatc
 
 
 def test_ag_reexports_the_operators_namespace():
+    from autostage.runtime import OWN_ERRORS
+
     from autostage import operators
     from autostage.calls import converted
-
     from autostage.pyct.errors import PyCTError
-    from autostage.runtime import OWN_ERRORS
 
     assert ag.__all__ == [*operators.__all__, "converted", "AUTOSTAGE_ERRORS"]
     assert all(getattr(ag, name) is getattr(operators, name) for name in operators.__all__)
