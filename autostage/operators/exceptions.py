@@ -128,7 +128,11 @@ class WithRegion:
 
     def __enter__(self) -> Any:
         value = type(self._cm).__enter__(self._cm)
-        self._watched = stage_operator("try_enter")
+        try:
+            self._watched = stage_operator("try_enter")
+        except BaseException as e:  # refused (np.errstate(divide="raise")...): exit cm first
+            self._exit(self._cm, type(e), e, e.__traceback__)
+            raise
         return value
 
     def __exit__(self, kind: type | None, exc: BaseException | None,

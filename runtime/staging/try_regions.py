@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
-from autostage.runtime import ir, tracing
+from autostage.runtime import fp_state, ir, tracing
 from autostage.runtime.operator_hooks import register_operator_hook
 from autostage.runtime.staging import errors
 from autostage.runtime.types import TensorType
@@ -104,7 +104,9 @@ class Watched:
 
 
 def enter() -> Watched:
-    """Hook ``try_enter``: starts watching the ops the current region gets."""
+    """Hook ``try_enter``: starts watching the ops the current region gets (and refuses a
+    floating-point error state that raises, entered with ``np.errstate``: ``fp_state``)."""
+    fp_state.check_while_tracing()
     region = tracing.current().region
     return Watched(region, len(region.ops))
 
