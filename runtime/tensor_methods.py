@@ -59,21 +59,22 @@ def _unary(op: str):
 
 
 def _round(self: Tensor, ndigits: object = None) -> Tensor:
-    """``round(x)``: a Python int for a 0-d value (as Python floats and NumPy scalars give,
-    half to even); ``round(x, n)`` as NumPy's ``np.round`` (NumPy scalars, arrays). Python's
-    ``round(float, n)`` rounds the exact decimal value, which NumPy does not: refused."""
-    if ndigits is None and self.ndim == 0:
+    """``round(x)`` of a 0-d value: a Python int (as Python floats and NumPy scalars give, half to
+    even). ``round(x, n)`` is refused: Python rounds a float's exact decimal value, NumPy
+    scalars use np.round's scale-and-round, and neither is staged."""
+    if self.ndim > 0:
+        raise TypeError("type numpy.ndarray doesn't define __round__ method")
+    if ndigits is None:
         if self.dtype.kind in "iub":
             return python_numbers.int_of(self)
         return python_numbers.int_of(self, rounding="rint")
-    if self.ndim == 0 and value_info.is_weak(self.value) and self.dtype.kind == "f":
-        loc = tracing.user_location()
-        at = f" at {loc}" if loc is not None else ""
-        raise StagingTypeError(
-            f"round(x, ndigits) of a staged Python float{at} is not supported: Python rounds "
-            "the exact decimal value, NumPy's np.round (what staged code has) scales and "
-            "rounds, and they differ (round(2.675, 2)); use np.round(x, ndigits) explicitly")
-    return numpy_dispatch.FUNCTIONS[np.round](self, 0 if ndigits is None else ndigits)
+    loc = tracing.user_location()
+    at = f" at {loc}" if loc is not None else ""
+    raise StagingTypeError(
+        f"round(x, ndigits) of a staged value{at} is not supported: Python rounds a float's "
+        "exact decimal value and NumPy scalars scale and round (round(2.675, 2)), and neither is "
+        "staged; round outside the staged function, or use np.rint(x * 10**n) / 10**n if that "
+        "is what you mean")
 
 
 def inplace(op: str, a: object, b: object) -> object:

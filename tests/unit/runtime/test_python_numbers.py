@@ -325,3 +325,22 @@ def test_int_float_round_abs_are_python_numbers(target):
             assert str(info.value) == str(python.value)
         else:
             assert "out of the int64 range" in str(info.value)
+
+
+def round_digits(x):
+    return round(x[0], 2)
+
+
+def round_array(x):
+    return round(x)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_round_with_digits_is_refused_and_of_an_array_raises_as_python(target):
+    from autostage.runtime.tensor import StagingTypeError
+
+    x = np.array([2.675, 1.5])
+    with pytest.raises(StagingTypeError, match=r"round\(x, ndigits\)") as info:
+        autostage.convert(target=target)(round_digits)(x)
+    assert line_of(round_digits, "round(x[0], 2)") in str(info.value)
+    assert assert_same_as_python(round_array, target, x)[0] is TypeError
