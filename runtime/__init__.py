@@ -7,8 +7,10 @@ Public surface used by the operators: ``Staged`` (the base class of staged value
 ``is_staged``/``any_staged``, ``is_tracing`` (is a function being traced in this thread?) and
 ``Standin`` (the base class of stand-ins for user objects while tracing),
 ``stage_operator`` (hand an operator's staged inputs to its registered hook) and
-``checkpoint`` (where the trace stands, so that a hook can drop ops emitted after it); the
-runtime registers hooks with ``register_operator_hook``.
+``checkpoint`` (where the trace stands, so that a hook can drop ops emitted after it),
+``OWN_ERRORS`` (the errors the runtime raises itself while tracing: about the program or
+autostage, never the program's own exceptions, so no user handler may catch them); the runtime
+registers hooks with ``register_operator_hook``.
 """
 
 from autostage.runtime.operator_hooks import (
@@ -19,11 +21,16 @@ from autostage.runtime.operator_hooks import (
     register_operator_hook,
     stage_operator,
 )
-from autostage.runtime.tracing import checkpoint, is_tracing
+from autostage.runtime.tracing import StagingError, checkpoint, is_tracing
 
-__all__ = ["Staged", "Standin", "any_staged", "checkpoint", "is_staged", "is_tracing",
-           "register_operator_hook", "stage_operator"]
+__all__ = ["OWN_ERRORS", "Staged", "Standin", "any_staged", "checkpoint", "is_staged",
+           "is_tracing", "register_operator_hook", "stage_operator"]
 
 # Staged control flow and Python constructs: registers the cond/while/list/print/assert ops and
 # the operator hooks (last: it needs the rest of the runtime).
 from autostage.runtime import staging  # noqa: E402, F401
+from autostage.runtime.interpreter import TypeRuleMismatchError  # noqa: E402
+from autostage.runtime.passes.pass_manager import PassError  # noqa: E402
+from autostage.runtime.verifier import VerificationError  # noqa: E402
+
+OWN_ERRORS = (StagingError, TypeRuleMismatchError, VerificationError, PassError)

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from autostage.runtime import captures, escapes, ir, pytree, tracing, value_info
+from autostage.runtime import captures, escapes, fp_state, ir, pytree, tracing, value_info
 from autostage.runtime.cache_keys import ById, constant_key, leaf_key
 from autostage.runtime.environment import Source, bind_environment, environment_key
 from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
@@ -33,6 +33,8 @@ from autostage.runtime.staging import raises
 from autostage.runtime.tensor import Tensor
 from autostage.runtime.tensor_spec import TensorSpec
 from autostage.runtime.types import GeneratorType, TensorType, type_of_array
+
+_fp_current, _fp_accepted = fp_state.current, fp_state.accepted
 
 logger = logging.getLogger(__name__)
 
@@ -564,6 +566,8 @@ class StagedFunction:
     # The hot path: bind, flatten, key, one dict read, run.
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         try:
+            if _fp_current() is not _fp_accepted[0]:  # np.seterr changed: ~20 ns when not
+                fp_state.check(f"when {self.name} is called")
             if kwargs or len(args) != self._binding.arity:
                 values = self._binding.canonical(args, kwargs)
             else:
@@ -758,6 +762,7 @@ class StagedFunction:
                                      keywords)
                 outputs = collect_outputs(trace, output)
                 trace.check_escapes()
+                fp_state.check_while_tracing()
             random_check.check(self.name)
         finally:
             trace.finished = True

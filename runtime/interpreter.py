@@ -50,7 +50,8 @@ def run(module: ir.Module, args: Sequence[np.ndarray | np.generic],
     if name not in module.functions:
         raise KeyError(f"the module has no function named {name!r}; it has "
                        f"{', '.join(module.functions)}")
-    results = _Frame(module, module.functions[name]).run_function(args)
+    with np.errstate(all="ignore"):  # as compiled code: no FloatingPointError, no warnings
+        results = _Frame(module, module.functions[name]).run_function(args)
     return tuple(_to_user(value) for value in results)
 
 
@@ -125,9 +126,9 @@ class _Frame:
 
 
 # Arithmetic on 0-d values runs as Python operators on NumPy scalars, as the plain program's
-# ``p *= v`` does: NumPy's scalar arithmetic warns on integer overflow ("overflow encountered in
-# scalar multiply") and names float warnings "scalar ..." where the array ufunc loops do not.
-# Values are those of the ufunc; only operands of one dtype (the result dtype is theirs then).
+# ``p *= v`` does (faster than the ufunc on 0-d arrays; floating-point errors are ignored, see
+# ``run``). Values are those of the ufunc; only operands of one dtype (the result dtype is theirs
+# then).
 _SCALAR_OPERATORS = {
     "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
     "true_divide": operator.truediv, "floor_divide": operator.floordiv,

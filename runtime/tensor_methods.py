@@ -19,6 +19,7 @@ from autostage.runtime import (
     array_shapes,
     dtype_rules,
     numpy_dispatch,
+    python_numbers,
     tracing,
     value_info,
 )
@@ -42,15 +43,38 @@ _OPERAND_TYPES = (Tensor, bool, int, float, complex, np.ndarray, np.generic, lis
 
 
 def _binary(op: str, reflected: bool):
+    """A Python operator: Python's semantics (exceptions, exact ints) when both operands are
+    Python numbers (``python_numbers``), NumPy's otherwise."""
     def method(self: Tensor, other: object) -> Tensor:
         if not isinstance(other, _OPERAND_TYPES):
             return NotImplemented
-        return array_api.ufunc(op, other, self) if reflected else array_api.ufunc(op, self, other)
+        if reflected:
+            return python_numbers.binary(op, other, self)
+        return python_numbers.binary(op, self, other)
     return method
 
 
 def _unary(op: str):
-    return lambda self: array_api.ufunc(op, self)
+    return lambda self: python_numbers.unary(op, self)
+
+
+def _round(self: Tensor, ndigits: object = None) -> Tensor:
+    """``round(x)`` of a 0-d value: a Python int (as Python floats and NumPy scalars give, half to
+    even). ``round(x, n)`` is refused: Python rounds a float's exact decimal value, NumPy
+    scalars use np.round's scale-and-round, and neither is staged."""
+    if self.ndim > 0:
+        raise TypeError("type numpy.ndarray doesn't define __round__ method")
+    if ndigits is None:
+        if self.dtype.kind in "iub":
+            return python_numbers.int_of(self)
+        return python_numbers.int_of(self, rounding="rint")
+    loc = tracing.user_location()
+    at = f" at {loc}" if loc is not None else ""
+    raise StagingTypeError(
+        f"round(x, ndigits) of a staged value{at} is not supported: Python rounds a float's "
+        "exact decimal value and NumPy scalars scale and round (round(2.675, 2)), and neither is "
+        "staged; round outside the staged function, or use np.rint(x * 10**n) / 10**n if that "
+        "is what you mean")
 
 
 def inplace(op: str, a: object, b: object) -> object:
@@ -65,7 +89,7 @@ def inplace(op: str, a: object, b: object) -> object:
         return getattr(operator, next(k for k, v in IN_PLACE.items() if v == op))(a, b)
     # A Python number or a NumPy scalar argument is immutable: `n += 1` rebinds `n`.
     if value_info.is_weak(a.value) or value_info.is_scalar_argument(a.value):
-        return array_api.matmul(a, b) if op == "matmul" else array_api.ufunc(op, a, b)
+        return array_api.matmul(a, b) if op == "matmul" else python_numbers.binary(op, a, b)
     if value_info.aliased_argument(a.value) is not None:
         array_shapes.check_writable(a, "this in-place operator")
     result = array_api.matmul(a, b) if op == "matmul" else array_api.ufunc(op, a, b)
@@ -170,15 +194,17 @@ def _attach() -> None:
         setattr(Tensor, f"__r{stem}__", _binary(op, True))
         setattr(Tensor, f"__i{stem}__", lambda self, other, _op=op: inplace(_op, self, other))
     for stem, op in COMPARISON_OPERATORS.items():
-        setattr(Tensor, f"__{stem}__", _binary(op, False))
+        setattr(Tensor, f"__{stem}__", lambda self, other, _op=op: array_api.ufunc(
+            _op, self, other) if isinstance(other, _OPERAND_TYPES) else NotImplemented)
     for stem, op in UNARY_OPERATORS.items():
         setattr(Tensor, f"__{stem}__", _unary(op))
     methods = {
         "__matmul__": lambda self, other: array_api.matmul(self, other),
         "__rmatmul__": lambda self, other: array_api.matmul(other, self),
         "__imatmul__": lambda self, other: inplace("matmul", self, other),
-        "__divmod__": lambda self, other: (self // other, self % other),
-        "__rdivmod__": lambda self, other: (other // self, other % self),
+        "__divmod__": lambda self, other: python_numbers.divmod_(self, other),
+        "__rdivmod__": lambda self, other: python_numbers.divmod_(other, self),
+        "__round__": _round,
         "__getitem__": array_shapes.getitem,
         "__setitem__": _setitem,
         "__len__": _len,

@@ -8,6 +8,8 @@ finally: F`` becomes::
     try:
         with try_:
             B
+    except ag__.AUTOSTAGE_ERRORS:
+        raise
     except E:
         H
     finally:
@@ -18,9 +20,12 @@ and ``with cm as v:`` becomes ``with ag__.with_region(cm) as v:``. With Python v
 nothing more than the original statements; while a function is traced, the runtime refuses a
 handler (or a context manager that may swallow exceptions, or a ``finally`` with staged side
 effects) that would miss an exception staged code may raise at run time
-(``runtime/staging/try_regions.py``). Handler types are evaluated only then, lazily. Needs no
-analysis; runs after break/continue/return lowering, which may add ``except BaseException``
-clauses of its own (a ``finally`` that can jump).
+(``runtime/staging/try_regions.py``). The first handler re-raises autostage's own errors
+(staging and conversion errors raised while tracing: a ``StagingTypeError`` is a ``TypeError``),
+which are about the program, not its data: a user's ``except TypeError`` (or ``Exception``, or a
+bare ``except:``) must not run where Python would have run the body. Handler types are evaluated
+only then, lazily. Needs no analysis; runs after break/continue/return lowering, which may add
+``except BaseException`` clauses of its own (a ``finally`` that can jump).
 """
 
 from __future__ import annotations
@@ -42,6 +47,9 @@ class TryTransformer(transformer.Base):
                      for h in node.handlers]
             handlers = templates.replace_as_expression(
                 "lambda: types", types=gast.Tuple(types, gast.Load()))
+            reraise = templates.replace("try:\n    pass\nexcept ag__.AUTOSTAGE_ERRORS:\n    raise")
+            adopt_origin(reraise, node)
+            node.handlers.insert(0, reraise[0].handlers[0])
         else:
             handlers = gast.Constant(None, None)
         init = templates.replace("region = ag__.try_region(handlers)", region=region,

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
-from autostage.runtime import Staged, is_tracing, stage_operator
+from autostage.runtime import OWN_ERRORS, Staged, is_tracing, stage_operator
 
 
 def assert_stmt(test: Any, msg_fn: Callable[[], Any] | None = None) -> None:
@@ -107,7 +107,9 @@ class _FinallyRegion:
 
 class WithRegion:
     """``cm`` in a ``with`` statement (enters and exits it as the statement does), watched while
-    tracing like a ``try`` body whose handlers are the exceptions ``cm`` may swallow."""
+    tracing like a ``try`` body whose handlers are the exceptions ``cm`` may swallow. An
+    autostage error (``OWN_ERRORS``) leaving the body is never swallowed: ``cm`` exits, and the
+    error propagates whatever ``cm.__exit__`` returns."""
 
     __slots__ = ("_cm", "_exit", "_watched")
 
@@ -126,12 +128,18 @@ class WithRegion:
 
     def __enter__(self) -> Any:
         value = type(self._cm).__enter__(self._cm)
-        self._watched = stage_operator("try_enter")
+        try:
+            self._watched = stage_operator("try_enter")
+        except BaseException as e:  # refused (np.errstate(divide="raise")...): exit cm first
+            self._exit(self._cm, type(e), e, e.__traceback__)
+            raise
         return value
 
     def __exit__(self, kind: type | None, exc: BaseException | None,
                  tb: TracebackType | None) -> Any:
         swallowed = self._exit(self._cm, kind, exc, tb)
+        if isinstance(exc, OWN_ERRORS):  # about the program, not its data: never swallowed
+            return False
         if self._watched is not None:
             stage_operator("with_exit", self._watched, self._cm, exc)
         return swallowed

@@ -1,6 +1,7 @@
 """The op kinds of the IR, one module per family; importing this package registers them all."""
 
 from autostage.runtime.ops import (  # noqa: F401
+    checks,
     constant,
     creation,
     elementwise,

@@ -16,7 +16,7 @@ import functools
 import operator
 
 import numpy as np
-from autostage.runtime import value_info
+from autostage.runtime import python_numbers, value_info
 from autostage.runtime.operator_hooks import Staged, Standin, register_operator_hook
 from autostage.runtime.staging import errors, iteration, tensor_lists, values
 from autostage.runtime.staging.control_flow import predicate
@@ -53,13 +53,15 @@ def len_(x: object) -> object:
 
 
 def int_(x: object, *args: object) -> Tensor:
+    """``int(x)``: a Python int (weak), with Python's errors for nan, inf and out of range."""
     if args:
         raise errors.StagingTypeError(f"int() with a base of staged values{errors.at()}")
-    return _scalar(x, "int").astype(np.int64)
+    return python_numbers.int_of(_scalar(x, "int"))
 
 
 def float_(x: object) -> Tensor:
-    return _scalar(x, "float").astype(np.float64)
+    """``float(x)``: a Python float (weak: ``float(t) * f32_array`` stays float32)."""
+    return python_numbers.float_of(_scalar(x, "float"))
 
 
 def bool_(x: object) -> Tensor:

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
-from autostage.runtime import ir, tracing
+from autostage.runtime import fp_state, ir, tracing
 from autostage.runtime.operator_hooks import register_operator_hook
 from autostage.runtime.staging import errors
 from autostage.runtime.types import TensorType
@@ -52,8 +52,9 @@ _SAFE = frozenset((
     "log2", "logical_not", "negative", "positive", "rad2deg", "reciprocal", "rint", "sign",
     "signbit", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc", "transpose", "sum",
     "any", "all", "cumsum", "cumprod", "prod", "full", "full_like", "eye", "arange", "sort",
-    "argsort", "var", "std", "mean", "norm", "tril", "triu", "expand_dims"))
+    "argsort", "var", "std", "mean", "norm", "tril", "triu", "expand_dims", "int_overflows"))
 _SIDE_EFFECTS = frozenset(("print", "assert", "raise", "call", "var_assign", "var_assign_add"))
+# (``raise_if`` is not one: like an index check, it raises, and raising is checked separately)
 
 
 def _broadcasts_safely(op: ir.Op) -> bool:
@@ -69,6 +70,8 @@ def may_raise(op: ir.Op) -> tuple[type[BaseException], ...]:
         return (type(op.attrs["exception"]),)
     if op.name == "assert":
         return (AssertionError,)
+    if op.name == "raise_if":  # Python-number checks: ZeroDivisionError, OverflowError...
+        return (type(op.attrs["exception"]),)
     if op.name == "call":
         return (Exception,)
     if op.name in _INDEXING:
@@ -101,7 +104,9 @@ class Watched:
 
 
 def enter() -> Watched:
-    """Hook ``try_enter``: starts watching the ops the current region gets."""
+    """Hook ``try_enter``: starts watching the ops the current region gets (and refuses a
+    floating-point error state that raises, entered with ``np.errstate``: ``fp_state``)."""
+    fp_state.check_while_tracing()
     region = tracing.current().region
     return Watched(region, len(region.ops))
 

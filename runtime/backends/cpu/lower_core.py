@@ -33,6 +33,15 @@ _INTEGER_OPERATORS = {
     "remainder": "(0 if {1} == 0 or {1} == -1 else {0} % {1})",
     "floor_divide": "(0 if {1} == 0 else -{0} if {1} == -1 else {0} // {1})",
 }
+# NumPy shifts by a count outside [0, bits) give 0 (right shift of a negative value: -1), where
+# the machine shift (and Numba's) is undefined: 5 << 64 was 5, 5 << -1 was MIN.
+_SHIFTS = {
+    "left_shift": ("({0} << {1} if 0 <= {1} < {w} else {z})",
+                   "np.where(({1} >= 0) & ({1} < {w}), np.left_shift({0}, {1}), {z})"),
+    "right_shift": ("({0} >> {1} if 0 <= {1} < {w} else ({z} - {one} if {0} < 0 else {z}))",
+                    "np.where(({1} >= 0) & ({1} < {w}), np.right_shift({0}, {1}), "
+                    "np.where({0} < 0, {z} - {one}, {z}))"),
+}
 _BOOL_OPERANDS = {"logical_and", "logical_or", "logical_not", "logical_xor"}
 # Ufuncs Numba lacks (or types differently), as expressions on operands of the loop dtype.
 _SUBSTITUTES = {
@@ -90,7 +99,13 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
     out = op.results[0]
     loop = _loop_dtypes(op)
     args = [cast_expr(em.name(v), v.type, dt) for v, dt in zip(op.operands, loop, strict=True)]
-    if is_scalar(out.type):
+    if op.name in _SHIFTS:
+        dtype = np_dtype(out.type.dtype)
+        template = _SHIFTS[op.name][0 if is_scalar(out.type) else 1]
+        expr = template.format(*args, w=loop[0].itemsize * 8, z=f"{dtype}(0)", one=f"{dtype}(1)")
+        expr = wrap_scalar(expr, out.type.dtype) if is_scalar(out.type) else (
+            f"({expr}).astype({dtype})")
+    elif is_scalar(out.type):
         if op.name in _INTEGER_OPERATORS and loop[0].kind in "iu":
             # Scalar ufunc calls go through Numba's ufunc machinery (3x slower in Collatz, and
             # np.floor_divide(MIN, -1) traps); `%` and `//` have NumPy's floor semantics.

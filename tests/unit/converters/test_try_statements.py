@@ -34,6 +34,8 @@ def test_try_bodies_and_finally_clauses_are_watched():
             try:
                 with try_:
                     v = d[k]
+            except ag__.AUTOSTAGE_ERRORS:
+                raise
             except (KeyError, TypeError):
                 v = -1
             except Exception:

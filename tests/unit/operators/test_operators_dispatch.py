@@ -214,9 +214,13 @@ def test_numpy_overloads_route_staged_arguments_while_tracing(staged, monkeypatc
 
 
 def test_ag_reexports_the_operators_namespace():
+    from autostage.runtime import OWN_ERRORS
+
     from autostage import operators
     from autostage.calls import converted
+    from autostage.pyct.errors import PyCTError
 
-    assert ag.__all__ == [*operators.__all__, "converted"]
+    assert ag.__all__ == [*operators.__all__, "converted", "AUTOSTAGE_ERRORS"]
     assert all(getattr(ag, name) is getattr(operators, name) for name in operators.__all__)
     assert ag.converted is converted
+    assert ag.AUTOSTAGE_ERRORS == (*OWN_ERRORS, PyCTError)

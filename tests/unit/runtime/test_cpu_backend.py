@@ -230,3 +230,19 @@ def test_helpers_shared_by_call_sites_with_and_without_repeated_operands():
         expected = autostage.convert(_chained_matmuls, target="interpreter")(a, n)
         assert compiled.dtype == expected.dtype == np.float32
         np.testing.assert_allclose(compiled, expected, rtol=1e-6)
+
+
+def _shifts(a, b):
+    return a << b, a >> b
+
+
+@pytest.mark.parametrize("a, b", [
+    (np.int64(5), np.int64(64)), (np.int64(-5), np.int64(70)), (np.int64(5), np.int64(-1)),
+    (np.int64(-5), np.int64(-1)), (np.int64(3), np.int64(63)), (np.uint8(200), np.uint8(3)),
+    (np.array([5, -5, 3, 1], np.int8), np.array([8, 70, -1, 2], np.int8)),
+    (np.array([5, -5, 3, 1], np.int8), np.int64(9))])
+def test_shift_counts_out_of_range_give_numpys_values(a, b):
+    got = autostage.convert(target="cpu")(_shifts)(a, b)
+    for g, e in zip(got, _shifts(a, b), strict=True):
+        assert np.asarray(g).dtype == np.asarray(e).dtype
+        assert np.array_equal(g, e)

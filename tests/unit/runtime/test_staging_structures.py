@@ -295,7 +295,7 @@ def test_side_effect_names_the_line_of_the_mutating_call():
     assert line_of(appends_in_branch, "if v > 0") in str(info.value)
 
 
-def test_scalar_arithmetic_warns_like_numpy_scalars():
+def test_scalar_arithmetic_wraps_like_numpy_scalars_without_warnings():
     def product(values):
         p = values[0]
         for v in values[1:]:
@@ -309,6 +309,7 @@ def test_scalar_arithmetic_warns_like_numpy_scalars():
     with warnings.catch_warnings(record=True) as got:
         warnings.simplefilter("always")
         result = run(product, x)
-    assert result == expected
-    assert [str(w.message) for w in got] == [str(w.message) for w in plain] == [
-        "overflow encountered in scalar multiply"]
+    assert result == expected == np.int8(-56)
+    # staged code computes with floating-point errors ignored, as compiled code (fp_state.py)
+    assert [str(w.message) for w in plain] == ["overflow encountered in scalar multiply"]
+    assert got == []

@@ -158,3 +158,107 @@ def test_an_exception_staged_code_raises_outside_any_handler_still_raises(target
 
     with pytest.raises(IndexError):
         autostage.convert(f, target=target)(np.zeros(3), np.int64(7), {})
+
+
+# --- autostage's own errors are never caught by the user's handlers ----------------------------
+# A staging error (here a StagingTypeError, a TypeError: a loop variable that changes dtype) is
+# about the program, not its data: Python would have run the try body, so a handler that catches
+# it would run a path Python never takes.
+
+
+def _retyped_in_loop(x):
+    s = 0
+    for i in range(x.shape[0]):
+        s = x[i] > 0
+    return s
+
+
+def caught_by_type_error(x):
+    try:
+        s = 0
+        for i in range(x.shape[0]):
+            s = x[i] > 0
+        return s
+    except TypeError:
+        return "handler"
+
+
+def caught_by_exception(x):
+    try:
+        s = 0
+        for i in range(x.shape[0]):
+            s = x[i] > 0
+        return s
+    except (ValueError, Exception) as e:
+        return str(e)
+
+
+def caught_by_bare_except(x):
+    try:
+        s = 0
+        for i in range(x.shape[0]):
+            s = x[i] > 0
+        return s
+    except:  # noqa: E722
+        return "handler"
+
+
+def caught_in_a_call(x):
+    try:
+        return _retyped_in_loop(x)
+    except TypeError:
+        return "handler"
+
+
+def suppressed_type_error(x):
+    with contextlib.suppress(TypeError):
+        s = 0
+        for i in range(x.shape[0]):
+            s = x[i] > 0
+        return s
+    return "suppressed"
+
+
+def swallowed_by_a_manager(x):
+    with Recorder():
+        s = 0
+        for i in range(x.shape[0]):
+            s = x[i] > 0
+        return s
+    return "swallowed"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn", [caught_by_type_error, caught_by_exception, caught_by_bare_except,
+                                caught_in_a_call, suppressed_type_error, swallowed_by_a_manager])
+def test_staging_errors_are_not_caught_by_user_handlers(fn, target):
+    from autostage.runtime.tensor import StagingTypeError
+
+    with pytest.raises(StagingTypeError, match="loop variable 's'") as info:
+        autostage.convert(target=target)(fn)(np.array([1.0, -1.0]))
+    source = _retyped_in_loop if fn is caught_in_a_call else fn
+    assert line_of(source, "for i in range") in str(info.value)
+
+
+def test_a_manager_still_exits_when_a_staging_error_passes_through():
+    log = []
+
+    class Logged:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, kind, exc, tb):
+            log.append(kind.__name__)
+            return True
+
+    def fn(x):
+        with Logged():
+            s = 0
+            for i in range(x.shape[0]):
+                s = x[i] > 0
+            return s
+
+    from autostage.runtime.tensor import StagingTypeError
+    with pytest.raises(StagingTypeError):
+        autostage.convert(target="interpreter")(fn)(np.array([1.0]))
+    assert log == ["StagingTypeError"]

@@ -1,0 +1,299 @@
+"""Python operators on Python numbers in staged code: Python's exceptions, not NumPy's values.
+
+A value that is a Python int or float in the user's program (``x.shape[0]``, a staged ``len``, a
+``range`` index, ``int(t)``, their arithmetic: *weak* values, ``value_info``) is a 0-d int64 or
+float64 tensor when staged. NumPy arithmetic on those differs from Python's exactly where Python
+raises: ``n // 0`` and ``n % 0`` are 0, ``m / 0`` is inf, ``0.0 ** -1`` is inf, and int64 wraps
+where Python's int is exact. So an operator whose operands are all Python numbers (Python
+constants or weak tensors; any array or NumPy scalar keeps NumPy's semantics) is staged with
+run-time checks (``runtime/ops/checks.py``): ZeroDivisionError with Python's message, ValueError
+for negative shift counts, and an OverflowError where Python's exact int would leave int64.
+Checks that are decided at trace time (a constant divisor) emit nothing. Bools are ints in Python
+arithmetic (``True + True == 2``), so bool operands become int64 first. ``n ** e`` with a negative
+constant ``e`` is a float, as in Python; a staged ``e`` whose sign is unknown keeps the int type
+and raises a clear ValueError at run time if it is negative.
+"""
+
+from __future__ import annotations
+
+import math
+
+import autostage.runtime.tensor  # noqa: F401 - first: Tensor's methods need array_api complete
+import numpy as np
+from autostage.runtime import array_api, dtype_rules, tracing, value_info
+from autostage.runtime.ops.checks import INT64_MAX, INT64_MIN, overflows
+from autostage.runtime.tensor import Tensor, constant
+
+_KINDS = (bool, int, float, complex)
+# ops where Python computes with bools as ints (not bitwise and/or/xor of two bools)
+# (``~`` keeps NumPy's logical not of a bool: Python's ~True is -2, deprecated since 3.12, and the
+# runtime itself negates staged predicates with ``~``)
+_INT_ARITHMETIC = {"add", "subtract", "multiply", "true_divide", "floor_divide", "remainder",
+                   "power", "left_shift", "right_shift", "negative", "positive", "absolute"}
+_SYMBOLS = {"add": "+", "subtract": "-", "multiply": "*", "floor_divide": "//",
+            "left_shift": "<<", "power": "**", "negative": "-", "absolute": "abs()"}
+
+
+def _python_error(expression) -> tuple:
+    """The arguments of the ZeroDivisionError this Python version raises for ``expression``."""
+    try:
+        expression()
+    except ZeroDivisionError as e:
+        return e.args
+    raise AssertionError("expected a ZeroDivisionError")
+
+
+_ZERO_DIVISION = {
+    ("true_divide", int): _python_error(lambda: 1 / 0),
+    ("true_divide", float): _python_error(lambda: 1.0 / 0.0),
+    ("true_divide", complex): _python_error(lambda: 1j / 0),
+    ("floor_divide", int): _python_error(lambda: 1 // 0),
+    ("floor_divide", float): _python_error(lambda: 1.0 // 0.0),
+    ("remainder", int): _python_error(lambda: 1 % 0),
+    ("remainder", float): _python_error(lambda: 1.0 % 0.0),
+    ("divmod", int): _python_error(lambda: divmod(1, 0)),
+    ("divmod", float): _python_error(lambda: divmod(1.0, 0.0)),
+    ("power", float): _python_error(lambda: 0.0 ** -1),
+    ("power", complex): _python_error(lambda: 0j ** -1),
+}
+
+
+def _kind(x: object) -> type | None:
+    """bool/int/float/complex for a Python number or a weak tensor; None for anything else."""
+    if isinstance(x, Tensor):
+        return dtype_rules.weak_kind(x.dtype) if value_info.is_weak(x.value) else None
+    if dtype_rules.is_python_scalar(x):
+        return next(k for k in _KINDS if isinstance(x, k))
+    return None
+
+
+def all_python(*operands: object) -> bool:
+    """Whether every operand is a Python number (a constant or a weak tensor)."""
+    return all(_kind(x) is not None for x in operands)
+
+
+def binary(op: str, a: object, b: object) -> object:
+    """``a <op> b`` (``op`` a ufunc name) with Python's semantics if both are Python numbers."""
+    if not all_python(a, b):
+        return array_api.ufunc(op, a, b)
+    if op in _INT_ARITHMETIC or _kind(a) is not _kind(b):
+        a, b = _int_if_bool(a), _int_if_bool(b)
+    kind = max((_kind(a), _kind(b)), key=_KINDS.index)
+    if op == "power":
+        return _power(a, b, kind)
+    if op in ("true_divide", "floor_divide", "remainder") and kind is not complex or (
+            op == "true_divide"):
+        _raise_if(_equal(b, 0), ZeroDivisionError(*_ZERO_DIVISION[op, kind]))
+    if kind is int:
+        _check_int(op, a, b)
+    return array_api.ufunc(op, a, b)
+
+
+def unary(op: str, a: object) -> object:
+    """``-a``, ``+a``, ``abs(a)``, ``~a`` with Python's semantics for a Python number."""
+    if _kind(a) is None:
+        return array_api.ufunc(op, a)
+    if op in _INT_ARITHMETIC:
+        a = _int_if_bool(a)
+    if _kind(a) is int and op in ("negative", "absolute"):
+        _raise_if(_overflows(op, a), _overflow_error(op))
+    return array_api.ufunc(op, a)
+
+
+def divmod_(a: object, b: object) -> tuple:
+    """``divmod(a, b)``: one ZeroDivisionError with divmod's own message, as in Python."""
+    if not all_python(a, b):
+        return array_api.ufunc("floor_divide", a, b), array_api.ufunc("remainder", a, b)
+    a, b = _int_if_bool(a), _int_if_bool(b)
+    kind = max((_kind(a), _kind(b)), key=_KINDS.index)
+    if kind is complex:
+        raise TypeError("unsupported operand type(s) for divmod(): complex")
+    _raise_if(_equal(b, 0), ZeroDivisionError(*_ZERO_DIVISION["divmod", kind]))
+    if kind is int:
+        _raise_if(_and(_equal(a, INT64_MIN), _equal(b, -1)), _overflow_error("floor_divide"))
+    return array_api.ufunc("floor_divide", a, b), array_api.ufunc("remainder", a, b)
+
+
+# --- the checks -------------------------------------------------------------------------------
+
+
+def _check_int(op: str, a: object, b: object) -> None:
+    if op in ("add", "subtract", "multiply"):
+        _raise_if(_overflows(op, a, b), _overflow_error(op))
+    elif op == "floor_divide":
+        _raise_if(_and(_equal(a, INT64_MIN), _equal(b, -1)), _overflow_error(op))
+    elif op in ("left_shift", "right_shift"):
+        _raise_if(_less(b, 0), ValueError("negative shift count"))
+        if op == "left_shift":
+            _raise_if(_overflows(op, a, b), _overflow_error(op))
+
+
+def _power(a: object, b: object, kind: type) -> object:
+    if kind is int and isinstance(b, int) and b < 0:
+        a, kind = _as_float(a), float  # Python: int ** negative int is a float
+    if kind is int:
+        _raise_if(_less(b, 0), ValueError(
+            f"a Python int raised to a negative staged int power{_at()} is a float in Python, "
+            "but staged code typed the result as an int (the sign of the exponent is only known "
+            "at run time); write float(base) ** exponent for a float, or make sure the "
+            "exponent is >= 0"))
+        _raise_if(_overflows("power", a, b), _overflow_error("power"))
+        return array_api.ufunc("power", a, b)
+    if kind is complex:
+        _raise_if(_and(_equal(a, 0), _negative_or_complex(b)),
+                  ZeroDivisionError(*_ZERO_DIVISION["power", complex]))
+        return array_api.ufunc("power", a, b)
+    _raise_if(_and(_equal(a, 0), _less(b, 0)), ZeroDivisionError(*_ZERO_DIVISION["power", float]))
+    finite = _and(_isfinite(a), _isfinite(b))
+    _raise_if(_and(_and(_less(a, 0), finite), _not_equal(b, _floor(b))), ValueError(
+        f"a negative Python float raised to a fractional power{_at()} is a complex number in "
+        "Python, but staged code computes floats (NumPy would give nan); use "
+        "complex(base) ** exponent, or np.power for NumPy's nan"))
+    result = array_api.ufunc("power", a, b)
+    # Python's float ** raises where the exact result overflows (C's pow sets ERANGE)
+    _raise_if(_and(finite, _isinf(result)), OverflowError(34, "Numerical result out of range"))
+    return result
+
+
+def _overflow_error(op: str) -> OverflowError:
+    return OverflowError(
+        f"Python int arithmetic ({_SYMBOLS[op]}) does not fit in int64 in staged code{_at()}: "
+        "Python's ints are exact, staged Python ints are int64 (NumPy integers such as "
+        "np.int64 values wrap around instead, as in NumPy); keep the values within int64 or "
+        "compute with floats")
+
+
+def _at() -> str:
+    loc = tracing.user_location()
+    return f" at {loc}" if loc is not None else ""
+
+
+def _raise_if(test: object, exception: BaseException) -> None:
+    """Raises ``exception`` at run time where ``test`` holds (now, if ``test`` is a bool)."""
+    if isinstance(test, Tensor):
+        tracing.emit("raise_if", (test.value,), {"exception": exception})
+    elif test:
+        tracing.emit("raise_if", (constant(np.bool_(True)).value,), {"exception": exception})
+
+
+def _overflows(op: str, *operands: object) -> object:
+    if not any(isinstance(x, Tensor) for x in operands):
+        return overflows(op, *(int(x) for x in operands))
+    values = [x.value if isinstance(x, Tensor) else constant(np.int64(x)).value
+              for x in operands]
+    (result,) = tracing.emit("int_overflows", values, {"op": op})
+    return Tensor(result)
+
+
+# Predicates on a Python number or a tensor: a bool when decided at trace time.
+def _ufunc_or_python(name: str, python):
+    def apply(*xs: object) -> object:
+        if any(isinstance(x, Tensor) for x in xs):
+            return array_api.ufunc(name, *xs)
+        return bool(python(*xs))
+    return apply
+
+
+_equal = _ufunc_or_python("equal", lambda x, v: x == v)
+_not_equal = _ufunc_or_python("not_equal", lambda x, v: x != v)
+_less = _ufunc_or_python("less", lambda x, v: x < v)
+_isfinite = _ufunc_or_python("isfinite", lambda x: math.isfinite(x))
+_isinf = _ufunc_or_python("isinf", lambda x: math.isinf(x))
+
+
+def _floor(x: object) -> object:
+    if isinstance(x, Tensor):
+        return array_api.ufunc("floor", x) if x.dtype.kind == "f" else x
+    return math.floor(x) if math.isfinite(x) else x
+
+
+def _negative_or_complex(b: object) -> object:
+    """Whether ``b`` has a negative real part or a non-zero imaginary part (complex ``0 ** b``
+    raises then); NumPy orders complex numbers by real part first."""
+    if isinstance(b, Tensor) and b.dtype.kind == "c":
+        return _or(array_api.ufunc("not_equal", b, array_api.ufunc("conjugate", b)),
+                   array_api.ufunc("less", b, 0))
+    if isinstance(b, complex):
+        return b.real < 0 or b.imag != 0
+    return _less(b, 0)
+
+
+def _and(p: object, q: object) -> object:
+    if p is False or q is False:
+        return False
+    if p is True:
+        return q
+    if q is True:
+        return p
+    return array_api.ufunc("logical_and", p, q)
+
+
+def _or(p: object, q: object) -> object:
+    if p is True or q is True:
+        return True
+    if p is False:
+        return q
+    if q is False:
+        return p
+    return array_api.ufunc("logical_or", p, q)
+
+
+def _int_if_bool(x: object) -> object:
+    """A Python bool as the int it is in arithmetic (weak)."""
+    if isinstance(x, bool):
+        return int(x)
+    if isinstance(x, Tensor) and x.dtype == np.bool_ and value_info.is_weak(x.value):
+        result = array_api.astype(x, np.int64)
+        value_info.mark_weak(result.value)
+        return result
+    return x
+
+
+def _as_float(x: object) -> object:
+    if isinstance(x, Tensor):
+        result = array_api.astype(x, np.float64)
+        value_info.mark_weak(result.value)
+        return result
+    return float(x)
+
+
+def int_of(x: Tensor, rounding: str | None = None) -> Tensor:
+    """``int(x)`` (or ``round(x)`` with ``rounding="rint"``) of a 0-d tensor: a Python int
+    (weak int64), raising what Python raises for nan and infinity, and an OverflowError where
+    Python's exact int would not fit int64."""
+    if x.dtype.kind == "c":
+        raise TypeError("int() argument must be a string, a bytes-like object or a real number, "
+                        "not 'complex'")
+    if x.dtype.kind == "f":
+        if rounding is not None:
+            x = array_api.ufunc(rounding, x)
+        _raise_if(array_api.ufunc("isnan", x),
+                  ValueError("cannot convert float NaN to integer"))
+        _raise_if(array_api.ufunc("isinf", x),
+                  OverflowError("cannot convert float infinity to integer"))
+        # float64(2**63) is the first value out of range; float32/16 values convert exactly
+        too_big = array_api.ufunc("logical_or", array_api.ufunc("greater_equal", x, 2.0**63),
+                                  array_api.ufunc("less", x, -(2.0**63)))
+        _raise_if(too_big, _conversion_error())
+    elif x.dtype == np.uint64:
+        _raise_if(array_api.ufunc("greater", x, INT64_MAX), _conversion_error())
+    result = x if x.dtype == np.int64 else array_api.astype(x, np.int64)
+    if result is x and not value_info.is_weak(x.value):
+        result = array_api.copy(x)
+    value_info.mark_weak(result.value)
+    return result
+
+
+def _conversion_error() -> OverflowError:
+    return OverflowError(
+        f"int() of a number out of the int64 range in staged code{_at()}: Python's ints are "
+        "exact, staged Python ints are int64")
+
+
+def float_of(x: Tensor) -> Tensor:
+    """``float(x)`` of a 0-d tensor: a Python float (weak float64)."""
+    if x.dtype.kind == "c":
+        raise TypeError("float() argument must be a string or a real number, not 'complex'")
+    result = array_api.astype(x, np.float64)
+    value_info.mark_weak(result.value)
+    return result

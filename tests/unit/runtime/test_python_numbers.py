@@ -1,0 +1,346 @@
+"""Python operators on Python numbers in staged code (runtime/python_numbers.py, ops/checks.py):
+the exceptions Python raises (ZeroDivisionError with Python's own message, negative shift counts,
+an OverflowError where an exact Python int leaves int64), Python's result types (n ** -1 is a
+float, True + True is 2, int()/float()/round() are Python numbers), while arrays and NumPy
+scalars keep NumPy's semantics (inf, nan, wrapping)."""
+
+import inspect
+
+import numpy as np
+import pytest
+from autostage.runtime.staging.try_regions import StagingTryError
+
+import autostage
+
+TARGETS = ["interpreter", "cpu"]
+X3 = np.zeros(3)
+
+
+def line_of(fn, text):
+    lines, start = inspect.getsourcelines(fn)
+    offset = next(i for i, line in enumerate(lines) if text in line)
+    return f"{inspect.getsourcefile(fn)}:{start + offset}"
+
+
+def outcome(fn, *args):
+    try:
+        return "value", fn(*args)
+    except Exception as e:  # the exception is the observed behaviour
+        return type(e), str(e)
+
+
+def assert_same_as_python(fn, target, *args):
+    expected = outcome(fn, *args)
+    got = outcome(autostage.convert(target=target)(fn), *args)
+    if expected[0] == "value":
+        assert got[0] == "value", got
+        assert got[1] == expected[1] and type(got[1]).__name__ in (
+            type(expected[1]).__name__, "float64", "int64", "bool", "complex128"), (got, expected)
+    else:
+        assert got == expected
+    return got
+
+
+# --- ZeroDivisionError ------------------------------------------------------------------------
+
+
+def floordiv(x):
+    return x.shape[0] // (x.shape[0] - 3)
+
+
+def mod(x):
+    return x.shape[0] % (x.shape[0] - 3)
+
+
+def truediv(x):
+    return x.shape[0] / (x.shape[0] - 3)
+
+
+def int_divmod(x):
+    return divmod(x.shape[0], x.shape[0] - 3)
+
+
+def float_floordiv(x):
+    return float(x.shape[0]) // (x.shape[0] - 3)
+
+
+def float_mod(x):
+    return (x.shape[0] + 0.5) % (x.shape[0] - 3)
+
+
+def float_truediv(x):
+    return 2.5 / (x.shape[0] - 3)
+
+
+def float_divmod(x):
+    return divmod(x.shape[0] * 1.5, x.shape[0] - 3.0)
+
+
+def zero_to_negative_power(x):
+    return (x.shape[0] - 3.0) ** -x.shape[0]
+
+
+def int_zero_to_negative_constant_power(x):
+    return (x.shape[0] - 3) ** -2
+
+
+def complex_truediv(x):
+    return (x.shape[0] + 1j) / (x.shape[0] - 3)
+
+
+def len_modulo(x):
+    return 5 % len(x)
+
+
+def in_place(x):
+    n = 7
+    n //= x.shape[0] - 3
+    return n
+
+
+def in_a_loop(x):
+    s = 0
+    for i in range(x.shape[0]):
+        s += 10 // (i - 1)
+    return s
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn", [floordiv, mod, truediv, int_divmod, float_floordiv, float_mod,
+                                float_truediv, float_divmod, zero_to_negative_power,
+                                int_zero_to_negative_constant_power, complex_truediv, in_place,
+                                in_a_loop])
+def test_division_by_a_zero_python_number_raises_as_python(fn, target):
+    kind, message = assert_same_as_python(fn, target, X3)
+    assert kind is ZeroDivisionError and message
+    assert_same_as_python(fn, target, np.zeros(5))  # the values where Python has values
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_len_modulo_of_an_empty_list_argument(target):
+    kind, message = assert_same_as_python(len_modulo, target, np.zeros(0))
+    assert (kind, message) == (ZeroDivisionError, "integer modulo by zero")
+
+
+def array_division(x):
+    return x[0] / 0, x.shape[0] // np.int64(0), x / (x.shape[0] - 3), x[1] % 0
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_arrays_and_numpy_scalars_keep_numpy_semantics(target):
+    with np.errstate(all="ignore"):
+        got = autostage.convert(target=target)(array_division)(np.array([1.0, 2.0, 3.0]))
+    assert got[0] == np.inf and got[1] == 0 and np.all(np.isinf(got[2])) and np.isnan(got[3])
+
+
+def guarded(x):
+    m = x.shape[0] - 3
+    return m != 0 and x.shape[0] // m > 1
+
+
+def guarded_ternary(x):
+    m = x.shape[0] - 3
+    return x.shape[0] // m if m != 0 else -1
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn", [guarded, guarded_ternary])
+def test_an_operand_python_does_not_evaluate_does_not_raise(fn, target):
+    assert_same_as_python(fn, target, X3)
+    assert_same_as_python(fn, target, np.zeros(4))
+
+
+def handled(x):
+    try:
+        q = x.shape[0] // (x.shape[0] - 3)
+    except ZeroDivisionError:
+        q = 0
+    return q
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_try_that_would_catch_the_zero_division_is_refused(target):
+    with pytest.raises(StagingTryError, match="ZeroDivisionError") as info:
+        autostage.convert(target=target)(handled)(X3)
+    assert line_of(handled, "q = x.shape[0] //") in str(info.value)
+
+
+# --- int overflow -----------------------------------------------------------------------------
+
+
+def power_of_eight(x):
+    n = x.shape[0] * 200
+    return n * n * n * n * n * n * n * n
+
+
+def sums(x):
+    n = x.shape[0] * 2**61
+    return n + n
+
+
+def differences(x):
+    n = -x.shape[0] * 2**61
+    return n - 2**62
+
+
+def shifts(x):
+    return x.shape[0] << 62
+
+
+def powers(x):
+    return x.shape[0] ** 40
+
+
+def negation(x):
+    n = x.shape[0] - 3 - 2**62 - 2**62
+    return -n
+
+
+def absolute(x):
+    n = x.shape[0] - 3 - 2**62 - 2**62
+    return abs(n)
+
+
+def floor_division(x):
+    n = x.shape[0] - 3 - 2**62 - 2**62
+    return n // (x.shape[0] - 4)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn, symbol, size", [
+    (power_of_eight, "*", 1), (sums, "+", 1), (differences, "-", 1), (shifts, "<<", 1),
+    (powers, "**", 1), (negation, "-", 4), (absolute, "abs()", 4), (floor_division, "//", 5)])
+def test_python_int_overflow_is_an_error(fn, symbol, size, target):
+    with pytest.raises(OverflowError) as info:
+        autostage.convert(target=target)(fn)(X3)
+    message = str(info.value)
+    assert f"Python int arithmetic ({symbol}) does not fit in int64 in staged code" in message
+    assert inspect.getsourcefile(fn) in message
+    assert_same_as_python(fn, target, np.zeros(size))  # in range: Python's value
+
+
+def numpy_ints_wrap(x):
+    n = np.int64(x.shape[0]) * 1000
+    return n * n * n * n * n * n * n * n
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_numpy_ints_wrap_as_in_numpy(target):
+    with np.errstate(all="ignore"):
+        expected = numpy_ints_wrap(X3)
+        assert autostage.convert(target=target)(numpy_ints_wrap)(X3) == expected
+
+
+def index_arithmetic(x):
+    s = 0.0
+    n = x.shape[0]
+    for i in range(n):
+        s += x[i * 2 % n]
+    return s
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_index_arithmetic_in_a_loop(target):
+    x = np.arange(7.0)
+    assert autostage.convert(target=target)(index_arithmetic)(x) == index_arithmetic(x)
+
+
+# --- powers, shifts and bools -----------------------------------------------------------------
+
+
+def inverse(x):
+    return x.shape[0] ** -1
+
+
+def staged_exponent(x, e):
+    return x.shape[0] ** int(e)
+
+
+def negative_float_base(x):
+    return (x.shape[0] - 5.0) ** 0.5
+
+
+def float_power_overflow(x):
+    return (x.shape[0] * 1e200) ** 2
+
+
+def negative_shift(x):
+    return 1 << (x.shape[0] - 4)
+
+
+def bool_sum(x):
+    return (x.shape[0] > 2) + (x.shape[0] > 1)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_powers_shifts_and_bools(target):
+    assert_same_as_python(inverse, target, X3)
+    assert_same_as_python(staged_exponent, target, X3, np.int64(3))
+    with pytest.raises(ValueError, match="negative staged int power") as info:
+        autostage.convert(target=target)(staged_exponent)(X3, np.int64(-1))
+    assert line_of(staged_exponent, "** int(e)") in str(info.value)
+    with pytest.raises(ValueError, match="complex number in Python") as info:
+        autostage.convert(target=target)(negative_float_base)(X3)
+    assert line_of(negative_float_base, "** 0.5") in str(info.value)
+    assert_same_as_python(negative_float_base, target, np.zeros(9))
+    assert assert_same_as_python(float_power_overflow, target, X3)[0] is OverflowError
+    assert assert_same_as_python(negative_shift, target, X3) == (ValueError,
+                                                                  "negative shift count")
+    assert_same_as_python(negative_shift, target, np.zeros(6))
+    assert assert_same_as_python(bool_sum, target, X3) == ("value", 2)
+
+
+# --- int(), float(), round(), abs() -----------------------------------------------------------
+
+
+def conversions(x):
+    return int(x[0] * 2.5), float(x.shape[0]), round(x[0] * 2.5), abs(-x.shape[0]), \
+        round(x[0] * 3.5), int(x[1])
+
+
+def float_keeps_float32(x, f):
+    return float(x.shape[0]) * f, int(x[0]) * f
+
+
+def int_of(x):
+    return int(x[0] * x[1])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_int_float_round_abs_are_python_numbers(target):
+    x = np.array([1.0, -2.7])
+    staged = autostage.convert(target=target)
+    assert staged(conversions)(x) == conversions(x) == (2, 2.0, 2, 2, 4, -2)
+    f = np.ones(2, np.float32)
+    got = staged(float_keeps_float32)(x, f)
+    assert [r.dtype for r in got] == [r.dtype for r in float_keeps_float32(x, f)] == [
+        np.float32, np.float32]
+    for a, b, error in [(np.inf, 1.0, OverflowError), (np.nan, 1.0, ValueError),
+                        (1e300, 1.0, OverflowError)]:
+        with pytest.raises(error) as info:
+            staged(int_of)(np.array([a, b]))
+        if a != 1e300:
+            with pytest.raises(error) as python:
+                int_of(np.array([a, b]))
+            assert str(info.value) == str(python.value)
+        else:
+            assert "out of the int64 range" in str(info.value)
+
+
+def round_digits(x):
+    return round(x[0], 2)
+
+
+def round_array(x):
+    return round(x)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_round_with_digits_is_refused_and_of_an_array_raises_as_python(target):
+    from autostage.runtime.tensor import StagingTypeError
+
+    x = np.array([2.675, 1.5])
+    with pytest.raises(StagingTypeError, match=r"round\(x, ndigits\)") as info:
+        autostage.convert(target=target)(round_digits)(x)
+    assert line_of(round_digits, "round(x[0], 2)") in str(info.value)
+    assert assert_same_as_python(round_array, target, x)[0] is TypeError
