@@ -29,7 +29,7 @@ from autostage.runtime import captures, escapes, ir, pytree, tracing, value_info
 from autostage.runtime.cache_keys import ById, constant_key, leaf_key
 from autostage.runtime.environment import Source, bind_environment, environment_key
 from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
-from autostage.runtime.staging import raises
+from autostage.runtime.staging import raises, random_freeze
 from autostage.runtime.tensor import Tensor
 from autostage.runtime.tensor_spec import TensorSpec
 from autostage.runtime.types import GeneratorType, TensorType, type_of_array
@@ -749,17 +749,17 @@ class StagedFunction:
                 leaf, captures.Root("arg", i, labels[i])) for i, leaf in enumerate(leaves)])
         positional, keywords = self._binding.call_args(inputs)
         _enter()
+        random_check = random_freeze.FreezeCheck()  # no draw may be frozen into the trace
         try:
-            from autostage.runtime.staging.random_draws import FreezeCheck
-            random_check = FreezeCheck()
             with tracing.tracing(trace):
                 _mark_arguments(self._binding, positional, keywords, scalars)
                 output = _run_traced(trace, bind_environment(self._traced, trace), positional,
                                      keywords)
                 outputs = collect_outputs(trace, output)
                 trace.check_escapes()
-            random_check.check(self.name)
+            random_check.check(self.name, random_freeze.names_in_trace(trace, labels, leaves))
         finally:
+            random_check.close()
             trace.finished = True
             _leave()
         _verify(module)
