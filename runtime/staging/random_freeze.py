@@ -101,11 +101,14 @@ def _equal(a: Any, b: Any) -> bool:
 
 _watch_lock = threading.Lock()
 _watchers = 0  # traces running (any thread); the wrappers are installed while this is > 0
-_seeded = threading.local()  # .events: [(kind, object or None, state after seeding)]
+_seeded = threading.local()  # .depth: traces in this thread; .events: seeding events
 _originals: dict[str, Any] = {}
 
 
 def _events() -> list:
+    """This thread's seeding events: ("numpy", None, None) for a numpy SeedSequence seeded from
+    the OS; ("random", obj, state) for ``random.Random`` seeding (obj: the object when seeded
+    from the OS, else its id; state: right after seeding)."""
     events = getattr(_seeded, "events", None)
     if events is None:
         events = _seeded.events = []
@@ -124,8 +127,8 @@ def _numpy_randbits(bits: int) -> int:
 
 def _random_seed(self: random.Random, a: Any = None, version: int = 2) -> None:
     _originals["seed"](self, a, version)
-    if a is None and _watching():
-        _events().append(("random", self, self.getstate()))
+    if _watching():
+        _events().append(("random", self if a is None else id(self), self.getstate()))
 
 
 def _install() -> None:
@@ -148,6 +151,62 @@ def _uninstall() -> None:
             random.Random.seed = _originals["seed"]
 
 
+# --- Generators created during the trace and kept. ---------------------------------------------
+
+def _collections() -> tuple[int, ...]:
+    return tuple(generation["collections"] for generation in gc.get_stats()[1:])
+
+
+def _created_since(check: FreezeCheck) -> list:
+    """Random-state objects alive now that were not when ``check`` began. Without a collection
+    of generation 1 or 2 since then, new objects are all in generations 0 and 1 (small)."""
+    if _collections() == check.collections:
+        objects = gc.get_objects(0) + gc.get_objects(1)
+    else:
+        objects = gc.get_objects()
+    kinds = _random_types()
+    known = {id(obj) for obj, _ in check.before}
+    return [obj for obj in itertools.compress(objects, map(kinds.__contains__, map(type, objects)))
+            if id(obj) not in known]
+
+
+def _drawn_since_seeding(obj: Any, seeded: dict[int, Any]) -> bool:
+    """Whether ``obj``, created during the trace, may have been drawn from (True when unknown):
+    a bit generator is compared with a new one from its SeedSequence; a ``random.Random`` with
+    its state when it was last seeded."""
+    if isinstance(obj, random.Random):
+        state = seeded.get(id(obj))
+        return state is None or not _equal(state, obj.getstate())
+    if isinstance(obj, np.random.BitGenerator):
+        try:
+            sequence = obj.seed_seq
+            return not (isinstance(sequence, np.random.SeedSequence)
+                        and _equal(type(obj)(sequence).state, obj.state))
+        except Exception:  # noqa: BLE001 - a bit generator we cannot rebuild: unknown
+            return True
+    return False  # a Generator or RandomState: its bit generator is checked
+
+
+def _kept(check: FreezeCheck, events: list) -> tuple[list, list]:
+    """Generators created during the trace from a seed, drawn from and still alive: Python would
+    continue their streams at the next call, the trace froze the first numbers. Returns them
+    and every random-state object created during the trace (to name them by their owner)."""
+    seeded = {e[1]: e[2] for e in events if e[0] == "random" and type(e[1]) is int}
+    held = {id(e[1]) for e in events if e[0] == "random" and type(e[1]) is not int}
+
+    def find() -> tuple[list, list]:
+        created = [obj for obj in _created_since(check) if id(obj) not in held]
+        return [obj for obj in created if _drawn_since_seeding(obj, seeded)], created
+
+    kept, created = find()
+    if kept:  # perhaps garbage in reference cycles: collect it and look again (rare)
+        kept = created = []
+        gc.collect()
+        check.collections = ()
+        kept, created = find()
+    return kept, created
+
+
 # --- The check. --------------------------------------------------------------------------------
 
 class FreezeCheck:
@@ -157,18 +216,19 @@ class FreezeCheck:
     also ends the watch), or ``check.close()`` on the way out of a failed trace.
     """
 
-    __slots__ = ("before", "numba", "events", "closed")
+    __slots__ = ("before", "numba", "events", "collections", "closed")
 
     def __init__(self):
         self.before = [(obj, _state(obj)) for obj in _live_objects()]
         self.numba = _numba_states()
         self.events = len(_events())
+        self.collections = _collections()
         self.closed = False
         _install()
         _seeded.depth = getattr(_seeded, "depth", 0) + 1
 
     def close(self) -> list:
-        """Ends the watch; returns this trace's entropy-seeding events."""
+        """Ends the watch; returns this trace's seeding events."""
         if self.closed:
             return []
         self.closed = True
@@ -188,10 +248,12 @@ class FreezeCheck:
                    if state is not None and not _equal(state, _state(obj))]
         numba = [kind for (kind, state), (_, now) in zip(self.numba, _numba_states(),
                                                           strict=False) if state != now]
-        drawn = [e for e in events if e[0] == "numpy" or not _equal(e[2], e[1].getstate())]
-        if changed or numba or drawn:
-            raise _error(name, changed, [obj for obj, _ in self.before], numba, drawn,
-                         where or (lambda obj: []))
+        drawn = [e[0] for e in events if e[0] == "numpy" or (
+            type(e[1]) is not int and not _equal(e[2], e[1].getstate()))]
+        kept, created = _kept(self, events)
+        if changed or numba or drawn or kept:
+            raise _error(name, changed, [obj for obj, _ in self.before] + created, numba, drawn,
+                         kept, where or (lambda obj: []))
 
 
 def names_in_trace(trace: Any, labels: Iterable[str] = (), leaves: Iterable = ()
@@ -232,6 +294,8 @@ _FIX = {
               "passed in, or draw outside the staged function and pass the numbers in",
     "numba": "draw in converted code instead of in a Numba-compiled function, or outside the "
              "staged function and pass the numbers in",
+    "kept": "create the generator before calling the staged function, and pass it in or let "
+            "converted code draw from it",
     "entropy": "give it a seed (a fixed seed gives the same numbers at every call, as in "
                "Python), or pass a np.random.Generator created outside the staged function",
 }
@@ -274,7 +338,7 @@ def _module_names(obj: Any) -> list[str]:
     for module_name, module in list(sys.modules.items()):
         for key, value in list(getattr(module, "__dict__", {}).items()):
             if value is obj:
-                names.append(f"{module_name}.{key}")
+                names.append(f"global {module_name}.{key}")
     return names
 
 
@@ -291,12 +355,12 @@ def _describe(obj: Any, also: list, where: Callable[[Any], list[str]]) -> str:
     return text + (f" ({', '.join(dict.fromkeys(names))})" if names else "")
 
 
-def _error(name: str, changed: list, objects: list, numba: list, drawn: list,
+def _error(name: str, changed: list, objects: list, numba: list, drawn: list, kept: list,
            where: Callable[[Any], list[str]]) -> Exception:
     from autostage.runtime.staging.random_draws import RandomStagingError
 
     shown = _shown(changed, objects)
-    if [obj for obj, _ in shown] == [np.random.mtrand._rand] and not numba and not drawn:
+    if [obj for obj, _ in shown] == [np.random.mtrand._rand] and not (numba or drawn or kept):
         return RandomStagingError(  # the common case, worded as users search for it
             f"NumPy's global random state changed while {name} was traced: code that "
             "autostage does not stage (a do_not_convert function, a library, a method called on "
@@ -309,11 +373,15 @@ def _error(name: str, changed: list, objects: list, numba: list, drawn: list,
     for kind in numba:
         parts.append(f"Numba's internal {kind} state (drawn in a Numba-compiled function)")
         fixes.append(_FIX["numba"])
-    for kind, *_ in drawn:
+    for kind in dict.fromkeys(drawn):
         parts.append("a np.random generator created without a seed (seeded from the operating "
                      "system)" if kind == "numpy" else "a random.Random() created without a "
                      "seed (seeded from the operating system)")
         fixes.append(_FIX["entropy"])
+    for obj, also in _shown(kept, objects):
+        parts.append(_describe(obj, also, where) + " created during the trace and kept (Python "
+                     "would go on with its numbers at the next call)")
+        fixes.append(_FIX["kept"])
     return RandomStagingError(
         f"random numbers were drawn at trace time while {name} was traced, from "
         f"{'; '.join(parts)}: code that autostage does not stage (a do_not_convert function, a "
