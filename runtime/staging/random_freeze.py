@@ -25,6 +25,7 @@ from __future__ import annotations
 import gc
 import inspect
 import itertools
+import os
 import random
 import sys
 import threading
@@ -56,7 +57,12 @@ def _live_objects() -> list:
     """The live instances of the random-state classes (C-level filtering of gc's list)."""
     objects = gc.get_objects()
     kinds = _random_types()
-    return list(itertools.compress(objects, map(kinds.__contains__, map(type, objects))))
+    found = list(itertools.compress(objects, map(kinds.__contains__, map(type, objects))))
+    known = {id(obj) for obj in found}
+    # NumPy's and Python's global states, even where gc.freeze() hides them from gc.
+    state = np.random.mtrand._rand
+    return found + [obj for obj in (state, state._bit_generator, getattr(random, "_inst", None))
+                    if obj is not None and id(obj) not in known]
 
 
 def _state(obj: Any) -> Any:
@@ -106,9 +112,9 @@ _originals: dict[str, Any] = {}
 
 
 def _events() -> list:
-    """This thread's seeding events: ("numpy", None, None) for a numpy SeedSequence seeded from
-    the OS; ("random", obj, state) for ``random.Random`` seeding (obj: the object when seeded
-    from the OS, else its id; state: right after seeding)."""
+    """This thread's seeding events: ["numpy", None, None] for a numpy SeedSequence seeded from
+    the OS; ["random", obj, state] for ``random.Random`` seeding or ``setstate`` (obj: the
+    object while its last seeding was from the OS, else its id; state: right after it)."""
     events = getattr(_seeded, "events", None)
     if events is None:
         events = _seeded.events = []
@@ -119,16 +125,48 @@ def _watching() -> bool:
     return bool(getattr(_seeded, "depth", 0))
 
 
+_UNPICKLING = os.path.join("numpy", "random", "_pickle.py")
+
+
+def _unpickling(frame: Any) -> bool:
+    """Whether NumPy's unpickling (also ``copy.deepcopy``) is on the stack: it makes a bit
+    generator from the OS and then sets the copied state, so nothing random reaches the copy."""
+    for _ in range(8):
+        if frame is None:
+            return False
+        if frame.f_code.co_filename.endswith(_UNPICKLING):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _numpy_randbits(bits: int) -> int:
-    if _watching():  # a SeedSequence seeded from the OS: a numpy generator without a seed
-        _events().append(("numpy", None, None))
+    # A SeedSequence seeded from the OS: a numpy generator without a seed.
+    if _watching() and not _unpickling(sys._getframe(1)):
+        _events().append(["numpy", None, None])
     return _originals["randbits"](bits)
+
+
+def _random_event(obj: random.Random, from_the_os: bool) -> None:
+    """Records that ``obj`` was (re)seeded; an earlier seeding from the OS no longer counts (and
+    the event stops holding the object)."""
+    events = _events()
+    for event in events:
+        if event[1] is obj:
+            event[1] = id(obj)
+    events.append(["random", obj if from_the_os else id(obj), obj.getstate()])
 
 
 def _random_seed(self: random.Random, a: Any = None, version: int = 2) -> None:
     _originals["seed"](self, a, version)
     if _watching():
-        _events().append(("random", self if a is None else id(self), self.getstate()))
+        _random_event(self, a is None)
+
+
+def _random_setstate(self: random.Random, state: tuple) -> None:
+    _originals["setstate"](self, state)
+    if _watching():  # a copy or a restored state: as if seeded with a fixed number
+        _random_event(self, False)
 
 
 def _install() -> None:
@@ -137,8 +175,10 @@ def _install() -> None:
         if _watchers == 0:
             _originals["randbits"] = _np_bit_generator.randbits
             _originals["seed"] = random.Random.__dict__["seed"]
+            _originals["setstate"] = random.Random.__dict__["setstate"]
             _np_bit_generator.randbits = _numpy_randbits
             random.Random.seed = _random_seed
+            random.Random.setstate = _random_setstate
         _watchers += 1
 
 
@@ -149,9 +189,15 @@ def _uninstall() -> None:
         if _watchers == 0:
             _np_bit_generator.randbits = _originals["randbits"]
             random.Random.seed = _originals["seed"]
+            random.Random.setstate = _originals["setstate"]
 
 
 # --- Generators created during the trace and kept. ---------------------------------------------
+
+def _from_the_os(events: list) -> list:
+    """The events of generators seeded from the OS (and not seeded or given a state since)."""
+    return [e for e in events if e[0] == "numpy" or type(e[1]) is not int]
+
 
 def _collections() -> tuple[int, ...]:
     return tuple(generation["collections"] for generation in gc.get_stats()[1:])
@@ -248,8 +294,8 @@ class FreezeCheck:
                    if state is not None and not _equal(state, _state(obj))]
         numba = [kind for (kind, state), (_, now) in zip(self.numba, _numba_states(),
                                                           strict=False) if state != now]
-        drawn = [e[0] for e in events if e[0] == "numpy" or (
-            type(e[1]) is not int and not _equal(e[2], e[1].getstate()))]
+        drawn = [e[0] for e in _from_the_os(events) if e[0] == "numpy" or not _equal(
+            e[2], e[1].getstate())]
         kept, created = _kept(self, events)
         if changed or numba or drawn or kept:
             raise _error(name, changed, [obj for obj, _ in self.before] + created, numba, drawn,
@@ -360,12 +406,15 @@ def _error(name: str, changed: list, objects: list, numba: list, drawn: list, ke
     from autostage.runtime.staging.random_draws import RandomStagingError
 
     shown = _shown(changed, objects)
+    threads = (" (If another thread drew from it while the function was traced, trace it "
+               "first: call it once before such threads start.)"
+               if changed and threading.active_count() > 1 else "")
     if [obj for obj, _ in shown] == [np.random.mtrand._rand] and not (numba or drawn or kept):
         return RandomStagingError(  # the common case, worded as users search for it
             f"NumPy's global random state changed while {name} was traced: code that "
             "autostage does not stage (a do_not_convert function, a library, a method called on "
             "an object) drew random numbers at trace time, which would freeze them into the "
-            f"trace. Fix: {_FIX['numpy']}")
+            f"trace. Fix: {_FIX['numpy']}{threads}")
     parts, fixes = [], []
     for obj, also in shown:
         parts.append(_describe(obj, also, where))
@@ -387,4 +436,4 @@ def _error(name: str, changed: list, objects: list, numba: list, drawn: list, ke
         f"{'; '.join(parts)}: code that autostage does not stage (a do_not_convert function, a "
         "library, a method of an object, a C function) drew them, and they would be frozen into "
         "the trace (the same numbers at every call, where Python draws new ones). Fix: "
-        + "; or ".join(dict.fromkeys(fixes)))
+        + "; or ".join(dict.fromkeys(fixes)) + threads)

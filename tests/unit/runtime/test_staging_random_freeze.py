@@ -3,8 +3,12 @@ function is traced, by code autostage does not stage, is a clear RandomStagingEr
 function traced and the generator; generators created during the trace from a fixed seed (exact
 when frozen) keep working, and so do staged draws."""
 
+import copy
 import functools
+import gc
+import pickle
 import random
+import threading
 
 import numba
 import numpy as np
@@ -166,9 +170,17 @@ def fresh_seeded_stdlib(n):
     return np.array([py_rng.random() for _ in range(n)])
 
 
+@autostage.do_not_convert
+def from_copies(n):
+    # Copies are made from the OS and then given the original's state: nothing random is drawn
+    # that Python would not draw again at the next call (the originals do not change).
+    copied, py_copied = copy.deepcopy(G), pickle.loads(pickle.dumps(PY_RNG))
+    return copied.normal(size=n) + np.array([py_copied.random() for _ in range(n)])
+
+
 def fresh_in_staged_loop(x, n):
     for _ in range(n):  # staged: the helper runs once, at trace time
-        x = x + fresh_seeded(2) + fresh_seeded_stdlib(2)
+        x = x + fresh_seeded(2) + fresh_seeded_stdlib(2) + from_copies(2)
     return x
 
 
@@ -250,3 +262,33 @@ def test_states_compare_with_arrays_and_tuples():
     assert not equal(state, np.random.MT19937(1).state)
     assert equal(random.Random(0).getstate(), random.Random(0).getstate())
     assert not equal((1, np.zeros(2)), (1, np.ones(2)))
+
+
+@autostage.do_not_convert
+def library_global_state(n):
+    return np.random.standard_normal(n) + random.random()
+
+
+def test_objects_hidden_by_gc_freeze_are_still_checked_for_the_global_states():
+    staged = autostage.convert(target="interpreter")(uses(library_global_state))
+    gc.freeze()  # hides every object alive now from gc.get_objects()
+    try:
+        with pytest.raises(RandomStagingError) as info:
+            staged(np.zeros(2))
+    finally:
+        gc.unfreeze()
+    assert "NumPy's global random state" in str(info.value)
+    assert "Python's random module" in str(info.value)
+
+
+def test_the_message_mentions_threads_when_others_run():
+    staged = autostage.convert(target="interpreter")(uses(library_normal))
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        with pytest.raises(RandomStagingError, match="another thread drew from it"):
+            staged(np.zeros(2))
+    finally:
+        release.set()
+        other.join()
