@@ -65,6 +65,15 @@ def _live_objects() -> list:
                     if obj is not None and id(obj) not in known]
 
 
+def _exempt() -> set[int]:
+    """Generators whose draws never reach values: the one ``tempfile`` names files with (seeded
+    from the OS; a trace that makes a temporary file must not be refused)."""
+    tempfile = sys.modules.get("tempfile")
+    names = getattr(tempfile, "_name_sequence", None)
+    rng = getattr(names, "_rng", None) if names is not None else None
+    return set() if rng is None else {id(rng)}
+
+
 def _state(obj: Any) -> Any:
     """The state of ``obj`` that a draw changes (None for a Generator: it lives in its bit
     generator; the same for an object whose state cannot be read)."""
@@ -126,15 +135,17 @@ def _watching() -> bool:
 
 
 _UNPICKLING = os.path.join("numpy", "random", "_pickle.py")
+_TEMPFILE = os.path.join("", "tempfile.py")
 
 
-def _unpickling(frame: Any) -> bool:
-    """Whether NumPy's unpickling (also ``copy.deepcopy``) is on the stack: it makes a bit
-    generator from the OS and then sets the copied state, so nothing random reaches the copy."""
+def _called_from(frame: Any, filename: str) -> bool:
+    """Whether a frame of ``filename`` is among the innermost callers from ``frame``: NumPy's
+    unpickling (also ``copy.deepcopy``) makes a bit generator from the OS and then sets the
+    copied state; ``tempfile`` names files with generators seeded from the OS."""
     for _ in range(8):
         if frame is None:
             return False
-        if frame.f_code.co_filename.endswith(_UNPICKLING):
+        if frame.f_code.co_filename.endswith(filename):
             return True
         frame = frame.f_back
     return False
@@ -142,7 +153,7 @@ def _unpickling(frame: Any) -> bool:
 
 def _numpy_randbits(bits: int) -> int:
     # A SeedSequence seeded from the OS: a numpy generator without a seed.
-    if _watching() and not _unpickling(sys._getframe(1)):
+    if _watching() and not _called_from(sys._getframe(1), _UNPICKLING):
         _events().append(["numpy", None, None])
     return _originals["randbits"](bits)
 
@@ -159,7 +170,7 @@ def _random_event(obj: random.Random, from_the_os: bool) -> None:
 
 def _random_seed(self: random.Random, a: Any = None, version: int = 2) -> None:
     _originals["seed"](self, a, version)
-    if _watching():
+    if _watching() and not _called_from(sys._getframe(1), _TEMPFILE):
         _random_event(self, a is None)
 
 
@@ -240,6 +251,8 @@ def _kept(check: FreezeCheck, events: list) -> tuple[list, list]:
     seeded = {e[1]: e[2] for e in events if e[0] == "random" and type(e[1]) is int}
     held = {id(e[1]) for e in events if e[0] == "random" and type(e[1]) is not int}
 
+    held |= _exempt()
+
     def find() -> tuple[list, list]:
         created = [obj for obj in _created_since(check) if id(obj) not in held]
         return [obj for obj in created if _drawn_since_seeding(obj, seeded)], created
@@ -265,7 +278,9 @@ class FreezeCheck:
     __slots__ = ("before", "numba", "events", "collections", "closed")
 
     def __init__(self):
-        self.before = [(obj, _state(obj)) for obj in _live_objects()]
+        exempt = _exempt()
+        self.before = [(obj, None if id(obj) in exempt else _state(obj))
+                       for obj in _live_objects()]
         self.numba = _numba_states()
         self.events = len(_events())
         self.collections = _collections()
@@ -294,8 +309,9 @@ class FreezeCheck:
                    if state is not None and not _equal(state, _state(obj))]
         numba = [kind for (kind, state), (_, now) in zip(self.numba, _numba_states(),
                                                           strict=False) if state != now]
-        drawn = [e[0] for e in _from_the_os(events) if e[0] == "numpy" or not _equal(
-            e[2], e[1].getstate())]
+        exempt = _exempt()
+        drawn = [e[0] for e in _from_the_os(events) if e[0] == "numpy" or (
+            id(e[1]) not in exempt and not _equal(e[2], e[1].getstate()))]
         kept, created = _kept(self, events)
         if changed or numba or drawn or kept:
             raise _error(name, changed, [obj for obj, _ in self.before] + created, numba, drawn,

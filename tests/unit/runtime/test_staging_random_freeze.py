@@ -8,6 +8,7 @@ import functools
 import gc
 import pickle
 import random
+import tempfile
 import threading
 
 import numba
@@ -292,3 +293,19 @@ def test_the_message_mentions_threads_when_others_run():
     finally:
         release.set()
         other.join()
+
+
+@autostage.do_not_convert
+def library_writing_a_temporary_file(n):
+    with tempfile.NamedTemporaryFile() as handle:
+        handle.write(b"log")
+    return 1.0
+
+
+@pytest.mark.parametrize("first_use", [False, True])
+def test_temporary_file_names_are_not_refused(first_use, monkeypatch):
+    if first_use:  # tempfile makes its name generator (from the OS) during the trace
+        monkeypatch.setattr(tempfile, "_name_sequence", None)
+        monkeypatch.setattr(tempfile, "tempdir", None)
+    staged = autostage.convert(target="interpreter")(uses(library_writing_a_temporary_file))
+    np.testing.assert_array_equal(staged(np.zeros(2)), np.ones(2))
