@@ -32,10 +32,12 @@ _WEAK_DTYPES = frozenset(np.dtype(t) for t in (np.bool_, np.int64, np.float64, n
 class RandomStagingError(StagingTypeError):
     """A random-number call that autostage cannot stage (it would be frozen at trace time).
 
-    Example: ``rs = np.random.RandomState(0)`` used inside a staged function, or
-    ``np.random.default_rng(0).normal()`` written in it. Fix: use NumPy's global functions
-    (``np.random.normal``) or a ``np.random.default_rng()`` Generator created outside the staged
-    function and passed in (as an argument, a global, or an attribute such as ``self.rng``).
+    Example: ``rs = np.random.RandomState(0)`` used inside a staged function,
+    ``np.random.default_rng(0).normal()`` or ``random.random()`` written in it, or a
+    ``do_not_convert`` helper drawing from a generator of its module (found when the trace ends,
+    random_freeze.py). Fix: use NumPy's global functions (``np.random.normal``) or a
+    ``np.random.default_rng()`` Generator created outside the staged function and passed in (as
+    an argument, a global, or an attribute such as ``self.rng``).
     """
 
 
