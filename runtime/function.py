@@ -748,8 +748,8 @@ class StagedFunction:
             parameter(leaf) if is_staged_leaf(leaf) else captures.proxy_root(
                 leaf, captures.Root("arg", i, labels[i])) for i, leaf in enumerate(leaves)])
         positional, keywords = self._binding.call_args(inputs)
-        _enter()
         random_check = random_freeze.FreezeCheck()  # no draw may be frozen into the trace
+        _enter()
         try:
             with tracing.tracing(trace):
                 _mark_arguments(self._binding, positional, keywords, scalars)

@@ -12,12 +12,16 @@ method of an object autostage does not convert, a C callable.
 (found through the garbage collector, filtered by type), and compares at its end; a change is a
 ``RandomStagingError`` naming the function traced, the object and where it lives. Objects
 created during the trace are not in the snapshot: one seeded with a fixed number gives the same
-numbers at every call, so freezing its draws is exact. One seeded from the operating system's
-entropy (``np.random.default_rng()``, ``random.Random()``) is not: while a trace runs, entropy
-seeding in the tracing thread is recorded (``numpy.random.bit_generator.randbits`` and
-``random.Random.seed`` are wrapped for the duration) and a draw from such a generator is an
-error too. Draws straight from the operating system (``os.urandom``, ``secrets``,
-``random.SystemRandom``) in unconverted code are not seen.
+numbers at every call, so freezing its draws is exact, unless it is still alive when the trace
+ends and was drawn from (Python would go on with its stream at the next call). One seeded from
+the operating system's entropy (``np.random.default_rng()``, ``random.Random()``) is not exact:
+while a trace runs, entropy seeding in the tracing thread is recorded
+(``numpy.random.bit_generator.randbits`` and ``random.Random.seed``/``setstate`` are wrapped for
+the duration; copies and ``tempfile``'s name generators do not count) and a draw from such a
+generator is an error too. Draws straight from the operating system (``os.urandom``,
+``secrets``, ``random.SystemRandom``) in unconverted code are not seen. The snapshot costs
+~60 ns per object the garbage collector tracks (~6 ms with NumPy, Numba and SciPy imported),
+once per trace; cache hits never run it.
 """
 
 from __future__ import annotations
