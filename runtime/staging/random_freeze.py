@@ -31,6 +31,7 @@ import inspect
 import itertools
 import os
 import random
+import re
 import sys
 import threading
 from collections.abc import Callable, Iterable
@@ -408,6 +409,31 @@ def _module_names(obj: Any) -> list[str]:
     return names
 
 
+_VARIABLE = re.compile(r"^(global|nonlocal|argument) (?:variable )?'(.+)'$")
+
+
+def _attribute_names(obj: Any, where: Callable[[Any], list[str]], depth: int = 3) -> list[str]:
+    """Attributes holding ``obj`` (``DIST.dist._random_state``), named from where their owner
+    lives, up to ``depth`` attributes deep (the error path only)."""
+    names = []
+    for holder in gc.get_referrers(obj):
+        owners = [holder] if not isinstance(holder, dict) else [
+            o for o in gc.get_referrers(holder) if getattr(o, "__dict__", None) is holder]
+        for owner in owners:
+            if isinstance(owner, type | dict) or not hasattr(owner, "__dict__"):
+                continue
+            keys = [k for k, v in vars(owner).items() if v is obj]
+            if not keys:
+                continue
+            kind = type(owner)
+            places = where(owner) or _module_names(owner) or (
+                _attribute_names(owner, where, depth - 1) if depth > 1 else []) or [
+                f"a {kind.__module__}.{kind.__qualname__} object"]
+            names += [_VARIABLE.sub(r"\1 \2", place) + f".{key}" for place in places
+                      for key in keys]
+    return names
+
+
 def _describe(obj: Any, also: list, where: Callable[[Any], list[str]]) -> str:
     if obj is np.random.mtrand._rand:
         return "NumPy's global random state (np.random.*)"
@@ -417,6 +443,8 @@ def _describe(obj: Any, also: list, where: Callable[[Any], list[str]]) -> str:
     names = [name for o in (obj, *also) for name in where(o)]
     if not names:
         names = [name for o in (obj, *also) for name in _module_names(o)]
+    if not names:
+        names = [name for o in (obj, *also) for name in _attribute_names(o, where)]
     text = f"a {kind.__module__}.{kind.__qualname__} object"
     return text + (f" ({', '.join(dict.fromkeys(names))})" if names else "")
 

@@ -309,3 +309,20 @@ def test_temporary_file_names_are_not_refused(first_use, monkeypatch):
         monkeypatch.setattr(tempfile, "tempdir", None)
     staged = autostage.convert(target="interpreter")(uses(library_writing_a_temporary_file))
     np.testing.assert_array_equal(staged(np.zeros(2)), np.ones(2))
+
+
+def frozen_distribution_draw(x):
+    return x + DIST.rvs(size=2)  # a SciPy object: its method runs as it is, at trace time
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_library_object_holding_a_generator_is_named_by_its_attributes(target):
+    global DIST
+    stats = pytest.importorskip("scipy.stats")
+    DIST = stats.norm(0.0, 1.0)
+    DIST.random_state = np.random.default_rng(3)
+    staged = autostage.convert(target=target)(frozen_distribution_draw)
+    with pytest.raises(RandomStagingError) as info:
+        staged(np.zeros(2))
+    assert "Generator object (global DIST.dist._random_state)" in str(info.value)
+    assert "while frozen_distribution_draw was traced" in str(info.value)
