@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import random
 import sys
 import types
 import warnings
@@ -20,7 +21,7 @@ from typing import Any
 
 from autostage import config, conversion, errors
 from autostage.operators import BUILTINS, random_method
-from autostage.operators.random_overloads import RANDOM_OWNERS
+from autostage.operators.random_overloads import RANDOM_OWNERS, stdlib_method_overload
 from autostage.pyct import errors as pyct_errors
 from autostage.runtime import Standin
 from autostage.runtime import function as staged_functions
@@ -107,6 +108,8 @@ def _target(f: Any) -> Callable | None:
     if type(f) is types.MethodType:
         if type(f.__func__) is types.FunctionType:
             converted = _converted_function(f.__func__)
+            if converted is None and isinstance(f.__self__, random.Random):
+                return stdlib_method_overload(f)  # random.gauss...: refused while tracing
             return None if converted is None else types.MethodType(converted, f.__self__)
         if isinstance(f.__self__, RANDOM_OWNERS):  # Cython methods of NumPy's generators
             return random_method(f)  # a draw: staged while tracing, never frozen
@@ -119,8 +122,11 @@ def _target(f: Any) -> Callable | None:
         inner = _target(f.func)
         return None if inner is None else functools.partial(inner, *f.args, **f.keywords)
     if isinstance(f, (type, types.BuiltinFunctionType, types.BuiltinMethodType)):
-        if isinstance(getattr(f, "__self__", None), RANDOM_OWNERS):
+        owner = getattr(f, "__self__", None)
+        if isinstance(owner, RANDOM_OWNERS):
             return random_method(f)  # a draw: staged while tracing, never frozen
+        if isinstance(owner, random.Random):
+            return stdlib_method_overload(f)  # random.random...: refused while tracing
         return None
     # A stand-in (runtime/captures.py) is called as the user's object it stands for.
     cls = f.__class__ if isinstance(f, Standin) else type(f)

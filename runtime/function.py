@@ -29,7 +29,7 @@ from autostage.runtime import captures, escapes, fp_state, ir, pytree, tracing, 
 from autostage.runtime.cache_keys import ById, constant_key, leaf_key
 from autostage.runtime.environment import Source, bind_environment, environment_key
 from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
-from autostage.runtime.staging import raises
+from autostage.runtime.staging import raises, random_freeze
 from autostage.runtime.tensor import Tensor
 from autostage.runtime.tensor_spec import TensorSpec
 from autostage.runtime.types import GeneratorType, TensorType, type_of_array
@@ -752,10 +752,9 @@ class StagedFunction:
             parameter(leaf) if is_staged_leaf(leaf) else captures.proxy_root(
                 leaf, captures.Root("arg", i, labels[i])) for i, leaf in enumerate(leaves)])
         positional, keywords = self._binding.call_args(inputs)
+        random_check = random_freeze.FreezeCheck()  # no draw may be frozen into the trace
         _enter()
         try:
-            from autostage.runtime.staging.random_draws import FreezeCheck
-            random_check = FreezeCheck()
             with tracing.tracing(trace):
                 _mark_arguments(self._binding, positional, keywords, scalars)
                 output = _run_traced(trace, bind_environment(self._traced, trace), positional,
@@ -763,8 +762,9 @@ class StagedFunction:
                 outputs = collect_outputs(trace, output)
                 trace.check_escapes()
                 fp_state.check_while_tracing()
-            random_check.check(self.name)
+            random_check.check(self.name, random_freeze.names_in_trace(trace, labels, leaves))
         finally:
+            random_check.close()
             trace.finished = True
             _leave()
         _verify(module)

@@ -21,6 +21,7 @@ import builtins
 import dataclasses
 import functools
 import inspect
+import random
 import sys
 import types
 from collections.abc import Collection, Mapping
@@ -67,6 +68,8 @@ class CallPolicy:
 
     def runs_as_is(self, value: Any) -> bool:
         """Whether ``converted_call`` would call ``value`` as it is (mirrors calls._target)."""
+        if isinstance(getattr(value, "__self__", None), random.Random):
+            return False  # random.random(), random.gauss()...: refused while tracing
         if isinstance(value, types.MethodType):
             value = value.__func__
         if isinstance(value, functools.partial) or inspect.ismodule(value):

@@ -6,7 +6,9 @@ the trace). ``np.random.rand(3)``, ``np.random.normal(...)``... (every function 
 (``ag__.np_random_rand(3)``), and a method of a ``np.random.Generator`` or ``RandomState``
 object by ``converted`` (``method_overload``). On Python values each is the NumPy function
 itself; while a function is traced it goes to the runtime hook (``random_call`` /
-``random_method``), which stages the draw or raises a clear error.
+``random_method``), which stages the draw or raises a clear error. A method of a
+``random.Random`` (Python's ``random`` module: ``random.random()``, ``random.gauss()``...) is
+routed to ``stdlib_method_overload``, refused while tracing.
 """
 
 from __future__ import annotations
@@ -42,6 +44,18 @@ def method_overload(method: Callable[..., Any]) -> Callable[..., Any]:
     return overload
 
 
+def stdlib_method_overload(method: Callable[..., Any]) -> Callable[..., Any]:
+    """What converted code calls for a method of a ``random.Random`` (``random.random``,
+    ``random.gauss``... are methods of the module's instance): refused while tracing (Python's
+    random module is not staged), the method itself otherwise."""
+    def overload(*args: Any, **kwargs: Any) -> Any:
+        if is_tracing():
+            return stage_operator("stdlib_random_method", method, *args, **kwargs)
+        return method(*args, **kwargs)
+
+    return overload
+
+
 # Every function of NumPy's global RandomState (np.random.rand is _GLOBAL_STATE.rand).
 OVERLOADS: dict[str, Callable[..., Any]] = {}
 for _name in sorted(dir(np.random)):
@@ -50,4 +64,4 @@ for _name in sorted(dir(np.random)):
             "seed", "sample", "ranf")):  # functions of the module that use the global state
         OVERLOADS[f"np_random_{_name}"] = _overload(_value)
 globals().update(OVERLOADS)
-__all__ = ["RANDOM_OWNERS", "method_overload", *OVERLOADS]
+__all__ = ["RANDOM_OWNERS", "method_overload", "stdlib_method_overload", *OVERLOADS]

@@ -8,13 +8,15 @@ argument (a ``StagedGenerator`` stands for it while tracing), a global or closed
 (``self.rng``: the path is read again at each call, so a replaced generator is used). Anything
 else is a clear error naming the function and the user's line: an unsupported function, a
 ``RandomState`` object, a Generator created inside the staged function. At the end of a trace,
-``FreezeCheck`` verifies that nothing drew from NumPy's global state or an input generator at
-trace time (code that autostage does not stage, such as a ``do_not_convert`` function).
+``random_freeze.FreezeCheck`` verifies that nothing drew from a random state at trace time (code
+that autostage does not stage, such as a ``do_not_convert`` function). A method of a
+``random.Random`` (Python's ``random`` module) in converted code is refused where it is written.
 """
 
 from __future__ import annotations
 
 import functools
+import random
 from typing import Any
 
 import numpy as np
@@ -30,10 +32,12 @@ _WEAK_DTYPES = frozenset(np.dtype(t) for t in (np.bool_, np.int64, np.float64, n
 class RandomStagingError(StagingTypeError):
     """A random-number call that autostage cannot stage (it would be frozen at trace time).
 
-    Example: ``rs = np.random.RandomState(0)`` used inside a staged function, or
-    ``np.random.default_rng(0).normal()`` written in it. Fix: use NumPy's global functions
-    (``np.random.normal``) or a ``np.random.default_rng()`` Generator created outside the staged
-    function and passed in (as an argument, a global, or an attribute such as ``self.rng``).
+    Example: ``rs = np.random.RandomState(0)`` used inside a staged function,
+    ``np.random.default_rng(0).normal()`` or ``random.random()`` written in it, or a
+    ``do_not_convert`` helper drawing from a generator of its module (found when the trace ends,
+    random_freeze.py). Fix: use NumPy's global functions (``np.random.normal``) or a
+    ``np.random.default_rng()`` Generator created outside the staged function and passed in (as
+    an argument, a global, or an attribute such as ``self.rng``).
     """
 
 
@@ -167,31 +171,30 @@ def generator_input(generator: np.random.Generator) -> StagedGenerator:
         "it in (a Generator created inside would restart from its seed on every call)")
 
 
-# -- the trace-time check ---------------------------------------------------------------------
+# -- Python's random module ------------------------------------------------------------------
 
-def _global_state() -> object:
-    return np.random.mtrand._rand.get_state(legacy=False)
+def _stdlib_call(method: Any, *args: Any, **kwargs: Any) -> Any:
+    """A method of a ``random.Random`` (``random.random()`` is one of the module's instance) called
+    in staged code: not staged (its stream is not NumPy's), so refused where it is written."""
+    from autostage.runtime.staging.random_freeze import names_in_trace
+
+    owner, name = method.__self__, method.__name__
+    trace = tracing.current()
+    if owner is getattr(random, "_inst", None):
+        what = f"random.{name}()"
+    else:
+        kind = type(owner)
+        names = ", ".join(dict.fromkeys(names_in_trace(trace)(owner)))
+        what = (f"{kind.__name__}.{name}() (a {kind.__module__}.{kind.__qualname__} object"
+                f"{': ' + names if names else ''})")
+    traced = getattr(getattr(trace, "function", None), "name", None)
+    raise RandomStagingError(
+        f"{what} in staged code{_at()}{f' (tracing {traced})' if traced else ''}: Python's "
+        "random module is not staged, so this would run "
+        "once at trace time and freeze its result into the trace (the same numbers at every "
+        "call). Use NumPy's global functions (np.random.random(), np.random.normal()...) or a "
+        "np.random.Generator passed in (rng.random()), which are staged; or draw outside the "
+        "staged function and pass the numbers in")
 
 
-def _same_state(a: dict, b: dict) -> bool:
-    return a["state"]["pos"] == b["state"]["pos"] and np.array_equal(
-        a["state"]["key"], b["state"]["key"]) and a["has_gauss"] == b["has_gauss"] and (
-        a["gauss"] == b["gauss"])
-
-
-class FreezeCheck:
-    """Raises at the end of a trace if a random draw ran while tracing (it would be frozen)."""
-
-    __slots__ = ("before",)
-
-    def __init__(self):
-        self.before = _global_state()
-
-    def check(self, name: str) -> None:
-        if not _same_state(self.before, _global_state()):
-            raise RandomStagingError(
-                f"NumPy's global random state changed while {name} was traced: code that "
-                "autostage does not stage (a do_not_convert function, a library, a method "
-                "called on an object) drew random numbers at trace time, which would freeze "
-                "them into the trace. Draw them in converted code (np.random.* or a Generator "
-                "passed in), or outside the staged function")
+register_operator_hook("stdlib_random_method", _stdlib_call)

@@ -3,6 +3,7 @@
 import functools
 import math
 import os.path
+import random
 import types
 
 import numpy as np
@@ -243,6 +244,10 @@ def test_policy_mirrors_converted_call():
         assert policy.runs_as_is(as_is), as_is
     for routed_value in (helper, Child().describe, scaled, Child, math, lambda: 0):
         assert not policy.runs_as_is(routed_value), routed_value
+    # Python's random module: refused while tracing, so its calls go through ag__.converted.
+    for drawn in (random.random, random.gauss, random.Random(0).uniform,
+                  random.SystemRandom().random):
+        assert not policy.runs_as_is(drawn), drawn
     assert not call_trees.CallPolicy().runs_as_is(list)  # overloads unknown
 
 

@@ -2,6 +2,9 @@
 values; while tracing, every function of NumPy's global state and every Generator / RandomState
 method goes to the runtime (so that no draw runs at trace time)."""
 
+import functools
+import random
+
 import numpy as np
 import pytest
 
@@ -14,7 +17,7 @@ def recorded():
     log = []
     previous = {name: runtime.register_operator_hook(
         name, lambda *args, name=name, **kwargs: log.append((name, args, kwargs)) or "staged")
-        for name in ("random_call", "random_method")}
+        for name in ("random_call", "random_method", "stdlib_random_method")}
     yield log
     for name, hook in previous.items():
         runtime.register_operator_hook(name, hook)
@@ -52,3 +55,23 @@ def test_while_tracing_they_go_to_the_runtime(recorded, monkeypatch):
         ("random_method", (), {"size": 2})]
     assert recorded[0][1][0] is np.random.rand
     np.testing.assert_array_equal(np.random.get_state()[1], state)  # nothing was drawn
+
+
+def test_pythons_random_module_goes_to_the_runtime_while_tracing(recorded, monkeypatch):
+    # random.random is a C method of the module's Random instance, random.gauss a Python one.
+    random.seed(4)
+    expected = [random.random(), random.gauss(0.0, 1.0), random.Random(1).choice([1, 2, 3])]
+    random.seed(4)
+    assert [calls.converted(random.random)(), calls.converted(random.gauss)(0.0, 1.0),
+            calls.converted(random.Random(1).choice)([1, 2, 3])] == expected
+    assert recorded == []
+    monkeypatch.setattr(random_overloads, "is_tracing", lambda: True)
+    state = random.getstate()
+    own = random.Random(2)
+    assert calls.converted(random.random)() == "staged"
+    assert calls.converted(own.uniform)(0.0, 1.0) == "staged"
+    assert calls.converted(functools.partial(random.gauss, 0.0))(1.0) == "staged"
+    assert [(name, args[0].__name__, args[1:]) for name, args, _ in recorded] == [
+        ("stdlib_random_method", "random", ()), ("stdlib_random_method", "uniform", (0.0, 1.0)),
+        ("stdlib_random_method", "gauss", (0.0, 1.0))]
+    assert random.getstate() == state and own.getstate() == random.Random(2).getstate()

@@ -3,7 +3,9 @@ CPU lowering): fresh draws every call and loop iteration, exactly NumPy's number
 seed (global state and Generators passed as arguments, globals, closures or ``self.rng``), the
 user's generator advanced as in Python, and clear errors instead of frozen constants."""
 
+import functools
 import inspect
+import random
 
 import numpy as np
 import pytest
@@ -306,3 +308,87 @@ def test_seeding_inside_staged_code_runs_every_call(target):
     np.random.seed(0)
     assert_same(staged(np.zeros(2)), expected)
     assert_same(staged(np.zeros(2)), expected)  # reseeded at run time, not at trace time
+
+
+# -- Python's random module: not staged, refused where it is written ---------------------------
+
+PY_RNG = random.Random(0)
+
+
+def stdlib_random(x):
+    return x + random.random()
+
+
+def stdlib_gauss(x):
+    return x + random.gauss(0.0, 1.0)
+
+
+def stdlib_choice(x):
+    return x + random.choice([1.0, 2.0, 3.0])
+
+
+def stdlib_partial(x):
+    draw = functools.partial(random.uniform, 0.0)
+    return x + draw(1.0)
+
+
+def stdlib_global_instance(x):
+    return x + PY_RNG.random()
+
+
+def stdlib_argument(x, py_rng):
+    return x + py_rng.normalvariate(0.0, 1.0)
+
+
+def stdlib_system(x):
+    return x + random.SystemRandom().random()
+
+
+def stdlib_seed(x):
+    random.seed(3)
+    return x + 1.0
+
+
+class PyNoise:
+    def __init__(self):
+        self.py_rng = random.Random(1)
+
+    def __call__(self, x):
+        return x + self.py_rng.uniform(0.0, 1.0)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn, words, line", [
+    (stdlib_random, ["random.random()", "tracing stdlib_random"], "random.random()"),
+    (stdlib_gauss, ["random.gauss()"], "random.gauss("),
+    (stdlib_choice, ["random.choice()"], "random.choice("),
+    (stdlib_partial, ["random.uniform()"], "draw(1.0)"),
+    (stdlib_global_instance, ["Random.random()", "global variable 'PY_RNG'"], "PY_RNG.random"),
+    (stdlib_argument, ["Random.normalvariate()", "argument 'py_rng'"], "py_rng.normalvariate"),
+    (stdlib_system, ["SystemRandom.random()"], "SystemRandom().random"),
+    (stdlib_seed, ["random.seed()"], "random.seed("),
+    (PyNoise(), ["Random.uniform()", "self.py_rng", "tracing __call__"], "self.py_rng.uniform"),
+])
+def test_pythons_random_module_is_refused_where_it_is_called(target, fn, words, line):
+    staged = autostage.convert(target=target)(fn)
+    args = (np.zeros(2),) + ((random.Random(0),) if fn is stdlib_argument else ())
+    state = random.getstate()
+    with pytest.raises(RandomStagingError) as info:
+        staged(*args)
+    message = str(info.value)
+    for word in [*words, "Python's random module is not staged", "np.random.Generator"]:
+        assert word in message
+    code = fn if inspect.isfunction(fn) else type(fn).__call__
+    assert line_of(code, line) in message
+    assert random.getstate() == state  # refused before anything was drawn
+
+
+def test_pythons_random_module_runs_as_python_outside_tracing():
+    py_rng = random.Random(5)
+    random.seed(5)
+    expected = [random.random(), random.gauss(0.0, 1.0), py_rng.random()]
+    random.seed(5)
+    py_rng = random.Random(5)
+    got = autostage.to_graph(lambda: [random.random(), random.gauss(0.0, 1.0),
+                                      py_rng.random()])()
+    assert got == expected
