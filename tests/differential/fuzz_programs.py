@@ -254,7 +254,11 @@ class _Writer:
                 "ys = [(k, v) for k, v in d.items() if k != 'k']",
             ])
         self.emit(depth, form)
-        self.emit(depth, rng.choice(["t = len(ys)", "print('ys', ys)", "s = float(sum(ys))"]))
+        if self.staged:  # sum() and printing of a staged list are refused (clear errors)
+            self.emit(depth, rng.choice(["t = len(ys)", "print('ys', len(ys))",
+                                         "s = float(ys[0]) if ys else s"]))
+        else:
+            self.emit(depth, rng.choice(["t = len(ys)", "print('ys', ys)", "s = float(sum(ys))"]))
 
     def except_stmt(self, depth: int, scope: list[str], in_loop: bool) -> None:
         """try/except around code that raises on some inputs; suppress; assert."""
@@ -288,6 +292,9 @@ class _Writer:
     def print_stmt(self, depth: int, scope: list[str]) -> None:
         rng = self.rng
         v = self.atom(scope)
+        if self.staged and rng.random() < 0.6:  # formatting a staged value is refused
+            self.emit(depth, rng.choice([f"print('v', {v}, s)", "print(t, y)", "print(n, u)"]))
+            return
         self.emit(depth, rng.choice([
             f'print(f"v={{{v}}} s={{s:.3f}} n={{n}}")', f"print('%d|%s' % ({v}, t))",
             "print('%.2f' % c, f'{t:>4}')", f'print(f"{{{v}!r}} {{u}}")',
