@@ -155,11 +155,11 @@ class _Writer:
             f"({p} - {k}) ** -1", f"abs(float({q}) - 2.5)", f"2.0 ** ({p} % 4)",
         ]
         if self.staged:
-            forms += [f"c * {p} + 1", f"a / (b - {k})", f"c ** 2 - a", f"np.float64({p}) * c",
-                      f"a % 3.5 + c", f"(a // (b - {k})) * 0.5", f"float(np.sum(x)) / ({p} - {k})",
+            forms += [f"c * {p} + 1", f"a / (b - {k})", "c ** 2 - a", f"np.float64({p}) * c",
+                      "a % 3.5 + c", f"(a // (b - {k})) * 0.5", f"float(np.sum(x)) / ({p} - {k})",
                       f"float(x[{p} % n]) * c", f"np.float64(a) / {q}", f"c / {p} + s"]
         else:
-            forms += [f"c * {p} + 1", f"c ** 2 - a", f"c / ({p} - {k}) + s", f"s * 0.5 + c"]
+            forms += [f"c * {p} + 1", "c ** 2 - a", f"c / ({p} - {k}) + s", "s * 0.5 + c"]
         return rng.choice(forms)
 
     def condition(self, scope: list[str], depth: int = 0) -> str:

@@ -500,6 +500,6 @@ def test_methods_of_objects_from_outside_still_refuse_storing_a_tensor(target):
     from autostage.runtime.escapes import TensorEscapeError
 
     with pytest.raises(TensorEscapeError, match=r"test_function.py:\d+: a staged tensor .* is "
-                                                r"stored in OUTSIDE.total \(reached through global"):
+                                                r"stored in OUTSIDE.total \(reached through"):
         autostage.convert(tally_outside, target=target)(np.int64(3))
     assert OUTSIDE.total == 0 and OUTSIDE.hits == 0
