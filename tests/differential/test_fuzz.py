@@ -12,7 +12,8 @@ each is written to a real file (conversion reads source), imported, and run:
   and a line). Never a different value, never another exception.
 
 The default run checks a small fixed seed range; ``-m slow`` runs hundreds. Seeds that expose a
-finding not yet fixed are listed in ``KNOWN`` with the finding (notes/issue8-h6-findings.md) and
+finding not yet fixed are listed in ``KNOWN`` with the finding (notes/issue8-h6-findings.md,
+notes/issue8-d-findings.md) and
 run as xfail(strict=True): they fail loudly once fixed, so that the entry is removed.
 """
 
@@ -156,9 +157,13 @@ def test_generator_is_deterministic_and_covers_the_forms():
     text = "".join(fuzz_programs.generate(s) for s in range(40))
     assert fuzz_programs.generate(7) == fuzz_programs.generate(7)
     for form in ("elif", "while", "break", "continue", "nonlocal", "_note(log", " and ", " or ",
-                 "not (", " if ", "xs.pop()", "d[", "obj.n", "print(", "except", "< _note"):
+                 "not (", " if ", "xs.pop()", "d[", "obj.n", "print(", "except", "< _note",
+                 "divmod(", " ** ", " << ", "~", "round(", " / ", "h1(", "h2(", "acc2.add(",
+                 "peek(", "inner(", " for i in range(", "contextlib.suppress(", "assert ",
+                 "is None", "t, u = ", "print(f", "' % (", "except KeyError"):
         assert form in text, form
-    staged = "".join(fuzz_programs.generate(s, staged=True) for s in range(15))
-    for form in ("acc.append", "for v", "while", "x[", "_note(log"):
+    staged = "".join(fuzz_programs.generate(s, staged=True) for s in range(40))
+    for form in ("acc.append", "for v", "while", "x[", "_note(log", "np.where(", "np.sum(",
+                 "np.maximum(", "[x[i", "y[y > 0]", "int(x[", "np.float64(", "n % 4"):
         assert form in staged, form
     assert isinstance(fuzz_programs.staged_arguments(0)[0][0], np.int64)
