@@ -154,6 +154,9 @@ def converted(f: Callable, /) -> Callable:
         return decision
     target = _target(f)
     if target is None:
+        if type(f) is type and staged_functions._active_traces and (
+                staged_functions.staging_active()):
+            return staged_functions.made_in_trace(f)  # its objects are the trace's own
         return f
     if staged_functions._active_traces and staged_functions.staging_active() and (
             conversion.is_converted(getattr(target, "__func__", target))):

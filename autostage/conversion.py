@@ -42,6 +42,7 @@ PIPELINE = (
     "return_statements",  # after break/continue: its guards wrap their flag-guarded code
     "try_statements",  # after the jumps: a finally that can jump is an except clause by now
     "asserts",
+    "string_formatting",  # before call_trees: a literal's `%` is not a call to convert
     "lists",  # lists and slices turn mutations into assignments, so that control flow sees
     "slices",  # the mutated names as loop variables and branch outputs
     "comprehensions",  # before call_trees: the calls in its new lambdas are converted too

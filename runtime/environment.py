@@ -119,6 +119,13 @@ def _instructions(code: types.CodeType):
     return dis.get_instructions(code)
 
 
+def made_here(trace: FunctionTrace | None, obj: object) -> bool:
+    """Whether ``obj`` was made by the Python code traced into ``trace``'s module
+    (``function.made_in_trace``): a local object, not one reached from outside the trace."""
+    shared = getattr(trace, "shared", None)
+    return shared is not None and shared.made.get(id(obj)) is obj
+
+
 def bind_environment(fn: Callable, trace: FunctionTrace) -> Callable:
     """``fn`` with every global/closure array it reads replaced by an implicit parameter of
     ``trace``; every source read is recorded (its value goes into the cache key).
@@ -128,7 +135,8 @@ def bind_environment(fn: Callable, trace: FunctionTrace) -> Callable:
     """
     if isinstance(fn, types.MethodType):
         bound, code = fn.__self__, getattr(fn.__func__, "__code__", None)
-        if code is not None and code.co_argcount:  # reads through `self` are recorded
+        # Reads through `self` are recorded, unless the traced code made the object itself.
+        if code is not None and code.co_argcount and not made_here(trace, bound):
             bound = proxy_root(bound, Root("bound", bound, code.co_varnames[0]))
         return types.MethodType(bind_environment(fn.__func__, trace), bound)
     if type(fn) is not types.FunctionType:

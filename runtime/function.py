@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from autostage.runtime import captures, escapes, fp_state, ir, pytree, tracing, value_info
 from autostage.runtime.cache_keys import ById, constant_key, leaf_key
-from autostage.runtime.environment import Source, bind_environment, environment_key
+from autostage.runtime.environment import Source, bind_environment, environment_key, made_here
 from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
 from autostage.runtime.staging import raises, random_freeze
 from autostage.runtime.tensor import Tensor
@@ -298,6 +298,7 @@ class _ModuleState:
         self.variable_policy = variable_policy
         self.reads: dict[captures.Path, dict] = {}  # path read through an object -> its checks
         self.stand_ins: dict[captures.Path, Any] = {}  # path -> the stand-in given to the code
+        self.made: dict[int, object] = {}  # id -> a user object the traced code constructed
 
 
 def _verify(module: ir.Module) -> None:
@@ -388,15 +389,17 @@ def call_from_trace(fn: Callable, args: tuple, kwargs: dict) -> Any:
     With staged arguments (and otherwise only immutable constants, so that rebuilding the
     arguments cannot lose a mutation the caller would see) the call is traced into its own
     function of the module and stays a ``call`` op; any other call runs inline, reading its
-    environment like the caller does.
+    environment like the caller does. A method of an object the trace's Python code made
+    (``made_in_trace``) runs inline too: its ``self`` is a local object whose attributes the
+    method may change (at every call, as Python does).
     """
     trace = tracing.current()
     leaves, treedef = pytree.flatten((args, kwargs))
+    method = isinstance(fn, types.MethodType)
     if not any(isinstance(leaf, Tensor) for leaf in leaves) or not all(
             isinstance(leaf, Tensor) or _immutable_constant(leaf) for leaf in leaves) or (
-            _has_mutable_nodes(treedef)):
+            _has_mutable_nodes(treedef)) or (method and made_here(trace, fn.__self__)):
         return bind_environment(fn, trace)(*args, **kwargs)
-    method = isinstance(fn, types.MethodType)
     target = fn.__func__ if method else fn
     owner = ById(fn.__self__) if method else None  # a method's callee is per object
     # A weak argument (a Python scalar such as `x.shape[0]`) stays weak in the callee, as Python
@@ -417,6 +420,20 @@ def call_from_trace(fn: Callable, args: tuple, kwargs: dict) -> Any:
     if callee.raised is not None:
         raise callee.raised
     return callee.outputs.build(tuple(Tensor(value) for value in results))
+
+
+def made_in_trace(cls: type) -> Callable:
+    """``cls`` as traced code calls it: an instance of a user class is recorded as the trace's
+    own object. Its methods then run inline with a plain ``self`` (changing its attributes is
+    local state, as for ``box.n += 1`` in the function itself), not as call ops that would see
+    it as an object from outside the trace."""
+    def make(*args: Any, **kwargs: Any) -> Any:
+        obj = cls(*args, **kwargs)
+        shared = getattr(tracing.current(), "shared", None)
+        if shared is not None and captures.is_user_object(obj):
+            shared.made[id(obj)] = obj
+        return obj
+    return make
 
 
 def _has_mutable_nodes(treedef: pytree.TreeDef) -> bool:

@@ -55,6 +55,7 @@ from autostage.operators.py_builtins import (
     map_,
     max_,
     min_,
+    percent_format,
     print_,
     range_,
     reversed_,
@@ -101,7 +102,8 @@ __all__ = [
     "iadd", "isub", "imul", "imatmul", "itruediv", "ifloordiv", "imod", "ipow",
     "ilshift", "irshift", "iand", "ixor", "ior",
     # builtins
-    "BUILTINS", "print_", "len_", "range_", "enumerate_", "zip_", "map_", "filter_", "int_",
+    "BUILTINS", "print_", "percent_format", "len_", "range_", "enumerate_", "zip_", "map_",
+    "filter_", "int_",
     "float_", "bool_", "abs_", "min_", "max_", "sum_", "isinstance_", "any_", "all_", "sorted_",
     "reversed_", "type_",
     # NumPy functions that cannot dispatch on staged tensors (BUILTINS maps them too)

@@ -86,3 +86,14 @@ def type_(*args: Any, **kwargs: Any) -> Any:
 
 
 BUILTINS[builtins.type] = type_
+
+
+def percent_format(fmt: str, values: Any) -> str:
+    """``fmt % values`` for a string literal ``fmt`` (converters/string_formatting.py): Python's
+    ``%`` on Python values; staged values go to the runtime, which refuses them clearly (CPython's
+    ``%d`` would replace the reason with "a real number is required, not Tensor")."""
+    if is_tracing() and (isinstance(values, Staged) or (
+            type(values) is tuple and any_staged(values)) or (
+            type(values) is dict and any_staged(values.values()))):
+        return stage_operator("percent_format", fmt, values)
+    return fmt % values

@@ -1,19 +1,38 @@
 """A seeded generator of small random Python functions for the differential fuzzer.
 
-``generate(seed, staged=False)`` returns the source of a module with one function ``prog`` and its
-helpers. The same seed always gives the same text. Plain mode (compared under ``to_graph``):
-``prog(a, b, c, xs, d, obj, log)`` with ints ``a``/``b``, a float ``c``, a list ``xs``, a dict
-``d``, an object ``obj`` with attribute ``n`` and a list ``log``; the body mixes ``if``/``elif``/
-``else``, ``for`` and ``while`` loops with ``break``/``continue``/``return``, ``and``/``or``/
-``not``, ternaries, comparison chains, list ``append``/``pop``/indexing, dict items, attribute
-updates, a closure writing a ``nonlocal``, ``print``, operands with side effects (``_note`` appends
-to ``log``), and operations that can raise (``ZeroDivisionError``, ``IndexError``).
+``generate(seed, staged=False)`` returns the source of a module with one function ``prog``, its
+helpers and two generated helper functions ``h1`` (recursive, depth-bounded) and ``h2`` (calls
+``h1``, has a ``None`` default, returns a tuple). The same seed always gives the same text.
 
-Staged mode (compared under ``convert``): ``prog(a, b, c, x)`` with NumPy scalars ``a``/``b``
-(int64), ``c`` (float64) and a float64 array ``x``; the same statement forms on those values plus
-a local list, a Python dict and an object whose state the body updates, and side-effect operands
-in ``and``/``or``/ternaries/while tests. Loops are bounded (a counter incremented first), so every
-program terminates.
+Plain mode (compared under ``to_graph``): ``prog(a, b, c, xs, d, obj, log)`` with ints ``a``/``b``,
+a float ``c``, a list ``xs``, a dict ``d``, an object ``obj`` with attribute ``n`` and a list
+``log``. Staged mode (compared under ``convert``): ``prog(a, b, c, x)`` with NumPy scalars
+``a``/``b`` (int64), ``c`` (float64) and a float64 array ``x`` of 3 to 5 elements, plus a local
+list, a Python dict and objects whose state the body updates.
+
+Forms, each drawn with moderate probability (one method each, below):
+
+- control flow: ``if``/``elif``/``else``, ``for`` over ranges/lists/arrays, bounded ``while``
+  loops (a counter incremented first) with ``break``/``continue``/``return``, a ``while`` search
+  with an early exit (``while j < n and x[j] ...``), ``try``/``except`` (ZeroDivisionError,
+  IndexError, KeyError; a handler that prints the message), ``with contextlib.suppress(...)``,
+  ``assert`` with a formatted message;
+- expressions: ``and``/``or``/``not``, ternaries, comparison chains, operands with side effects
+  (``_note`` appends to ``log``), ``is None`` checks, tuple unpacking and swaps;
+- Python-number arithmetic on values derived from the data (``n = x.shape[0]`` or ``len(xs)``,
+  ``len(acc)``, loop indices, ``int(x[i])``, ``float(...)``, ``round(...)``) with ``//``, ``%``,
+  ``/``, ``**``, ``<<``, ``~``, ``abs``, ``divmod``, divisors that are sometimes zero and shifts
+  that are sometimes negative; NumPy scalar arithmetic mixed with Python numbers (staged);
+- state: list ``append``/``pop``/indexing, dict items, attribute updates, a method updating a
+  small class's attributes (``_Acc.add``), a closure writing a ``nonlocal`` (``bump``) and one
+  reading a variable late (``peek``), calls to ``h1``/``h2`` (recursion, tuple returns);
+- list comprehensions over ranges, lists and arrays; ``print`` with f-strings and ``%``;
+- arrays (staged): ``np.where``, ``np.sum``, ``np.maximum``, slices ``x[i:j]``, boolean masks.
+
+Operations that can raise (ZeroDivisionError, IndexError, KeyError, ValueError, AssertionError)
+are there on purpose: Python and autostage must raise the same exception with the same message.
+Ints stay small (shifts and powers by small amounts), so that staged int64 arithmetic never
+needs Python's big ints.
 """
 
 from __future__ import annotations
@@ -24,12 +43,28 @@ INDENT = "    "
 MAX_DEPTH = 3
 
 HELPERS = '''
+import contextlib
+
+import numpy as np
+
+
 class _Box:
     def __init__(self, n):
         self.n = n
 
     def __eq__(self, other):
         return type(other) is _Box and self.n == other.n
+
+
+class _Acc:
+    def __init__(self, total):
+        self.total = total
+        self.hits = 0
+
+    def add(self, v):
+        self.total = self.total + v
+        self.hits += 1
+        return self.total
 
 
 def _note(log, v):
@@ -57,6 +92,17 @@ class _Writer:
                  else ["len(xs)", "obj.n", "len(log)"])
         return rng.choice(common + extra)
 
+    def py_atom(self, scope: list[str]) -> str:
+        """A Python int derived from the data (a staged Python-kind value in staged mode)."""
+        rng = self.rng
+        forms = ["n", "t", str(rng.randint(0, 9)), *scope]
+        if self.staged:
+            forms += ["len(acc)", "int(x[1])", "int(c)", f"int(x[{rng.randint(0, 2)}] * 3)",
+                      "round(c)"]
+        else:
+            forms += ["a", "b", "len(xs)", "len(log)", "int(c)", "round(c * 3)"]
+        return rng.choice(forms)
+
     def value(self, scope: list[str], depth: int = 0) -> str:
         """An int-valued expression (an int or an int64 NumPy scalar)."""
         rng = self.rng
@@ -70,13 +116,50 @@ class _Writer:
             f"({self.value(scope, depth + 1)} if ({self.condition(scope, depth + 1)}) "
             f"else {self.value(scope, depth + 1)})",
             f"{a} // ({b} - {rng.randint(0, 3)})",  # may divide by zero
-            f"_note(log, {a})" if not self.staged else f"_note(log, {a})",
+            f"_note(log, {a})",
             "bump(1)",
         ]
         if not self.staged:
             forms += [f"xs[{a} % 4]", f"d.get({a} % 3, {b})"]  # may be out of range
         else:
             forms += [f"int(x[{a} % 4] > {b})", f"acc[-1] if acc else {b}"]
+        if rng.random() < 0.15:
+            return rng.choice([f"h1({a}, {rng.randint(0, 3)})", f"h2({a})[0]",
+                               f"peek({a})", f"acc2.add({a})", self.py_int(scope, depth)])
+        return rng.choice(forms)
+
+    def py_int(self, scope: list[str], depth: int = 0) -> str:
+        """A Python-int expression on data-derived values; may raise as Python does."""
+        rng = self.rng
+        p, q = self.py_atom(scope), self.py_atom(scope)
+        k = rng.randint(0, 4)
+        forms = [
+            f"{p} // ({q} - {k})", f"{p} % ({q} - {k})", f"({p} - {q}) // {rng.randint(2, 5)}",
+            f"({p} - {q}) % {rng.randint(2, 5)}", f"{p} ** {rng.randint(0, 3)}",
+            f"({p} % 5) ** ({q} % 3)", f"({p} % 64) << ({q} % 4)", f"({p} % 64) >> ({q} - {k})",
+            f"~{p}", f"-{p} + ~{q}", f"abs({p} - {q} * 2)", f"round({p} / ({q} - {k}))",
+            f"divmod({p}, {q} - {k})[{rng.randint(0, 1)}]", f"int(float({p}) / 2)",
+            f"({p} > {q}) + ({q} > {k})",
+        ]
+        return rng.choice(forms)
+
+    def py_float(self, scope: list[str]) -> str:
+        """A float expression: Python floats, or NumPy scalars mixed with Python numbers."""
+        rng = self.rng
+        p, q = self.py_atom(scope), self.py_atom(scope)
+        k = rng.randint(0, 4)
+        forms = [
+            f"{p} / ({q} - {k})", f"float({p}) / {rng.choice(['3', '0.5', '-2.0'])}",
+            f"float({p}) ** -{rng.randint(1, 2)}", f"({p} - {q}) / 4",
+            f"divmod(float({p}), {q} - {k})[{rng.randint(0, 1)}]", f"float({p}) % ({q} - {k})",
+            f"({p} - {k}) ** -1", f"abs(float({q}) - 2.5)", f"2.0 ** ({p} % 4)",
+        ]
+        if self.staged:
+            forms += [f"c * {p} + 1", f"a / (b - {k})", "c ** 2 - a", f"np.float64({p}) * c",
+                      "a % 3.5 + c", f"(a // (b - {k})) * 0.5", f"float(np.sum(x)) / ({p} - {k})",
+                      f"float(x[{p} % n]) * c", f"np.float64(a) / {q}", f"c / {p} + s"]
+        else:
+            forms += [f"c * {p} + 1", "c ** 2 - a", f"c / ({p} - {k}) + s", "s * 0.5 + c"]
         return rng.choice(forms)
 
     def condition(self, scope: list[str], depth: int = 0) -> str:
@@ -86,6 +169,8 @@ class _Writer:
         simple = [f"{a} > {c}", f"{a} <= {b}", f"{a} % 2 == {rng.randint(0, 1)}",
                   f"0 <= {a} < {c}", f"{a} != {b}", f"{a} == {c} or {b} > {c}",
                   "c > 1.5" if self.staged else "xs"]
+        if not self.staged:  # staged: None on some paths is refused (its own test)
+            simple += ["m is None", "m is not None"]
         if depth > 1:
             return rng.choice(simple)
         s1, s2 = rng.choice(simple), rng.choice(simple)
@@ -113,6 +198,121 @@ class _Writer:
                       f"obj.n = {v}", f"c = c / 2 + {v}"]
         self.emit(depth, rng.choice(forms))
 
+    def arith_stmt(self, depth: int, scope: list[str]) -> None:
+        """Python-number and NumPy-scalar arithmetic (may raise ZeroDivisionError/ValueError)."""
+        rng = self.rng
+        self.emit(depth, rng.choice([
+            f"t = {self.py_int(scope)}", f"s = {self.py_float(scope)}",
+            f"q, r = divmod({self.py_atom(scope)}, {self.py_atom(scope)} - {rng.randint(0, 3)})",
+            f"t += {self.py_int(scope)}", f"s += {self.py_float(scope)}",
+        ]))
+        if self.lines[-1].lstrip().startswith("q, r"):
+            self.emit(depth, "t = q * 2 + r")
+
+    def search_stmt(self, depth: int, scope: list[str]) -> None:
+        """A while loop with a counter and an early exit."""
+        self.counter += 1
+        j = f"j{self.counter}"
+        rng = self.rng
+        item = f"x[{j}]" if self.staged else f"xs[{j}]"
+        limit = "n" if rng.random() < 0.7 else f"n + {rng.randint(0, 1)}"  # may run off the end
+        self.emit(depth, f"{j} = 0")
+        self.emit(depth, f"while {j} < {limit} and {item} {rng.choice(['<', '>', '!='])} "
+                         f"{rng.choice(['0.5', 'c', '2', 't'])}:")
+        self.emit(depth + 1, f"{j} += 1")
+        if rng.random() < 0.5:
+            self.emit(depth + 1, f"if {j} > {rng.randint(1, 3)}:")
+            self.emit(depth + 2, rng.choice(["break", f"return {self.result()}"]))
+        self.emit(depth, f"t = {j}")
+
+    def helper_stmt(self, depth: int, scope: list[str]) -> None:
+        """Calls of the generated helpers, the class method, closures; tuple unpacking."""
+        rng = self.rng
+        v, w = self.atom(scope), self.atom(scope)
+        self.emit(depth, rng.choice([
+            f"t = h1({v}, {rng.randint(0, 3)})", f"t = h1({v}, n % 4)",
+            f"t, u = h2({v})", f"t, u = h2({v}, {w})", f"u = acc2.add({v})",
+            f"t = peek({v})", "t, u = u, t", f"t = inner({v})",
+            *([] if self.staged else [f"m = {v} if m is None else m + {v}"]),
+        ]))
+
+    def comprehension_stmt(self, depth: int, scope: list[str]) -> None:
+        rng = self.rng
+        v = self.py_atom(scope)
+        if self.staged:
+            form = rng.choice([
+                f"ys = [x[i] * 2.0 for i in range({rng.randint(1, 3)})]",
+                f"ys = [float(v) + c for v in x[:{rng.randint(1, 3)}]]",
+                f"ys = [i * {v} for i in range({rng.randint(0, 4)}) if i % 2 == 0]",
+                f"ys = [x[i % n] for i in range({v} % 3)]",
+            ])
+        else:
+            form = rng.choice([
+                f"ys = [v * 2 for v in xs if v > {v}]",
+                f"ys = [i * {v} for i in range({rng.randint(0, 4)}) if i % 2 == 0]",
+                f"ys = [xs[i] for i in range({v} % 3)]",
+                "ys = [(k, v) for k, v in d.items() if k != 'k']",
+            ])
+        self.emit(depth, form)
+        if self.staged:  # sum() and printing of a staged list are refused (clear errors)
+            self.emit(depth, rng.choice(["t = len(ys)", "print('ys', len(ys))",
+                                         "s = float(ys[0]) if ys else s"]))
+        else:
+            self.emit(depth, rng.choice(["t = len(ys)", "print('ys', ys)", "s = float(sum(ys))"]))
+
+    def except_stmt(self, depth: int, scope: list[str], in_loop: bool) -> None:
+        """try/except around code that raises on some inputs; suppress; assert."""
+        rng = self.rng
+        p = self.py_atom(scope)
+        risky = rng.choice([
+            f"t = d[{p} % 4]", f"t = {p} // ({self.py_atom(scope)} - {rng.randint(0, 3)})",
+            f"t = acc[{p} % 3]" if self.staged else f"t = xs[{p}]",
+            f"s = float(x[{p}])" if self.staged else f"t = d['k{p}']",
+            f"s = c / {p}" if self.staged else f"s = c / ({p} - 2)",
+        ])
+        kind = rng.random()
+        if kind < 0.4:
+            caught = rng.choice(["KeyError", "ZeroDivisionError", "IndexError",
+                                 "(KeyError, IndexError)", "Exception"])
+            self.emit(depth, "try:")
+            self.emit(depth + 1, risky)
+            self.block(depth + 1, scope, in_loop, rng.randint(0, 1))
+            self.emit(depth, f"except {caught} as e:")
+            self.emit(depth + 1, rng.choice(["print('caught', type(e).__name__, e)", "t = -1",
+                                             "print(f'error {e!r}')"]))
+        elif kind < 0.7:
+            suppressed = rng.choice(["ZeroDivisionError", "IndexError", "KeyError"])
+            self.emit(depth, f"with contextlib.suppress({suppressed}):")
+            self.emit(depth + 1, risky)
+            self.emit(depth + 1, f"t += {rng.randint(1, 3)}")
+        else:
+            message = rng.choice(["f't={t} a={a}'", "'bad %d' % t", "(t, n)"])
+            self.emit(depth, f"assert {self.condition(scope, depth=1)}, {message}")
+
+    def print_stmt(self, depth: int, scope: list[str]) -> None:
+        rng = self.rng
+        v = self.atom(scope)
+        if self.staged and rng.random() < 0.6:  # formatting a staged value is refused
+            self.emit(depth, rng.choice([f"print('v', {v}, s)", "print(t, y)", "print(n, u)"]))
+            return
+        self.emit(depth, rng.choice([
+            f'print(f"v={{{v}}} s={{s:.3f}} n={{n}}")', f"print('%d|%s' % ({v}, t))",
+            "print('%.2f' % c, f'{t:>4}')", f'print(f"{{{v}!r}} {{u}}")',
+            "print(f'{c:.4g}', f'{s}')",
+        ]))
+
+    def array_stmt(self, depth: int, scope: list[str]) -> None:
+        """NumPy array forms (staged mode): where, sum, maximum, slices, boolean masks."""
+        rng = self.rng
+        p, q = self.py_atom(scope), self.py_atom(scope)
+        self.emit(depth, rng.choice([
+            "y = np.where(y > c, y - 1.0, y * 2.0)", "y = np.maximum(y, c)",
+            "s = float(np.sum(y))", f"s = np.sum(y[{p} % n:])", f"s = np.sum(x[{p}:{q}])",
+            f"y = y[1:] if {rng.choice(['n > 3', 'c > 0'])} else y", "s = np.sum(y[y > 0])",
+            f"y[{p} % n] = c", "y = y * 0.5 + x[0]", "s = np.sum(np.maximum(x, 0.0)) + s",
+            f"t = int(np.sum(x > {rng.choice(['0', 'c'])}))",
+        ]))
+
     def jump(self, depth: int, scope: list[str], in_loop: bool) -> None:
         kind = self.rng.choice(["return"] + (["break", "continue"] * 2 if in_loop else []))
         self.emit(depth, f"if {self.condition(scope)}:")
@@ -124,8 +324,10 @@ class _Writer:
     def result(self) -> str:
         if self.staged:
             return self.rng.choice(["a + b", "(a, b, c)", "t + count + box.n", "c",
-                                    "a + len(acc)", "(a, len(log), d['k'])"])
-        return self.rng.choice(["(a, b, t, c)", "t + count", "(a, xs, d, log)", "box.n"])
+                                    "a + len(acc)", "(a, len(log), d['k'])", "(t, s)",
+                                    "(n, t, acc2.total, acc2.hits)", "y", "(s, u, m)"])
+        return self.rng.choice(["(a, b, t, c)", "t + count", "(a, xs, d, log)", "box.n",
+                                "(t, s, u, m)", "(acc2.total, acc2.hits)"])
 
     def if_stmt(self, depth: int, scope: list[str], in_loop: bool) -> None:
         self.emit(depth, f"if {self.condition(scope)}:")
@@ -141,7 +343,7 @@ class _Writer:
         self.counter += 1
         v = f"v{self.counter}"
         rng = self.rng
-        iterable = rng.choice([f"range({rng.randint(1, 5)})", "range(a % 4)"]
+        iterable = rng.choice([f"range({rng.randint(1, 5)})", "range(a % 4)", "range(n)"]
                               + (["range(b % 5)", "x"] if self.staged else ["list(xs)"]))
         self.emit(depth, f"for {v} in {iterable}:")
         self.loop_body(depth + 1, scope + ([] if iterable == "x" else [v]))
@@ -169,17 +371,33 @@ class _Writer:
         if self.rng.random() < 0.6:
             self.jump(depth, scope, True)
 
+    def extra(self, depth: int, scope: list[str], in_loop: bool) -> None:
+        """One of the newer forms (each about as likely as the others)."""
+        forms = [self.arith_stmt, self.arith_stmt, self.helper_stmt, self.print_stmt,
+                 self.comprehension_stmt]
+        if depth < MAX_DEPTH:
+            forms += [self.search_stmt,
+                      lambda d, s: self.except_stmt(d, s, in_loop)]
+        if self.staged:
+            forms += [self.array_stmt, self.array_stmt]
+        self.rng.choice(forms)(depth, scope)
+
     def statement(self, depth: int, scope: list[str], in_loop: bool) -> None:
         r = self.rng.random()
-        if depth >= MAX_DEPTH or r < 0.4:
-            self.simple(depth, scope)
-        elif r < 0.6:
+        if depth >= MAX_DEPTH or r < 0.3:
+            if r < 0.15:
+                self.extra(depth, scope, in_loop)
+            else:
+                self.simple(depth, scope)
+        elif r < 0.52:
+            self.extra(depth, scope, in_loop)
+        elif r < 0.68:
             self.if_stmt(depth, scope, in_loop)
-        elif r < 0.72:
+        elif r < 0.78:
             self.for_stmt(depth, scope)
-        elif r < 0.84:
+        elif r < 0.88:
             self.while_stmt(depth, scope)
-        elif r < 0.92:
+        elif r < 0.94:
             self.try_stmt(depth, scope, in_loop)
         else:
             self.jump(depth, scope, in_loop)
@@ -188,22 +406,55 @@ class _Writer:
         for _ in range(count):
             self.statement(depth, scope, in_loop)
 
+    def helpers(self) -> None:
+        """``h1`` (recursive, bounded by ``depth``) and ``h2`` (calls ``h1``, returns a tuple)."""
+        rng = self.rng
+        step = rng.choice(["v // 2", "v - 3", "v % 5 - 1", "(v + 1) // 3"])
+        combine = rng.choice(["+ 1", "* 2", "- v", "+ v % 3"])
+        self.emit(0, "def h1(v, depth):")
+        self.emit(1, f"if depth <= 0 or v {rng.choice(['<= 0', '< 2', '== 1'])}:")
+        self.emit(2, rng.choice(["return v", "return 0", "return v * 2"]))
+        self.emit(1, f"return h1({step}, depth - 1) {combine}")
+        self.emit(0, "")
+        self.emit(0, "")
+        self.emit(0, "def h2(v, w=None):")
+        self.emit(1, "if w is None:")
+        self.emit(2, f"w = {rng.randint(0, 3)}")
+        self.emit(1, f"return h1(v, {rng.randint(1, 3)}) * w, v {rng.choice(['-', '+', '%'])} "
+                     f"{rng.choice(['w', '(w + 1)'])}")
+        self.emit(0, "")
+        self.emit(0, "")
+
     def function(self) -> str:
+        self.helpers()
         if self.staged:
             self.emit(0, "def prog(a, b, c, x):")
             self.emit(1, "log = []")
             self.emit(1, "acc = []")
             self.emit(1, "d = {'k': 1}")
+            self.emit(1, "n = x.shape[0]")
+            self.emit(1, "y = x * 1.0")
         else:
             self.emit(0, "def prog(a, b, c, xs, d, obj, log):")
+            self.emit(1, "n = len(xs)")
         self.emit(1, "box = _Box(1)")
+        self.emit(1, "acc2 = _Acc(0)")
         self.emit(1, "t = 0")
+        self.emit(1, "u = 0")
+        self.emit(1, "s = 0.0")
+        self.emit(1, "m = None")
         self.emit(1, "count = 0")
         self.emit(1, "")
         self.emit(1, "def bump(k):")
         self.emit(2, "nonlocal count")
         self.emit(2, "count += k")
         self.emit(2, "return count")
+        self.emit(1, "")
+        self.emit(1, "def peek(v):")
+        self.emit(2, "return v + t")
+        self.emit(1, "")
+        self.emit(1, "def inner(v):")
+        self.emit(2, f"return h1(v, {self.rng.randint(0, 2)}) + box.n")
         self.emit(1, "")
         self.block(1, [], False, self.rng.randint(3, 6))
         self.emit(1, f"return {self.result()}")
@@ -231,13 +482,14 @@ def plain_arguments(seed: int) -> list[tuple]:
 
 
 def staged_arguments(seed: int) -> list[tuple]:
-    """Argument tuples for a staged program: NumPy int64/float64 scalars and a float64 array."""
+    """Argument tuples for a staged program: NumPy int64/float64 scalars and a float64 array of
+    3 to 5 elements (both calls share one trace: shapes are not part of the cache key)."""
     import numpy as np
 
     rng = random.Random(seed)
     return [(np.int64(rng.randint(-5, 12)), np.int64(rng.randint(-5, 12)),
              np.float64(rng.choice([0.5, 2.0, -1.25])),
-             np.array([rng.uniform(-2, 2) for _ in range(4)]))
+             np.array([rng.uniform(-2, 2) for _ in range(rng.choice([4, 4, 3, 5]))]))
             for _ in range(2)]
 
 

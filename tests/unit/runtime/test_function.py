@@ -445,3 +445,61 @@ def test_a_weak_and_a_strong_argument_trace_separate_callees(target):
     weak, strong = f(x)
     assert (weak.dtype, strong.dtype) == (np.float32, np.float64)  # as in Python
     assert f.ir(x).count("func @_divide_by") == 2
+
+
+# --- Methods of objects the traced code makes (found by the fuzzer, notes/issue8-d-findings.md
+# D1): they change their own object's attributes at every call, as Python does. ---------------
+
+
+class _Tally:
+    def __init__(self, total):
+        self.total = total
+        self.hits = 0
+
+    def add(self, v):
+        self.total = self.total + v
+        self.hits += 1
+        return self.total
+
+
+def tally_twice(a):
+    acc = _Tally(0)
+    first = acc.add(a)
+    acc.add(a * 2)
+    return first, acc.total, acc.hits
+
+
+def tally_in_staged_control(a, x):
+    acc = _Tally(0.0)
+    for v in x:  # a staged loop
+        if v > a:  # a staged branch
+            acc.add(v)
+    return acc.total, acc.hits
+
+
+OUTSIDE = _Tally(0)
+
+
+def tally_outside(a):
+    return OUTSIDE.add(a)
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_methods_of_objects_made_in_the_trace_change_them_at_every_call(target):
+    a = np.int64(3)
+    assert autostage.convert(tally_twice, target=target)(a) == tally_twice(a) == (3, 9, 2)
+    x = np.array([0.5, 2.0, -1.0, 3.0])
+    staged = autostage.convert(tally_in_staged_control, target=target)
+    for threshold in (np.float64(1.0), np.float64(5.0)):
+        total, hits = staged(threshold, x)
+        assert (float(total), int(hits)) == tally_in_staged_control(threshold, x)
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_methods_of_objects_from_outside_still_refuse_storing_a_tensor(target):
+    from autostage.runtime.escapes import TensorEscapeError
+
+    with pytest.raises(TensorEscapeError, match=r"test_function.py:\d+: a staged tensor .* is "
+                                                r"stored in OUTSIDE.total \(reached through"):
+        autostage.convert(tally_outside, target=target)(np.int64(3))
+    assert OUTSIDE.total == 0 and OUTSIDE.hits == 0
