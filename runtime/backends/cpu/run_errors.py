@@ -86,9 +86,10 @@ def raise_now(em: Emitter, op: ir.Op, kind: type[BaseException], template: str,
 
 
 def shape_text(sizes: Sequence[str], start: int) -> tuple[str, int]:
-    """NumPy's text of a shape whose sizes are template fields ``{start}``...: ``({0},)``."""
+    """NumPy's text of a shape in its messages, sizes as template fields from ``{start}``:
+    ``({0},)``, ``({0},{1})``."""
     fields = [f"{{{start + i}}}" for i in range(len(sizes))]
-    text = "(" + ", ".join(fields) + ("," if len(fields) == 1 else "") + ")"
+    text = "(" + ",".join(fields) + ("," if len(fields) == 1 else "") + ")"
     return text, start + len(fields)
 
 
