@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 from autostage.runtime import ir
-from autostage.runtime.backends.cpu import lower_core  # noqa: F401 - the scalar rules used here
+from autostage.runtime.backends.cpu import (
+    lower_core,  # noqa: F401 - the scalar rules used here
+    run_errors,
+)
 from autostage.runtime.backends.cpu import lower_support as s
-from autostage.runtime.backends.cpu import run_errors
 from autostage.runtime.backends.cpu.codegen import Emitter, lowering, np_dtype
 from autostage.runtime.passes import fused_op
 from autostage.runtime.types import TensorType, scalar

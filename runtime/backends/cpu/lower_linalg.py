@@ -169,9 +169,9 @@ def _check_core(em: Emitter, op: ir.Op, a: ir.Value, b: ir.Value) -> None:
     if op.name == "dot":
         a_text, n = run_errors.shape_text(ad, 0)
         b_text, _ = run_errors.shape_text(bd, n)
-        a_k, b_k = "{%d}" % (n - 1), "{%d}" % (n + k_axis)
+        a_k, b_k = f"{{{n - 1}}}", f"{{{n + k_axis}}}"
         template = (f"shapes {a_text} and {b_text} not aligned: {a_k} (dim {a.type.ndim - 1}) "
-                    f"!= {b_k} (dim {k_axis})").replace(", ", ",")
+                    f"!= {b_k} (dim {k_axis})")
         run_errors.check(em, op, f"{ad[-1]} != {bd[k_axis]}", ValueError, template, ad + bd)
     elif op.name == "matmul":
         run_errors.check(em, op, f"{ad[-1]} != {bd[k_axis]}", ValueError,
