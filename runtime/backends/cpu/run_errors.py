@@ -31,9 +31,10 @@ from autostage.runtime.backends.cpu.codegen import Emitter, where
 NOTE_PREFIX = "autostage: "  # the interpreter's note prefix: one format on every target
 _IMPORT = "import autostage.runtime.backends.cpu.run_errors as cpu_err"
 
+LOCATION_ATTR = "__autostage_location__"  # the failing op's ir.Location, for tracebacks
 # key -> (exception type, message template, note); filled when a module's source is generated
 # (in every process, also when the compiled code then comes from Numba's cache).
-SITES: dict[str, tuple[type[BaseException], str, str]] = {}
+SITES: dict[str, tuple[type[BaseException], str, str, ir.Location | None]] = {}
 
 
 def note_for(op: ir.Op, names: dict[ir.Value, str] | None) -> str:
@@ -44,9 +45,10 @@ def note_for(op: ir.Op, names: dict[ir.Value, str] | None) -> str:
 
 def fail(key: str, sizes: tuple) -> None:
     """Raises the error of checked site ``key`` with its run-time ``sizes`` (from objmode)."""
-    kind, template, note = SITES[key]
+    kind, template, note, loc = SITES[key]
     error = kind(template.format(*[int(s) for s in sizes]))
     error.add_note(note)
+    setattr(error, LOCATION_ATTR, loc)
     raise error
 
 
@@ -74,14 +76,17 @@ def raise_now(em: Emitter, op: ir.Op, kind: type[BaseException], template: str,
     note = note_for(op, em.value_names())
     key = hashlib.sha256(f"{kind.__module__}.{kind.__qualname__}|{template}|{note}".encode()
                          ).hexdigest()[:16]
-    SITES[key] = (kind, template, note)
+    SITES[key] = (kind, template, note, op.loc)
     em.module_line("cpu_err", _IMPORT)
-    params = ", ".join(f"s{i}" for i in range(len(sizes)))
+    # One helper per number of sizes, shared by the module's sites (each objmode helper costs
+    # compile time); the site's key is a string argument.
+    params = "".join(f", s{i}" for i in range(len(sizes)))
     packed = "(" + "".join(f"s{i}, " for i in range(len(sizes))) + ")"
-    helper = em.helper(f"fail_{key}", f"@numba.njit(**JIT_IO)\ndef {{name}}({params}):\n"
+    helper = em.helper(f"fail{len(sizes)}", f"@numba.njit(**JIT_IO)\ndef {{name}}(key{params}):\n"
                        f"    with numba.objmode():\n"
-                       f"        cpu_err.fail({key!r}, {packed})\n")
-    em.line(f"{helper}({', '.join(f'np.int64({s})' for s in sizes)})")
+                       f"        cpu_err.fail(key, {packed})\n")
+    args = "".join(f", np.int64({s})" for s in sizes)
+    em.line(f"{helper}({key!r}{args})")
     em.line(f"raise {kind.__name__}('unreachable')")
 
 
@@ -138,6 +143,8 @@ def locate(error: BaseException, module: ir.Module, filename: str, line_ops: dic
         ops = _failing_ops(error.__traceback__, filename, line_ops, helper_ops)
         if len(ops) == 1:
             note = note_for(ops[0], _names_of(module, ops[0]))
+            if ops[0].loc is not None:
+                setattr(error, LOCATION_ATTR, ops[0].loc)
         elif ops:
             note = (f"{NOTE_PREFIX}error in `{ops[0].name}` at one of "
                     f"{', '.join(dict.fromkeys(where(op) for op in ops))}")
