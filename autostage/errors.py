@@ -133,3 +133,4 @@ def _staging_location(frame: types.FrameType) -> ir.Location | None:
 
 tracing.location_resolvers.append(_staging_location)
 tracing.internal_dirs.append(os.path.dirname(os.path.abspath(__file__)))
+tracing.internal_frame_tests.append(lambda frame: is_generated(frame.f_code))
