@@ -44,7 +44,7 @@ def _with_user_frames(converted: Callable, original: Callable) -> Callable:
             return converted(*args, **kwargs)
         except Exception as e:
             try:
-                errors.add_user_frames(e)
+                errors.report(e)
             except RecursionError:  # this frame is at the recursion limit: no room for a note
                 pass
             raise
@@ -118,6 +118,6 @@ def convert(fn: Callable | None = None, *, input_signature: Sequence[Any] | None
                 "it as written)", fn=original)
         return StagedFunction(to_graph(f), name=original.__name__,
                               input_signature=input_signature, target=target,
-                              error_hook=errors.add_user_frames)
+                              error_hook=errors.report)
 
     return decorate if fn is None else decorate(fn)

@@ -23,7 +23,7 @@ from autostage import config, conversion, errors
 from autostage.operators import BUILTINS, random_method
 from autostage.operators.random_overloads import RANDOM_OWNERS, stdlib_method_overload
 from autostage.pyct import errors as pyct_errors
-from autostage.runtime import Standin
+from autostage.runtime import Standin, tracing
 from autostage.runtime import function as staged_functions
 
 logger = logging.getLogger(__name__)
@@ -73,7 +73,7 @@ def _warn_unconverted(fn: types.FunctionType, reason: BaseException) -> None:
     warnings.warn(
         f"autostage could not convert {fn.__qualname__} ({code.co_filename}:"
         f"{code.co_firstlineno}), so it runs unconverted and its control flow will not be "
-        f"staged: {reason}", AutostageWarning, stacklevel=3)
+        f"staged: {reason}", AutostageWarning, stacklevel=tracing.user_stacklevel())
 
 
 def _converted_function(fn: types.FunctionType) -> Callable | None:

@@ -3,6 +3,10 @@
 ``do_not_convert_modules``: top-level modules whose functions ``converted_call`` always calls as
 they are (never converted). Extend it with ``AUTOSTAGE_DO_NOT_CONVERT=pkg1,pkg2`` or by adding to
 the set at run time. The standard library, builtins and autostage itself are never converted.
+
+``traceback_mode()``: ``"filtered"`` (the default: errors leaving autostage show the user's frames
+and hide autostage's, Numba's and generated code's) or ``"full"`` (every frame), from
+``AUTOSTAGE_TRACEBACK``, read when an error is reported so it can be changed at run time.
 """
 
 from __future__ import annotations
@@ -16,3 +20,12 @@ do_not_convert_modules: set[str] = {
 do_not_convert_modules.update(
     name.strip() for name in os.environ.get("AUTOSTAGE_DO_NOT_CONVERT", "").split(",")
     if name.strip())
+
+
+TRACEBACK_MODES = ("filtered", "full")
+
+
+def traceback_mode() -> str:
+    """``"filtered"`` or ``"full"``, from ``AUTOSTAGE_TRACEBACK`` (unknown values: filtered)."""
+    mode = os.environ.get("AUTOSTAGE_TRACEBACK", "filtered").strip().lower()
+    return mode if mode in TRACEBACK_MODES else "filtered"

@@ -10,11 +10,13 @@ from __future__ import annotations
 import os
 import types
 
+from autostage import tracebacks
 from autostage.pyct.errors import ConversionError
 from autostage.pyct.origin_info import LineLocation, OriginInfo
 from autostage.runtime import ir, tracing
 
-__all__ = ["ConversionError", "add_user_frames", "register_source_map", "user_frames"]
+__all__ = ["ConversionError", "add_user_frames", "register_source_map", "report",
+           "user_frames"]
 
 _NOTE_HEADER = "autostage: in the user code that was converted (most recent call last):"
 
@@ -71,6 +73,17 @@ def add_user_frames(exc: BaseException) -> None:
         pass
 
 
+def report(exc: BaseException) -> None:
+    """Prepares ``exc`` to leave autostage: the note of user lines, then the traceback filtered
+    to the user's frames (``tracebacks``; ``AUTOSTAGE_TRACEBACK=full`` keeps all). Never
+    raises."""
+    add_user_frames(exc)
+    try:
+        tracebacks.filter_traceback(exc, _source_maps)
+    except (RecursionError, MemoryError):
+        pass
+
+
 _REPEATS_SHOWN = 3  # as in Python's traceback
 
 
@@ -120,3 +133,4 @@ def _staging_location(frame: types.FrameType) -> ir.Location | None:
 
 tracing.location_resolvers.append(_staging_location)
 tracing.internal_dirs.append(os.path.dirname(os.path.abspath(__file__)))
+tracing.internal_frame_tests.append(lambda frame: is_generated(frame.f_code))

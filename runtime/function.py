@@ -837,7 +837,7 @@ class StagedFunction:
         warnings.warn(
             f"{self.name} has been traced {count} times (more than {RETRACE_WARNING_THRESHOLD}); "
             f"tracing is slow, and this trace was needed because {reason}", RetracingWarning,
-            stacklevel=5)
+            stacklevel=tracing.user_stacklevel())
 
 
 def _example(spec: TensorSpec) -> np.ndarray:

@@ -122,6 +122,11 @@ class _Frame:
         if op.loc is not None and op.loc.function:
             where += f" (in {op.loc.function})"
         what = "called from" if noted else "error in"
+        if not noted and op.loc is not None:
+            try:  # where tracebacks show the failing op (autostage/tracebacks.py)
+                error.__autostage_location__ = op.loc
+            except (AttributeError, TypeError):
+                pass
         error.add_note(f"{_NOTE_PREFIX}{what} `{printer.format_op(op, self.names)}` {where}")
 
 

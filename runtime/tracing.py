@@ -12,8 +12,11 @@ other use (a tensor kept in a global, or returned from a branch through a side c
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
+import importlib.util
 import os
+import re
 import sys
 import threading
 import weakref
@@ -31,6 +34,43 @@ _local = threading.local()
 location_resolvers: list[Callable[[Any], ir.Location | None]] = []
 # Directories whose frames are never user code (the compiler adds its own).
 internal_dirs: list[str] = [_RUNTIME_DIR]
+# Tests frame -> bool for other frames that are not user code (the compiler adds converted code).
+internal_frame_tests: list[Callable[[Any], bool]] = []
+_GENERATED_CPU_FILE = re.compile(r"stage_[0-9a-f]{16,}\.py$")  # backends/cpu/module_cache.py
+
+
+@functools.cache
+def _library_dirs() -> tuple[str, ...]:
+    """The directories of the compiler libraries (found without importing them)."""
+    dirs = []
+    for name in ("numba", "llvmlite"):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin:
+            dirs.append(os.path.dirname(os.path.abspath(spec.origin)) + os.sep)
+    return tuple(dirs)
+
+
+def is_internal_frame(frame: Any) -> bool:
+    """Whether ``frame`` belongs to autostage, Numba, generated or converted code, not to the
+    user's own code (for tracebacks and for the line warnings are attributed to)."""
+    filename = frame.f_code.co_filename
+    if filename.startswith(tuple(internal_dirs)) or filename.startswith(_library_dirs()):
+        return True
+    if _GENERATED_CPU_FILE.search(filename):
+        return True
+    return any(test(frame) for test in internal_frame_tests)
+
+
+def user_stacklevel() -> int:
+    """The ``stacklevel`` for ``warnings.warn`` called by the caller of this function that
+    attributes the warning to the innermost user frame (walking out of autostage's frames,
+    whatever their number)."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and is_internal_frame(frame):
+        frame = frame.f_back
+        level += 1
+    return level
 
 
 class StagingError(Exception):

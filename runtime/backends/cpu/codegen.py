@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Iterator
 
 import numpy as np
-from autostage.runtime import ir, op_registry
+from autostage.runtime import ir, op_registry, printer
 from autostage.runtime.types import DTYPES, ListType, TensorType, TupleType, Type
 
 BACKEND = "cpu"
@@ -83,6 +83,9 @@ class Emitter:
         self._globals: dict[object, str] = {}  # name (or key) -> defining source line(s)
         self._global_keys: dict[object, str] = {}
         self._helpers: dict[str, str] = {}    # key -> name
+        self.helper_ops: dict[str, list[ir.Op]] = {}  # helper name -> the ops that call it
+        self._function: ir.Function | None = None
+        self._value_names: dict[ir.Value, str] | None = None
         self.op: ir.Op | None = None          # the op being lowered (for error messages)
         # Variables' storage arrays, passed to every function as trailing parameters.
         self.variables: dict[object, str] = {}
@@ -109,6 +112,12 @@ class Emitter:
     def line(self, text: str) -> None:
         """Adds a line at the current indentation."""
         self._lines.append((_INDENT * self._depth + text, self.op))
+
+    def value_names(self) -> dict[ir.Value, str] | None:
+        """The print names of the current function's values (for error notes)."""
+        if self._value_names is None and self._function is not None:
+            self._value_names = printer.value_names(self._function)
+        return self._value_names
 
     def use_objmode(self) -> None:
         """Marks the current function as calling back into Python (``numba.objmode``)."""
@@ -189,6 +198,8 @@ class Emitter:
         if name is None:
             name = self._helpers[key] = _identifier(f"h_{key}")
             self._globals[name] = source.format(name=name).rstrip()
+        if self.op is not None:
+            self.helper_ops.setdefault(name, []).append(self.op)
         return name
 
     def region(self, region: ir.Region, args: list[str]) -> list[str]:
@@ -237,6 +248,7 @@ class Emitter:
         """The lines of one njit function (decorator, signature, body, return), each with the
         op it was emitted for (None for structure), so Numba errors map back to user lines."""
         self._reset()
+        self._function, self._value_names = function, None
         args = [self.name(v) for v in function.body.args]
         results = self.region(function.body, args)
         params = ", ".join(args + list(self.variables.values()))

@@ -23,7 +23,7 @@ from pathlib import Path
 import numba
 import numpy as np
 from autostage.runtime import ir, tracing
-from autostage.runtime.backends.cpu import codegen, module_cache
+from autostage.runtime.backends.cpu import codegen, module_cache, run_errors
 from autostage.runtime.types import GeneratorType, ListType, TensorType
 
 logger = logging.getLogger(__name__)
@@ -56,11 +56,13 @@ def load_lowerings() -> None:
 class Generated:
     """The source of a module and what running it needs."""
 
-    __slots__ = ("source", "line_ops", "entry", "variables")
+    __slots__ = ("source", "line_ops", "helper_ops", "entry", "variables")
 
-    def __init__(self, source: str, line_ops: dict[int, ir.Op], entry: str, variables: list):
+    def __init__(self, source: str, line_ops: dict[int, ir.Op], entry: str, variables: list,
+                 helper_ops: dict[str, list[ir.Op]] | None = None):
         self.source = source
         self.line_ops = line_ops  # generated line number -> the op it was emitted for
+        self.helper_ops = helper_ops or {}  # helper function name -> the ops calling it
         self.entry = entry        # the entry function's Python name
         self.variables = variables  # Variables whose storage trails the arguments
 
@@ -72,7 +74,7 @@ def generate(module: ir.Module) -> Generated:
     bodies = [emitter.function(f) for f in module.functions.values()]
     source, line_ops = emitter.module_source(bodies)
     return Generated(source, line_ops, emitter.function_names[module.entry],
-                     list(emitter.variables))
+                     list(emitter.variables), emitter.helper_ops)
 
 
 def compile_module(module: ir.Module) -> Callable[[list], tuple]:
@@ -95,6 +97,10 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
             return convert(dispatcher(*args))
         except numba.core.errors.NumbaError as e:  # a later specialisation failed to compile
             raise translate(e, generated, python_module) from None
+        except Exception as e:  # the program's run-time error: name the op and the user's line
+            run_errors.locate(e, module, python_module.__file__, generated.line_ops,
+                              generated.helper_ops)
+            raise
 
     def first_call(args: list) -> tuple:
         prepared = [a[()] if i in scalars else a for i, a in enumerate(args)]

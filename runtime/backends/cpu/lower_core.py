@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 from autostage.runtime import ir
+from autostage.runtime.backends.cpu import run_errors
 from autostage.runtime.backends.cpu.codegen import Emitter, is_scalar, lowering, np_dtype
 from autostage.runtime.ops.elementwise import UFUNCS
 from autostage.runtime.types import TensorType
@@ -97,6 +98,7 @@ def _loop_dtypes(op: ir.Op) -> tuple[np.dtype, ...]:
 
 def _ufunc(op: ir.Op, em: Emitter) -> None:
     out = op.results[0]
+    run_errors.check_broadcast(em, op, op.operands)
     loop = _loop_dtypes(op)
     args = [cast_expr(em.name(v), v.type, dt) for v, dt in zip(op.operands, loop, strict=True)]
     if op.name in _SHIFTS:
@@ -137,6 +139,7 @@ for _name in UFUNCS:
 @lowering("where")
 def _where(op: ir.Op, em: Emitter) -> None:
     (c, x, y), (out,) = op.operands, op.results
+    run_errors.check_broadcast(em, op, op.operands)
     dtype = out.type.dtype
     xs, ys = (cast_expr(em.name(v), v.type, dtype) for v in (x, y))
     if is_scalar(out.type):
@@ -149,6 +152,7 @@ def _where(op: ir.Op, em: Emitter) -> None:
 def _clip(op: ir.Op, em: Emitter) -> None:
     # np.clip is minimum(maximum(x, lo), hi) in NumPy 2, NaNs propagating.
     out = op.results[0]
+    run_errors.check_broadcast(em, op, op.operands)
     x, lo, hi = (cast_expr(em.name(v), v.type, out.type.dtype) for v in op.operands)
     expr = f"np.minimum(np.maximum({x}, {lo}), {hi})"
     if is_scalar(out.type):

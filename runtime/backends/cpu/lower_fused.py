@@ -14,7 +14,10 @@ from __future__ import annotations
 
 import numpy as np
 from autostage.runtime import ir
-from autostage.runtime.backends.cpu import lower_core  # noqa: F401 - the scalar rules used here
+from autostage.runtime.backends.cpu import (
+    lower_core,  # noqa: F401 - the scalar rules used here
+    run_errors,
+)
 from autostage.runtime.backends.cpu import lower_support as s
 from autostage.runtime.backends.cpu.codegen import Emitter, lowering, np_dtype
 from autostage.runtime.passes import fused_op
@@ -77,6 +80,7 @@ def _loop_shape(op: ir.Op, em: Emitter, rank: int) -> list[str]:
     if len(arrays) == 1 and arrays[0].type.ndim == rank:
         em.line(f"{shape} = {em.name(arrays[0])}.shape")
     else:
+        run_errors.check_broadcast(em, op, arrays)
         shapes = ", ".join(f"{em.name(v)}.shape" for v in arrays)
         em.line(f"{shape} = np.broadcast_shapes({shapes})")
     return [f"{shape}[{i}]" for i in range(rank)]

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu import lower_support as s
+from autostage.runtime.backends.cpu import run_errors
 from autostage.runtime.backends.cpu.codegen import Emitter, lowering
 from autostage.runtime.ops.linalg import parse_subscripts
 
@@ -152,8 +153,31 @@ def _matmul_loops(em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value) -> No
 @lowering("matmul")
 def lower_matmul(op: ir.Op, em: Emitter) -> None:
     a, b = op.operands
+    _check_core(em, op, a, b)
     key = f"matmul_{s.type_key(a, b, op.results[0])}"
     s.call_helper(em, op, key, lambda w: _matmul_body(w, a, b, op.results[0]))
+
+
+def _check_core(em: Emitter, op: ir.Op, a: ir.Value, b: ir.Value) -> None:
+    """NumPy's error (with the sizes) when the contracted axes differ, checked at the call site
+    so that the error names this op (the helper is shared by every product of these types)."""
+    k_axis = 0 if b.type.ndim == 1 else b.type.ndim - 2
+    if a.type.ndim == 0 or b.type.ndim == 0 or (
+            a.type.shape[-1] is not None and a.type.shape[-1] == b.type.shape[k_axis]):
+        return
+    ad, bd = s.dims(em, a), s.dims(em, b)
+    if op.name == "dot":
+        a_text, n = run_errors.shape_text(ad, 0)
+        b_text, _ = run_errors.shape_text(bd, n)
+        a_k, b_k = f"{{{n - 1}}}", f"{{{n + k_axis}}}"
+        template = (f"shapes {a_text} and {b_text} not aligned: {a_k} (dim {a.type.ndim - 1}) "
+                    f"!= {b_k} (dim {k_axis})")
+        run_errors.check(em, op, f"{ad[-1]} != {bd[k_axis]}", ValueError, template, ad + bd)
+    elif op.name == "matmul":
+        run_errors.check(em, op, f"{ad[-1]} != {bd[k_axis]}", ValueError,
+                         "matmul: Input operand 1 has a mismatch in its core dimension 0, with "
+                         "gufunc signature (n?,k),(k,m?)->(n?,m?) (size {1} is different from "
+                         "{0})", [ad[-1], bd[k_axis]])
 
 
 def _matmul_body(em, a: ir.Value, b: ir.Value, result: ir.Value) -> None:
@@ -197,7 +221,7 @@ def _dot_loops(em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value) -> None:
     """N-d dot: sum over a's last axis and b's second-to-last (its only one if 1-d)."""
     ad, bd = s.dims(em, a), s.dims(em, b)
     k_axis = 0 if b.type.ndim == 1 else b.type.ndim - 2
-    _check_equal(em, ad[-1], bd[k_axis], "shapes not aligned for dot")
+    _check_core(em, em.op, a, b)
     k = em.fresh("k")
     a_out = [(em.fresh("i"), e) for e in ad[:-1]]
     b_out = [(em.fresh("j"), e) for i, e in enumerate(bd) if i != k_axis]

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu import lower_support as s
+from autostage.runtime.backends.cpu import run_errors
 from autostage.runtime.backends.cpu.codegen import Emitter, lowering
 
 
@@ -95,10 +96,27 @@ def lower_concatenate(op: ir.Op, em: Emitter) -> None:
     out = em.name(result)
     lengths = [s.dims(em, v)[axis] for v in op.operands]
     first = s.dims(em, op.operands[0])
+    _check_parts(em, op, axis)
     sizes = [" + ".join(lengths) if i == axis else d for i, d in enumerate(first)]
     sizes = [str(d) if d is not None else sizes[i] for i, d in enumerate(result.type.shape)]
     em.line(f"{out} = {s.empty(sizes, result.type.dtype)}")
     _assign_parts(em, out, result.type.ndim, axis, [em.name(v) for v in op.operands], lengths)
+
+
+def _check_parts(em: Emitter, op: ir.Op, axis: int) -> None:
+    """NumPy's error (with the sizes) when a part differs from the first off the axis."""
+    first = op.operands[0]
+    for i, part in enumerate(op.operands[1:], 1):
+        for d in range(first.type.ndim):
+            if d == axis or (first.type.shape[d] is not None
+                             and first.type.shape[d] == part.type.shape[d]):
+                continue
+            a, b = s.dims(em, first)[d], s.dims(em, part)[d]
+            run_errors.check(
+                em, op, f"{a} != {b}", ValueError,
+                "all the input array dimensions except for the concatenation axis must match "
+                f"exactly, but along dimension {d}, the array at index 0 has size {{0}} and "
+                f"the array at index {i} has size {{1}}", [a, b])
 
 
 @lowering("stack")

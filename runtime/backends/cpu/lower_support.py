@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 from autostage.runtime import ir
+from autostage.runtime.backends.cpu import run_errors
 from autostage.runtime.backends.cpu.codegen import Emitter, LoweringError, np_dtype, where
 from autostage.runtime.types import TensorType
 
@@ -168,6 +169,8 @@ def type_key(*values: ir.Value) -> str:
 
 def raise_out_of_bounds(em: Emitter, index: str, axis: int | str, extent: str) -> None:
     """``raise IndexError`` with NumPy's text ("index 5 is out of bounds for axis 0 with size
-    3"), built at run time (Numba raises exceptions with run-time values)."""
-    em.line(f"raise IndexError('index ' + str({index}) + ' is out of bounds for axis {axis} "
-            f"with size ' + str({extent}))")
+    3"), formatted in Python from the run-time index and size (``run_errors``), with the note
+    naming the op and the user's line."""
+    run_errors.raise_now(em, em.op, IndexError,
+                         f"index {{0}} is out of bounds for axis {axis} with size {{1}}",
+                         [index, extent])

@@ -1,0 +1,185 @@
+"""Run-time errors of compiled code, reported as the interpreter reports them.
+
+An op that fails while compiled code runs (an index out of bounds, operands whose shapes do not
+match, a staged ``raise``/``assert``/``raise_if``) must raise the exception NumPy or Python would
+raise, with the operand sizes in the message and a note naming the op and the user's file and
+line, exactly like ``interpreter._Frame._add_note``. Two mechanisms give that:
+
+* **Checked sites.** A lowering that can fail emits ``check(em, op, test, kind, template,
+  sizes)``: a native test and, when it is true, a call of a small helper that enters Python
+  (``numba.objmode``) with the sizes as integers. The message is formatted there, in Python, from
+  a constant template (nothing is built inside Numba, which leaks memory per raise), and the
+  site's note (the printed op and its location, fixed at code generation) is added. Sites are
+  keyed by their content, so the key is the same in every process and Numba's cache stays valid.
+* **Located errors.** Any other exception leaving compiled code (a native ``raise`` with a
+  constant message, an error inside a helper or inside Numba's own implementation) is located
+  by ``locate``: Numba records the generated line it raised at as a traceback entry, which maps
+  back to the op it was emitted for (a helper shared by several ops names each of them). Text
+  naming Numba's internal files is removed from the message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from types import TracebackType
+
+from autostage.runtime import ir, printer
+from autostage.runtime.backends.cpu.codegen import Emitter, where
+
+NOTE_PREFIX = "autostage: "  # the interpreter's note prefix: one format on every target
+_IMPORT = "import autostage.runtime.backends.cpu.run_errors as cpu_err"
+
+LOCATION_ATTR = "__autostage_location__"  # the failing op's ir.Location, for tracebacks
+# key -> (exception type, message template, note); filled when a module's source is generated
+# (in every process, also when the compiled code then comes from Numba's cache).
+SITES: dict[str, tuple[type[BaseException], str, str, ir.Location | None]] = {}
+
+
+def note_for(op: ir.Op, names: dict[ir.Value, str] | None) -> str:
+    """The interpreter's note for a failing op: "autostage: error in `<op>` at file:line"."""
+    text = printer.format_op(op, names)
+    return f"{NOTE_PREFIX}error in `{text}` at {where(op)}"
+
+
+def fail(key: str, sizes: tuple) -> None:
+    """Raises the error of checked site ``key`` with its run-time ``sizes`` (from objmode)."""
+    kind, template, note, loc = SITES[key]
+    error = kind(template.format(*[int(s) for s in sizes]))
+    error.add_note(note)
+    setattr(error, LOCATION_ATTR, loc)
+    raise error
+
+
+def check(em: Emitter, op: ir.Op, test: str, kind: type[BaseException], template: str,
+          sizes: Sequence[str]) -> None:
+    """Emits ``if test: <raise kind(template.format(*sizes)) with the op's note>``.
+
+    Args:
+      em: the emitter, positioned in the function body (not in a helper shared by other ops,
+        whose failure could not be told apart).
+      op: the op that fails when ``test`` is true.
+      test: a native boolean expression.
+      kind: the exception type NumPy or Python raises there.
+      template: the message, NumPy's or Python's text, with ``{0}``, ``{1}``... for ``sizes``.
+      sizes: integer expressions evaluated when the test is true.
+    """
+    em.line(f"if {test}:")
+    with em.block():
+        raise_now(em, op, kind, template, sizes)
+
+
+def raise_now(em: Emitter, op: ir.Op, kind: type[BaseException], template: str,
+              sizes: Sequence[str]) -> None:
+    """Emits the raise of a checked site unconditionally (inside a test the lowering wrote)."""
+    note = note_for(op, em.value_names())
+    key = hashlib.sha256(f"{kind.__module__}.{kind.__qualname__}|{template}|{note}".encode()
+                         ).hexdigest()[:16]
+    SITES[key] = (kind, template, note, op.loc)
+    em.module_line("cpu_err", _IMPORT)
+    # One helper per number of sizes, shared by the module's sites (each objmode helper costs
+    # compile time); the site's key is a string argument.
+    params = "".join(f", s{i}" for i in range(len(sizes)))
+    packed = "(" + "".join(f"s{i}, " for i in range(len(sizes))) + ")"
+    helper = em.helper(f"fail{len(sizes)}", f"@numba.njit(**JIT_IO)\ndef {{name}}(key{params}):\n"
+                       f"    with numba.objmode():\n"
+                       f"        cpu_err.fail(key, {packed})\n")
+    args = "".join(f", np.int64({s})" for s in sizes)
+    em.line(f"{helper}({key!r}{args})")
+    em.line(f"raise {kind.__name__}('unreachable')")
+
+
+def shape_text(sizes: Sequence[str], start: int) -> tuple[str, int]:
+    """NumPy's text of a shape in its messages, sizes as template fields from ``{start}``:
+    ``({0},)``, ``({0},{1})``."""
+    fields = [f"{{{start + i}}}" for i in range(len(sizes))]
+    text = "(" + ",".join(fields) + ("," if len(fields) == 1 else "") + ")"
+    return text, start + len(fields)
+
+
+def check_broadcast(em: Emitter, op: ir.Op, operands: Sequence[ir.Value]) -> None:
+    """NumPy's "operands could not be broadcast together" for array operands whose sizes are
+    only known at run time (static mismatches were refused when tracing)."""
+    arrays = [v for v in operands if v.type.ndim > 0]
+    if len(arrays) < 2:
+        return
+    rank = max(v.type.ndim for v in arrays)
+    tests = []
+    for axis in range(1, rank + 1):
+        sizes = [(f"{em.name(v)}.shape[{v.type.ndim - axis}]", v.type.shape[-axis])
+                 for v in arrays if v.type.ndim >= axis]
+        for i, (a, da) in enumerate(sizes):
+            for b, db in sizes[i + 1:]:
+                if da == 1 or db == 1 or (da is not None and da == db):
+                    continue
+                one_a = "" if da is not None else f" and {a} != 1"
+                one_b = "" if db is not None else f" and {b} != 1"
+                tests.append(f"({a} != {b}{one_a}{one_b})")
+    if not tests:
+        return
+    all_sizes: list[str] = []
+    texts = []
+    for v in arrays:
+        dims = [f"{em.name(v)}.shape[{k}]" for k in range(v.type.ndim)]
+        text, _ = shape_text(dims, len(all_sizes))
+        texts.append(text)
+        all_sizes += dims
+    template = f"operands could not be broadcast together with shapes {' '.join(texts)} "
+    check(em, op, " or ".join(tests), ValueError, template, all_sizes)
+
+
+_NUMBA_FILE = re.compile(r'\s*File "[^"]*[/\\]numba[/\\][^"]*", line \d+,?.*$', re.MULTILINE)
+
+
+def locate(error: BaseException, module: ir.Module, filename: str, line_ops: dict[int, ir.Op],
+           helper_ops: dict[str, list[ir.Op]]) -> None:
+    """Adds the note of the op ``error`` came from (unless a checked site did), and removes the
+    paths of Numba's files from its message. Never raises."""
+    try:
+        _clean_message(error)
+        if any(n.startswith(NOTE_PREFIX) for n in getattr(error, "__notes__", ())):
+            return
+        ops = _failing_ops(error.__traceback__, filename, line_ops, helper_ops)
+        if len(ops) == 1:
+            note = note_for(ops[0], _names_of(module, ops[0]))
+            if ops[0].loc is not None:
+                setattr(error, LOCATION_ATTR, ops[0].loc)
+        elif ops:
+            note = (f"{NOTE_PREFIX}error in `{ops[0].name}` at one of "
+                    f"{', '.join(dict.fromkeys(where(op) for op in ops))}")
+        else:
+            note = (f"{NOTE_PREFIX}error in the compiled code of `{module.entry}` (run it with "
+                    "target='interpreter' to see which operation)")
+        error.add_note(note)
+    except Exception:  # noqa: BLE001 - reporting must never replace the user's error
+        pass
+
+
+def _failing_ops(tb: TracebackType | None, filename: str, line_ops: dict[int, ir.Op],
+                 helper_ops: dict[str, list[ir.Op]]) -> list[ir.Op]:
+    """The op(s) of the innermost traceback entry in the generated file."""
+    found: list[ir.Op] = []
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename == filename:
+            op = line_ops.get(tb.tb_lineno)
+            found = [op] if op is not None else helper_ops.get(code.co_name, found)
+        tb = tb.tb_next
+    return [op for op in found if op is not None]
+
+
+def _names_of(module: ir.Module, op: ir.Op) -> dict[ir.Value, str] | None:
+    """The print names of the values of the function ``op`` belongs to."""
+    for function in module.functions.values():
+        if any(o is op for o in function.body.walk()):
+            return printer.value_names(function)
+    return None
+
+
+def _clean_message(error: BaseException) -> None:
+    args = error.args
+    if len(args) == 1 and isinstance(args[0], str) and "numba" in args[0]:
+        cleaned = _NUMBA_FILE.sub("", args[0]).rstrip()
+        if cleaned != args[0]:
+            error.args = (cleaned,)
