@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 import importlib
 import inspect
+import textwrap
 import threading
 import types
 import weakref
@@ -26,6 +27,7 @@ from autostage.pyct import (
     naming,
     origin_info,
     parser,
+    recursion,
     source_check,
     transformer,
     unparser,
@@ -262,10 +264,32 @@ def convert_code(fn: types.FunctionType) -> ConvertedCode:
         with _lock:
             converted = _code_cache.get(key)
             if converted is None:
-                node, ctx = parse(fn)
-                converted = load(transform(node, ctx), fn)
+                converted = _convert(fn)
                 _code_cache[key] = converted
     return converted
+
+
+def _convert(fn: types.FunctionType) -> ConvertedCode:
+    """Parses, transforms and loads ``fn``; code nested deeper than the recursion limit allows
+    the tree walks (CPython compiles a sum of 1,000 terms) is converted again with room for
+    its depth (``pyct.recursion``), up to a bound."""
+    try:
+        node, ctx = parse(fn)
+        return load(transform(node, ctx), fn)
+    except RecursionError:
+        pass  # the tracebacks of both attempts would be thousands of frames: not chained
+    try:
+        levels = recursion.source_depth(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError):
+        levels = 0
+    if levels > recursion.MAX_DEPTH:
+        raise errors.ConversionError(
+            f"{fn.__qualname__} is nested {levels} syntax levels deep (an expression of that "
+            f"many terms or nested calls); autostage converts code up to {recursion.MAX_DEPTH} "
+            "levels deep: split the expression into several statements", fn=fn)
+    with recursion.headroom(levels or recursion.MAX_DEPTH):
+        node, ctx = parse(fn)
+        return load(transform(node, ctx), fn)
 
 
 def _rebind(template: types.FunctionType, fn: types.FunctionType) -> types.FunctionType:

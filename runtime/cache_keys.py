@@ -48,6 +48,8 @@ def leaf_key(leaf: object) -> tuple:
         return (leaf.dtype, leaf.ndim)
     if isinstance(leaf, np.generic):
         return (leaf.dtype, 0)
+    if isinstance(leaf, np.ndarray):  # a subclass: staged or refused by its trace (inputs)
+        return (type(leaf), leaf.dtype, leaf.ndim)
     if type(leaf) is TensorSpec:
         if all(d is None for d in leaf.shape):
             return (leaf.dtype, leaf.ndim)

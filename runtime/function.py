@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 from autostage.runtime import captures, escapes, fp_state, ir, pytree, tracing, value_info
+from autostage.runtime import inputs as _inputs
 from autostage.runtime.cache_keys import ById, constant_key, leaf_key
 from autostage.runtime.environment import Source, bind_environment, environment_key, made_here
 from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
@@ -58,7 +59,9 @@ def is_staged_leaf(leaf: object) -> bool:
 def _leaf_type(leaf: object) -> TensorType | GeneratorType:
     if type(leaf) is TensorSpec:
         return leaf.type
-    return GeneratorType() if type(leaf) is np.random.Generator else type_of_array(leaf)
+    if type(leaf) is np.random.Generator:
+        return GeneratorType()
+    return TensorType(_inputs.native(leaf.dtype), (None,) * np.ndim(leaf))
 
 
 def _staged_input(value: ir.Value) -> Tensor | Any:
@@ -648,6 +651,9 @@ class StagedFunction:
             elif type(leaf) is np.random.Generator:  # a run-time input, whichever it is
                 key.append(_GENERATOR_KEY)
                 staged.append(leaf)
+            elif isinstance(leaf, np.ndarray):  # a subclass: staged or refused by its trace
+                key.append(_inputs.subclass_key(leaf))
+                staged.append(leaf)
             else:
                 key.append(leaf_key(leaf))
         return tuple(key), staged
@@ -749,6 +755,9 @@ class StagedFunction:
         for leaf in leaves:
             if isinstance(leaf, Tensor):  # a tensor kept from an earlier trace
                 tracing.check_visible(leaf.value, "a staged tensor passed as an argument")
+        for label, leaf in zip(self._binding.labels(values), leaves, strict=True):
+            if isinstance(leaf, np.ndarray | np.generic):
+                _inputs.check(leaf, label, self.name)
         module = ir.Module(self.name)
         specs = iter(self._spec_leaves)
         types_ = [next(specs, None) or _leaf_type(leaf) for leaf in leaves
@@ -797,8 +806,14 @@ class StagedFunction:
             description.update(captures.describe(reads))
             read = captures.reader(list(trace.captures), reads, sources) if (
                 trace.captures or reads) else None
+            prepare = self._execute
+            staged = [leaf for leaf in leaves if is_staged_leaf(leaf)]
+            swapped = tuple(i for i, leaf in enumerate(staged) if _inputs.needs_native_copy(leaf))
+            if swapped:  # non-native byte order: copied at each call (only this trace's calls)
+                prepare = (lambda module, _prepare=prepare: _inputs.native_order(
+                    _prepare(module), swapped))
             concrete = ConcreteFunction(trace.module, key, description, read, outputs,
-                                        self._execute, trace.guards())
+                                        prepare, trace.guards())
             own_key = key[:1 + len(leaves)]
             concrete.alternative = self._cache.get(key)
             self._cache[key] = concrete

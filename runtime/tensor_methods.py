@@ -18,6 +18,7 @@ from autostage.runtime import (
     array_api,
     array_shapes,
     dtype_rules,
+    ndarray_attributes,
     numpy_dispatch,
     python_numbers,
     tracing,
@@ -271,3 +272,4 @@ register_operator_hook("getitem", _getitem_hook)
 register_operator_hook("setitem", _setitem_hook)
 for _name, _op in IN_PLACE.items():
     register_operator_hook(_name, lambda a, b, _op=_op: inplace(_op, a, b))
+ndarray_attributes.attach()

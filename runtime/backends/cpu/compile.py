@@ -23,7 +23,7 @@ from pathlib import Path
 import numba
 import numpy as np
 from autostage.runtime import ir, tracing
-from autostage.runtime.backends.cpu import codegen, module_cache, run_errors
+from autostage.runtime.backends.cpu import codegen, limits, module_cache, run_errors
 from autostage.runtime.types import GeneratorType, ListType, TensorType
 
 logger = logging.getLogger(__name__)
@@ -81,7 +81,10 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
     """A runner for ``module``'s entry function: ``run(args) -> tuple`` of NumPy results,
     compiling on its first call (from Numba's disk cache when another process did already)."""
     generated = generate(module)
-    python_module = module_cache.load(generated.source)
+    try:
+        python_module = module_cache.load(generated.source)
+    except SyntaxError as e:
+        raise limits.nested_blocks_error(e, generated) or e from None
     dispatcher = getattr(python_module, generated.entry)
     params = module.main.body.args
     scalars = [i for i, v in enumerate(params) if _scalar(v.type)]
@@ -105,7 +108,8 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
     def first_call(args: list) -> tuple:
         prepared = [a[()] if i in scalars else a for i, a in enumerate(args)]
         prepared += [var._storage for var in variables]
-        _compile(dispatcher, prepared, generated, python_module)
+        with limits.headroom(module):  # Numba compiles callees recursively
+            _compile(dispatcher, prepared, generated, python_module)
         cell[0] = run
         return run(args)
 

@@ -1,0 +1,112 @@
+"""Which NumPy arguments can be staged, checked once per trace, with errors naming the argument.
+
+A staged argument is an ``np.ndarray`` or NumPy scalar of a supported dtype (``types.DTYPES``).
+Around that rule:
+
+- **Subclasses.** ``np.memmap`` is staged as the ndarray it is (no copy): NumPy itself returns
+  plain ndarrays and NumPy scalars from computations on it. Every other ndarray subclass is
+  refused: ``np.matrix`` and masked arrays change what operators mean, and a user subclass
+  would come back from NumPy's own operations as an instance of that subclass (ufuncs, slices
+  and reductions keep the subclass), which compiled code cannot reproduce.
+- **Byte order.** A supported dtype in non-native byte order (``>f8`` on a little-endian machine)
+  is staged as its native twin; the argument is copied to native order at each call
+  (``native_order``), as NumPy computes in native order too.
+- **Other dtypes** (object, str, bytes, datetime64, timedelta64, structured/void, longdouble)
+  are refused with a ``StagingTypeError`` naming the argument and its dtype.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from autostage.runtime.tensor import StagingTypeError
+from autostage.runtime.types import DTYPES
+
+# ndarray subclasses staged as ndarray: NumPy's own results from them are ndarrays/scalars.
+STAGED_SUBCLASSES = (np.memmap,)
+
+_REFUSED_SUBCLASSES = {
+    np.matrix: "np.matrix changes what operators mean (`*` is a matrix product, results "
+               "stay 2-D)",
+    np.ma.MaskedArray: "a masked array carries a mask that staged code would ignore",
+}
+
+
+def subclass_key(leaf: np.ndarray) -> tuple:
+    """The trace key of an ndarray-subclass argument: its type is part of it, so that a refused
+    subclass never shares a trace with ndarray (its trace raises, naming the argument)."""
+    return (type(leaf), leaf.dtype, leaf.ndim)
+
+
+def _subclass_problem(kind: type) -> str | None:
+    if kind is np.ndarray or kind in STAGED_SUBCLASSES:
+        return None
+    for base, why in _REFUSED_SUBCLASSES.items():
+        if issubclass(kind, base):
+            return why
+    return (f"NumPy would return {kind.__name__} instances from operations on it (ufuncs, "
+            "slices and reductions keep an ndarray subclass), which staged code returns as "
+            "np.ndarray")
+
+
+def check(leaf: np.ndarray | np.generic, label: str, function: str) -> None:
+    """Raises StagingTypeError when argument ``leaf`` (``label``: ``argument 'x'[1]``) cannot be
+    staged: a refused ndarray subclass or an unsupported dtype."""
+    kind = type(leaf)
+    if isinstance(leaf, np.ndarray):
+        why = _subclass_problem(kind)
+        if why is not None:
+            name = f"{kind.__module__}.{kind.__qualname__}"
+            raise StagingTypeError(
+                f"{function}(): {label} is a {name}, an ndarray subclass autostage does not "
+                f"stage: {why}. Pass np.asarray({_short(label)}) (no copy) to stage its data "
+                "as an ndarray")
+    dtype = leaf.dtype
+    if native(dtype) not in DTYPES:
+        raise StagingTypeError(
+            f"{function}(): {label} has dtype {dtype} ({_dtype_kind(dtype)}), which autostage "
+            f"cannot stage; supported dtypes: {', '.join(str(d) for d in DTYPES)}")
+
+
+def _short(label: str) -> str:
+    """``argument 'xs'[1]`` -> ``xs[1]``."""
+    if label.startswith("argument '"):
+        name, _, rest = label[len("argument '"):].partition("'")
+        return name + rest
+    return label
+
+
+def _dtype_kind(dtype: np.dtype) -> str:
+    if dtype.fields is not None:
+        return "a structured dtype"
+    return {"O": "Python objects", "U": "strings", "S": "bytes", "V": "raw bytes (void)",
+            "M": "datetime64", "m": "timedelta64"}.get(
+        dtype.kind, "extended precision" if dtype.kind in "fc" else "not a numeric dtype")
+
+
+def native(dtype: np.dtype) -> np.dtype:
+    """``dtype`` in native byte order (the same dtype when it already is)."""
+    return dtype if dtype.isnative else dtype.newbyteorder("=")
+
+
+def needs_native_copy(leaf: object) -> bool:
+    """A staged argument whose bytes must be put in native order before compiled code reads it."""
+    return isinstance(leaf, np.ndarray) and not leaf.dtype.isnative
+
+
+def native_order(run: Callable[[list], tuple], positions: tuple[int, ...]
+                 ) -> Callable[[list], tuple]:
+    """``run`` with the staged arguments at ``positions`` copied to native byte order at each
+    call. A result that is one of those copies (the function returned its argument) is the
+    caller's own array again, as in Python."""
+    def run_native(args: list) -> tuple:
+        args = list(args)
+        copies = {}
+        for i in positions:
+            copy = args[i].astype(native(args[i].dtype))
+            copies[id(copy)] = args[i]
+            args[i] = copy
+        results = run(args)
+        return tuple(copies.get(id(r), r) for r in results)
+    return run_native

@@ -1,0 +1,90 @@
+"""ndarray attributes on staged tensors: the trivial ones computed, the others named clearly.
+
+User code sees a staged tensor where Python would see an ``np.ndarray``, so an attribute lookup
+must behave as on an ndarray:
+
+- ``itemsize``, ``nbytes`` (and ``conj()``/``conjugate()``) work: the item size is known at trace
+  time, ``nbytes`` is staged when a dimension is unknown (``ndim``, ``size``, ``shape``,
+  ``dtype``, ``T`` are defined on ``Tensor`` itself).
+- Any other **ndarray method** (``x.argpartition``) is there, as on an ndarray, so ``hasattr``
+  and ``getattr(x, name, None)`` answer as Python does; *calling* it raises
+  ``UnsupportedAttributeError`` naming the method and the user's line.
+- Any other **ndarray data attribute** (``x.flags``, ``x.strides``, ``x.base``, ``x.ctypes``...)
+  raises ``UnsupportedAttributeError`` when read. That error is a ``StagingError`` and a
+  ``TypeError``, deliberately *not* an ``AttributeError``: ``hasattr(x, "strides")`` raises it
+  rather than answer False where Python answers True (a silently different branch).
+- A name that is no ndarray attribute raises the ``AttributeError`` Python raises for an
+  ndarray (``'numpy.ndarray' object has no attribute 'foo'``), so ``hasattr`` is False as in
+  Python.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from autostage.runtime import array_api, tracing
+from autostage.runtime.tensor import StagingTypeError, Tensor
+
+# Methods that change the array in place: staged values are immutable, the fix differs.
+_IN_PLACE = {"fill": "np.full_like(x, value)", "put": "a functional update (x[i] = v on a local)",
+             "resize": "np.reshape / np.concatenate", "partition": "x = np.partition(x, kth)",
+             "setfield": None, "setflags": None, "byteswap": None, "itemset": None}
+_LAYOUT = {"flags", "strides", "base", "ctypes", "data", "flat"}
+
+
+class UnsupportedAttributeError(StagingTypeError):
+    """An ndarray attribute that autostage does not stage was used on a staged tensor.
+
+    Example: ``x.argpartition(3)`` or ``x.strides`` in a converted function whose ``x`` is staged.
+    Fix: use a staged NumPy function instead (``np.argsort``), or compute the value outside the
+    staged function and pass it in.
+    """
+
+
+def _at() -> str:
+    loc = tracing.user_location()
+    return f" (at {loc})" if loc is not None else ""
+
+
+class _UnsupportedMethod:
+    """What ``x.<method>`` gives for an ndarray method autostage does not stage: calling it is a
+    clear error (reading it is not, as on an ndarray)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        fix = _IN_PLACE.get(self.name, "")
+        hint = (f": staged values are immutable{f'; use {fix}' if fix else ''}"
+                if self.name in _IN_PLACE else "")
+        raise UnsupportedAttributeError(
+            f"ndarray method '{self.name}' is not supported on staged arrays{_at()}{hint}")
+
+    def __repr__(self) -> str:
+        return f"<unsupported staged ndarray method {self.name}>"
+
+
+def getattr_(self: Tensor, name: str) -> Any:
+    """``Tensor.__getattr__``: reached only for names ``Tensor`` does not define."""
+    if name.startswith("__"):  # protocols probed by NumPy/copy/pickle: absent, as before
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+    attribute = getattr(np.ndarray, name, None)
+    if attribute is None:
+        raise AttributeError(f"'numpy.ndarray' object has no attribute '{name}'")
+    if callable(attribute):
+        return _UnsupportedMethod(name)
+    why = (": its value depends on the memory layout of the run-time array" if name in _LAYOUT
+           else "")
+    raise UnsupportedAttributeError(
+        f"ndarray attribute '{name}' is not supported on staged arrays{_at()}{why}")
+
+
+def attach() -> None:
+    """Adds the computed attributes and ``__getattr__`` to ``Tensor``."""
+    Tensor.itemsize = property(lambda self: self.dtype.itemsize)
+    Tensor.nbytes = property(lambda self: self.size * self.dtype.itemsize)
+    Tensor.conj = Tensor.conjugate = lambda self: array_api.ufunc("conjugate", self)
+    Tensor.__getattr__ = getattr_
