@@ -110,7 +110,8 @@ class HelperWriter:
     (matmul in an unrolled ``for``) become one helper called from each site: Numba compiles
     the helper once, where 100 inlined copies took ~50 s to compile."""
 
-    def __init__(self, names: dict[ir.Value, str], op: ir.Op):
+    def __init__(self, names: dict[ir.Value, str], op: ir.Op, emitter: Emitter | None = None):
+        self.emitter = emitter  # the module's emitter (module-level helpers)
         self.lines: list[str] = []
         self.depth = 1
         self.names = names
@@ -150,7 +151,7 @@ def call_helper(em: Emitter, op: ir.Op, key: str, body) -> None:
     if aliasing != tuple(range(len(aliasing))):
         key = f"{key}_alias{''.join(map(str, aliasing))}"
     names[op.results[0]] = "out"
-    writer = HelperWriter(names, op)
+    writer = HelperWriter(names, op, em)
     body(writer)
     text = "\n".join(writer.lines).replace("{", "{{").replace("}", "}}")
     source = (f"@numba.njit(**JIT)\ndef {{name}}({', '.join(params)}):\n{text}\n"
@@ -168,6 +169,21 @@ def type_key(*values: ir.Value) -> str:
 
 def raise_out_of_bounds(em: Emitter, index: str, axis: int | str, extent: str) -> None:
     """``raise IndexError`` with NumPy's text ("index 5 is out of bounds for axis 0 with size
-    3"), built at run time (Numba raises exceptions with run-time values)."""
-    em.line(f"raise IndexError('index ' + str({index}) + ' is out of bounds for axis {axis} "
-            f"with size ' + str({extent}))")
+    3"). The message is built in Python (one njit helper per module calling ``index_error`` in
+    objmode): Numba leaks each exception raised with run-time arguments (~0.5 KB a raise)."""
+    root = getattr(em, "emitter", em)
+    root.module_line("cpu_support", _IMPORT)
+    helper = root.helper("index_error", "@numba.njit(**JIT_IO)\ndef {name}(index, axis, size):\n"
+                         "    with numba.objmode():\n"
+                         "        cpu_support.index_error(index, axis, size)\n")
+    em.line(f"{helper}({index}, {axis}, {extent})")
+    em.line("raise IndexError('index out of bounds')  # not reached: the helper raised")
+
+
+_IMPORT = "import autostage.runtime.backends.cpu.lower_support as cpu_support"
+
+
+def index_error(index: int, axis: int, size: int) -> None:
+    """Raises NumPy's IndexError for an out-of-bounds integer index (called from compiled code
+    in objmode)."""
+    raise IndexError(f"index {index} is out of bounds for axis {axis} with size {size}")
