@@ -6,10 +6,12 @@ and the temporary directory removed at exit. Crash and leak checks run in subpro
 import importlib.util
 import json
 import os
+import struct
 import subprocess
 import sys
 import textwrap
 import threading
+import time
 import warnings
 from pathlib import Path
 
@@ -90,14 +92,15 @@ def test_module_loaded_by_threads_is_never_half_initialised(cache):
     source = "import time\ntime.sleep(0.3)\nANSWER = 42\n"
     barrier, seen = threading.Barrier(6), []
 
-    def work():
+    def work(delay):
         barrier.wait()
+        time.sleep(delay)  # some arrive while the first is still executing it
         try:
             seen.append(module_cache.load(source).ANSWER)
         except Exception as e:  # noqa: BLE001
             seen.append(e)
 
-    threads = [threading.Thread(target=work) for _ in range(6)]
+    threads = [threading.Thread(target=work, args=(0.05 * i,)) for i in range(6)]
     for t in threads:
         t.start()
     for t in threads:
@@ -170,12 +173,14 @@ def test_cache_directory_deleted_while_running(tmp_path, what, recreated):
 def test_damaged_pyc_files_are_never_read(tmp_path):
     cache = tmp_path / "cache"
     assert run_python(PROCESS, cache)["value"] == 11.0
-    folder = next(cache.iterdir()) / "__pycache__"
-    folder.mkdir(exist_ok=True)
-    for path in (cache / folder.parent.name).glob("stage_*.py"):
-        for damage in (b"\x00" * 4, b"garbage" * 100):
-            pyc = folder / f"{path.stem}.{sys.implementation.cache_tag}.pyc"
-            header = importlib.util.MAGIC_NUMBER + b"\x00" * 12
+    folder = cache / module_cache.version_tag()
+    for path in folder.glob("stage_*.py"):
+        st = path.stat()
+        # A header that matches the source (so Python would trust it), then damaged data.
+        header = importlib.util.MAGIC_NUMBER + struct.pack(
+            "<III", 0, int(st.st_mtime) & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF)
+        pyc = folder / "__pycache__" / f"{path.stem}.{sys.implementation.cache_tag}.pyc"
+        for damage in (b"\xe3", b"\xff" * 100):  # marshal data too short / bad marshal data
             pyc.write_bytes(header + damage)
             assert run_python(PROCESS, cache)["value"] == 11.0
 
