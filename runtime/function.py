@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import logging
+import os
 import threading
 import types
 import warnings
@@ -40,6 +41,10 @@ _fp_current, _fp_accepted = fp_state.current, fp_state.accepted
 logger = logging.getLogger(__name__)
 
 RETRACE_WARNING_THRESHOLD = 5  # traces of one function before RetracingWarning explains why
+MAX_TRACES_ENV = "AUTOSTAGE_MAX_TRACES"
+# Traces kept per staged function (least recently run dropped first, with their compiled code);
+# 0: unbounded. Set with autostage.config.set_max_traces or AUTOSTAGE_MAX_TRACES.
+max_traces = int(os.environ.get(MAX_TRACES_ENV, "32") or 32)
 TARGETS = ("cpu", "interpreter", "cuda")
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
@@ -76,7 +81,7 @@ class ConcreteFunction:
     """One trace: an IR module and how to turn its results back into the returned structure."""
 
     __slots__ = ("module", "key", "description", "read", "alternative", "outputs", "guards",
-                 "_prepare", "_runner")
+                 "used", "_prepare", "_runner", "_lock", "_released")
 
     def __init__(self, module: ir.Module, key: tuple, description: dict[str, tuple],
                  read: Callable | None, outputs: Outputs, prepare: Callable,
@@ -97,6 +102,9 @@ class ConcreteFunction:
         # CPU backend compiles then), so that each call afterwards is one closure call.
         self._prepare = prepare
         self._runner: Callable[[list], tuple] | None = None
+        self._lock = threading.Lock()  # one thread prepares (compiles); the others wait for it
+        self.used = True  # run since the trace cache last looked (StagedFunction._bound)
+        self._released = False  # dropped from the trace cache (release)
 
     @property
     def function(self) -> ir.Function:
@@ -105,10 +113,27 @@ class ConcreteFunction:
     def run(self, staged: list, implicit: list | None) -> Any:
         if implicit:
             staged = staged + implicit
+        self.used = True
         runner = self._runner
         if runner is None:
-            runner = self._runner = self._prepare(self.module)
+            runner = self._prepared()
         return self.outputs.build(runner(staged))
+
+    def _prepared(self) -> Callable[[list], tuple]:
+        with self._lock:
+            if self._runner is None:
+                self._runner = self._prepare(self.module)
+                if self._released:  # prepared for a caller holding a dropped trace
+                    _release_runner(self._runner)
+            return self._runner
+
+    def release(self) -> None:
+        """Tells the backend this trace was dropped from its function's cache (the CPU backend
+        forgets its module, so that its compiled code is freed with the last reference)."""
+        with self._lock:
+            if not self._released:
+                self._released = True
+                _release_runner(self._runner)
 
     def text(self) -> str:
         """The printed IR of this trace (every function of its module)."""
@@ -117,6 +142,12 @@ class ConcreteFunction:
     def __repr__(self) -> str:
         params = ", ".join(str(t) for t in self.function.param_types)
         return f"<ConcreteFunction {self.function.name}({params})>"
+
+
+def _release_runner(runner: Callable | None) -> None:
+    release = getattr(runner, "release", None)
+    if release is not None:
+        release()
 
 
 class Outputs:
@@ -567,7 +598,9 @@ class StagedFunction:
         self._error_hook = error_hook
         self._cache: dict[tuple, ConcreteFunction] = {}
         self._sources: tuple[Source, ...] = ()
-        self.concrete_functions: list[ConcreteFunction] = []
+        self.concrete_functions: list[ConcreteFunction] = []  # the traces kept (max_traces)
+        self._trace_count = 0  # traces made, kept or dropped
+        self._descriptions: tuple[dict, dict] = ({}, {})  # of the last two traces made
         self._lock = threading.Lock()
         self._key_locks: dict[tuple, threading.Lock] = {}
         self._local = threading.local()  # keys this thread is tracing (recursion check)
@@ -575,7 +608,7 @@ class StagedFunction:
 
     @property
     def trace_count(self) -> int:
-        return len(self.concrete_functions)
+        return self._trace_count
 
     def __get__(self, instance: object, owner: type | None = None) -> Callable:
         return self if instance is None else types.MethodType(self, instance)
@@ -822,14 +855,51 @@ class StagedFunction:
                 self._cache[full_key] = concrete
             self._sources = sources
             self.concrete_functions.append(concrete)
-            count = len(self.concrete_functions)
+            self._trace_count += 1
+            self._descriptions = (self._descriptions[1], description)
+            count = self._trace_count
+            dropped = self._bound()
+        for old in dropped:
+            old.release()
         if count > RETRACE_WARNING_THRESHOLD and count > 1:
             self._warn_retrace(count, values, leaves)
         return concrete
 
     def _variable_policy(self) -> None:
-        if self.concrete_functions:
-            raise _variable_error(self.name, len(self.concrete_functions) + 1)
+        if self._trace_count:
+            raise _variable_error(self.name, self._trace_count + 1)
+
+    def _bound(self) -> list[ConcreteFunction]:
+        """Drops the traces beyond ``max_traces`` (the least recently run first, by second
+        chance: a trace run since the last look is kept once more); returns them. Call with
+        ``self._lock`` held."""
+        kept, dropped = self.concrete_functions, []
+        limit = max_traces
+        while limit > 0 and len(kept) > limit:
+            victim = kept.pop(0)
+            if victim.used and victim is not kept[-1]:
+                victim.used = False
+                kept.append(victim)
+                continue
+            self._unlink(victim)
+            dropped.append(victim)
+        return dropped
+
+    def _unlink(self, victim: ConcreteFunction) -> None:
+        """Removes ``victim`` from the trace cache (and the chains of alternatives)."""
+        for key, head in list(self._cache.items()):
+            if head is victim:
+                if victim.alternative is None:
+                    del self._cache[key]
+                else:
+                    self._cache[key] = victim.alternative
+                continue
+            node = head
+            while node.alternative is not None:
+                if node.alternative is victim:
+                    node.alternative = victim.alternative
+                    break
+                node = node.alternative
 
     # Retrace warnings.
     def _describe(self, values: tuple, leaves: list, treedef: pytree.TreeDef,
@@ -842,7 +912,7 @@ class StagedFunction:
         return description
 
     def _warn_retrace(self, count: int, values: tuple, leaves: list) -> None:
-        new, old = self.concrete_functions[-1].description, self.concrete_functions[-2].description
+        old, new = self._descriptions
         changed = [label for label in new if old.get(label, new[label]) != new[label]]
         if not changed or changed[0] in self._warned:
             return

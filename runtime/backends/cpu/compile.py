@@ -118,6 +118,7 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
     runner.dispatcher = dispatcher  # stats (cache hits), inspect_llvm()
     runner.path = python_module.__file__
     runner.source = generated.source
+    runner.release = lambda: module_cache.release(python_module)  # the trace was dropped
     return runner
 
 

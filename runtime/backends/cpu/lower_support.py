@@ -111,7 +111,8 @@ class HelperWriter:
     (matmul in an unrolled ``for``) become one helper called from each site: Numba compiles
     the helper once, where 100 inlined copies took ~50 s to compile."""
 
-    def __init__(self, names: dict[ir.Value, str], op: ir.Op):
+    def __init__(self, names: dict[ir.Value, str], op: ir.Op, emitter: Emitter | None = None):
+        self.emitter = emitter  # the module's emitter (module-level helpers)
         self.lines: list[str] = []
         self.depth = 1
         self.names = names
@@ -151,7 +152,7 @@ def call_helper(em: Emitter, op: ir.Op, key: str, body) -> None:
     if aliasing != tuple(range(len(aliasing))):
         key = f"{key}_alias{''.join(map(str, aliasing))}"
     names[op.results[0]] = "out"
-    writer = HelperWriter(names, op)
+    writer = HelperWriter(names, op, em)
     body(writer)
     text = "\n".join(writer.lines).replace("{", "{{").replace("}", "}}")
     source = (f"@numba.njit(**JIT)\ndef {{name}}({', '.join(params)}):\n{text}\n"

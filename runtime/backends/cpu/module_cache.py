@@ -2,15 +2,21 @@
 
 Numba's ``cache=True`` only works for functions whose source is a real file imported as a module
 (see shared/TOOLCHAIN.md). So each generated source is written once to
-``<cache dir>/cpu_<python>_<numba>/stage_<sha256 prefix>.py`` and imported by name; Numba then
-keeps its compiled code in ``__pycache__`` beside it, and a new process importing the same file
+``<cache dir>/cpu_<python>_<numba>/stage_<sha256 prefix>.py`` and loaded under that name; Numba
+then keeps its compiled code in ``__pycache__`` beside it, and a new process loading the same file
 skips compilation. Rules that keep this safe and robust:
 
 - first writer wins: a temp file is ``os.link``-ed to the final name and never rewritten (Numba's
   cache stamp includes the file's mtime), so concurrent processes never see half a file;
 - a file whose content does not match its hash (damaged) is replaced atomically, never trusted;
-- code is imported only from a directory the user owns that nobody else can write (else another
-  user could inject code): otherwise a warning and a private temporary directory instead.
+- the code run is the source generated in this process, compiled from memory: no ``.pyc`` is
+  read or written, so a damaged or planted one changes nothing;
+- one module per source per process: threads wanting the same one wait for the first to load it
+  (never see it half-initialised); ``release`` forgets a module nobody uses any more;
+- code is imported only from a directory checked on every write (``cache_directory``: owned by
+  the user, nobody else can write it or any directory on the way, recreated if deleted),
+  otherwise a warning and a private temporary directory instead;
+- Numba's data files are tied to their index entry by a content hash (``numba_cache``).
 
 The cache directory is ``AUTOSTAGE_CACHE_DIR`` or ``$XDG_CACHE_HOME/autostage`` (default
 ``~/.cache/autostage``).
@@ -18,35 +24,30 @@ The cache directory is ``AUTOSTAGE_CACHE_DIR`` or ``$XDG_CACHE_HOME/autostage`` 
 
 from __future__ import annotations
 
-import atexit
 import glob
 import hashlib
-import importlib
+import importlib.util
 import os
-import shutil
-import stat
 import sys
 import tempfile
 import threading
 import types
-import warnings
 from pathlib import Path
 
 import numba
+from autostage.runtime.backends.cpu import cache_directory, numba_cache
+from autostage.runtime.backends.cpu.cache_directory import CacheDirectoryWarning
+
+__all__ = ["CacheDirectoryWarning", "directory", "load", "release", "write"]
 
 PREFIX = "stage_"
 _lock = threading.Lock()
 _directory: Path | None = None
 _directory_source: str | None = None  # the setting _directory was made from
-
-
-class CacheDirectoryWarning(UserWarning):
-    """The cache directory is not private to this user, so generated code is not imported from it.
-
-    Example: ``AUTOSTAGE_CACHE_DIR=/tmp/shared`` where ``/tmp/shared`` is writable by others.
-    Fix: point ``AUTOSTAGE_CACHE_DIR`` at a directory you own with mode 0700 (or unset it).
-    Compiled code then lives in a private temporary directory, so it is not reused by later runs.
-    """
+_fallback = False  # _directory is a private temporary directory (the setting was unsafe)
+_loaded: dict[str, types.ModuleType] = {}  # name -> module, fully executed
+_users: dict[str, int] = {}  # name -> how many runners use it (load minus release)
+_loading: dict[str, threading.Lock] = {}  # name -> lock held while it is loaded
 
 
 def cache_root() -> Path:
@@ -65,55 +66,26 @@ def version_tag() -> str:
 
 
 def directory() -> Path:
-    """The private directory generated modules live in (created 0700), on ``sys.path``."""
-    global _directory, _directory_source
+    """The private directory generated modules live in (created 0700), on ``sys.path``; checked
+    again on every call (created again if deleted, given up if it has become unsafe)."""
+    global _directory, _directory_source, _fallback
     root = cache_root()
     with _lock:
-        if _directory is None or _directory_source != str(root):
-            _directory = _private_directory(root)
-            _directory_source = str(root)
-            if str(_directory) not in sys.path:
-                sys.path.append(str(_directory))  # appended: never shadows real modules
+        if _fallback and _directory_source == str(root):
+            if not _directory.is_dir():  # our temporary directory was deleted: a new one
+                _directory = cache_directory.fallback(root, FileNotFoundError(
+                    f"the temporary directory {_directory} was deleted"), stacklevel=5)
+        else:
+            target = root / version_tag()
+            try:
+                cache_directory.check(root, target)
+                _directory, _fallback = target, False
+            except OSError as e:
+                _directory, _fallback = cache_directory.fallback(root, e, stacklevel=5), True
+        _directory_source = str(root)
+        if str(_directory) not in sys.path:
+            sys.path.append(str(_directory))  # appended: never shadows real modules
         return _directory
-
-
-def _private_directory(root: Path) -> Path:
-    """``root/<version tag>`` if it is (or can be made) private; else a temp dir and a warning."""
-    target = root / version_tag()
-    try:
-        for path in (root, target):
-            _make_private(path)
-            problem = _unsafe(path)
-            if problem:
-                raise PermissionError(f"{path} {problem}")
-        return target
-    except OSError as e:
-        fallback = Path(tempfile.mkdtemp(prefix="autostage-cpu-"))  # created 0700
-        atexit.register(shutil.rmtree, fallback, True)
-        warnings.warn(f"autostage: not using cache directory {root}: {e}; compiled code goes to "
-                      f"the private temporary directory {fallback} (not reused across runs)",
-                      CacheDirectoryWarning, stacklevel=4)
-        return fallback
-
-
-def _make_private(path: Path) -> None:
-    if not path.exists():
-        path.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask; make it exact
-
-
-def _unsafe(path: Path) -> str:
-    """Why ``path`` is not safe to import code from ("" if it is)."""
-    st = os.lstat(path)
-    if stat.S_ISLNK(st.st_mode):
-        st = os.stat(path)
-    if not stat.S_ISDIR(st.st_mode):
-        return "is not a directory"
-    if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        return f"is owned by another user (uid {st.st_uid})"
-    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"is writable by group or others (mode {stat.S_IMODE(st.st_mode):04o})"
-    return ""
 
 
 def source_hash(source: str) -> str:
@@ -149,23 +121,59 @@ def write(source: str) -> Path:
 
 def _intact(path: Path, source: str) -> bool:
     try:
-        return path.read_text(encoding="utf-8") == source
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))  # a link: not ours
+        with open(fd, encoding="utf-8") as f:
+            return f.read() == source
     except (OSError, UnicodeDecodeError):
         return False
 
 
 def load(source: str) -> types.ModuleType:
-    """Writes (if needed) and imports the module of ``source``; the same module object for the
-    same source within a process."""
+    """Writes (if needed) and loads the module of ``source``: the same module object for the
+    same source within a process, never one another thread is still executing. Each call is a
+    use that ``release`` ends."""
     name = module_name(source)
-    loaded = sys.modules.get(name)
-    if loaded is not None:
-        return loaded
-    path = write(source)
-    importlib.invalidate_caches()
-    module = importlib.import_module(name)
-    if Path(module.__file__).resolve() != path.resolve():  # pragma: no cover - defensive
-        raise ImportError(f"autostage: {name} was imported from {module.__file__}, not {path}")
+    with _lock:
+        lock = _loading.setdefault(name, threading.Lock())
+    with lock:
+        module = _loaded.get(name)
+        if module is None:
+            module = _execute(name, write(source), source)
+            _loaded[name] = module
+        with _lock:
+            _users[name] = _users.get(name, 0) + 1
+    return module
+
+
+def release(module: types.ModuleType) -> None:
+    """Ends one use of ``module`` (from ``load``); the last one forgets it (its compiled code is
+    freed once nothing else refers to it; a later ``load`` reads it from disk again)."""
+    name = module.__name__
+    with _lock:
+        count = _users.get(name, 0) - 1
+        if count > 0:
+            _users[name] = count
+            return
+        _users.pop(name, None)
+        if _loaded.get(name) is module:
+            del _loaded[name]
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
+
+
+def _execute(name: str, path: Path, source: str) -> types.ModuleType:
+    """Runs ``source`` as module ``name`` whose file is ``path``: compiled from the source in
+    memory (which ``write`` made sure the file holds), never from a ``.pyc``."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    code = compile(source, str(path), "exec", dont_inherit=True)
+    sys.modules[name] = module  # Numba looks it up by name (its cache, the environment)
+    try:
+        exec(code, module.__dict__)
+        numba_cache.tie_data_files(module)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
     return module
 
 
