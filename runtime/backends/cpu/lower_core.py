@@ -151,6 +151,14 @@ def {name}(a, b):
         return DIVIDE(CTYPE(1), r) if b.real < 0 else r
     return CTYPE(a ** b)
 """
+# Scalar forms where Numba's scalar ufunc differs from NumPy's loop: unsigned sign went through
+# a signed type (sign(255) was 255); rad2deg/deg2rad multiply by the constant rounded to the loop
+# dtype, as NumPy's float32 loop does (Numba multiplied in float64: 2 ulp off).
+_SCALAR_FORMS = {
+    ("sign", "u"): "({0} != 0)",
+    ("rad2deg", "f"): "({0} * ({t}(180.0) / {t}(np.pi)))",
+    ("deg2rad", "f"): "({0} * ({t}(np.pi) / {t}(180.0)))",
+}
 _COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
 # Element-wise ops whose Numba array implementation differs from NumPy for these loop dtype
 # kinds: arrays are computed by a loop of their scalar rule (``lower_fused.elementwise_loop``).
@@ -172,6 +180,9 @@ def cast_expr(expr: str, source: TensorType, dtype: np.dtype) -> str:
     if source.dtype == dtype:
         return expr
     if not is_scalar(source):
+        if source.dtype.kind == "c" and dtype.kind != "c":  # Numba cannot astype complex->real
+            return f"({expr} != 0)" if dtype == np.bool_ else (
+                f"{expr}.real.astype({np_dtype(dtype)})")
         return f"{expr}.astype({np_dtype(dtype)})"
     if dtype == np.bool_:
         return f"({expr} != 0)"
@@ -243,6 +254,9 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
                            out.type.dtype)
     elif op.name in _FLOAT_OPERATORS and loop[0].kind == "f":
         expr = wrap_scalar(_FLOAT_OPERATORS[op.name].format(*args), out.type.dtype)
+    elif is_scalar(out.type) and (op.name, loop[0].kind) in _SCALAR_FORMS:
+        form = _SCALAR_FORMS[op.name, loop[0].kind]
+        expr = wrap_scalar(form.format(*args, t=np_dtype(loop[0])), out.type.dtype)
     elif is_scalar(out.type):
         if op.name in _INTEGER_OPERATORS and loop[0].kind in "iu":
             # Scalar ufunc calls go through Numba's ufunc machinery (3x slower in Collatz, and
