@@ -156,13 +156,14 @@ def {name}(a, b):
 # dtype, as NumPy's float32 loop does (Numba multiplied in float64: 2 ulp off).
 _SCALAR_FORMS = {
     ("sign", "u"): "({0} != 0)",
+    ("sign", "f"): "({t}(1) if {0} > 0 else {t}(-1) if {0} < 0 else {0} if {0} != {0} else {t}(0))",
     ("rad2deg", "f"): "({0} * ({t}(180.0) / {t}(np.pi)))",
     ("deg2rad", "f"): "({0} * ({t}(np.pi) / {t}(180.0)))",
 }
 _COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
 # Element-wise ops whose Numba array implementation differs from NumPy for these loop dtype
 # kinds: arrays are computed by a loop of their scalar rule (``lower_fused.elementwise_loop``).
-LOOPED = {"floor_divide": "iuf", "remainder": "iuf", "fmod": "iu", "lcm": "iu",
+LOOPED = {"floor_divide": "iuf", "remainder": "iuf", "fmod": "iu", "lcm": "iu", "sign": "uf",
           "maximum": "f", "minimum": "f", "fmax": "f", "fmin": "f", "true_divide": "c",
           "power": "iuc", "float_power": "c"}
 # Ufuncs Numba lacks (or types differently), as expressions on operands of the loop dtype.
