@@ -9,6 +9,7 @@ indexing functions are in ``array_shapes.py``.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -96,9 +97,24 @@ def clip(x: object, lo: object = None, hi: object = None) -> Tensor:
 
 
 def astype(x: object, dtype: object) -> Tensor:
-    """``x.astype(dtype)`` (always a new array, as NumPy's default ``copy=True``)."""
-    (result,) = tracing.emit("cast", (as_tensor(x).value,), {"dtype": as_dtype(dtype)})
+    """``x.astype(dtype)`` (always a new array, as NumPy's default ``copy=True``).
+
+    A complex -> real cast warns NumPy's ``ComplexWarning`` once per trace, at the user's line
+    (it depends on the types only; compiled code does not warn on each call)."""
+    x, dtype = as_tensor(x), as_dtype(dtype)
+    (result,) = tracing.emit("cast", (x.value,), {"dtype": dtype})
+    if x.dtype.kind == "c" and dtype.kind not in "cb":
+        _complex_warning(result.producer)
     return Tensor(result)
+
+
+def _complex_warning(op: object) -> None:
+    message = "Casting complex values to real discards the imaginary part"
+    loc = getattr(op, "loc", None)
+    if loc is None:
+        warnings.warn(message, np.exceptions.ComplexWarning, stacklevel=4)
+    else:
+        warnings.warn_explicit(message, np.exceptions.ComplexWarning, loc.filename, loc.lineno)
 
 
 def copy(x: object) -> Tensor:

@@ -9,6 +9,8 @@ ufunc itself, so values match NumPy bit for bit. Printed: ``%3:f32[?] = add %1 %
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from autostage.runtime import dtype_rules, op_registry
 from autostage.runtime.types import TensorType
@@ -91,7 +93,12 @@ op_registry.register(
     "clip", _infer_clip, lambda op, v, run: (np.asarray(np.clip(*v)),),
     doc="operands x, lo, hi: np.clip(x, lo, hi); no attrs (a missing bound stages as "
         "maximum/minimum)")
+def _evaluate_cast(op, values: tuple, run) -> tuple:
+    with warnings.catch_warnings():  # the ComplexWarning was given once, at trace time
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        return (np.asarray(values[0]).astype(op.attrs["dtype"]),)
+
+
 op_registry.register(
-    "cast", _infer_cast,
-    lambda op, v, run: (np.asarray(v[0]).astype(op.attrs["dtype"]),),
+    "cast", _infer_cast, _evaluate_cast,
     doc="attrs: dtype (np.dtype); x.astype(dtype) (unsafe casting, as astype)")

@@ -29,10 +29,20 @@ _OPERATORS = {
     "logical_xor": "{0} != {1}",
 }
 # NumPy's integer semantics: a zero divisor gives 0, and x // -1 wraps (MIN // -1 is MIN) where
-# the machine division would trap (SIGFPE); constant divisors fold the checks away.
+# the machine division would trap (SIGFPE); constant divisors fold the checks away. Unsigned
+# operands have no -1 test: a conditional mixing int64 and uint64 branches is float64 in Numba.
 _INTEGER_OPERATORS = {
     "remainder": "(0 if {1} == 0 or {1} == -1 else {0} % {1})",
     "floor_divide": "(0 if {1} == 0 else -{0} if {1} == -1 else {0} // {1})",
+    # C's remainder (the dividend's sign) from the floor one; Numba's np.fmod on integers was
+    # wrong for negative operands (fmod(-127, 3) gave 0).
+    "fmod": "(0 if {1} == 0 or {1} == -1 else {0} % {1} - ({1} if {0} % {1} != 0 and "
+            "({0} < 0) != ({1} < 0) else 0))",
+}
+_UNSIGNED_OPERATORS = {
+    "remainder": "({0} % {1} if {1} != 0 else {1})",
+    "floor_divide": "({0} // {1} if {1} != 0 else {1})",
+    "fmod": "({0} % {1} if {1} != 0 else {1})",
 }
 # NumPy shifts by a count outside [0, bits) give 0 (right shift of a negative value: -1), where
 # the machine shift (and Numba's) is undefined: 5 << 64 was 5, 5 << -1 was MIN.
@@ -44,6 +54,119 @@ _SHIFTS = {
                     "np.where({0} < 0, {z} - {one}, {z}))"),
 }
 _BOOL_OPERANDS = {"logical_and", "logical_or", "logical_not", "logical_xor"}
+# NumPy's integer power: square-and-multiply in the loop dtype, wrapping on overflow (Numba's
+# array power goes through floats: 3 ** 50 lost its low bits), and a negative exponent raises
+# (Numba gave 0).
+_INTEGER_POWER = """@numba.njit(**JIT)
+def {name}(a, b):
+    if b < 0:
+        raise ValueError("Integers to negative integer powers are not allowed.")
+    r = DTYPE(1)
+    while b > 0:
+        if b & 1:
+            r = DTYPE(r * a)
+        a = DTYPE(a * a)
+        b >>= 1
+    return r
+"""
+# NumPy's float floor division and remainder (npy_divmod, in the loop dtype): the quotient of
+# the fmod-corrected difference, snapped to an integer, with NumPy's signs of zero; Numba's
+# differed on inf operands ([-5.0, inf] // [inf, 2.0] gave [-0., inf], NumPy [-1., nan]).
+_FLOAT_DIVMOD = """@numba.njit(**JIT)
+def {name}(a, b):
+    mod = DTYPE(np.fmod(a, b))
+    if b == 0:
+        return DTYPE(a / b), mod
+    div = DTYPE((a - mod) / b)
+    if mod != 0:
+        if (b < 0) != (mod < 0):
+            mod = DTYPE(mod + b)
+            div = DTYPE(div - DTYPE(1))
+    else:
+        mod = DTYPE(np.copysign(DTYPE(0), b))
+    if div != 0:
+        floordiv = DTYPE(np.floor(div))
+        if div - floordiv > DTYPE(0.5):
+            floordiv = DTYPE(floordiv + DTYPE(1))
+    else:
+        floordiv = DTYPE(np.copysign(DTYPE(0), DTYPE(a / b)))
+    return floordiv, mod
+"""
+# NumPy's lcm: of the magnitudes in the unsigned type of the loop dtype, wrapping (lcm(MIN, 2)
+# is MIN); Numba's went through floats for uint64 and took |MIN| as positive.
+_LCM = """@numba.njit(**JIT)
+def {name}(a, b):
+    x = UTYPE(a) if a >= 0 else UTYPE(-a)
+    y = UTYPE(b) if b >= 0 else UTYPE(-b)
+    u, v = x, y
+    while v != 0:
+        u, v = v, UTYPE(u % v)
+    if u == 0:
+        return DTYPE(0)
+    return DTYPE(UTYPE(UTYPE(x // u) * y))
+"""
+# NumPy's maximum/minimum of equal values is the second operand (maximum(0.0, -0.0) is -0.0),
+# NaN propagating; fmax/fmin ignore a NaN. Numba's gave the first.
+_FLOAT_OPERATORS = {
+    "maximum": "({0} if {0} > {1} or {0} != {0} else {1})",
+    "minimum": "({0} if {0} < {1} or {0} != {0} else {1})",
+    "fmax": "({0} if {0} > {1} or {1} != {1} else {1})",
+    "fmin": "({0} if {0} < {1} or {1} != {1} else {1})",
+}
+# NumPy's complex division (Smith's method; a zero divisor divides the parts by +0, so
+# 1j / -0j is nan+infj) and power (0 ** b is 0 for b.real > 0, else nan; integer exponents
+# below 100 by repeated multiplication, exact where cpow is not: (1+1j) ** 2 is 2j). Numba's
+# divided by the signed zero, raised ZeroDivisionError for 0-d, and gave nan for 0 ** (1+1j).
+_COMPLEX_DIVIDE = """@numba.njit(**JIT)
+def {name}(a, b):
+    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+    abs_br, abs_bi = abs(br), abs(bi)
+    if abs_br >= abs_bi:
+        if abs_br == 0 and abs_bi == 0:
+            return CTYPE(complex(ar / abs_br, ai / abs_br))
+        rat = bi / br
+        scl = FTYPE(1) / (br + bi * rat)
+        return CTYPE(complex((ar + ai * rat) * scl, (ai - ar * rat) * scl))
+    rat = br / bi
+    scl = FTYPE(1) / (bi + br * rat)
+    return CTYPE(complex((ar * rat + ai) * scl, (ai * rat - ar) * scl))
+"""
+_COMPLEX_POWER = """@numba.njit(**JIT)
+def {name}(a, b):
+    if b.real == 0 and b.imag == 0:
+        return CTYPE(1)
+    if a.real == 0 and a.imag == 0:
+        return CTYPE(0) if b.real > 0 else CTYPE(complex(np.nan, np.nan))
+    if b.imag == 0 and -100 < b.real < 100 and b.real == np.floor(b.real):
+        n = abs(int(b.real))
+        r, p = CTYPE(1), a
+        while True:
+            if n & 1:
+                r = CTYPE(complex(r.real * p.real - r.imag * p.imag,
+                                  r.real * p.imag + r.imag * p.real))
+            n >>= 1
+            if n == 0:
+                break
+            p = CTYPE(complex(p.real * p.real - p.imag * p.imag,
+                              p.real * p.imag + p.imag * p.real))
+        return DIVIDE(CTYPE(1), r) if b.real < 0 else r
+    return CTYPE(a ** b)
+"""
+# Scalar forms where Numba's scalar ufunc differs from NumPy's loop: unsigned sign went through
+# a signed type (sign(255) was 255); rad2deg/deg2rad multiply by the constant rounded to the loop
+# dtype, as NumPy's float32 loop does (Numba multiplied in float64: 2 ulp off).
+_SCALAR_FORMS = {
+    ("sign", "u"): "({0} != 0)",
+    ("sign", "f"): "({t}(1) if {0} > 0 else {t}(-1) if {0} < 0 else {0} if {0} != {0} else {t}(0))",
+    ("rad2deg", "f"): "({0} * ({t}(180.0) / {t}(np.pi)))",
+    ("deg2rad", "f"): "({0} * ({t}(np.pi) / {t}(180.0)))",
+}
+_COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+# Element-wise ops whose Numba array implementation differs from NumPy for these loop dtype
+# kinds: arrays are computed by a loop of their scalar rule (``lower_fused.elementwise_loop``).
+LOOPED = {"floor_divide": "iuf", "remainder": "iuf", "fmod": "iu", "lcm": "iu", "sign": "uf",
+          "maximum": "f", "minimum": "f", "fmax": "f", "fmin": "f", "true_divide": "c",
+          "power": "iuc", "float_power": "c"}
 # Ufuncs Numba lacks (or types differently), as expressions on operands of the loop dtype.
 _SUBSTITUTES = {
     "positive": "{0}.copy()",
@@ -59,6 +182,9 @@ def cast_expr(expr: str, source: TensorType, dtype: np.dtype) -> str:
     if source.dtype == dtype:
         return expr
     if not is_scalar(source):
+        if source.dtype.kind == "c" and dtype.kind != "c":  # Numba cannot astype complex->real
+            return f"({expr} != 0)" if dtype == np.bool_ else (
+                f"{expr}.real.astype({np_dtype(dtype)})")
         return f"{expr}.astype({np_dtype(dtype)})"
     if dtype == np.bool_:
         return f"({expr} != 0)"
@@ -107,12 +233,41 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
         expr = template.format(*args, w=loop[0].itemsize * 8, z=f"{dtype}(0)", one=f"{dtype}(1)")
         expr = wrap_scalar(expr, out.type.dtype) if is_scalar(out.type) else (
             f"({expr}).astype({dtype})")
+    elif not is_scalar(out.type) and loop[0].kind in LOOPED.get(op.name, ""):
+        from autostage.runtime.backends.cpu import lower_fused  # it imports this module
+
+        lower_fused.elementwise_loop(op, em)
+        return
+    elif op.name == "power" and loop[0].kind in "iu":
+        dtype = np_dtype(loop[0])
+        helper = em.helper(f"power_{loop[0].name}", _INTEGER_POWER.replace("DTYPE", dtype))
+        expr = wrap_scalar(f"{helper}({', '.join(args)})", out.type.dtype)
+    elif op.name in ("floor_divide", "remainder") and loop[0].kind == "f":
+        dtype = np_dtype(loop[0])
+        helper = em.helper(f"divmod_{loop[0].name}", _FLOAT_DIVMOD.replace("DTYPE", dtype))
+        index = 0 if op.name == "floor_divide" else 1
+        expr = wrap_scalar(f"{helper}({', '.join(args)})[{index}]", out.type.dtype)
+    elif op.name == "lcm" and loop[0].kind in "iu":
+        utype = np_dtype(np.dtype(f"u{loop[0].itemsize}"))
+        source = _LCM.replace("UTYPE", utype).replace("DTYPE", np_dtype(loop[0]))
+        helper = em.helper(f"lcm_{loop[0].name}", source)
+        expr = wrap_scalar(f"{helper}({', '.join(args)})", out.type.dtype)
+    elif op.name in ("true_divide", "power", "float_power") and loop[0].kind == "c":
+        expr = wrap_scalar(f"{_complex_helper(em, op.name, loop[0])}({', '.join(args)})",
+                           out.type.dtype)
+    elif op.name in _FLOAT_OPERATORS and loop[0].kind == "f":
+        expr = wrap_scalar(_FLOAT_OPERATORS[op.name].format(*args), out.type.dtype)
+    elif is_scalar(out.type) and (op.name, loop[0].kind) in _SCALAR_FORMS:
+        form = _SCALAR_FORMS[op.name, loop[0].kind]
+        expr = wrap_scalar(form.format(*args, t=np_dtype(loop[0])), out.type.dtype)
     elif is_scalar(out.type):
         if op.name in _INTEGER_OPERATORS and loop[0].kind in "iu":
             # Scalar ufunc calls go through Numba's ufunc machinery (3x slower in Collatz, and
             # np.floor_divide(MIN, -1) traps); `%` and `//` have NumPy's floor semantics.
-            expr = _INTEGER_OPERATORS[op.name].format(*args)
-        elif op.name in _OPERATORS and not (op.name in _BOOL_OPERANDS and loop[0] != np.bool_):
+            table = _INTEGER_OPERATORS if loop[0].kind == "i" else _UNSIGNED_OPERATORS
+            expr = table[op.name].format(*args)
+        elif op.name in _OPERATORS and not (op.name in _BOOL_OPERANDS and loop[0] != np.bool_
+                                            or op.name in _COMPARISONS and loop[0].kind == "c"):
             expr = _OPERATORS[op.name].format(*args)
             if op.name == "positive":
                 expr = f"({expr})"
@@ -123,6 +278,21 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
     else:
         expr = _call_expr(op.name, args, out.type.dtype)
     em.line(f"{em.name(out)} = {expr}")
+
+
+def _complex_helper(em: Emitter, name: str, dtype: np.dtype) -> str:
+    """The helper computing complex ``true_divide`` or ``power`` of ``dtype`` as NumPy does."""
+    types = {"CTYPE": np_dtype(dtype), "FTYPE": np_dtype(np.dtype(f"f{dtype.itemsize // 2}"))}
+    divide = em.helper(f"divide_{dtype.name}", _fill(_COMPLEX_DIVIDE, types))
+    if name == "true_divide":
+        return divide
+    return em.helper(f"power_{dtype.name}", _fill(_COMPLEX_POWER, {**types, "DIVIDE": divide}))
+
+
+def _fill(source: str, names: dict[str, str]) -> str:
+    for key, value in names.items():
+        source = source.replace(key, value)
+    return source
 
 
 def _call_expr(name: str, args: list[str], dtype: np.dtype) -> str:

@@ -57,6 +57,20 @@ def _fused(op: ir.Op, em: Emitter) -> None:
         nest(False)
 
 
+def elementwise_loop(op: ir.Op, em: Emitter) -> None:
+    """Lowers one element-wise op on arrays as the loop of a one-op ``fused`` (its scalar rule
+    per element): for ops whose Numba array implementation differs from NumPy (integer ``//``
+    traps on MIN // -1, integer ``**`` goes through floats), see ``lower_core.LOOPED``."""
+    body = ir.Region([v.type for v in op.operands])
+    inner = ir.Op(op.name, body.args, [v.type for v in op.results], op.attrs, loc=op.loc)
+    body.ops.append(inner)
+    body.results = inner.results
+    types = tuple(v.type for v in op.results)
+    fused = ir.Op("fused", op.operands, types, {"result_types": types}, (body,), loc=op.loc)
+    em.bind(fused.results[0], em.name(op.results[0]))
+    _fused(fused, em)
+
+
 def _same_shape_test(op: ir.Op, em: Emitter, extents: list[str]) -> str | None:
     """A run-time test that no operand axis of unknown size is broadcast (each equals its
     loop extent), or None when none can be (the loop shape is the one array operand's)."""

@@ -40,7 +40,30 @@ def lower_reshape(op: ir.Op, em: Emitter) -> None:
             em.line("raise ValueError('cannot reshape array into shape ()')")
         em.line(f"{out} = {xname}.ravel()[0]")
     else:
+        _check_reshape(op, em, shape)
         em.line(f"{out} = np.ascontiguousarray({xname}).reshape({s.shape_tuple(shape)})")
+
+
+def _check_reshape(op: ir.Op, em: Emitter, shape: list[str]) -> None:
+    """NumPy's check of a reshape whose sizes are known only at run time: the sizes must
+    multiply to the array's size, or divide it with a nonzero product around the -1. Numba's
+    reshape accepted ``np.zeros(0).reshape(0, -1)`` (giving shape (0, 0))."""
+    x, attr = op.operands[0], op.attrs["shape"]
+    if None not in x.type.shape and None not in attr:
+        return  # checked when the op was traced
+    known = [d for d, a in zip(shape, attr, strict=True) if a != -1]
+    rest = " * ".join(f"np.int64({d})" for d in known) or "np.int64(1)"
+    size = f"{em.name(x)}.size"
+    if -1 in attr:
+        em.line(f"if {rest} == 0 or {size} % ({rest}) != 0:")
+    else:
+        em.line(f"if {rest} != {size}:")
+    parts = [f"' + str({d}) + '" if a is None else "newaxis" if a == -1 else str(a)
+             for d, a in zip(shape, attr, strict=True)]
+    text = "(" + ",".join(parts) + ("," if len(parts) == 1 else "") + ")"
+    with em.block():
+        em.line(f"raise ValueError('cannot reshape array of size ' + str({size}) + "
+                f"' into shape {text}')")
 
 
 @lowering("transpose")

@@ -1,0 +1,226 @@
+"""Compiled code computes exactly what NumPy computes on edge values (issue 9, items 1-6 and 15):
+integer division by -1 and zero, integer powers, shifts by any count, float floor division with
+inf/nan, reshape with -1 and empty arrays, complex -> real casts, and no NumPy RuntimeWarnings.
+Each case runs on both targets; the process-crash case (SIGFPE) runs in a subprocess."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import autostage
+
+TARGETS = ["interpreter", "cpu"]
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("AUTOSTAGE_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def floor_divide(x, y):
+    return x // y
+
+
+def remainder(x, y):
+    return x % y
+
+
+def power(x, y):
+    return x ** y
+
+
+def expected(fn, *args):
+    with np.errstate(all="ignore"):
+        return fn(*args)
+
+
+def assert_same(actual, wanted):
+    np.testing.assert_array_equal(actual, wanted, strict=True)
+    if np.asarray(wanted).dtype.kind == "f":  # signs of zeros too (a NaN's sign means nothing)
+        numbers = ~np.isnan(wanted)
+        np.testing.assert_array_equal(np.signbit(actual)[numbers], np.signbit(wanted)[numbers])
+
+
+def test_integer_min_divided_by_minus_one_does_not_kill_the_process(tmp_path):
+    script = textwrap.dedent("""
+        import numpy as np, autostage
+        @autostage.convert(target="cpu")
+        def f(x, y):
+            return x // y, x % y, np.fmod(x, y)
+        for dt in (np.int8, np.int32, np.int64):
+            m = np.iinfo(dt).min
+            x, y = np.array([m, m, 7, -7], dt), np.array([-1, 0, -1, 2], dt)
+            print(*(r.tolist() for r in f(x, y)))
+    """)
+    env = {**os.environ, "AUTOSTAGE_CACHE_DIR": str(tmp_path / "cache")}
+    (tmp_path / "crash.py").write_text(script)
+    done = subprocess.run([sys.executable, str(tmp_path / "crash.py")], capture_output=True,
+                          text=True, env=env, timeout=300)
+    assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
+    lines = done.stdout.splitlines()
+    for dt, line in zip((np.int8, np.int32, np.int64), lines, strict=True):
+        m = int(np.iinfo(dt).min)
+        assert line == f"[{m}, 0, -7, -4] [0, 0, 0, 1] [0, 0, 0, -1]"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint64])
+def test_integer_floor_divide_and_remainder_match_numpy(target, dtype):
+    info = np.iinfo(dtype)
+    values = np.array(sorted({info.min, info.min + 1, 0, 1, 2, 7, info.max - 1, info.max}
+                             | ({-1, -7} if info.min else set())), dtype)
+    x, y = values[:, None], values[None, :]
+    for fn in (floor_divide, remainder):
+        staged = autostage.convert(fn, target=target)
+        assert_same(staged(x, y), expected(fn, x, y))
+        for a in values[[0, 1, -1]]:
+            for b in values:
+                assert_same(staged(a, b), expected(fn, a, b))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("dtype", [np.int8, np.int64, np.uint64])
+def test_integer_power_wraps_like_numpy(target, dtype):
+    x = np.array([3, 2, 10, 7, 0, 1], dtype)
+    y = np.array([50, 63, 30, 0, 0, 65], dtype)
+    staged = autostage.convert(power, target=target)
+    assert_same(staged(x, y), expected(power, x, y))
+    assert_same(staged(x[0], y[0]), expected(power, x[0], y[0]))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("zero_d", [False, True])
+def test_integer_power_with_a_negative_exponent_raises_numpys_value_error(target, zero_d):
+    x, y = np.array([3, 2], np.int32), np.array([2, -1], np.int32)
+    if zero_d:
+        x, y = x[0], y[1]
+    with pytest.raises(ValueError, match="Integers to negative integer powers are not allowed"):
+        power(x, y)
+    with pytest.raises(ValueError, match="Integers to negative integer powers are not allowed"):
+        autostage.convert(power, target=target)(x, y)
+
+
+def shifts(x, n):
+    return x << n, x >> n
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64,
+                                   np.uint8, np.uint16, np.uint32, np.uint64])
+def test_shifts_by_any_count_match_numpy(target, dtype):
+    bits = np.dtype(dtype).itemsize * 8
+    info = np.iinfo(dtype)
+    x = np.array([info.min, -1 if info.min else 1, 0, 1, 5, info.max], dtype)[:, None]
+    counts = [0, 1, bits - 1, bits, bits + 1, 2 * bits] + ([-1, -bits] if info.min else [])
+    n = np.array(counts, dtype)[None, :]
+    staged = autostage.convert(shifts, target=target)
+    for got, want in zip(staged(x, n), expected(shifts, x, n), strict=True):
+        assert_same(got, want)
+    for a in x[:, 0]:
+        for b in n[0]:
+            for got, want in zip(staged(a, b), expected(shifts, a, b), strict=True):
+                assert_same(got, want)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_floor_divide_and_remainder_with_inf_nan_and_signed_zeros(target, dtype):
+    values = np.array([-np.inf, -5.0, -1.5, -0.0, 0.0, 0.5, 2.0, np.inf, np.nan], dtype)
+    x, y = values[:, None], values[None, :]
+    assert_same(autostage.convert(floor_divide, target=target)(
+        np.array([-5.0, np.inf]), np.array([np.inf, 2.0])), np.array([-1.0, np.nan]))
+    for fn in (floor_divide, remainder):
+        staged = autostage.convert(fn, target=target)
+        assert_same(staged(x, y), expected(fn, x, y))
+        for a in values:
+            for b in values:
+                assert_same(staged(a, b), expected(fn, a, b))
+
+
+def reshape_zero_rows(x):
+    return x.reshape(0, -1)
+
+
+def reshape_n_rows(x, n):
+    return x.reshape(n, -1)
+
+
+def reshape_to_four(x):
+    return x.reshape(4)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_reshape_checks_sizes_as_numpy_does(target):
+    cases = [(reshape_zero_rows, (np.zeros(0),), "size 0 into shape (0,newaxis)"),
+             (reshape_zero_rows, (np.zeros(6),), "size 6 into shape (0,newaxis)"),
+             (reshape_n_rows, (np.zeros(6), np.int64(4)), "size 6 into shape (4,newaxis)"),
+             (reshape_n_rows, (np.zeros(0), np.int64(0)), "size 0 into shape (0,newaxis)"),
+             (reshape_to_four, (np.zeros(6),), "size 6 into shape (4,)")]
+    for fn, args, words in cases:
+        with pytest.raises(ValueError, match="cannot reshape array of"):
+            fn(*args)
+        with pytest.raises(ValueError, match=r"cannot reshape array of " + words.replace(
+                "(", r"\(").replace(")", r"\)")):
+            autostage.convert(fn, target=target)(*args)
+    staged = autostage.convert(reshape_n_rows, target=target)
+    assert staged(np.zeros(0), np.int64(3)).shape == (3, 0)
+    assert staged(np.arange(6.0), np.int64(3)).shape == (3, 2)
+
+
+def complex_casts(z):
+    return z.astype(np.float64), z.astype(np.int32), z.astype(np.bool_), z.astype(np.complex64)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("zero_d", [False, True])
+def test_complex_astype_real_keeps_the_real_part_and_warns_once_per_trace(target, zero_d):
+    z = np.array([1.5 + 2j, -0.0 + 1j, 0j, 3 - 4j])
+    z = z[0] if zero_d else z
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = complex_casts(z)
+    staged = autostage.convert(complex_casts, target=target)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first = staged(z)
+        second = staged(z)
+    for got in (first, second):
+        for g, w in zip(got, want, strict=True):
+            assert_same(g, w)
+    complex_warnings = [w for w in caught
+                        if issubclass(w.category, np.exceptions.ComplexWarning)]
+    # two real casts in the trace, each warned once (NumPy warns per call); bool/complex: none
+    assert len(complex_warnings) == 2, [str(w.message) for w in caught]
+    assert all(w.filename == __file__ and "discards the imaginary part" in str(w.message)
+               for w in complex_warnings)
+    assert {w.lineno for w in complex_warnings} == {complex_casts.__code__.co_firstlineno + 1}
+
+
+def floating_point_errors(x, y, i):
+    return x / y, np.log(x - x - 1.0), x * np.float64(1e308) * np.float64(10.0), i * i, i // 0
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("zero_d", [False, True])
+def test_compiled_code_emits_no_numpy_runtime_warnings(target, zero_d):
+    x, y = np.array([1.0, 0.0, -1.0]), np.array([0.0, 0.0, 0.0])
+    i = np.array([2**62, 3], np.int64)
+    if zero_d:
+        x, y, i = x[0], y[0], i[0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        want = floating_point_errors(x, y, i)
+    assert any(issubclass(w.category, RuntimeWarning) for w in caught)  # NumPy does warn
+    staged = autostage.convert(floating_point_errors, target=target)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = staged(x, y, i)
+        got = staged(x, y, i)
+    assert [w for w in caught if issubclass(w.category, RuntimeWarning)] == []
+    for g, w in zip(got, want, strict=True):
+        assert_same(g, w)
