@@ -25,11 +25,12 @@ from autostage.runtime.ops.checks import INT64_MAX, INT64_MIN, overflows
 from autostage.runtime.tensor import Tensor, constant
 
 _KINDS = (bool, int, float, complex)
-# ops where Python computes with bools as ints (not bitwise and/or/xor of two bools)
-# (``~`` keeps NumPy's logical not of a bool: Python's ~True is -2, deprecated since 3.12, and the
-# runtime itself negates staged predicates with ``~``)
+# ops where Python computes with bools as ints (not bitwise and/or/xor of two bools); ``~b`` of a
+# Python bool is the int ``-1 - b`` (``~True == -2``), not NumPy's logical not (the runtime never
+# negates its own predicates with ``~``: it emits ``logical_not``)
 _INT_ARITHMETIC = {"add", "subtract", "multiply", "true_divide", "floor_divide", "remainder",
-                   "power", "left_shift", "right_shift", "negative", "positive", "absolute"}
+                   "power", "left_shift", "right_shift", "negative", "positive", "absolute",
+                   "invert"}
 _SYMBOLS = {"add": "+", "subtract": "-", "multiply": "*", "floor_divide": "//",
             "left_shift": "<<", "power": "**", "negative": "-", "absolute": "abs()"}
 
@@ -90,7 +91,8 @@ def binary(op: str, a: object, b: object) -> object:
 
 
 def unary(op: str, a: object) -> object:
-    """``-a``, ``+a``, ``abs(a)``, ``~a`` with Python's semantics for a Python number."""
+    """``-a``, ``+a``, ``abs(a)``, ``~a`` with Python's semantics for a Python number (``~`` of a
+    Python bool is an int; of an np.bool_ or a bool array it stays NumPy's logical not)."""
     if _kind(a) is None:
         return array_api.ufunc(op, a)
     if op in _INT_ARITHMETIC:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from autostage.runtime import ir, tracing, value_info
+from autostage.runtime import array_api, ir, tracing, value_info
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.staging import (
     errors,
@@ -408,7 +408,8 @@ def _check_strict_zip(source: iteration.StagedZip, extra_test: Callable | None,
                       result: tuple) -> None:
     """``zip(..., strict=True)``: Python raises ``ValueError`` when the loop asks for the item
     after the shortest argument's last one and the lengths differ (not after a break/return)."""
-    exhausted = predicate(~source.more(result[0]), "the loop condition")
+    exhausted = predicate(array_api.ufunc("logical_not", source.more(result[0])),
+                          "the loop condition")
     if extra_test is not None:
         exhausted = exhausted & predicate(extra_test(*result[1:]), "the loop condition")
     for condition, message in iteration.strict_zip_errors(source):

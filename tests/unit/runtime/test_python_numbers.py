@@ -344,3 +344,48 @@ def test_round_with_digits_is_refused_and_of_an_array_raises_as_python(target):
         autostage.convert(target=target)(round_digits)(x)
     assert line_of(round_digits, "round(x[0], 2)") in str(info.value)
     assert assert_same_as_python(round_array, target, x)[0] is TypeError
+
+
+# --- ~ of a Python bool (issue 8, helper c) ---------------------------------------------------
+
+
+def invert_weak_bool(x):
+    n = x.shape[0]
+    b = n > 2
+    return ~b, ~(n > 5), ~(x[0] > 2), ~np.bool_(True), not (n > 2)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_invert_of_a_python_bool_is_an_int_as_python(target):
+    expected = invert_weak_bool(X3)
+    got = autostage.convert(target=target)(invert_weak_bool)(X3)
+    assert got == expected == (-2, -1, np.True_, np.False_, False)
+    # a Python bool's ~ is an int; an np.bool_ (a comparison of an array element) stays NumPy's
+    assert isinstance(got[2], np.bool_) and isinstance(got[3], np.bool_)
+
+
+def invert_then_promote(x):
+    flag = x.shape[0] > 2
+    return x.astype(np.float32) * ~flag
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_invert_of_a_python_bool_promotes_as_a_python_int(target):
+    got = autostage.convert(target=target)(invert_then_promote)(X3 + 1)
+    expected = invert_then_promote(X3 + 1)
+    assert got.dtype == expected.dtype == np.float32 and np.array_equal(got, expected)
+
+
+def not_in_staged_control(x):
+    n = x.shape[0]
+    k = 0
+    while not (k >= n):
+        k += 1
+    return k if not (n > 2) else -k
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_staged_not_stays_a_logical_not_of_python_bools(target):
+    # the runtime negates staged predicates itself: those must stay logical nots
+    assert autostage.convert(target=target)(not_in_staged_control)(X3) == -3
+    assert autostage.convert(target=target)(not_in_staged_control)(np.zeros(2)) == 2
