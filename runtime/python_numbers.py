@@ -59,6 +59,31 @@ _ZERO_DIVISION = {
 }
 
 
+def _python_overflow(expression) -> tuple:
+    """The arguments of the OverflowError this Python version raises for ``expression``."""
+    try:
+        expression()
+    except OverflowError as e:
+        return e.args
+    raise AssertionError("expected an OverflowError")
+
+
+_COMPLEX_POWER_OVERFLOW = _python_overflow(lambda: complex(1e200, 1.0) ** 2)
+_COMPLEX_ABS_OVERFLOW = _python_overflow(lambda: abs(complex(1.5e308, 1.5e308)))
+
+
+def _python_arith(op: str, a: object, b: object) -> Tensor:
+    """``a / b`` of two Python ints, ``a / b`` or ``a ** b`` of Python complex numbers: Python's
+    own result (the ``python_arith`` op), not NumPy's, which may differ in the last bits."""
+    dtype = np.int64 if op == "int_true_divide" else np.complex128
+    operands = [(x if x.dtype == dtype else array_api.astype(x, dtype)).value
+                if isinstance(x, Tensor) else constant(np.asarray(x, dtype=dtype)[()]).value
+                for x in (a, b)]
+    (value,) = tracing.emit("python_arith", operands, {"op": op})
+    value_info.mark_weak(value)
+    return Tensor(value)
+
+
 def _kind(x: object) -> type | None:
     """bool/int/float/complex for a Python number or a weak tensor; None for anything else."""
     if isinstance(x, Tensor):
@@ -85,6 +110,8 @@ def binary(op: str, a: object, b: object) -> object:
     if op in ("true_divide", "floor_divide", "remainder") and kind is not complex or (
             op == "true_divide"):
         _raise_if(_equal(b, 0), ZeroDivisionError(*_ZERO_DIVISION[op, kind]))
+    if op == "true_divide" and kind in (int, complex):
+        return _python_arith(f"{kind.__name__}_true_divide", a, b)
     if kind is int:
         _check_int(op, a, b)
     return array_api.ufunc(op, a, b)
@@ -99,7 +126,11 @@ def unary(op: str, a: object) -> object:
         a = _int_if_bool(a)
     if _kind(a) is int and op in ("negative", "absolute"):
         _raise_if(_overflows(op, a), _overflow_error(op))
-    return array_api.ufunc(op, a)
+    result = array_api.ufunc(op, a)
+    if _kind(a) is complex and op == "absolute":  # Python: a finite complex whose abs overflows
+        _raise_if(_and(array_api.ufunc("isfinite", a), array_api.ufunc("isinf", result)),
+                  OverflowError(*_COMPLEX_ABS_OVERFLOW))
+    return result
 
 
 def divmod_(a: object, b: object) -> tuple:
@@ -144,7 +175,10 @@ def _power(a: object, b: object, kind: type) -> object:
     if kind is complex:
         _raise_if(_and(_equal(a, 0), _negative_or_complex(b)),
                   ZeroDivisionError(*_ZERO_DIVISION["power", complex]))
-        return array_api.ufunc("power", a, b)
+        result = _python_arith("complex_power", a, b)
+        # CPython: an infinite part of the result is an OverflowError (_Py_ADJUST_ERANGE2)
+        _raise_if(array_api.ufunc("isinf", result), OverflowError(*_COMPLEX_POWER_OVERFLOW))
+        return result
     _raise_if(_and(_equal(a, 0), _less(b, 0)), ZeroDivisionError(*_ZERO_DIVISION["power", float]))
     finite = _and(_isfinite(a), _isfinite(b))
     _raise_if(_and(_and(_less(a, 0), finite), _not_equal(b, _floor(b))), ValueError(

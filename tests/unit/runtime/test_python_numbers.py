@@ -389,3 +389,64 @@ def test_staged_not_stays_a_logical_not_of_python_bools(target):
     # the runtime negates staged predicates itself: those must stay logical nots
     assert autostage.convert(target=target)(not_in_staged_control)(X3) == -3
     assert autostage.convert(target=target)(not_in_staged_control)(np.zeros(2)) == 2
+
+
+# --- int / int beyond 2**53, complex / and ** (issue 8, helper c) -----------------------------
+
+
+def int_true_divisions(x):
+    n = x.shape[0]  # 3
+    big = n * 2**61 + 5
+    return ((n + 2**53 - 2) / 3, big / (n * 2**40 + 3), -big / 7, big / -(2**62),
+            7 / (n * 2**60 + 1), (n - 2**62 - 2**62 - 3) / 3, n / 7, (n > 1) / 3)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_int_true_division_is_correctly_rounded_as_python(target):
+    got = autostage.convert(target=target)(int_true_divisions)(X3)
+    expected = int_true_divisions(X3)
+    # NumPy (float(a) / float(b)) differs in the last bit for the first three
+    assert np.float64(2**53 + 1) / np.float64(3) != expected[0]
+    assert got == expected and all(type(v) is float for v in got)
+
+
+def complex_arithmetic(x):
+    n = x.shape[0]  # 3
+    c = n * (0.1 + 0.23j)
+    return (c / (0.1 + n * 0.3j), (n + 0.7j) / c, c ** 2.7, c ** (0.3 + 1j), c ** 3, c ** -2,
+            c ** (n - 1), c ** (n * 0.5), abs(c), 1 / c)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_complex_division_and_power_give_pythons_bits(target):
+    got = autostage.convert(target=target)(complex_arithmetic)(X3)
+    expected = complex_arithmetic(X3)
+    # NumPy's division and power differ in the last bit here
+    c = np.complex128(3 * (0.1 + 0.23j))
+    assert (c / (0.1 + 0.9j), c ** 2.7) != expected[0:3:2]
+    assert got == expected and [type(v) for v in got] == [complex] * 8 + [float, complex]
+
+
+def complex_power_overflow(x):
+    c = x.shape[0] * 1e200 + 1j
+    return c ** 2
+
+
+def complex_power_staged_exponent_overflow(x):
+    c = x.shape[0] * 1e100 + 1j
+    return c ** (x.shape[0] + 1)
+
+
+def complex_abs_overflow(x):
+    return abs(x.shape[0] * 0.5e308 * (1 + 1j))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(("fn", "message"), [
+    (complex_power_overflow, "complex exponentiation"),
+    (complex_power_staged_exponent_overflow, "complex exponentiation"),
+    (complex_abs_overflow, "absolute value too large")])
+def test_complex_overflow_raises_as_python(fn, message, target):
+    assert outcome(fn, X3) == (OverflowError, message)
+    assert outcome(autostage.convert(target=target)(fn), X3) == (OverflowError, message)
+    assert_same_as_python(fn, target, np.zeros(1))  # no overflow: the same value
