@@ -93,6 +93,11 @@ def _kind(x: object) -> type | None:
     return None
 
 
+def kind(x: object) -> type | None:
+    """bool/int/float/complex for a Python number or a weak tensor; None for anything else."""
+    return _kind(x)
+
+
 def all_python(*operands: object) -> bool:
     """Whether every operand is a Python number (a constant or a weak tensor)."""
     return all(_kind(x) is not None for x in operands)
