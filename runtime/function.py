@@ -147,13 +147,17 @@ class Outputs:
         self.constants = constants  # the output leaves, with None where a result goes
         self.positions = positions  # leaf position of result i
         self.single = treedef is pytree.LEAF and bool(positions)
-        # per result: the Python type it is converted to (int, float, bool, complex) or None
-        self.python_types = python_types if python_types and any(python_types) else None
+        # (result index, Python type: int, float, bool or complex) of each weak result; None if
+        # there is none
+        self.python_types = tuple((i, kind) for i, kind in enumerate(python_types or ())
+                                  if kind is not None) or None
 
-    def as_python(self, results: tuple) -> tuple:
+    def as_python(self, results: tuple) -> list:
         """The results of a run with each weak one as the Python number it stands for."""
-        return tuple(value if kind is None else kind(value)
-                     for kind, value in zip(self.python_types, results, strict=True))
+        results = list(results)
+        for i, kind in self.python_types:
+            results[i] = kind(results[i])
+        return results
 
     def build(self, results: tuple) -> Any:
         if self.single and self.constants[0] is None:
