@@ -107,6 +107,7 @@ def binary(op: str, a: object, b: object) -> object:
     """``a <op> b`` (``op`` a ufunc name) with Python's semantics if both are Python numbers."""
     if not all_python(a, b):
         return array_api.ufunc(op, a, b)
+    a, b = _big_constants(op, a, b)
     if op in _INT_ARITHMETIC or _kind(a) is not _kind(b):
         a, b = _int_if_bool(a), _int_if_bool(b)
     kind = max((_kind(a), _kind(b)), key=_KINDS.index)
@@ -120,6 +121,22 @@ def binary(op: str, a: object, b: object) -> object:
     if kind is int:
         _check_int(op, a, b)
     return array_api.ufunc(op, a, b)
+
+
+def _big_constants(op: str, *operands: object) -> tuple:
+    """The operands, with Python int constants outside int64 (which cannot be staged) made
+    floats where the other operand is a float or complex (as Python converts them); in int
+    arithmetic such a constant is a clear OverflowError (staged Python ints are int64)."""
+    big = [type(x) is int and not INT64_MIN <= x <= INT64_MAX for x in operands]
+    if not any(big):
+        return operands
+    if any(_kind(x) in (float, complex) for x in operands):
+        return tuple(float(x) if b else x for x, b in zip(operands, big, strict=True))
+    x = operands[big.index(True)]
+    raise OverflowError(
+        f"the Python int {x} in staged arithmetic ({op}){_at()} does not fit in int64: Python's "
+        "ints are exact, staged Python ints are int64; keep the values within int64 or compute "
+        "with floats (e.g. float(n) / 2.0**70)")
 
 
 def unary(op: str, a: object) -> object:
@@ -142,6 +159,7 @@ def divmod_(a: object, b: object) -> tuple:
     """``divmod(a, b)``: one ZeroDivisionError with divmod's own message, as in Python."""
     if not all_python(a, b):
         return array_api.ufunc("floor_divide", a, b), array_api.ufunc("remainder", a, b)
+    a, b = _big_constants("divmod", a, b)
     a, b = _int_if_bool(a), _int_if_bool(b)
     kind = max((_kind(a), _kind(b)), key=_KINDS.index)
     if kind is complex:

@@ -450,3 +450,24 @@ def test_complex_overflow_raises_as_python(fn, message, target):
     assert outcome(fn, X3) == (OverflowError, message)
     assert outcome(autostage.convert(target=target)(fn), X3) == (OverflowError, message)
     assert_same_as_python(fn, target, np.zeros(1))  # no overflow: the same value
+
+
+def int_constant_beyond_int64(x):
+    n = x.shape[0]
+    return n / 2**70
+
+
+def float_with_a_big_int(x):
+    m = x.shape[0] * 1.5
+    return m + 2**70, m / 2**70
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_int_constant_beyond_int64_is_a_clear_error(target):
+    with pytest.raises(OverflowError) as info:
+        autostage.convert(target=target)(int_constant_beyond_int64)(X3)
+    message = str(info.value)
+    assert "the Python int 1180591620717411303424" in message and "does not fit in int64" in message
+    assert line_of(int_constant_beyond_int64, "return n / 2**70") in message
+    got = autostage.convert(target=target)(float_with_a_big_int)(X3)
+    assert got == float_with_a_big_int(X3) and [type(v) for v in got] == [float, float]
