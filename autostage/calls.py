@@ -21,6 +21,7 @@ from typing import Any
 
 from autostage import config, conversion, errors
 from autostage.operators import BUILTINS, random_method
+from autostage.operators.nondeterministic import BY_FUNCTION as NONDETERMINISTIC_CALLS
 from autostage.operators.random_overloads import RANDOM_OWNERS, stdlib_method_overload
 from autostage.pyct import errors as pyct_errors
 from autostage.runtime import Standin, tracing
@@ -93,7 +94,7 @@ def _decide(fn: types.FunctionType) -> Callable | None:
     if inner is not None:  # a to_graph result (`f = to_graph(f)`): skip its wrapper's frame
         return inner
     if not _is_user_function(fn):
-        return None
+        return NONDETERMINISTIC_CALLS.get(fn)  # uuid.uuid4...: refused while tracing
     try:
         return conversion.convert_entity(fn)
     except (pyct_errors.PyCTError, errors.ConversionError, SyntaxError) as e:

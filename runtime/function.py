@@ -26,7 +26,16 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from autostage.runtime import captures, escapes, fp_state, ir, pytree, tracing, value_info
+from autostage.runtime import (
+    captures,
+    dtype_rules,
+    escapes,
+    fp_state,
+    ir,
+    pytree,
+    tracing,
+    value_info,
+)
 from autostage.runtime import inputs as _inputs
 from autostage.runtime.cache_keys import ById, constant_key, leaf_key
 from autostage.runtime.environment import Source, bind_environment, environment_key, made_here
@@ -117,7 +126,10 @@ class ConcreteFunction:
         runner = self._runner
         if runner is None:
             runner = self._prepared()
-        return self.outputs.build(runner(staged))
+        outputs = self.outputs
+        if outputs.python_types is None:
+            return outputs.build(runner(staged))
+        return outputs.build(outputs.as_python(runner(staged)))
 
     def _prepared(self) -> Callable[[list], tuple]:
         with self._lock:
@@ -155,16 +167,31 @@ class Outputs:
 
     Staged tensors become results of the IR function; Python constants in the output are returned
     as they are (NumPy arrays computed at trace time are copied on each call, as Python would
-    build a new one each time).
+    build a new one each time). A result that stands for a Python number (a weak value:
+    ``x.shape[0]``, ``len(lst)``, their arithmetic) comes back as the Python int/float/bool/complex
+    the plain function returns (``python_types``, decided per result when tracing; None when no
+    result is one, so that the call path tests one attribute).
     """
 
-    __slots__ = ("treedef", "constants", "positions", "single")
+    __slots__ = ("treedef", "constants", "positions", "single", "python_types")
 
-    def __init__(self, treedef: pytree.TreeDef, constants: list, positions: tuple[int, ...]):
+    def __init__(self, treedef: pytree.TreeDef, constants: list, positions: tuple[int, ...],
+                 python_types: tuple | None = None):
         self.treedef = treedef
         self.constants = constants  # the output leaves, with None where a result goes
         self.positions = positions  # leaf position of result i
         self.single = treedef is pytree.LEAF and bool(positions)
+        # (result index, Python type: int, float, bool or complex) of each weak result; None if
+        # there is none
+        self.python_types = tuple((i, kind) for i, kind in enumerate(python_types or ())
+                                  if kind is not None) or None
+
+    def as_python(self, results: tuple) -> list:
+        """The results of a run with each weak one as the Python number it stands for."""
+        results = list(results)
+        for i, kind in self.python_types:
+            results[i] = kind(results[i])
+        return results
 
     def build(self, results: tuple) -> Any:
         if self.single and self.constants[0] is None:
@@ -181,7 +208,7 @@ def collect_outputs(trace: tracing.Trace, output: Any) -> Outputs:
     from autostage.runtime.staging import values as staged_values
 
     leaves, treedef = pytree.flatten(output)
-    constants, positions, values = [], [], []
+    constants, positions, values, python_types = [], [], [], []
     for position, leaf in enumerate(leaves):
         if isinstance(leaf, staged_values.MaybeUnbound):
             raise leaf.error()
@@ -202,8 +229,16 @@ def collect_outputs(trace: tracing.Trace, output: Any) -> Outputs:
         tracing.check_visible(leaf.value, "a returned tensor")
         positions.append(position)
         values.append(leaf.value)
+        python_types.append(_python_type(leaf))
     trace.function.body.results = tuple(values)
-    return Outputs(treedef, constants, tuple(positions))
+    return Outputs(treedef, constants, tuple(positions), tuple(python_types))
+
+
+def _python_type(leaf: Tensor) -> type | None:
+    """The Python number type a returned 0-d weak value stands for (None for NumPy values)."""
+    if leaf.ndim == 0 and value_info.is_weak(leaf.value):
+        return dtype_rules.weak_kind(leaf.dtype)
+    return None
 
 
 def _mark_arguments(binding: _Binding, positional: tuple, keywords: dict,

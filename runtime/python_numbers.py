@@ -25,11 +25,12 @@ from autostage.runtime.ops.checks import INT64_MAX, INT64_MIN, overflows
 from autostage.runtime.tensor import Tensor, constant
 
 _KINDS = (bool, int, float, complex)
-# ops where Python computes with bools as ints (not bitwise and/or/xor of two bools)
-# (``~`` keeps NumPy's logical not of a bool: Python's ~True is -2, deprecated since 3.12, and the
-# runtime itself negates staged predicates with ``~``)
+# ops where Python computes with bools as ints (not bitwise and/or/xor of two bools); ``~b`` of a
+# Python bool is the int ``-1 - b`` (``~True == -2``), not NumPy's logical not (the runtime never
+# negates its own predicates with ``~``: it emits ``logical_not``)
 _INT_ARITHMETIC = {"add", "subtract", "multiply", "true_divide", "floor_divide", "remainder",
-                   "power", "left_shift", "right_shift", "negative", "positive", "absolute"}
+                   "power", "left_shift", "right_shift", "negative", "positive", "absolute",
+                   "invert"}
 _SYMBOLS = {"add": "+", "subtract": "-", "multiply": "*", "floor_divide": "//",
             "left_shift": "<<", "power": "**", "negative": "-", "absolute": "abs()"}
 
@@ -58,6 +59,31 @@ _ZERO_DIVISION = {
 }
 
 
+def _python_overflow(expression) -> tuple:
+    """The arguments of the OverflowError this Python version raises for ``expression``."""
+    try:
+        expression()
+    except OverflowError as e:
+        return e.args
+    raise AssertionError("expected an OverflowError")
+
+
+_COMPLEX_POWER_OVERFLOW = _python_overflow(lambda: complex(1e200, 1.0) ** 2)
+_COMPLEX_ABS_OVERFLOW = _python_overflow(lambda: abs(complex(1.5e308, 1.5e308)))
+
+
+def _python_arith(op: str, a: object, b: object) -> Tensor:
+    """``a / b`` of two Python ints, ``a / b`` or ``a ** b`` of Python complex numbers: Python's
+    own result (the ``python_arith`` op), not NumPy's, which may differ in the last bits."""
+    dtype = np.int64 if op == "int_true_divide" else np.complex128
+    operands = [(x if x.dtype == dtype else array_api.astype(x, dtype)).value
+                if isinstance(x, Tensor) else constant(np.asarray(x, dtype=dtype)[()]).value
+                for x in (a, b)]
+    (value,) = tracing.emit("python_arith", operands, {"op": op})
+    value_info.mark_weak(value)
+    return Tensor(value)
+
+
 def _kind(x: object) -> type | None:
     """bool/int/float/complex for a Python number or a weak tensor; None for anything else."""
     if isinstance(x, Tensor):
@@ -65,6 +91,11 @@ def _kind(x: object) -> type | None:
     if dtype_rules.is_python_scalar(x):
         return next(k for k in _KINDS if isinstance(x, k))
     return None
+
+
+def kind(x: object) -> type | None:
+    """bool/int/float/complex for a Python number or a weak tensor; None for anything else."""
+    return _kind(x)
 
 
 def all_python(*operands: object) -> bool:
@@ -76,6 +107,7 @@ def binary(op: str, a: object, b: object) -> object:
     """``a <op> b`` (``op`` a ufunc name) with Python's semantics if both are Python numbers."""
     if not all_python(a, b):
         return array_api.ufunc(op, a, b)
+    a, b = _big_constants(op, a, b)
     if op in _INT_ARITHMETIC or _kind(a) is not _kind(b):
         a, b = _int_if_bool(a), _int_if_bool(b)
     kind = max((_kind(a), _kind(b)), key=_KINDS.index)
@@ -84,26 +116,50 @@ def binary(op: str, a: object, b: object) -> object:
     if op in ("true_divide", "floor_divide", "remainder") and kind is not complex or (
             op == "true_divide"):
         _raise_if(_equal(b, 0), ZeroDivisionError(*_ZERO_DIVISION[op, kind]))
+    if op == "true_divide" and kind in (int, complex):
+        return _python_arith(f"{kind.__name__}_true_divide", a, b)
     if kind is int:
         _check_int(op, a, b)
     return array_api.ufunc(op, a, b)
 
 
+def _big_constants(op: str, *operands: object) -> tuple:
+    """The operands, with Python int constants outside int64 (which cannot be staged) made
+    floats where the other operand is a float or complex (as Python converts them); in int
+    arithmetic such a constant is a clear OverflowError (staged Python ints are int64)."""
+    big = [type(x) is int and not INT64_MIN <= x <= INT64_MAX for x in operands]
+    if not any(big):
+        return operands
+    if any(_kind(x) in (float, complex) for x in operands):
+        return tuple(float(x) if b else x for x, b in zip(operands, big, strict=True))
+    x = operands[big.index(True)]
+    raise OverflowError(
+        f"the Python int {x} in staged arithmetic ({op}){_at()} does not fit in int64: Python's "
+        "ints are exact, staged Python ints are int64; keep the values within int64 or compute "
+        "with floats (e.g. float(n) / 2.0**70)")
+
+
 def unary(op: str, a: object) -> object:
-    """``-a``, ``+a``, ``abs(a)``, ``~a`` with Python's semantics for a Python number."""
+    """``-a``, ``+a``, ``abs(a)``, ``~a`` with Python's semantics for a Python number (``~`` of a
+    Python bool is an int; of an np.bool_ or a bool array it stays NumPy's logical not)."""
     if _kind(a) is None:
         return array_api.ufunc(op, a)
     if op in _INT_ARITHMETIC:
         a = _int_if_bool(a)
     if _kind(a) is int and op in ("negative", "absolute"):
         _raise_if(_overflows(op, a), _overflow_error(op))
-    return array_api.ufunc(op, a)
+    result = array_api.ufunc(op, a)
+    if _kind(a) is complex and op == "absolute":  # Python: a finite complex whose abs overflows
+        _raise_if(_and(array_api.ufunc("isfinite", a), array_api.ufunc("isinf", result)),
+                  OverflowError(*_COMPLEX_ABS_OVERFLOW))
+    return result
 
 
 def divmod_(a: object, b: object) -> tuple:
     """``divmod(a, b)``: one ZeroDivisionError with divmod's own message, as in Python."""
     if not all_python(a, b):
         return array_api.ufunc("floor_divide", a, b), array_api.ufunc("remainder", a, b)
+    a, b = _big_constants("divmod", a, b)
     a, b = _int_if_bool(a), _int_if_bool(b)
     kind = max((_kind(a), _kind(b)), key=_KINDS.index)
     if kind is complex:
@@ -142,7 +198,10 @@ def _power(a: object, b: object, kind: type) -> object:
     if kind is complex:
         _raise_if(_and(_equal(a, 0), _negative_or_complex(b)),
                   ZeroDivisionError(*_ZERO_DIVISION["power", complex]))
-        return array_api.ufunc("power", a, b)
+        result = _python_arith("complex_power", a, b)
+        # CPython: an infinite part of the result is an OverflowError (_Py_ADJUST_ERANGE2)
+        _raise_if(array_api.ufunc("isinf", result), OverflowError(*_COMPLEX_POWER_OVERFLOW))
+        return result
     _raise_if(_and(_equal(a, 0), _less(b, 0)), ZeroDivisionError(*_ZERO_DIVISION["power", float]))
     finite = _and(_isfinite(a), _isfinite(b))
     _raise_if(_and(_and(_less(a, 0), finite), _not_equal(b, _floor(b))), ValueError(

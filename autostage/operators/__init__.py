@@ -16,6 +16,7 @@ from autostage.operators.data_structures import (
 )
 from autostage.operators.exceptions import assert_stmt, try_region, with_region
 from autostage.operators.logical import and_, compare_chain, if_exp, if_exp_branch, not_, or_
+from autostage.operators.nondeterministic import OVERLOADS as _NONDETERMINISTIC_OVERLOADS
 from autostage.operators.numpy_overloads import (
     np_arange,
     np_array,
@@ -116,5 +117,8 @@ __all__ = [
     "Undefined", "UndefinedReturnValue", "is_undefined", "ld", "retval",
     # NumPy's global random functions (np_random_rand...), staged while tracing
     "random_method", *_RANDOM_OVERLOADS,
+    # clocks and OS randomness (time_time, os_urandom...), refused while tracing
+    *_NONDETERMINISTIC_OVERLOADS,
 ]
 globals().update(_RANDOM_OVERLOADS)
+globals().update(_NONDETERMINISTIC_OVERLOADS)

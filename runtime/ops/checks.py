@@ -8,6 +8,9 @@ Python; ``n * n`` wraps in int64 where Python's int is exact. The front end
 two: ``int_overflows`` says whether exact integer arithmetic leaves the int64 range, and
 ``raise_if`` raises a fresh copy of its exception when its test is true. Both targets run them,
 so staged code raises what Python raises (or a clear OverflowError) instead of a NumPy value.
+A third op, ``python_arith``, computes what Python computes where NumPy's value differs in the
+last bits: ``int / int`` (correctly rounded from the exact ints; NumPy converts each to float
+first) and complex ``/`` and ``**`` (CPython's algorithms).
 
 ``raise_if``: operand 0 a ``bool[]`` test; attrs ``exception`` (the instance to copy); no results;
 a side effect (never removed, folded or reordered). Printed: ``raise_if %3 ZeroDivisionError(...)``.
@@ -16,6 +19,11 @@ a side effect (never removed, folded or reordered). Printed: ``raise_if %3 ZeroD
 bool result of the broadcast shape: whether Python's exact result is outside int64. A negative
 ``power`` exponent or ``left_shift`` count is not an overflow (checked separately: Python gives a
 float, or raises ValueError).
+``python_arith``: attrs ``op`` (``int_true_divide``: two int64 operands, a float64 result;
+``complex_true_divide``, ``complex_power``: two complex128 operands and result); 0-d values
+only; Python's own result (the interpreter calls Python's operators; the CPU target CPython's
+algorithms compiled by Numba, ``backends/cpu/python_arith.py``). Never raises: where Python would,
+the front end has staged a ``raise_if`` (a zero divisor before; an infinite power after).
 """
 
 from __future__ import annotations
@@ -90,6 +98,47 @@ def _evaluate_raise_if(op, values: tuple, run) -> tuple:
     return ()
 
 
+PYTHON_ARITH = {"int_true_divide": (np.int64, np.float64),
+                "complex_true_divide": (np.complex128, np.complex128),
+                "complex_power": (np.complex128, np.complex128)}
+
+
+def _infer_python_arith(operand_types: tuple, attrs: dict) -> tuple:
+    op = attrs.get("op")
+    if op not in PYTHON_ARITH:
+        raise TypeError(f"python_arith: unknown op {op!r}")
+    operand, result = (np.dtype(t) for t in PYTHON_ARITH[op])
+    if len(operand_types) != 2 or not all(
+            isinstance(t, TensorType) and t.dtype == operand and t.is_scalar
+            for t in operand_types):
+        raise TypeError(f"python_arith {op} takes two {operand}[] operands, got {operand_types}")
+    return (TensorType(result, ()),)
+
+
+def _python_result(op: str, a: object, b: object) -> object:
+    """Python's value; where Python raises (checked by the caller's raise_if ops), what C gives:
+    nan for a zero divisor, an infinite value for an overflowing power."""
+    try:
+        if op == "int_true_divide":
+            return int(a) / int(b)
+        if op == "complex_true_divide":
+            return complex(a) / complex(b)
+        return complex(a) ** complex(b)
+    except ZeroDivisionError:
+        return complex(np.nan, np.nan) if op != "int_true_divide" else np.nan
+    except OverflowError:
+        return complex(np.inf, np.nan)
+
+
+def _evaluate_python_arith(op, values: tuple, run) -> tuple:
+    dtype = PYTHON_ARITH[op.attrs["op"]][1]
+    return (np.asarray(_python_result(op.attrs["op"], *values), dtype=dtype),)
+
+
+op_registry.register(
+    "python_arith", _infer_python_arith, _evaluate_python_arith,
+    doc="attrs: op (int_true_divide, complex_true_divide, complex_power); Python's result of the "
+        "two 0-d operands (correctly rounded int/int, CPython's complex algorithms)")
 op_registry.register(
     "int_overflows", _infer_overflows, _evaluate_overflows,
     doc="attrs: op (add, subtract, multiply, left_shift, power, negative, absolute); whether "

@@ -12,6 +12,7 @@ from autostage.runtime.staging import (  # noqa: F401 - imported for their regis
     io,
     iteration,
     loops,
+    nondeterministic_calls,
     numpy_lists,
     ops_io,
     ops_lists,

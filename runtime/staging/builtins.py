@@ -84,7 +84,14 @@ def _pick(better, args: tuple, kwargs: dict, name: str) -> object:
             raise errors.StagingTypeError(f"{name}() of one staged {type(x).__name__}"
                                           f"{errors.at()}: pass a tensor of rank >= 1")
         return (np.min if name == "min" else np.max)(x, axis=0)
-    return functools.reduce(lambda a, b: np.where(better(b, a), b, a), args)
+    result = functools.reduce(lambda a, b: np.where(better(b, a), b, a), args)
+    # max/min of Python numbers of one kind is a Python number of that kind (max(n, 1) is an
+    # int). Of mixed kinds Python returns whichever wins (an int or a float, known only at run
+    # time): that stays a NumPy value of the promoted dtype.
+    kinds = {python_numbers.kind(a) for a in args}
+    if isinstance(result, Tensor) and len(kinds) == 1 and None not in kinds:
+        value_info.mark_weak(result.value)
+    return result
 
 
 def min_(*args: object, **kwargs: object) -> object:

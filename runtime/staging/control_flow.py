@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from autostage.runtime import ir, tracing
+from autostage.runtime import array_api, ir, tracing
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.staging import (
     errors,
@@ -231,7 +231,7 @@ def stage_or(a: object, b_fn: Callable[[], object]) -> object:
 def stage_not(a: object) -> Tensor:
     """Hook of ``not_``: a ``bool[]`` (Python's ``not`` always gives a bool)."""
     pred = predicate(a, "the operand of 'not'")
-    result = ~pred
+    result = array_api.ufunc("logical_not", pred)  # never `~`: a weak bool's ~ is an int
     logic.record(result.value, logic.not_(logic.of(pred.value)))
     return result
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from autostage.runtime import ir, tracing, value_info
+from autostage.runtime import array_api, ir, tracing, value_info
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.staging import (
     errors,
@@ -66,7 +66,8 @@ def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value],
             value_info.mark_view(arg, slot.alias)
         if slot.maybe:  # assigned when its own atom or an assumed flag literal says so
             defined = hypotheses.defined(slot, logic.atom(arg), facts)
-            state.append(values.MaybeUnbound(arg, defined, slot.name, errors.location()))
+            state.append(values.MaybeUnbound(arg, defined, slot.name, errors.location(),
+                                             values.is_none(slot.init)))
         elif isinstance(slot.type, ListType):
             state.append(TensorList(arg))
         else:
@@ -120,8 +121,9 @@ def _emit(slots: Sequence[Slot], traced: _Traced, hypotheses: loop_flags.Hypothe
     loc = errors.location()
     by_slot = {}
     for i, (slot, result) in enumerate(zip(carried, results, strict=True)):
+        none = values.is_none(slot.init) or values.is_none(outs[i])
         by_slot[id(slot)] = _result(slot, result, inits[i][1], yields[i][1],
-                                    traced.body.args[i], loc)
+                                    traced.body.args[i], loc, none)
     facts = {id(s): loop_flags.fact(by_slot[id(s)]) for s in carried}
     for slot in carried:  # assigned when an assumed flag literal holds (``loop_flags``)
         result = by_slot[id(slot)]
@@ -129,7 +131,7 @@ def _emit(slots: Sequence[Slot], traced: _Traced, hypotheses: loop_flags.Hypothe
             defined = hypotheses.defined(slot, result.defined, facts)
             by_slot[id(slot)] = _assigned(slot, result.value) if logic.equivalent(
                 defined, logic.TRUE) else values.MaybeUnbound(result.value, defined, slot.name,
-                                                              loc)
+                                                              loc, result.none)
     return tuple(by_slot.get(id(s), s.init) for s in slots)
 
 
@@ -137,7 +139,7 @@ def _assigned(slot: Slot, value: ir.Value) -> Tensor | TensorList:
     return TensorList(value) if isinstance(slot.type, ListType) else Tensor(value)
 
 
-def _result(slot, result, init_def, out_def, arg, loc) -> object:
+def _result(slot, result, init_def, out_def, arg, loc, none=False) -> object:
     if slot.weak:
         values.mark_weak(result)
     if slot.alias is not None:
@@ -147,7 +149,7 @@ def _result(slot, result, init_def, out_def, arg, loc) -> object:
     if logic.equivalent(init_def, logic.TRUE) and logic.equivalent(
             logic.substitute(out_def, logic.atom(arg), logic.TRUE), logic.TRUE):
         return _assigned(slot, result)
-    return values.MaybeUnbound(result, logic.atom(result), slot.name, loc)
+    return values.MaybeUnbound(result, logic.atom(result), slot.name, loc, none)
 
 
 def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body: Callable,
@@ -408,7 +410,8 @@ def _check_strict_zip(source: iteration.StagedZip, extra_test: Callable | None,
                       result: tuple) -> None:
     """``zip(..., strict=True)``: Python raises ``ValueError`` when the loop asks for the item
     after the shortest argument's last one and the lengths differ (not after a break/return)."""
-    exhausted = predicate(~source.more(result[0]), "the loop condition")
+    exhausted = predicate(array_api.ufunc("logical_not", source.more(result[0])),
+                          "the loop condition")
     if extra_test is not None:
         exhausted = exhausted & predicate(extra_test(*result[1:]), "the loop condition")
     for condition, message in iteration.strict_zip_errors(source):

@@ -161,6 +161,7 @@ def _merge_tensors(name, a, b, regions, pred, where) -> Merged:
     fact = logic.ite(pred, _bool_fact(a), _bool_fact(b))
     loc = errors.location()
     alias = _alias(a) or _alias(b)
+    none = values.is_none(a) or values.is_none(b)
 
     def build(results: Iterator[ir.Value]) -> object:
         value = next(results)
@@ -172,7 +173,7 @@ def _merge_tensors(name, a, b, regions, pred, where) -> Merged:
             logic.record(value, fact)
         if logic.equivalent(defined, logic.TRUE):
             return Tensor(value)
-        return values.MaybeUnbound(value, defined, name, loc)
+        return values.MaybeUnbound(value, defined, name, loc, none)
 
     return Merged(([va], [vb]), build)
 

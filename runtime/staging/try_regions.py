@@ -52,7 +52,8 @@ _SAFE = frozenset((
     "log2", "logical_not", "negative", "positive", "rad2deg", "reciprocal", "rint", "sign",
     "signbit", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc", "transpose", "sum",
     "any", "all", "cumsum", "cumprod", "prod", "full", "full_like", "eye", "arange", "sort",
-    "argsort", "var", "std", "mean", "norm", "tril", "triu", "expand_dims", "int_overflows"))
+    "argsort", "var", "std", "mean", "norm", "tril", "triu", "expand_dims", "int_overflows",
+    "python_arith"))
 _SIDE_EFFECTS = frozenset(("print", "assert", "raise", "call", "var_assign", "var_assign_add"))
 # (``raise_if`` is not one: like an index check, it raises, and raising is checked separately)
 

@@ -35,6 +35,11 @@ class Unbound:
         self.name = name
 
 
+def is_none(value: object) -> bool:
+    """``None`` itself, or a maybe-assigned value that is None where it is not assigned."""
+    return value is None or isinstance(value, MaybeUnbound) and value.none
+
+
 def is_unset(value: object) -> bool:
     """``None`` or an operators' ``Undefined``/``UndefinedReturnValue`` placeholder."""
     if value is None:
@@ -153,14 +158,16 @@ class MaybeUnbound(Staged):
     after ``if not do_return: retval_ = ...``); any other use raises ``StagingUnboundError``.
     """
 
-    __slots__ = ("value", "defined", "name", "loc")
+    __slots__ = ("value", "defined", "name", "loc", "none")
 
     def __init__(self, value: ir.Value, defined: logic.Formula, name: str,
-                 loc: ir.Location | None):
+                 loc: ir.Location | None, none: bool = False):
         object.__setattr__(self, "value", value)
         object.__setattr__(self, "defined", defined)
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "loc", loc)
+        # the paths where it has no staged value assign None (``mx = None`` before a loop)
+        object.__setattr__(self, "none", none)
 
     @property
     def type(self) -> object:
@@ -170,6 +177,13 @@ class MaybeUnbound(Staged):
         """The error for using this value (for the function object: a result that may be
         unassigned)."""
         what = errors.describe(self.name)
+        if self.none and not self.name.startswith("retval_"):  # return None: Python's too
+            return errors.StagingUnboundError(
+                f"{what} is None on some paths of the staged if/loop{errors.at(self.loc)} and a "
+                f"staged {self.type} value on others, and is used{errors.at()}; a staged value "
+                f"cannot be None at run time: give {self.name!r} a value of the same dtype "
+                "before the if/loop (e.g. -np.inf or np.nan for a float, -1 for an int) and test "
+                "for that value (or a separate flag) instead of `is None`")
         tail = ("some paths return no value (Python would return None there); return a value "
                 "on every path" if self.name.startswith("retval_") else
                 f"assign {self.name!r} on every path (before the if/loop, or in an else:)")

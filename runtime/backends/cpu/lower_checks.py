@@ -3,7 +3,8 @@
 ``raise_if`` is a native ``if test: raise Kind(args)`` (Numba raises builtin exceptions with
 literal arguments itself; any other exception goes through the ``raise`` op's Python callback);
 ``int_overflows`` calls the overflow tests of ``int_overflow.py`` (LLVM's overflow intrinsics) on
-native scalars. Weak values, the only ones checked, are always 0-d.
+native scalars. Weak values, the only ones checked, are always 0-d. ``python_arith`` calls
+CPython's algorithms compiled by Numba (``python_arith.py``).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from autostage.runtime.backends.cpu.codegen import Emitter, LoweringError, is_sc
 from autostage.runtime.backends.cpu.lower_io import _raise
 
 _IMPORT = "import autostage.runtime.backends.cpu.int_overflow as cpu_ovf"
+_ARITH_IMPORT = "import autostage.runtime.backends.cpu.python_arith as cpu_pyarith"
 
 
 @lowering("raise_if")
@@ -29,3 +31,12 @@ def _int_overflows(op: ir.Op, em: Emitter) -> None:
     args = ", ".join(em.name(v) for v in op.operands)
     em.module_line("cpu_ovf", _IMPORT)
     em.line(f"{em.name(op.results[0])} = cpu_ovf.{op.attrs['op']}({args})")
+
+
+@lowering("python_arith")
+def _python_arith(op: ir.Op, em: Emitter) -> None:
+    if not all(is_scalar(v.type) for v in (*op.operands, *op.results)):
+        raise LoweringError(f"autostage: python_arith of arrays at {op.loc} is not lowered")
+    args = ", ".join(em.name(v) for v in op.operands)
+    em.module_line("cpu_pyarith", _ARITH_IMPORT)
+    em.line(f"{em.name(op.results[0])} = cpu_pyarith.{op.attrs['op']}({args})")

@@ -6,6 +6,9 @@ several calls, with model weights or configuration changed between calls as a tr
 
 from __future__ import annotations
 
+import json
+import time
+
 import numpy as np
 
 # ---------------------------------------------------------------------------------------------
@@ -208,8 +211,86 @@ def scenario_global_random(wrap):
     return f(np.zeros(3)), f(np.zeros(3))
 
 
+# ---------------------------------------------------------------------------------------------
+# Python numbers out of staged code: timing wrappers, statistics, flags from shapes
+
+
+def timed(fn, *args):
+    """A timing wrapper around a (staged) call: the clock is read outside the function."""
+    start = time.perf_counter()
+    out = fn(*args)
+    return out, time.perf_counter() - start
+
+
+def normalize(x):
+    return (x - x.mean()) / (x.std() + 1e-12)
+
+
+def scenario_timing_wrapper(wrap):
+    f = wrap(normalize)
+    runs = [timed(f, np.arange(float(n))) for n in (3, 4, 4)]
+    return [out for out, _ in runs], [seconds >= 0.0 for _, seconds in runs]
+
+
+def summarize(x, threshold):
+    """Counts and fractions as Python numbers, as a reporting function returns them."""
+    count = 0
+    longest = 0
+    run = 0
+    for v in x:
+        if v > threshold:
+            count += 1
+            run += 1
+            longest = max(longest, run)
+        else:
+            run = 0
+    n = x.shape[0]
+    return {"n": n, "count": count, "fraction": count / n, "longest_run": longest,
+            "any": count > 0, "mean": x.mean()}
+
+
+def scenario_statistics(wrap):
+    stats = wrap(summarize)
+    x = np.array([0.5, 2.0, 3.0, -1.0, 4.0, 5.0, 6.0])
+    results = [stats(x, np.float64(1.0)), stats(x[:3], np.float64(2.5))]
+    report = []
+    for r in results:
+        plain = {k: v for k, v in r.items() if k != "mean"}  # mean: a NumPy float64
+        report.append((json.dumps(plain, sort_keys=True),
+                       {k: type(v).__name__ for k, v in r.items()},
+                       r["count"] * 2**62 // 2**61,  # Python ints downstream: exact, no wrap
+                       r["fraction"] / 3))
+    try:
+        results[0]["count"] / (results[0]["n"] - 7)
+    except ZeroDivisionError as e:
+        report.append(str(e))
+    return report
+
+
+class WindowedModel:
+    """Flags computed from shapes are Python bools: arithmetic on them is int arithmetic, and
+    ``~flag`` (an index from the end) is ``-1 - flag``."""
+
+    def __init__(self, window):
+        self.window = window
+
+    def __call__(self, x):
+        n = x.shape[0]
+        is_long = n > self.window
+        stride = 1 + is_long  # 2 for long inputs
+        last = x[~is_long]  # x[-2] for long inputs, x[-1] otherwise
+        pooled = x[::stride].mean()
+        return pooled + last, stride, is_long, ~is_long
+
+
+def scenario_python_bool_model(wrap):
+    model = wrap(WindowedModel(4))
+    return [model(np.arange(float(n))) for n in (3, 6, 9, 2)]
+
+
 SCENARIOS = [
     scenario_linear_sgd, scenario_in_place_weights, scenario_mlp_temperature,
     scenario_global_config, scenario_training_loop, scenario_greedy_decoder,
     scenario_early_return_decoder, scenario_beam, scenario_random_walk, scenario_global_random,
+    scenario_timing_wrapper, scenario_statistics, scenario_python_bool_model,
 ]

@@ -503,3 +503,56 @@ def test_methods_of_objects_from_outside_still_refuse_storing_a_tensor(target):
                                                 r"stored in OUTSIDE.total \(reached through"):
         autostage.convert(tally_outside, target=target)(np.int64(3))
     assert OUTSIDE.total == 0 and OUTSIDE.hits == 0
+
+
+# --- Python numbers come back as Python numbers (issue 8, helper c) ----------------------------
+
+
+def python_numbers_out(x):
+    n = x.shape[0]
+    return n, {"mean": x.sum() / n, "half": n / 2, "big": n > 2, "z": n * 1j}, [n - 1], x[0]
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_returned_python_numbers_are_python_numbers(target):
+    import json
+
+    f = autostage.convert(python_numbers_out, target=target)
+    for x in (np.arange(3.0), np.arange(4.0)):  # the trace, then the cache hit
+        got, expected = f(x), python_numbers_out(x)
+        assert got == expected
+        n, stats, (m,), first = got
+        assert type(n) is int and type(m) is int
+        assert type(stats["half"]) is float and type(stats["big"]) is bool
+        assert type(stats["z"]) is complex
+        # NumPy values stay NumPy values: an array's sum, an element
+        assert type(stats["mean"]) is np.float64 and type(first) is np.float64
+    assert json.dumps(f(np.arange(3.0))[0]) == "3"
+    with pytest.raises(ZeroDivisionError):
+        f(np.arange(3.0))[0] / 0  # a Python int downstream, as in Python
+
+
+def weak_and_strong(x, k):
+    n = x.shape[0]
+    return n + 0, k + n, np.int64(n), n * 1.5
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_numpy_typed_results_stay_numpy(target):
+    got = autostage.convert(weak_and_strong, target=target)(np.zeros(2), np.int64(5))
+    assert got == (2, 7, 2, 3.0)
+    assert [type(v) for v in got] == [int, np.int64, np.int64, float]
+
+
+def count_below(x, t):
+    c = 0
+    for v in x:
+        if v < t:
+            c += 1
+    return c
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_a_counter_returned_from_a_staged_loop_is_an_int(target):
+    got = autostage.convert(count_below, target=target)(np.arange(5.0), np.float64(2.5))
+    assert got == 3 and type(got) is int

@@ -344,3 +344,130 @@ def test_round_with_digits_is_refused_and_of_an_array_raises_as_python(target):
         autostage.convert(target=target)(round_digits)(x)
     assert line_of(round_digits, "round(x[0], 2)") in str(info.value)
     assert assert_same_as_python(round_array, target, x)[0] is TypeError
+
+
+# --- ~ of a Python bool (issue 8, helper c) ---------------------------------------------------
+
+
+def invert_weak_bool(x):
+    n = x.shape[0]
+    b = n > 2
+    return ~b, ~(n > 5), ~(x[0] > 2), ~np.bool_(True), not (n > 2)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_invert_of_a_python_bool_is_an_int_as_python(target):
+    expected = invert_weak_bool(X3)
+    got = autostage.convert(target=target)(invert_weak_bool)(X3)
+    assert got == expected == (-2, -1, np.True_, np.False_, False)
+    # a Python bool's ~ is an int; an np.bool_ (a comparison of an array element) stays NumPy's
+    assert isinstance(got[2], np.bool_) and isinstance(got[3], np.bool_)
+
+
+def invert_then_promote(x):
+    flag = x.shape[0] > 2
+    return x.astype(np.float32) * ~flag
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_invert_of_a_python_bool_promotes_as_a_python_int(target):
+    got = autostage.convert(target=target)(invert_then_promote)(X3 + 1)
+    expected = invert_then_promote(X3 + 1)
+    assert got.dtype == expected.dtype == np.float32 and np.array_equal(got, expected)
+
+
+def not_in_staged_control(x):
+    n = x.shape[0]
+    k = 0
+    while not (k >= n):
+        k += 1
+    return k if not (n > 2) else -k
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_staged_not_stays_a_logical_not_of_python_bools(target):
+    # the runtime negates staged predicates itself: those must stay logical nots
+    assert autostage.convert(target=target)(not_in_staged_control)(X3) == -3
+    assert autostage.convert(target=target)(not_in_staged_control)(np.zeros(2)) == 2
+
+
+# --- int / int beyond 2**53, complex / and ** (issue 8, helper c) -----------------------------
+
+
+def int_true_divisions(x):
+    n = x.shape[0]  # 3
+    big = n * 2**61 + 5
+    return ((n + 2**53 - 2) / 3, big / (n * 2**40 + 3), -big / 7, big / -(2**62),
+            7 / (n * 2**60 + 1), (n - 2**62 - 2**62 - 3) / 3, n / 7, (n > 1) / 3)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_int_true_division_is_correctly_rounded_as_python(target):
+    got = autostage.convert(target=target)(int_true_divisions)(X3)
+    expected = int_true_divisions(X3)
+    # NumPy (float(a) / float(b)) differs in the last bit for the first three
+    assert np.float64(2**53 + 1) / np.float64(3) != expected[0]
+    assert got == expected and all(type(v) is float for v in got)
+
+
+def complex_arithmetic(x):
+    n = x.shape[0]  # 3
+    c = n * (0.1 + 0.23j)
+    return (c / (0.1 + n * 0.3j), (n + 0.7j) / c, c ** 2.7, c ** (0.3 + 1j), c ** 3, c ** -2,
+            c ** (n - 1), c ** (n * 0.5), abs(c), 1 / c)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_complex_division_and_power_give_pythons_bits(target):
+    got = autostage.convert(target=target)(complex_arithmetic)(X3)
+    expected = complex_arithmetic(X3)
+    # NumPy's division and power differ in the last bit here
+    c = np.complex128(3 * (0.1 + 0.23j))
+    assert (c / (0.1 + 0.9j), c ** 2.7) != expected[0:3:2]
+    assert got == expected and [type(v) for v in got] == [complex] * 8 + [float, complex]
+
+
+def complex_power_overflow(x):
+    c = x.shape[0] * 1e200 + 1j
+    return c ** 2
+
+
+def complex_power_staged_exponent_overflow(x):
+    c = x.shape[0] * 1e100 + 1j
+    return c ** (x.shape[0] + 1)
+
+
+def complex_abs_overflow(x):
+    return abs(x.shape[0] * 0.5e308 * (1 + 1j))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(("fn", "message"), [
+    (complex_power_overflow, "complex exponentiation"),
+    (complex_power_staged_exponent_overflow, "complex exponentiation"),
+    (complex_abs_overflow, "absolute value too large")])
+def test_complex_overflow_raises_as_python(fn, message, target):
+    assert outcome(fn, X3) == (OverflowError, message)
+    assert outcome(autostage.convert(target=target)(fn), X3) == (OverflowError, message)
+    assert_same_as_python(fn, target, np.zeros(1))  # no overflow: the same value
+
+
+def int_constant_beyond_int64(x):
+    n = x.shape[0]
+    return n / 2**70
+
+
+def float_with_a_big_int(x):
+    m = x.shape[0] * 1.5
+    return m + 2**70, m / 2**70
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_int_constant_beyond_int64_is_a_clear_error(target):
+    with pytest.raises(OverflowError) as info:
+        autostage.convert(target=target)(int_constant_beyond_int64)(X3)
+    message = str(info.value)
+    assert "the Python int 1180591620717411303424" in message and "does not fit in int64" in message
+    assert line_of(int_constant_beyond_int64, "return n / 2**70") in message
+    got = autostage.convert(target=target)(float_with_a_big_int)(X3)
+    assert got == float_with_a_big_int(X3) and [type(v) for v in got] == [float, float]

@@ -62,3 +62,17 @@ def test_type_of_lists_constants_and_the_three_argument_form(target):
     f = autostage.convert(type_of_a_list_and_constants, target=target)
     x = np.ones(2)
     assert f(x, 3) == type_of_a_list_and_constants(x, 3) == (True, True, "int", "T")
+
+
+def python_max_min(x):
+    n = x.shape[0]
+    return max(n, 1), min(n - 5, 0, n), max(n * 0.5, 1.0), max(n > 1, n > 5)
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_max_min_of_python_numbers_of_one_kind_are_python_numbers(target):
+    import autostage
+
+    got = autostage.convert(python_max_min, target=target)(np.zeros(3))
+    assert got == python_max_min(np.zeros(3)) == (3, -2, 1.5, True)
+    assert [type(v) for v in got] == [int, int, float, bool]

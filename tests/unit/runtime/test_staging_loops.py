@@ -345,3 +345,63 @@ def test_an_exception_tracing_a_loop_body_is_raised_when_the_body_runs(target, c
     with pytest.raises(IndexError, match="list index out of range"):
         fn(np.int64(3), [1])
     assert capsys.readouterr().out == "step 0\n"  # printed first, as Python does
+
+
+# --- a variable that is None on some paths (issue 8, helper c) -------------------------------
+
+
+def running_max(x):
+    mx = None
+    for v in x:
+        if mx is None or v > mx:
+            mx = v
+    return mx
+
+
+def running_max_used_in_the_body(x):
+    total = None
+    for v in x:
+        total = v if total is None else total + v
+        total = total * 2
+    return total
+
+
+def maybe_none_after_if(x):
+    y = None
+    if x[0] > 0:
+        y = x[0]
+    return y + 1
+
+
+def really_unassigned(x):
+    for v in x:
+        if v > 0:
+            y = v
+    return y
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(("fn", "name", "text"), [
+    (running_max, "mx", "for v in x"),
+    (running_max_used_in_the_body, "total", "for v in x"),
+    (maybe_none_after_if, "y", "if x[0] > 0")])
+def test_a_variable_that_is_none_on_some_paths_says_so(fn, name, text, target):
+    import autostage
+
+    with pytest.raises(StagingUnboundError) as e:
+        autostage.convert(fn, target=target)(np.arange(3.0))
+    message = str(e.value)
+    assert message.startswith(f"variable {name!r} is None on some paths of the staged if/loop "
+                              f"at {line_of(fn, text)} and a staged f64[] value on others")
+    assert "assigned only on some paths" not in message
+    assert f"give {name!r} a value of the same dtype" in message and "-np.inf" in message
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_really_unassigned_variable_keeps_its_message(target):
+    import autostage
+
+    with pytest.raises(StagingUnboundError) as e:
+        autostage.convert(really_unassigned, target=target)(np.arange(3.0))
+    assert "variable 'y' is assigned only on some paths" in str(e.value)
+    assert "None" not in str(e.value)

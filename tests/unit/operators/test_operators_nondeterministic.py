@@ -1,0 +1,129 @@
+"""Clocks and OS randomness (operators/nondeterministic.py) in staged code: refused where they are
+written (their one trace-time result would be reused by every later call); they run as Python
+runs them outside tracing."""
+
+import datetime
+import inspect
+import os
+import secrets
+import time
+import uuid
+from time import perf_counter
+
+import numpy as np
+import pytest
+from autostage.runtime.staging.nondeterministic_calls import NondeterministicCallError
+
+import autostage
+
+TARGETS = ["interpreter", "cpu"]
+
+
+def line_of(fn, text):
+    lines, start = inspect.getsourcelines(fn)
+    offset = next(i for i, line in enumerate(lines) if text in line)
+    return f"{inspect.getsourcefile(fn)}:{start + offset}"
+
+
+def wall_clock(x):
+    t = time.time()
+    return x + t
+
+
+def imported_name(x):
+    return x * perf_counter()
+
+
+def looked_up_at_run_time(x):
+    clock = time.monotonic_ns
+    return x + clock()
+
+
+def now(x):
+    return x + datetime.datetime.now().second
+
+
+def today(x):
+    return x + datetime.date.today().day
+
+
+def entropy(x):
+    return x + len(os.urandom(4))
+
+
+def token(x):
+    return x + secrets.randbelow(10)
+
+
+def an_id(x):
+    return x + uuid.uuid4().int % 7
+
+
+def an_id_through_a_name(x):
+    make = uuid.uuid1
+    return x + make().int % 7
+
+
+def helper_reads_the_clock():
+    return time.perf_counter_ns()
+
+
+def in_a_helper(x):
+    return x + helper_reads_the_clock()
+
+
+CASES = [(wall_clock, "time.time()", "t = time.time()"),
+         (imported_name, "time.perf_counter()", "perf_counter()"),
+         (looked_up_at_run_time, "time.monotonic_ns()", "clock()"),
+         (now, "datetime.datetime.now()", "now()"),
+         (today, "datetime.date.today()", "today()"),
+         (entropy, "os.urandom()", "urandom"),
+         (token, "secrets.randbelow()", "randbelow"),
+         (an_id, "uuid.uuid4()", "uuid4"),
+         (an_id_through_a_name, "uuid.uuid1()", "make()"),
+         (in_a_helper, "time.perf_counter_ns()", "perf_counter_ns")]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(("fn", "spelled", "text"), CASES, ids=[c[0].__name__ for c in CASES])
+def test_a_nondeterministic_call_is_refused_where_it_is_written(fn, spelled, text, target):
+    with pytest.raises(NondeterministicCallError) as info:
+        autostage.convert(target=target)(fn)(np.zeros(2))
+    message = str(info.value)
+    where = fn if fn is not in_a_helper else helper_reads_the_clock
+    assert message.startswith(f"{spelled} in staged code at {line_of(where, text)}")
+    assert "once, when the function is traced" in message and "pass the value in" in message
+
+
+@pytest.mark.parametrize(("fn", "spelled", "text"), CASES[:3], ids=["time", "perf", "mono"])
+def test_outside_tracing_they_run_as_python_runs_them(fn, spelled, text):
+    first = autostage.to_graph(fn)(np.ones(1))
+    time.sleep(0.002)
+    assert autostage.to_graph(fn)(np.ones(1))[0] > first[0]
+
+
+def handled(x):
+    try:
+        t = time.time()
+    except RuntimeError:
+        t = 0.0
+    return x + t
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_user_handler_does_not_catch_the_refusal(target):
+    with pytest.raises(NondeterministicCallError, match="time.time"):
+        autostage.convert(target=target)(handled)(np.zeros(2))
+
+
+def timed(f, x):
+    start = time.perf_counter()
+    y = f(x)
+    return y, time.perf_counter() - start
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_timing_a_staged_call_from_outside_works(target):
+    f = autostage.convert(target=target)(lambda x: x * 2)
+    y, seconds = timed(f, np.ones(3))
+    assert y.tolist() == [2.0] * 3 and seconds > 0
