@@ -198,13 +198,18 @@ class Outputs:
             return results[0]
         leaves = [c.copy() if type(c) in (np.ndarray, list) else c for c in self.constants]
         for position, value in zip(self.positions, results, strict=True):
-            leaves[position] = list(value) if leaves[position] is _AS_LIST else value
+            marker = leaves[position]
+            if marker is _AS_LIST:
+                value = list(value)
+            elif marker is _AS_PYTHON_LIST:  # a NumPy array here; a tensor in a caller's trace
+                value = value.tolist() if type(value) is np.ndarray else list(value)
+            leaves[position] = value
         return pytree.unflatten(self.treedef, leaves)
 
 
 def collect_outputs(trace: tracing.Trace, output: Any) -> Outputs:
     """Makes the staged leaves of ``output`` the results of the traced function."""
-    from autostage.runtime.staging import tensor_lists
+    from autostage.runtime.staging import list_elements, tensor_lists
     from autostage.runtime.staging import values as staged_values
 
     leaves, treedef = pytree.flatten(output)
@@ -216,10 +221,13 @@ def collect_outputs(trace: tracing.Trace, output: Any) -> Outputs:
             if leaf.value is None:  # never appended to: Python returns the empty list
                 constants.append([])
                 continue
-            # It comes back as a list of the rows of its stack (empty if it stays empty).
+            # It comes back as a list of the rows of its stack (empty if it stays empty), as
+            # Python numbers if every element put in it is one (``list_elements``).
+            python = list_elements.returned_as_python(leaf.value, leaf.element.dtype,
+                                                      trace.function.name)
             (stacked,) = tracing.emit("list_stack", (leaf.value,), {"empty_ok": True})
             leaf = Tensor(stacked)
-            constants.append(_AS_LIST)
+            constants.append(_AS_PYTHON_LIST if python else _AS_LIST)
         elif isinstance(leaf, Tensor):
             constants.append(None)
         else:
@@ -257,6 +265,7 @@ def _mark_arguments(binding: _Binding, positional: tuple, keywords: dict,
 
 
 _AS_LIST = object()  # marks an output that was a tensor list: returned as a Python list
+_AS_PYTHON_LIST = object()  # ... of Python numbers (``tolist()`` of its stack)
 
 
 def _reject_staged_output(leaf: object) -> None:

@@ -23,6 +23,7 @@ class _Facts:
     views: dict  # Value -> the Value it is a view of (or itself, for an argument)
     arguments: dict  # Value -> argument name
     scalars: set  # arguments that are NumPy scalars (immutable: `n += 1` rebinds `n`)
+    lists: dict  # list Value -> what its elements are (``tensor_lists.Elements``)
 
 
 _facts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -34,7 +35,7 @@ def _table() -> _Facts | None:
         return None
     facts = _facts.get(trace)
     if facts is None:
-        facts = _facts[trace] = _Facts(set(), {}, {}, set())
+        facts = _facts[trace] = _Facts(set(), {}, {}, set(), {})
     return facts
 
 
@@ -93,3 +94,17 @@ def view_base(value: ir.Value) -> ir.Value | None:
     """The value ``value`` is a view of (itself for an argument), or None for a fresh array."""
     table = _table()
     return None if table is None else table.views.get(value)
+
+
+def set_list_elements(value: ir.Value, elements: object) -> None:
+    """Records what the elements of the list value ``value`` are (``tensor_lists.Elements``:
+    Python numbers or NumPy values, decided when they were appended)."""
+    table = _table()
+    if table is not None:
+        table.lists[value] = elements
+
+
+def list_elements(value: ir.Value) -> object | None:
+    """What ``set_list_elements`` recorded for ``value``; None if nothing was."""
+    table = _table()
+    return None if table is None else table.lists.get(value)
