@@ -33,6 +33,7 @@ from autostage.runtime import (
     fp_state,
     ir,
     pytree,
+    result_identity,
     tracing,
     value_info,
 )
@@ -134,7 +135,10 @@ class ConcreteFunction:
     def _prepared(self) -> Callable[[list], tuple]:
         with self._lock:
             if self._runner is None:
-                self._runner = self._prepare(self.module)
+                # The passes run in prepare (cpu): the identity fixes depend on their result.
+                body = self.module.main.body
+                self._runner = result_identity.keeping_identity(
+                    self._prepare(self.module), self.outputs.identity, body.args, body.results)
                 if self._released:  # prepared for a caller holding a dropped trace
                     _release_runner(self._runner)
             return self._runner
@@ -173,7 +177,7 @@ class Outputs:
     result is one, so that the call path tests one attribute).
     """
 
-    __slots__ = ("treedef", "constants", "positions", "single", "python_types")
+    __slots__ = ("treedef", "constants", "positions", "single", "python_types", "identity")
 
     def __init__(self, treedef: pytree.TreeDef, constants: list, positions: tuple[int, ...],
                  python_types: tuple | None = None):
@@ -185,6 +189,8 @@ class Outputs:
         # there is none
         self.python_types = tuple((i, kind) for i, kind in enumerate(python_types or ())
                                   if kind is not None) or None
+        # what Python's identity of each result is (``result_identity.plan``)
+        self.identity: tuple = ()
 
     def as_python(self, results: tuple) -> list:
         """The results of a run with each weak one as the Python number it stands for."""
@@ -239,7 +245,9 @@ def collect_outputs(trace: tracing.Trace, output: Any) -> Outputs:
         values.append(leaf.value)
         python_types.append(_python_type(leaf))
     trace.function.body.results = tuple(values)
-    return Outputs(treedef, constants, tuple(positions), tuple(python_types))
+    outputs = Outputs(treedef, constants, tuple(positions), tuple(python_types))
+    outputs.identity = result_identity.plan(trace.function.body.args, values)
+    return outputs
 
 
 def _python_type(leaf: Tensor) -> type | None:

@@ -6,7 +6,8 @@ Python. *Views* alias another array: function arguments (registered by the funct
 ``mark_argument``) and basic-indexing / reshape / transpose results of them or of other values.
 Writing through a view (``x[i] = v``, ``x += 1``) is visible to the caller in Python, which the
 functional ``setitem`` of the IR cannot reproduce, so it must be a clear error, never a silent
-difference. The tables hang off the ``Trace`` (weakly), so they die with it.
+difference. *List elements*: whether a tensor list's elements are Python numbers or NumPy values
+(``staging.list_elements``). The tables hang off the ``Trace`` (weakly), so they die with it.
 """
 
 from __future__ import annotations
