@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from autostage.runtime import dtype_rules, tracing, value_info
-from autostage.runtime.array_api import as_tensor, astype, ufunc
+from autostage.runtime.array_api import as_tensor, astype, copy, ufunc
 from autostage.runtime.ops.indexing import _INDEX_ERROR, ELLIPSIS, STAGED
 from autostage.runtime.tensor import StagingTypeError, Tensor, constant
 from autostage.runtime.types import as_dtype
@@ -86,8 +86,9 @@ def ravel(x: object) -> Tensor:
 
 
 def flatten(x: object) -> Tensor:
-    """``x.flatten()``: always a copy, unlike ravel."""
-    return reshape(x, (-1,), view=False)
+    """``x.flatten()``: always a copy, unlike ravel (the reshape alone shares ``x``'s memory
+    at run time, so a write into the result would change ``x``)."""
+    return copy(reshape(x, (-1,), view=False))
 
 
 def transpose(x: object, axes: object = None) -> Tensor:

@@ -33,6 +33,7 @@ from autostage.runtime import (
     fp_state,
     ir,
     pytree,
+    result_identity,
     tracing,
     value_info,
 )
@@ -134,7 +135,10 @@ class ConcreteFunction:
     def _prepared(self) -> Callable[[list], tuple]:
         with self._lock:
             if self._runner is None:
-                self._runner = self._prepare(self.module)
+                # The passes run in prepare (cpu): the identity fixes depend on their result.
+                body = self.module.main.body
+                self._runner = result_identity.keeping_identity(
+                    self._prepare(self.module), self.outputs.identity, body.args, body.results)
                 if self._released:  # prepared for a caller holding a dropped trace
                     _release_runner(self._runner)
             return self._runner
@@ -173,7 +177,7 @@ class Outputs:
     result is one, so that the call path tests one attribute).
     """
 
-    __slots__ = ("treedef", "constants", "positions", "single", "python_types")
+    __slots__ = ("treedef", "constants", "positions", "single", "python_types", "identity")
 
     def __init__(self, treedef: pytree.TreeDef, constants: list, positions: tuple[int, ...],
                  python_types: tuple | None = None):
@@ -185,6 +189,8 @@ class Outputs:
         # there is none
         self.python_types = tuple((i, kind) for i, kind in enumerate(python_types or ())
                                   if kind is not None) or None
+        # what Python's identity of each result is (``result_identity.plan``)
+        self.identity: tuple = ()
 
     def as_python(self, results: tuple) -> list:
         """The results of a run with each weak one as the Python number it stands for."""
@@ -198,13 +204,18 @@ class Outputs:
             return results[0]
         leaves = [c.copy() if type(c) in (np.ndarray, list) else c for c in self.constants]
         for position, value in zip(self.positions, results, strict=True):
-            leaves[position] = list(value) if leaves[position] is _AS_LIST else value
+            marker = leaves[position]
+            if marker is _AS_LIST:
+                value = list(value)
+            elif marker is _AS_PYTHON_LIST:  # a NumPy array here; a tensor in a caller's trace
+                value = value.tolist() if type(value) is np.ndarray else list(value)
+            leaves[position] = value
         return pytree.unflatten(self.treedef, leaves)
 
 
 def collect_outputs(trace: tracing.Trace, output: Any) -> Outputs:
     """Makes the staged leaves of ``output`` the results of the traced function."""
-    from autostage.runtime.staging import tensor_lists
+    from autostage.runtime.staging import list_elements, tensor_lists
     from autostage.runtime.staging import values as staged_values
 
     leaves, treedef = pytree.flatten(output)
@@ -216,10 +227,13 @@ def collect_outputs(trace: tracing.Trace, output: Any) -> Outputs:
             if leaf.value is None:  # never appended to: Python returns the empty list
                 constants.append([])
                 continue
-            # It comes back as a list of the rows of its stack (empty if it stays empty).
+            # It comes back as a list of the rows of its stack (empty if it stays empty), as
+            # Python numbers if every element put in it is one (``list_elements``).
+            python = list_elements.returned_as_python(leaf.value, leaf.element.dtype,
+                                                      trace.function.name)
             (stacked,) = tracing.emit("list_stack", (leaf.value,), {"empty_ok": True})
             leaf = Tensor(stacked)
-            constants.append(_AS_LIST)
+            constants.append(_AS_PYTHON_LIST if python else _AS_LIST)
         elif isinstance(leaf, Tensor):
             constants.append(None)
         else:
@@ -231,7 +245,9 @@ def collect_outputs(trace: tracing.Trace, output: Any) -> Outputs:
         values.append(leaf.value)
         python_types.append(_python_type(leaf))
     trace.function.body.results = tuple(values)
-    return Outputs(treedef, constants, tuple(positions), tuple(python_types))
+    outputs = Outputs(treedef, constants, tuple(positions), tuple(python_types))
+    outputs.identity = result_identity.plan(trace.function.body.args, values)
+    return outputs
 
 
 def _python_type(leaf: Tensor) -> type | None:
@@ -257,6 +273,7 @@ def _mark_arguments(binding: _Binding, positional: tuple, keywords: dict,
 
 
 _AS_LIST = object()  # marks an output that was a tensor list: returned as a Python list
+_AS_PYTHON_LIST = object()  # ... of Python numbers (``tolist()`` of its stack)
 
 
 def _reject_staged_output(leaf: object) -> None:

@@ -55,6 +55,19 @@ def _binary(op: str, reflected: bool):
     return method
 
 
+def _power(self: Tensor, other: object, modulo: object = None) -> Tensor:
+    """``x ** y`` and ``pow(x, y)``; ``pow(x, y, mod)`` is refused (NumPy values do not take a
+    modulo; a Python int's three-argument pow is not staged)."""
+    if modulo is not None:
+        loc = tracing.user_location()
+        raise StagingTypeError(
+            f"pow() with three arguments of a staged value{f' at {loc}' if loc else ''} is not "
+            "supported (NumPy values refuse it, and a Python int's modular power is not "
+            "staged); write (x ** y) % mod, which gives Python's result or an OverflowError")
+    return python_numbers.binary("power", self, other) if isinstance(
+        other, _OPERAND_TYPES) else NotImplemented
+
+
 def _unary(op: str):
     return lambda self: python_numbers.unary(op, self)
 
@@ -194,6 +207,7 @@ def _attach() -> None:
         setattr(Tensor, f"__{stem}__", _binary(op, False))
         setattr(Tensor, f"__r{stem}__", _binary(op, True))
         setattr(Tensor, f"__i{stem}__", lambda self, other, _op=op: inplace(_op, self, other))
+    Tensor.__pow__ = _power
     for stem, op in COMPARISON_OPERATORS.items():
         setattr(Tensor, f"__{stem}__", lambda self, other, _op=op: array_api.ufunc(
             _op, self, other) if isinstance(other, _OPERAND_TYPES) else NotImplemented)

@@ -6,7 +6,8 @@ Python. *Views* alias another array: function arguments (registered by the funct
 ``mark_argument``) and basic-indexing / reshape / transpose results of them or of other values.
 Writing through a view (``x[i] = v``, ``x += 1``) is visible to the caller in Python, which the
 functional ``setitem`` of the IR cannot reproduce, so it must be a clear error, never a silent
-difference. The tables hang off the ``Trace`` (weakly), so they die with it.
+difference. *List elements*: whether a tensor list's elements are Python numbers or NumPy values
+(``staging.list_elements``). The tables hang off the ``Trace`` (weakly), so they die with it.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ class _Facts:
     views: dict  # Value -> the Value it is a view of (or itself, for an argument)
     arguments: dict  # Value -> argument name
     scalars: set  # arguments that are NumPy scalars (immutable: `n += 1` rebinds `n`)
+    lists: dict  # list Value -> what its elements are (``tensor_lists.Elements``)
 
 
 _facts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -34,7 +36,7 @@ def _table() -> _Facts | None:
         return None
     facts = _facts.get(trace)
     if facts is None:
-        facts = _facts[trace] = _Facts(set(), {}, {}, set())
+        facts = _facts[trace] = _Facts(set(), {}, {}, set(), {})
     return facts
 
 
@@ -93,3 +95,17 @@ def view_base(value: ir.Value) -> ir.Value | None:
     """The value ``value`` is a view of (itself for an argument), or None for a fresh array."""
     table = _table()
     return None if table is None else table.views.get(value)
+
+
+def set_list_elements(value: ir.Value, elements: object) -> None:
+    """Records what the elements of the list value ``value`` are (``tensor_lists.Elements``:
+    Python numbers or NumPy values, decided when they were appended)."""
+    table = _table()
+    if table is not None:
+        table.lists[value] = elements
+
+
+def list_elements(value: ir.Value) -> object | None:
+    """What ``set_list_elements`` recorded for ``value``; None if nothing was."""
+    table = _table()
+    return None if table is None else table.lists.get(value)

@@ -84,14 +84,30 @@ def _pick(better, args: tuple, kwargs: dict, name: str) -> object:
             raise errors.StagingTypeError(f"{name}() of one staged {type(x).__name__}"
                                           f"{errors.at()}: pass a tensor of rank >= 1")
         return (np.min if name == "min" else np.max)(x, axis=0)
-    result = functools.reduce(lambda a, b: np.where(better(b, a), b, a), args)
     # max/min of Python numbers of one kind is a Python number of that kind (max(n, 1) is an
-    # int). Of mixed kinds Python returns whichever wins (an int or a float, known only at run
-    # time): that stays a NumPy value of the promoted dtype.
+    # int). Of mixed kinds Python returns whichever wins, with its own type (max(n, 1.5) is an
+    # int or a float, known only at run time): refused, as one staged value has one dtype.
     kinds = {python_numbers.kind(a) for a in args}
+    if None not in kinds and len(kinds) > 1:
+        _refuse_mixed_kinds(name, kinds)
+    result = functools.reduce(lambda a, b: np.where(better(b, a), b, a), args)
     if isinstance(result, Tensor) and len(kinds) == 1 and None not in kinds:
         value_info.mark_weak(result.value)
     return result
+
+
+_KIND_ORDER = (bool, int, float, complex)
+
+
+def _refuse_mixed_kinds(name: str, kinds: set) -> None:
+    ordered = sorted(kinds, key=_KIND_ORDER.index)
+    widest = ordered[-1].__name__
+    listed = " and a ".join(f"Python {k.__name__}" for k in ordered)
+    raise errors.StagingTypeError(
+        f"{name}() of a {listed}{errors.at()}: Python returns whichever argument wins, with "
+        f"its own type ({' or '.join(k.__name__ for k in ordered)}, depending on the "
+        "values), but a staged value has one type; convert the arguments to one type, e.g. "
+        f"{name}({widest}(n), ...)")
 
 
 def min_(*args: object, **kwargs: object) -> object:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from autostage.runtime.staging import errors, tensor_lists, values
+from autostage.runtime.staging import errors, list_elements, tensor_lists, values
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor
 from autostage.runtime.types import ListType, TensorType, join, scalar
@@ -33,6 +33,8 @@ class Slot:
     maybe: bool = False
     weak: bool = False  # stands for a Python scalar on every path (``values.is_weak``)
     alias: object = None  # the ir.Value it may be a view of (an argument...): ``value_info``
+    # a list's: whether its elements are Python numbers or NumPy values, on every path
+    elements: list_elements.Elements = list_elements.EMPTY
 
     @property
     def carried(self) -> bool:
@@ -41,13 +43,14 @@ class Slot:
 
 def initial_slot(name: str, x: object) -> Slot:
     if isinstance(x, values.MaybeUnbound):
-        return Slot(name, x, x.type, maybe=True, alias=values.alias_base(x.value))
+        return Slot(name, x, x.type, maybe=True, alias=values.alias_base(x.value),
+                    elements=tensor_lists.elements_of(x))
     if isinstance(x, Tensor):
         return Slot(name, x, x.type, weak=values.is_weak(x),
                     alias=values.alias_base(x.value))
     if isinstance(x, TensorList):
-        return Slot(name, x, x.type, pending_list=x.type is None)
-    return Slot(name, x)
+        return Slot(name, x, x.type, pending_list=x.type is None, elements=x.elements)
+    return Slot(name, x, elements=tensor_lists.elements_of(x))
 
 
 def changes(slot: Slot, old: object, new: object, where: str) -> errors.StagingError:
@@ -129,9 +132,9 @@ def refine(slot: Slot, out: object, where: str) -> bool:
         slot.weak = False
         return True
     if slot.pending_list or isinstance(slot.type, ListType):
-        return _refine_list(slot, out, where)
+        return _refine_elements(slot, out) | _refine_list(slot, out, where)
     if not slot.carried:
-        return _refine_constant(slot, out, where)
+        return _refine_elements(slot, out) | _refine_constant(slot, out, where)
     if values.is_unset(out):
         changed = not slot.maybe
         slot.maybe = True
@@ -147,6 +150,16 @@ def refine(slot: Slot, out: object, where: str) -> bool:
     changed = joined != slot.type or (isinstance(out, values.MaybeUnbound) and not slot.maybe)
     slot.type = joined
     slot.maybe = slot.maybe or isinstance(out, values.MaybeUnbound)
+    return changed
+
+
+def _refine_elements(slot: Slot, out: object) -> bool:
+    """A list slot holds Python numbers only if every list the body gives back does."""
+    if not isinstance(out, (TensorList, list, values.MaybeUnbound)):
+        return False
+    elements = slot.elements.add(tensor_lists.elements_of(out))
+    changed = elements is not slot.elements
+    slot.elements = elements
     return changed
 
 

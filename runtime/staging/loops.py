@@ -25,6 +25,7 @@ from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.staging import (
     errors,
     iteration,
+    list_elements,
     logic,
     loop_flags,
     raises,
@@ -60,8 +61,7 @@ def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value],
             state.append(slot.init)
             continue
         arg = arg_of[id(slot)]
-        if slot.weak:
-            values.mark_weak(arg)
+        _mark(slot, arg)
         if slot.alias is not None:
             value_info.mark_view(arg, slot.alias)
         if slot.maybe:  # assigned when its own atom or an assumed flag literal says so
@@ -139,9 +139,16 @@ def _assigned(slot: Slot, value: ir.Value) -> Tensor | TensorList:
     return TensorList(value) if isinstance(slot.type, ListType) else Tensor(value)
 
 
-def _result(slot, result, init_def, out_def, arg, loc, none=False) -> object:
+def _mark(slot: Slot, value: ir.Value) -> None:
+    """Records what the slot's values stand for on ``value`` (a block argument or result)."""
     if slot.weak:
-        values.mark_weak(result)
+        values.mark_weak(value)
+    if isinstance(slot.type, ListType):
+        list_elements.record(value, slot.elements.named(slot.name))
+
+
+def _result(slot, result, init_def, out_def, arg, loc, none=False) -> object:
+    _mark(slot, result)
     if slot.alias is not None:
         value_info.mark_view(result, slot.alias)
     if not slot.maybe:

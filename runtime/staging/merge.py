@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from autostage.runtime import ir, tensor, value_info
-from autostage.runtime.staging import errors, logic, tensor_lists, values
+from autostage.runtime.staging import errors, list_elements, logic, tensor_lists, values
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor
 from autostage.runtime.types import ListType, join
@@ -216,9 +216,11 @@ def _merge_lists(name, a, b, regions, pred, where) -> Merged:
     with values.in_region(regions[1]):
         vb = lb.materialize(element)
     loc = errors.location()
+    elements = la.elements.add(lb.elements).named(name)
 
     def build(results: Iterator[ir.Value]) -> object:
         value = next(results)
+        list_elements.record(value, elements)
         if logic.equivalent(defined, logic.TRUE):
             return TensorList(value)
         return values.MaybeUnbound(value, defined, name, loc)

@@ -16,7 +16,8 @@ import sys
 import numpy as np
 from autostage.runtime import ir, tracing
 from autostage.runtime.operator_hooks import Staged
-from autostage.runtime.staging import errors, values
+from autostage.runtime.staging import errors, list_elements, values
+from autostage.runtime.staging.list_elements import Elements
 from autostage.runtime.tensor import Tensor, as_tensor
 from autostage.runtime.types import ListType, TensorType, join, scalar
 
@@ -37,12 +38,18 @@ class TensorList(Staged):
     def element(self) -> TensorType | None:
         return None if self.value is None else self.value.type.element
 
+    @property
+    def elements(self) -> Elements:
+        """Whether its elements are Python numbers or NumPy values (``list_elements``)."""
+        return list_elements.of_value(self.value)
+
     def materialize(self, element: TensorType) -> ir.Value:
         """The list's IR value; a pending list makes a new empty list of ``element`` (here, in the
         current region) and stays pending, as branches may each make their own."""
         if self.value is not None:
             return self.value
         (value,) = tracing.emit("list_new", (), {"element": element})
+        list_elements.record(value, list_elements.EMPTY)
         return value
 
     def __len__(self) -> int:
@@ -126,6 +133,20 @@ def list_type(x: object) -> ListType | None:
     return ListType(element) if element is not None else None
 
 
+def elements_of(x: object) -> Elements:
+    """What the elements of ``x`` are (a ``TensorList``, a maybe-assigned one, or a Python list
+    of tensors and numbers), without staging anything."""
+    if isinstance(x, (TensorList, values.MaybeUnbound)):
+        return list_elements.of_value(x.value)
+    if not isinstance(x, list):
+        return list_elements.EMPTY
+    t = list_type(x)
+    result = list_elements.EMPTY
+    for item in x:
+        result = result.add(list_elements.of_item(item, t.element.dtype))
+    return result
+
+
 def from_python(items: list, name: str) -> TensorList:
     """A Python list (state of staged control flow) as a tensor list."""
     result = TensorList()
@@ -134,7 +155,20 @@ def from_python(items: list, name: str) -> TensorList:
     return result
 
 
+def _with(value: ir.Value, elements: Elements) -> TensorList:
+    list_elements.record(value, elements)
+    return TensorList(value)
+
+
+def _element(lst: TensorList, item: ir.Value) -> Tensor:
+    """An element read from ``lst``: a Python number (weak) if all its elements are."""
+    if lst.elements.python:
+        values.mark_weak(item)
+    return Tensor(item)
+
+
 def append(lst: TensorList, x: object, what: str = "the tensor list") -> TensorList:
+    kind = list_elements.of_item(x, None if lst.element is None else lst.element.dtype)
     item = _item(x, lst.element, f"an element appended to {what}")
     element = item.type if lst.element is None else join(lst.element, item.type)
     if element is None:
@@ -142,7 +176,7 @@ def append(lst: TensorList, x: object, what: str = "the tensor list") -> TensorL
             f"an element of type {item.type} is appended to {what} of {lst.element} "
             f"elements{errors.at()}; the elements of a staged list must share dtype and rank")
     (value,) = tracing.emit("list_append", (lst.materialize(item.type), item.value))
-    return TensorList(value)
+    return _with(value, lst.elements.add(kind))
 
 
 def _index(i: object) -> Tensor:
@@ -164,7 +198,7 @@ def pop(lst: TensorList, *args: object) -> tuple[TensorList, Tensor]:
     value = _require(lst, "pop()")
     operands = (value, *(_index(i).value for i in args))
     new, item = tracing.emit("list_pop", operands)
-    return TensorList(new), Tensor(item)
+    return _with(new, lst.elements), _element(lst, item)
 
 
 def get(lst: TensorList, index: object) -> Tensor | TensorList:
@@ -172,14 +206,15 @@ def get(lst: TensorList, index: object) -> Tensor | TensorList:
         from autostage.runtime.staging import list_slices
         return list_slices.get_slice(lst, index)
     (item,) = tracing.emit("list_get", (_require(lst, "indexing"), _index(index).value))
-    return Tensor(item)
+    return _element(lst, item)
 
 
 def set_item(lst: TensorList, index: object, x: object) -> TensorList:
     value = _require(lst, "item assignment")
+    kind = list_elements.of_item(x, lst.element.dtype)
     item = _item(x, lst.element, "an element stored in a tensor list")
     (new,) = tracing.emit("list_set", (value, _index(index).value, item.value))
-    return TensorList(new)
+    return _with(new, lst.elements.add(kind))
 
 
 def length(lst: TensorList) -> Tensor | int:

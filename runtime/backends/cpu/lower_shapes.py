@@ -31,7 +31,8 @@ def lower_reshape(op: ir.Op, em: Emitter) -> None:
     result = op.results[0]
     out, xname = em.name(result), em.name(x)
     shape = staged_shape(em, op.attrs["shape"], tuple(sizes))
-    if x.type.ndim == 0:
+    if x.type.ndim == 0:  # one element: a -1 size is 1
+        shape = ["1" if a == -1 else d for d, a in zip(shape, op.attrs["shape"], strict=True)]
         em.line(f"{out} = {xname}" if result.type.ndim == 0 else
                 f"{out} = np.full({s.shape_tuple(shape)}, {xname})")
     elif result.type.ndim == 0:

@@ -18,7 +18,9 @@ INTS = np.arange(6, dtype=np.int32).reshape(2, 3)
     lambda x: np.squeeze(x[:1, :1, :1], (0, 1, 2)), lambda x: np.concatenate([x, x[:, :1]], axis=1),
     lambda x: np.stack([x[0], x[1], x[0]], axis=2), lambda x: np.stack([x[0, 0, 0], x[1, 1, 1]]),
     lambda x: np.broadcast_to(x[:, :1, :], (2, 3, 4)), lambda x: np.broadcast_to(x[0, 0], (5, 4)),
-    lambda x: x.copy(), lambda x: x[1, 2, 3].reshape(1, 1),
+    lambda x: x.copy(), lambda x: x[1, 2, 3].reshape(1, 1), lambda x: x[1, 2, 3].reshape(-1),
+    lambda x: x[1, 2, 3].reshape(1, -1), lambda x: x[1, 2, 3].ravel(),
+    lambda x: x[1, 2, 3].flatten(),
 ])
 def test_shape_ops(fn):
     run_cpu(fn, X)

@@ -556,3 +556,66 @@ def count_below(x, t):
 def test_a_counter_returned_from_a_staged_loop_is_an_int(target):
     got = autostage.convert(count_below, target=target)(np.arange(5.0), np.float64(2.5))
     assert got == 3 and type(got) is int
+
+
+# --- Result identity exactly as Python's (issue 8, helper c2) ----------------------------------
+
+
+def views_of_the_argument(x):
+    return x.T, x.reshape(-1), x[...], x[:], x.ravel(), np.transpose(x)
+
+
+def returns_the_argument(x):
+    return x
+
+
+def one_view_twice(x):
+    y = x.T
+    return y, y
+
+
+def two_equal_expressions(x):
+    return x + 1, x + 1
+
+
+def one_array_twice(x):
+    y = x * 2
+    return y, y
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_views_of_an_argument_are_new_objects_as_in_python(target):
+    x = np.arange(3.0)
+    for _ in range(2):  # the trace, then a cache hit
+        got = autostage.convert(views_of_the_argument, target=target)(x)
+        assert [r is x for r in got] == [False] * 6
+        assert all(np.shares_memory(r, x) for r in got)
+        assert len({id(r) for r in got}) == 6
+        assert autostage.convert(returns_the_argument, target=target)(x) is x
+        a, b = autostage.convert(one_view_twice, target=target)(x)
+        assert a is b and a is not x and np.shares_memory(a, x)
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_results_are_one_object_exactly_where_python_returns_one(target):
+    x = np.arange(3.0)
+    for _ in range(2):
+        a, b = autostage.convert(two_equal_expressions, target=target)(x)
+        assert a is not b and not np.shares_memory(a, b)  # cpu: CSE merges them; copied
+        a[0] = 100.0
+        assert b[0] == 1.0
+        c, d = autostage.convert(one_array_twice, target=target)(x)
+        assert c is d
+
+
+def flattened(x):
+    return x.flatten()
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_flatten_is_a_copy(target):
+    x = np.arange(3.0)
+    got = autostage.convert(flattened, target=target)(x)
+    assert got is not x and not np.shares_memory(got, x)
+    got[0] = 7.0
+    assert x[0] == 0.0

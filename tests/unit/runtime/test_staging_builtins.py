@@ -76,3 +76,75 @@ def test_max_min_of_python_numbers_of_one_kind_are_python_numbers(target):
     got = autostage.convert(python_max_min, target=target)(np.zeros(3))
     assert got == python_max_min(np.zeros(3)) == (3, -2, 1.5, True)
     assert [type(v) for v in got] == [int, int, float, bool]
+
+
+def max_of_int_and_float(x):
+    n = x.shape[0]
+    return max(n, 1.5)
+
+
+def min_of_int_and_float(x):
+    return min(x.shape[0] / 2, 1)
+
+
+def max_of_bool_and_int(x):
+    return max(x.shape[0] > 2, 0)
+
+
+def max_of_three_kinds(x):
+    n = x.shape[0]
+    return max(n > 5, n, n * 0.5)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn, listed, example", [
+    (max_of_int_and_float, "max() of a Python int and a Python float", "max(float(n), ...)"),
+    (min_of_int_and_float, "min() of a Python int and a Python float", "min(float(n), ...)"),
+    (max_of_bool_and_int, "max() of a Python bool and a Python int", "max(int(n), ...)"),
+    (max_of_three_kinds, "max() of a Python bool and a Python int and a Python float",
+     "max(float(n), ...)"),
+])
+def test_max_min_of_python_numbers_of_mixed_kinds_is_a_clear_error(target, fn, listed, example):
+    """Python returns whichever argument wins with its own type (max(3, 1.5) is the int 3,
+    max(1, 1.5) the float 1.5): a staged value has one dtype, so this is refused."""
+    import inspect
+
+    from autostage.runtime.tensor import StagingTypeError
+
+    lines, start = inspect.getsourcelines(fn)
+    line = start + next(i for i, text in enumerate(lines) if "return" in text)
+    with pytest.raises(StagingTypeError) as e:
+        autostage.convert(fn, target=target)(np.zeros(3))
+    message = str(e.value)
+    assert message.startswith(f"{listed} at {inspect.getsourcefile(fn)}:{line}: Python returns "
+                              "whichever argument wins")
+    assert example in message
+
+
+def python_number_builtins(x):
+    n = x.shape[0]
+    flag = n > 2
+    return (abs(flag), abs(n - 5), round(n / 2), round(flag), pow(n, 2), pow(n, -1),
+            pow(flag, 2), divmod(n, 2), divmod(flag, 1), divmod(n, 0.5), sum([n, 1.5]),
+            sum([flag, flag]))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_other_builtins_of_python_numbers_give_python_types(target):
+    got = autostage.convert(python_number_builtins, target=target)(np.zeros(3))
+    expected = python_number_builtins(np.zeros(3))
+    assert repr(got) == repr(expected)  # values and types: (1, 2, 2, 1, 9, 0.333.., 1, (1, 1), ...
+
+
+def modular_power(x):
+    return pow(x.shape[0], 2, 5)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_three_argument_pow_of_a_staged_value_is_a_clear_error(target):
+    from autostage.runtime.tensor import StagingTypeError
+
+    with pytest.raises(StagingTypeError, match=r"pow\(\) with three arguments of a staged value "
+                                               r"at .*test_staging_builtins.py:\d+ is not "
+                                               r"supported .* write \(x \*\* y\) % mod"):
+        autostage.convert(modular_power, target=target)(np.zeros(3))

@@ -1,0 +1,77 @@
+"""Object identity of a staged function's results, as Python gives it.
+
+In Python ``f(x) is x`` holds only when ``f`` returns its argument itself; ``x.T``,
+``x.reshape(-1)``, ``x[...]`` are new view objects (of ``x``'s memory), ``x + 1`` is a new array,
+and ``y = x + 1; return y, y`` returns one object twice. Compiled code may differ: the passes fold
+a view that changes nothing into its operand (a 1-d ``x.T``), Numba hands back an argument's own
+object for such a value, CSE merges two equal expressions into one array, and Numba boxes one
+array returned twice as two objects. ``plan`` records, per result when tracing (before any
+pass), what Python returns; ``keeping_identity`` wraps a backend's runner with the few fixes the
+prepared module needs (none for most traces: then the runner is returned as it is, so the call
+path pays nothing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from autostage.runtime import ir, value_info
+
+# Per result: (PARAM, j) the argument j itself; (SAME, k) the object of the earlier result k;
+# (VIEW, j) a new view of argument j; (FRESH, None) a new object (an array or view of a value
+# the function computed).
+PARAM, SAME, VIEW, FRESH = "param", "same", "view", "fresh"
+
+
+def plan(params: Sequence[ir.Value], results: Sequence[ir.Value]) -> tuple:
+    """What Python returns at each result position (see the module doc), from the trace."""
+    index = {value: j for j, value in enumerate(params)}
+    first: dict[ir.Value, int] = {}
+    entries = []
+    for i, value in enumerate(results):
+        if value in first:
+            entries.append((SAME, first[value]))
+            continue
+        first[value] = i
+        if value in index:
+            entries.append((PARAM, index[value]))
+        elif index.get(value_info.view_base(value)) is not None:
+            entries.append((VIEW, index[value_info.view_base(value)]))
+        else:
+            entries.append((FRESH, None))
+    return tuple(entries)
+
+
+def keeping_identity(runner: Callable[[list], tuple], entries: tuple,
+                     params: Sequence[ir.Value], results: Sequence[ir.Value]
+                     ) -> Callable[[list], tuple]:
+    """``runner`` with its results' identities made Python's (``entries`` from ``plan``;
+    ``params``/``results``: the prepared module's, after the passes)."""
+    views = tuple((i, j) for i, (kind, j) in enumerate(entries) if kind == VIEW)
+    same = tuple((i, k) for i, (kind, k) in enumerate(entries) if kind == SAME)
+    # A new array in Python that the passes merged with another result or an argument: a copy
+    # (compiled code would hand back one memory twice).
+    seen = set(params)
+    copies = []
+    for i, (kind, _) in enumerate(entries):
+        if kind == FRESH and results[i] in seen:
+            copies.append(i)
+        seen.add(results[i])
+    if not (views or same or copies):
+        return runner
+
+    def run(args: list) -> tuple:
+        out = list(runner(args))
+        for i, j in views:  # the argument's own object where Python has a new view
+            if out[i] is args[j]:
+                out[i] = out[i].view()
+        for i in copies:
+            out[i] = out[i].copy()
+        for i, k in same:
+            out[i] = out[k]
+        return tuple(out)
+
+    release = getattr(runner, "release", None)
+    if release is not None:
+        run.release = release
+    return run

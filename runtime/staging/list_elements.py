@@ -1,0 +1,98 @@
+"""What the elements of a tensor list stand for: Python numbers or NumPy values.
+
+A staged list keeps its elements in one dtype, but a Python list of ``x.shape[0]``, range
+indices or ``int(t)`` holds Python ints, and one of ``x[i]`` holds NumPy scalars. Each list value
+of a trace records which kinds of elements were put into it (``Elements``, kept by
+``value_info`` per IR list value, joined through appends, stores, branches and loop slots), so
+that a returned list comes back with the element type Python gives it, and reading an element
+of a list of Python numbers gives a Python number (a weak value). A list value with nothing
+recorded (made by code that does not track it) counts as holding NumPy values, as before.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from autostage.runtime import dtype_rules, ir, value_info
+from autostage.runtime.staging import errors, values
+from autostage.runtime.tensor import Tensor
+
+# Kinds of elements: Python numbers of the kind of the list's dtype (ints in an i64 list),
+# NumPy values, and Python numbers of another kind (an int in an f64 list: Python keeps the int).
+PYTHON, NUMPY, OTHER = "python", "numpy", "other"
+
+
+@dataclass(frozen=True, slots=True)
+class Elements:
+    """The kinds of elements a list value may hold, each with the first line that put one in."""
+
+    kinds: tuple = ()  # of (kind, ir.Location | None), in the order they first appeared
+    name: str | None = None  # the variable holding it, where known (loop and if state)
+
+    def add(self, other: Elements) -> Elements:
+        known = {kind for kind, _ in self.kinds}
+        new = tuple(item for item in other.kinds if item[0] not in known)
+        return Elements(self.kinds + new, self.name or other.name) if new else self
+
+    def named(self, name: str) -> Elements:
+        return self if name.startswith(("retval_", "do_return")) else Elements(self.kinds, name)
+
+    @property
+    def python(self) -> bool:
+        """Every element is a Python number of the list dtype's kind (and there is one)."""
+        return len(self.kinds) == 1 and self.kinds[0][0] == PYTHON
+
+
+EMPTY = Elements()
+_UNKNOWN = Elements(((NUMPY, None),))
+
+
+def of_value(value: ir.Value | None) -> Elements:
+    """What the list value ``value`` holds (None: a pending list, empty)."""
+    if value is None:
+        return EMPTY
+    recorded = value_info.list_elements(value)
+    return _UNKNOWN if recorded is None else recorded
+
+
+def record(value: ir.Value, elements: Elements) -> None:
+    value_info.set_list_elements(value, elements)
+
+
+def of_item(x: object, dtype: np.dtype | None) -> Elements:
+    """The kind of ``x`` put into a list of ``dtype`` elements (None: its first element)."""
+    if isinstance(x, Tensor):
+        kind = PYTHON if values.is_weak(x) else NUMPY
+    elif isinstance(x, np.generic) or not values.is_number(x):
+        kind = NUMPY
+    else:
+        kind = PYTHON if dtype is None or values.default_dtype(x) == dtype else OTHER
+    return Elements(((kind, errors.location()),))
+
+
+def returned_as_python(value: ir.Value, dtype: np.dtype, function: str) -> bool:
+    """Whether a list of ``dtype`` elements returned by ``function`` comes back as a list of
+    Python numbers (False: NumPy values, as before).
+
+    Raises:
+      StagingTypeError: it holds Python numbers and NumPy values (or Python numbers of another
+        kind than its dtype's): Python's list would hold each with its own type.
+    """
+    elements = of_value(value)
+    if len(elements.kinds) <= 1 and (not elements.kinds or elements.kinds[0][0] != OTHER):
+        return elements.python
+    python = dtype_rules.weak_kind(dtype).__name__
+    where = {kind: errors.at(loc) for kind, loc in elements.kinds}
+    parts = []
+    if PYTHON in where:
+        parts.append(f"Python {python}s (put in{where[PYTHON]})")
+    if OTHER in where:
+        parts.append(f"Python numbers of another type than {python} (put in{where[OTHER]})")
+    if NUMPY in where:
+        parts.append(f"NumPy values (put in{where[NUMPY]})")
+    what = "a list" if elements.name is None else f"the list {elements.name!r}"
+    raise errors.StagingTypeError(
+        f"{what} returned by {function}() holds {' and '.join(parts)}; staged, a list keeps its "
+        f"elements in one dtype ({dtype}), so it cannot give each back with its own type as "
+        f"Python does: put in elements of one type, e.g. {python}(v) or np.{dtype}(v) for each")
