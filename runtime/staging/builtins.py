@@ -90,6 +90,11 @@ def _pick(better, args: tuple, kwargs: dict, name: str) -> object:
     kinds = {python_numbers.kind(a) for a in args}
     if None not in kinds and len(kinds) > 1:
         _refuse_mixed_kinds(name, kinds)
+    # The same holds between a Python number and a NumPy value (max(loss, 0.0) is an np.float64
+    # or a Python float) and between NumPy values of different dtypes.
+    types = {_type_name(a) for a in args}
+    if None in kinds and len(types) > 1:
+        _refuse_mixed_types(name, sorted(types))
     result = functools.reduce(lambda a, b: np.where(better(b, a), b, a), args)
     if isinstance(result, Tensor) and len(kinds) == 1 and None not in kinds:
         value_info.mark_weak(result.value)
@@ -108,6 +113,21 @@ def _refuse_mixed_kinds(name: str, kinds: set) -> None:
         f"its own type ({' or '.join(k.__name__ for k in ordered)}, depending on the "
         "values), but a staged value has one type; convert the arguments to one type, e.g. "
         f"{name}({widest}(n), ...)")
+
+
+def _type_name(a: object) -> str:
+    kind = python_numbers.kind(a)
+    if kind is not None:
+        return f"Python {kind.__name__}"
+    return f"NumPy {np.result_type(a.dtype if isinstance(a, Tensor) else a).name}"
+
+
+def _refuse_mixed_types(name: str, types: list[str]) -> None:
+    raise errors.StagingTypeError(
+        f"{name}() of a {' and a '.join(types)}{errors.at()}: Python returns whichever argument "
+        "wins, with its own type (which one depends on the values), but a staged value has one "
+        f"type; give the arguments one type, e.g. np.{'maximum' if name == 'max' else 'minimum'}"
+        "(a, b) for a NumPy value, or float(a) for a Python float")
 
 
 def min_(*args: object, **kwargs: object) -> object:

@@ -121,6 +121,39 @@ def test_max_min_of_python_numbers_of_mixed_kinds_is_a_clear_error(target, fn, l
     assert example in message
 
 
+def max_of_numpy_and_python(x):
+    return max(x[0], 0.0)
+
+
+def min_of_two_dtypes(x, y):
+    return min(x[0], y[0])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn, args, listed", [
+    (max_of_numpy_and_python, (np.array([-1.0, 2.0]),),
+     "max() of a NumPy float64 and a Python float"),
+    (min_of_two_dtypes, (np.ones(2, np.float32), np.ones(2)),
+     "min() of a NumPy float32 and a NumPy float64"),
+])
+def test_max_min_of_numpy_values_and_other_types_is_a_clear_error(target, fn, args, listed):
+    """max(loss, 0.0) is an np.float64 or the Python float 0.0 depending on the values (and
+    then `r / 0` is inf or a ZeroDivisionError): one staged value has one type."""
+    from autostage.runtime.tensor import StagingTypeError
+
+    with pytest.raises(StagingTypeError) as e:
+        autostage.convert(fn, target=target)(*args)
+    assert str(e.value).startswith(f"{listed} at {__file__}:")
+    assert "np.maximum(a, b)" in str(e.value) or "np.minimum(a, b)" in str(e.value)
+
+
+def test_max_of_numpy_values_of_one_dtype_is_staged():
+    x = np.array([-1.0, 2.0])
+    for target in TARGETS:
+        got = autostage.convert(lambda v: max(v[0], v[1]), target=target)(x)
+        assert got == 2.0 and type(got) is np.float64
+
+
 def python_number_builtins(x):
     n = x.shape[0]
     flag = n > 2
