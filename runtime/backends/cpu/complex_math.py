@@ -22,11 +22,18 @@ _IMPORT = "import autostage.runtime.backends.cpu.complex_math as cpu_cmath"
 
 
 def call(name: str, dtype: str, operands: tuple) -> object:
-    """Runs from compiled code (in objmode): the ufunc ``name`` on ``operands`` of its complex
-    loop ``dtype``, errors ignored (compiled code never warns), a contiguous array or a scalar."""
+    """Runs from compiled code (in objmode): the ufunc ``name`` on array ``operands`` of its
+    complex loop ``dtype``, errors ignored (compiled code never warns), a contiguous array."""
     with np.errstate(all="ignore"):
         out = UFUNCS[name](*(np.asarray(v, dtype) for v in operands))
-    return out[()] if out.ndim == 0 else np.ascontiguousarray(out)
+    return np.ascontiguousarray(out)
+
+
+def call_scalar(name: str, dtype: str, operands: tuple) -> object:
+    """``call`` for 0-d operands (Python complex numbers from objmode): a NumPy scalar."""
+    make = np.dtype(dtype).type
+    with np.errstate(all="ignore"):
+        return UFUNCS[name](*(make(v) for v in operands))
 
 
 def applies(op: ir.Op, loop: tuple[np.dtype, ...]) -> bool:
@@ -40,16 +47,16 @@ def expr(em: Emitter, op: ir.Op, loop: tuple[np.dtype, ...], args: list[str]) ->
     dtype = loop[0].name
     if is_scalar(out):
         numba_type = em.global_value(f"nbt_{dtype}", f"numba.types.{dtype}")
-        key = f"cmath_{op.name}_{dtype}"
+        key, function = f"cmath_{op.name}_{dtype}", "call_scalar"
     else:
         numba_type = em.global_value(f"nbt_{dtype}_{out.ndim}",
                                      f"numba.types.Array(numba.types.{dtype}, {out.ndim}, 'C')")
-        key = f"cmath_{op.name}_{dtype}_{out.ndim}"
+        key, function = f"cmath_{op.name}_{dtype}_{out.ndim}", "call"
     em.module_line("cpu_cmath", _IMPORT)
     params = ", ".join(f"a{i}" for i in range(len(args)))
     packed = "(" + "".join(f"a{i}, " for i in range(len(args))) + ")"
     helper = em.helper(key, f"@numba.njit(**JIT_IO)\ndef {{name}}({params}):\n"
                        f"    with numba.objmode(out={numba_type}):\n"
-                       f"        out = cpu_cmath.call({op.name!r}, {dtype!r}, {packed})\n"
+                       f"        out = cpu_cmath.{function}({op.name!r}, {dtype!r}, {packed})\n"
                        "    return out\n")
     return f"{helper}({', '.join(args)})"
