@@ -22,7 +22,7 @@ import autostage.runtime.tensor  # noqa: F401 - first: Tensor's methods need arr
 import numpy as np
 from autostage.runtime import array_api, dtype_rules, tracing, value_info
 from autostage.runtime.ops.checks import INT64_MAX, INT64_MIN, overflows
-from autostage.runtime.tensor import Tensor, constant
+from autostage.runtime.tensor import StagingTypeError, Tensor, constant
 
 _KINDS = (bool, int, float, complex)
 # ops where Python computes with bools as ints (not bitwise and/or/xor of two bools); ``~b`` of a
@@ -321,8 +321,11 @@ def int_of(x: Tensor, rounding: str | None = None) -> Tensor:
     (weak int64), raising what Python raises for nan and infinity, and an OverflowError where
     Python's exact int would not fit int64."""
     if x.dtype.kind == "c":
-        raise TypeError("int() argument must be a string, a bytes-like object or a real number, "
-                        "not 'complex'")
+        if rounding is not None:  # round(): neither Python's nor NumPy's complex rounds
+            name = "complex" if value_info.is_weak(x.value) else f"numpy.{x.dtype.name}"
+            raise TypeError(f"type {name} doesn't define __round__ method")
+        _refuse_complex(x, "int", "int() argument must be a string, a bytes-like object or a "
+                        "real number, not 'complex'")
     if x.dtype.kind == "f":
         if rounding is not None:
             x = array_api.ufunc(rounding, x)
@@ -343,6 +346,18 @@ def int_of(x: Tensor, rounding: str | None = None) -> Tensor:
     return result
 
 
+def _refuse_complex(x: Tensor, name: str, python_message: str) -> None:
+    """``int(z)``/``float(z)`` of a complex value: Python's TypeError for a Python complex (weak);
+    for a NumPy value a clear error, since NumPy's answer depends on what staged code does not
+    know: a complex scalar gives its real part (with a ComplexWarning), a 0-d array raises."""
+    if value_info.is_weak(x.value):
+        raise TypeError(python_message)
+    raise StagingTypeError(
+        f"{name}() of a staged complex {x.dtype.name} value{_at()} is not supported: NumPy "
+        f"gives the real part for a complex scalar (with a ComplexWarning) but raises TypeError "
+        f"for a 0-d array, and staged code does not tell them apart; write {name}(z.real)")
+
+
 def _conversion_error() -> OverflowError:
     return OverflowError(
         f"int() of a number out of the int64 range in staged code{_at()}: Python's ints are "
@@ -352,7 +367,8 @@ def _conversion_error() -> OverflowError:
 def float_of(x: Tensor) -> Tensor:
     """``float(x)`` of a 0-d tensor: a Python float (weak float64)."""
     if x.dtype.kind == "c":
-        raise TypeError("float() argument must be a string or a real number, not 'complex'")
+        _refuse_complex(x, "float", "float() argument must be a string or a real number, not "
+                        "'complex'")
     result = array_api.astype(x, np.float64)
     value_info.mark_weak(result.value)
     return result

@@ -18,6 +18,21 @@ from autostage.runtime.types import TensorType
 
 # heaviside has no Numba implementation, so a per-element loop could not compute it.
 ELEMENTWISE = frozenset(UFUNCS) - {"heaviside"} | {"where", "clip", "cast"}
+# Complex transcendental functions: the CPU target computes them by NumPy on whole arrays
+# (``runtime/backends/cpu/complex_math``), so they are not fused into a per-element loop.
+NUMPY_COMPLEX = frozenset({
+    "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan",
+    "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh",
+    "power", "float_power"})
+
+
+def per_element(op: ir.Op) -> bool:
+    """Whether a loop may compute ``op`` element by element (its ops and dtypes allow it)."""
+    if op.name not in ELEMENTWISE:
+        return False
+    return not (op.name in NUMPY_COMPLEX and any(
+        isinstance(v.type, TensorType) and v.type.dtype.kind == "c"
+        for v in (*op.operands, *op.results)))
 REDUCTIONS = frozenset({"sum", "max", "min"})
 
 
@@ -56,7 +71,7 @@ def _check(op: ir.Op, module: ir.Module) -> str | None:
     defined = set(body.args)
     for i, inner in enumerate(body.ops):
         last = i == len(body.ops) - 1
-        if inner.name not in ELEMENTWISE and not (last and is_fusible_reduction(inner)):
+        if not per_element(inner) and not (last and is_fusible_reduction(inner)):
             return f"fuses {inner.name!r}, which is not element-wise (or a final reduction)"
         if any(v not in defined for v in inner.operands):
             return f"has a body whose op {inner.name!r} captures a value from outside"

@@ -17,7 +17,7 @@ from collections import Counter
 import numpy as np
 from autostage.runtime import ir
 from autostage.runtime.passes import analysis
-from autostage.runtime.passes.fused_op import ELEMENTWISE, is_fusible_reduction
+from autostage.runtime.passes.fused_op import is_fusible_reduction, per_element
 from autostage.runtime.types import TensorType
 
 
@@ -67,7 +67,7 @@ def _plan(region: ir.Region, counts: Counter) -> list[list[ir.Op]]:
 def _is_root(op: ir.Op) -> bool:
     if is_fusible_reduction(op):
         return _supported(op)
-    return (op.name in ELEMENTWISE and len(op.results) == 1 and _supported(op)
+    return (per_element(op) and len(op.results) == 1 and _supported(op)
             and op.results[0].type.ndim >= 1)
 
 
@@ -77,7 +77,7 @@ def _grow(root: ir.Op, counts: Counter, epoch: dict, taken: set) -> set[ir.Op]:
         for value in stack.pop().operands:
             producer = value.producer
             if (isinstance(producer, ir.Op) and producer in epoch and producer not in members
-                    and producer not in taken and producer.name in ELEMENTWISE
+                    and producer not in taken and per_element(producer)
                     and len(producer.results) == 1 and counts[value] == 1
                     and epoch[producer] == epoch[root] and _supported(producer)):
                 members.add(producer)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 from autostage.runtime import ir
-from autostage.runtime.backends.cpu import run_errors
+from autostage.runtime.backends.cpu import complex_math, run_errors
 from autostage.runtime.backends.cpu.codegen import Emitter, is_scalar, lowering, np_dtype
 from autostage.runtime.ops.elementwise import UFUNCS
 from autostage.runtime.types import TensorType
@@ -114,9 +114,8 @@ _FLOAT_OPERATORS = {
     "fmin": "({0} if {0} < {1} or {1} != {1} else {1})",
 }
 # NumPy's complex division (Smith's method; a zero divisor divides the parts by +0, so
-# 1j / -0j is nan+infj) and power (0 ** b is 0 for b.real > 0, else nan; integer exponents
-# below 100 by repeated multiplication, exact where cpow is not: (1+1j) ** 2 is 2j). Numba's
-# divided by the signed zero, raised ZeroDivisionError for 0-d, and gave nan for 0 ** (1+1j).
+# 1j / -0j is nan+infj). Numba's divided by the signed zero and raised ZeroDivisionError for
+# 0-d. (Complex power is NumPy's own: ``complex_math``.)
 _COMPLEX_DIVIDE = """@numba.njit(**JIT)
 def {name}(a, b):
     ar, ai, br, bi = a.real, a.imag, b.real, b.imag
@@ -131,32 +130,13 @@ def {name}(a, b):
     scl = FTYPE(1) / (bi + br * rat)
     return CTYPE(complex((ar * rat + ai) * scl, (ai * rat - ar) * scl))
 """
-_COMPLEX_POWER = """@numba.njit(**JIT)
-def {name}(a, b):
-    if b.real == 0 and b.imag == 0:
-        return CTYPE(1)
-    if a.real == 0 and a.imag == 0:
-        return CTYPE(0) if b.real > 0 else CTYPE(complex(np.nan, np.nan))
-    if b.imag == 0 and -100 < b.real < 100 and b.real == np.floor(b.real):
-        n = abs(int(b.real))
-        r, p = CTYPE(1), a
-        while True:
-            if n & 1:
-                r = CTYPE(complex(r.real * p.real - r.imag * p.imag,
-                                  r.real * p.imag + r.imag * p.real))
-            n >>= 1
-            if n == 0:
-                break
-            p = CTYPE(complex(p.real * p.real - p.imag * p.imag,
-                              p.real * p.imag + p.imag * p.real))
-        return DIVIDE(CTYPE(1), r) if b.real < 0 else r
-    return CTYPE(a ** b)
-"""
 # Scalar forms where Numba's scalar ufunc differs from NumPy's loop: unsigned sign went through
 # a signed type (sign(255) was 255); rad2deg/deg2rad multiply by the constant rounded to the loop
 # dtype, as NumPy's float32 loop does (Numba multiplied in float64: 2 ulp off).
 _SCALAR_FORMS = {
     ("sign", "u"): "({0} != 0)",
+    # NumPy's integer reciprocal is 1.0 / x cast back: 0 for unsigned 0 (Numba's gave MAX).
+    ("reciprocal", "u"): "({0} == 1)",
     ("sign", "f"): "({t}(1) if {0} > 0 else {t}(-1) if {0} < 0 else {0} if {0} != {0} else {t}(0))",
     ("rad2deg", "f"): "({0} * ({t}(180.0) / {t}(np.pi)))",
     ("deg2rad", "f"): "({0} * ({t}(np.pi) / {t}(180.0)))",
@@ -164,9 +144,39 @@ _SCALAR_FORMS = {
 _COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
 # Element-wise ops whose Numba array implementation differs from NumPy for these loop dtype
 # kinds: arrays are computed by a loop of their scalar rule (``lower_fused.elementwise_loop``).
-LOOPED = {"floor_divide": "iuf", "remainder": "iuf", "fmod": "iu", "lcm": "iu", "sign": "uf",
+LOOPED = {"floor_divide": "iuf", "remainder": "iuf", "fmod": "iu", "lcm": "iu", "sign": "ufc",
           "maximum": "f", "minimum": "f", "fmax": "f", "fmin": "f", "true_divide": "c",
-          "power": "iuc", "float_power": "c"}
+          "power": "iu", "reciprocal": "uc", "rad2deg": "f", "deg2rad": "f"}
+# NumPy's complex sign (z / |z|, with |z| libm's hypot; an infinite part gives its sign, a zero
+# gives +0) and reciprocal (Smith's method; 1 / (1+0j) is 1-0j). Numba's kept signed zeros of
+# the input (sign(-2.5-0j) was -1+0j) and rounded the reciprocal differently.
+_COMPLEX_SIGN = """@numba.njit(**JIT)
+def {name}(a):
+    re, im = a.real, a.imag
+    m = abs(a)
+    if m != m:
+        return CTYPE(complex(np.nan, np.nan))
+    if m == np.inf:
+        if abs(re) == np.inf:
+            if abs(im) == np.inf:
+                return CTYPE(complex(np.nan, np.nan))
+            return CTYPE(complex(1.0 if re > 0 else -1.0, 0.0))
+        return CTYPE(complex(0.0, 1.0 if im > 0 else -1.0))
+    if m == 0:
+        return CTYPE(0)
+    return CTYPE(complex(re / m, im / m))
+"""
+_COMPLEX_RECIPROCAL = """@numba.njit(**JIT)
+def {name}(a):
+    re, im = a.real, a.imag
+    if abs(im) <= abs(re):
+        r = im / re
+        d = re + im * r
+        return CTYPE(complex(FTYPE(1) / d, -r / d))
+    r = re / im
+    d = re * r + im
+    return CTYPE(complex(r / d, FTYPE(-1) / d))
+"""
 # Ufuncs Numba lacks (or types differently), as expressions on operands of the loop dtype.
 _SUBSTITUTES = {
     "positive": "{0}.copy()",
@@ -233,6 +243,10 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
         expr = template.format(*args, w=loop[0].itemsize * 8, z=f"{dtype}(0)", one=f"{dtype}(1)")
         expr = wrap_scalar(expr, out.type.dtype) if is_scalar(out.type) else (
             f"({expr}).astype({dtype})")
+    elif complex_math.applies(op, loop):
+        expr = complex_math.expr(em, op, loop, args)
+        if is_scalar(out.type):
+            expr = wrap_scalar(expr, out.type.dtype)
     elif not is_scalar(out.type) and loop[0].kind in LOOPED.get(op.name, ""):
         from autostage.runtime.backends.cpu import lower_fused  # it imports this module
 
@@ -252,7 +266,12 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
         source = _LCM.replace("UTYPE", utype).replace("DTYPE", np_dtype(loop[0]))
         helper = em.helper(f"lcm_{loop[0].name}", source)
         expr = wrap_scalar(f"{helper}({', '.join(args)})", out.type.dtype)
-    elif op.name in ("true_divide", "power", "float_power") and loop[0].kind == "c":
+    elif op.name in ("sign", "reciprocal") and loop[0].kind == "c":
+        types = _complex_types(loop[0])
+        source = _COMPLEX_SIGN if op.name == "sign" else _COMPLEX_RECIPROCAL
+        helper = em.helper(f"{op.name}_{loop[0].name}", _fill(source, types))
+        expr = wrap_scalar(f"{helper}({args[0]})", out.type.dtype)
+    elif op.name == "true_divide" and loop[0].kind == "c":
         expr = wrap_scalar(f"{_complex_helper(em, op.name, loop[0])}({', '.join(args)})",
                            out.type.dtype)
     elif op.name in _FLOAT_OPERATORS and loop[0].kind == "f":
@@ -280,13 +299,13 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
     em.line(f"{em.name(out)} = {expr}")
 
 
+def _complex_types(dtype: np.dtype) -> dict[str, str]:
+    return {"CTYPE": np_dtype(dtype), "FTYPE": np_dtype(np.dtype(f"f{dtype.itemsize // 2}"))}
+
+
 def _complex_helper(em: Emitter, name: str, dtype: np.dtype) -> str:
-    """The helper computing complex ``true_divide`` or ``power`` of ``dtype`` as NumPy does."""
-    types = {"CTYPE": np_dtype(dtype), "FTYPE": np_dtype(np.dtype(f"f{dtype.itemsize // 2}"))}
-    divide = em.helper(f"divide_{dtype.name}", _fill(_COMPLEX_DIVIDE, types))
-    if name == "true_divide":
-        return divide
-    return em.helper(f"power_{dtype.name}", _fill(_COMPLEX_POWER, {**types, "DIVIDE": divide}))
+    """The helper computing complex ``true_divide`` of ``dtype`` as NumPy does."""
+    return em.helper(f"divide_{dtype.name}", _fill(_COMPLEX_DIVIDE, _complex_types(dtype)))
 
 
 def _fill(source: str, names: dict[str, str]) -> str:

@@ -4,7 +4,8 @@ var) as explicit loop nests.
 Numba only accepts ``axis=`` for sum/argmax/argmin and never ``keepdims``, and its first axis sum
 costs ~2 s of compile time (shared/TOOLCHAIN.md), so every reduction is one loop nest: the kept
 axes outside, the reduced axes inside, an accumulator of NumPy's accumulation dtype. NumPy's
-semantics are kept: max/min/argmax/argmin propagate NaN (argmax gives the first NaN), empty
+semantics are kept: max/min/argmax/argmin propagate NaN (argmax gives the first NaN; complex
+values are ordered lexicographically, a NaN in either part counting as NaN), empty
 max/min/argmax raise ValueError, mean/var divide in float64 and cast back (as ``np.mean`` does),
 var subtracts the mean in a second pass. Float sums accumulate sequentially, while NumPy sums
 along a contiguous axis pairwise: results agree to a few ulps of the sum (exact for ints, bools,
@@ -110,23 +111,39 @@ def _better(name: str, v: str, best: str) -> str:
     return f"{v} {compare} {best} or {v} != {v}"
 
 
+def _complex_better(name: str, v: str, best: str) -> str:
+    """NumPy's complex maximum/minimum (lexicographic; a NaN in either part sticks): ``v``
+    replaces ``best`` unless ``best`` has a NaN or ``best >= v`` (``<=`` for min), where a real
+    part that is larger counts only if neither imaginary part is NaN."""
+    c = ">" if name == "max" else "<"
+    keeps = (f"{best}.real != {best}.real or {best}.imag != {best}.imag or ({best}.real {c} "
+             f"{v}.real and {best}.imag == {best}.imag and {v}.imag == {v}.imag) or "
+             f"({best}.real == {v}.real and {best}.imag {c}= {v}.imag)")
+    return f"not ({keeps})"
+
+
+def _complex_arg_better(name: str, v: str, best: str) -> str:
+    """NumPy's complex argmax/argmin: lexicographically larger (smaller), or a NaN part."""
+    c = ">" if name == "argmax" else "<"
+    return (f"{best}.real == {best}.real and {best}.imag == {best}.imag and ({v}.real {c} "
+            f"{best}.real or ({v}.real == {best}.real and {v}.imag {c} {best}.imag) or "
+            f"{v}.real != {v}.real or {v}.imag != {v}.imag)")
+
+
 def _extreme(op, em, inner, element, first, count):
-    if s.is_complex(op.operands[0].type.dtype):
-        raise s.unsupported(em, op, "complex max/min are not lowered")
     _check_nonempty(op, em, count)
     best, v = em.fresh("best"), em.fresh("v")
+    better = (_complex_better if s.is_complex(op.operands[0].type.dtype) else _better)
     em.line(f"{best} = {first}")
     with inner():
         em.line(f"{v} = {element}")
-        em.line(f"if {_better(op.name, v, best)}:")
+        em.line(f"if {better(op.name, v, best)}:")
         with em.block():
             em.line(f"{best} = {v}")
     return best
 
 
 def _arg_extreme(op, em, inner, element, first, count):
-    if s.is_complex(op.operands[0].type.dtype):
-        raise s.unsupported(em, op, "complex argmax/argmin are not lowered")
     _check_nonempty(op, em, count)
     best, where_, k, v = em.fresh("best"), em.fresh("at"), em.fresh("k"), em.fresh("v")
     em.line(f"{best} = {first}")
@@ -134,7 +151,9 @@ def _arg_extreme(op, em, inner, element, first, count):
     em.line(f"{k} = 0")
     with inner():
         em.line(f"{v} = {element}")
-        em.line(f"if {best} == {best} and ({_better(op.name, v, best)}):")
+        test = (_complex_arg_better(op.name, v, best) if s.is_complex(op.operands[0].type.dtype)
+                else f"{best} == {best} and ({_better(op.name, v, best)})")
+        em.line(f"if {test}:")
         with em.block():
             em.line(f"{best} = {v}")
             em.line(f"{where_} = {k}")
