@@ -26,17 +26,19 @@ def _raise_if(op: ir.Op, em: Emitter) -> None:
 
 @lowering("int_overflows")
 def _int_overflows(op: ir.Op, em: Emitter) -> None:
-    if not all(is_scalar(v.type) for v in (*op.operands, *op.results)):
-        raise LoweringError(f"autostage: int_overflows of arrays at {op.loc} is not lowered")
-    args = ", ".join(em.name(v) for v in op.operands)
-    em.module_line("cpu_ovf", _IMPORT)
-    em.line(f"{em.name(op.results[0])} = cpu_ovf.{op.attrs['op']}({args})")
+    _call_scalar_helper(op, em, "cpu_ovf", _IMPORT)
 
 
 @lowering("python_arith")
 def _python_arith(op: ir.Op, em: Emitter) -> None:
+    _call_scalar_helper(op, em, "cpu_pyarith", _ARITH_IMPORT)
+
+
+def _call_scalar_helper(op: ir.Op, em: Emitter, module: str, import_line: str) -> None:
+    """``result = <module>.<op's attr 'op'>(operands)``: a compiled function of native scalars
+    (weak values, the only ones these ops take, are always 0-d)."""
     if not all(is_scalar(v.type) for v in (*op.operands, *op.results)):
-        raise LoweringError(f"autostage: python_arith of arrays at {op.loc} is not lowered")
+        raise LoweringError(f"autostage: {op.name} of arrays at {op.loc} is not lowered")
     args = ", ".join(em.name(v) for v in op.operands)
-    em.module_line("cpu_pyarith", _ARITH_IMPORT)
-    em.line(f"{em.name(op.results[0])} = cpu_pyarith.{op.attrs['op']}({args})")
+    em.module_line(module, import_line)
+    em.line(f"{em.name(op.results[0])} = {module}.{op.attrs['op']}({args})")
