@@ -372,3 +372,36 @@ def float_of(x: Tensor) -> Tensor:
     result = array_api.astype(x, np.float64)
     value_info.mark_weak(result.value)
     return result
+
+
+def complex_of(x: Tensor) -> Tensor:
+    """``complex(x)`` of a 0-d tensor: a Python complex (weak complex128)."""
+    result = array_api.astype(x, np.complex128)
+    if result is x and not value_info.is_weak(x.value):
+        result = array_api.copy(x)
+    value_info.mark_weak(result.value)
+    return result
+
+
+def item_of(x: Tensor) -> Tensor:
+    """``x.item()`` with no arguments: the Python scalar of a size-1 value (bool, int, float or
+    complex, as NumPy gives for its dtype); ValueError at run time if the size is not 1."""
+    if x.ndim > 0:
+        from autostage.runtime import array_shapes
+        size = array_shapes.size_of(x)
+        message = ValueError("can only convert an array of size 1 to a Python scalar")
+        if isinstance(size, int):
+            if size != 1:
+                raise message
+        else:
+            _raise_if(array_api.ufunc("not_equal", size, 1), message)
+        x = array_shapes.getitem(array_shapes.reshape(x, (-1,)), 0)
+    if x.dtype.kind in "iu":
+        return int_of(x)
+    if x.dtype.kind == "f":
+        return float_of(x)
+    if x.dtype.kind == "c":
+        return complex_of(x)
+    result = array_api.copy(x)  # bool: a Python bool
+    value_info.mark_weak(result.value)
+    return result

@@ -91,6 +91,24 @@ def _round(self: Tensor, ndigits: object = None) -> Tensor:
         "is what you mean")
 
 
+def _item(self: Tensor, *args: object) -> Tensor:
+    """``x.item()``: the Python scalar (a weak value) of a size-1 array, as NumPy gives it."""
+    if args:
+        loc = tracing.user_location()
+        raise StagingTypeError(
+            f"x.item(index) of a staged tensor{self._where()}{f' at {loc}' if loc else ''} is "
+            "not supported; write x.item() of the element, e.g. x[i, j].item() or float(x[i, j])")
+    return python_numbers.item_of(self)
+
+
+def _tolist(self: Tensor) -> Tensor:
+    """``x.tolist()`` of a 0-d value is its Python scalar; a list of an array is refused."""
+    if self.ndim == 0:
+        return python_numbers.item_of(self)
+    return _no_python_value("a Python list (.tolist())", "keep it a tensor, or return it and "
+                            "call .tolist() on the result")(self)
+
+
 def inplace(op: str, a: object, b: object) -> object:
     """``a op= b``: a new tensor of ``a``'s dtype and shape (NumPy's same_kind casting rule).
 
@@ -237,8 +255,8 @@ def _attach() -> None:
         "__float__": _no_python_value("a Python float",
                                       "use x.astype(np.float64) to stay staged"),
         "__complex__": _no_python_value("a Python complex", "keep it a tensor"),
-        "item": _no_python_value("a Python scalar (.item())", "keep it a tensor"),
-        "tolist": _no_python_value("a Python list (.tolist())", "keep it a tensor"),
+        "item": _item,
+        "tolist": _tolist,
         "reshape": _reshape,
         "transpose": _transpose,
         "T": property(lambda self: array_shapes.transpose(self)),

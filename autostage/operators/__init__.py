@@ -16,6 +16,7 @@ from autostage.operators.data_structures import (
 )
 from autostage.operators.exceptions import assert_stmt, try_region, with_region
 from autostage.operators.logical import and_, compare_chain, if_exp, if_exp_branch, not_, or_
+from autostage.operators.math_overloads import OVERLOADS as _MATH_OVERLOADS
 from autostage.operators.nondeterministic import OVERLOADS as _NONDETERMINISTIC_OVERLOADS
 from autostage.operators.numpy_overloads import (
     np_arange,
@@ -47,6 +48,7 @@ from autostage.operators.py_builtins import (
     all_,
     any_,
     bool_,
+    complex_,
     enumerate_,
     filter_,
     float_,
@@ -104,9 +106,8 @@ __all__ = [
     "ilshift", "irshift", "iand", "ixor", "ior",
     # builtins
     "BUILTINS", "print_", "percent_format", "len_", "range_", "enumerate_", "zip_", "map_",
-    "filter_", "int_",
-    "float_", "bool_", "abs_", "min_", "max_", "sum_", "isinstance_", "any_", "all_", "sorted_",
-    "reversed_", "type_",
+    "filter_", "int_", "float_", "bool_", "complex_", "abs_", "min_", "max_", "sum_",
+    "isinstance_", "any_", "all_", "sorted_", "reversed_", "type_",
     # NumPy functions that cannot dispatch on staged tensors (BUILTINS maps them too)
     "np_array", "np_asarray", "np_zeros", "np_ones", "np_empty", "np_full", "np_arange",
     "np_eye", "np_float64", "np_float32", "np_float16", "np_int64", "np_int32", "np_int16",
@@ -119,6 +120,9 @@ __all__ = [
     "random_method", *_RANDOM_OVERLOADS,
     # clocks and OS randomness (time_time, os_urandom...), refused while tracing
     *_NONDETERMINISTIC_OVERLOADS,
+    # Python's math functions (math_exp...), staged on staged values
+    *_MATH_OVERLOADS,
 ]
 globals().update(_RANDOM_OVERLOADS)
 globals().update(_NONDETERMINISTIC_OVERLOADS)
+globals().update(_MATH_OVERLOADS)

@@ -16,7 +16,7 @@ import functools
 import operator
 
 import numpy as np
-from autostage.runtime import python_numbers, value_info
+from autostage.runtime import python_math, python_numbers, value_info  # noqa: F401 - hooks
 from autostage.runtime.operator_hooks import Staged, Standin, register_operator_hook
 from autostage.runtime.staging import errors, iteration, tensor_lists, values
 from autostage.runtime.staging.control_flow import predicate
@@ -64,8 +64,21 @@ def float_(x: object) -> Tensor:
     return python_numbers.float_of(_scalar(x, "float"))
 
 
+def complex_(x: object, *args: object) -> Tensor:
+    """``complex(x)``: a Python complex (weak complex128) of a 0-d real or complex value."""
+    if args:
+        raise errors.StagingTypeError(f"complex() of two staged values{errors.at()} is not "
+                                      "supported: write x + y * 1j")
+    return python_numbers.complex_of(_scalar(x, "complex"))
+
+
 def bool_(x: object) -> Tensor:
-    return predicate(_check(x), "the argument of bool()")
+    """``bool(x)``: a Python bool (weak), the truth value of a 0-d value or a tensor list."""
+    result = predicate(_check(x), "the argument of bool()")
+    if not value_info.is_weak(result.value):
+        result = result.copy() if result is x else result  # x itself stays a NumPy value
+        value_info.mark_weak(result.value)
+    return result
 
 
 def abs_(x: object) -> Tensor:
@@ -191,6 +204,7 @@ def list_pop(lst: object, *args: object) -> tuple:
 
 
 for _name, _hook in (("len_", len_), ("int_", int_), ("float_", float_), ("bool_", bool_),
+                     ("complex_", complex_),
                      ("abs_", abs_), ("min_", min_), ("max_", max_), ("sum_", sum_),
                      ("isinstance_", isinstance_), ("list_append", list_append),
                      ("list_pop", list_pop)):

@@ -1,0 +1,20 @@
+"""CPU lowering of ``python_math`` (``runtime/ops/python_math.py``): the function of Python's
+``math`` module called inside Numba on native float64 scalars (libm's functions, as CPython's;
+``hypot2`` is two-argument ``math.hypot``). Numba's ``math`` functions do not raise under
+``error_model="numpy"``: the front end's ``raise_if`` ops raise Python's errors.
+"""
+
+from __future__ import annotations
+
+from autostage.runtime import ir
+from autostage.runtime.backends.cpu.codegen import Emitter, LoweringError, is_scalar, lowering
+
+
+@lowering("python_math")
+def _python_math(op: ir.Op, em: Emitter) -> None:
+    if not all(is_scalar(v.type) for v in (*op.operands, *op.results)):
+        raise LoweringError(f"autostage: python_math of arrays at {op.loc} is not lowered")
+    name = op.attrs["function"]
+    name = "hypot" if name == "hypot2" else name
+    args = ", ".join(em.name(v) for v in op.operands)
+    em.line(f"{em.name(op.results[0])} = math.{name}({args})")
