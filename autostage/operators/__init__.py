@@ -25,6 +25,7 @@ from autostage.operators.numpy_overloads import (
     np_bool,
     np_complex64,
     np_complex128,
+    np_concatenate,
     np_empty,
     np_eye,
     np_float16,
@@ -110,7 +111,8 @@ __all__ = [
     "isinstance_", "any_", "all_", "sorted_", "reversed_", "type_",
     # NumPy functions that cannot dispatch on staged tensors (BUILTINS maps them too)
     "np_array", "np_asarray", "np_zeros", "np_ones", "np_empty", "np_full", "np_arange",
-    "np_eye", "np_float64", "np_float32", "np_float16", "np_int64", "np_int32", "np_int16",
+    "np_eye", "np_concatenate", "np_float64", "np_float32", "np_float16", "np_int64",
+    "np_int32", "np_int16",
     "np_int8", "np_uint64", "np_uint32", "np_uint16", "np_uint8", "np_bool", "np_complex128",
     "np_complex64",
     # assertions and variables

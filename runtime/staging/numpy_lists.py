@@ -8,6 +8,12 @@ when given. An empty list is where NumPy differs from a stack: ``np.array([])`` 
 array of ``dtype`` (default float64). That is exact for 0-d elements when ``dtype`` is given or
 the elements are float64; otherwise an empty list raises a ``ValueError`` at run time saying
 why (never a result of another dtype or rank).
+
+``list_function`` stages the NumPy functions that take a tensor list where NumPy takes a list of
+arrays: ``np.stack(lst, axis=k)`` (the stack moved to axis ``k``), ``np.concatenate(lst,
+axis=k)`` and ``np.vstack``/``np.hstack``/``np.column_stack`` (the stack reshaped as NumPy joins
+the elements), and any staged NumPy function of an array (``np.sum(lst)``, ``np.mean(lst,
+axis=0)``) applied to ``np.array(lst)``, as NumPy converts the list.
 """
 
 from __future__ import annotations
@@ -16,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from autostage.runtime import numpy_dispatch, tracing  # noqa: F401 - registers its hook first
+from autostage.runtime import dtype_rules, numpy_dispatch, tracing  # noqa: F401 - hook first
 from autostage.runtime.operator_hooks import register_operator_hook
 from autostage.runtime.staging import control_flow, errors, tensor_lists
 from autostage.runtime.staging.tensor_lists import TensorList
@@ -52,8 +58,88 @@ def array_of_list(lst: TensorList, dtype: object = None, name: str = "np.array")
     return result
 
 
+_JOINS = {np.stack: "stack", np.concatenate: "concatenate", np.vstack: "vstack",
+          np.hstack: "hstack", np.column_stack: "column_stack"}
+
+
+def list_function(func: Callable, args: tuple, kwargs: dict) -> Any:
+    """NumPy's ``func(*args, **kwargs)`` whose first argument is the tensor list ``args[0]``."""
+    lst, rest = args[0], args[1:]
+    name = f"np.{getattr(func, '__name__', func)}"
+    if lst.value is None:  # never appended to: the empty Python list, a NumPy constant
+        return func([], *rest, **kwargs)
+    if func in _JOINS:
+        options = dict(zip(("axis",), rest, strict=False)) | kwargs
+        if len(rest) > 1 or set(options) - {"axis"} or (
+                "axis" in options and func not in (np.stack, np.concatenate)):
+            raise errors.StagingTypeError(
+                f"{name}() of a tensor list{errors.at()} supports "
+                + ("the axis argument only" if func in (np.stack, np.concatenate)
+                   else "no other arguments"))
+        return _join(_JOINS[func], lst, options.get("axis", 0), name)
+    implementation = numpy_dispatch.FUNCTIONS.get(func)
+    if implementation is None:
+        raise errors.StagingTypeError(f"{name} of a tensor list{errors.at()} is not supported; "
+                                      "np.stack(lst) makes it an array")
+    return implementation(array_of_list(lst, None, name), *rest, **kwargs)
+
+
+def _join(kind: str, lst: TensorList, axis: object, name: str) -> Tensor:
+    from autostage.runtime import array_shapes
+    ndim = lst.element.ndim
+    if kind == "stack":
+        return _moved(tensor_lists.stack(lst), dtype_rules.normalize_axis(axis, ndim + 1))
+    if kind == "vstack":  # np.atleast_2d of each element, joined along axis 0
+        kind, axis = ("stack", 0) if ndim == 1 else ("concatenate", 0)
+        if ndim == 0:
+            return array_shapes.reshape(_nonempty(lst, name), (-1, 1))
+    elif kind == "hstack":  # np.atleast_1d of each, joined along axis 0 (1-d) or 1
+        if ndim == 0:
+            return _nonempty(lst, name)
+        axis = 0 if ndim == 1 else 1
+    elif kind == "column_stack":  # 1-d elements are columns; 2-d ones are joined along axis 1
+        if ndim == 0:
+            return array_shapes.reshape(_nonempty(lst, name), (1, -1))
+        if ndim == 1:
+            return _moved(_nonempty(lst, name), 1)
+        axis = 1
+    if kind == "stack":
+        return _nonempty(lst, name)
+    if ndim == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    axis = dtype_rules.normalize_axis(axis, ndim)
+    stacked = _nonempty(lst, name)  # (n, d0, ..., d_m-1): join n with d_axis
+    moved = _moved(stacked, axis)
+    if axis:
+        moved = moved.copy()  # C order before merging the two axes
+    shape = array_shapes.shape_of(moved)
+    return array_shapes.reshape(moved, (*shape[:axis], shape[axis] * shape[axis + 1],
+                                        *shape[axis + 2:]))
+
+
+def _nonempty(lst: TensorList, name: str) -> Tensor:
+    """The stack of ``lst``; NumPy's ValueError for an empty list (at run time)."""
+    what = "stack" if name == "np.stack" else "concatenate"
+    (empty,) = tracing.emit("list_length", (lst.value,))
+    test = Tensor(empty) == 0
+    tracing.emit("raise_if", (test.value,),
+                 {"exception": ValueError(f"need at least one array to {what}")})
+    return tensor_lists.stack(lst)
+
+
+def _moved(stacked: Tensor, axis: int) -> Tensor:
+    """The stack with its axis 0 moved to ``axis`` (np.stack(..., axis))."""
+    if axis == 0:
+        return stacked
+    from autostage.runtime import array_shapes
+    order = (*range(1, axis + 1), 0, *range(axis + 1, stacked.ndim))
+    return array_shapes.transpose(stacked, order)
+
+
 def _wrap(previous: Callable[..., Any] | None) -> Callable[..., Any]:
     def numpy_call(function: Callable, *args: Any, **kwargs: Any) -> Any:
+        if function in _JOINS and args and isinstance(args[0], TensorList):
+            return list_function(function, args, kwargs)
         if function in _ARRAY_FUNCTIONS and args and isinstance(args[0], TensorList):
             extra = set(kwargs) - {"dtype", "copy"} or len(args) > 2
             if extra:

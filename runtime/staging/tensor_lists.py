@@ -74,12 +74,12 @@ class TensorList(Staged):
             "let autostage intercept it); use np.stack(lst)")
 
     def __array_function__(self, func, types, args, kwargs) -> object:
-        if func is np.stack and args and args[0] is self and kwargs.get("axis", 0) == 0 \
-                and kwargs.get("out") is None and set(kwargs) <= {"axis", "out"}:
-            return stack(self)
+        if args and args[0] is self:
+            from autostage.runtime.staging import numpy_lists
+            return numpy_lists.list_function(func, args, kwargs)
         raise errors.StagingTypeError(
-            f"np.{func.__name__} of a tensor list{errors.at()} is not supported; "
-            "np.stack(lst) (axis 0) is")
+            f"np.{func.__name__} of a tensor list{errors.at()} that is not its first argument "
+            "is not supported; np.stack(lst) makes it an array")
 
     def __repr__(self) -> str:
         return f"<staged TensorList {self.type or 'list<?>'}>"
