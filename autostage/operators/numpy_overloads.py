@@ -20,10 +20,11 @@ from autostage.runtime import Staged, is_tracing, stage_operator
 
 
 def _has_staged(values: Any) -> bool:
+    """Whether a value, or an item of a (nested) list or tuple among them, is staged."""
     for value in values:
         if isinstance(value, Staged):
             return True
-        if isinstance(value, (list, tuple)) and any(isinstance(v, Staged) for v in value):
+        if isinstance(value, (list, tuple)) and _has_staged(value):
             return True
     return False
 

@@ -32,7 +32,9 @@ def _check(x: object) -> object:
 
 def _scalar(x: object, name: str) -> Tensor:
     _check(x)
-    if not isinstance(x, Tensor) or x.ndim != 0:
+    if isinstance(x, Tensor) and x.ndim != 0:  # NumPy 2.4 refuses any array of rank >= 1
+        raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
+    if not isinstance(x, Tensor):
         raise errors.StagingTypeError(
             f"{name}() of a staged {getattr(x, 'type', type(x).__name__)}{errors.at()} is not "
             "supported: it needs a 0-d tensor")
