@@ -157,7 +157,8 @@ def _check_one(name: str, x: Tensor, result: Tensor) -> None:
     finite argument an overflow (exp, expm1, sinh, cosh) or a domain error; gamma and lgamma
     check their poles (non-positive integers) first."""
     if name in ("gamma", "lgamma"):
-        pole = _and(_ufunc("equal", x, _ufunc("floor", x)), _ufunc("less_equal", x, 0.0))
+        pole = _and(_ufunc("isfinite", x), _ufunc("equal", x, _ufunc("floor", x)),
+                    _ufunc("less_equal", x, 0.0))
         if name == "gamma":
             pole = _ufunc("logical_or", pole, _ufunc("equal", x, -math.inf))
         _raise_if(pole, _DOMAIN[name])
