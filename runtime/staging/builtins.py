@@ -155,12 +155,47 @@ def max_(*args: object, **kwargs: object) -> object:
 
 def sum_(x: object, start: object = 0) -> object:
     _check(x)
+    if isinstance(x, TensorList):
+        return _sum_list(x, start)
     if not isinstance(x, Tensor) or x.ndim == 0:
         raise errors.StagingTypeError(f"sum() of a staged {getattr(x, 'type', type(x))}"
                                       f"{errors.at()} is not supported")
     dtype = np.int64 if x.dtype == np.bool_ else x.dtype
     total = np.sum(x, axis=0, dtype=dtype)
     return total if isinstance(start, int) and start == 0 else start + total
+
+
+def _sum_list(lst: TensorList, start: object) -> object:
+    """``sum(lst)`` of a tensor list: Python adds the elements one by one, left to right, which
+    ``np.cumsum`` along the stack does too (exact, not NumPy's pairwise sum). Python's ``0`` for
+    an empty list is an int whatever the elements are: a ValueError at run time instead (the
+    staged result has the elements' type). Python ints (weak) must not leave int64."""
+    from autostage.runtime import array_api
+    from autostage.runtime.staging import numpy_lists
+    if lst.value is None:
+        return start
+    element = lst.element
+    stacked = numpy_lists.array_of_list(lst, None, "sum")  # refuses an empty list clearly
+    dtype = np.int64 if element.dtype == np.bool_ else element.dtype
+    total = np.cumsum(stacked, axis=0, dtype=dtype)[-1]
+    if element.ndim == 0 and list_elements_weak(lst):
+        if dtype == np.int64:
+            exact = np.cumsum(array_api.astype(stacked, np.float64), axis=0)[-1]
+            python_numbers._raise_if(np.abs(exact) >= 2.0**63, OverflowError(
+                f"sum() of Python ints in a staged list{errors.at()} does not fit in int64: "
+                "staged Python ints are int64"))
+        total = array_api.copy(total)
+        value_info.mark_weak(total.value)
+    return total if isinstance(start, int) and start == 0 else start + total
+
+
+def list_elements_weak(lst: TensorList) -> bool:
+    """Whether every element put in ``lst`` is a Python number (``list_elements``)."""
+    from autostage.runtime.staging import list_elements
+    try:
+        return list_elements.returned_as_python(lst.value, lst.element.dtype, "sum")
+    except errors.StagingTypeError:  # Python numbers and NumPy values: a NumPy result
+        return False
 
 
 def isinstance_(x: object, classes: object) -> bool:

@@ -15,6 +15,7 @@ def _python_math(op: ir.Op, em: Emitter) -> None:
     if not all(is_scalar(v.type) for v in (*op.operands, *op.results)):
         raise LoweringError(f"autostage: python_math of arrays at {op.loc} is not lowered")
     name = op.attrs["function"]
-    name = "hypot" if name == "hypot2" else name
+    # Numba has no math.fmod; NumPy's fmod of two scalars is C's (exact, as CPython's)
+    function = {"hypot2": "math.hypot", "fmod": "np.fmod"}.get(name, f"math.{name}")
     args = ", ".join(em.name(v) for v in op.operands)
-    em.line(f"{em.name(op.results[0])} = math.{name}({args})")
+    em.line(f"{em.name(op.results[0])} = {function}({args})")

@@ -54,7 +54,7 @@ def test_calls_are_routed_or_left_as_they_are():
         def mixed(x, rest, kw, obj):
             ag__.print_(x, end='')
             n = ag__.len_(rest) + ag__.abs_(-x)
-            y = np.linalg.norm(ag__.np_ones(n)) + math.sqrt(4) + ag__.len_(os.path.join('a', 'b'))
+            y = np.linalg.norm(ag__.np_ones(n)) + ag__.math_sqrt(4) + ag__.len_(os.path.join('a', 'b'))
             z = ag__.converted(helper)(x, *rest, scale=2, **kw)
             w = ag__.converted(obj.get)('k', n)
             return (n, y, z, w, list(rest), ag__.np_float32(x), ag__.converted(unknown_name)(x) if x < 0 else None)

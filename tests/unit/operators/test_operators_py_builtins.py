@@ -9,7 +9,7 @@ import pytest
 from autostage.operators import py_builtins
 
 OVERLOADED = ["print", "len", "range", "enumerate", "zip", "map", "filter", "int", "float",
-              "bool", "abs", "min", "max", "sum", "isinstance", "any", "all", "sorted",
+              "bool", "complex", "abs", "min", "max", "sum", "isinstance", "any", "all", "sorted",
               "reversed", "type"]
 
 

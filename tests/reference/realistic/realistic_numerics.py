@@ -1,0 +1,504 @@
+"""Realistic numerics and model programs of issue 10, written as a user would write them (before
+checking what autostage supports): recurrent cells with fused gates, search, optimisation, ODE
+integration, dynamic programming, clustering, filtering. Each ``scenario_*(wrap)`` builds its data
+(seeded), wraps the user function with ``wrap`` and returns what is observable.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def _rng(seed):
+    return np.random.default_rng(seed)
+
+
+# --- recurrent cells -----------------------------------------------------------------------
+
+
+def lstm_sequence(xs, w, u, b):
+    hidden = u.shape[0]
+    h = np.zeros(hidden)
+    c = np.zeros(hidden)
+    outputs = []
+    for t in range(xs.shape[0]):
+        gates = xs[t] @ w + h @ u + b
+        i, f, g, o = np.split(gates, 4)
+        i = 1.0 / (1.0 + np.exp(-i))
+        f = 1.0 / (1.0 + np.exp(-f))
+        o = 1.0 / (1.0 + np.exp(-o))
+        c = f * c + i * np.tanh(g)
+        h = o * np.tanh(c)
+        outputs.append(h)
+    return np.stack(outputs), c
+
+
+def scenario_lstm_split(wrap):
+    rng = _rng(10)
+    xs, w = rng.normal(size=(5, 3)), rng.normal(size=(3, 16)) * 0.5
+    u, b = rng.normal(size=(4, 16)) * 0.5, np.zeros(16)
+    return wrap(lstm_sequence)(xs, w, u, b)
+
+
+def gru_step(x, h, w, u, b):
+    zr = x @ w[:, :2 * h.shape[0]] + h @ u[:, :2 * h.shape[0]] + b[:2 * h.shape[0]]
+    z, r = np.split(1.0 / (1.0 + np.exp(-zr)), 2)
+    n = np.tanh(x @ w[:, 2 * h.shape[0]:] + (r * h) @ u[:, 2 * h.shape[0]:]
+                + b[2 * h.shape[0]:])
+    return (1.0 - z) * n + z * h
+
+
+def gru_run(xs, h, w, u, b):
+    for t in range(xs.shape[0]):
+        h = gru_step(xs[t], h, w, u, b)
+    return h
+
+
+def scenario_gru_split(wrap):
+    rng = _rng(11)
+    xs, h = rng.normal(size=(6, 3)), np.zeros(4)
+    w, u, b = rng.normal(size=(3, 12)), rng.normal(size=(4, 12)), rng.normal(size=12) * 0.1
+    return wrap(gru_run)(xs, h, w, u, b)
+
+
+def elman_rnn(xs, w_in, w_rec):
+    h = np.zeros(w_rec.shape[0])
+    states = [h]
+    for x in xs:
+        h = np.tanh(w_in @ x + w_rec @ h)
+        states.append(h)
+    return np.array(states)
+
+
+def scenario_elman_rows(wrap):
+    rng = _rng(12)
+    return wrap(elman_rnn)(rng.normal(size=(4, 2)), rng.normal(size=(3, 2)),
+                           rng.normal(size=(3, 3)) * 0.5)
+
+
+# --- search and decoding -------------------------------------------------------------------
+
+
+def beam_search(log_probs, beam_width):
+    steps, vocab = log_probs.shape
+    scores = np.zeros(1)
+    for t in range(steps):
+        candidates = (scores[:, None] + log_probs[t][None, :]).ravel()
+        order = np.argsort(-candidates)[:beam_width]
+        scores = candidates[order]
+    return scores
+
+
+def beam_search_repeat(log_probs, beam_width):
+    steps, vocab = log_probs.shape
+    scores = np.zeros(beam_width)
+    for t in range(steps):
+        expanded = np.repeat(scores, vocab) + np.tile(log_probs[t], beam_width)
+        best = np.argsort(expanded)[::-1][:beam_width]
+        scores = expanded[best]
+    return scores
+
+
+def scenario_beam_search(wrap):
+    lp = np.log(_rng(13).dirichlet(np.ones(5), size=4))
+    return wrap(beam_search)(lp, 3), wrap(beam_search_repeat)(lp, 3)
+
+
+def viterbi(log_start, log_trans, log_emit, observations):
+    n_states = log_start.shape[0]
+    T = observations.shape[0]
+    dp = np.zeros((T, n_states))
+    back = np.zeros((T, n_states), dtype=np.int64)
+    dp[0] = log_start + log_emit[:, observations[0]]
+    for t in range(1, T):
+        scores = dp[t - 1][:, None] + log_trans
+        back[t] = np.argmax(scores, axis=0)
+        dp[t] = np.max(scores, axis=0) + log_emit[:, observations[t]]
+    path = [int(np.argmax(dp[T - 1]))]
+    for t in range(T - 1, 0, -1):
+        path.append(int(back[t, path[-1]]))
+    return path[::-1], float(np.max(dp[T - 1]))
+
+
+def scenario_viterbi(wrap):
+    rng = _rng(14)
+    start = np.log(np.array([0.6, 0.4]))
+    trans = np.log(np.array([[0.7, 0.3], [0.4, 0.6]]))
+    emit = np.log(rng.dirichlet(np.ones(3), size=2))
+    obs = np.array([0, 1, 2, 2, 1, 0])
+    return wrap(viterbi)(start, trans, emit, obs)
+
+
+# --- optimisation --------------------------------------------------------------------------
+
+
+def lbfgs(x, a, b, m, iters):
+    s_hist = []
+    y_hist = []
+    g = a @ x - b
+    for _ in range(iters):
+        q = g.copy()
+        alphas = []
+        for i in range(len(s_hist) - 1, -1, -1):
+            rho = 1.0 / (y_hist[i] @ s_hist[i])
+            alpha = rho * (s_hist[i] @ q)
+            q = q - alpha * y_hist[i]
+            alphas.append(alpha)
+        if len(s_hist) > 0:
+            q = q * (s_hist[-1] @ y_hist[-1]) / (y_hist[-1] @ y_hist[-1])
+        for i in range(len(s_hist)):
+            rho = 1.0 / (y_hist[i] @ s_hist[i])
+            beta = rho * (y_hist[i] @ q)
+            q = q + s_hist[i] * (alphas[len(s_hist) - 1 - i] - beta)
+        x_new = x - 0.5 * q
+        g_new = a @ x_new - b
+        s_hist.append(x_new - x)
+        y_hist.append(g_new - g)
+        if len(s_hist) > m:
+            s_hist.pop(0)
+            y_hist.pop(0)
+        x, g = x_new, g_new
+        if np.linalg.norm(g) < 1e-10:
+            break
+    return x
+
+
+def scenario_lbfgs(wrap):
+    rng = _rng(15)
+    m = rng.normal(size=(4, 4))
+    a = m @ m.T + 4 * np.eye(4)
+    return wrap(lbfgs)(np.zeros(4), a, rng.normal(size=4), 3, 20)
+
+
+def newton_system(x0, iters):
+    x = x0
+    for _ in range(iters):
+        f = np.array([x[0] ** 2 + x[1] ** 2 - 4.0, math.exp(x[0]) + x[1] - 1.0])
+        jac = np.array([[2 * x[0], 2 * x[1]], [math.exp(x[0]), 1.0]])
+        step = np.linalg.solve(jac, f)
+        x = x - step
+        if np.abs(step).max() < 1e-12:
+            break
+    return x
+
+
+def scenario_newton_nested_array(wrap):
+    return wrap(newton_system)(np.array([1.0, -1.0]), 30)
+
+
+def logistic_regression(x, y, lr, epochs):
+    w = np.zeros(x.shape[1])
+    b = 0.0
+    losses = []
+    for _ in range(epochs):
+        z = x @ w + b
+        p = 1.0 / (1.0 + np.exp(-z))
+        loss = -np.mean(y * np.log(p + 1e-12) + (1 - y) * np.log(1 - p + 1e-12))
+        losses.append(loss.item())
+        w = w - lr * x.T @ (p - y) / x.shape[0]
+        b = b - lr * float(np.mean(p - y))
+    return w, b, losses
+
+
+def scenario_logistic_item(wrap):
+    rng = _rng(16)
+    x = rng.normal(size=(30, 3))
+    y = (x @ np.array([1.0, -1.0, 0.5]) > 0).astype(np.float64)
+    return wrap(logistic_regression)(x, y, 0.5, 8)
+
+
+def softmax_classifier(x, y, k, lr, steps):
+    w = np.zeros((x.shape[1], k))
+    onehot = np.eye(k)[y]
+    for _ in range(steps):
+        logits = x @ w
+        logits = logits - logits.max(axis=1, keepdims=True)
+        p = np.exp(logits)
+        p = p / p.sum(axis=1, keepdims=True)
+        w = w - lr * x.T @ (p - onehot) / x.shape[0]
+    loss = -np.mean(np.sum(onehot * np.log(p + 1e-12), axis=1))
+    return w, loss
+
+
+def scenario_softmax_eye(wrap):
+    rng = _rng(17)
+    x = rng.normal(size=(20, 3))
+    y = np.argmax(x @ rng.normal(size=(3, 3)), axis=1)
+    return wrap(softmax_classifier)(x, y, 3, 0.5, 10)
+
+
+def power_iteration(a, iters):
+    v = np.ones(a.shape[0]) / math.sqrt(a.shape[0])
+    lam = 0.0
+    for _ in range(iters):
+        w = a @ v
+        lam = float(v @ w)
+        v = w / np.linalg.norm(w)
+    return lam, v
+
+
+def scenario_power_iteration(wrap):
+    m = _rng(18).normal(size=(5, 5))
+    return wrap(power_iteration)(m @ m.T, 50)
+
+
+def conjugate_gradient(a, b, tol, max_iter):
+    x = np.zeros_like(b)
+    r = b - a @ x
+    p = r.copy()
+    rs = r @ r
+    k = 0
+    while k < max_iter and math.sqrt(rs) > tol:
+        ap = a @ p
+        alpha = rs / (p @ ap)
+        x = x + alpha * p
+        r = r - alpha * ap
+        rs_new = r @ r
+        p = r + (rs_new / rs) * p
+        rs = rs_new
+        k += 1
+    return x, k
+
+
+def scenario_conjugate_gradient(wrap):
+    rng = _rng(19)
+    m = rng.normal(size=(6, 6))
+    return wrap(conjugate_gradient)(m @ m.T + 6 * np.eye(6), rng.normal(size=6), 1e-10, 100)
+
+
+def gauss_seidel(a, b, sweeps):
+    n = b.shape[0]
+    x = np.zeros(n)
+    for _ in range(sweeps):
+        for i in range(n):
+            s = b[i] - a[i, :i] @ x[:i] - a[i, i + 1:] @ x[i + 1:]
+            x[i] = s / a[i, i]
+    return x
+
+
+def scenario_gauss_seidel(wrap):
+    a = np.array([[4.0, 1.0, 0.0], [1.0, 5.0, 2.0], [0.0, 2.0, 6.0]])
+    return wrap(gauss_seidel)(a, np.array([1.0, 2.0, 3.0]), 25)
+
+
+# --- ODE integration ------------------------------------------------------------------------
+
+
+def lotka_volterra(y):
+    return np.array([1.1 * y[0] - 0.4 * y[0] * y[1], 0.1 * y[0] * y[1] - 0.4 * y[1]])
+
+
+def rk4(y0, dt, steps):
+    y = y0
+    trajectory = [y0]
+    for _ in range(steps):
+        k1 = lotka_volterra(y)
+        k2 = lotka_volterra(y + 0.5 * dt * k1)
+        k3 = lotka_volterra(y + 0.5 * dt * k2)
+        k4 = lotka_volterra(y + dt * k3)
+        y = y + dt / 6.0 * (k1 + 2 * k2 + 2 * k3 + k4)
+        trajectory.append(y)
+    return np.array(trajectory)
+
+
+def scenario_rk4_trajectory(wrap):
+    return wrap(rk4)(np.array([10.0, 5.0]), 0.05, 40)
+
+
+def adaptive_euler_heun(y0, t_end, tol):
+    t = 0.0
+    h = 0.1
+    y = y0
+    ts = [t]
+    ys = [y]
+    while t < t_end:
+        h = min(h, t_end - t)
+        k1 = -2.0 * y + math.sin(t)
+        k2 = -2.0 * (y + h * k1) + math.sin(t + h)
+        err = abs(h * (k2 - k1) / 2.0)
+        if err <= tol:
+            t = t + h
+            y = y + h * (k1 + k2) / 2.0
+            ts.append(t)
+            ys.append(y)
+        h = 0.9 * h * math.sqrt(tol / max(err, 1e-16))
+    return np.array(ts), np.array(ys)
+
+
+def scenario_adaptive_ode(wrap):
+    return wrap(adaptive_euler_heun)(1.0, 2.0, 1e-4)
+
+
+# --- dynamic programming and integer algorithms ---------------------------------------------
+
+
+def edit_distance(a, b):
+    n, m = a.shape[0], b.shape[0]
+    d = np.zeros((n + 1, m + 1), dtype=np.int64)
+    for i in range(n + 1):
+        d[i, 0] = i
+    for j in range(m + 1):
+        d[0, j] = j
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            cost = 0 if a[i - 1] == b[j - 1] else 1
+            d[i, j] = min(d[i - 1, j] + 1, d[i, j - 1] + 1, d[i - 1, j - 1] + cost)
+    return int(d[n, m])
+
+
+def scenario_edit_distance(wrap):
+    a = np.array([ord(c) for c in "kitten"])
+    b = np.array([ord(c) for c in "sitting"])
+    return wrap(edit_distance)(a, b)
+
+
+def sieve(n):
+    is_prime = np.ones(n + 1, dtype=bool)
+    is_prime[:2] = False
+    for p in range(2, int(math.sqrt(n)) + 1):
+        if is_prime[p]:
+            is_prime[p * p::p] = False
+    return np.nonzero(is_prime)[0]
+
+
+def scenario_sieve(wrap):
+    return wrap(sieve)(np.int64(50))
+
+
+# --- clustering, statistics, signal processing ----------------------------------------------
+
+
+def kmeans(points, centers, iters):
+    k = centers.shape[0]
+    for _ in range(iters):
+        d = np.sum((points[:, None, :] - centers[None, :, :]) ** 2, axis=2)
+        labels = np.argmin(d, axis=1)
+        counts = np.bincount(labels, minlength=k)
+        new_centers = []
+        for c in range(k):
+            members = points[labels == c]
+            new_centers.append(members.mean(axis=0) if counts[c] > 0 else centers[c])
+        centers = np.array(new_centers)
+    return centers, labels
+
+
+def scenario_kmeans(wrap):
+    rng = _rng(20)
+    pts = np.concatenate([rng.normal(size=(10, 2)), rng.normal(size=(10, 2)) + 4.0])
+    return wrap(kmeans)(pts, pts[[0, 15]].copy(), 5)
+
+
+def layer_norm_attention(q, k, v, mask, gamma, beta):
+    scores = q @ k.T / math.sqrt(q.shape[1])
+    scores = np.where(mask, scores, -1e9)
+    scores = scores - scores.max(axis=-1, keepdims=True)
+    weights = np.exp(scores)
+    weights = weights / weights.sum(axis=-1, keepdims=True)
+    out = weights @ v
+    mu = out.mean(axis=-1, keepdims=True)
+    var = out.var(axis=-1, keepdims=True)
+    return gamma * (out - mu) / np.sqrt(var + 1e-5) + beta
+
+
+def scenario_masked_attention(wrap):
+    rng = _rng(21)
+    q, k, v = rng.normal(size=(4, 8)), rng.normal(size=(4, 8)), rng.normal(size=(4, 8))
+    mask = np.tril(np.ones((4, 4), dtype=bool))
+    return wrap(layer_norm_attention)(q, k, v, mask, np.ones(8), np.zeros(8))
+
+
+def conv1d(signal, kernel):
+    n, m = signal.shape[0], kernel.shape[0]
+    out = np.zeros(n - m + 1)
+    for i in range(n - m + 1):
+        out[i] = np.sum(signal[i:i + m] * kernel[::-1])
+    return out
+
+
+def median_filter(signal, width):
+    half = width // 2
+    padded = np.pad(signal, half, mode="edge")
+    return np.array([np.median(padded[i:i + width]) for i in range(signal.shape[0])])
+
+
+def scenario_conv_and_median(wrap):
+    rng = _rng(22)
+    s = rng.normal(size=12)
+    return wrap(conv1d)(s, np.array([0.25, 0.5, 0.25])), wrap(median_filter)(s, 3)
+
+
+def kalman_1d(zs, q, r):
+    x, p = 0.0, 1.0
+    estimates = []
+    for z in zs:
+        p = p + q
+        gain = p / (p + r)
+        x = x + gain * (z - x)
+        p = (1 - gain) * p
+        estimates.append(x)
+    return np.array(estimates), p
+
+
+def scenario_kalman(wrap):
+    zs = 1.0 + 0.1 * _rng(23).normal(size=10)
+    return wrap(kalman_1d)(zs, 1e-3, 0.01)
+
+
+def pca(x, k):
+    xc = x - x.mean(axis=0)
+    cov = xc.T @ xc / (x.shape[0] - 1)
+    vals, vecs = np.linalg.eigh(cov)
+    order = np.argsort(vals)[::-1][:k]
+    return vals[order], np.abs(xc @ vecs[:, order])
+
+
+def scenario_pca(wrap):
+    return wrap(pca)(_rng(24).normal(size=(12, 3)) @ np.diag([3.0, 1.0, 0.2]), 2)
+
+
+def histogram_equalize(img, levels):
+    hist = np.bincount(img.ravel(), minlength=levels)
+    cdf = np.cumsum(hist)
+    cdf = (cdf - cdf.min()) * (levels - 1) / (cdf.max() - cdf.min())
+    return cdf[img].astype(np.int64)
+
+
+def scenario_histogram_equalization(wrap):
+    return wrap(histogram_equalize)(_rng(25).integers(0, 8, size=(4, 5)), 8)
+
+
+def row_norms_comprehension(x):
+    norms = [math.sqrt(float(row @ row)) for row in x]
+    centered = [x[i] - x[i].mean() for i in range(x.shape[0])]
+    return np.array(norms), np.stack(centered, axis=1), sum(norms)
+
+
+def scenario_row_comprehensions(wrap):
+    return wrap(row_norms_comprehension)(_rng(26).normal(size=(4, 3)))
+
+
+def lookup_embeddings(tokens, table):
+    total = np.zeros(table.shape[1])
+    for t in tokens:
+        total = total + EMBEDDINGS[t] * table[t, 0]
+    return total / tokens.shape[0]
+
+
+EMBEDDINGS = np.arange(12.0).reshape(4, 3) / 10.0
+
+
+def scenario_global_table_lookup(wrap):
+    return wrap(lookup_embeddings)(np.array([0, 3, 1, 3]), np.ones((4, 3)) * 2.0)
+
+
+SCENARIOS = [
+    scenario_lstm_split, scenario_gru_split, scenario_elman_rows, scenario_beam_search,
+    scenario_viterbi, scenario_lbfgs, scenario_newton_nested_array, scenario_logistic_item,
+    scenario_softmax_eye, scenario_power_iteration, scenario_conjugate_gradient,
+    scenario_gauss_seidel, scenario_rk4_trajectory, scenario_adaptive_ode,
+    scenario_edit_distance, scenario_sieve, scenario_kmeans, scenario_masked_attention,
+    scenario_conv_and_median, scenario_kalman, scenario_pca, scenario_histogram_equalization,
+    scenario_row_comprehensions, scenario_global_table_lookup,
+]
