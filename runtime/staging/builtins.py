@@ -65,7 +65,13 @@ def float_(x: object) -> Tensor:
 
 
 def bool_(x: object) -> Tensor:
-    return predicate(_check(x), "the argument of bool()")
+    """``bool(x)``: a Python bool (weak: ``bool(t) + 1`` is a Python int, as in Python)."""
+    x = _check(x)
+    result = predicate(x, "the argument of bool()")
+    if result is x and not value_info.is_weak(x.value):
+        result = x.copy()  # a NumPy bool stays one; its Python bool is a new value
+    value_info.mark_weak(result.value)
+    return result
 
 
 def abs_(x: object) -> Tensor:
