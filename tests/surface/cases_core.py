@@ -39,7 +39,8 @@ def _unary(name):
 
 # ---- element-wise, one argument ------------------------------------------------------------
 for _name, _arg_sets in {
-    "np.exp": [(F32,), (I32,), (F64,), (C128,), (EMPTY,), (SCALAR,), (B,)],
+    # np.exp of bool is float16 in NumPy: refused on cpu (no float16 in Numba), not listed here.
+    "np.exp": [(F32,), (I32,), (F64,), (C128,), (EMPTY,), (SCALAR,)],
     "np.log": [(POS32,), (I64,), (POS64,), (C128,), (SPECIAL,), (SCALAR,)],
     "np.sqrt": [(POS64,), (I32,), (F32,), (C128,), (SPECIAL,), (EMPTY,)],
     "np.abs": [(I32,), (F32,), (C128,), (U8,), (SPECIAL,), (SCALAR,), (B,)],
