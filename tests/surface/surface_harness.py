@@ -41,18 +41,23 @@ class Case:
     index: int             # position among the cases of ``name``
     rtol: float = 0.0      # cpu only: relative tolerance for floating results
     atol: float = 0.0      # cpu only: absolute tolerance for floating results
+    xfail: str = ""        # a known difference (the reason); the test is xfail(strict=True)
 
     @property
     def id(self) -> str:
         return f"{self.name}[{self.index}]"
 
 
-def cases(name: str, fn: Callable, *arg_sets: tuple, rtol: float = 0.0, atol: float = 0.0
-          ) -> list[Case]:
-    """One ``Case`` per argument tuple; numbering continues across calls for the same name."""
+def cases(name: str, fn: Callable, *arg_sets: tuple, rtol: float = 0.0, atol: float = 0.0,
+          xfail: str = "") -> list[Case]:
+    """One ``Case`` per argument tuple; numbering continues across calls for the same name.
+
+    ``xfail`` (a reason) marks cases showing a known wrong result: they must fail (strict).
+    """
     start = _counts.get(name, 0)
     _counts[name] = start + len(arg_sets)
-    return [Case(name, fn, tuple(args), start + i, rtol, atol) for i, args in enumerate(arg_sets)]
+    return [Case(name, fn, tuple(args), start + i, rtol, atol, xfail)
+            for i, args in enumerate(arg_sets)]
 
 
 _counts: dict[str, int] = {}

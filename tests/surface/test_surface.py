@@ -17,8 +17,10 @@ def _params() -> list:
     for case in surface_harness.load_cases():
         for target in surface_harness.TARGETS:
             slow = target == "cpu" and case.index >= CPU_DEFAULT
-            params.append(pytest.param(case, target, id=f"{case.id}-{target}",
-                                       marks=[pytest.mark.slow] if slow else []))
+            marks = [pytest.mark.slow] if slow else []
+            if case.xfail:
+                marks.append(pytest.mark.xfail(strict=True, reason=case.xfail))
+            params.append(pytest.param(case, target, id=f"{case.id}-{target}", marks=marks))
     return params
 
 

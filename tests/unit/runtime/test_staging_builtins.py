@@ -181,3 +181,34 @@ def test_three_argument_pow_of_a_staged_value_is_a_clear_error(target):
                                                r"at .*test_staging_builtins.py:\d+ is not "
                                                r"supported .* write \(x \*\* y\) % mod"):
         autostage.convert(modular_power, target=target)(np.zeros(3))
+
+
+def bool_of_comparison(x):
+    return bool(x[0] > 0)
+
+
+def bool_of_number(x):
+    return bool(x[1])
+
+
+def bool_in_arithmetic(x, flag):
+    return bool(x[0]) + 1, bool(flag) * 2.5, flag
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn, args", [
+    (bool_of_comparison, (np.array([2.5, 0.0]),)),
+    (bool_of_comparison, (np.array([-1, 3], np.int32),)),
+    (bool_of_number, (np.array([2.5, 0.0]),)),
+    (bool_of_number, (np.array([0, 7], np.uint8),)),
+    (bool_in_arithmetic, (np.array([0.5, 1.0], np.float32), np.bool_(True))),
+])
+def test_bool_returns_a_python_bool(target, fn, args):
+    """bool() of a staged value is a Python bool as in Python (it was a NumPy bool), and stays
+    weak in arithmetic; a NumPy bool argument itself stays a NumPy bool."""
+    expected = fn(*args)
+    got = autostage.convert(fn, target=target)(*args)
+    assert got == expected
+    assert (
+        type(got) is type(expected) if not isinstance(expected, tuple)
+        else [type(v) for v in got] == [type(v) for v in expected])
