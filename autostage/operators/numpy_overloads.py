@@ -57,6 +57,8 @@ np_empty = _overload(np.empty)
 np_full = _overload(np.full)
 np_arange = _overload(np.arange)
 np_eye = _overload(np.eye)
+np_identity = _overload(np.identity)
+np_tri = _overload(np.tri)
 
 # NumPy scalar types: ``np.float64(i)`` of a staged ``i`` is a cast.
 np_float64 = _overload(np.float64)

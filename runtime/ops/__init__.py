@@ -9,6 +9,7 @@ from autostage.runtime.ops import (  # noqa: F401
     linalg,
     matrices,
     random,
+    rearrange,
     reductions,
     shapes,
     sorting,
