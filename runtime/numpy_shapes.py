@@ -230,9 +230,6 @@ def _arrays(function: str, tup: object, dtype: object, casting: object = "same_k
             ) -> list[Tensor]:
     if dtype is not None or casting != "same_kind":
         raise refuse(function, "dtype= and casting=", "cast the result with .astype()")
-    if isinstance(tup, Tensor):
-        raise refuse(function, "a single staged array (NumPy iterates its rows)",
-                     "pass a list or tuple of arrays")
     return [as_tensor(t) for t in tup]
 
 

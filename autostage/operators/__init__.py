@@ -35,6 +35,7 @@ from autostage.operators.numpy_overloads import (
     np_int16,
     np_int32,
     np_int64,
+    np_linspace,
     np_ones,
     np_tri,
     np_uint8,
@@ -113,7 +114,7 @@ __all__ = [
     "np_array", "np_asarray", "np_zeros", "np_ones", "np_empty", "np_full", "np_arange",
     "np_eye", "np_float64", "np_float32", "np_float16", "np_int64", "np_int32", "np_int16",
     "np_int8", "np_uint64", "np_uint32", "np_uint16", "np_uint8", "np_bool", "np_complex128",
-    "np_complex64", "np_identity", "np_tri",
+    "np_complex64", "np_identity", "np_tri", "np_linspace",
     # assertions and variables
     "assert_stmt", "try_region", "with_region",
     "Undefined", "UndefinedReturnValue", "is_undefined", "ld", "retval",
