@@ -17,6 +17,7 @@ from autostage.runtime.array_api import as_tensor, astype, ufunc
 from autostage.runtime.numpy_shapes import (
     check,
     dim,
+    index_int,
     largest,
     moveaxis,
     refuse,
@@ -44,13 +45,17 @@ def _sample(value: object) -> object:
 def linspace(start: object, stop: object, num: object = 50, endpoint: bool = True,
              retstep: bool = False, dtype: object = None, axis: int = 0, *,
              device: object = None) -> object:
-    """``np.linspace`` with a static ``num`` (NumPy's algorithm, in its dtypes)."""
+    """``np.linspace`` (NumPy's algorithm, in its dtypes); ``num`` may be staged, then NumPy's
+    tests on it (``div > 0``, ``num > 1``) are staged selections."""
     if isinstance(num, Tensor):
-        raise refuse("np.linspace", "a staged num", "the number of samples must be a Python "
-                     "int (use np.arange(n) * step + start for a staged count)")
-    num = operator.index(num)
-    if num < 0:
-        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+        if num.ndim != 0 or num.dtype.kind not in "iu":
+            raise TypeError(f"'{num.dtype}' object cannot be interpreted as an integer")
+        num = index_int(num)
+        check(num < 0, ValueError("Number of samples must be non-negative."))
+    else:
+        num = operator.index(num)
+        if num < 0:
+            raise ValueError(f"Number of samples, {num}, must be non-negative.")
     div = (num - 1) if endpoint else num
     dt = np.result_type(*(_sample(v) for v in (start, stop)), 0.0)
     if not any(isinstance(_sample(v), np.ndarray) for v in (start, stop)):
@@ -63,6 +68,9 @@ def linspace(start: object, stop: object, num: object = 50, endpoint: bool = Tru
     y = array_shapes.reshape(array_shapes.arange(0, num, dtype=dt), (-1, *(1,) * delta.ndim),
                              view=False)
     step: object = np.nan  # NumPy's step when div == 0: the Python float nan
+    if isinstance(div, Tensor):
+        return _linspace_staged_div(y, delta, start, stop, num, div, dt, endpoint, retstep,
+                                    dtype, axis)
     if div > 0:
         step = _as(ufunc("true_divide", delta, div), dt)
         zero = ufunc("equal", step, 0)
@@ -76,6 +84,36 @@ def linspace(start: object, stop: object, num: object = 50, endpoint: bool = Tru
     if endpoint and num > 1:
         y = array_shapes.setitem(y, -1, as_tensor(stop) if not isinstance(stop, Tensor)
                                  else stop)
+    if axis != 0:
+        y = moveaxis(y, 0, axis)
+    if dtype is not None:
+        if np.issubdtype(np.dtype(dtype), np.integer):
+            y = ufunc("floor", y)
+        y = astype(y, dtype)
+    return (y, step) if retstep else y
+
+
+def _linspace_staged_div(y: Tensor, delta: Tensor, start: object, stop: object, num: Tensor,
+                         div: Tensor, dt: np.dtype, endpoint: bool, retstep: bool,
+                         dtype: object, axis: int) -> object:
+    """linspace's tail for a staged ``num``: both of NumPy's branches, selected at run time
+    (the step is then a NumPy nan where NumPy gives the Python float nan)."""
+    positive = ufunc("greater", div, 0)
+    step = _as(ufunc("true_divide", delta, div), dt)
+    zero = ufunc("equal", step, 0)
+    if step.ndim:
+        zero = array_api.reduce("any", zero)
+    slow = ufunc("multiply", _as(ufunc("true_divide", y, div), dt), delta)
+    scaled = array_api.where(zero, slow, ufunc("multiply", y, step))
+    y = array_api.where(positive, scaled, ufunc("multiply", y, delta))
+    step = array_api.where(positive, step, np.nan)
+    y = _as(ufunc("add", y, start), dt)
+    if endpoint:
+        last = ufunc("logical_and", ufunc("equal", array_shapes.arange(0, num), num - 1),
+                     ufunc("greater", num, 1))
+        last = array_shapes.reshape(last, (-1, *(1,) * (y.ndim - 1)), view=False)
+        y = array_api.where(last, stop if not isinstance(stop, Tensor) else _as(stop, dt), y)
+        y = _as(y, dt)
     if axis != 0:
         y = moveaxis(y, 0, axis)
     if dtype is not None:
