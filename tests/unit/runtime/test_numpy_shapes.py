@@ -215,3 +215,17 @@ def test_split_pieces_are_views_and_take_results_are_not():
     with pytest.raises(StagingError, match="writes through a view of another array"):
         staged(write_piece, "interpreter")(np.arange(4.0))
     np.testing.assert_array_equal(staged(write_taken, "interpreter")(np.arange(4.0)), [5.0, 1.0])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_broadcast_to_a_size_known_at_run_time_raises_numpys_error(target):
+    # the cpu lowering filled the result by slice assignment: Numba's "cannot assign slice"
+    def f(x, n):
+        return np.broadcast_to(x, (n, 3))
+
+    with pytest.raises(ValueError, match=r"operands could not be broadcast together with "
+                       r"remapped shapes \[original->remapped\]: \(2,4\)  and requested shape "
+                       r"\(2,3\)"):
+        staged(f, target)(np.ones((2, 4)), np.int64(2))
+    np.testing.assert_array_equal(staged(f, target)(np.arange(3.0), np.int64(2)),
+                                  np.broadcast_to(np.arange(3.0), (2, 3)))
