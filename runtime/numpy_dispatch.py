@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from autostage.runtime import array_api, array_shapes, tracing
+from autostage.runtime import array_api, array_shapes, numpy_grids, numpy_shapes, tracing
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.ops.elementwise import OP_OF_UFUNC
 from autostage.runtime.tensor import StagingTypeError, Tensor
@@ -172,6 +172,8 @@ FUNCTIONS: dict[Callable, Callable] = {
     np.tril: lambda m, k=0: array_shapes.triangle("tril", m, k),
     np.outer: array_shapes.outer,
 }
+FUNCTIONS.update(numpy_shapes.FUNCTIONS)
+FUNCTIONS.update(numpy_grids.FUNCTIONS)
 
 # NumPy functions that never dispatch to a tensor argument (NumPy converts it first).
 CREATION: dict[Callable, Callable] = {
@@ -185,6 +187,7 @@ CREATION: dict[Callable, Callable] = {
     np.arange: lambda *args, dtype=None, **kw: array_shapes.arange(*args, dtype=dtype),
     np.eye: lambda N, M=None, k=0, dtype=float, **kw: array_shapes.eye(N, M, k, dtype),
 }
+CREATION.update(numpy_grids.CREATION)
 
 # NumPy scalar types called on a staged value: a cast (``np.float64(i)``), as NumPy's own call
 # returns an array of that dtype (a scalar for a 0-d one).

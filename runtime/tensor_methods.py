@@ -20,6 +20,8 @@ from autostage.runtime import (
     dtype_rules,
     ndarray_attributes,
     numpy_dispatch,
+    numpy_grids,
+    numpy_shapes,
     python_numbers,
     tracing,
     value_info,
@@ -285,6 +287,7 @@ def _attach() -> None:
     for name in ("sum", "prod", "mean", "max", "min", "argmax", "argmin", "any", "all", "std",
                  "var"):
         methods[name] = _reduction(name)
+    methods.update(numpy_shapes.METHODS | numpy_grids.METHODS)
     for name, method in methods.items():
         setattr(Tensor, name, method)
 

@@ -60,6 +60,9 @@ np_arange = _overload(np.arange)
 np_eye = _overload(np.eye)
 # np.concatenate's dispatcher hands its list to C code, which cannot iterate a tensor list
 np_concatenate = _overload(np.concatenate)
+np_identity = _overload(np.identity)
+np_tri = _overload(np.tri)
+np_linspace = _overload(np.linspace)  # a staged num does not dispatch
 
 # NumPy scalar types: ``np.float64(i)`` of a staged ``i`` is a cast.
 np_float64 = _overload(np.float64)

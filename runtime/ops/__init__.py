@@ -10,6 +10,7 @@ from autostage.runtime.ops import (  # noqa: F401
     matrices,
     python_math,
     random,
+    rearrange,
     reductions,
     shapes,
     sorting,

@@ -87,20 +87,27 @@ def _infer_squeeze(operand_types: tuple, attrs: dict) -> tuple:
 
 
 def _joined(operand_types: tuple, skip: int | None, what: str) -> list:
-    """The dims all operands share (joined), except axis ``skip``; ranks must agree."""
+    """The dims all operands share (joined), except axis ``skip``; ranks must agree (NumPy's
+    messages: concatenate names the arrays and sizes, stack only says the shapes differ)."""
     first = operand_types[0]
     dims = list(first.shape)
-    for t in operand_types[1:]:
+    for index, t in enumerate(operand_types[1:], 1):
         if t.ndim != first.ndim:
-            raise ValueError(f"all the input array dimensions except for the concatenation axis "
-                             f"must match exactly, but {what} got ranks {first.ndim} and "
-                             f"{t.ndim}")
+            if what == "stack":
+                raise ValueError("all input arrays must have the same shape")
+            raise ValueError(f"all the input arrays must have same number of dimensions, but "
+                             f"the array at index 0 has {first.ndim} dimension(s) and the array "
+                             f"at index {index} has {t.ndim} dimension(s)")
         for i, d in enumerate(t.shape):
             if i == skip:
                 continue
             if d is not None and dims[i] is not None and d != dims[i]:
-                shapes = ", ".join(dtype_rules.format_shape(u.shape) for u in operand_types)
-                raise ValueError(f"{what}: the input shapes {shapes} differ in dimension {i}")
+                if what == "stack":
+                    raise ValueError("all input arrays must have the same shape")
+                raise ValueError(f"all the input array dimensions except for the concatenation "
+                                 f"axis must match exactly, but along dimension {i}, the array "
+                                 f"at index 0 has size {first.shape[i]} and the array at index "
+                                 f"{index} has size {d}")
             dims[i] = dims[i] if d is None else d
     return dims
 

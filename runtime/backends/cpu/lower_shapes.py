@@ -164,8 +164,34 @@ def lower_broadcast_to(op: ir.Op, em: Emitter) -> None:
     if result.type.ndim == 0:
         em.line(f"{out} = {xname}")
         return
+    _check_broadcast_to(op, em, shape)
     em.line(f"{out} = {s.empty(shape, result.type.dtype)}")
     em.line(f"{out}[...] = {xname}")
+
+
+def _check_broadcast_to(op: ir.Op, em: Emitter, shape: list[str]) -> None:
+    """NumPy's error when a size known only at run time does not broadcast (Numba's slice
+    assignment would say "cannot assign slice of shape ...")."""
+    x = op.operands[0]
+    have, want = s.dims(em, x), shape
+    offset = len(want) - len(have)
+    tests = []
+    for i, d in enumerate(x.type.shape):
+        target = op.results[0].type.shape[offset + i]
+        if d == 1 or (d is not None and d == target):
+            continue
+        tests.append(f"({have[i]} != 1 and {have[i]} != {want[offset + i]})")
+    if not tests:
+        return
+
+    def text(count: int, first: int) -> str:
+        parts = ",".join(f"{{{first + i}}}" for i in range(count))
+        return f"({parts}{',' if count == 1 else ''})"
+    run_errors.check(
+        em, op, " or ".join(tests), ValueError,
+        "operands could not be broadcast together with remapped shapes [original->remapped]: "
+        f"{text(len(have), 0)}  and requested shape {text(len(want), len(have))}",
+        [*have, *want])
 
 
 @lowering("copy")
