@@ -20,6 +20,7 @@ from autostage.runtime import (
     dtype_rules,
     ndarray_attributes,
     numpy_dispatch,
+    numpy_statistics,
     python_numbers,
     tracing,
     value_info,
@@ -258,6 +259,8 @@ def _attach() -> None:
         "sort": _no_python_value(
             "an array sorted in place (x.sort())", "staged values are immutable; use "
             "`x = np.sort(x)`"),
+        "round": lambda self, decimals=0, out=None: numpy_statistics.round_(self, decimals, out),
+        "nonzero": lambda self: numpy_statistics.nonzero(self),
         "__format__": _format,
         "__repr__": _repr,
         "__str__": lambda self: _format(self, None),

@@ -12,4 +12,5 @@ from autostage.runtime.ops import (  # noqa: F401
     reductions,
     shapes,
     sorting,
+    statistics,
 )
