@@ -140,8 +140,7 @@ def _infer_nonzero(operand_types: tuple, attrs: dict) -> tuple:
     x = _tensor(operand_types[0], "nonzero")
     if x.ndim == 0:
         raise ValueError("Calling nonzero on 0d arrays is not allowed. Use "
-                         "np.atleast_1d(scalar).nonzero() instead. If the context of this "
-                         "function is of the form `arr[nonzero(cond)]`, just use `arr[cond]`.")
+                         "np.atleast_1d(scalar).nonzero() instead.")
     return tuple(TensorType(INDEX_DTYPE, (None,)) for _ in range(x.ndim))
 
 
