@@ -63,7 +63,8 @@ def _finish(op: ir.Op, em: Emitter, res: str, shape: list[str]) -> None:
 def _lane_prelude(op: ir.Op, x_dtype: np.dtype) -> list[str]:
     """Sorts lane j into ``lane`` with ``k`` values (NaNs dropped for the nan variants) and
     ``has_nan`` (the lane's last sorted value is NaN)."""
-    lines = ["        lane = np.sort(x2[j])", "        k = lane.shape[0]", "        has_nan = False"]
+    lines = ["        lane = np.sort(x2[j])", "        k = lane.shape[0]",
+             "        has_nan = False"]
     if x_dtype.kind == "f":
         if op.attrs["nan"]:
             lines += ["        while k > 0 and lane[k - 1] != lane[k - 1]:",
