@@ -15,7 +15,14 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from autostage.runtime import array_api, array_shapes, numpy_grids, numpy_shapes, tracing
+from autostage.runtime import (
+    array_api,
+    array_shapes,
+    numpy_grids,
+    numpy_shapes,
+    numpy_statistics,
+    tracing,
+)
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.ops.elementwise import OP_OF_UFUNC
 from autostage.runtime.tensor import StagingTypeError, Tensor
@@ -83,9 +90,10 @@ def _reduction(name: str, with_dtype: bool = False, with_ddof: bool = False) -> 
 
 
 def _where(condition, *xy):
+    if not xy:
+        return numpy_statistics.nonzero(condition)
     if len(xy) != 2:
-        raise StagingTypeError("np.where(condition) with one argument (nonzero) is not "
-                               "supported on staged tensors: its result size is data dependent")
+        raise ValueError("either both or neither of x and y should be given")
     return array_api.where(condition, *xy)
 
 
@@ -174,6 +182,8 @@ FUNCTIONS: dict[Callable, Callable] = {
 }
 FUNCTIONS.update(numpy_shapes.FUNCTIONS)
 FUNCTIONS.update(numpy_grids.FUNCTIONS)
+
+FUNCTIONS.update(numpy_statistics.FUNCTIONS)
 
 # NumPy functions that never dispatch to a tensor argument (NumPy converts it first).
 CREATION: dict[Callable, Callable] = {

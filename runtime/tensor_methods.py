@@ -22,6 +22,7 @@ from autostage.runtime import (
     numpy_dispatch,
     numpy_grids,
     numpy_shapes,
+    numpy_statistics,
     python_numbers,
     tracing,
     value_info,
@@ -278,6 +279,8 @@ def _attach() -> None:
         "sort": _no_python_value(
             "an array sorted in place (x.sort())", "staged values are immutable; use "
             "`x = np.sort(x)`"),
+        "round": lambda self, decimals=0, out=None: numpy_statistics.round_(self, decimals, out),
+        "nonzero": lambda self: numpy_statistics.nonzero(self),
         "__format__": _format,
         "__repr__": _repr,
         "__str__": lambda self: _format(self, None),

@@ -14,4 +14,5 @@ from autostage.runtime.ops import (  # noqa: F401
     reductions,
     shapes,
     sorting,
+    statistics,
 )

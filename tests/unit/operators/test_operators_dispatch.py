@@ -203,7 +203,8 @@ def test_numpy_overloads_route_staged_arguments_while_tracing(staged, monkeypatc
 
     overload = BUILTINS[function]
     assert overload.__name__ == f"np_{function.__name__}"
-    args = {"full": (3, 1.5), "concatenate": ([[1.0], [2.0]],)}.get(function.__name__, (3,))
+    args = {"full": (3, 1.5), "concatenate": ([[1.0], [2.0]],),
+            "linspace": (0.0, 1.0, 3)}.get(function.__name__, (3,))
     plain, expected = overload(*args), function(*args)  # Python values: NumPy itself
     assert type(plain) is type(expected) and plain.shape == expected.shape
     assert plain.dtype == expected.dtype

@@ -1,0 +1,305 @@
+"""CPU lowerings of median, quantile, searchsorted, bincount and nonzero (ops/statistics.py).
+
+median/quantile move the reduced axis last, sort each lane (Numba's np.sort: NaNs last, as
+NumPy) and compute each result with NumPy's own arithmetic in NumPy's dtypes: the median is
+np.mean of the middle one or two values (np.nanmedian of an n-d array along an axis shorter
+than 600 averages the middle value with itself, as NumPy's masked-array path does); quantile
+'linear' is NumPy's ``_lerp`` (``a + (b - a) * t``, or ``b - (b - a) * (1 - t)`` for
+``t >= 0.5``) with the virtual index ``(n - 1) * q`` and gamma computed as in
+``_get_indexes``/``_get_gamma``; a lane whose sorted last value is NaN gives NaN. searchsorted is
+a binary search with NumPy's NaN-aware order; bincount and nonzero count first, then allocate
+the data-dependent result and fill it. Errors are NumPy's (negative bincount input, sorter out
+of range, empty quantile lanes).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from autostage.runtime import ir
+from autostage.runtime.backends.cpu import lower_support as s
+from autostage.runtime.backends.cpu.codegen import Emitter, lowering, np_dtype
+
+
+def _flat(em: Emitter, x: ir.Value) -> str:
+    name = em.name(x)
+    if x.type.ndim == 0:
+        return f"np.full(1, {name})"
+    return name if x.type.ndim == 1 else f"np.ascontiguousarray({name}).ravel()"
+
+
+def _lanes(em: Emitter, x: ir.Value, axis: int | None) -> tuple[str, list[str]]:
+    """A 2-d (lanes, n) array of ``x`` with ``axis`` last, and the kept dims' sizes."""
+    x2 = em.fresh("lanes")
+    if axis is None or x.type.ndim <= 1:
+        em.line(f"{x2} = {_flat(em, x)}.reshape((1, -1))")
+        return x2, []
+    sizes = s.dims(em, x)
+    others = [a for a in range(x.type.ndim) if a != axis]
+    perm = s.shape_tuple([str(a) for a in (*others, axis)])
+    count = " * ".join(sizes[a] for a in others)
+    em.line(f"{x2} = np.ascontiguousarray({em.name(x)}.transpose({perm}))"
+            f".reshape(({count}, {sizes[axis]}))")
+    return x2, [sizes[a] for a in others]
+
+
+def _result_shape(op: ir.Op, em: Emitter, lead: list[str], kept: list[str]) -> list[str]:
+    x, axis = op.operands[0], op.attrs["axis"]
+    if not op.attrs["keepdims"]:
+        return lead + kept
+    if axis is None:
+        return lead + ["1"] * x.type.ndim
+    rest = iter(kept)
+    return lead + ["1" if a == axis else next(rest) for a in range(x.type.ndim)]
+
+
+def _finish(op: ir.Op, em: Emitter, res: str, shape: list[str]) -> None:
+    out = em.name(op.results[0])
+    if op.results[0].type.ndim == 0:
+        em.line(f"{out} = {res}.ravel()[0]")
+    else:
+        em.line(f"{out} = {res}.reshape({s.shape_tuple(shape)})")
+
+
+def _lane_prelude(op: ir.Op, x_dtype: np.dtype) -> list[str]:
+    """Sorts lane j into ``lane`` with ``k`` values (NaNs dropped for the nan variants) and
+    ``has_nan`` (the lane's last sorted value is NaN)."""
+    lines = ["        lane = np.sort(x2[j])", "        k = lane.shape[0]",
+             "        has_nan = False"]
+    if x_dtype.kind == "f":
+        if op.attrs["nan"]:
+            lines += ["        while k > 0 and lane[k - 1] != lane[k - 1]:",
+                      "            k -= 1"]
+        else:
+            lines += ["        has_nan = k > 0 and lane[k - 1] != lane[k - 1]"]
+    return lines
+
+
+def _check_real(op: ir.Op, em: Emitter) -> np.dtype:
+    dtype = op.operands[0].type.dtype
+    if dtype.kind == "c":
+        raise s.unsupported(em, op, "the median of complex values is not compiled")
+    return dtype
+
+
+def _lane_input(em: Emitter, x2: str, dtype: np.dtype) -> str:
+    """Bool lanes are sorted as uint8 (Numba sorts them as numbers: the same order)."""
+    return f"{x2}.astype(np.uint8)" if dtype == np.bool_ else x2
+
+
+@lowering("median")
+def lower_median(op: ir.Op, em: Emitter) -> None:
+    x, result = op.operands[0], op.results[0]
+    x_dtype = _check_real(op, em)
+    r_dtype = result.type.dtype
+    acc = np.dtype(np.float64) if x_dtype.kind in "biu" else x_dtype
+    R, ACC = np_dtype(r_dtype), np_dtype(acc)  # noqa: N806 - dtype names in the template
+    masked = op.attrs["nan"] and x_dtype.kind == "f" and op.attrs["axis"] is not None and (
+        x.type.ndim > 1)
+    double_odd = "x2.shape[1] < 600" if masked else "False"
+    body = [
+        "@numba.njit(**JIT)",
+        "def {name}(x2):",
+        "    m = x2.shape[0]",
+        f"    out = np.empty(m, {R})",
+        f"    double_odd = {double_odd}",
+        "    for j in range(m):",
+        *_lane_prelude(op, x_dtype),
+        "        if k == 0:",
+        f"            out[j] = {R}(np.nan)",
+        "            continue",
+        "        h = k // 2",
+        "        if k % 2 == 1 and not double_odd:",
+        f"            r = {R}({ACC}(lane[h]))",
+        "        else:",
+        "            lo = lane[h - 1] if k % 2 == 0 else lane[h]",
+        f"            r = {R}(({ACC}(lo) + {ACC}(lane[h])) / {ACC}(2))",
+        "        if has_nan:",
+        f"            r = {R}(np.nan)",
+        "        out[j] = r",
+        "    return out",
+    ]
+    key = f"median_{x_dtype}_{r_dtype}_{op.attrs['nan']}_{masked}"
+    helper = em.helper(key, "\n".join(body))
+    x2, kept = _lanes(em, x, op.attrs["axis"])
+    res = em.fresh("med")
+    em.line(f"{res} = {helper}({_lane_input(em, x2, x_dtype)})")
+    _finish(op, em, res, _result_shape(op, em, [], kept))
+
+
+@lowering("quantile")
+def lower_quantile(op: ir.Op, em: Emitter) -> None:
+    x, q = op.operands
+    result = op.results[0]
+    x_dtype = _check_real(op, em)
+    q_dtype, r_dtype = q.type.dtype, result.type.dtype
+    R, Q, A = np_dtype(r_dtype), np_dtype(q_dtype), np_dtype(x_dtype)  # noqa: N806
+    empty_lane = ([f"                out[i, j] = {R}(np.nan)", "                continue"]
+                  if op.attrs["nan"] else
+                  ["                raise IndexError('index -1 is out of bounds for axis 0 "
+                   "with size 0')"])
+    if q_dtype.kind in "biu":  # integer quantiles (0 or 1): NumPy takes the element
+        value = [
+            "            v = (k - 1) * np.int64(q[i])",
+            f"            r = {R}(lane[v])",
+        ]
+        if not op.attrs["nan"]:
+            empty_lane = ["                raise IndexError('cannot do a non-empty take from "
+                          "an empty axes.')"]
+    else:
+        nan_index = (["            if v != v:", f"                prev = {Q}(-1)",
+                      f"                nxt = {Q}(-1)"] if x_dtype.kind == "f" else [])
+        value = [
+            f"            qi = {Q}(q[i])",
+            f"            v = {Q}(k - 1) * qi",
+            "            prev = np.floor(v)",
+            f"            nxt = prev + {Q}(1)",
+            f"            if v >= {Q}(k - 1):",
+            f"                prev = {Q}(-1)",
+            f"                nxt = {Q}(-1)",
+            f"            if v < {Q}(0):",
+            f"                prev = {Q}(0)",
+            f"                nxt = {Q}(0)",
+            *nan_index,
+            "            pi = np.int64(prev)",
+            "            ni = np.int64(nxt)",
+            f"            t = {Q}(np.float64(v) - np.float64(pi))",
+            "            if pi < 0:",
+            "                pi += k",
+            "            if ni < 0:",
+            "                ni += k",
+            "            a = lane[pi]",
+            "            b = lane[ni]",
+            f"            d = {A}(b - a)",
+            f"            r = {R}(a) + {R}(d) * {R}(t)",
+            "            if t >= 0.5:",
+            f"                r = {R}(b) - {R}(d) * {R}({Q}(1) - t)",
+        ]
+    body = [
+        "@numba.njit(**JIT)",
+        "def {name}(x2, q):",
+        "    m = x2.shape[0]",
+        "    nq = q.shape[0]",
+        f"    out = np.empty((nq, m), {R})",
+        "    for j in range(m):",
+        *_lane_prelude(op, x_dtype),
+        "        for i in range(nq):",
+        "            if k == 0:",
+        *empty_lane,
+        *value,
+        "            if has_nan:",
+        f"                r = {R}(np.nan)",
+        "            out[i, j] = r",
+        "    return out",
+    ]
+    key = f"quantile_{x_dtype}_{q_dtype}_{r_dtype}_{op.attrs['nan']}"
+    helper = em.helper(key, "\n".join(body))
+    x2, kept = _lanes(em, x, op.attrs["axis"])
+    res = em.fresh("qres")
+    em.line(f"{res} = {helper}({_lane_input(em, x2, x_dtype)}, {_flat(em, q)})")
+    _finish(op, em, res, _result_shape(op, em, s.dims(em, q), kept))
+
+
+def _less(a: str, b: str, dtype: np.dtype) -> str:
+    """NumPy's sort order ``a < b`` (NaNs last) for real ``dtype``."""
+    if dtype.kind == "f":
+        return f"({a} < {b} or ({b} != {b} and {a} == {a}))"
+    return f"({a} < {b})"
+
+
+@lowering("searchsorted")
+def lower_searchsorted(op: ir.Op, em: Emitter) -> None:
+    a, v = op.operands[:2]
+    sorted_by = len(op.operands) == 3
+    dtype = a.type.dtype
+    element = "a[sorter[mid]]" if sorted_by else "a[mid]"
+    go_right = (_less("e", "key", dtype) if op.attrs["side"] == "left"
+                else f"not {_less('key', 'e', dtype)}")
+    checks = [
+        "    if sorter.shape[0] != n:",
+        "        raise ValueError('sorter.size must equal a.size')",
+        "    for i in range(n):",
+        "        if sorter[i] < 0 or sorter[i] >= n:",
+        "            raise ValueError('Sorter index out of range.')",
+    ] if sorted_by else []
+    body = [
+        "@numba.njit(**JIT)",
+        f"def {{name}}(a, keys{', sorter' if sorted_by else ''}):",
+        "    n = a.shape[0]",
+        *checks,
+        "    out = np.empty(keys.shape[0], np.int64)",
+        "    for i in range(keys.shape[0]):",
+        "        key = keys[i]",
+        "        lo = 0",
+        "        hi = n",
+        "        while lo < hi:",
+        "            mid = (lo + hi) >> 1",
+        f"            e = {element}",
+        f"            if {go_right}:",
+        "                lo = mid + 1",
+        "            else:",
+        "                hi = mid",
+        "        out[i] = lo",
+        "    return out",
+    ]
+    key = f"searchsorted_{dtype}_{op.attrs['side']}_{sorted_by}"
+    helper = em.helper(key, "\n".join(body))
+    args = [em.name(a), _flat(em, v)] + ([em.name(op.operands[2])] if sorted_by else [])
+    res = em.fresh("found")
+    em.line(f"{res} = {helper}({', '.join(args)})")
+    out = em.name(op.results[0])
+    if v.type.ndim == 0:
+        em.line(f"{out} = {res}[0]")
+    else:
+        em.line(f"{out} = {res}.reshape({s.shape_tuple(s.dims(em, v))})")
+
+
+@lowering("bincount")
+def lower_bincount(op: ir.Op, em: Emitter) -> None:
+    weighted = len(op.operands) == 2
+    dtype = np_dtype(op.results[0].type.dtype)
+    body = [
+        "@numba.njit(**JIT)",
+        f"def {{name}}(x{', w' if weighted else ''}):",
+        "    n = x.shape[0]",
+        f"    size = {op.attrs['minlength']}",
+        "    for i in range(n):",
+        "        v = np.int64(x[i])",
+        "        if v < 0:",
+        "            raise ValueError(\"'list' argument must have no negative elements\")",
+        "        if v + 1 > size:",
+        "            size = v + 1",
+        *(["    if w.shape[0] != n:",
+           "        raise ValueError(\"The weights and list don't have the same length.\")"]
+          if weighted else []),
+        f"    out = np.zeros(size, {dtype})",
+        "    for i in range(n):",
+        f"        out[np.int64(x[i])] += {'w[i]' if weighted else '1'}",
+        "    return out",
+    ]
+    helper = em.helper(f"bincount_{op.operands[0].type.dtype}_{weighted}_"
+                       f"{op.attrs['minlength']}", "\n".join(body))
+    em.line(f"{em.name(op.results[0])} = {helper}("
+            f"{', '.join(em.name(o) for o in op.operands)})")
+
+
+@lowering("nonzero")
+def lower_nonzero(op: ir.Op, em: Emitter) -> None:
+    x = op.operands[0]
+    name, sizes = em.name(x), s.dims(em, x)
+    idx = s.fresh_indices(em, x.type.ndim)
+    count, c = em.fresh("count"), em.fresh("c")
+    test = f"{s.index_expr(name, idx)} != 0"
+    em.line(f"{count} = 0")
+    with s.loops(em, idx, sizes):
+        em.line(f"if {test}:")
+        with em.block():
+            em.line(f"{count} += 1")
+    for result in op.results:
+        em.line(f"{em.name(result)} = np.empty({count}, np.int64)")
+    em.line(f"{c} = 0")
+    with s.loops(em, idx, sizes):
+        em.line(f"if {test}:")
+        with em.block():
+            for i, result in zip(idx, op.results, strict=True):
+                em.line(f"{em.name(result)}[{c}] = {i}")
+            em.line(f"{c} += 1")

@@ -1,0 +1,99 @@
+"""Errors of the staged statistics functions (runtime/numpy_statistics.py) on both targets."""
+
+import numpy as np
+import pytest
+from autostage.runtime.tensor import StagingTypeError
+
+import autostage
+
+TARGETS = ("interpreter", "cpu")
+
+
+def _run(fn, target, *args):
+    return autostage.convert(fn, target=target)(*args)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_nanargmax_all_nan_slice_raises_value_error(target):
+    def f(x):
+        return np.nanargmax(x, axis=1)
+    with pytest.raises(ValueError, match="All-NaN slice encountered"):
+        _run(f, target, np.array([[1.0, np.nan], [np.nan, np.nan]]))
+    assert _run(f, target, np.array([[1.0, np.nan], [np.nan, 2.0]])).tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_bincount_negative_input_raises_like_numpy(target):
+    def f(x):
+        return np.bincount(x)
+    with pytest.raises(ValueError, match="'list' argument must have no negative elements"):
+        _run(f, target, np.array([2, -1]))
+    assert _run(f, target, np.array([2, 0, 2])).tolist() == [1, 0, 2]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_quantile_other_method_is_a_clear_error(target):
+    def f(x):
+        return np.quantile(x, 0.5, method="nearest")
+    with pytest.raises(StagingTypeError, match=r"np\.quantile: the argument method='nearest'.*"
+                                               r"test_numpy_statistics\.py:\d+"):
+        _run(f, target, np.arange(4.0))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_staged_quantile_out_of_range_raises_at_run_time(target):
+    def f(x, q):
+        return np.percentile(x, q)
+    with pytest.raises(ValueError, match=r"Percentiles must be in the range \[0, 100\]"):
+        _run(f, target, np.arange(4.0), np.array([50.0, 101.0]))
+    assert _run(f, target, np.arange(5.0), np.array([50.0])).tolist() == [2.0]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_unique_with_axis_is_refused(target):
+    def f(x):
+        return np.unique(x, axis=0)
+    with pytest.raises(StagingTypeError, match=r"np\.unique: the argument axis=0 .*axis=None"):
+        _run(f, target, np.ones((2, 2)))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_digitize_staged_bins_not_monotonic(target):
+    def f(x, bins):
+        return np.digitize(x, bins)
+    with pytest.raises(ValueError, match="bins must be monotonically increasing or decreasing"):
+        _run(f, target, np.array([1.0]), np.array([0.0, 2.0, 1.0]))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_allclose_returns_a_python_bool(target):
+    def f(a, b):
+        return np.allclose(a, b)
+    assert _run(f, target, np.ones(3), np.ones(3)) is True
+    assert _run(f, target, np.ones(3), np.zeros(3)) is False
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_average_zero_weights_raise_zero_division(target):
+    def f(x, w):
+        return np.average(x, weights=w)
+    with pytest.raises(ZeroDivisionError, match="Weights sum to zero"):
+        _run(f, target, np.ones(2), np.zeros(2))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_round_out_and_staged_decimals_refused(target):
+    def f(x):
+        return np.round(x, 1, out=x)
+    with pytest.raises(StagingTypeError, match=r"np\.round: the argument out="):
+        _run(f, target, np.ones(2))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_round_half_to_even_matches_numpy_on_many_values(target):
+    def f(x):
+        return np.round(x, 3), np.round(x, -1), np.round(x)
+    values = np.random.default_rng(3).uniform(-1e4, 1e4, 3000)
+    values = np.concatenate([values, np.round(values, 4) + 0.0005, np.arange(-50, 50) + 0.5])
+    for got, want in zip(_run(f, target, values), f(values), strict=True):
+        assert np.array_equal(got, want)
