@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from autostage.runtime import array_api, array_shapes, tracing
+from autostage.runtime import array_api, array_shapes, numpy_linalg, tracing
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.ops.elementwise import OP_OF_UFUNC
 from autostage.runtime.tensor import StagingTypeError, Tensor
@@ -172,6 +172,7 @@ FUNCTIONS: dict[Callable, Callable] = {
     np.tril: lambda m, k=0: array_shapes.triangle("tril", m, k),
     np.outer: array_shapes.outer,
 }
+FUNCTIONS.update(numpy_linalg.FUNCTIONS)
 
 # NumPy functions that never dispatch to a tensor argument (NumPy converts it first).
 CREATION: dict[Callable, Callable] = {

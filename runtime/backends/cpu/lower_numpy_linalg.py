@@ -1,0 +1,86 @@
+"""CPU lowering of ``numpy_linalg``: NumPy's own function, called through ``numba.objmode``.
+
+Numba's ``np.linalg`` is not NumPy's: it calls LAPACK through SciPy, and on random matrices its
+``inv``, ``pinv`` and (from 8x8) ``solve``, ``det``, ``cholesky`` differed from NumPy's in the
+last bits, and a 200x200 ``svd`` in the last bits of every factor; ``eig`` of a real matrix
+raises where NumPy returns complex eigenvalues. So each op is one call of a small njit helper
+that enters Python (objmode), runs the NumPy function on the operands and returns its arrays as
+C-contiguous arrays of the inferred types (0-d results as scalars): the values, and the errors
+(``LinAlgError('Singular matrix')``, NumPy's shape errors) are NumPy's. The call costs about
+3 us more than NumPy's own on a 3x3 matrix (objmode's boxing of the arguments and results).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+from autostage.runtime import ir
+from autostage.runtime.backends.cpu import run_errors
+from autostage.runtime.backends.cpu.codegen import Emitter, lowering
+from autostage.runtime.ops import numpy_linalg as linalg_op
+from autostage.runtime.types import TensorType
+
+_IMPORT = "import autostage.runtime.backends.cpu.lower_numpy_linalg as cpu_linalg"
+
+
+# key -> (function, kwargs, operand dtypes), filled when a module's source is generated (in every
+# process, also when the compiled code then comes from Numba's cache); the key is a hash of the
+# content, the same in every process (kwargs may hold values without a literal: inf, nan).
+# The note and location of NumPy's error at each call site are added here, as the interpreter
+# adds them (``run_errors.fail``).
+CALLS: dict[int, tuple[str, tuple, tuple, str, ir.Location | None]] = {}
+
+
+def call(key: int, operands: tuple) -> tuple:
+    """Runs from compiled code (in objmode): NumPy's function of call site ``key`` on
+    ``operands`` (0-d ones, which arrive as Python numbers, converted back to their dtypes),
+    errors ignored (compiled code never warns); its arrays C-contiguous, its 0-d results NumPy
+    scalars. NumPy's exception gets the site's note."""
+    function, kwargs, dtypes, note, loc = CALLS[int(key)]
+    values = tuple(v if isinstance(v, np.ndarray) else np.asarray(v, d)
+                   for v, d in zip(operands, dtypes, strict=True))
+    try:
+        with np.errstate(all="ignore"):
+            found = linalg_op.results(linalg_op.call(function, kwargs, values))
+    except Exception as error:
+        error.add_note(note)
+        setattr(error, run_errors.LOCATION_ATTR, loc)
+        raise
+    return tuple(np.ascontiguousarray(v) if np.ndim(v) else np.asarray(v)[()] for v in found)
+
+
+def _numba_type(em: Emitter, t: TensorType) -> str:
+    dtype = "bool_" if t.dtype == np.bool_ else t.dtype.name
+    if t.ndim == 0:
+        return em.global_value(f"nbt_{dtype}", f"numba.types.{dtype}")
+    return em.global_value(f"nbt_{dtype}_{t.ndim}",
+                           f"numba.types.Array(numba.types.{dtype}, {t.ndim}, 'C')")
+
+
+@lowering("numpy_linalg")
+def lower_numpy_linalg(op: ir.Op, em: Emitter) -> None:
+    function, kwargs = op.attrs["function"], op.attrs["kwargs"]
+    em.module_line("cpu_linalg", _IMPORT)
+    em.use_objmode()
+    params = [f"a{i}" for i in range(len(op.operands))]
+    outs = [f"r{i}" for i in range(len(op.results))]
+    declared = ", ".join(f"{r}={_numba_type(em, v.type)}" for r, v in zip(
+        outs, op.results, strict=True))
+    dtypes = tuple(v.type.dtype.name for v in op.operands)
+    packed = "(" + "".join(f"{p}, " for p in params) + ")"
+    ranks = repr((function, kwargs, [(v.type.dtype.name, v.type.ndim)
+                                     for v in op.operands + op.results]))
+    note = run_errors.note_for(op, em.value_names())
+    # The helper is shared by the calls of the same function, arguments and types; the site's
+    # key is an int64 argument (a literal would compile a helper per site).
+    site = int(hashlib.sha256(f"{ranks}|{note}".encode()).hexdigest()[:15], 16)
+    CALLS[site] = (function, kwargs, dtypes, note, op.loc)
+    helper = em.helper(f"linalg_{hashlib.sha256(ranks.encode()).hexdigest()[:16]}", (
+        f"@numba.njit(**JIT_IO)\ndef {{name}}(site, {', '.join(params)}):\n"
+        f"    with numba.objmode({declared}):\n"
+        f"        {', '.join(outs)}, = cpu_linalg.call(site, {packed})\n"
+        f"    return {', '.join(outs)},\n"))
+    results = [em.name(v) for v in op.results]
+    args = "".join(f", {em.name(v)}" for v in op.operands)
+    em.line(f"{', '.join(results)}, = {helper}(np.int64({site}){args})")
