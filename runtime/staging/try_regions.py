@@ -84,7 +84,8 @@ def may_raise(op: ir.Op) -> tuple[type[BaseException], ...]:
     if len(op.operands) >= 2 and all(isinstance(v.type, TensorType) for v in op.operands) \
             and op.name not in ("reshape", "matmul", "dot", "einsum", "concatenate", "stack",
                                 "list_stack", "squeeze", "broadcast_to", "diag", "where",
-                                "max", "min", "argmax", "argmin") and _broadcasts_safely(op):
+                                "max", "min", "argmax", "argmin", "numpy_linalg") \
+            and _broadcasts_safely(op):
         return ()  # elementwise arithmetic of shapes known to broadcast
     return (ValueError,)  # shape errors found at run time (reshape, matmul, empty max...)
 
