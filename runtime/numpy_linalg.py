@@ -23,8 +23,8 @@ from collections.abc import Callable
 
 import numpy as np
 from autostage.runtime import array_api, tracing, value_info
-from autostage.runtime.ops import numpy_linalg as op
 from autostage.runtime.operator_hooks import Staged
+from autostage.runtime.ops import numpy_linalg as op
 from autostage.runtime.tensor import StagingTypeError, Tensor
 
 _PYTHON_RESULTS = (bool, int, float, complex)

@@ -143,6 +143,7 @@ FUNCTIONS: dict[str, tuple[Callable, Callable]] = {
     "linalg.matrix_power": (np.linalg.matrix_power, lambda s, kw: [_square(s[0])]),
     "linalg.cond": (np.linalg.cond, lambda s, kw: [s[0][:-2]]),
     "linalg.multi_dot": (lambda *arrays: np.linalg.multi_dot(arrays), _multi_dot),
+    "linalg.norm": (np.linalg.norm, None),  # the ``norm`` op's type rule (ops/matrices.py)
     "inner": (np.inner, _inner),
     "vdot": (np.vdot, lambda s, kw: [()]),
     "tensordot": (np.tensordot, _tensordot),

@@ -60,7 +60,12 @@ def _numba_type(em: Emitter, t: TensorType) -> str:
 
 @lowering("numpy_linalg")
 def lower_numpy_linalg(op: ir.Op, em: Emitter) -> None:
-    function, kwargs = op.attrs["function"], op.attrs["kwargs"]
+    emit_call(op, em, op.attrs["function"], op.attrs["kwargs"])
+
+
+def emit_call(op: ir.Op, em: Emitter, function: str, kwargs: tuple) -> None:
+    """Emits ``op``'s results as NumPy's ``function`` (a key of ``ops.numpy_linalg.FUNCTIONS``)
+    with ``kwargs`` (``(name, value)`` pairs) on its operands, called through objmode."""
     em.module_line("cpu_linalg", _IMPORT)
     em.use_objmode()
     params = [f"a{i}" for i in range(len(op.operands))]
