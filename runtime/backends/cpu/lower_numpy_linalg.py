@@ -13,6 +13,8 @@ C-contiguous arrays of the inferred types (0-d results as scalars): the values, 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from autostage.runtime import ir
@@ -24,29 +26,53 @@ from autostage.runtime.types import TensorType
 _IMPORT = "import autostage.runtime.backends.cpu.lower_numpy_linalg as cpu_linalg"
 
 
-# key -> (function, kwargs, operand dtypes), filled when a module's source is generated (in every
-# process, also when the compiled code then comes from Numba's cache); the key is a hash of the
-# content, the same in every process (kwargs may hold values without a literal: inf, nan).
-# The note and location of NumPy's error at each call site are added here, as the interpreter
-# adds them (``run_errors.fail``).
-CALLS: dict[int, tuple[str, tuple, tuple, str, ir.Location | None]] = {}
+@dataclass(frozen=True)
+class Site:
+    """A call site: NumPy's function and keyword arguments, the dtypes of the 0-d operands (which
+    arrive from compiled code as Python numbers), and the note and location of its errors (added
+    here as the interpreter adds them, see ``run_errors.fail``)."""
+
+    function: Callable
+    kwargs: dict
+    scalars: tuple[tuple[int, np.dtype], ...]
+    quiet: bool  # may warn (float overflow in a product, a division): run it with errors ignored
+    note: str
+    loc: ir.Location | None
+
+
+# key -> Site, filled when a module's source is generated (in every process, also when the
+# compiled code then comes from Numba's cache); the key is a hash of the content, the same in
+# every process (kwargs may hold values without a literal: inf, nan).
+CALLS: dict[int, Site] = {}
+# The functions that evaluate their errors under their own np.errstate (never warn).
+_SILENT = frozenset(("linalg.solve", "linalg.inv", "linalg.det", "linalg.slogdet",
+                     "linalg.cholesky", "linalg.qr", "linalg.eigh", "linalg.eigvalsh",
+                     "linalg.eig", "linalg.eigvals", "linalg.svd", "linalg.svdvals",
+                     "linalg.lstsq"))
 
 
 def call(key: int, operands: tuple) -> tuple:
     """Runs from compiled code (in objmode): NumPy's function of call site ``key`` on
-    ``operands`` (0-d ones, which arrive as Python numbers, converted back to their dtypes),
-    errors ignored (compiled code never warns); its arrays C-contiguous, its 0-d results NumPy
-    scalars. NumPy's exception gets the site's note."""
-    function, kwargs, dtypes, note, loc = CALLS[int(key)]
-    values = tuple(v if isinstance(v, np.ndarray) else np.asarray(v, d)
-                   for v, d in zip(operands, dtypes, strict=True))
+    ``operands``, errors ignored (compiled code never warns); its arrays C-contiguous, its 0-d
+    results NumPy scalars. NumPy's exception gets the site's note."""
+    site = CALLS[key]
+    if site.scalars:
+        operands = list(operands)
+        for i, dtype in site.scalars:
+            operands[i] = np.asarray(operands[i], dtype)
     try:
-        with np.errstate(all="ignore"):
-            found = linalg_op.results(linalg_op.call(function, kwargs, values))
+        if site.quiet:
+            with np.errstate(all="ignore"):
+                found = site.function(*operands, **site.kwargs)
+        else:
+            found = site.function(*operands, **site.kwargs)
     except Exception as error:
-        error.add_note(note)
-        setattr(error, run_errors.LOCATION_ATTR, loc)
+        error.add_note(site.note)
+        setattr(error, run_errors.LOCATION_ATTR, site.loc)
         raise
+    if not isinstance(found, tuple):
+        return (np.ascontiguousarray(found) if type(found) is np.ndarray and found.ndim
+                else np.asarray(found)[()],)
     return tuple(np.ascontiguousarray(v) if np.ndim(v) else np.asarray(v)[()] for v in found)
 
 
@@ -72,7 +98,6 @@ def emit_call(op: ir.Op, em: Emitter, function: str, kwargs: tuple) -> None:
     outs = [f"r{i}" for i in range(len(op.results))]
     declared = ", ".join(f"{r}={_numba_type(em, v.type)}" for r, v in zip(
         outs, op.results, strict=True))
-    dtypes = tuple(v.type.dtype.name for v in op.operands)
     packed = "(" + "".join(f"{p}, " for p in params) + ")"
     ranks = repr((function, kwargs, [(v.type.dtype.name, v.type.ndim)
                                      for v in op.operands + op.results]))
@@ -80,7 +105,9 @@ def emit_call(op: ir.Op, em: Emitter, function: str, kwargs: tuple) -> None:
     # The helper is shared by the calls of the same function, arguments and types; the site's
     # key is an int64 argument (a literal would compile a helper per site).
     site = int(hashlib.sha256(f"{ranks}|{note}".encode()).hexdigest()[:15], 16)
-    CALLS[site] = (function, kwargs, dtypes, note, op.loc)
+    CALLS[site] = Site(linalg_op.FUNCTIONS[function][0], dict(kwargs),
+                       tuple((i, v.type.dtype) for i, v in enumerate(op.operands)
+                             if v.type.ndim == 0), function not in _SILENT, note, op.loc)
     helper = em.helper(f"linalg_{hashlib.sha256(ranks.encode()).hexdigest()[:16]}", (
         f"@numba.njit(**JIT_IO)\ndef {{name}}(site, {', '.join(params)}):\n"
         f"    with numba.objmode({declared}):\n"
