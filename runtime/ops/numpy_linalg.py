@@ -27,6 +27,7 @@ from collections.abc import Callable
 import numpy as np
 from autostage.runtime import op_registry
 from autostage.runtime.dtype_rules import broadcast_shapes
+from autostage.runtime.ops.linalg import dot_shape
 from autostage.runtime.types import TensorType
 
 Shape = tuple  # of int | None
@@ -94,6 +95,8 @@ def _lstsq(shapes: list[Shape], kw: dict) -> list[Shape]:
 
 
 def _multi_dot(shapes: list[Shape], kw: dict) -> list[Shape]:
+    if len(shapes) == 2:  # NumPy calls np.dot on two arrays (of any rank)
+        return [dot_shape(*shapes)]
     first, last = shapes[0], shapes[-1]
     return [(*first[:-1], *last[1:])]
 

@@ -172,6 +172,10 @@ def multi_dot3(a, b, c):
     return np.linalg.multi_dot([a, b, c])
 
 
+def multi_dot2(a, b):
+    return np.linalg.multi_dot([a, b])
+
+
 def multi_dot4(a, b, c, d):
     return np.linalg.multi_dot((a, b, c, d))
 
@@ -308,6 +312,7 @@ CASES = (
             (_m(2, 3), _m(3, 4, dtype=np.float32), _m(4, 5)),
             (_m(2, 3, dtype=np.int64), _m(3, 4, dtype=np.int64), _m(4, 2, dtype=np.int64)),
             (_m(2, 3, dtype=np.complex128), _m(3), _m(4)))
+    + cases("np.linalg.multi_dot", multi_dot2, (_m(2, 3), _m(4, 3, 5)), (_m(3), _m(3)))
     + cases("np.linalg.multi_dot", multi_dot4, (_m(10, 30), _m(30, 5), _m(5, 60), _m(60, 2)),
             (_m(3, dtype=np.float32), _m(3, 3), _m(3, 3), _m(3, 2)))
     + cases("np.inner", inner, (_m(3), _m(3)), (_m(2, 3), _m(4, 3, dtype=np.float32)),

@@ -6,8 +6,9 @@ last bits, and a 200x200 ``svd`` in the last bits of every factor; ``eig`` of a 
 raises where NumPy returns complex eigenvalues. So each op is one call of a small njit helper
 that enters Python (objmode), runs the NumPy function on the operands and returns its arrays as
 C-contiguous arrays of the inferred types (0-d results as scalars): the values, and the errors
-(``LinAlgError('Singular matrix')``, NumPy's shape errors) are NumPy's. The call costs about
-3 us more than NumPy's own on a 3x3 matrix (objmode's boxing of the arguments and results).
+(``LinAlgError('Singular matrix')``, NumPy's shape errors) are NumPy's. A call costs 1.5-3 us
+more than NumPy's own (3x3 ``solve`` in a staged loop: 5.7 us, NumPy from Python 4.1 us, Numba's
+inexact one 1.0 us; 200x200: 290 us against 287 us), objmode's boxing of arguments and results.
 """
 
 from __future__ import annotations
