@@ -19,6 +19,7 @@ from autostage.runtime import (
     array_api,
     array_shapes,
     numpy_grids,
+    numpy_linalg,
     numpy_shapes,
     numpy_statistics,
     tracing,
@@ -182,8 +183,8 @@ FUNCTIONS: dict[Callable, Callable] = {
 }
 FUNCTIONS.update(numpy_shapes.FUNCTIONS)
 FUNCTIONS.update(numpy_grids.FUNCTIONS)
-
 FUNCTIONS.update(numpy_statistics.FUNCTIONS)
+FUNCTIONS.update(numpy_linalg.FUNCTIONS)
 
 # NumPy functions that never dispatch to a tensor argument (NumPy converts it first).
 CREATION: dict[Callable, Callable] = {

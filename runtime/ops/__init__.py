@@ -8,6 +8,7 @@ from autostage.runtime.ops import (  # noqa: F401
     indexing,
     linalg,
     matrices,
+    numpy_linalg,
     python_math,
     random,
     rearrange,

@@ -77,6 +77,8 @@ def may_raise(op: ir.Op) -> tuple[type[BaseException], ...]:
         return (Exception,)
     if op.name in _INDEXING:
         return (IndexError,)
+    if op.name == "numpy_linalg":  # LinAlgError('Singular matrix'...), shape errors
+        return (np.linalg.LinAlgError, ValueError)
     if op.name in _SAFE:
         return ()
     if op.name == "power" and any(v.type.dtype.kind in "iu" for v in op.operands):
@@ -84,7 +86,8 @@ def may_raise(op: ir.Op) -> tuple[type[BaseException], ...]:
     if len(op.operands) >= 2 and all(isinstance(v.type, TensorType) for v in op.operands) \
             and op.name not in ("reshape", "matmul", "dot", "einsum", "concatenate", "stack",
                                 "list_stack", "squeeze", "broadcast_to", "diag", "where",
-                                "max", "min", "argmax", "argmin") and _broadcasts_safely(op):
+                                "max", "min", "argmax", "argmin") \
+            and _broadcasts_safely(op):
         return ()  # elementwise arithmetic of shapes known to broadcast
     return (ValueError,)  # shape errors found at run time (reshape, matmul, empty max...)
 

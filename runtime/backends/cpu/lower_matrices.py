@@ -4,13 +4,15 @@ diag/triu/tril are loops writing into zeros (a 1-d input to triu/tril is broadca
 matrix, as NumPy does). norm reuses the reduction loop nest: ``ord=None`` sums squares then
 takes the square root (over all elements for ``axis=None``: NumPy uses a BLAS dot there, so
 floats agree to rounding), vector ords 0, 1, inf, -inf, p, and matrix ords 'fro', 1, -1, inf,
--inf over two axes; the SVD-based ords (2, -2, 'nuc') are not lowered.
+-inf over two axes; the SVD-based ords (2, -2, 'nuc') call np.linalg.norm itself
+(``lower_numpy_linalg``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 from autostage.runtime import ir
+from autostage.runtime.backends.cpu import lower_numpy_linalg
 from autostage.runtime.backends.cpu import lower_support as s
 from autostage.runtime.backends.cpu.codegen import Emitter, lowering
 from autostage.runtime.backends.cpu.lower_reductions import _better, emit_reduction
@@ -158,6 +160,10 @@ def lower_norm(op: ir.Op, em: Emitter) -> None:
         emit_reduction(op, em, tuple(range(x.type.ndim)), keepdims, _vector_reducer(op, em, None))
         return
     axes = tuple(range(x.type.ndim)) if axis is None else tuple(axis)
+    if len(axes) == 2 and ord_ not in (None, "fro", 1, -1, np.inf, -np.inf):
+        # 2, -2, 'nuc': singular values, computed by NumPy (exactly as np.linalg.norm)
+        lower_numpy_linalg.emit_call(op, em, "linalg.norm", tuple(op.attrs.items()))
+        return
     if len(axes) == 1:
         reducer = _vector_reducer(op, em, ord_)
     else:
