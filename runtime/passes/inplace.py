@@ -28,8 +28,11 @@ from __future__ import annotations
 
 from autostage.runtime import ir
 from autostage.runtime.ops import buffers
+from autostage.runtime.types import ListType
 
 NESTED = -1  # the slot of a use inside an op's regions (a captured value)
+_LIST_UPDATES = frozenset({"list_append", "list_pop", "list_set"})
+_LIST_MARKS = ("in_place", "reuse_inits", "reuse_yields")
 _END = "end"  # the position of a region's yields
 
 
@@ -102,10 +105,8 @@ class Analysis:
         seen: set[tuple[int, int]] = set()
         for index, slot in self.uses.of(value, region):
             if index < at:
-                op = region.ops[index]
-                if buffers.is_fresh(op):
-                    continue
-                if not all(self.dead_after(r, region, at, frozenset()) for r in op.results):
+                aliases = self._aliases(region.ops[index], value)
+                if not all(self.dead_after(r, region, at, frozenset()) for r in aliases):
                     return False
             elif (index, slot) in allowed and (index, slot) not in seen:
                 seen.add((index, slot))
@@ -132,10 +133,15 @@ class Analysis:
             if index >= at:
                 return False
         return all(self.dead_after(r, region, at, frozenset())
-                   for index, _ in uses for r in self._aliases(region.ops[index]))
+                   for index, _ in uses for r in self._aliases(region.ops[index], value))
 
     @staticmethod
-    def _aliases(op: ir.Op) -> tuple[ir.Value, ...]:
+    def _aliases(op: ir.Op, value: ir.Value) -> tuple[ir.Value, ...]:
+        """The results of ``op`` (a reader of ``value``) that may refer to ``value``'s object:
+        for a list only lists (its items are other objects), for an array every result of an
+        op not declared fresh."""
+        if isinstance(value.type, ListType):
+            return tuple(r for r in op.results if isinstance(r.type, ListType))
         return () if buffers.is_fresh(op) else op.results
 
     def unshared_yield(self, value: ir.Value, region: ir.Region, position: int) -> bool:
@@ -191,6 +197,33 @@ class Analysis:
             self._carried[loop] = candidates
         return candidates
 
+    # -- lists: which readers may reuse the list object ---------------------------------------
+
+    def reusable(self, value: ir.Value, region: ir.Region, at: int, slot: int) -> bool:
+        """Whether the reader at (``at``, ``slot``) of ``region`` (``len(ops)``: a yield) is
+        the last use of the list ``value``, so it may update or hand on the object itself."""
+        return (isinstance(value.type, ListType) and self.local(value, region)
+                and self.dead_after(value, region, at, frozenset({(at, slot)})))
+
+    def list_marks(self, op: ir.Op, region: ir.Region) -> dict:
+        """The attrs that let the cpu lowering reuse list objects (lower_lists, lower_control):
+        ``in_place`` on list updates; per region yield (``reuse_yields``) and, for ``while``,
+        per initial value (``reuse_inits``)."""
+        marks: dict = {}
+        at = self.index[op]
+        if op.name in _LIST_UPDATES:
+            if self.reusable(op.operands[0], region, at, 0):
+                marks["in_place"] = True
+            return marks
+        if op.name == "while":
+            marks["reuse_inits"] = tuple(self.reusable(v, region, at, k)
+                                         for k, v in enumerate(op.operands))
+        regions = op.regions[1:] if op.name == "while" else op.regions
+        marks["reuse_yields"] = tuple(
+            tuple(self.reusable(v, r, len(r.ops), k) for k, v in enumerate(r.results))
+            for r in regions)
+        return marks
+
     # -- the decision --------------------------------------------------------------------------
 
     def decide(self, op: ir.Op, region: ir.Region) -> tuple[bool, bool]:
@@ -211,7 +244,7 @@ class Analysis:
         seen: set[tuple[int, int]] = set()
         for index, slot in self.uses.of(x, region):
             if index < at:
-                for r in self._aliases(region.ops[index]):
+                for r in self._aliases(region.ops[index], x):
                     if not self.dead_after(r, region, at, frozenset({(at, 1)})):
                         return False
             elif (index, slot) in allowed and (index, slot) not in seen:
@@ -230,20 +263,33 @@ def run(module: ir.Module) -> bool:
     made in place leaves no reader of its operand after it.
     """
     buffers.declare()
-    before, decisions = {}, {}
+    before, decisions, lists = {}, {}, {}
     for function in module.functions.values():
-        writes = [(op, region) for region, op in _ops(function.body) if op.name == "setitem"]
+        all_ops = list(_ops(function.body))
+        writes = [(op, region) for region, op in all_ops if op.name == "setitem"]
         for op, _region in writes:
             before[op] = (op.attrs.pop("in_place", False), op.attrs.pop("copy_value", False))
         analysis = Analysis(function)
         for op, region in writes:
             decisions[op] = analysis.decide(op, region)
+        for region, op in all_ops:
+            if op.name in _LIST_UPDATES or op.name in ("cond", "while"):
+                old = {k: op.attrs.pop(k) for k in _LIST_MARKS if k in op.attrs}
+                marks = analysis.list_marks(op, region)  # only the facts that say "reuse"
+                lists[op] = (old, {k: v for k, v in marks.items() if _any_true(v)})
     for op, (in_place, copy_value) in decisions.items():
         if in_place:
             op.attrs["in_place"] = True
             if copy_value:
                 op.attrs["copy_value"] = True
-    return any(before[op] != decision for op, decision in decisions.items())
+    for op, (_old, marks) in lists.items():
+        op.attrs.update(marks)
+    return (any(before[op] != decision for op, decision in decisions.items())
+            or any(old != marks for old, marks in lists.values()))
+
+
+def _any_true(mark: object) -> bool:
+    return any(_any_true(m) for m in mark) if isinstance(mark, tuple) else bool(mark)
 
 
 def _ops(region: ir.Region):

@@ -362,3 +362,48 @@ def test_a_value_captured_by_a_loop_body_is_never_written_in_place():
     first, second = [op for op in module.main.body.walk() if op.name == "setitem"]
     assert first.operands[0].region is module.main.body and "in_place" not in first.attrs
     assert second.attrs.get("in_place") is True  # the copy, written again in a branch
+
+
+# -- lists: the last use of a list reuses its object (an append in one branch of an `if`) ------
+
+def append_when(xs, limit):
+    kept = []
+    dropped = []
+    for x in xs:
+        if x > limit:
+            kept.append(x)
+        else:
+            dropped.append(x * 2.0)
+        if len(dropped) > 3:
+            dropped.pop(0)
+    return np.array(kept), np.array(dropped)
+
+
+def accepted_steps(y0, n):
+    y = y0.copy()
+    ts = [0.0]
+    ys = [y]
+    t = 0.0
+    for i in range(n):
+        y_new = y * 0.9 + 1.0
+        if y_new[0] < 5.0 or i % 2 == 0:
+            t = t + 1.0
+            y = y_new
+            ts.append(t)
+            ys.append(y)
+    return np.array(ts), np.stack(ys)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_lists_updated_in_branches_give_pythons_result(target):
+    check(append_when, np.array([3.0, -1.0, 4.0, 0.5, 9.0, -2.0, 6.0, 0.0]), np.float64(1.0),
+          target=target)
+    check(accepted_steps, np.array([1.0, 2.0]), np.int64(12), target=target)
+
+
+def test_lists_appended_in_a_branch_are_not_copied():
+    # Before the loop: one empty list copied once (CSE made `kept` and `dropped` one value).
+    loop = cpu_source(append_when, np.ones(3), np.float64(1.0)).partition("while True:")[2]
+    assert loop and ".copy()" not in loop
+    loop = cpu_source(accepted_steps, np.ones(2), np.int64(3)).partition("while True:")[2]
+    assert loop and ".copy()" not in loop
