@@ -1,8 +1,8 @@
 """Runs every workload benchmark and prints one combined table.
 
-The scripts (matmul_many, dynamic_rnn, sgd, collatz, call_overhead, first_call) run in this
-process one after the other with the same flags, each printing its own table; then one table lists
-every row: workload, autostage / hand-written Numba / NumPy eager medians in ms, the ratio
+The scripts (matmul_many, dynamic_rnn, sgd, collatz, inplace, call_overhead, first_call) run in
+this process one after the other with the same flags, each printing its own table; then one table
+lists every row: workload, autostage / hand-written Numba / NumPy eager medians in ms, the ratio
 autostage / Numba, the goal (issue 5: steady state at most 1.2x Numba, call overhead at most
 5 us, first call at most 2 s cold and 0.3 s from the disk cache) and whether it is met, and the
 autostage target. A script that raises (e.g. an op the target cannot compile yet) is reported
@@ -19,7 +19,8 @@ import sys
 
 import harness
 
-SCRIPTS = ("matmul_many", "dynamic_rnn", "sgd", "collatz", "call_overhead", "first_call")
+SCRIPTS = ("matmul_many", "dynamic_rnn", "sgd", "collatz", "inplace", "call_overhead",
+           "first_call")
 
 
 def main(argv=None) -> int:

@@ -396,8 +396,12 @@ def _verify(module: ir.Module) -> None:
 
 
 def _interpreter(module: ir.Module) -> Callable[[list], tuple]:
+    """Runs the traced IR as it is, with only the in-place marking of setitems (so a write
+    into a dead array does not copy it, as in compiled code)."""
     from autostage.runtime import interpreter
+    from autostage.runtime.passes import optimize
 
+    optimize(module, ("inplace",))
     return lambda args: interpreter.run(module, args)
 
 

@@ -29,6 +29,8 @@ class OpDef:
     doc: str = ""
     side_effects: bool = False  # print, assert, state ops: never removed or reordered
     lowerings: dict[str, Callable[..., Any]] = field(default_factory=dict)  # backend -> rule
+    # Results share no memory with the operands: True, or a predicate on the op (ops/buffers.py).
+    fresh_results: bool | Callable[..., bool] = False
 
 
 REGISTRY: dict[str, OpDef] = {}

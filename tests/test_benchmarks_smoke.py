@@ -53,6 +53,7 @@ def test_benchmark_smoke_run_checks_results(script, header, tmp_path):
     ("dynamic_rnn.py", r"^variant\s+median ms\s+sequences/s\s+vs numba$"),
     ("sgd.py", r"^variant\s+median ms\s+steps/s\s+vs numba$"),
     ("collatz.py", r"^variant\s+median ms\s+vs numba$"),
+    ("inplace.py", r"^variant\s+median ms\s+vs numba$"),
     ("call_overhead.py", r"^variant\s+median us\s+vs numba$"),
     ("first_call.py", r"^variant\s+imports\s+cold\s+from cache\s+cold process$"),
 ])

@@ -166,16 +166,26 @@ def _infer_setitem(operand_types: tuple, attrs: dict) -> tuple:
 
 
 def _evaluate_setitem(op, values: tuple, run) -> tuple:
-    result = np.array(values[0], copy=True)
+    # in_place (passes/inplace.py): nothing reads the old x again, so write into it; NumPy's
+    # own assignment handles a value that overlaps x (copy_value is for compiled code).
+    x = values[0]
+    in_place = op.attrs.get("in_place") and isinstance(x, np.ndarray) and x.ndim
+    result = x if in_place else np.array(x, copy=True)
     result[build_index(op.attrs["index"], values[2:])] = values[1]
     return (result,)
 
 
+def _evaluate_getitem(op, values: tuple, run) -> tuple:
+    result = np.asarray(values[0][build_index(op.attrs["index"], values[1:])])
+    # A 0-d result is a value, never a view (x[..., 0]): ops/buffers.py declares it fresh.
+    return (result.copy() if result.ndim == 0 and result.base is not None else result,)
+
+
 op_registry.register(
-    "getitem", _infer_getitem,
-    lambda op, v, run: (np.asarray(v[0][build_index(op.attrs["index"], v[1:])]),),
+    "getitem", _infer_getitem, _evaluate_getitem,
     doc="attrs: index (see ops/indexing.py); operands: x, staged index parts")
 op_registry.register(
     "setitem", _infer_setitem, _evaluate_setitem,
-    doc="attrs: index; operands: x, v (x's dtype), staged index parts; a new array x' with "
-        "x'[index] = v (x is not modified)")
+    doc="attrs: index, and in_place / copy_value set by passes/inplace.py; operands: x, v "
+        "(x's dtype), staged index parts; a new array x' with x'[index] = v (x is not "
+        "modified, or, in_place, is dead and x' is x written into)")

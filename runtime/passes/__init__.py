@@ -1,4 +1,5 @@
-"""IR passes run before lowering: dead code, common subexpressions, constants, fusion.
+"""IR passes run before lowering: dead code, common subexpressions, constants, fusion, and
+the marking of setitems that may write in place.
 
 ``optimize(module)`` runs ``DEFAULT`` (or the named passes given) through the ``PassManager``.
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from autostage.runtime import ir
-from autostage.runtime.passes import constant_folding, cse, dce, fusion
+from autostage.runtime.passes import constant_folding, cse, dce, fusion, inplace
 from autostage.runtime.passes.pass_manager import Pass, PassError, PassManager, checks
 
 PASSES: dict[str, Pass] = {p.name: p for p in (
@@ -16,10 +17,12 @@ PASSES: dict[str, Pass] = {p.name: p for p in (
     Pass("cse", cse.run),
     Pass("dce", dce.run),
     Pass("fusion", fusion.run),
+    Pass("inplace", inplace.run),
 )}
 # Folding first, so CSE merges the constants it makes; CSE before DCE, which removes what both
-# left dead; fusion last, on the fewest ops, since it fuses only values with a single use.
-DEFAULT: tuple[str, ...] = ("constant_folding", "cse", "dce", "fusion")
+# left dead; fusion next, on the fewest ops, since it fuses only values with a single use; the
+# in-place marking last, on the very IR the backend lowers (it is a fact about all readers).
+DEFAULT: tuple[str, ...] = ("constant_folding", "cse", "dce", "fusion", "inplace")
 
 
 def optimize(module: ir.Module, passes: Sequence[str] = DEFAULT,

@@ -16,12 +16,13 @@ from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the
 from autostage.runtime.types import ListType, TensorType
 
 
-def owned(em: Emitter, value: ir.Value, expr: str | None = None) -> str:
+def owned(em: Emitter, value: ir.Value, expr: str | None = None, reuse: bool = False) -> str:
     """``value``'s expression, copied if it is a (read-only) array constant or a tensor list
-    that is read elsewhere too (lists are updated in place by their only reader)."""
+    that is read elsewhere too (lists are updated in place by their only reader), unless
+    ``reuse``: this is the list's last use (passes/inplace.py)."""
     expr = em.name(value) if expr is None else expr
     if isinstance(value.type, ListType):
-        return f"{expr}.copy()" if em.uses(value) > 1 else expr
+        return f"{expr}.copy()" if em.uses(value) > 1 and not reuse else expr
     producer = value.producer
     if (isinstance(producer, ir.Op) and producer.name == "constant"
             and not is_scalar(value.type)):
@@ -58,22 +59,26 @@ def _undef(op: ir.Op, em: Emitter) -> None:
 def _cond(op: ir.Op, em: Emitter) -> None:
     then, orelse = op.regions
     outs = [em.name(v) for v in op.results]
+    reuse = op.attrs.get("reuse_yields", ((False,) * len(outs),) * 2)
     em.line(f"if {em.name(op.operands[0])}:")
     for i, region in enumerate((then, orelse)):
         if i:
             em.line("else:")
         with em.block():
             results = em.region(region, [])
-            for out, value, expr in zip(outs, region.results, results, strict=True):
-                em.line(f"{out} = {owned(em, value, expr)}")
+            for out, value, expr, last in zip(outs, region.results, results, reuse[i],
+                                              strict=True):
+                em.line(f"{out} = {owned(em, value, expr, last)}")
 
 
 @lowering("while")
 def _while(op: ir.Op, em: Emitter) -> None:
     cond, body = op.regions
     carried = [em.name(v) for v in op.results]  # the loop variables end as the results
-    for var, init in zip(carried, op.operands, strict=True):
-        em.line(f"{var} = {owned(em, init)}")
+    inits = op.attrs.get("reuse_inits", (False,) * len(carried))
+    (yields,) = op.attrs.get("reuse_yields", ((False,) * len(carried),))
+    for var, init, last in zip(carried, op.operands, inits, strict=True):
+        em.line(f"{var} = {owned(em, init, None, last)}")
     em.line("while True:")
     with em.block():
         (go,) = em.region(cond, carried)
@@ -81,8 +86,8 @@ def _while(op: ir.Op, em: Emitter) -> None:
         with em.block():
             em.line("break")
         new = em.region(body, carried)
-        changed = [(var, owned(em, value, expr)) for var, value, expr
-                   in zip(carried, body.results, new, strict=True) if var != expr]
+        changed = [(var, owned(em, value, expr, last)) for var, value, expr, last
+                   in zip(carried, body.results, new, yields, strict=True) if var != expr]
         if changed:
             targets = ", ".join(var for var, _ in changed)
             values = ", ".join(expr for _, expr in changed)

@@ -1,4 +1,5 @@
-"""CPU lowerings of ``getitem`` and ``setitem`` (a copy, then the assignment).
+"""CPU lowerings of ``getitem`` and ``setitem`` (a copy, then the assignment; or the assignment
+into the operand itself when passes/inplace.py marked the write ``in_place``).
 
 Basic indices (ints, slices, newaxis, ellipsis) are Numba's own basic indexing (views), with an
 IndexError check for integers NumPy would reject (Numba does not bounds-check). Advanced indices
@@ -269,30 +270,40 @@ def lower_getitem(op: ir.Op, em: Emitter) -> None:
 @lowering("setitem")
 def lower_setitem(op: ir.Op, em: Emitter) -> None:
     x, v, *staged = op.operands
-    out, xname, vname = em.name(op.results[0]), em.name(x), em.name(v)
+    xname, vname = em.name(x), em.name(v)
     if x.type.ndim == 0:
+        out = em.name(op.results[0])
         em.line(f"{out} = {vname}" if v.type.ndim == 0 else f"{out} = {vname}.ravel()[0]")
         return
     items, is_advanced = _prepare(op, em, tuple(staged))
-    em.line(f"{out} = {xname}.copy()")
+    if op.attrs.get("in_place"):  # x is dead (passes/inplace.py): write into its buffer
+        em.bind(op.results[0], xname)
+        out = xname
+        if op.attrs.get("copy_value") and v.type.ndim:  # v reads x's buffer: NumPy's overlap
+            vname = em.fresh("value")
+            em.line(f"{vname} = {em.name(v)}.copy()")
+    else:
+        out = em.name(op.results[0])
+        em.line(f"{out} = {xname}.copy()")
     if not is_advanced:
         em.line(f"{out}[{', '.join(basic_index(em, items, x))}] = {vname}")
         return
     adv = advanced(em, out, items)
     with s.loops(em, adv.indices, adv.extents):
         sources = _wrapped_sources(em, adv, _is_advanced(items))
-        em.line(f"{adv.view}[{', '.join(sources)}] = {_value_at(em, v, adv)}")
+        em.line(f"{adv.view}[{', '.join(sources)}] = {_value_at(em, v, adv, vname)}")
 
 
-def _value_at(em: Emitter, v: ir.Value, adv: Advanced) -> str:
-    """The element of the (broadcast) value for the current target position."""
+def _value_at(em: Emitter, v: ir.Value, adv: Advanced, name: str) -> str:
+    """The element of the (broadcast) value, held in variable ``name``, for the current target
+    position."""
     n = v.type.ndim
     if n == 0:
-        return em.name(v)
+        return name
     own = adv.indices[len(adv.indices) - n:] if n <= len(adv.indices) else None
     if own is None:
         raise s.unsupported(em, em.op, "a value of higher rank than the indexed target")
     vdims = s.dims(em, v)
     parts = [s.broadcast_index(i, d, e) for i, d, e in zip(own, v.type.shape, vdims,
                                                             strict=True)]
-    return f"{em.name(v)}[{', '.join(parts)}]"
+    return f"{name}[{', '.join(parts)}]"

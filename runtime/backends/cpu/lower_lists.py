@@ -2,7 +2,9 @@
 
 In the IR a list op returns a new list; copying on every append would make a loop quadratic.
 A list value read by exactly one op (or yield) is dead after it, so that op may update the
-object in place and hand it on (``Emitter.uses``); otherwise it works on a copy. Aliases made
+object in place and hand it on (``Emitter.uses``); so may the op that passes/inplace.py marks
+``in_place`` (its last use, e.g. an append in one branch of an ``if`` whose other branch yields
+the list); otherwise it works on a copy. Aliases made
 by branches, loops and calls copy a list that is read elsewhere too (``lower_control.owned``),
 so every list object has one live owner. Errors are Python's: typed lists raise
 ``IndexError('list index out of range')`` / ``('pop from empty list')`` themselves.
@@ -49,7 +51,7 @@ def {name}(items, empty):
 def _target(em: Emitter, op: ir.Op) -> str:
     """The variable of the list result: the operand's own object when it is read only here."""
     source, result = op.operands[0], op.results[0]
-    if em.uses(source) == 1:
+    if em.uses(source) == 1 or op.attrs.get("in_place"):  # its last use (passes/inplace.py)
         em.bind(result, em.name(source))
     else:
         em.line(f"{em.name(result)} = {em.name(source)}.copy()")

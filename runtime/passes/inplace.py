@@ -1,0 +1,299 @@
+"""Copy elision for ``setitem``: marks the writes that may go into their operand's buffer.
+
+In the IR ``x[i] = v`` is ``x' = setitem(x, v, *index)``, a new array; lowered literally, every
+element write copies the whole array (a DP table filled in a loop is cubic). This pass, run last
+(after CSE, DCE and fusion, on the IR the backend lowers), sets ``in_place=True`` on a setitem
+when nothing can observe the old value of ``x`` afterwards, so the backend may write into ``x``:
+
+* ``x`` is *owned*: its buffer was allocated by this call of the function and no other live value
+  refers to it. Results of ops declared fresh (ops/buffers.py) are owned; a ``cond`` result when
+  each branch yields an owned value used by nothing else; a ``while`` carried value when its
+  initial value is owned and dead after the loop and the body yields an owned value used by
+  nothing else (a greatest fixpoint over the carried values). Parameters, constants, Variable
+  reads, call results and list items never are.
+* ``x`` is *dead after the write*: every other reader of ``x`` comes earlier in the same region,
+  and every value those readers made that may share its buffer (any result of an op not
+  declared fresh: views, lists holding it, region results) is itself dead by then. ``x`` is
+  defined in the write's region, or captured into a ``cond`` branch and dead after the ``cond``;
+  never captured into a loop body, whose next iteration would see the write.
+* no other operand of the write reads ``x``'s buffer: when the value is a view of ``x`` (``x[1:]
+  = x[:-1]``) it is still written in place but from a copy of the value (``copy_value=True``),
+  as NumPy's overlap rule; an index that is a view of ``x`` keeps the copy of ``x``.
+
+Otherwise the write copies, as before: Python's semantics when the old value is still used. The
+pass recomputes the attributes each time it runs (a stale ``in_place`` is removed).
+"""
+
+from __future__ import annotations
+
+from autostage.runtime import ir
+from autostage.runtime.ops import buffers
+from autostage.runtime.types import ListType
+
+NESTED = -1  # the slot of a use inside an op's regions (a captured value)
+_LIST_UPDATES = frozenset({"list_append", "list_pop", "list_set"})
+_LIST_MARKS = ("in_place", "reuse_inits", "reuse_yields")
+_END = "end"  # the position of a region's yields
+
+
+class _Uses:
+    """Per region: value -> [(index of the top-level op that reads it, or len(ops) for the
+    yields; operand slot, yield position, or NESTED)]."""
+
+    def __init__(self) -> None:
+        self._maps: dict[ir.Region, dict[ir.Value, list[tuple[int, int]]]] = {}
+
+    def of(self, value: ir.Value, region: ir.Region) -> list[tuple[int, int]]:
+        table = self._maps.get(region)
+        if table is None:
+            table = self._maps[region] = _use_table(region)
+        return table.get(value, [])
+
+
+def _use_table(region: ir.Region) -> dict[ir.Value, list[tuple[int, int]]]:
+    table: dict[ir.Value, list[tuple[int, int]]] = {}
+    for index, op in enumerate(region.ops):
+        for slot, value in enumerate(op.operands):
+            table.setdefault(value, []).append((index, slot))
+        for inner in op.regions:
+            for value in _reads(inner):
+                table.setdefault(value, []).append((index, NESTED))
+    end = len(region.ops)
+    for position, value in enumerate(region.results):
+        table.setdefault(value, []).append((end, position))
+    return table
+
+
+def _reads(region: ir.Region) -> list[ir.Value]:
+    """Every value read in ``region`` and its nested regions (operands and yields)."""
+    values = list(region.results)
+    for op in region.ops:
+        values += op.operands
+        for inner in op.regions:
+            values += _reads(inner)
+    return values
+
+
+class Analysis:
+    """Ownership and liveness facts of one function (see the module docstring)."""
+
+    def __init__(self, function: ir.Function):
+        self.function = function
+        self.uses = _Uses()
+        self.parent: dict[ir.Region, tuple[ir.Op, ir.Region]] = {}  # region -> (op, op's region)
+        self.index: dict[ir.Op, int] = {}
+        self.region_of: dict[ir.Op, ir.Region] = {}
+        self._carried: dict[ir.Op, set[int]] = {}  # while -> carried positions owned (final)
+        self._assumed: dict[ir.Op, set[int]] = {}  # while -> positions assumed during a fixpoint
+        self._index_region(function.body)
+
+    def _index_region(self, region: ir.Region) -> None:
+        for i, op in enumerate(region.ops):
+            self.index[op] = i
+            self.region_of[op] = region
+            for inner in op.regions:
+                self.parent[inner] = (op, region)
+                self._index_region(inner)
+
+    # -- liveness ------------------------------------------------------------------------------
+
+    def dead_after(self, value: ir.Value, region: ir.Region, at: int,
+                   allowed: frozenset[tuple[int, int]]) -> bool:
+        """Whether nothing reads ``value`` (or a value that may share its buffer) at or after
+        op ``at`` of ``region`` (``len(ops)``: the yields), except once at each ``allowed``
+        (index, slot); readers before ``at`` must leave no live alias behind."""
+        seen: set[tuple[int, int]] = set()
+        for index, slot in self.uses.of(value, region):
+            if index < at:
+                aliases = self._aliases(region.ops[index], value)
+                if not all(self.dead_after(r, region, at, frozenset()) for r in aliases):
+                    return False
+            elif (index, slot) in allowed and (index, slot) not in seen:
+                seen.add((index, slot))
+            else:
+                return False
+        return True
+
+    def local(self, value: ir.Value, region: ir.Region) -> bool:
+        """Whether ``value`` may be treated as defined at the start of ``region``: defined
+        there, or captured into a ``cond`` branch from where it is dead after the ``cond``."""
+        if value.region is region:
+            return True
+        parent = self.parent.get(region)
+        if parent is None:
+            return False
+        op, outer = parent
+        return (op.name == "cond" and self.local(value, outer)
+                and self._dead_but_nested(value, outer, self.index[op]))
+
+    def _dead_but_nested(self, value: ir.Value, region: ir.Region, at: int) -> bool:
+        """``dead_after`` where any number of reads inside op ``at``'s regions are allowed."""
+        uses = [(i, s) for i, s in self.uses.of(value, region) if (i, s) != (at, NESTED)]
+        for index, _slot in uses:
+            if index >= at:
+                return False
+        return all(self.dead_after(r, region, at, frozenset())
+                   for index, _ in uses for r in self._aliases(region.ops[index], value))
+
+    @staticmethod
+    def _aliases(op: ir.Op, value: ir.Value) -> tuple[ir.Value, ...]:
+        """The results of ``op`` (a reader of ``value``) that may refer to ``value``'s object:
+        for a list only lists (its items are other objects), for an array every result of an
+        op not declared fresh."""
+        if isinstance(value.type, ListType):
+            return tuple(r for r in op.results if isinstance(r.type, ListType))
+        return () if buffers.is_fresh(op) else op.results
+
+    def unshared_yield(self, value: ir.Value, region: ir.Region, position: int) -> bool:
+        """Whether ``region`` yields ``value`` once, at ``position``, and nothing else it
+        yields may share its buffer."""
+        return (self.local(value, region)
+                and self.dead_after(value, region, len(region.ops),
+                                    frozenset({(len(region.ops), position)})))
+
+    # -- ownership -----------------------------------------------------------------------------
+
+    def owned(self, value: ir.Value) -> bool:
+        """Whether ``value``'s buffer was allocated in this call and is referenced by nothing
+        that outlives it (see the module docstring)."""
+        producer = value.producer
+        if isinstance(producer, ir.Region):
+            parent = self.parent.get(producer)
+            if parent is None or parent[0].name != "while":
+                return False  # function parameters
+            return value.index in self.carried(parent[0])
+        if producer.name == "cond":
+            return all(self.owned(r.results[value.index])
+                       and self.unshared_yield(r.results[value.index], r, value.index)
+                       for r in producer.regions)
+        if producer.name == "while":
+            return value.index in self.carried(producer)
+        return buffers.is_fresh(producer)
+
+    def carried(self, loop: ir.Op) -> set[int]:
+        """The carried positions of a ``while`` whose buffers the loop owns (a fixpoint)."""
+        if loop in self._carried:
+            return self._carried[loop]
+        if loop in self._assumed:
+            return self._assumed[loop]
+        _cond, body = loop.regions
+        outer, at = self.region_of[loop], self.index[loop]
+        self._assumed[loop] = set(range(len(loop.operands)))  # optimistic while computing
+        candidates = {
+            k for k, init in enumerate(loop.operands)
+            if self.owned(init) and self.local(init, outer)
+            and self.dead_after(init, outer, at, frozenset({(at, k)}))}
+        self._assumed[loop] = candidates
+        changed = True
+        while changed:
+            changed = False
+            for k in sorted(candidates):
+                y = body.results[k]
+                if not (self.owned(y) and self.unshared_yield(y, body, k)):
+                    candidates.discard(k)
+                    changed = True
+        del self._assumed[loop]
+        if not self._assumed:  # facts computed under no assumption are final
+            self._carried[loop] = candidates
+        return candidates
+
+    # -- lists: which readers may reuse the list object ---------------------------------------
+
+    def reusable(self, value: ir.Value, region: ir.Region, at: int, slot: int) -> bool:
+        """Whether the reader at (``at``, ``slot``) of ``region`` (``len(ops)``: a yield) is
+        the last use of the list ``value``, so it may update or hand on the object itself."""
+        return (isinstance(value.type, ListType) and self.local(value, region)
+                and self.dead_after(value, region, at, frozenset({(at, slot)})))
+
+    def list_marks(self, op: ir.Op, region: ir.Region) -> dict:
+        """The attrs that let the cpu lowering reuse list objects (lower_lists, lower_control):
+        ``in_place`` on list updates; per region yield (``reuse_yields``) and, for ``while``,
+        per initial value (``reuse_inits``)."""
+        marks: dict = {}
+        at = self.index[op]
+        if op.name in _LIST_UPDATES:
+            if self.reusable(op.operands[0], region, at, 0):
+                marks["in_place"] = True
+            return marks
+        if op.name == "while":
+            marks["reuse_inits"] = tuple(self.reusable(v, region, at, k)
+                                         for k, v in enumerate(op.operands))
+        regions = op.regions[1:] if op.name == "while" else op.regions
+        marks["reuse_yields"] = tuple(
+            tuple(self.reusable(v, r, len(r.ops), k) for k, v in enumerate(r.results))
+            for r in regions)
+        return marks
+
+    # -- the decision --------------------------------------------------------------------------
+
+    def decide(self, op: ir.Op, region: ir.Region) -> tuple[bool, bool]:
+        """(in place, copy the value first) for the setitem ``op`` in ``region``."""
+        x = op.operands[0]
+        if x.type.ndim == 0 or not self.owned(x) or not self.local(x, region):
+            return False, False
+        at = self.index[op]
+        if self.dead_after(x, region, at, frozenset({(at, 0)})):
+            return True, False
+        # The value (or x itself) read from x's buffer: write in place from a copy of it.
+        if self._dead_but_value(x, region, at):
+            return True, True
+        return False, False
+
+    def _dead_but_value(self, x: ir.Value, region: ir.Region, at: int) -> bool:
+        allowed = frozenset({(at, 0), (at, 1)})
+        seen: set[tuple[int, int]] = set()
+        for index, slot in self.uses.of(x, region):
+            if index < at:
+                for r in self._aliases(region.ops[index], x):
+                    if not self.dead_after(r, region, at, frozenset({(at, 1)})):
+                        return False
+            elif (index, slot) in allowed and (index, slot) not in seen:
+                seen.add((index, slot))
+            else:
+                return False
+        return True
+
+
+def run(module: ir.Module) -> bool:
+    """Sets or clears ``in_place`` / ``copy_value`` on every setitem; returns whether any
+    attribute changed.
+
+    The attributes are cleared first and all decisions are made before any is set, so each
+    setitem counts as a copy (fresh) for the others' analysis; that is sound because a write
+    made in place leaves no reader of its operand after it.
+    """
+    buffers.declare()
+    before, decisions, lists = {}, {}, {}
+    for function in module.functions.values():
+        all_ops = list(_ops(function.body))
+        writes = [(op, region) for region, op in all_ops if op.name == "setitem"]
+        for op, _region in writes:
+            before[op] = (op.attrs.pop("in_place", False), op.attrs.pop("copy_value", False))
+        analysis = Analysis(function)
+        for op, region in writes:
+            decisions[op] = analysis.decide(op, region)
+        for region, op in all_ops:
+            if op.name in _LIST_UPDATES or op.name in ("cond", "while"):
+                old = {k: op.attrs.pop(k) for k in _LIST_MARKS if k in op.attrs}
+                marks = analysis.list_marks(op, region)  # only the facts that say "reuse"
+                lists[op] = (old, {k: v for k, v in marks.items() if _any_true(v)})
+    for op, (in_place, copy_value) in decisions.items():
+        if in_place:
+            op.attrs["in_place"] = True
+            if copy_value:
+                op.attrs["copy_value"] = True
+    for op, (_old, marks) in lists.items():
+        op.attrs.update(marks)
+    return (any(before[op] != decision for op, decision in decisions.items())
+            or any(old != marks for old, marks in lists.values()))
+
+
+def _any_true(mark: object) -> bool:
+    return any(_any_true(m) for m in mark) if isinstance(mark, tuple) else bool(mark)
+
+
+def _ops(region: ir.Region):
+    for op in region.ops:
+        yield region, op
+        for inner in op.regions:
+            yield from _ops(inner)
