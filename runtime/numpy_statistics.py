@@ -469,6 +469,31 @@ def allclose(a, b, rtol=1.e-5, atol=1.e-8, equal_nan=False) -> Tensor:
     return result
 
 
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None) -> Tensor:
+    """``np.nan_to_num`` of a real array: NaN and infinities replaced by values of its dtype
+    (the largest finite magnitudes by default); integer and bool arrays come back unchanged."""
+    x = array_api.as_tensor(x)
+    if x.dtype.kind == "c":
+        raise StagingTypeError(f"np.nan_to_num of a complex array is not supported on staged "
+                               f"tensors{_at()}; apply it to z.real and z.imag of a NumPy array")
+    if x.dtype.kind not in "f":
+        return array_api.copy(x)
+    info = np.finfo(x.dtype)
+    u = array_api.ufunc
+
+    def fill(value: object, default: object) -> Tensor:
+        value = default if value is None else value
+        if isinstance(value, Tensor):
+            return array_api.astype(value, x.dtype)
+        return constant(np.asarray(value).astype(x.dtype))
+
+    positive = u("logical_and", u("isinf", x), u("logical_not", u("signbit", x)))
+    negative = u("logical_and", u("isinf", x), u("signbit", x))
+    result = array_api.where(u("isnan", x), fill(nan, 0.0), x)
+    result = array_api.where(positive, fill(posinf, info.max), result)
+    return array_api.where(negative, fill(neginf, info.min), result)
+
+
 def _power_of_ten(n: int) -> float:
     """NumPy's ``power_of_ten`` (C): a table up to 1e8, then repeated multiplication."""
     if n < 9:
@@ -587,6 +612,6 @@ FUNCTIONS: dict[Callable, Callable[..., Any]] = {
     np.nanmax: _nan_extreme("max"), np.nanmin: _nan_extreme("min"),
     np.nanargmax: _nan_arg("argmax"), np.nanargmin: _nan_arg("argmin"),
     np.nanmean: nanmean, np.nanvar: nanvar, np.nanstd: nanstd,
-    np.isclose: isclose, np.allclose: allclose,
+    np.isclose: isclose, np.allclose: allclose, np.nan_to_num: nan_to_num,
     np.round: round_, np.around: round_, np.ptp: ptp, np.average: average,
 }

@@ -281,6 +281,10 @@ def _attach() -> None:
             "`x = np.sort(x)`"),
         "round": lambda self, decimals=0, out=None: numpy_statistics.round_(self, decimals, out),
         "nonzero": lambda self: numpy_statistics.nonzero(self),
+        "searchsorted": lambda self, v, side="left", sorter=None: (
+            numpy_statistics.searchsorted(self, v, side, sorter)),
+        "conj": lambda self: array_api.ufunc("conjugate", self),
+        "conjugate": lambda self: array_api.ufunc("conjugate", self),
         "__format__": _format,
         "__repr__": _repr,
         "__str__": lambda self: _format(self, None),

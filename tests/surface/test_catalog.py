@@ -37,11 +37,13 @@ BY_NAME = {row["name"]: row for row in ROWS}
 
 
 def test_rows_are_well_formed():
-    assert [*ROWS[0]][:6] == ["name", "kind", "uses", "share_per_mille", "status", "note"]
+    assert [*ROWS[0]] == ["name", "kind", "uses", "share_per_mille", "status", "note", "listed"]
     assert len(BY_NAME) == len(ROWS), "a name is listed twice"
-    assert len(ROWS) >= 150
+    assert sum(row["listed"] == "survey" for row in ROWS) >= 150
     for row in ROWS:
         assert row["kind"] in KINDS, row
+        assert row["listed"] in ("survey", "extra"), row  # extra: staged beyond the survey's list
+        assert row["listed"] == "survey" or row["status"] == "staged", row
         assert row["status"] in ("staged", "refused"), row
         assert int(row["uses"]) >= 0 and float(row["share_per_mille"]) >= 0, row
         assert (row["status"] == "refused") == bool(row["note"]), (
@@ -62,14 +64,15 @@ def test_every_case_is_a_row():
 
 
 def test_staged_share_is_reported():
-    share = sum(row["status"] == "staged" for row in ROWS) / len(ROWS)
-    print(f"\nstaged: {share:.1%} of {len(ROWS)} calls")
+    listed = [row for row in ROWS if row["listed"] == "survey"]
+    share = sum(row["status"] == "staged" for row in listed) / len(listed)
+    print(f"\nstaged: {share:.1%} of {len(listed)} listed calls")
     assert 0 < share <= 1
 
 
-@pytest.mark.xfail(strict=False, reason="pending merges")
 def test_staged_share_is_at_least_required():
-    share = sum(row["status"] == "staged" for row in ROWS) / len(ROWS)
+    listed = [row for row in ROWS if row["listed"] == "survey"]
+    share = sum(row["status"] == "staged" for row in listed) / len(listed)
     assert share >= REQUIRED_SHARE, f"{share:.1%} of {len(ROWS)} calls stage"
 
 
@@ -104,6 +107,10 @@ def to_list(x):
     return x.tolist()
 
 
+def arrays_equal(x, y):
+    return np.array_equal(x, y)
+
+
 Z = np.array([1 + 2j, 3 - 1j])
 X = np.array([3.0, 1.0, 2.0])
 # name -> (function, arguments, words the message must hold)
@@ -115,6 +122,7 @@ REFUSALS = {
     "ndarray.sort": (sort_in_place, (X,), ["x.sort()", "np.sort(x)"]),
     "ndarray.fill": (fill_in_place, (X,), ["'fill'", "np.full_like"]),
     "ndarray.tolist": (to_list, (X,), [".tolist()", "keep it a tensor"]),
+    "np.array_equal": (arrays_equal, (X, X), ["np.array_equal", "not supported"]),
 }
 
 
