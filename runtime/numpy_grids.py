@@ -12,7 +12,7 @@ from __future__ import annotations
 import operator
 
 import numpy as np
-from autostage.runtime import array_api, array_shapes, dtype_rules, value_info
+from autostage.runtime import array_api, array_shapes, dtype_rules, tracing, value_info
 from autostage.runtime.array_api import as_tensor, astype, ufunc
 from autostage.runtime.numpy_shapes import (
     check,
@@ -23,7 +23,7 @@ from autostage.runtime.numpy_shapes import (
     refuse,
     smallest,
 )
-from autostage.runtime.tensor import Tensor
+from autostage.runtime.tensor import StagingTypeError, Tensor
 
 
 def _is_staged(*values: object) -> bool:
@@ -50,6 +50,13 @@ def linspace(start: object, stop: object, num: object = 50, endpoint: bool = Tru
     if isinstance(num, Tensor):
         if num.ndim != 0 or num.dtype.kind not in "iu":
             raise TypeError(f"'{num.dtype}' object cannot be interpreted as an integer")
+        if retstep:
+            loc = tracing.user_location()
+            raise StagingTypeError(
+                f"np.linspace(..., retstep=True) with a staged num{f' at {loc}' if loc else ''}"
+                " is not supported: NumPy's step is a NumPy float, or the Python float nan for "
+                "a single sample, so its type would depend on num. Compute the step yourself: "
+                "(stop - start) / (num - 1)")
         num = index_int(num)
         check(num < 0, ValueError("Number of samples must be non-negative."))
     else:

@@ -127,6 +127,14 @@ def _quantile(kind: str, nan: bool) -> Callable:
                 if q.size and not (np.min(q) >= 0 and np.max(q) <= 1):
                     raise ValueError(message)
             q = constant(q)
+        lane_dtype = np.result_type(x.dtype, 0.0)
+        if (nan and axis is not None and not weak and q.ndim
+                and np.result_type(lane_dtype, q.dtype) != lane_dtype):
+            # NumPy computes each lane apart and takes the first lane's dtype: an all-NaN
+            # first lane gives the input's dtype, another one the promoted dtype.
+            raise _refuse(function, "q", f" as an array of {q.dtype} with axis= for {x.dtype} "
+                          "data (NumPy's result dtype then depends on whether the first lane is "
+                          f"all NaN): give q the data's dtype, q.astype(np.{lane_dtype})")
         (result,) = _emit("quantile", [x, q], {
             "axis": _axis(function, axis, x.ndim), "keepdims": bool(keepdims), "nan": nan,
             "weak_q": weak})

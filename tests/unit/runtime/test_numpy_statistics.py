@@ -1,5 +1,7 @@
 """Errors of the staged statistics functions (runtime/numpy_statistics.py) on both targets."""
 
+import warnings
+
 import numpy as np
 import pytest
 from autostage.runtime.tensor import StagingTypeError
@@ -97,3 +99,21 @@ def test_round_half_to_even_matches_numpy_on_many_values(target):
     values = np.concatenate([values, np.round(values, 4) + 0.0005, np.arange(-50, 50) + 0.5])
     for got, want in zip(_run(f, target, values), f(values), strict=True):
         assert np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_nanquantile_with_a_q_array_of_another_dtype_along_an_axis_is_refused(target):
+    def f(x, q):
+        return np.nanquantile(x, q, axis=1)  # NumPy's dtype: the first lane's
+
+    x = np.array([[np.nan, np.nan], [1.0, 2.0]], np.float32)
+    line = f.__code__.co_firstlineno + 1
+    with pytest.raises(TypeError, match=rf"np.nanquantile: the argument q .*"
+                                        rf"test_numpy_statistics.py:{line}.*float32"):
+        autostage.convert(f, target=target)(x, np.array([0.5]))
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = autostage.convert(f, target=target)(x, np.array([0.5], np.float32))
+        want = f(x, np.array([0.5], np.float32))
+    assert got.dtype == want.dtype == np.float32
+    np.testing.assert_array_equal(got, want)
