@@ -229,8 +229,13 @@ def digitize(x, bins, right=False):
 
 def bincount(x, weights=None, minlength=0):
     """``np.bincount`` (the result's length is known at run time only)."""
-    if isinstance(minlength, Tensor):
-        raise _refuse("np.bincount", "minlength= (staged)", "; pass a Python int")
+    staged_minlength = None
+    if isinstance(minlength, Tensor):  # x.shape[0], k = centers.shape[0]...: pad at run time
+        if minlength.ndim != 0 or minlength.dtype.kind not in "iu":
+            raise TypeError(f"'{minlength.dtype}' object cannot be interpreted as an integer")
+        staged_minlength, minlength = minlength, 0
+        _raise_if(array_api.ufunc("less", staged_minlength, 0),
+                  ValueError("'minlength' must not be negative"))
     minlength = operator.index(minlength)
     if minlength < 0:
         raise ValueError("'minlength' must not be negative")
@@ -241,7 +246,12 @@ def bincount(x, weights=None, minlength=0):
             raise TypeError(f"Cannot cast array data from dtype('{w.dtype}') to "
                             "dtype('float64') according to the rule 'safe'")
         operands.append(array_api.as_tensor(w, np.float64))
-    return _emit("bincount", operands, {"minlength": minlength})[0]
+    counts = _emit("bincount", operands, {"minlength": minlength})[0]
+    if staged_minlength is None:
+        return counts
+    missing = array_api.ufunc("maximum", array_api.ufunc(
+        "subtract", staged_minlength, array_shapes.dim(counts, 0)), 0)
+    return array_shapes.concatenate([counts, array_shapes.zeros((missing,), counts.dtype)])
 
 
 # --- nonzero, argwhere, flatnonzero, unique, count_nonzero ---------------------------------------

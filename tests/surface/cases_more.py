@@ -22,6 +22,10 @@ def searchsorted_method(a, v):
     return a.searchsorted(v, side="right")
 
 
+def bincount_staged_minlength(x, k):
+    return np.bincount(x, minlength=k.shape[0])
+
+
 def conj_method(z):
     return z.conj(), z.conjugate()
 
@@ -34,6 +38,8 @@ CASES = [
            (np.array([0.0, -0.0, np.nan]),), (np.zeros((0, 3), bool),)),
     *cases("ndarray.searchsorted", searchsorted_method, (np.array([1, 2, 2, 5]), np.array([2, 6])),
            (np.array([0.5, 1.5]), np.float64(1.5))),
+    *cases("np.bincount", bincount_staged_minlength, (np.array([0, 2, 2]), np.zeros(6)),
+           (np.array([0, 2, 5, 5], np.int32), np.zeros(2)), (np.array([], np.int64), np.zeros(3))),
     *cases("ndarray.conj", conj_method, (np.array([1 + 2j, -3j]),), (np.arange(3.0),),
            (np.array([[1, -2]], np.int32),)),
 ]

@@ -26,15 +26,6 @@ KNOWN: dict[tuple[str, str], str] = {}
 # Programs of issue 10 that need NumPy calls other helpers add on their branches (the lead
 # removes these marks after merging them).
 _NEEDS = {
-    "scenario_lstm_split": "needs np.split (helper m)",
-    "scenario_gru_split": "needs np.split (helper m)",
-    "scenario_beam_search": "needs np.repeat, np.tile (helper m)",
-    "scenario_newton_nested_array": "needs np.linalg.solve (helper l)",
-    "scenario_sieve": "needs np.nonzero (helper t)",
-    "scenario_kmeans": "needs np.bincount (helper t)",
-    "scenario_conv_and_median": "needs np.pad (helper m), np.median (helper t)",
-    "scenario_pca": "needs np.linalg.eigh (helper l)",
-    "scenario_histogram_equalization": "needs np.bincount (helper t)",
     "scenario_softmax_eye": "np.eye(k)[y]: a subscript read of a NumPy constant by a staged "
                             "index is not converted (ndarray.__getitem__ cannot take a tensor)",
 }
