@@ -37,7 +37,8 @@ def _compile(module, tmp_path):
 def test_fused_loops_match_the_interpreter(tmp_path):
     module = optimize(staged(program, X, Y), verify=True)
     compiled, source = _compile(module, tmp_path)
-    assert "np.broadcast_shapes" in source and "tanh" in source
+    # The loop shape is computed inline (np.broadcast_shapes costs ~60 ns per call in Numba).
+    assert "np.broadcast_shapes" not in source and "extent" in source and "tanh" in source
     for args in ((X, Y), (X[:, :1], Y), (X, Y[:1])):
         expected = interpreter.run(module, list(args))
         got = compiled(*args)
