@@ -2,8 +2,9 @@
 
 The loop shape is NumPy's broadcast of the array operands, computed inline in time linear in
 the operands (``run_errors.broadcast_extents``, which also raises NumPy's ``ValueError`` for
-incompatible shapes; ``np.broadcast_shapes`` in Numba cost ~60 ns per call); each operand is read at the loop index
-with its own broadcasting (``lower_support.broadcast_index``), 0-d operands are native scalars.
+incompatible shapes; ``np.broadcast_shapes`` in Numba costs ~60 ns a call); each operand is read
+at the loop index with its own broadcasting (``lower_support.broadcast_index``), 0-d operands are
+native scalars.
 The body runs per element as 0-d ("shadow") copies of its ops lowered by their ordinary CPU rules
 (``lower_core``), so each op has exactly the dtype rules of its unfused scalar form. A final
 ``sum`` accumulates in its result dtype in order (as ``lower_reductions`` does; floats agree with
