@@ -1,8 +1,10 @@
 """CPU lowering of ``fused``: one loop nest over the output elements, no temporaries.
 
-The loop shape is NumPy's broadcast of the array operands (``np.broadcast_shapes``, which also
-raises NumPy's ``ValueError`` for incompatible shapes); each operand is read at the loop index
-with its own broadcasting (``lower_support.broadcast_index``), 0-d operands are native scalars.
+The loop shape is NumPy's broadcast of the array operands, computed inline in time linear in
+the operands (``run_errors.broadcast_extents``, which also raises NumPy's ``ValueError`` for
+incompatible shapes; ``np.broadcast_shapes`` in Numba costs ~60 ns a call); each operand is read
+at the loop index with its own broadcasting (``lower_support.broadcast_index``), 0-d operands are
+native scalars.
 The body runs per element as 0-d ("shadow") copies of its ops lowered by their ordinary CPU rules
 (``lower_core``), so each op has exactly the dtype rules of its unfused scalar form. A final
 ``sum`` accumulates in its result dtype in order (as ``lower_reductions`` does; floats agree with
@@ -90,14 +92,11 @@ def _loop_shape(op: ir.Op, em: Emitter, rank: int) -> list[str]:
     """The extents of the loop nest: static sizes where the type knows them, else the broadcast
     shape of the array operands computed at run time."""
     arrays = [v for v in op.operands if v.type.ndim > 0]
-    shape = em.fresh("shape")
     if len(arrays) == 1 and arrays[0].type.ndim == rank:
+        shape = em.fresh("shape")
         em.line(f"{shape} = {em.name(arrays[0])}.shape")
-    else:
-        run_errors.check_broadcast(em, op, arrays)
-        shapes = ", ".join(f"{em.name(v)}.shape" for v in arrays)
-        em.line(f"{shape} = np.broadcast_shapes({shapes})")
-    return [f"{shape}[{i}]" for i in range(rank)]
+        return [f"{shape}[{i}]" for i in range(rank)]
+    return run_errors.broadcast_extents(em, op, arrays, rank)
 
 
 def _element(op: ir.Op, em: Emitter, element_ops: list[ir.Op], looped: ir.Value,

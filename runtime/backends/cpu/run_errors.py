@@ -118,8 +118,43 @@ def check_broadcast(em: Emitter, op: ir.Op, operands: Sequence[ir.Value]) -> Non
                 one_a = "" if da is not None else f" and {a} != 1"
                 one_b = "" if db is not None else f" and {b} != 1"
                 tests.append(f"({a} != {b}{one_a}{one_b})")
-    if not tests:
-        return
+    if tests:
+        check(em, op, " or ".join(tests), ValueError, *_broadcast_message(em, arrays))
+
+
+def broadcast_extents(em: Emitter, op: ir.Op, arrays: Sequence[ir.Value], rank: int
+                      ) -> list[str]:
+    """The extents of NumPy's broadcast of ``arrays`` (``rank`` axes), computed in code linear
+    in the operands, with ``check_broadcast``'s error when they do not broadcast.
+
+    Per axis: a static size other than 1 is the extent; else the first run-time size that is
+    not 1 (``e = s if e == 1 else e`` along the operands), which is NumPy's extent whenever
+    every size is that extent or 1, the test checked once per operand afterwards."""
+    extents, tests = [], []
+    for axis in range(rank, 0, -1):
+        sizes = [(f"{em.name(v)}.shape[{v.type.ndim - axis}]", v.type.shape[-axis])
+                 for v in arrays if v.type.ndim >= axis]
+        static = [d for _, d in sizes if d is not None and d != 1]
+        dynamic = [text for text, d in sizes if d is None]
+        if static:
+            extent = str(static[0])
+            tests += [f"({d} != {extent} and {d} != 1)" for d in dynamic]
+        elif len(dynamic) > 1:
+            extent = em.fresh("extent")
+            em.line(f"{extent} = {dynamic[0]}")
+            for d in dynamic[1:]:
+                em.line(f"{extent} = {d} if {extent} == 1 else {extent}")
+            tests += [f"({d} != {extent} and {d} != 1)" for d in dynamic[1:]]
+        else:
+            extent = dynamic[0] if dynamic else "1"
+        extents.append(extent)
+    if tests:
+        check(em, op, " or ".join(tests), ValueError, *_broadcast_message(em, arrays))
+    return extents
+
+
+def _broadcast_message(em: Emitter, arrays: Sequence[ir.Value]) -> tuple[str, list[str]]:
+    """NumPy's "could not be broadcast" message template and its size fields."""
     all_sizes: list[str] = []
     texts = []
     for v in arrays:
@@ -127,8 +162,7 @@ def check_broadcast(em: Emitter, op: ir.Op, operands: Sequence[ir.Value]) -> Non
         text, _ = shape_text(dims, len(all_sizes))
         texts.append(text)
         all_sizes += dims
-    template = f"operands could not be broadcast together with shapes {' '.join(texts)} "
-    check(em, op, " or ".join(tests), ValueError, template, all_sizes)
+    return f"operands could not be broadcast together with shapes {' '.join(texts)} ", all_sizes
 
 
 _NUMBA_FILE = re.compile(r'\s*File "[^"]*[/\\]numba[/\\][^"]*", line \d+,?.*$', re.MULTILINE)

@@ -64,6 +64,10 @@ def fancy(a, i):
     return a[i]
 
 
+def chain3(a, b, c):
+    return np.tanh(a * b + c)
+
+
 def raises(a):
     if a.sum() > 0:
         raise KeyError("positive sum")
@@ -101,6 +105,12 @@ CASES = [
      ["could not be broadcast", "(3,)", "(2,)"]),
     (chain, (np.ones(3), np.ones(4)), ValueError, "np.tanh",
      ["could not be broadcast", "(3,)", "(4,)"]),
+    (chain3, (np.ones(1), np.ones(3), np.ones(4)), ValueError, "np.tanh",
+     ["could not be broadcast together with shapes", "(3,)", "(4,)"]),
+    (chain3, (np.ones(3), np.ones(1), np.ones(0)), ValueError, "np.tanh",
+     ["could not be broadcast together with shapes", "(3,)", "(0,)"]),
+    (chain3, (np.ones((2, 1)), np.ones((1, 3)), np.ones((2, 2))), ValueError, "np.tanh",
+     ["could not be broadcast together with shapes", "(2,2)"]),
     (concat, (np.ones((2, 3)), np.ones((3, 3))), ValueError, "np.concatenate",
      ["along dimension 0", "index 0 has size 2", "index 1 has size 3"]),
     (index, (np.ones(3), np.int64(5)), IndexError, "a[i]",
