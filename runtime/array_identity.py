@@ -260,19 +260,26 @@ def block_arg(arg: ir.Value, init: ir.Value | None, key: object) -> None:
 
 def loop_extras(pairs: list, before: dict | None) -> bool:
     """After a round: ``pairs`` of (slot key, block argument, yield) per carried slot.
-    A yield holding an object from before the loop that its argument does not, and that the
-    body writes, is that argument's object in later iterations: True if the round must be
+    A yield holding an object from before the loop that its argument does not, that the body
+    writes and that another yield holds too (``y = x``, ``lst.append(x)``; an object merely
+    moved to another variable, as in ``a, b = b, a``, is not shared), is that argument's object
+    in later iterations: True if the round must be
     traced again with the argument holding it (so that its stale uses are found)."""
     table = _table(False)
     if table is None:
         return False
     written = {t for t in table.versions if table.versions[t] != (before or {}).get(t, 0)}
+    held: dict = {}  # a written object -> how many yields hold it (moved, or shared)
+    for _, _, out in pairs:
+        for t in {t for t, _ in _tokens(table, out)} if out is not None else ():
+            held[t] = held.get(t, 0) + 1
+    shared = {t for t in written if held.get(t, 0) > 1}
     grown = False
     for key, arg, out in pairs:
         if out is None:
             continue
         have = {t for t, _ in _tokens(table, arg)}
-        new = {t for t, _ in _tokens(table, out)} & written - have
+        new = {t for t, _ in _tokens(table, out)} & shared - have
         new = {t for t in new if isinstance(t, ir.Value) and _outer(t)}
         if new - table.extras.get(key, set()):
             table.extras.setdefault(key, set()).update(new)
