@@ -28,6 +28,7 @@ import weakref
 from dataclasses import dataclass, field
 
 from autostage.runtime import ir, tracing
+from autostage.runtime.operator_hooks import Staged
 from autostage.runtime.types import ListType
 
 _LIST_ELEMENT_OPS = frozenset({"list_get", "list_pop"})
@@ -154,7 +155,7 @@ def check_use(value: ir.Value) -> None:
     if table is not None and table.versions:
         token = _stale(table, value)
         if token is not None:
-            _raise(table, token, value, tracing.user_location())
+            _raise(table, token, value, None, " as the function's result")
 
 
 def after_emit(op: ir.Op) -> None:
@@ -343,13 +344,9 @@ def _written_name(write: _Write) -> str | None:
 
 def _stale_name(value: ir.Value) -> str | None:
     frame = _user_frame()
-    while frame is not None:
-        for name, obj in frame.f_locals.items():
-            if getattr(obj, "value", None) is value and not name.startswith("ag__"):
-                return name
-        frame = frame.f_back
-        if frame is not None and tracing._location_of(frame) is None:
-            break
+    for name, obj in (frame.f_locals.items() if frame is not None else ()):
+        if isinstance(obj, Staged) and getattr(obj, "value", None) is value:
+            return name
     return None
 
 
