@@ -331,14 +331,9 @@ def loop_results(before: dict | None, at_end: dict | None, inits: list, yields: 
 def _written_name(write: _Write) -> str | None:
     if write.code is None or write.offset < 0:
         return None
-    after = False
     for instruction in dis.get_instructions(write.code):
-        if instruction.offset == write.offset:
-            after = True
-        elif after and instruction.opname in _STORES:
-            return instruction.argval
-        elif after and instruction.opname.startswith(("CALL", "STORE", "RETURN")):
-            return None
+        if instruction.offset > write.offset:  # the store of the call's result, if one
+            return instruction.argval if instruction.opname in _STORES else None
     return None
 
 

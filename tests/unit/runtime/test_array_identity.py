@@ -186,3 +186,8 @@ def test_programs_without_aliasing_keep_pythons_values(fn, target):
     for e, g in zip(expected if isinstance(expected, tuple) else (expected,),
                     got if isinstance(got, tuple) else (got,), strict=True):
         np.testing.assert_array_equal(g, e)
+
+
+def test_the_message_names_the_array_written_by_an_element_assignment():
+    with pytest.raises(StagingError, match=r"`x` was changed in place.*`v = x\.copy\(\)`"):
+        autostage.convert(view_before, target="interpreter")(np.int64(4))
