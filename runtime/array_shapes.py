@@ -12,7 +12,7 @@ import operator
 from collections.abc import Sequence
 
 import numpy as np
-from autostage.runtime import dtype_rules, tracing, value_info
+from autostage.runtime import array_identity, dtype_rules, tracing, value_info
 from autostage.runtime.array_api import as_tensor, astype, copy, ufunc
 from autostage.runtime.ops.indexing import _INDEX_ERROR, ELLIPSIS, STAGED
 from autostage.runtime.tensor import StagingTypeError, Tensor, constant
@@ -337,4 +337,6 @@ def setitem(x: object, key: object, value: object) -> Tensor:
     else:
         with np.errstate(all="ignore"):
             value = constant(np.asarray(value).astype(x.dtype))
-    return _emit("setitem", (x, value, *operands), {"index": index})
+    result = _emit("setitem", (x, value, *operands), {"index": index})
+    array_identity.written(x.value, result.value)
+    return result

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 from autostage.runtime import (
+    array_identity,
     captures,
     dtype_rules,
     escapes,
@@ -241,6 +242,7 @@ def collect_outputs(trace: tracing.Trace, output: Any) -> Outputs:
             constants.append(captures.unwrap(leaf))
             continue
         tracing.check_visible(leaf.value, "a returned tensor")
+        array_identity.check_use(leaf.value)
         positions.append(position)
         values.append(leaf.value)
         python_types.append(_python_type(leaf))

@@ -16,6 +16,7 @@ import sys
 import numpy as np
 from autostage.runtime import (
     array_api,
+    array_identity,
     array_shapes,
     dtype_rules,
     ndarray_attributes,
@@ -142,6 +143,8 @@ def inplace(op: str, a: object, b: object) -> object:
         raise ValueError(f"non-broadcastable output operand with shape "
                          f"{dtype_rules.format_shape(a.type.shape)} doesn't match the broadcast "
                          f"shape {dtype_rules.format_shape(result.type.shape)}")
+    if value_info.view_base(a.value) is None:  # `x[a:b] += v` writes its view back itself
+        array_identity.written(a.value, result.value)
     return result
 
 

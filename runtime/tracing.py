@@ -36,6 +36,9 @@ location_resolvers: list[Callable[[Any], ir.Location | None]] = []
 internal_dirs: list[str] = [_RUNTIME_DIR]
 # Tests frame -> bool for other frames that are not user code (the compiler adds converted code).
 internal_frame_tests: list[Callable[[Any], bool]] = []
+# Called with (operands, trace) before an op is emitted, and with the op after (array_identity).
+operand_checks: list[Callable[[Sequence[ir.Value], Trace], None]] = []
+result_hooks: list[Callable[[ir.Op], None]] = []
 _GENERATED_CPU_FILE = re.compile(r"stage_[0-9a-f]{16,}\.py$")  # backends/cpu/module_cache.py
 
 
@@ -282,8 +285,12 @@ def emit(name: str, operands: Sequence[ir.Value], attrs: dict[str, Any] | None =
     trace = _require_trace()
     for value in operands:
         check_visible(value)
+    for check in operand_checks:
+        check(operands, trace)
     attrs = dict(attrs or {})
     types = op_registry.result_types(name, [v.type for v in operands], attrs)
     op = ir.Op(name, operands, types, attrs, regions, loc or user_location())
     trace.region.append(op)
+    for hook in result_hooks:
+        hook(op)
     return op.results

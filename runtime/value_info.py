@@ -15,7 +15,7 @@ from __future__ import annotations
 import weakref
 from dataclasses import dataclass
 
-from autostage.runtime import ir, tracing
+from autostage.runtime import array_identity, ir, tracing
 
 
 @dataclass(slots=True)
@@ -77,6 +77,7 @@ def is_scalar_argument(value: ir.Value) -> bool:
 def mark_view(result: ir.Value, base: ir.Value) -> None:
     """Records that ``result`` may share memory with ``base`` (as NumPy's views do)."""
     table = _table()
+    array_identity.share(result, base)
     if table is not None and base in table.views:
         table.views[result] = table.views[base]
     elif table is not None:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from autostage.runtime import array_api, ir, tracing
+from autostage.runtime import array_api, array_identity, ir, tracing
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.staging import (
     errors,
@@ -67,7 +67,9 @@ def emit_cond(pred: Tensor, regions: tuple[ir.Region, ir.Region],
     regions[1].results = tuple(v for m in merged for v in m.yields[1])
     types = tuple(_join_types(a.type, b.type)
                   for a, b in zip(regions[0].results, regions[1].results, strict=True))
-    results = iter(tracing.emit("cond", (pred.value,), {"result_types": types}, regions))
+    raw = tracing.emit("cond", (pred.value,), {"result_types": types}, regions)
+    array_identity.cond_results(regions, raw)
+    results = iter(raw)
     return tuple(m.build(results) for m in merged)
 
 
@@ -101,10 +103,12 @@ def _trace_paths(watch: side_effects.Watch, paths: tuple[Callable, Callable]) ->
     A path that raises becomes a ``raise`` op (``raises``); the Python state it changed does
     not matter (it never completes), so it takes the other path's."""
     regions, outs, raised, changes = [], [], [], []
+    before = array_identity.snapshot()
     try:
         for path in paths:
             with tracing.region() as region, watch.recording():
                 out, exc = raises.trace_branch(path)
+            array_identity.end_branch(region, before)
             changes.append(watch.changes())
             watch.restore()
             regions.append(region)
@@ -112,6 +116,7 @@ def _trace_paths(watch: side_effects.Watch, paths: tuple[Callable, Callable]) ->
             raised.append(exc)
     finally:
         watch.restore()
+    array_identity.join_branches(tuple(regions))
     if raised[0] is not None:
         changes[0] = changes[1]
     elif raised[1] is not None:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from autostage.runtime import array_api, ir, tracing, value_info
+from autostage.runtime import array_api, array_identity, ir, tracing, value_info
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.staging import (
     errors,
@@ -64,6 +64,7 @@ def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value],
         _mark(slot, arg)
         if slot.alias is not None:
             value_info.mark_view(arg, slot.alias)
+        array_identity.block_arg(arg, _init_value(slot.init), id(slot))
         if slot.maybe:  # assigned when its own atom or an assumed flag literal says so
             defined = hypotheses.defined(slot, logic.atom(arg), facts)
             state.append(values.MaybeUnbound(arg, defined, slot.name, errors.location(),
@@ -75,15 +76,27 @@ def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value],
     return tuple(state)
 
 
+def _init_value(x: object) -> ir.Value | None:
+    return getattr(x, "value", None) if isinstance(x, (Tensor, TensorList,
+                                                         values.MaybeUnbound)) else None
+
+
 def _trace(slots: Sequence[Slot], test: Callable, body: Callable,
-           hypotheses: loop_flags.Hypotheses) -> _Traced:
+           hypotheses: loop_flags.Hypotheses, before: dict | None) -> _Traced:
     types = [s.type for s in slots if s.carried]
-    with tracing.region(types) as cond_region:
-        go = predicate(test(*_state_objects(slots, cond_region.args, hypotheses)),
-                       "the loop condition")
-        cond_region.results = (go.value,)
-    with tracing.region(types) as body_region:
-        outs = body(*_state_objects(slots, body_region.args, hypotheses)) or ()
+    array_identity.restore(before)
+    array_identity.enter_loop()
+    ok = False
+    try:
+        with tracing.region(types) as cond_region:
+            go = predicate(test(*_state_objects(slots, cond_region.args, hypotheses)),
+                           "the loop condition")
+            cond_region.results = (go.value,)
+        with tracing.region(types) as body_region:
+            outs = body(*_state_objects(slots, body_region.args, hypotheses)) or ()
+        ok = True
+    finally:
+        array_identity.leave_loop(ok)
     if len(outs) != len(slots):
         raise errors.StagingValueError(f"a loop body returned {len(outs)} values for "
                                        f"{len(slots)} loop variables{errors.at()}")
@@ -107,17 +120,22 @@ def _value_of(slot: Slot, x: object, what: str) -> tuple[ir.Value, logic.Formula
     return values.weak_constant(x, slot.type.dtype, what).value, logic.TRUE
 
 
-def _emit(slots: Sequence[Slot], traced: _Traced, hypotheses: loop_flags.Hypotheses) -> tuple:
+def _emit(slots: Sequence[Slot], traced: _Traced, hypotheses: loop_flags.Hypotheses,
+          before: dict | None) -> tuple:
     carried = [s for s in slots if s.carried]
     outs = [traced.outs[slots.index(s)] for s in carried]
     with values.in_region(traced.body):
         yields = [_value_of(s, x, f"loop variable {s.name!r}") for s, x in zip(carried, outs,
                                                                                strict=True)]
     traced.body.results = tuple(v for v, _ in yields)
+    at_end = array_identity.snapshot()
+    array_identity.restore(before)
     inits = [_value_of(s, s.init, f"loop variable {s.name!r}") for s in carried]
     results = tracing.emit("while", [v for v, _ in inits],
                            {"carried_types": tuple(s.type for s in carried)},
                            (traced.cond, traced.body))
+    array_identity.loop_results(before, at_end, [v for v, _ in inits],
+                                list(traced.body.results), results)
     loc = errors.location()
     by_slot = {}
     for i, (slot, result) in enumerate(zip(carried, results, strict=True)):
@@ -198,6 +216,7 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
                      for leaf in _flatten(st, x)) + extra
 
     hypotheses = loop_flags.Hypotheses()
+    before = array_identity.snapshot()
     rounds = 0
     while rounds < MAX_ROUNDS:
         rounds += 1
@@ -206,7 +225,7 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
         raw.clear()
         try:
             with watch.recording():
-                traced = _trace(slots, flat_test, flat_body, hypotheses)
+                traced = _trace(slots, flat_test, flat_body, hypotheses, before)
         finally:
             watch.restore()
         grown = python.grow()
@@ -221,11 +240,16 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
                    for s, out in zip(slots, traced.outs, strict=True)]
         if any(changed):
             continue
+        carried = [s for s in slots if s.carried]
+        if array_identity.loop_extras(
+                [(id(s), arg, _init_value(traced.outs[slots.index(s)]))
+                 for s, arg in zip(carried, traced.body.args, strict=True)], before):
+            continue
         if hypotheses.check(slots, traced.outs):
             rounds -= 1  # a rejected hypothesis: not a change of types (each pair at most once)
             continue
         python.check_kept()
-        results = _emit(slots, traced, hypotheses)
+        results = _emit(slots, traced, hypotheses, before)
         n = len(slots) - len(python.slots)
         python.assign(results[n:])
         return _unflatten(structs, results[:n])

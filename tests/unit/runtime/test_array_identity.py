@@ -1,0 +1,193 @@
+"""An older reference to an array written in place (another name, a view made before, a list
+holding it, a cond result, a loop's captured value) is a clear StagingError naming both lines;
+programs that do not alias keep Python's values (``runtime/array_identity.py``)."""
+
+import inspect
+
+import numpy as np
+import pytest
+from autostage.runtime.tracing import StagingError
+
+import autostage
+
+TARGETS = ["interpreter", "cpu"]
+
+
+def line_of(fn, text):
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+def other_name(n):
+    x = np.zeros(n)
+    y = x
+    x[0] = 1.0
+    return y  # stale
+
+
+def view_before(n):
+    x = np.zeros(n)
+    v = x[1:3]
+    x[1] = 5.0
+    return v + 1.0  # stale
+
+
+def list_holding(n):
+    x = np.zeros(n)
+    lst = []
+    lst.append(x)
+    x[0] = 1.0
+    return np.stack(lst)  # stale
+
+
+def loop_reads_alias(n):
+    x = np.zeros(n)
+    y = x
+    for i in range(1, n):
+        x[i] = y[i - 1] + 1.0  # stale
+    return x
+
+
+def alias_after_loop(n):
+    x = np.zeros(n)
+    y = x
+    for i in range(n):
+        x[i] = i
+    return y + 0.0  # stale
+
+
+def cond_result(n):
+    x = np.zeros(n)
+    w = np.ones(n)
+    z = x if n > 2 else w
+    z[0] = 7.0
+    return x * 1.0  # stale
+
+
+def appended_every_iteration(n):
+    x = np.zeros(n)
+    hist = []
+    for i in range(n):
+        x[i] = i
+        hist.append(x)  # stale
+    return np.stack(hist)
+
+
+def in_place_operator(n):
+    x = np.zeros(n)
+    y = x
+    x += 1.0
+    return y * 2.0  # stale
+
+
+ALIASING = [other_name, view_before, list_holding, loop_reads_alias, alias_after_loop,
+            cond_result, appended_every_iteration, in_place_operator]
+WRITES = {other_name: "x[0] = 1.0", view_before: "x[1] = 5.0", list_holding: "x[0] = 1.0",
+          loop_reads_alias: "x[i] = y", alias_after_loop: "x[i] = i", cond_result: "z[0] = 7.0",
+          appended_every_iteration: "x[i] = i", in_place_operator: "x += 1.0"}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn", ALIASING, ids=lambda f: f.__name__)
+def test_older_reference_after_write_is_refused(fn, target):
+    with pytest.raises(StagingError) as info:
+        autostage.convert(fn, target=target)(np.int64(4))
+    message = str(info.value)
+    assert "changed in place" in message and "older reference" in message
+    assert f"test_array_identity.py:{line_of(fn, WRITES[fn])}" in message
+    if fn is other_name:
+        assert "used as the function's result" in message
+    else:
+        assert f"test_array_identity.py:{line_of(fn, '# stale')}" in message
+    assert ".copy()" in message
+
+
+def test_the_message_names_the_variables():
+    with pytest.raises(StagingError, match=r"`x` was changed in place.*\(`y`\)"):
+        autostage.convert(in_place_operator, target="interpreter")(np.int64(4))
+
+
+def dp(n):
+    d = np.zeros((n + 1, n + 1))
+    for i in range(1, n + 1):
+        d[i, 0] = i
+        for j in range(1, n + 1):
+            d[i, j] = min(d[i - 1, j] + 1, d[i, j - 1] + 1, d[i - 1, j - 1] + (i != j))
+    return d
+
+
+def copied(n):
+    x = np.zeros(n)
+    y = x.copy()
+    x[0] = 1.0
+    return y + x
+
+
+def write_and_read_in_other_branch(n):
+    x = np.zeros(n)
+    if n > 2:
+        x[0] = 1.0
+        r = x.sum()
+    else:
+        r = x.sum() + 2.0
+    return x, r
+
+
+def rebound_before_write(n):
+    x = np.zeros(n)
+    y = x
+    x = x * 2.0
+    x[0] = 1.0
+    return y, x
+
+
+def slice_updates(n):
+    x = np.zeros(n)
+    for i in range(n):
+        x[1:3] += 1.0
+        x[i] += 2.0
+    return x
+
+
+def swap_in_loop(n):
+    a = np.zeros(n)
+    b = np.ones(n)
+    for i in range(n):
+        a[i] = i + 1.0
+        a, b = b, a
+    return a, b
+
+
+def trajectory(n):
+    y = np.ones(2)
+    out = []
+    for _ in range(n):
+        y = y * 0.5
+        out.append(y)
+        y[0] = y[0] + 0.0 if False else y[0]
+    return np.stack(out)
+
+
+def read_before_write_same_iteration(n):
+    x = np.zeros(n)
+    for i in range(1, n):
+        prev = x[i - 1]
+        x[i] = prev + 1.0
+    return x
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn", [dp, copied, write_and_read_in_other_branch, rebound_before_write,
+                                slice_updates, swap_in_loop, read_before_write_same_iteration],
+                         ids=lambda f: f.__name__)
+def test_programs_without_aliasing_keep_pythons_values(fn, target):
+    expected = fn(np.int64(4))
+    got = autostage.convert(fn, target=target)(np.int64(4))
+    for e, g in zip(expected if isinstance(expected, tuple) else (expected,),
+                    got if isinstance(got, tuple) else (got,), strict=True):
+        np.testing.assert_array_equal(g, e)
+
+
+def test_the_message_names_the_array_written_by_an_element_assignment():
+    with pytest.raises(StagingError, match=r"`x` was changed in place.*`v = x\.copy\(\)`"):
+        autostage.convert(view_before, target="interpreter")(np.int64(4))
