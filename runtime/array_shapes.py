@@ -12,7 +12,7 @@ import operator
 from collections.abc import Sequence
 
 import numpy as np
-from autostage.runtime import array_identity, dtype_rules, tracing, value_info
+from autostage.runtime import array_identity, dtype_rules, tracing, value_info, view_writes
 from autostage.runtime.array_api import as_tensor, astype, copy, ufunc
 from autostage.runtime.ops.indexing import _INDEX_ERROR, ELLIPSIS, STAGED
 from autostage.runtime.tensor import StagingTypeError, Tensor, constant
@@ -331,6 +331,7 @@ def setitem(x: object, key: object, value: object) -> Tensor:
     check_writable(x, "this assignment to an element")
     index, operands, _ = index_operands(key)
     if isinstance(value, Tensor):
+        view_writes.written_back(value.value, x.value, index, tuple(operands))
         value = value if value.dtype == x.dtype else astype(value, x.dtype)
     elif dtype_rules.is_python_scalar(value):
         value = constant(dtype_rules.convert_scalar(value, x.dtype))

@@ -37,6 +37,7 @@ from autostage.runtime import (
     result_identity,
     tracing,
     value_info,
+    view_writes,
 )
 from autostage.runtime import inputs as _inputs
 from autostage.runtime.cache_keys import ById, constant_key, leaf_key
@@ -246,6 +247,7 @@ def collect_outputs(trace: tracing.Trace, output: Any) -> Outputs:
         positions.append(position)
         values.append(leaf.value)
         python_types.append(_python_type(leaf))
+    view_writes.check_written_back()
     trace.function.body.results = tuple(values)
     outputs = Outputs(treedef, constants, tuple(positions), tuple(python_types))
     outputs.identity = result_identity.plan(trace.function.body.args, values)

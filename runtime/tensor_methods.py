@@ -27,6 +27,7 @@ from autostage.runtime import (
     python_numbers,
     tracing,
     value_info,
+    view_writes,
 )
 from autostage.runtime.operator_hooks import register_operator_hook
 from autostage.runtime.ops.elementwise import UFUNCS
@@ -143,8 +144,10 @@ def inplace(op: str, a: object, b: object) -> object:
         raise ValueError(f"non-broadcastable output operand with shape "
                          f"{dtype_rules.format_shape(a.type.shape)} doesn't match the broadcast "
                          f"shape {dtype_rules.format_shape(result.type.shape)}")
-    if value_info.view_base(a.value) is None:  # `x[a:b] += v` writes its view back itself
+    if value_info.view_base(a.value) is None:
         array_identity.written(a.value, result.value)
+    else:  # `x[a:b] += v` writes its view back itself; any other view write is refused
+        view_writes.changed_view(a.value, result.value)
     return result
 
 
