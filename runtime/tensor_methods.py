@@ -17,6 +17,7 @@ import numpy as np
 from autostage.runtime import (
     array_api,
     array_shapes,
+    constant_indexing,
     dtype_rules,
     ndarray_attributes,
     numpy_dispatch,
@@ -296,9 +297,9 @@ def _attach() -> None:
 
 
 def _getitem_hook(target: object, key: object) -> object:
-    if isinstance(target, (list, tuple)) and any(isinstance(t, Tensor) for t in target):
-        target = array_shapes.stack(target)
-    return array_shapes.getitem(target, key)
+    if isinstance(target, Tensor):
+        return array_shapes.getitem(target, key)
+    return constant_indexing.getitem(target, key)
 
 
 def _setitem_hook(target: object, key: object, value: object) -> object:

@@ -19,10 +19,26 @@ from autostage.runtime import Staged, stage_operator
 
 
 def getitem(target: Any, key: Any) -> Any:
-    """``target[key]``."""
+    """``target[key]``: the converted form of reads whose key is computed (``x[i]``, ``x[i:j]``).
+
+    Python's ``x[key]`` when nothing is staged, so the result and the exceptions are Python's.
+    """
     if isinstance(target, Staged) or isinstance(key, Staged):
         return stage_operator("getitem", target, key)
+    if isinstance(key, (slice, tuple)) and _has_staged_part(key):
+        return stage_operator("getitem", target, key)
     return target[key]
+
+
+def _has_staged_part(key: slice | tuple) -> bool:
+    """Whether a slice's bounds or a tuple key's entries (or their bounds) are staged."""
+    if isinstance(key, slice):
+        return (isinstance(key.start, Staged) or isinstance(key.stop, Staged)
+                or isinstance(key.step, Staged))
+    for part in key:
+        if isinstance(part, Staged) or (isinstance(part, slice) and _has_staged_part(part)):
+            return True
+    return False
 
 
 def setitem(target: Any, key: Any, value: Any) -> Any:

@@ -35,8 +35,6 @@ _NEEDS = {
     "scenario_conv_and_median": "needs np.pad (helper m), np.median (helper t)",
     "scenario_pca": "needs np.linalg.eigh (helper l)",
     "scenario_histogram_equalization": "needs np.bincount (helper t)",
-    "scenario_softmax_eye": "np.eye(k)[y]: a subscript read of a NumPy constant by a staged "
-                            "index is not converted (ndarray.__getitem__ cannot take a tensor)",
 }
 KNOWN.update({(name, kind): why for name, why in _NEEDS.items()
               for kind in ("interpreter", "cpu")})
