@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 from autostage.runtime import array_shapes, tracing, value_info
+from autostage.runtime.operator_hooks import Standin
 from autostage.runtime.tensor import StagingTypeError, Tensor, constant
 
 _PYTHON_NUMBERS = (bool, int, float, complex)
@@ -26,6 +27,9 @@ def getitem(target: object, key: object) -> object:
         if any(isinstance(t, Tensor) for t in target):
             return array_shapes.getitem(array_shapes.stack(target), key)
         return _python_sequence(target, key)
+    if isinstance(target, Standin) and issubclass(target.__class__, (list, tuple)):
+        # A captured global list: iterating its stand-in records the guard on its items.
+        return _python_sequence(target.__class__(target), key)
     if isinstance(target, (Tensor, np.ndarray, np.generic)):
         return array_shapes.getitem(target, key)
     raise _refused(target, "its items are Python objects, not staged values")
@@ -57,7 +61,7 @@ def _python_sequence(target: list | tuple, key: object) -> Tensor:
 def _refused(target: object, why: str) -> StagingTypeError:
     loc = tracing.user_location()
     where = f"{loc}: " if loc is not None else ""
-    kind = type(target).__name__
+    kind = target.__class__.__name__  # a stand-in's __class__ is the user's type
     return StagingTypeError(
         f"{where}cannot index a {kind} with a staged key: {why}. Index a NumPy array instead "
         f"(e.g. `np.asarray(x)[i]`), or use a Python value as the key")
