@@ -47,6 +47,7 @@ PIPELINE = (
     "string_formatting",  # before call_trees: a literal's `%` is not a call to convert
     "lists",  # lists and slices turn mutations into assignments, so that control flow sees
     "slices",  # the mutated names as loop variables and branch outputs
+    "subscripts",  # after slices: its generated reads too; NumPy constants indexed by staged keys
     "comprehensions",  # before call_trees: the calls in its new lambdas are converted too
     "call_trees",  # before control flow: the generated loop and branch functions are not user calls
     "variables",  # before control flow: it reads the analyses of the code as the user wrote it

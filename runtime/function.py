@@ -207,7 +207,9 @@ class Outputs:
         leaves = [c.copy() if type(c) in (np.ndarray, list) else c for c in self.constants]
         for position, value in zip(self.positions, results, strict=True):
             marker = leaves[position]
-            if marker is _AS_LIST:
+            if isinstance(marker, _ListResult):  # a callee's list, in its caller's trace
+                value = marker.rebuild(value)
+            elif marker is _AS_LIST:
                 value = list(value)
             elif marker is _AS_PYTHON_LIST:  # a NumPy array here; a tensor in a caller's trace
                 value = value.tolist() if type(value) is np.ndarray else list(value)
@@ -215,8 +217,13 @@ class Outputs:
         return pytree.unflatten(self.treedef, leaves)
 
 
-def collect_outputs(trace: tracing.Trace, output: Any) -> Outputs:
-    """Makes the staged leaves of ``output`` the results of the traced function."""
+def collect_outputs(trace: tracing.Trace, output: Any, callee: bool = False) -> Outputs:
+    """Makes the staged leaves of ``output`` the results of the traced function.
+
+    A tensor list returned by a ``callee`` (a staged call's function) stays a list value, so
+    that its caller gets a tensor list back (to iterate, index, append to or ``np.stack``); one
+    returned to Python comes back as a Python list of the rows of its stack.
+    """
     from autostage.runtime.staging import list_elements, tensor_lists
     from autostage.runtime.staging import values as staged_values
 
@@ -228,6 +235,13 @@ def collect_outputs(trace: tracing.Trace, output: Any) -> Outputs:
         if isinstance(leaf, tensor_lists.TensorList):
             if leaf.value is None:  # never appended to: Python returns the empty list
                 constants.append([])
+                continue
+            if callee:
+                tracing.check_visible(leaf.value, "a returned list")
+                constants.append(_ListResult(leaf.elements))
+                positions.append(position)
+                values.append(leaf.value)
+                python_types.append(None)
                 continue
             # It comes back as a list of the rows of its stack (empty if it stays empty), as
             # Python numbers if every element put in it is one (``list_elements``).
@@ -274,6 +288,21 @@ def _mark_arguments(binding: _Binding, positional: tuple, keywords: dict,
         for path, leaf in zip(pytree.leaf_paths(treedef), leaves, strict=True):
             if isinstance(leaf, Tensor):
                 tensor_module.mark_argument(leaf, name + path, scalars.get(id(leaf)))
+
+
+class _ListResult:
+    """Marks a callee's result that is a tensor list, with what its elements are
+    (``list_elements``: Python numbers or NumPy values), which its caller's list keeps."""
+
+    __slots__ = ("elements",)
+
+    def __init__(self, elements: Any):
+        self.elements = elements
+
+    def rebuild(self, value: Tensor) -> Any:
+        from autostage.runtime.staging import list_elements, tensor_lists
+        list_elements.record(value.value, self.elements)
+        return tensor_lists.TensorList(value.value)
 
 
 _AS_LIST = object()  # marks an output that was a tensor list: returned as a Python list
@@ -570,7 +599,7 @@ def _trace_callee(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDe
                 if is_weak:
                     value_info.mark_weak(param)
             output = _run_traced(trace, bind_environment(fn, trace), args, kwargs)
-            outputs = collect_outputs(trace, output)
+            outputs = collect_outputs(trace, output, callee=True)
             trace.check_escapes()
             weak_results = tuple(value_info.is_weak(v) for v in trace.function.body.results)
     finally:

@@ -18,6 +18,7 @@ from autostage.runtime import (
     array_api,
     array_identity,
     array_shapes,
+    constant_indexing,
     dtype_rules,
     ndarray_attributes,
     numpy_dispatch,
@@ -306,9 +307,9 @@ def _attach() -> None:
 
 
 def _getitem_hook(target: object, key: object) -> object:
-    if isinstance(target, (list, tuple)) and any(isinstance(t, Tensor) for t in target):
-        target = array_shapes.stack(target)
-    return array_shapes.getitem(target, key)
+    if isinstance(target, Tensor):
+        return array_shapes.getitem(target, key)
+    return constant_indexing.getitem(target, key)
 
 
 def _setitem_hook(target: object, key: object, value: object) -> object:

@@ -42,7 +42,7 @@ def _is_pure(node: gast.AST) -> bool:
     return False
 
 
-def _index_expr(node: gast.expr) -> gast.expr:
+def index_expr(node: gast.expr) -> gast.expr:
     """The index of a subscript as an ordinary expression: ``a:b`` -> ``slice(a, b)``."""
     if isinstance(node, gast.Slice):
         parts = [node.lower, node.upper, node.step]
@@ -51,11 +51,11 @@ def _index_expr(node: gast.expr) -> gast.expr:
         parts = [gast.Constant(None, None) if p is None else p for p in parts]
         return templates.replace_as_expression("slice(parts)", parts=parts)
     if isinstance(node, gast.Tuple) and any(isinstance(e, gast.Slice) for e in node.elts):
-        return gast.Tuple([_index_expr(e) for e in node.elts], gast.Load())
+        return gast.Tuple([index_expr(e) for e in node.elts], gast.Load())
     return node
 
 
-def _has_slice(node: gast.AST) -> bool:
+def has_slice(node: gast.AST) -> bool:
     return any(isinstance(n, gast.Slice) for n in gast.walk(node))
 
 
@@ -70,7 +70,7 @@ class SliceTransformer(LocalNamesScope):
         """The local name ``x`` if ``target`` is ``x[...]`` and the statement may be rewritten."""
         if not (isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)):
             return None
-        if has_walrus(stmt) or (_has_slice(target.slice) and not self.slice_is_builtin):
+        if has_walrus(stmt) or (has_slice(target.slice) and not self.slice_is_builtin):
             return None
         name = target.value.id
         return name if self.rebindable(name) else None
@@ -91,7 +91,7 @@ class SliceTransformer(LocalNamesScope):
             before = templates.replace("temp = value", temp=temp, value=value)
             value = temp
         return before + templates.replace(
-            "x = ag__.setitem(x, index, value)", x=name, index=_index_expr(target.slice),
+            "x = ag__.setitem(x, index, value)", x=name, index=index_expr(target.slice),
             value=value)
 
     def _unpacking(self, node: gast.Assign, target: gast.Tuple | gast.List
@@ -112,7 +112,7 @@ class SliceTransformer(LocalNamesScope):
         for name, item, t in zip(names, items, target.elts, strict=True):
             if name:
                 statements += templates.replace(
-                    "x = ag__.setitem(x, index, value)", x=name, index=_index_expr(t.slice),
+                    "x = ag__.setitem(x, index, value)", x=name, index=index_expr(t.slice),
                     value=item)
         return statements
 
@@ -120,7 +120,7 @@ class SliceTransformer(LocalNamesScope):
         name = self._container(node.target, node)
         if name is None:
             return node
-        before, index = [], _index_expr(node.target.slice)
+        before, index = [], index_expr(node.target.slice)
         if not _is_pure(node.target.slice):  # evaluated once, before the old item and the value
             temp = self.ctx.namer.new_symbol("index")
             before = templates.replace("temp = index", temp=temp, index=index)
@@ -130,7 +130,7 @@ class SliceTransformer(LocalNamesScope):
             op=_INPLACE[type(node.op)], value=node.value)
 
 
-def _binds_slice(node: gast.AST) -> bool:
+def binds_slice(node: gast.AST) -> bool:
     """Whether the converted code itself could rebind the name ``slice``."""
     for child in gast.walk(node):
         if isinstance(child, gast.Name) and child.id == "slice" and not isinstance(
@@ -146,5 +146,5 @@ def _binds_slice(node: gast.AST) -> bool:
 def transform(node: gast.AST, ctx: transformer.Context) -> gast.AST:
     """Rewrites item assignments in ``node`` (a function) into assignments of containers."""
     activity.resolve(node)
-    slice_is_builtin = ctx.info.namespace.get("slice") is builtins.slice and not _binds_slice(node)
+    slice_is_builtin = ctx.info.namespace.get("slice") is builtins.slice and not binds_slice(node)
     return SliceTransformer(ctx, slice_is_builtin).visit(node)

@@ -19,10 +19,30 @@ from autostage.runtime import Staged, stage_operator
 
 
 def getitem(target: Any, key: Any) -> Any:
-    """``target[key]``."""
-    if isinstance(target, Staged) or isinstance(key, Staged):
-        return stage_operator("getitem", target, key)
-    return target[key]
+    """``target[key]``: the converted form of reads whose key is computed (``x[i]``, ``x[i:j]``).
+
+    Runs Python's ``target[key]`` first, so results and exceptions are Python's and objects that
+    take staged keys themselves (tensors, tensor lists, user classes wrapping them) are asked
+    first; this also costs no check when nothing is staged. Only when that raised and the
+    container or the key (a slice bound, a tuple entry) is staged does the runtime stage it: a
+    NumPy array or a list indexed by a staged key (``np.eye(k)[y]``) cannot run it itself.
+    """
+    try:
+        return target[key]
+    except Exception:
+        if not (isinstance(target, Staged) or _is_staged_key(key)):
+            raise
+    return stage_operator("getitem", target, key)  # outside the handler: no chained NumPy error
+
+
+def _is_staged_key(key: Any) -> bool:
+    """Whether a key, a slice's bounds or a tuple key's entries (or their bounds) are staged."""
+    if isinstance(key, slice):
+        return (isinstance(key.start, Staged) or isinstance(key.stop, Staged)
+                or isinstance(key.step, Staged))
+    if isinstance(key, tuple):
+        return any(_is_staged_key(part) for part in key)
+    return isinstance(key, Staged)
 
 
 def setitem(target: Any, key: Any, value: Any) -> Any:

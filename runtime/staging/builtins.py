@@ -157,12 +157,37 @@ def sum_(x: object, start: object = 0) -> object:
     _check(x)
     if isinstance(x, TensorList):
         return _sum_list(x, start)
-    if not isinstance(x, Tensor) or x.ndim == 0:
+    if not isinstance(x, Tensor):
         raise errors.StagingTypeError(f"sum() of a staged {getattr(x, 'type', type(x))}"
                                       f"{errors.at()} is not supported")
-    dtype = np.int64 if x.dtype == np.bool_ else x.dtype
-    total = np.sum(x, axis=0, dtype=dtype)
-    return total if isinstance(start, int) and start == 0 else start + total
+    return _sum_tensor(x, start)
+
+
+def _sum_tensor(x: Tensor, start: object) -> object:
+    """``sum(x)`` of a tensor: Python adds its rows one by one, ``start + x[0] + x[1] + ...``,
+    not pairwise as ``np.sum`` does (whose float result differs in the last bits). The first
+    step is staged as written, which gives the result dtype (``0 + np.True_`` is an int64) and
+    shape; the rest is ``np.cumsum`` along axis 0 from it, sequential on every target. An empty
+    array gives ``start`` itself (at run time: a clear ValueError, the staged result has a
+    dtype)."""
+    from autostage.runtime import array_shapes
+    n = iteration._dim0(x)  # Python's error for a 0-d array
+    if isinstance(n, int) and n == 0:
+        return start
+    if not isinstance(n, int):
+        python_numbers._raise_if(n == 0, ValueError(
+            f"sum() of an empty staged array{errors.at()}: Python returns the start value "
+            f"({start!r}), which the staged result (an array element's type) cannot be"))
+    if np.ndim(start) if not isinstance(start, Tensor) else start.ndim:
+        raise errors.StagingTypeError(
+            f"sum() of a staged array{errors.at()} with an array as start is not supported: "
+            "add it to the sum instead")
+    first = start + array_shapes.getitem(x, 0)
+    if isinstance(n, int) and n == 1:
+        return first
+    rest = array_shapes.getitem(x, slice(1, None))
+    rows = np.concatenate([first[np.newaxis], rest.astype(first.dtype)], axis=0)
+    return np.cumsum(rows, axis=0, dtype=first.dtype)[-1]
 
 
 def _sum_list(lst: TensorList, start: object) -> object:

@@ -221,6 +221,7 @@ def length(lst: TensorList) -> Tensor | int:
     if lst.value is None:
         return 0
     (n,) = tracing.emit("list_length", (lst.value,))
+    values.mark_weak(n)  # len() is a Python int
     return Tensor(n)
 
 

@@ -23,14 +23,6 @@ RTOL = {"to_graph": 0.0, "interpreter": 0.0, "cpu": 1e-10}
 
 # (scenario name, wrap) -> the finding it shows.
 KNOWN: dict[tuple[str, str], str] = {}
-# Programs of issue 10 that need NumPy calls other helpers add on their branches (the lead
-# removes these marks after merging them).
-_NEEDS = {
-    "scenario_softmax_eye": "np.eye(k)[y]: a subscript read of a NumPy constant by a staged "
-                            "index is not converted (ndarray.__getitem__ cannot take a tensor)",
-}
-KNOWN.update({(name, kind): why for name, why in _NEEDS.items()
-              for kind in ("interpreter", "cpu")})
 
 
 def _wrap(kind):

@@ -4,6 +4,7 @@ A fake staged class (a ``runtime.Staged`` subclass) stands in for tensors, with 
 no hook is left registered.
 """
 
+import numpy as np
 import pytest
 
 from autostage import ag, runtime
@@ -225,3 +226,31 @@ def test_ag_reexports_the_operators_namespace():
     assert all(getattr(ag, name) is getattr(operators, name) for name in operators.__all__)
     assert ag.converted is converted
     assert ag.AUTOSTAGE_ERRORS == (*OWN_ERRORS, PyCTError)
+
+
+# --- subscript reads: Python's own first, the runtime when that fails on a staged key ---------
+
+
+class Wrapper:
+    """A user container that takes staged keys itself (as one wrapping a tensor would)."""
+
+    def __getitem__(self, key):
+        return ("wrapped", key)
+
+
+@pytest.mark.parametrize("key", [Staged("i"), slice(Staged("i"), 3), slice(None, None, Staged()),
+                                 (0, slice(1, Staged("j"))), (Staged("i"), 0)])
+def test_getitem_stages_numpy_and_list_reads_with_staged_key_parts(staged, key):
+    for target in (np.arange(4), [1.0, 2.0]):
+        assert ag.getitem(target, key) == "staged"
+        assert staged.pop() == ("getitem", (target, key), {})
+    assert ag.getitem(Wrapper(), key) == ("wrapped", key)  # its own __getitem__ took the key
+    assert not staged
+
+
+def test_getitem_raises_pythons_error_when_nothing_is_staged(staged):
+    with pytest.raises(IndexError, match="list index out of range"):
+        ag.getitem([1.0], 3)
+    with pytest.raises(TypeError, match="list indices must be integers or slices, not tuple"):
+        ag.getitem([1.0], (0, slice(1, 2)))
+    assert not staged

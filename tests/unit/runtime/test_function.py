@@ -619,3 +619,49 @@ def test_flatten_is_a_copy(target):
     assert got is not x and not np.shares_memory(got, x)
     got[0] = 7.0
     assert x[0] == 0.0
+
+
+# --- tensor lists returned by staged calls ----------------------------------------------------
+
+
+def _rows_doubled(x):
+    out = []
+    for i in range(x.shape[0]):
+        out.append(x[i] * 2.0)
+    return out
+
+
+def _firsts(x):
+    out = []
+    for i in range(x.shape[0]):
+        out.append(float(x[i, 0]))
+    return out
+
+
+def _stack_of_callee_list(x):
+    return np.stack(_rows_doubled(x))
+
+
+def _loop_over_callee_list(x):
+    total = 0.0
+    for v in _rows_doubled(x):
+        total = total + v.sum()
+    return total
+
+
+def _use_callee_list(x):
+    ys = _rows_doubled(x)
+    zs = _firsts(x)
+    zs.append(1.5)
+    return len(ys), ys[-1], zs, zs[0], sum(zs), _firsts(x)
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+@pytest.mark.parametrize("fn", [_stack_of_callee_list, _loop_over_callee_list, _use_callee_list])
+def test_tensor_list_returned_by_a_staged_call_is_a_list_in_the_caller(target, fn):
+    x = np.arange(6.0).reshape(3, 2)
+    expected, actual = fn(x), autostage.convert(fn, target=target)(x)
+    for e, a in zip(expected if isinstance(expected, tuple) else (expected,),
+                    actual if isinstance(actual, tuple) else (actual,), strict=True):
+        assert type(a) is type(e)  # len() an int, lists of Python floats stay such
+        np.testing.assert_array_equal(a, e)

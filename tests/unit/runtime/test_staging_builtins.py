@@ -212,3 +212,65 @@ def test_bool_returns_a_python_bool(target, fn, args):
     assert (
         type(got) is type(expected) if not isinstance(expected, tuple)
         else [type(v) for v in got] == [type(v) for v in expected])
+
+
+# --- sum() of a staged array: Python's sequential order, not NumPy's pairwise sum ---------------
+
+
+def _sequential_differs_from_pairwise(dtype, shape):
+    """Data (from a fixed seed) whose Python sum differs from np.sum in the last bits (a 2-d
+    array in Fortran order: NumPy sums a contiguous axis pairwise)."""
+    rng = np.random.default_rng(3)
+    for _ in range(100):
+        x = (rng.normal(size=shape) * 10.0 ** rng.integers(-3, 4, size=shape)).astype(dtype)
+        x = np.asfortranarray(x)
+        if np.asarray(sum(x)).tobytes() != np.sum(x, axis=0).tobytes():
+            return x
+    raise AssertionError("no data found where the orders differ")
+
+
+def python_sum(x):
+    return sum(x)
+
+
+def python_sum_from(x, start):
+    return sum(x, start)
+
+
+def _assert_identical(actual, expected):
+    assert type(actual) is type(expected)
+    assert np.asarray(actual).dtype == np.asarray(expected).dtype
+    assert np.asarray(actual).tobytes() == np.asarray(expected).tobytes()  # bit for bit
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
+@pytest.mark.parametrize("shape", [(100,), (40, 3)])
+def test_sum_adds_in_pythons_order(target, dtype, shape):
+    x = _sequential_differs_from_pairwise(dtype, shape)
+    _assert_identical(autostage.convert(python_sum, target=target)(x), sum(x))
+    for start in (2.5, np.float64(0.1), 1):
+        _assert_identical(autostage.convert(python_sum_from, target=target)(x, start),
+                          sum(x, start))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("x", [np.array([True, True, False]), np.arange(5, dtype=np.int8),
+                               np.array([-0.0]), np.array([[True], [True]]),
+                               np.arange(6, dtype=np.uint16).reshape(3, 2)])
+def test_sum_result_type_is_that_of_pythons_additions(target, x):
+    _assert_identical(autostage.convert(python_sum, target=target)(x), sum(x))  # 0 + True: int
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_sum_of_empty_and_0d_arrays(target):
+    with pytest.raises(ValueError, match=r"sum\(\) of an empty staged array.*"
+                                         r"test_staging_builtins\.py:\d+.*start value \(0\)"):
+        autostage.convert(python_sum, target=target)(np.zeros(0))
+
+    def empty_constant():
+        return sum(np.zeros(0)), sum(np.zeros((0, 3)), 2.5)
+
+    assert autostage.convert(empty_constant, target=target)() == (0, 2.5)
+    with pytest.raises(TypeError, match="iteration over a 0-d"):
+        autostage.convert(python_sum, target=target)(np.array(1.0))

@@ -1,0 +1,105 @@
+"""NumPy constants and Python number lists indexed by staged keys (runtime/constant_indexing.py)."""
+
+import numpy as np
+import pytest
+from autostage.runtime.tensor import StagingTypeError
+
+import autostage
+
+TARGETS = ("interpreter", "cpu")
+GLOBAL_TABLE = np.arange(10) ** 2
+
+
+def _run(fn, target, *args):
+    return autostage.convert(fn, target=target)(*args)
+
+
+def _same(actual, expected):
+    assert type(actual) is type(expected)
+    if isinstance(expected, tuple):
+        for a, e in zip(actual, expected, strict=True):
+            _same(a, e)
+    elif isinstance(expected, np.ndarray):
+        assert actual.dtype == expected.dtype and actual.shape == expected.shape
+        np.testing.assert_array_equal(actual, expected)
+    else:
+        assert actual == expected
+
+
+def onehot(y, k):
+    return np.eye(k)[y]
+
+
+def tables(x):
+    i = np.argmax(x)
+    table = np.arange(10) ** 2
+    w = np.arange(12.0).reshape(3, 4)
+    return table[i], w[i], w[i, 1:], w[:, i], table[i:i + 3], GLOBAL_TABLE[i + 1], w[i:]
+
+
+def python_lists(x):
+    i = np.argmax(x)
+    floats, ints, flags = [1.0, 2.5, 4.0], (3, 5, 7), [True, False, True]
+    return floats[i], ints[i] * 2, flags[i] + flags[i], floats[-1 - i] / 4
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("y", [np.array([0, 2, 1, 2]), np.array(1), np.array([[0], [1]])])
+def test_eye_indexed_by_staged_labels(target, y):
+    _same(_run(onehot, target, y, 3), onehot(y, 3))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("x", [np.array([0.0, 2.0, 1.0]), np.array([3.0, 1.0])])
+def test_numpy_constants_indexed_by_staged_values(target, x):
+    _same(_run(tables, target, x), tables(x))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("x", [np.array([0.0, 2.0, 1.0]), np.array([3.0, 1.0])])
+def test_python_number_lists_give_python_numbers(target, x):
+    _same(_run(python_lists, target, x), python_lists(x))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_out_of_range_raises_index_error(target):
+    def f(x):
+        return [1.0, 2.0][np.argmax(x) + 2], 0
+
+    with pytest.raises(IndexError):
+        f(np.array([1.0]))
+    with pytest.raises(IndexError):
+        _run(f, target, np.array([1.0]))
+
+
+REFUSED = {"dict": {0: 1.0, 1: 2.0}, "str": "abc", "mixed": [1, 2.5]}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("kind,what", [
+    ("dict", r"cannot index a dict with a staged key"),
+    ("str", r"cannot index a str with a staged key"),
+    ("mixed", r"cannot index a list .*not numbers of one type"),
+    ("slice", r"cannot index a list .*only a staged integer index"),
+])
+def test_refused_containers_are_clear_errors(target, kind, what):
+    def f(x):
+        i = np.argmax(x)
+        if kind == "slice":
+            return [1.0, 2.0, 3.0][0:i]
+        return REFUSED[kind][i]
+
+    with pytest.raises(StagingTypeError, match=what + r".*np\.asarray") as info:
+        _run(f, target, np.array([0.0, 1.0]))
+    assert "test_constant_indexing.py:" in str(info.value)
+
+
+GLOBAL_FLOATS = [0.5, 1.5, 2.5]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_global_list_of_floats(target):
+    def f(x):
+        return GLOBAL_FLOATS[np.argmax(x)] * 2
+
+    _same(_run(f, target, np.array([0.0, 1.0])), 3.0)
