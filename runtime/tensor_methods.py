@@ -19,6 +19,7 @@ from autostage.runtime import (
     array_shapes,
     dtype_rules,
     ndarray_attributes,
+    ndarray_results,
     numpy_dispatch,
     numpy_grids,
     numpy_shapes,
@@ -291,14 +292,22 @@ def _attach() -> None:
                  "var"):
         methods[name] = _reduction(name)
     methods.update(numpy_shapes.METHODS | numpy_grids.METHODS)
+    for name in ndarray_results.KEEPS_METHODS:  # 0-d ndarray results of 0-d ndarrays
+        if name in methods:
+            methods[name] = ndarray_results.wrap_method(name, methods[name])
+    methods["__getitem__"] = _getitem
     for name, method in methods.items():
         setattr(Tensor, name, method)
+
+
+def _getitem(target: object, key: object) -> object:
+    return ndarray_results.subscript_result(target, key, array_shapes.getitem(target, key))
 
 
 def _getitem_hook(target: object, key: object) -> object:
     if isinstance(target, (list, tuple)) and any(isinstance(t, Tensor) for t in target):
         target = array_shapes.stack(target)
-    return array_shapes.getitem(target, key)
+    return _getitem(target, key)
 
 
 def _setitem_hook(target: object, key: object, value: object) -> object:
