@@ -200,6 +200,11 @@ CREATION: dict[Callable, Callable] = {
     np.eye: lambda N, M=None, k=0, dtype=float, **kw: array_shapes.eye(N, M, k, dtype),
 }
 CREATION.update(numpy_grids.CREATION)
+# np.isscalar never dispatches (NumPy would see the Tensor object): True for a NumPy scalar or
+# a Python number, False for an array of any rank, a 0-d ndarray included (ndarray_results).
+CREATION[np.isscalar] = lambda element: (
+    not ndarray_results.is_array(element) if isinstance(element, Tensor)
+    else np.isscalar(element))
 
 # NumPy scalar types called on a staged value: a cast (``np.float64(i)``), as NumPy's own call
 # returns an array of that dtype (a scalar for a 0-d one).

@@ -68,6 +68,7 @@ def keeping_identity(runner: Callable[[list], tuple], entries: tuple,
         return runner
 
     def run(args: list) -> tuple:
+        given = list(args) if params_0d or views_0d else args  # runners may replace 0-d ones
         out = list(runner(args))
         for i, j in views:  # the argument's own object where Python has a new view
             if out[i] is args[j]:
@@ -75,9 +76,9 @@ def keeping_identity(runner: Callable[[list], tuple], entries: tuple,
         for i in copies:
             out[i] = out[i].copy()
         for i, j in params_0d:
-            out[i] = args[j]
+            out[i] = given[j]
         for i, j in views_0d:  # the result is the only element of argument j
-            arg = args[j]
+            arg = given[j]
             if type(arg) is np.ndarray and arg.size == 1 and arg.dtype == np.asarray(
                     out[i]).dtype:
                 out[i] = arg.reshape(())
