@@ -16,7 +16,12 @@ import functools
 import operator
 
 import numpy as np
-from autostage.runtime import python_math, python_numbers, value_info  # noqa: F401 - hooks
+from autostage.runtime import (  # noqa: F401 - hooks
+    array_api,
+    python_math,
+    python_numbers,
+    value_info,
+)
 from autostage.runtime.operator_hooks import Staged, Standin, register_operator_hook
 from autostage.runtime.staging import errors, iteration, tensor_lists, values
 from autostage.runtime.staging.control_flow import predicate
@@ -110,13 +115,22 @@ def _pick(better, args: tuple, kwargs: dict, name: str) -> object:
     types = {_type_name(a) for a in args}
     if None in kinds and len(types) > 1:
         _refuse_mixed_types(name, sorted(types))
-    result = functools.reduce(lambda a, b: np.where(better(b, a), b, a), args)
+    result = functools.reduce(_choose(better), args)
     if isinstance(result, Tensor) and len(kinds) == 1 and None not in kinds:
         value_info.mark_weak(result.value)
     return result
 
 
 _KIND_ORDER = (bool, int, float, complex)
+
+
+def _choose(better: object) -> object:
+    # array_api.where on staged values: np.where would make a 0-d ndarray (ndarray_results)
+    def pick(a: object, b: object) -> object:
+        if isinstance(a, Tensor) or isinstance(b, Tensor):
+            return array_api.where(better(b, a), b, a)
+        return np.where(better(b, a), b, a)
+    return pick
 
 
 def _refuse_mixed_kinds(name: str, kinds: set) -> None:
