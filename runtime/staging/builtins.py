@@ -16,12 +16,7 @@ import functools
 import operator
 
 import numpy as np
-from autostage.runtime import (  # noqa: F401 - hooks
-    array_api,
-    python_math,
-    python_numbers,
-    value_info,
-)
+from autostage.runtime import python_math, python_numbers, value_info  # noqa: F401 - hooks
 from autostage.runtime.operator_hooks import Staged, Standin, register_operator_hook
 from autostage.runtime.staging import errors, iteration, tensor_lists, values
 from autostage.runtime.staging.control_flow import predicate
@@ -126,6 +121,8 @@ _KIND_ORDER = (bool, int, float, complex)
 
 def _choose(better: object) -> object:
     # array_api.where on staged values: np.where would make a 0-d ndarray (ndarray_results)
+    from autostage.runtime import array_api  # a cycle at import time
+
     def pick(a: object, b: object) -> object:
         if isinstance(a, Tensor) or isinstance(b, Tensor):
             return array_api.where(better(b, a), b, a)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import operator
 
 import numpy as np
-from autostage.runtime import array_api
 from autostage.runtime.operator_hooks import Staged
 from autostage.runtime.staging import errors, iteration, loops, tensor_lists
 from autostage.runtime.staging.tensor_lists import TensorList
@@ -37,6 +36,8 @@ def _adjust(x: object, length: object, step: int) -> object:
     low, high = (-1, length - 1) if step < 0 else (0, length)
     if not isinstance(x, Tensor) and not isinstance(length, Tensor):
         return max(x + length, low) if x < 0 else min(x, high)
+    from autostage.runtime import array_api  # a cycle at import time
+
     return array_api.where(x < 0, np.maximum(x + length, low), np.minimum(x, high))
 
 
