@@ -42,12 +42,17 @@ def constant_key(value: object) -> tuple:
     return (kind, value)
 
 
+# Marks the key of a NumPy scalar leaf, which differs from a 0-d ndarray's: NumPy gives back a
+# 0-d ndarray where the argument is one (``x.reshape(())``, ``return x``), a scalar otherwise.
+SCALAR = "scalar"
+
+
 def leaf_key(leaf: object) -> tuple:
     """A leaf's component of the trace key: ``(dtype, ndim)`` if staged, else ``constant_key``."""
     if type(leaf) is np.ndarray:
         return (leaf.dtype, leaf.ndim)
     if isinstance(leaf, np.generic):
-        return (leaf.dtype, 0)
+        return (leaf.dtype, 0, SCALAR)
     if isinstance(leaf, np.ndarray):  # a subclass: staged or refused by its trace (inputs)
         return (type(leaf), leaf.dtype, leaf.ndim)
     if type(leaf) is TensorSpec:

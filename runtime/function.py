@@ -15,6 +15,7 @@ Calls from staged code to user functions with staged arguments become ``call`` o
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
 import logging
@@ -40,7 +41,7 @@ from autostage.runtime import (
     view_writes,
 )
 from autostage.runtime import inputs as _inputs
-from autostage.runtime.cache_keys import ById, constant_key, leaf_key
+from autostage.runtime.cache_keys import SCALAR, ById, constant_key, leaf_key
 from autostage.runtime.environment import Source, bind_environment, environment_key, made_here
 from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
 from autostage.runtime.staging import raises, random_freeze
@@ -187,15 +188,16 @@ class Outputs:
         self.constants = constants  # the output leaves, with None where a result goes
         self.positions = positions  # leaf position of result i
         self.single = treedef is pytree.LEAF and bool(positions)
-        # (result index, Python type: int, float, bool or complex) of each weak result; None if
-        # there is none
+        # (result index, Python type: int, float, bool or complex) of each weak result, and
+        # (result index, np.asarray of its dtype) of each 0-d ndarray one; None if there is none
         self.python_types = tuple((i, kind) for i, kind in enumerate(python_types or ())
                                   if kind is not None) or None
         # what Python's identity of each result is (``result_identity.plan``)
         self.identity: tuple = ()
 
     def as_python(self, results: tuple) -> list:
-        """The results of a run with each weak one as the Python number it stands for."""
+        """The results of a run with each weak one as the Python number it stands for (and
+        each 0-d ndarray one as an ndarray)."""
         results = list(results)
         for i, kind in self.python_types:
             results[i] = kind(results[i])
@@ -268,10 +270,13 @@ def collect_outputs(trace: tracing.Trace, output: Any, callee: bool = False) -> 
     return outputs
 
 
-def _python_type(leaf: Tensor) -> type | None:
-    """The Python number type a returned 0-d weak value stands for (None for NumPy values)."""
+def _python_type(leaf: Tensor) -> Callable | None:
+    """The Python number type a returned 0-d weak value stands for, or how a 0-d ndarray result
+    comes back (``ndarray_results``); None for NumPy values (backends give NumPy scalars)."""
     if leaf.ndim == 0 and value_info.is_weak(leaf.value):
         return dtype_rules.weak_kind(leaf.dtype)
+    if leaf.ndim == 0 and value_info.is_array(leaf.value):
+        return functools.partial(np.asarray, dtype=leaf.dtype)  # an argument: itself
     return None
 
 
@@ -287,7 +292,10 @@ def _mark_arguments(binding: _Binding, positional: tuple, keywords: dict,
         leaves, treedef = pytree.flatten(value)
         for path, leaf in zip(pytree.leaf_paths(treedef), leaves, strict=True):
             if isinstance(leaf, Tensor):
-                tensor_module.mark_argument(leaf, name + path, scalars.get(id(leaf)))
+                scalar = scalars.get(id(leaf))
+                tensor_module.mark_argument(leaf, name + path, scalar)
+                if scalar is False:  # a 0-d ndarray argument stays one where NumPy keeps it
+                    value_info.mark_array(leaf.value)
 
 
 class _ListResult:
@@ -492,12 +500,13 @@ class Callee:
     __slots__ = ("name", "outputs", "captures", "result_types", "weak_results", "raised")
 
     def __init__(self, name: str, outputs: Outputs, captures: tuple, result_types: tuple,
-                 weak_results: tuple[bool, ...], raised: Exception | None = None):
+                 weak_results: tuple[int, ...], raised: Exception | None = None):
         self.name = name
         self.outputs = outputs
         self.captures = captures  # the environment sources of its implicit parameters
         self.result_types = result_types
-        self.weak_results = weak_results  # results that stand for Python scalars (value_info)
+        # per result: a NumPy value, a Python number or a 0-d ndarray (``_kind``)
+        self.weak_results = weak_results
         self.raised = raised  # it always raises this (after its prints...): so does the caller
 
 
@@ -528,7 +537,7 @@ def call_from_trace(fn: Callable, args: tuple, kwargs: dict) -> Any:
     # A weak argument (a Python scalar such as `x.shape[0]`) stays weak in the callee, as Python
     # would pass the int itself: it is part of the key.
     key = (ById(target), owner, treedef, *[
-        (leaf.type, value_info.is_weak(leaf.value)) if isinstance(leaf, Tensor)
+        (leaf.type, _kind(leaf.value)) if isinstance(leaf, Tensor)
         else constant_key(leaf) for leaf in leaves])
     callee = trace.shared.callees.get(key)
     if callee is None:
@@ -537,9 +546,8 @@ def call_from_trace(fn: Callable, args: tuple, kwargs: dict) -> Any:
     operands += [trace.capture(source, source.read()).value for source in callee.captures]
     results = tracing.emit("call", operands, {"callee": callee.name,
                                                "result_types": callee.result_types})
-    for value, weak in zip(results, callee.weak_results, strict=True):
-        if weak:
-            value_info.mark_weak(value)
+    for value, kind in zip(results, callee.weak_results, strict=True):
+        _mark_kind(value, kind)
     if callee.raised is not None:
         raise callee.raised
     return callee.outputs.build(tuple(Tensor(value) for value in results))
@@ -586,7 +594,7 @@ def _trace_callee(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDe
             "Python constant, or write it as a loop")
     name = _unique_name(caller.module, getattr(fn, "__name__", "callee"))
     tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
-    weak = [value_info.is_weak(leaf.value) for leaf in tensors]  # facts of the caller's trace
+    kinds = [_kind(leaf.value) for leaf in tensors]  # facts of the caller's trace
     trace = FunctionTrace(caller.module, name, [leaf.type for leaf in tensors], shared)
     trace.roots = None if caller.roots is None else (fn, *caller.roots)
     params = iter(trace.function.body.args)
@@ -595,13 +603,12 @@ def _trace_callee(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDe
     shared.active.add(key)
     try:
         with tracing.tracing(trace):
-            for param, is_weak in zip(trace.function.body.args, weak, strict=False):
-                if is_weak:
-                    value_info.mark_weak(param)
+            for param, kind in zip(trace.function.body.args, kinds, strict=False):
+                _mark_kind(param, kind)
             output = _run_traced(trace, bind_environment(fn, trace), args, kwargs)
             outputs = collect_outputs(trace, output, callee=True)
             trace.check_escapes()
-            weak_results = tuple(value_info.is_weak(v) for v in trace.function.body.results)
+            weak_results = tuple(_kind(v) for v in trace.function.body.results)
     finally:
         shared.active.discard(key)
         trace.finished = True
@@ -610,6 +617,22 @@ def _trace_callee(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDe
                     weak_results, trace.raised)
     shared.callees[key] = callee
     return callee
+
+
+# What a staged value passed to or returned from a staged call is, as Python sees it: a NumPy
+# value, a Python number (weak), or a 0-d ndarray (``ndarray_results``).
+_NUMPY, _WEAK, _ARRAY = 0, 1, 2
+
+
+def _kind(value: ir.Value) -> int:
+    return _WEAK if value_info.is_weak(value) else _ARRAY if value_info.is_array(value) else _NUMPY
+
+
+def _mark_kind(value: ir.Value, kind: int) -> None:
+    if kind == _WEAK:
+        value_info.mark_weak(value)
+    elif kind == _ARRAY:
+        value_info.mark_array(value)
 
 
 def _run_traced(trace: FunctionTrace, fn: Callable, args: tuple | list, kwargs: dict) -> Any:
@@ -767,8 +790,8 @@ class StagedFunction:
             if type(leaf) is np.ndarray:
                 key.append((leaf.dtype, leaf.ndim))
                 staged.append(leaf)
-            elif isinstance(leaf, np.generic):
-                key.append((leaf.dtype, 0))
+            elif isinstance(leaf, np.generic):  # not a 0-d ndarray's key (ndarray_results)
+                key.append((leaf.dtype, 0, SCALAR))
                 staged.append(leaf)
             elif type(leaf) is np.random.Generator:  # a run-time input, whichever it is
                 key.append(_GENERATOR_KEY)
@@ -1068,7 +1091,10 @@ def _value_text(key: tuple) -> str:
 def _key_text(key: tuple) -> str:
     dtype, rank = key[0], key[1]
     if isinstance(dtype, np.dtype) and isinstance(rank, int):
-        return str(TensorType(dtype, (None,) * rank))
+        text = str(TensorType(dtype, (None,) * rank))
+        if rank == 0:
+            return text + (" (a NumPy scalar)" if key[2:] == (SCALAR,) else " (a 0-d ndarray)")
+        return text
     return repr(key)
 
 

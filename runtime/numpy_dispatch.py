@@ -18,6 +18,7 @@ import numpy as np
 from autostage.runtime import (
     array_api,
     array_shapes,
+    ndarray_results,
     numpy_grids,
     numpy_linalg,
     numpy_shapes,
@@ -61,11 +62,11 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
         raise StagingTypeError(f"{name}: the argument {next(iter(kwargs))}= is not supported "
                                f"on staged tensors{_at()}")
     if ufunc.__name__ == "matmul":
-        return array_api.matmul(*inputs)
+        return ndarray_results.function_result(ufunc, inputs, array_api.matmul(*inputs))
     op = OP_OF_UFUNC.get(ufunc.__name__)
     if op is None:
         raise unsupported(name)
-    return array_api.ufunc(op, *inputs)
+    return ndarray_results.function_result(ufunc, inputs, array_api.ufunc(op, *inputs))
 
 
 def array_function(self: Tensor, func: Callable, types: tuple, args: tuple, kwargs: dict
@@ -74,7 +75,7 @@ def array_function(self: Tensor, func: Callable, types: tuple, args: tuple, kwar
     implementation = FUNCTIONS.get(func)
     if implementation is None:
         raise unsupported(numpy_name(func))
-    return implementation(*args, **kwargs)
+    return ndarray_results.function_result(func, args, implementation(*args, **kwargs))
 
 
 def _reduction(name: str, with_dtype: bool = False, with_ddof: bool = False) -> Callable:
@@ -199,6 +200,11 @@ CREATION: dict[Callable, Callable] = {
     np.eye: lambda N, M=None, k=0, dtype=float, **kw: array_shapes.eye(N, M, k, dtype),
 }
 CREATION.update(numpy_grids.CREATION)
+# np.isscalar never dispatches (NumPy would see the Tensor object): True for a NumPy scalar or
+# a Python number, False for an array of any rank, a 0-d ndarray included (ndarray_results).
+CREATION[np.isscalar] = lambda element: (
+    not ndarray_results.is_array(element) if isinstance(element, Tensor)
+    else np.isscalar(element))
 
 # NumPy scalar types called on a staged value: a cast (``np.float64(i)``), as NumPy's own call
 # returns an array of that dtype (a scalar for a 0-d one).
@@ -226,7 +232,13 @@ def staged_function(function: Callable) -> Callable | None:
     The compiler's ``converted_call`` uses it for functions that cannot dispatch on a tensor
     (``np.zeros(n)`` with a staged ``n``, ``np.array([t1, t2])``, ``np.asarray(t)``).
     """
-    return CREATION.get(function) or FUNCTIONS.get(function)
+    staged = CREATION.get(function) or FUNCTIONS.get(function)
+    if staged is None:
+        return None
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return ndarray_results.function_result(function, args, staged(*args, **kwargs))
+    return call
 
 
 def _numpy_call(function: Callable, *args: Any, **kwargs: Any) -> Any:

@@ -15,12 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import numpy as np
 from autostage.runtime import ir, value_info
 
 # Per result: (PARAM, j) the argument j itself; (SAME, k) the object of the earlier result k;
 # (VIEW, j) a new view of argument j; (FRESH, None) a new object (an array or view of a value
-# the function computed).
+# the function computed). (PARAM_0D, j) / (VIEW_0D, j): the same for a 0-d ndarray result
+# (``ndarray_results``), which backends hand back as a scalar: the argument itself, a 0-d view
+# of it (an argument of size 1: its only element).
 PARAM, SAME, VIEW, FRESH = "param", "same", "view", "fresh"
+PARAM_0D, VIEW_0D = "param_0d", "view_0d"
 
 
 def plan(params: Sequence[ir.Value], results: Sequence[ir.Value]) -> tuple:
@@ -33,10 +37,11 @@ def plan(params: Sequence[ir.Value], results: Sequence[ir.Value]) -> tuple:
             entries.append((SAME, first[value]))
             continue
         first[value] = i
+        array = value_info.is_array(value)
         if value in index:
-            entries.append((PARAM, index[value]))
+            entries.append((PARAM_0D if array else PARAM, index[value]))
         elif index.get(value_info.view_base(value)) is not None:
-            entries.append((VIEW, index[value_info.view_base(value)]))
+            entries.append((VIEW_0D if array else VIEW, index[value_info.view_base(value)]))
         else:
             entries.append((FRESH, None))
     return tuple(entries)
@@ -57,16 +62,26 @@ def keeping_identity(runner: Callable[[list], tuple], entries: tuple,
         if kind == FRESH and results[i] in seen:
             copies.append(i)
         seen.add(results[i])
-    if not (views or same or copies):
+    params_0d = tuple((i, j) for i, (kind, j) in enumerate(entries) if kind == PARAM_0D)
+    views_0d = tuple((i, j) for i, (kind, j) in enumerate(entries) if kind == VIEW_0D)
+    if not (views or same or copies or params_0d or views_0d):
         return runner
 
     def run(args: list) -> tuple:
+        given = list(args) if params_0d or views_0d else args  # runners may replace 0-d ones
         out = list(runner(args))
         for i, j in views:  # the argument's own object where Python has a new view
             if out[i] is args[j]:
                 out[i] = out[i].view()
         for i in copies:
             out[i] = out[i].copy()
+        for i, j in params_0d:
+            out[i] = given[j]
+        for i, j in views_0d:  # the result is the only element of argument j
+            arg = given[j]
+            if type(arg) is np.ndarray and arg.size == 1 and arg.dtype == np.asarray(
+                    out[i]).dtype:
+                out[i] = arg.reshape(())
         for i, k in same:
             out[i] = out[k]
         return tuple(out)

@@ -21,6 +21,7 @@ from autostage.runtime import (
     constant_indexing,
     dtype_rules,
     ndarray_attributes,
+    ndarray_results,
     numpy_dispatch,
     numpy_grids,
     numpy_shapes,
@@ -302,13 +303,21 @@ def _attach() -> None:
                  "var"):
         methods[name] = _reduction(name)
     methods.update(numpy_shapes.METHODS | numpy_grids.METHODS)
+    for name in ndarray_results.KEEPS_METHODS:  # 0-d ndarray results of 0-d ndarrays
+        if name in methods:
+            methods[name] = ndarray_results.wrap_method(name, methods[name])
+    methods["__getitem__"] = _getitem
     for name, method in methods.items():
         setattr(Tensor, name, method)
 
 
+def _getitem(target: object, key: object) -> object:
+    return ndarray_results.subscript_result(target, key, array_shapes.getitem(target, key))
+
+
 def _getitem_hook(target: object, key: object) -> object:
     if isinstance(target, Tensor):
-        return array_shapes.getitem(target, key)
+        return _getitem(target, key)
     return constant_indexing.getitem(target, key)
 
 

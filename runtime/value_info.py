@@ -7,7 +7,10 @@ Python. *Views* alias another array: function arguments (registered by the funct
 Writing through a view (``x[i] = v``, ``x += 1``) is visible to the caller in Python, which the
 functional ``setitem`` of the IR cannot reproduce, so it must be a clear error, never a silent
 difference. *List elements*: whether a tensor list's elements are Python numbers or NumPy values
-(``staging.list_elements``). The tables hang off the ``Trace`` (weakly), so they die with it.
+(``staging.list_elements``). *0-d arrays*: 0-d values NumPy would hold as a 0-d ``ndarray``
+(``np.zeros_like(s)``, ``x.reshape(())``, a 0-d ndarray argument), not as a NumPy scalar (what
+ufuncs, reductions and indexing give): the result comes back as one (``ndarray_results``).
+The tables hang off the ``Trace`` (weakly), so they die with it.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ class _Facts:
     arguments: dict  # Value -> argument name
     scalars: set  # arguments that are NumPy scalars (immutable: `n += 1` rebinds `n`)
     lists: dict  # list Value -> what its elements are (``tensor_lists.Elements``)
+    arrays: set  # 0-d values NumPy holds as 0-d ndarrays (not NumPy scalars)
 
 
 _facts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -36,7 +40,7 @@ def _table() -> _Facts | None:
         return None
     facts = _facts.get(trace)
     if facts is None:
-        facts = _facts[trace] = _Facts(set(), {}, {}, set(), {})
+        facts = _facts[trace] = _Facts(set(), {}, {}, set(), {}, set())
     return facts
 
 
@@ -110,3 +114,16 @@ def list_elements(value: ir.Value) -> object | None:
     """What ``set_list_elements`` recorded for ``value``; None if nothing was."""
     table = _table()
     return None if table is None else table.lists.get(value)
+
+
+def mark_array(value: ir.Value) -> None:
+    """Records that the 0-d ``value`` is a 0-d ndarray in NumPy (not a NumPy scalar)."""
+    table = _table()
+    if table is not None and getattr(value.type, "ndim", None) == 0:
+        table.arrays.add(value)
+
+
+def is_array(value: ir.Value) -> bool:
+    """Whether the 0-d ``value`` is a 0-d ndarray in NumPy (``mark_array``)."""
+    table = _table()
+    return table is not None and value in table.arrays

@@ -37,6 +37,7 @@ from autostage.operators.numpy_overloads import (
     np_int16,
     np_int32,
     np_int64,
+    np_isscalar,
     np_linspace,
     np_ones,
     np_tri,
@@ -117,7 +118,7 @@ __all__ = [
     "np_eye", "np_concatenate", "np_float64", "np_float32", "np_float16", "np_int64",
     "np_int32", "np_int16",
     "np_int8", "np_uint64", "np_uint32", "np_uint16", "np_uint8", "np_bool", "np_complex128",
-    "np_complex64", "np_identity", "np_tri", "np_linspace",
+    "np_complex64", "np_identity", "np_tri", "np_linspace", "np_isscalar",
     # assertions and variables
     "assert_stmt", "try_region", "with_region",
     "Undefined", "UndefinedReturnValue", "is_undefined", "ld", "retval",

@@ -63,6 +63,7 @@ np_concatenate = _overload(np.concatenate)
 np_identity = _overload(np.identity)
 np_tri = _overload(np.tri)
 np_linspace = _overload(np.linspace)  # a staged num does not dispatch
+np_isscalar = _overload(np.isscalar)  # pure Python: it would see the Tensor object
 
 # NumPy scalar types: ``np.float64(i)`` of a staged ``i`` is a cast.
 np_float64 = _overload(np.float64)

@@ -110,13 +110,24 @@ def _pick(better, args: tuple, kwargs: dict, name: str) -> object:
     types = {_type_name(a) for a in args}
     if None in kinds and len(types) > 1:
         _refuse_mixed_types(name, sorted(types))
-    result = functools.reduce(lambda a, b: np.where(better(b, a), b, a), args)
+    result = functools.reduce(_choose(better), args)
     if isinstance(result, Tensor) and len(kinds) == 1 and None not in kinds:
         value_info.mark_weak(result.value)
     return result
 
 
 _KIND_ORDER = (bool, int, float, complex)
+
+
+def _choose(better: object) -> object:
+    # array_api.where on staged values: np.where would make a 0-d ndarray (ndarray_results)
+    from autostage.runtime import array_api  # a cycle at import time
+
+    def pick(a: object, b: object) -> object:
+        if isinstance(a, Tensor) or isinstance(b, Tensor):
+            return array_api.where(better(b, a), b, a)
+        return np.where(better(b, a), b, a)
+    return pick
 
 
 def _refuse_mixed_kinds(name: str, kinds: set) -> None:

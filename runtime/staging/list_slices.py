@@ -36,7 +36,9 @@ def _adjust(x: object, length: object, step: int) -> object:
     low, high = (-1, length - 1) if step < 0 else (0, length)
     if not isinstance(x, Tensor) and not isinstance(length, Tensor):
         return max(x + length, low) if x < 0 else min(x, high)
-    return np.where(x < 0, np.maximum(x + length, low), np.minimum(x, high))
+    from autostage.runtime import array_api  # a cycle at import time
+
+    return array_api.where(x < 0, np.maximum(x + length, low), np.minimum(x, high))
 
 
 def get_slice(lst: TensorList, index: slice) -> TensorList:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
-from autostage.runtime import ir, tensor, value_info
+from autostage.runtime import dtype_rules, ir, tensor, value_info
 from autostage.runtime.staging import errors, list_elements, logic, tensor_lists, values
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor
@@ -145,6 +145,22 @@ def _alias(x: object) -> ir.Value | None:
     return None
 
 
+def _weak_kind(a: object, b: object) -> bool:
+    """Whether the merge of ``a`` and ``b`` stands for a Python number: each assigned one is
+    one (a Python number or a weak value) and all are of one kind (``1`` or ``n`` on both paths
+    is an int; ``1`` on one and ``2.5`` on the other is not one type in Python, so the merged
+    value is a NumPy float64, as when a path gives a NumPy value)."""
+    kinds = set()
+    for x in (a, b):
+        if values.is_unset(x):
+            continue
+        if not values.is_weak(x):
+            return False
+        kinds.add(type(x) if isinstance(x, (bool, int, float, complex))
+                  else dtype_rules.weak_kind(x.type.dtype))
+    return len(kinds) <= 1
+
+
 def _merge_tensors(name, a, b, regions, pred, where) -> Merged:
     what = errors.describe(name)
     type_ = _target_type(what, a, b, where)
@@ -156,7 +172,7 @@ def _merge_tensors(name, a, b, regions, pred, where) -> Merged:
         vb, db = _value_in(regions[1], b, type_ or va.type, what)
     if join(va.type, vb.type) is None:  # e.g. an array on one path, a Python number on the other
         raise mismatch(what, a, b, where)
-    weak = all(values.is_weak(x) for x in (a, b) if not values.is_unset(x))
+    weak = _weak_kind(a, b)
     defined = logic.ite(pred, da, db)
     fact = logic.ite(pred, _bool_fact(a), _bool_fact(b))
     loc = errors.location()

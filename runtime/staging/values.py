@@ -108,8 +108,9 @@ def to_tensor(value: object) -> Tensor:
 
 
 def is_weak(x: object) -> bool:
-    """A Python scalar, or a tensor standing for one (``value_info``'s weak values)."""
-    if isinstance(x, Tensor):
+    """A Python scalar, or a tensor standing for one (``value_info``'s weak values), or a
+    maybe-assigned variable holding one (a function's return slot merged from its returns)."""
+    if isinstance(x, (Tensor, MaybeUnbound)):
         return value_info.is_weak(x.value)
     return isinstance(x, (bool, int, float, complex))
 

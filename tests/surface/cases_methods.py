@@ -291,6 +291,10 @@ def isscalar(x):
 CASES += cases("np.finfo", finfo_eps, (F32,), (F64,))
 CASES += cases("np.issubdtype", issubdtype, (F32,), (I64,), (B,))
 CASES += cases("np.isscalar", isscalar, (F64,), (I64,))
-CASES += cases("np.isscalar", isscalar, (SCALAR,), xfail=(
-    "np.isscalar of a staged NumPy scalar argument is False (NumPy: True): it is not staged, "
-    "NumPy sees the tensor object"))
+def isscalar_of(x):
+    return (np.isscalar(x.reshape(())), np.isscalar(x + 1), np.isscalar(np.zeros_like(x)),
+            np.isscalar(np.sum(x)), np.isscalar(x[...]), np.isscalar(x.shape))
+
+
+CASES += cases("np.isscalar", isscalar, (SCALAR,), (np.array(2.5),), (np.int32(4),))
+CASES += cases("np.isscalar", isscalar_of, (SCALAR,), (np.array(2.5),))

@@ -1,0 +1,129 @@
+"""0-d results come back as NumPy gives them: 0-d ndarrays from creation/shape calls and for
+0-d ndarray arguments, NumPy scalars from ufuncs, reductions and indexing (ndarray_results)."""
+
+import numpy as np
+import pytest
+
+import autostage
+
+TARGETS = ("interpreter", "cpu")
+S, A = np.float64(2.5), np.array(2.5)
+
+
+def zeros_like(x):
+    return np.zeros_like(x)
+
+
+def identity(x):
+    return x
+
+
+def add0(x):
+    return x + 0
+
+
+def reshape0(x):
+    return x.reshape(())
+
+
+def via_rank1(x):
+    return x.reshape(1).reshape(())
+
+
+def transpose(x):
+    return np.transpose(x)
+
+
+def flip(x):
+    return np.flip(x)
+
+
+def ellipsis(x):
+    return x[...]
+
+
+def empty_index(x):
+    return x[()]
+
+
+def roll(x):
+    return np.roll(x, 2)
+
+
+def tensordot(x):
+    return np.tensordot(x, x, axes=0)
+
+
+def astype(x):
+    return x.astype(np.float32)
+
+
+def pair(x):
+    return np.copy(x), np.sum(x), [x.reshape(())]
+
+
+def unique_inverse(x):
+    return np.unique(x, return_inverse=True)
+
+
+def helper(x):
+    return x.reshape(())
+
+
+def calls_helper(x):
+    return helper(x) + 0, helper(x)
+
+
+CASES = [zeros_like, identity, add0, reshape0, via_rank1, transpose, flip, ellipsis, empty_index,
+         roll, tensordot, astype, pair, unique_inverse, calls_helper]
+
+
+def _types(result):
+    if isinstance(result, (tuple, list)):
+        return type(result), [_types(r) for r in result]
+    return type(result), getattr(result, "dtype", None), np.shape(result)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("arg", [S, A, np.float32(1.5), np.array(3, np.int32)],
+                         ids=["scalar", "array0d", "f32scalar", "i32array0d"])
+def test_result_type_is_numpys(fn, arg, target):
+    expected = fn(arg)
+    got = autostage.convert(fn, target=target)(arg)
+    assert _types(got) == _types(expected)
+    np.testing.assert_equal(got, expected)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_returned_argument_is_the_callers_object(target):
+    a = np.array(2.5)
+    staged = autostage.convert(identity, target=target)
+    assert staged(a) is a
+    view = autostage.convert(reshape0, target=target)(a)
+    assert type(view) is np.ndarray and view is not a and np.shares_memory(view, a)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_scalar_and_array0d_arguments_trace_apart(target):
+    staged = autostage.convert(reshape0, target=target)
+    assert type(staged(S)) is np.float64
+    assert type(staged(A)) is np.ndarray
+    assert type(staged(np.float64(1.0))) is np.float64
+    assert staged.trace_count == 2
+
+
+def isscalar_all(x):
+    return (np.isscalar(x), np.isscalar(x.reshape(())), np.isscalar(x + 1),
+            np.isscalar(np.zeros_like(x)), np.isscalar(np.sum(x)), np.isscalar(x[...]))
+
+
+def isscalar_rows(x):
+    return np.isscalar(x), np.isscalar(x[0]), np.isscalar(x.shape[0]), np.isscalar(x[0, ...])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn, arg", [(isscalar_all, S), (isscalar_all, A),
+                                     (isscalar_rows, np.arange(3.0))])
+def test_isscalar_is_numpys(fn, arg, target):
+    assert autostage.convert(fn, target=target)(arg) == fn(arg)
