@@ -350,8 +350,7 @@ CASES += cases("np.arange", arange_n, (np.int64(5),), (np.int32(0),), (np.float6
 CASES += cases("np.arange", arange_range, (np.int64(-3), np.int64(6)),
                (np.float32(0.5), np.float32(4.0)))
 CASES += cases("np.eye", eye_n, (N3,), (np.int64(1),))
-CASES += cases("np.eye", eye_index, (np.array([2, 0, 3]),), (np.int64(1),),
-               xfail="pending (f): a NumPy constant array indexed by a staged value")
+CASES += cases("np.eye", eye_index, (np.array([2, 0, 3]),), (np.int64(1),))
 for _function in (np.zeros_like, np.ones_like):
     _name = f"np.{_function.__name__}"
     CASES += cases(_name, like(_function), (F32,), (I32,), (B,), (C128,), (EMPTY,))
