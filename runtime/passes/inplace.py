@@ -98,15 +98,17 @@ class Analysis:
     # -- liveness ------------------------------------------------------------------------------
 
     def dead_after(self, value: ir.Value, region: ir.Region, at: int,
-                   allowed: frozenset[tuple[int, int]]) -> bool:
+                   allowed: frozenset[tuple[int, int]],
+                   alias_allowed: frozenset[tuple[int, int]] = frozenset()) -> bool:
         """Whether nothing reads ``value`` (or a value that may share its buffer) at or after
         op ``at`` of ``region`` (``len(ops)``: the yields), except once at each ``allowed``
-        (index, slot); readers before ``at`` must leave no live alias behind."""
+        (index, slot); readers before ``at`` must leave no live alias behind, except reads of
+        those aliases at ``alias_allowed``."""
         seen: set[tuple[int, int]] = set()
         for index, slot in self.uses.of(value, region):
             if index < at:
                 aliases = self._aliases(region.ops[index], value)
-                if not all(self.dead_after(r, region, at, frozenset()) for r in aliases):
+                if not all(self.dead_after(r, region, at, alias_allowed) for r in aliases):
                     return False
             elif (index, slot) in allowed and (index, slot) not in seen:
                 seen.add((index, slot))
@@ -240,18 +242,9 @@ class Analysis:
         return False, False
 
     def _dead_but_value(self, x: ir.Value, region: ir.Region, at: int) -> bool:
-        allowed = frozenset({(at, 0), (at, 1)})
-        seen: set[tuple[int, int]] = set()
-        for index, slot in self.uses.of(x, region):
-            if index < at:
-                for r in self._aliases(region.ops[index], x):
-                    if not self.dead_after(r, region, at, frozenset({(at, 1)})):
-                        return False
-            elif (index, slot) in allowed and (index, slot) not in seen:
-                seen.add((index, slot))
-            else:
-                return False
-        return True
+        """``dead_after`` where the write's value (slot 1) may also read ``x``'s buffer."""
+        value_slot = frozenset({(at, 1)})
+        return self.dead_after(x, region, at, frozenset({(at, 0)}) | value_slot, value_slot)
 
 
 def run(module: ir.Module) -> bool:
