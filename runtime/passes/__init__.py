@@ -1,5 +1,6 @@
-"""IR passes run before lowering: dead code, common subexpressions, constants, fusion, and
-the marking of setitems that may write in place.
+"""IR passes run before lowering: inlining, dead code, common subexpressions, constants,
+fusion, the marking of setitems that may write in place and of loop temporaries that may reuse a
+buffer.
 
 ``optimize(module)`` runs ``DEFAULT`` (or the named passes given) through the ``PassManager``.
 """
@@ -9,20 +10,33 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from autostage.runtime import ir
-from autostage.runtime.passes import constant_folding, cse, dce, fusion, inplace
+from autostage.runtime.passes import (
+    constant_folding,
+    cse,
+    dce,
+    fusion,
+    inline,
+    inplace,
+    loop_buffers,
+)
 from autostage.runtime.passes.pass_manager import Pass, PassError, PassManager, checks
 
 PASSES: dict[str, Pass] = {p.name: p for p in (
+    Pass("inline", inline.run),
     Pass("constant_folding", constant_folding.run),
     Pass("cse", cse.run),
     Pass("dce", dce.run),
     Pass("fusion", fusion.run),
     Pass("inplace", inplace.run),
+    Pass("loop_buffers", loop_buffers.run),
 )}
-# Folding first, so CSE merges the constants it makes; CSE before DCE, which removes what both
+# Inlining first, so every later pass sees small helpers' ops in their callers' loops; folding
+# next, so CSE merges the constants it makes; CSE before DCE, which removes what both
 # left dead; fusion next, on the fewest ops, since it fuses only values with a single use; the
-# in-place marking last, on the very IR the backend lowers (it is a fact about all readers).
-DEFAULT: tuple[str, ...] = ("constant_folding", "cse", "dce", "fusion", "inplace")
+# in-place marking next, on the very IR the backend lowers (it is a fact about all readers); the
+# buffer reuse of loop temporaries last, since it counts an in-place write as the same buffer.
+DEFAULT: tuple[str, ...] = ("inline", "constant_folding", "cse", "dce", "fusion", "inplace",
+                            "loop_buffers")
 
 
 def optimize(module: ir.Module, passes: Sequence[str] = DEFAULT,

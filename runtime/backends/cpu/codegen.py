@@ -100,6 +100,7 @@ class Emitter:
 
     def _reset(self) -> None:
         self._lines: list[tuple[str, ir.Op | None]] = []
+        self._prologue: list[tuple[str, ir.Op | None]] = []
         self.objmode = False
         self._depth = 1
         self._names: dict[ir.Value, str] = {}
@@ -112,6 +113,10 @@ class Emitter:
     def line(self, text: str) -> None:
         """Adds a line at the current indentation."""
         self._lines.append((_INDENT * self._depth + text, self.op))
+
+    def prologue(self, text: str) -> None:
+        """Adds a line at the start of the function's body (e.g. a buffer that loops reuse)."""
+        self._prologue.append((_INDENT + text, self.op))
 
     def value_names(self) -> dict[ir.Value, str] | None:
         """The print names of the current function's values (for error notes)."""
@@ -256,7 +261,7 @@ class Emitter:
         jit = "JIT_IO" if self.objmode else "JIT"  # objmode blocks cannot release the GIL
         head = [f"@numba.njit(**{jit})",
                 f"def {self.function_names[function.name]}({params}):"]
-        body = self._lines or [(_INDENT + "pass", None)]
+        body = self._prologue + self._lines or [(_INDENT + "pass", None)]
         return [(text, None) for text in head] + body + [(f"{_INDENT}return {returned}", None)]
 
     def module_source(self, bodies: list[list[tuple[str, ir.Op | None]]]

@@ -15,12 +15,13 @@ from autostage.runtime.backends.cpu.codegen import Emitter, lowering, np_dtype
 from autostage.runtime.backends.cpu.lower_shapes import staged_shape
 
 
-def _fill(em: Emitter, out: str, sizes: list[str], fill: str, dtype: np.dtype) -> None:
+def _fill(em: Emitter, op: ir.Op, sizes: list[str], fill: str) -> None:
+    out, dtype = em.name(op.results[0]), op.results[0].type.dtype
     value = s.cast(fill, dtype)
     if not sizes:
         em.line(f"{out} = {value}")
         return
-    em.line(f"{out} = {s.empty(sizes, dtype)}")
+    s.allocate(em, op, out, sizes, dtype)
     em.line(f"{out}[...] = {value}")
 
 
@@ -28,13 +29,13 @@ def _fill(em: Emitter, out: str, sizes: list[str], fill: str, dtype: np.dtype) -
 def lower_full(op: ir.Op, em: Emitter) -> None:
     fill, *sizes = op.operands
     shape = staged_shape(em, op.attrs["shape"], tuple(sizes))
-    _fill(em, em.name(op.results[0]), shape, em.name(fill), op.results[0].type.dtype)
+    _fill(em, op, shape, em.name(fill))
 
 
 @lowering("full_like")
 def lower_full_like(op: ir.Op, em: Emitter) -> None:
     x, fill = op.operands
-    _fill(em, em.name(op.results[0]), s.dims(em, x), em.name(fill), op.results[0].type.dtype)
+    _fill(em, op, s.dims(em, x), em.name(fill))
 
 
 @lowering("arange")

@@ -37,7 +37,7 @@ def _fused(op: ir.Op, em: Emitter) -> None:
     indices = s.fresh_indices(em, rank)
     out = em.name(op.results[0])
     if reduction is None:
-        em.line(f"{out} = {s.empty(extents, looped.type.dtype)}")
+        s.allocate(em, op, out, extents, looped.type.dtype)
 
         def nest(direct: bool) -> None:
             with s.loops(em, indices, extents):

@@ -67,6 +67,22 @@ def empty(sizes: Sequence[str], dtype: np.dtype) -> str:
     return f"np.empty({shape_tuple(sizes)}, {np_dtype(dtype)})"
 
 
+def allocate(em: Emitter, op: ir.Op, out: str, sizes: Sequence[str], dtype: np.dtype) -> None:
+    """Emits ``out = np.empty(sizes, dtype)``; for an op marked ``reuse_buffer`` (a temporary
+    of a loop iteration, passes/loop_buffers.py) the array lives in one buffer per op, made at
+    the function's start and allocated again only when the shape changes."""
+    if not op.attrs.get("reuse_buffer") or not sizes:
+        em.line(f"{out} = {empty(sizes, dtype)}")
+        return
+    buffer = em.fresh("buffer")
+    em.prologue(f"{buffer} = {empty(['0'] * len(sizes), dtype)}")
+    changed = " or ".join(f"{buffer}.shape[{i}] != {size}" for i, size in enumerate(sizes))
+    em.line(f"if {changed}:")
+    with em.block():
+        em.line(f"{buffer} = {empty(sizes, dtype)}")
+    em.line(f"{out} = {buffer}")
+
+
 def zeros(sizes: Sequence[str], dtype: np.dtype) -> str:
     return f"np.zeros({shape_tuple(sizes)}, {np_dtype(dtype)})"
 
