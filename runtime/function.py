@@ -138,10 +138,12 @@ class ConcreteFunction:
     def _prepared(self) -> Callable[[list], tuple]:
         with self._lock:
             if self._runner is None:
-                # The passes run in prepare (cpu): the identity fixes depend on their result.
-                body = self.module.main.body
+                # The backend prepares (the cpu target optimizes) a copy, so the trace stays
+                # as traced (``f.ir()``); the identity fixes depend on the copy's passes.
+                module = ir.copy_module(self.module)
+                body = module.main.body
                 self._runner = result_identity.keeping_identity(
-                    self._prepare(self.module), self.outputs.identity, body.args, body.results)
+                    self._prepare(module), self.outputs.identity, body.args, body.results)
                 if self._released:  # prepared for a caller holding a dropped trace
                     _release_runner(self._runner)
             return self._runner

@@ -133,3 +133,32 @@ class Module:
     @property
     def main(self) -> Function:
         return self.functions[self.entry]
+
+
+def copy_op(op: Op, copies: dict[Value, Value]) -> Op:
+    """A copy of ``op`` (regions included) reading ``copies[v]`` for each value ``v`` it reads;
+    its results (and its regions' values) are added to ``copies``."""
+    regions = tuple(copy_region(r, copies) for r in op.regions)
+    new = Op(op.name, [copies.get(v, v) for v in op.operands], [v.type for v in op.results],
+             dict(op.attrs), regions, loc=op.loc)
+    copies.update(zip(op.results, new.results, strict=True))
+    return new
+
+
+def copy_region(region: Region, copies: dict[Value, Value]) -> Region:
+    """A copy of ``region``: new arguments, copies of its ops, the copies of its yields."""
+    new = Region([v.type for v in region.args])
+    copies.update(zip(region.args, new.args, strict=True))
+    for op in region.ops:
+        new.append(copy_op(op, copies))
+    new.results = tuple(copies.get(v, v) for v in region.results)
+    return new
+
+
+def copy_module(module: Module) -> Module:
+    """A copy of ``module`` that passes may rewrite while the original (a cached trace, which
+    ``f.ir()`` prints) stays as it was traced."""
+    new = Module(module.entry)
+    for function in module.functions.values():
+        new.add(Function(function.name, copy_region(function.body, {})))
+    return new

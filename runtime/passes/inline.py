@@ -51,7 +51,7 @@ def _inline_region(module: ir.Module, region: ir.Region, sizes: dict[str, int],
             body = module.functions[callee].body
             copies = dict(zip(body.args, op.operands, strict=True))
             for inner in body.ops:
-                ops.append(_copy(inner, copies))
+                ops.append(ir.copy_op(inner, copies))
             mapping.update(zip(op.results, (copies[v] for v in body.results), strict=True))
             changed = True
             continue
@@ -72,24 +72,6 @@ def _rewrite(op: ir.Op, mapping: dict[ir.Value, ir.Value]) -> None:
     op.operands = tuple(mapping.get(v, v) for v in op.operands)
     for inner in op.regions:
         replace_uses(inner, mapping)
-
-
-def _copy(op: ir.Op, copies: dict[ir.Value, ir.Value]) -> ir.Op:
-    """A copy of ``op`` (regions included) reading ``copies`` of the values it reads."""
-    regions = tuple(_copy_region(r, copies) for r in op.regions)
-    new = ir.Op(op.name, [copies[v] for v in op.operands], [v.type for v in op.results],
-                dict(op.attrs), regions, loc=op.loc)
-    copies.update(zip(op.results, new.results, strict=True))
-    return new
-
-
-def _copy_region(region: ir.Region, copies: dict[ir.Value, ir.Value]) -> ir.Region:
-    new = ir.Region([v.type for v in region.args])
-    copies.update(zip(region.args, new.args, strict=True))
-    for op in region.ops:
-        new.append(_copy(op, copies))
-    new.results = tuple(copies[v] for v in region.results)
-    return new
 
 
 def _size(region: ir.Region) -> int:

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 from autostage.runtime import ir, op_registry, printer
+from autostage.runtime.backends.cpu import list_buffers
 from autostage.runtime.types import DTYPES, ListType, TensorType, TupleType, Type
 
 BACKEND = "cpu"
@@ -107,6 +108,7 @@ class Emitter:
         self._used: set[str] = set()
         self._counter = 0
         self._last_line = -1  # the user line of the last comment, to comment line changes only
+        self.list_buffers: frozenset[ir.Value] = frozenset()  # lists kept as one buffer
 
     # -- the lowering API ---------------------------------------------------------------------
 
@@ -254,6 +256,7 @@ class Emitter:
         op it was emitted for (None for structure), so Numba errors map back to user lines."""
         self._reset()
         self._function, self._value_names = function, None
+        self.list_buffers = list_buffers.find(function)
         args = [self.name(v) for v in function.body.args]
         results = self.region(function.body, args)
         params = ", ".join(args + list(self.variables.values()))

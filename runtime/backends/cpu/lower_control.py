@@ -22,7 +22,11 @@ def owned(em: Emitter, value: ir.Value, expr: str | None = None, reuse: bool = F
     ``reuse``: this is the list's last use (passes/inplace.py)."""
     expr = em.name(value) if expr is None else expr
     if isinstance(value.type, ListType):
-        return f"{expr}.copy()" if em.uses(value) > 1 and not reuse else expr
+        if em.uses(value) == 1 or reuse:
+            return expr
+        if value in em.list_buffers:  # (buffer, count, mismatch): a copy of the buffer
+            return f"({expr}[0].copy(), {expr}[1], {expr}[2])"
+        return f"{expr}.copy()"
     producer = value.producer
     if (isinstance(producer, ir.Op) and producer.name == "constant"
             and not is_scalar(value.type)):

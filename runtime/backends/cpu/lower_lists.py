@@ -1,4 +1,6 @@
-"""CPU lowerings of tensor lists: ``numba.typed.List`` values updated in place when safe.
+"""CPU lowerings of tensor lists: ``numba.typed.List`` values updated in place when safe, and
+lists of arrays that are only appended, measured and stacked kept as one growing buffer
+(``list_buffers.py``).
 
 In the IR a list op returns a new list; copying on every append would make a loop quadratic.
 A list value read by exactly one op (or yield) is dead after it, so that op may update the
@@ -48,10 +50,39 @@ def {name}(items, empty):
 '''
 
 
+# A list of arrays kept as one buffer (list_buffers.py): ``(buffer, count, mismatch)``.
+# Room for ``item`` after ``n`` rows of ``buf``: twice the rows (at least 4), rows of its shape.
+_BUFFER_GROW = '''
+@numba.njit(**JIT)
+def {name}(buf, n, item):
+    grown = np.empty((max(2 * n, 4),) + item.shape, buf.dtype)
+    if n > 0:
+        grown[:n] = buf[:n]
+    return grown
+'''
+_BUFFER_STACK = '''
+@numba.njit(**JIT)
+def {name}(lst, empty):
+    buf, n, mismatch = lst
+    if mismatch:
+        raise ValueError("all input arrays must have the same shape")
+    if n == 0:
+        if empty is None:
+            raise ValueError("need at least one array to stack")
+        return empty
+    return buf[:n].copy()
+'''
+
+
+def _reuses(em: Emitter, op: ir.Op) -> bool:
+    """Whether ``op`` is the last use of its list operand (it may update the object)."""
+    return em.uses(op.operands[0]) == 1 or bool(op.attrs.get("in_place"))
+
+
 def _target(em: Emitter, op: ir.Op) -> str:
     """The variable of the list result: the operand's own object when it is read only here."""
     source, result = op.operands[0], op.results[0]
-    if em.uses(source) == 1 or op.attrs.get("in_place"):  # its last use (passes/inplace.py)
+    if _reuses(em, op):  # its last use (passes/inplace.py)
         em.bind(result, em.name(source))
     else:
         em.line(f"{em.name(result)} = {em.name(source)}.copy()")
@@ -60,14 +91,46 @@ def _target(em: Emitter, op: ir.Op) -> str:
 
 @lowering("list_new")
 def _new(op: ir.Op, em: Emitter) -> None:
-    item = list_item_type(em, op.attrs["element"])
+    element = op.attrs["element"]
+    if op.results[0] in em.list_buffers:
+        empty = f"np.empty({(0,) * (element.ndim + 1)}, {np_dtype(element.dtype)})"
+        em.line(f"{em.name(op.results[0])} = ({empty}, np.int64(0), False)")
+        return
+    item = list_item_type(em, element)
     em.line(f"{em.name(op.results[0])} = List.empty_list({item})")
 
 
 @lowering("list_append")
 def _append(op: ir.Op, em: Emitter) -> None:
+    if op.results[0] in em.list_buffers:
+        _buffer_append(op, em)
+        return
     target = _target(em, op)
     em.line(f"{target}.append({em.name(op.operands[1])})")
+
+
+def _buffer_append(op: ir.Op, em: Emitter) -> None:
+    """Appends to a list kept as ``(buffer, count, mismatch)``: the item is copied into the
+    next row (the buffer grows by doubling); an item of another shape than the first is not
+    stored but marks the list, so that ``np.stack`` raises NumPy's error as Python would."""
+    source, item = (em.name(v) for v in op.operands)
+    buf, n, mismatch = em.fresh("buf"), em.fresh("count"), em.fresh("mismatch")
+    em.line(f"{buf}, {n}, {mismatch} = {source}")
+    if not _reuses(em, op):
+        em.line(f"{buf} = {buf}.copy()")
+    em.line(f"if not {mismatch}:")
+    with em.block():
+        em.line(f"if {n} > 0 and {buf}.shape[1:] != {item}.shape:")
+        with em.block():
+            em.line(f"{mismatch} = True")
+        em.line("else:")
+        with em.block():
+            em.line(f"if {n} == {buf}.shape[0] or {buf}.shape[1:] != {item}.shape:")
+            with em.block():
+                grow = em.helper("buffer_grow", _BUFFER_GROW)
+                em.line(f"{buf} = {grow}({buf}, {n}, {item})")
+            em.line(f"{buf}[{n}] = {item}")
+    em.line(f"{em.name(op.results[0])} = ({buf}, {n} + 1, {mismatch})")
 
 
 @lowering("list_pop")
@@ -108,13 +171,17 @@ def _set(op: ir.Op, em: Emitter) -> None:
 
 @lowering("list_length")
 def _length(op: ir.Op, em: Emitter) -> None:
-    em.line(f"{em.name(op.results[0])} = np.int64(len({em.name(op.operands[0])}))")
+    lst = em.name(op.operands[0])
+    size = f"{lst}[1]" if op.operands[0] in em.list_buffers else f"len({lst})"
+    em.line(f"{em.name(op.results[0])} = np.int64({size})")
 
 
 @lowering("list_stack")
 def _stack(op: ir.Op, em: Emitter) -> None:
     element = op.operands[0].type.element
-    if is_scalar(element):
+    if op.operands[0] in em.list_buffers:
+        helper = em.helper("buffer_stack", _BUFFER_STACK)
+    elif is_scalar(element):
         helper = em.helper(f"stack_{element.dtype.name}",
                            _STACK_SCALARS.replace("{dtype}", np_dtype(element.dtype)))
     else:

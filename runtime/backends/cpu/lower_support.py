@@ -69,18 +69,17 @@ def empty(sizes: Sequence[str], dtype: np.dtype) -> str:
 
 def allocate(em: Emitter, op: ir.Op, out: str, sizes: Sequence[str], dtype: np.dtype) -> None:
     """Emits ``out = np.empty(sizes, dtype)``; for an op marked ``reuse_buffer`` (a temporary
-    of a loop iteration, passes/loop_buffers.py) the array lives in one buffer per op, made at
-    the function's start and allocated again only when the shape changes."""
+    of a loop iteration, passes/loop_buffers.py) ``out`` itself is the buffer: made empty at the
+    function's start and allocated again only when the shape changes (no other variable refers
+    to it, so no reference counting either)."""
     if not op.attrs.get("reuse_buffer") or not sizes:
         em.line(f"{out} = {empty(sizes, dtype)}")
         return
-    buffer = em.fresh("buffer")
-    em.prologue(f"{buffer} = {empty(['0'] * len(sizes), dtype)}")
-    changed = " or ".join(f"{buffer}.shape[{i}] != {size}" for i, size in enumerate(sizes))
+    em.prologue(f"{out} = {empty(['0'] * len(sizes), dtype)}")
+    changed = " or ".join(f"{out}.shape[{i}] != {size}" for i, size in enumerate(sizes))
     em.line(f"if {changed}:")
     with em.block():
-        em.line(f"{buffer} = {empty(sizes, dtype)}")
-    em.line(f"{out} = {buffer}")
+        em.line(f"{out} = {empty(sizes, dtype)}")
 
 
 def zeros(sizes: Sequence[str], dtype: np.dtype) -> str:

@@ -4,9 +4,11 @@ Variables, staged calls), and compile errors named in the user's terms."""
 
 import numpy as np
 import pytest
-from autostage.runtime import state
+from autostage.runtime import ir, state
 from autostage.runtime.backends.cpu import codegen
 from autostage.runtime.backends.cpu import compile as cpu_compile
+from autostage.runtime.function import optimized
+from autostage.runtime.passes import inline
 
 import autostage
 
@@ -168,11 +170,16 @@ def calls(x):
     return helper(x) + helper(x + 1)
 
 
-def test_staged_calls_are_native_calls():
+def test_staged_calls_are_native_calls(monkeypatch):
     assert_identical(*both(calls, np.arange(3.0)))
     f = autostage.convert(calls, target="cpu")
     f(np.arange(3.0))
-    source = cpu_compile.generate(f.concrete_functions[0].module).source
+    module = f.concrete_functions[0].module
+    assert "call @helper" in f.ir(np.arange(3.0))  # the trace is not changed by compiling
+    inlined = cpu_compile.generate(optimized(ir.copy_module(module))).source
+    assert inlined.count("\ndef f_") == 1  # the small helper is inlined (passes/inline.py)
+    monkeypatch.setattr(inline, "MAX_OPS", -1)
+    source = cpu_compile.generate(optimized(ir.copy_module(module))).source
     assert source.count("\ndef f_") == 2  # two native functions, one calling the other
 
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from autostage.runtime.backends.cpu import limits
 from autostage.runtime.backends.cpu.codegen import LoweringError
+from autostage.runtime.passes import inline
 
 import autostage
 
@@ -49,6 +50,10 @@ def test_recursion_unrolled_on_a_python_int_40_deep(target):
 
 def test_a_call_chain_deeper_than_the_bound_is_a_clear_error(monkeypatch):
     monkeypatch.setattr(limits, "MAX_CALL_DEPTH", 5)
+    # Inlined, the chain is one function: it compiles.
+    inlined = autostage.convert(target="cpu")(_countdown)
+    assert inlined(np.arange(3.0), 6).tolist() == [6.0, 7.0, 8.0]
+    monkeypatch.setattr(inline, "MAX_OPS", -1)  # calls that stay calls are bounded
     f = autostage.convert(target="cpu")(_countdown)
     with pytest.raises(LoweringError) as info:
         f(np.arange(3.0), 6)

@@ -1,0 +1,149 @@
+"""Lists of arrays kept as one growing buffer on the cpu target (backends/cpu/list_buffers.py).
+
+Which lists qualify (only appended, measured and stacked), and that every program, qualifying or
+not, gives Python's values and errors: trajectories appended under a branch, a list read after a
+loop by len and np.stack, items of different shapes (NumPy's error at np.stack, len exact), an
+empty list, copies where an older value of the list is still read.
+"""
+
+import numpy as np
+import pytest
+from autostage.runtime import ir
+from autostage.runtime.backends.cpu import compile as cpu_compile
+from autostage.runtime.backends.cpu import list_buffers
+from autostage.runtime.function import optimized
+
+import autostage
+
+TARGETS = ("interpreter", "cpu")
+
+
+def module_of(fn, *args) -> ir.Module:
+    return optimized(autostage.convert(fn, target="cpu").get_concrete_function(*args).module)
+
+
+def buffered_ops(fn, *args) -> list[str]:
+    """The names of the ops whose list result is kept as a buffer, in program order."""
+    main = module_of(fn, *args).main
+    found = list_buffers.find(main)
+    return [op.name for op in main.body.walk() if any(v in found for v in op.results)]
+
+
+def run_both(fn, *args, target):
+    try:
+        expected = fn(*args)
+    except (ValueError, IndexError) as error:  # of an empty list: the same error staged
+        with pytest.raises(type(error)) as got:
+            autostage.convert(fn, target=target)(*args)
+        assert str(got.value) == str(error)
+        return
+    got = autostage.convert(fn, target=target)(*args)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    got = got if isinstance(got, tuple) else (got,)
+    for g, e in zip(got, expected, strict=True):
+        np.testing.assert_array_equal(g, e)
+        assert np.asarray(g).dtype == np.asarray(e).dtype
+
+
+def trajectory(y, n):
+    ys = [y]
+    for i in range(n):
+        y = y * 0.5 + i
+        if i % 3 != 1:
+            ys.append(y)
+    return np.stack(ys), len(ys)
+
+
+def grown_from_empty(x, n):
+    rows = []
+    i = 0
+    while i < n:
+        rows.append(x + i)
+        i += 1
+    return np.stack(rows)
+
+
+def mixed_shapes_stacked(x, n):
+    rows = []
+    for i in range(n):
+        rows.append(x[:i + 1])
+    return np.stack(rows)
+
+
+def mixed_shapes_counted(x, n):
+    rows = []
+    for i in range(n):
+        rows.append(x[:i + 1])
+    return len(rows)
+
+
+def empty_stacked(x, n):
+    rows = []
+    for _ in range(n):
+        rows.append(x)
+    return np.stack(rows)
+
+
+def older_value_read(x, n):
+    rows = [x]
+    for i in range(n):
+        before = len(rows)
+        rows.append(x * i)
+        if before > 2:
+            rows.append(x)
+    return np.stack(rows), len(rows)
+
+
+def indexed(x, n):
+    rows = []
+    for i in range(n):
+        rows.append(x * i)
+    return rows[-1] + np.stack(rows).sum(0)
+
+
+def returned(x, n):
+    """Returned as a list of rows: staged code returns the stacked rows (a buffer's stack)."""
+    rows = []
+    for i in range(n):
+        rows.append(x * i)
+    return rows
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn", [trajectory, grown_from_empty, older_value_read, indexed,
+                                returned, mixed_shapes_counted], ids=lambda f: f.__name__)
+def test_values_are_pythons(fn, target):
+    for n in (0, 1, 7, 40):
+        run_both(fn, np.arange(3.0), np.int64(n), target=target)
+
+
+def test_appended_and_stacked_lists_are_buffers():
+    assert "list_append" in buffered_ops(trajectory, np.arange(3.0), np.int64(4))
+    assert "list_new" in buffered_ops(grown_from_empty, np.arange(3.0), np.int64(4))
+    source = cpu_compile.generate(module_of(trajectory, np.arange(3.0), np.int64(4))).source
+    assert "h_buffer_grow" in source and "List.empty_list" not in source
+
+
+def test_lists_read_otherwise_stay_typed_lists():
+    assert buffered_ops(indexed, np.arange(3.0), np.int64(4)) == []
+    assert "list_append" in buffered_ops(returned, np.arange(3.0), np.int64(4))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_items_of_another_shape_raise_numpys_error_when_stacked(target):
+    with pytest.raises(ValueError) as expected:
+        mixed_shapes_stacked(np.arange(5.0), 3)
+    staged = autostage.convert(mixed_shapes_stacked, target=target)
+    with pytest.raises(ValueError) as got:
+        staged(np.arange(5.0), np.int64(3))
+    assert str(got.value) == str(expected.value)
+    np.testing.assert_array_equal(staged(np.arange(5.0), np.int64(1)), [[0.0]])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_empty_list_raises_numpys_error_when_stacked(target):
+    with pytest.raises(ValueError) as expected:
+        empty_stacked(np.arange(2.0), 0)
+    with pytest.raises(ValueError) as got:
+        autostage.convert(empty_stacked, target=target)(np.arange(2.0), np.int64(0))
+    assert str(got.value) == str(expected.value)
