@@ -665,3 +665,25 @@ def test_tensor_list_returned_by_a_staged_call_is_a_list_in_the_caller(target, f
                     actual if isinstance(actual, tuple) else (actual,), strict=True):
         assert type(a) is type(e)  # len() an int, lists of Python floats stay such
         np.testing.assert_array_equal(a, e)
+
+
+def _small_helper(x):
+    return x * 2.0
+
+
+def _uses_helper(x, n):
+    out = []
+    for i in range(n):
+        t = _small_helper(x) + i
+        out.append(t)
+    return np.stack(out)
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_ir_is_the_same_before_and_after_a_call(target):
+    f = autostage.convert(_uses_helper, target=target)
+    args = (np.arange(3.0), np.int64(4))
+    before = f.ir(*args)
+    np.testing.assert_array_equal(f(*args), _uses_helper(*args))
+    assert f.ir(*args) == before
+    assert "call @_small_helper" in before and "in_place" not in before
