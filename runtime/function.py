@@ -387,6 +387,9 @@ class FunctionTrace(tracing.Trace):
         self.shared = shared
         self.variable_policy = shared.variable_policy
         self.written: list[tuple[str, Source, Any]] = []  # (label, source, value before)
+        # The Python lists given as arguments: staged code cannot change them in place
+        # (the caller's list would not see it; tensor_lists.from_python refuses).
+        self.argument_lists: list[list] = []
         self.raised: Exception | None = None  # the trace ended with a raise op of this
 
     def check_escapes(self) -> None:
@@ -602,6 +605,7 @@ def _trace_callee(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDe
     params = iter(trace.function.body.args)
     args, kwargs = pytree.unflatten(treedef, [
         Tensor(next(params)) if isinstance(leaf, Tensor) else leaf for leaf in leaves])
+    trace.argument_lists = _lists_in([*args, *kwargs.values()])
     shared.active.add(key)
     try:
         with tracing.tracing(trace):
@@ -619,6 +623,21 @@ def _trace_callee(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDe
                     weak_results, trace.raised)
     shared.callees[key] = callee
     return callee
+
+
+def _lists_in(arguments: list) -> list[list]:
+    """The Python lists given as (or inside) ``arguments``, held so that their ids stay theirs."""
+    found: list[list] = []
+    todo = list(arguments)
+    while todo:
+        item = todo.pop()
+        if isinstance(item, dict):
+            todo += item.values()
+        elif isinstance(item, (list, tuple)):
+            if isinstance(item, list):
+                found.append(item)
+            todo += item
+    return found
 
 
 # What a staged value passed to or returned from a staged call is, as Python sees it: a NumPy
@@ -925,6 +944,7 @@ class StagedFunction:
             parameter(leaf) if is_staged_leaf(leaf) else captures.proxy_root(
                 leaf, captures.Root("arg", i, labels[i])) for i, leaf in enumerate(leaves)])
         positional, keywords = self._binding.call_args(inputs)
+        trace.argument_lists = _lists_in([*positional, *keywords.values()])
         random_check = random_freeze.FreezeCheck()  # no draw may be frozen into the trace
         _enter()
         try:

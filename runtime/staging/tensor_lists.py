@@ -148,11 +148,41 @@ def elements_of(x: object) -> Elements:
 
 
 def from_python(items: list, name: str) -> TensorList:
-    """A Python list (state of staged control flow) as a tensor list."""
+    """A Python list (state of staged control flow) as a tensor list.
+
+    From here on the staged list and the Python list object are two things: changes the staged
+    code makes are not seen through another name for that object (``b = a`` before a staged
+    loop appending to ``a``). So another name for it in the user's frames is refused.
+    """
+    _refuse_other_names(items, name)
     result = TensorList()
     for x in items:
         result = append(result, x, f"list {name!r}")
     return result
+
+
+def _refuse_other_names(items: list, name: str) -> None:
+    if any(items is lst for lst in getattr(tracing.current(), "argument_lists", ())):
+        raise tracing.StagingError(
+            f"the list `{name}` is an argument and is changed by staged control flow"
+            f"{errors.at()}; staged code cannot change the caller's list in place: build a "
+            f"new list and return it (`{name} = list({name})` first)")
+    others = []
+    frame = sys._getframe(2)
+    while frame is not None:
+        if tracing._location_of(frame) is not None:
+            others += [var for var, obj in frame.f_locals.items()
+                       if var != name and not var.startswith("ag__") and (
+                           obj is items or (isinstance(obj, (list, tuple))
+                                            and any(o is items for o in obj)))]
+        frame = frame.f_back
+    if others:
+        names = ", ".join(f"`{n}`" for n in dict.fromkeys(others))
+        raise tracing.StagingError(
+            f"the list `{name}` is changed by staged control flow{errors.at()}, but another "
+            f"name also refers to it ({names}); staged code updates `{name}` only, so that "
+            f"name would not see the change: copy the list where a separate one is meant "
+            f"(`{others[0]} = list({name})`), or use `{name}` itself")
 
 
 def _with(value: ir.Value, elements: Elements) -> TensorList:
