@@ -8,7 +8,6 @@ from hypothesis import HealthCheck, settings
 
 os.environ.setdefault("AUTOSTAGE_VERIFY", "1")
 
-settings.register_profile(
-    "autostage", deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("autostage", deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("autostage")

@@ -40,7 +40,7 @@ def find(function: ir.Function) -> frozenset[ir.Value]:
             parent[root(a)] = root(b)
 
     bad: set[ir.Value] = set()  # values read or made in a way a buffer cannot serve
-    for _region, op in _ops(function.body):
+    for op in function.body.walk():
         _join_op(op, join)
         for slot, value in enumerate(op.operands):
             if _is_array_list(value) and not _allowed_read(op, slot):
@@ -78,7 +78,7 @@ def _allowed_read(op: ir.Op, slot: int) -> bool:
 
 def _all_list_values(function: ir.Function) -> set[ir.Value]:
     values: set[ir.Value] = set()
-    for _region, op in _ops(function.body):
+    for op in function.body.walk():
         values.update(v for v in op.results if _is_array_list(v))
         for inner in op.regions:
             values.update(v for v in inner.args if _is_array_list(v))
@@ -88,9 +88,3 @@ def _all_list_values(function: ir.Function) -> set[ir.Value]:
 def _is_array_list(value: ir.Value) -> bool:
     return isinstance(value.type, ListType) and value.type.element.ndim > 0
 
-
-def _ops(region: ir.Region):
-    for op in region.ops:
-        yield region, op
-        for inner in op.regions:
-            yield from _ops(inner)
