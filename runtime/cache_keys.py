@@ -34,7 +34,12 @@ def constant_key(value: object) -> tuple:
     """
     kind = type(value)
     if kind is float:
+        # ``value`` itself (a cheap hash) unless it is a zero or a NaN, which compare wrongly
+        if value != 0.0 and value == value:
+            return (float, value)
         return (float, value.hex())
+    if kind is int or kind is bool:
+        return (kind, value)
     try:
         hash(value)
     except TypeError:

@@ -182,7 +182,8 @@ class Outputs:
     result is one, so that the call path tests one attribute).
     """
 
-    __slots__ = ("treedef", "constants", "positions", "single", "python_types", "identity")
+    __slots__ = ("treedef", "constants", "positions", "single", "flat", "python_types",
+                 "identity")
 
     def __init__(self, treedef: pytree.TreeDef, constants: list, positions: tuple[int, ...],
                  python_types: tuple | None = None):
@@ -190,6 +191,10 @@ class Outputs:
         self.constants = constants  # the output leaves, with None where a result goes
         self.positions = positions  # leaf position of result i
         self.single = treedef is pytree.LEAF and bool(positions)
+        # a tuple of results and nothing else (``return a, b``): the results as they come
+        self.flat = (treedef == (tuple, (pytree.LEAF,) * len(constants))
+                     and all(c is None for c in constants)
+                     and positions == tuple(range(len(constants))))
         # (result index, Python type: int, float, bool or complex) of each weak result, and
         # (result index, np.asarray of its dtype) of each 0-d ndarray one; None if there is none
         self.python_types = tuple((i, kind) for i, kind in enumerate(python_types or ())
@@ -208,6 +213,8 @@ class Outputs:
     def build(self, results: tuple) -> Any:
         if self.single and self.constants[0] is None:
             return results[0]
+        if self.flat:
+            return tuple(results)
         leaves = [c.copy() if type(c) in (np.ndarray, list) else c for c in self.constants]
         for position, value in zip(self.positions, results, strict=True):
             marker = leaves[position]
@@ -808,9 +815,12 @@ class StagedFunction:
     def _key(treedef: pytree.TreeDef, leaves: list) -> tuple[tuple, list]:
         key, staged = [treedef], []
         for leaf in leaves:
-            if type(leaf) is np.ndarray:
+            kind = type(leaf)
+            if kind is np.ndarray:
                 key.append((leaf.dtype, leaf.ndim))
                 staged.append(leaf)
+            elif kind is float or kind is int or kind is bool:  # the common constants first
+                key.append(constant_key(leaf))
             elif isinstance(leaf, np.generic):  # not a 0-d ndarray's key (ndarray_results)
                 key.append((leaf.dtype, 0, SCALAR))
                 staged.append(leaf)

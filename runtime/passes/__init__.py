@@ -1,6 +1,6 @@
 """IR passes run before lowering: inlining, dead code, common subexpressions, constants,
-fusion, the marking of setitems that may write in place and of loop temporaries that may reuse a
-buffer.
+fusion, the marking of setitems that may write in place, of loop temporaries that may reuse a
+buffer and of fills overwritten before they are read.
 
 ``optimize(module)`` runs ``DEFAULT`` (or the named passes given) through the ``PassManager``.
 """
@@ -18,6 +18,7 @@ from autostage.runtime.passes import (
     inline,
     inplace,
     loop_buffers,
+    written_prefix,
 )
 from autostage.runtime.passes.pass_manager import Pass, PassError, PassManager, checks
 
@@ -29,14 +30,16 @@ PASSES: dict[str, Pass] = {p.name: p for p in (
     Pass("fusion", fusion.run),
     Pass("inplace", inplace.run),
     Pass("loop_buffers", loop_buffers.run),
+    Pass("written_prefix", written_prefix.run),
 )}
 # Inlining first, so every later pass sees small helpers' ops in their callers' loops; folding
 # next, so CSE merges the constants it makes; CSE before DCE, which removes what both
 # left dead; fusion next, on the fewest ops, since it fuses only values with a single use; the
 # in-place marking next, on the very IR the backend lowers (it is a fact about all readers); the
-# buffer reuse of loop temporaries last, since it counts an in-place write as the same buffer.
+# buffer reuse of loop temporaries next, since it counts an in-place write as the same buffer;
+# the fills overwritten before they are read last (a mark only the lowering reads).
 DEFAULT: tuple[str, ...] = ("inline", "constant_folding", "cse", "dce", "fusion", "inplace",
-                            "loop_buffers")
+                            "loop_buffers", "written_prefix")
 
 
 def optimize(module: ir.Module, passes: Sequence[str] = DEFAULT,

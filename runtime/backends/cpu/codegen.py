@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 from autostage.runtime import ir, op_registry, printer
 from autostage.runtime.backends.cpu import list_buffers
+from autostage.runtime.passes.shape_facts import ShapeFacts
 from autostage.runtime.types import DTYPES, ListType, TensorType, TupleType, Type
 
 BACKEND = "cpu"
@@ -109,6 +110,7 @@ class Emitter:
         self._counter = 0
         self._last_line = -1  # the user line of the last comment, to comment line changes only
         self.list_buffers: frozenset[ir.Value] = frozenset()  # lists kept as one buffer
+        self.shape_facts: ShapeFacts | None = None  # sizes proven equal (passes/shape_facts)
 
     # -- the lowering API ---------------------------------------------------------------------
 
@@ -257,6 +259,7 @@ class Emitter:
         self._reset()
         self._function, self._value_names = function, None
         self.list_buffers = list_buffers.find(function)
+        self.shape_facts = ShapeFacts(function)
         args = [self.name(v) for v in function.body.args]
         results = self.region(function.body, args)
         params = ", ".join(args + list(self.variables.values()))

@@ -1,15 +1,18 @@
-"""Which tensor lists of arrays the cpu backend keeps as one growing buffer instead of a list.
+"""Which tensor lists the cpu backend keeps as one growing buffer instead of a typed list.
 
 A trajectory (``ys.append(y)`` in a loop, ``np.stack(ys)`` after it) kept as a
 ``numba.typed.List`` of arrays costs an allocation per append that can never be reused, about
-0.1 us each, more than an ODE step's arithmetic. When a list of arrays is only appended to,
+0.1 us each, more than an ODE step's arithmetic; a typed list of scalars costs a call into
+Numba's list runtime per append (11% of an ODE trajectory, measured). When a list is only
+appended to,
 measured (``len``) and stacked, its items can instead be copied into the rows of one buffer that
 doubles when full: ``(buffer, count, mismatch)``, a Numba tuple that flows through loops and
 branches like any value. Items are values in the IR (a write into an array another reference
 holds is refused when tracing, runtime/array_identity.py), so copying an item when it is
 appended is what Python's list of references shows. An item whose shape differs from the first
 is not stored but sets ``mismatch``, and ``np.stack`` then raises NumPy's error, where Python
-would; ``len`` stays exact.
+would; ``len`` stays exact. Scalar items (0-d) are the elements of a 1-d buffer and never
+mismatch.
 
 ``find(function)`` returns the list values of such families: list values joined by the ops that
 make one list from another (``list_append``; a ``while``'s initial, carried and final values; a
@@ -21,7 +24,7 @@ passed to a call, returned, printed, made by ``undef`` or a call) stays a typed 
 from __future__ import annotations
 
 from autostage.runtime import ir
-from autostage.runtime.types import ListType
+from autostage.runtime.types import ListType, TensorType
 
 _READERS = frozenset({"list_append", "list_length", "list_stack", "while", "cond"})
 
@@ -36,21 +39,21 @@ def find(function: ir.Function) -> frozenset[ir.Value]:
         return v
 
     def join(a: ir.Value, b: ir.Value) -> None:
-        if _is_array_list(a) and _is_array_list(b):
+        if _is_tensor_list(a) and _is_tensor_list(b):
             parent[root(a)] = root(b)
 
     bad: set[ir.Value] = set()  # values read or made in a way a buffer cannot serve
     for op in function.body.walk():
         _join_op(op, join)
         for slot, value in enumerate(op.operands):
-            if _is_array_list(value) and not _allowed_read(op, slot):
+            if _is_tensor_list(value) and not _allowed_read(op, slot):
                 bad.add(value)
         for value in op.results:
-            if _is_array_list(value) and op.name not in ("list_new", "list_append", "while",
+            if _is_tensor_list(value) and op.name not in ("list_new", "list_append", "while",
                                                         "cond"):
                 bad.add(value)
-    bad.update(v for v in function.body.results if _is_array_list(v))
-    bad.update(v for v in function.body.args if _is_array_list(v))
+    bad.update(v for v in function.body.results if _is_tensor_list(v))
+    bad.update(v for v in function.body.args if _is_tensor_list(v))
     values = _all_list_values(function)
     bad_roots = {root(v) for v in bad}
     return frozenset(v for v in values if root(v) not in bad_roots)
@@ -79,12 +82,12 @@ def _allowed_read(op: ir.Op, slot: int) -> bool:
 def _all_list_values(function: ir.Function) -> set[ir.Value]:
     values: set[ir.Value] = set()
     for op in function.body.walk():
-        values.update(v for v in op.results if _is_array_list(v))
+        values.update(v for v in op.results if _is_tensor_list(v))
         for inner in op.regions:
-            values.update(v for v in inner.args if _is_array_list(v))
+            values.update(v for v in inner.args if _is_tensor_list(v))
     return values
 
 
-def _is_array_list(value: ir.Value) -> bool:
-    return isinstance(value.type, ListType) and value.type.element.ndim > 0
+def _is_tensor_list(value: ir.Value) -> bool:
+    return isinstance(value.type, ListType) and isinstance(value.type.element, TensorType)
 

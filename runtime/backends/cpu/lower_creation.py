@@ -22,7 +22,17 @@ def _fill(em: Emitter, op: ir.Op, sizes: list[str], fill: str) -> None:
         em.line(f"{out} = {value}")
         return
     s.allocate(em, op, out, sizes, dtype)
-    em.line(f"{out}[...] = {value}")
+    written = op.attrs.get("written_prefix", 0)  # overwritten before read (passes/)
+    if not written:
+        em.line(f"{out}[...] = {value}")
+        return
+    (size,) = sizes
+    if size.isdigit() and int(size) <= written:
+        return
+    i = em.fresh("i")
+    em.line(f"for {i} in range({written}, {size}):")
+    with em.block():
+        em.line(f"{out}[{i}] = {value}")
 
 
 @lowering("full")

@@ -33,7 +33,8 @@ def _fused(op: ir.Op, em: Emitter) -> None:
     element_ops = body.ops[:-1] if reduction else body.ops
     looped = reduction.operands[0] if reduction else body.results[0]
     rank = looped.type.ndim
-    extents = _loop_shape(op, em, rank)
+    known = _proven_extents(op, em, rank)
+    extents = known or _loop_shape(op, em, rank)
     indices = s.fresh_indices(em, rank)
     out = em.name(op.results[0])
     if reduction is None:
@@ -45,7 +46,7 @@ def _fused(op: ir.Op, em: Emitter) -> None:
                 em.line(f"{s.index_expr(out, indices)} = {value}")
     else:
         nest = _reduce(op, em, reduction, element_ops, indices, extents)
-    same = _same_shape_test(op, em, extents)
+    same = None if known else _same_shape_test(op, em, extents)
     if same is None:
         nest(True)
         return
@@ -86,6 +87,29 @@ def _same_shape_test(op: ir.Op, em: Emitter, extents: list[str]) -> str | None:
             if d is None:
                 tests.append(f"{em.name(v)}.shape[{k}] == {extents[offset + k]}")
     return " and ".join(dict.fromkeys(tests)) or None
+
+
+def _proven_extents(op: ir.Op, em: Emitter, rank: int) -> list[str] | None:
+    """The loop extents read from the operands when passes/shape_facts proves that each
+    operand axis of unknown size equals the loop's (no broadcast test, no clamping loop)."""
+    facts = em.shape_facts
+    arrays = [v for v in op.operands if v.type.ndim > 0]
+    if facts is None or not arrays:
+        return None
+    loop = facts.broadcast(arrays, rank)
+    if None in loop:
+        return None
+    extents = []
+    for axis, symbol in enumerate(loop):
+        if isinstance(symbol, int):
+            extents.append(str(symbol))
+            continue
+        for v in arrays:
+            k = axis - rank + v.type.ndim
+            if k >= 0 and facts.dims(v)[k] == symbol:
+                extents.append(f"{em.name(v)}.shape[{k}]")
+                break
+    return extents
 
 
 def _loop_shape(op: ir.Op, em: Emitter, rank: int) -> list[str]:

@@ -1,5 +1,5 @@
 """CPU lowerings of tensor lists: ``numba.typed.List`` values updated in place when safe, and
-lists of arrays that are only appended, measured and stacked kept as one growing buffer
+lists of arrays or scalars that are only appended, measured and stacked kept as one growing buffer
 (``list_buffers.py``).
 
 In the IR a list op returns a new list; copying on every append would make a loop quadratic.
@@ -51,11 +51,11 @@ def {name}(items, empty):
 
 
 # A list of arrays kept as one buffer (list_buffers.py): ``(buffer, count, mismatch)``.
-# Room for ``item`` after ``n`` rows of ``buf``: twice the rows (at least 4), rows of its shape.
+# Room for an item of ``shape`` after ``n`` rows of ``buf``: twice the rows (at least 4).
 _BUFFER_GROW = '''
 @numba.njit(**JIT)
-def {name}(buf, n, item):
-    grown = np.empty((max(2 * n, 4),) + item.shape, buf.dtype)
+def {name}(buf, n, shape):
+    grown = np.empty((max(2 * n, 4),) + shape, buf.dtype)
     if n > 0:
         grown[:n] = buf[:n]
     return grown
@@ -118,18 +118,24 @@ def _buffer_append(op: ir.Op, em: Emitter) -> None:
     em.line(f"{buf}, {n}, {mismatch} = {source}")
     if not _reuses(em, op):
         em.line(f"{buf} = {buf}.copy()")
-    em.line(f"if not {mismatch}:")
-    with em.block():
-        em.line(f"if {n} > 0 and {buf}.shape[1:] != {item}.shape:")
+    grow = em.helper("buffer_grow", _BUFFER_GROW)
+    if is_scalar(op.operands[1].type):  # a 1-d buffer of scalars: no shape to compare
+        em.line(f"if {n} == {buf}.shape[0]:")
         with em.block():
-            em.line(f"{mismatch} = True")
-        em.line("else:")
+            em.line(f"{buf} = {grow}({buf}, {n}, ())")
+        em.line(f"{buf}[{n}] = {item}")
+    else:
+        em.line(f"if not {mismatch}:")
         with em.block():
-            em.line(f"if {n} == {buf}.shape[0] or {buf}.shape[1:] != {item}.shape:")
+            em.line(f"if {n} > 0 and {buf}.shape[1:] != {item}.shape:")
             with em.block():
-                grow = em.helper("buffer_grow", _BUFFER_GROW)
-                em.line(f"{buf} = {grow}({buf}, {n}, {item})")
-            em.line(f"{buf}[{n}] = {item}")
+                em.line(f"{mismatch} = True")
+            em.line("else:")
+            with em.block():
+                em.line(f"if {n} == {buf}.shape[0] or {buf}.shape[1:] != {item}.shape:")
+                with em.block():
+                    em.line(f"{buf} = {grow}({buf}, {n}, {item}.shape)")
+                em.line(f"{buf}[{n}] = {item}")
     em.line(f"{em.name(op.results[0])} = ({buf}, {n} + 1, {mismatch})")
 
 

@@ -133,6 +133,7 @@ class HelperWriter:
         self.names = names
         self.op = op
         self.counter = 0
+        self.shape_facts = None  # a helper is shared by call sites: no facts of one site
 
     def line(self, text: str) -> None:
         self.lines.append("    " * self.depth + text)

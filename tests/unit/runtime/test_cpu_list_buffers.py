@@ -1,4 +1,5 @@
-"""Lists of arrays kept as one growing buffer on the cpu target (backends/cpu/list_buffers.py).
+"""Lists of arrays or scalars kept as one growing buffer on the cpu target
+(backends/cpu/list_buffers.py).
 
 Which lists qualify (only appended, measured and stacked), and that every program, qualifying or
 not, gives Python's values and errors: trajectories appended under a branch, a list read after a
@@ -109,9 +110,35 @@ def returned(x, n):
     return rows
 
 
+def times(x, n):
+    """A trajectory of scalars (accepted step times), as np.array after the loop."""
+    t = x[0]
+    ts = [t]
+    for i in range(n):
+        t = t + x[1] * i
+        if i % 2 == 0:
+            ts.append(t)
+    return np.array(ts), len(ts)
+
+
+def counts(x, n):
+    sizes = []
+    for i in range(n):
+        sizes.append(i * 3)
+    return np.array(sizes, dtype=np.int64), len(sizes)
+
+
+def scalar_read_back(x, n):
+    ts = []
+    for i in range(n):
+        ts.append(x[0] * i)
+    return ts[-1] + np.array(ts).sum()
+
+
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("fn", [trajectory, grown_from_empty, older_value_read, indexed,
-                                returned, mixed_shapes_counted], ids=lambda f: f.__name__)
+                                returned, mixed_shapes_counted, times, counts, scalar_read_back],
+                         ids=lambda f: f.__name__)
 def test_values_are_pythons(fn, target):
     for n in (0, 1, 7, 40):
         run_both(fn, np.arange(3.0), np.int64(n), target=target)
@@ -124,8 +151,16 @@ def test_appended_and_stacked_lists_are_buffers():
     assert "h_buffer_grow" in source and "List.empty_list" not in source
 
 
+def test_lists_of_scalars_are_buffers():
+    assert "list_append" in buffered_ops(times, np.arange(3.0), np.int64(4))
+    assert "list_append" in buffered_ops(counts, np.arange(3.0), np.int64(4))
+    source = cpu_compile.generate(module_of(times, np.arange(3.0), np.int64(4))).source
+    assert "h_buffer_grow" in source and "List.empty_list" not in source
+
+
 def test_lists_read_otherwise_stay_typed_lists():
     assert buffered_ops(indexed, np.arange(3.0), np.int64(4)) == []
+    assert buffered_ops(scalar_read_back, np.arange(3.0), np.int64(4)) == []
     assert "list_append" in buffered_ops(returned, np.arange(3.0), np.int64(4))
 
 

@@ -70,3 +70,21 @@ def test_index_error_text_is_numpys():
         run_cpu(lambda x: x[0], np.zeros(0))
     with pytest.raises(IndexError, match="index -5 is out of bounds for axis 1 with size 4"):
         run_cpu(lambda x, i: x[:, i], X, np.array([-5]))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8, np.uint64])
+def test_staged_scalar_index_of_every_int_dtype(dtype):
+    """A staged int index is wrapped and checked once (then used as an unsigned position):
+    negative, last, first and out-of-bounds positions of each width, as NumPy reads them."""
+    def fn(x, i):
+        y = array_shapes.setitem(x, (i, 1), -1.0)
+        return y[i] + y[1, i]
+    for position in (0, 2, -1, -3, 3, -4, 100):
+        if position < 0 and np.dtype(dtype).kind == "u":
+            continue
+        index = np.asarray(position, dtype=dtype)
+        if position in (3, -4, 100):
+            with pytest.raises(IndexError, match=f"index {position} is out of bounds"):
+                run_cpu(fn, X, index)
+        else:
+            run_cpu(fn, X, index)
