@@ -1117,7 +1117,9 @@ def _explain(label: str, old: Any, new: Any, leaves_by_label: dict[str, Any]) ->
 
 def _value_text(key: tuple) -> str:
     kind, value = key
-    return repr(float.fromhex(value)) if kind is float else f"{value!r:.60}"
+    if kind is float and isinstance(value, str):  # a zero or NaN keys on its hex text
+        value = float.fromhex(value)
+    return f"{value!r:.60}"
 
 
 def _key_text(key: tuple) -> str:
