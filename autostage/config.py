@@ -1,51 +1,71 @@
-"""Configuration: every option has one name here and one ``AUTOSTAGE_...`` environment variable.
+"""Configuration, the public face of ``autostage.runtime.config``: every option has one name,
+one ``AUTOSTAGE_*`` environment variable and one context manager (``OPTION.override(value)``).
+
+=================  ==========================  ==========================================
+option             environment variable        what it does
+=================  ==========================  ==========================================
+``MAX_TRACES``     ``AUTOSTAGE_MAX_TRACES``    traces kept per staged function (32; 0: all)
+``TRACEBACK``      ``AUTOSTAGE_TRACEBACK``     ``filtered`` (user frames) or ``full``
+``DO_NOT_CONVERT`` ``AUTOSTAGE_DO_NOT_CONVERT`` more modules never converted (``a,b``)
+``VERIFY``         ``AUTOSTAGE_VERIFY``        run the IR verifier after every pass
+``DUMP_BEFORE``    ``AUTOSTAGE_DUMP_BEFORE``   print the IR before these passes (``cse,all``)
+``DUMP_AFTER``     ``AUTOSTAGE_DUMP_AFTER``    print the IR after these passes
+``CACHE_DIR``      ``AUTOSTAGE_CACHE_DIR``     where generated and compiled code is kept
+=================  ==========================  ==========================================
 
 ``do_not_convert_modules``: top-level modules whose functions ``converted_call`` always calls as
-they are (never converted). Extend it with ``AUTOSTAGE_DO_NOT_CONVERT=pkg1,pkg2`` or by adding to
-the set at run time. The standard library, builtins and autostage itself are never converted.
+they are (never converted); ``AUTOSTAGE_DO_NOT_CONVERT`` extends it when autostage is imported,
+and so may adding to the set at run time. The standard library, builtins and autostage itself are
+never converted.
 
-``traceback_mode()``: ``"filtered"`` (the default: errors leaving autostage show the user's frames
-and hide autostage's, Numba's and generated code's) or ``"full"`` (every frame), from
-``AUTOSTAGE_TRACEBACK``, read when an error is reported so it can be changed at run time.
-
-``max_traces``: how many traces a staged function keeps (default 32, ``AUTOSTAGE_MAX_TRACES``;
-0 keeps all). A function traced for more (e.g. once per value of a Python constant) drops the
-least recently run, with its compiled code; calling it with those arguments again traces again
-(the CPU target then loads the compiled code from the disk cache). Set it with
-``set_max_traces(n)``; it applies to traces made afterwards.
+``max_traces``: a staged function traced for more (e.g. once per value of a Python constant)
+drops the least recently run trace, with its compiled code; calling it with those arguments
+again traces again (the CPU target then loads the compiled code from the disk cache).
+``set_max_traces(n)`` and ``max_traces()`` are kept as the older spelling of ``MAX_TRACES``.
 """
 
 from __future__ import annotations
 
-import os
-
-from autostage.runtime import function as _function
+from autostage.runtime.config import (
+    CACHE_DIR,
+    DO_NOT_CONVERT,
+    DUMP_AFTER,
+    DUMP_BEFORE,
+    MAX_TRACES,
+    OPTIONS,
+    TRACEBACK,
+    VERIFY,
+    ConfigError,
+    Option,
+    cache_root,
+)
 
 do_not_convert_modules: set[str] = {
     "autostage", "numpy", "numba", "llvmlite", "gast", "scipy", "pandas", "torch", "jax",
     "jaxlib", "tensorflow", "pytest", "_pytest", "hypothesis",
 }
-do_not_convert_modules.update(
-    name.strip() for name in os.environ.get("AUTOSTAGE_DO_NOT_CONVERT", "").split(",")
-    if name.strip())
-
+do_not_convert_modules.update(DO_NOT_CONVERT.value())
 
 TRACEBACK_MODES = ("filtered", "full")
 
 
 def traceback_mode() -> str:
-    """``"filtered"`` or ``"full"``, from ``AUTOSTAGE_TRACEBACK`` (unknown values: filtered)."""
-    mode = os.environ.get("AUTOSTAGE_TRACEBACK", "filtered").strip().lower()
-    return mode if mode in TRACEBACK_MODES else "filtered"
+    """``"filtered"`` or ``"full"`` (``TRACEBACK``; unknown environment values: filtered)."""
+    return TRACEBACK.value()
 
 
 def max_traces() -> int:
     """How many traces each staged function keeps (0: all)."""
-    return _function.max_traces
+    return MAX_TRACES.value()
 
 
 def set_max_traces(n: int) -> None:
     """Keeps at most ``n`` traces per staged function (0: all; see the module docstring)."""
-    if not isinstance(n, int) or n < 0:
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
         raise ValueError(f"max_traces must be an int >= 0, not {n!r}")
-    _function.max_traces = n
+    MAX_TRACES.set(n)
+
+
+__all__ = ["CACHE_DIR", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE", "MAX_TRACES", "OPTIONS",
+           "TRACEBACK", "TRACEBACK_MODES", "VERIFY", "ConfigError", "Option",
+           "cache_root", "do_not_convert_modules", "max_traces", "set_max_traces", "traceback_mode"]

@@ -34,6 +34,7 @@ from autostage.pyct import (
 )
 
 AG_ALIAS = "ag__"
+loader.set_root(config.cache_root)  # generated code goes where the configuration says
 _NESTED_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef, gast.Lambda)
 
 # The converters of autostage/converters/, in the order they run.

@@ -19,7 +19,6 @@ import functools
 import importlib
 import inspect
 import logging
-import os
 import threading
 import types
 import warnings
@@ -30,6 +29,7 @@ import numpy as np
 from autostage.runtime import (
     array_identity,
     captures,
+    config,
     dtype_rules,
     escapes,
     fp_state,
@@ -54,10 +54,6 @@ _fp_current, _fp_accepted = fp_state.current, fp_state.accepted
 logger = logging.getLogger(__name__)
 
 RETRACE_WARNING_THRESHOLD = 5  # traces of one function before RetracingWarning explains why
-MAX_TRACES_ENV = "AUTOSTAGE_MAX_TRACES"
-# Traces kept per staged function (least recently run dropped first, with their compiled code);
-# 0: unbounded. Set with autostage.config.set_max_traces or AUTOSTAGE_MAX_TRACES.
-max_traces = int(os.environ.get(MAX_TRACES_ENV, "32") or 32)
 TARGETS = ("cpu", "interpreter", "cuda")
 _POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
@@ -1018,7 +1014,7 @@ class StagedFunction:
         chance: a trace run since the last look is kept once more); returns them. Call with
         ``self._lock`` held."""
         kept, dropped = self.concrete_functions, []
-        limit = max_traces
+        limit = config.MAX_TRACES.value()
         while limit > 0 and len(kept) > limit:
             victim = kept.pop(0)
             if victim.used and victim is not kept[-1]:

@@ -4,9 +4,10 @@ Generated source is written to ``<cache dir>/<prefix>_<content hash>.py`` and im
 so ``inspect.getsource``, tracebacks and on-disk caches that need a real file (Numba's
 ``cache=True``) all work. The file name is the hash of the text: a file is written once, never
 rewritten, and concurrent writers are safe (first one wins through ``os.link``). The cache
-directory is ``$AUTOSTAGE_CACHE_DIR``, else ``$XDG_CACHE_HOME/autostage`` or
-``~/.cache/autostage``; it must be private (mode 0700), because whoever can write to it chooses the
-code that is imported.
+directory comes from ``set_root`` (autostage gives its configuration, ``config.CACHE_DIR``; pyct
+imports nothing from autostage; used alone, pyct reads ``$AUTOSTAGE_CACHE_DIR`` itself), else
+``$XDG_CACHE_HOME/autostage`` or ``~/.cache/autostage``; it
+must be private (mode 0700), because whoever can write to it chooses the code that is imported.
 
 ``load_function`` builds a converted function that shares the original's globals dict and closure
 cells, so globals defined later, free variables assigned later and ``nonlocal`` writes behave as in
@@ -34,7 +35,7 @@ import gast
 
 from autostage.pyct import errors, naming, parser, templates, unparser
 
-ENV_VAR = "AUTOSTAGE_CACHE_DIR"
+ENV_VAR = "AUTOSTAGE_CACHE_DIR"  # config.CACHE_DIR; read here only when pyct is used alone
 DEFAULT_PREFIX = "autostage_gen"
 _FACTORY = "autostage_factory"
 
@@ -44,6 +45,14 @@ logger = logging.getLogger(__name__)
 _fallbacks: dict[str, str] = {}  # unsafe directory -> the private temporary one used instead
 
 
+_root: list[Callable[[], str]] = []  # set_root's provider, if any
+
+
+def set_root(provider: Callable[[], str]) -> None:
+    """Where ``cache_dir`` puts generated code: ``provider()`` (asked at each use)."""
+    _root[:] = [provider]
+
+
 def cache_dir() -> str:
     """The private directory generated modules are written to; created (mode 0700) if missing.
 
@@ -51,7 +60,7 @@ def cache_dir() -> str:
     can write there chooses the code that is imported): a warning says so, and a private
     temporary directory is used for this process instead.
     """
-    path = os.environ.get(ENV_VAR)
+    path = _root[0]() if _root else os.environ.get(ENV_VAR)  # pyct on its own: the variable
     if not path:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         path = os.path.join(base, "autostage")

@@ -12,20 +12,15 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from autostage.runtime import ir, printer, verifier
+from autostage.runtime import config, ir, printer, verifier
 
 logger = logging.getLogger("autostage.passes")
 
-VERIFY_ENV = "AUTOSTAGE_VERIFY"
-DUMP_BEFORE_ENV = "AUTOSTAGE_DUMP_BEFORE"
-DUMP_AFTER_ENV = "AUTOSTAGE_DUMP_AFTER"
-_verify_override: list[bool] = []  # innermost ``checks`` context last
 
 
 class PassError(RuntimeError):
@@ -49,20 +44,16 @@ class Pass:
 
 
 def checks_enabled() -> bool:
-    """Whether the verifier runs after each pass: ``checks(...)`` if active, else the env."""
-    if _verify_override:
-        return _verify_override[-1]
-    return os.environ.get(VERIFY_ENV, "") not in ("", "0")
+    """Whether the verifier runs after each pass (``config.VERIFY``)."""
+    return config.VERIFY.value()
 
 
 @contextlib.contextmanager
 def checks(enabled: bool = True) -> Iterator[None]:
-    """Turns verification after each pass on (or off) inside the ``with`` block."""
-    _verify_override.append(enabled)
-    try:
+    """Turns verification after each pass on (or off) inside the ``with`` block
+    (``config.VERIFY.override``)."""
+    with config.VERIFY.override(enabled):
         yield
-    finally:
-        _verify_override.pop()
 
 
 class PassManager:
@@ -81,7 +72,7 @@ class PassManager:
         """
         self.timings = []
         verify = checks_enabled() if self.verify is None else self.verify
-        before, after = _names(DUMP_BEFORE_ENV), _names(DUMP_AFTER_ENV)
+        before, after = config.DUMP_BEFORE.value(), config.DUMP_AFTER.value()
         for p in self.passes:
             if p.name in before or "all" in before:
                 _dump(module, f"before {p.name}")
@@ -104,10 +95,6 @@ class PassManager:
                 verifier.verify(module)
             except verifier.VerificationError as e:
                 raise PassError(p.name, f"pass {p.name!r} left invalid IR: {e}") from e
-
-
-def _names(env: str) -> set[str]:
-    return {n.strip() for n in os.environ.get(env, "").split(",") if n.strip()}
 
 
 def _dump(module: ir.Module, when: str) -> None:

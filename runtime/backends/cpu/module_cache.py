@@ -35,6 +35,7 @@ import types
 from pathlib import Path
 
 import numba
+from autostage.runtime import config
 from autostage.runtime.backends.cpu import cache_directory, numba_cache
 from autostage.runtime.backends.cpu.cache_directory import CacheDirectoryWarning
 
@@ -52,11 +53,7 @@ _loading: dict[str, threading.Lock] = {}  # name -> lock held while it is loaded
 
 def cache_root() -> Path:
     """The configured cache root (not yet checked or created)."""
-    configured = os.environ.get("AUTOSTAGE_CACHE_DIR")
-    if configured:
-        return Path(configured).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "autostage"
+    return Path(config.cache_root())
 
 
 def version_tag() -> str:

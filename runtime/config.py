@@ -1,0 +1,174 @@
+"""Every configuration option of autostage, in one place: one name, one ``AUTOSTAGE_*``
+environment variable, one context manager.
+
+An option's value is, in order: the innermost ``option.override(value)`` active in this thread,
+else the value given to ``option.set(value)``, else its environment variable (read at each use,
+so a test or a long-running process may change it), else its default. A malformed environment
+value is an error naming the variable, raised where the option is first read. The public face is
+``autostage.config`` (which re-exports these); runtime modules read options from here, since the
+runtime may not import the compiler.
+
+    from autostage import config
+    with config.VERIFY.override(True):  # the verifier runs after each pass in this block
+        ...
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class ConfigError(ValueError):
+    """An option was given a value it cannot take (``AUTOSTAGE_MAX_TRACES=lots``)."""
+
+
+@dataclass(eq=False)
+class Option(Generic[T]):
+    """One option: ``value()`` reads it, ``set(v)`` sets it for the process, ``override(v)`` for
+    a ``with`` block in this thread, ``reset()`` returns it to the environment or default."""
+
+    name: str
+    default: T
+    parse: Callable[[str], T]  # the environment text -> the value (ConfigError if malformed)
+    check: Callable[[Any], T]  # a value given in Python -> the value (ConfigError if invalid)
+    doc: str
+    _set: list = field(default_factory=list)  # [] or [value]
+    _local: threading.local = field(default_factory=threading.local)
+
+    @property
+    def env(self) -> str:
+        return "AUTOSTAGE_" + self.name.upper()
+
+    def value(self) -> T:
+        stack = getattr(self._local, "stack", None)
+        if stack:
+            return stack[-1]
+        if self._set:
+            return self._set[0]
+        text = os.environ.get(self.env, "").strip()
+        if not text:
+            return self.default
+        try:
+            return self.parse(text)
+        except (ValueError, ConfigError) as e:
+            raise ConfigError(f"{self.env}={text!r}: {e}") from None
+
+    def set(self, value: Any) -> None:
+        self._set[:] = [self.check(value)]
+
+    def reset(self) -> None:
+        self._set.clear()
+
+    @contextlib.contextmanager
+    def override(self, value: Any) -> Iterator[T]:
+        checked = self.check(value)
+        stack = self._local.__dict__.setdefault("stack", [])
+        stack.append(checked)
+        try:
+            yield checked
+        finally:
+            stack.pop()
+
+
+# -- parsers and checks ---------------------------------------------------------------------------
+
+def _flag(text: str) -> bool:
+    return text not in ("0", "false", "False", "no", "off")
+
+
+def _check_flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ConfigError(f"expected True or False, not {value!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    return _check_count(int(text))
+
+
+def _check_count(value: Any) -> int:
+    if type(value) is not int or value < 0:
+        raise ConfigError(f"expected an int >= 0, not {value!r}")
+    return value
+
+
+def _names(text: str) -> frozenset[str]:
+    return frozenset(name.strip() for name in text.split(",") if name.strip())
+
+
+def _check_names(value: Any) -> frozenset[str]:
+    if isinstance(value, str):
+        return _names(value)
+    return frozenset(str(name) for name in value)
+
+
+def _choice(*choices: str) -> Callable[[Any], str]:
+    def check(value: Any) -> str:
+        text = str(value).strip().lower()
+        if text not in choices:
+            raise ConfigError(f"expected one of {', '.join(choices)}, not {value!r}")
+        return text
+    return check
+
+
+def _lenient_traceback(text: str) -> str:
+    return "full" if text.lower() == "full" else "filtered"
+
+
+def _path(text: str) -> str:
+    return os.path.abspath(os.path.expanduser(text))
+
+
+def _check_path(value: Any) -> str:
+    return _path(os.fspath(value))
+
+
+# -- the options ----------------------------------------------------------------------------------
+
+MAX_TRACES: Option[int] = Option(
+    "max_traces", 32, _count, _check_count,
+    "How many traces each staged function keeps (0: all); the least recently run is dropped.")
+TRACEBACK: Option[str] = Option(
+    "traceback", "filtered", _lenient_traceback, _choice("filtered", "full"),
+    "'filtered': errors show the user's frames only; 'full': every frame (read while an error is"
+    " reported, so an unknown environment value means 'filtered' rather than a second error).")
+DO_NOT_CONVERT: Option[frozenset] = Option(
+    "do_not_convert", frozenset(), _names, _check_names,
+    "Top-level modules whose functions are called as they are, never converted (comma-separated),"
+    " in addition to autostage.config.do_not_convert_modules.")
+VERIFY: Option[bool] = Option(
+    "verify", False, _flag, _check_flag,
+    "Run the IR verifier after every pass (tests turn it on).")
+DUMP_BEFORE: Option[frozenset] = Option(
+    "dump_before", frozenset(), _names, _check_names,
+    "Print the IR to stderr before these passes (comma-separated names, or 'all').")
+DUMP_AFTER: Option[frozenset] = Option(
+    "dump_after", frozenset(), _names, _check_names,
+    "Print the IR to stderr after these passes (comma-separated names, or 'all').")
+CACHE_DIR: Option[str] = Option(
+    "cache_dir", "", _path, _check_path,
+    "Where generated and compiled code is kept ('': $XDG_CACHE_HOME/autostage or "
+    "~/.cache/autostage); it must be private to this user.")
+
+OPTIONS: tuple[Option, ...] = (MAX_TRACES, TRACEBACK, DO_NOT_CONVERT, VERIFY, DUMP_BEFORE,
+                               DUMP_AFTER, CACHE_DIR)
+
+
+def cache_root() -> str:
+    """The configured cache directory, or the per-user default (not checked or created)."""
+    configured = CACHE_DIR.value()
+    if configured:
+        return configured
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "autostage")
+
+
+__all__ = ["CACHE_DIR", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE", "MAX_TRACES", "OPTIONS",
+           "TRACEBACK", "VERIFY", "ConfigError", "Option", "cache_root"]

@@ -1,0 +1,79 @@
+"""autostage.config: each option has one name, one AUTOSTAGE_* variable and one context manager;
+values come from override, set, the environment (read at each use) and the default, in order."""
+
+import threading
+
+import pytest
+from autostage.runtime import config as runtime_config
+from autostage.runtime.passes import pass_manager
+
+from autostage import config
+
+
+def test_every_option_has_its_variable_and_a_documented_row():
+    names = [option.env for option in config.OPTIONS]
+    assert len(set(names)) == len(names)
+    for option in config.OPTIONS:
+        assert option.env == "AUTOSTAGE_" + option.name.upper()
+        assert option.env in config.__doc__ and option.doc
+
+
+def test_value_order_override_set_environment_default(monkeypatch):
+    option = config.MAX_TRACES
+    monkeypatch.delenv(option.env, raising=False)
+    assert option.value() == 32
+    monkeypatch.setenv(option.env, "7")
+    assert option.value() == 7  # read at each use
+    try:
+        option.set(5)
+        assert option.value() == 5
+        with option.override(2):
+            assert option.value() == 2
+            with option.override(0):
+                assert option.value() == 0
+            assert option.value() == 2
+        assert option.value() == 5
+    finally:
+        option.reset()
+    assert option.value() == 7
+
+
+def test_overrides_are_per_thread():
+    seen = []
+    with config.VERIFY.override(True):
+        worker = threading.Thread(target=lambda: seen.append(config.VERIFY.value()))
+        worker.start()
+        worker.join()
+        assert config.VERIFY.value() is True
+    assert seen == [runtime_config.VERIFY.value()]
+
+
+def test_malformed_values_are_errors_naming_the_variable(monkeypatch):
+    monkeypatch.setenv("AUTOSTAGE_MAX_TRACES", "lots")
+    with pytest.raises(config.ConfigError, match="AUTOSTAGE_MAX_TRACES='lots'"):
+        config.max_traces()
+    with pytest.raises(config.ConfigError, match="an int >= 0"):
+        config.MAX_TRACES.set(-1)
+    with pytest.raises(config.ConfigError, match="one of filtered, full"):
+        config.TRACEBACK.override("everything").__enter__()
+    monkeypatch.setenv("AUTOSTAGE_TRACEBACK", "everything")  # read while reporting an error
+    assert config.traceback_mode() == "filtered"
+
+
+def test_pass_manager_reads_the_options(monkeypatch):
+    monkeypatch.setenv("AUTOSTAGE_VERIFY", "0")
+    assert not pass_manager.checks_enabled()
+    with pass_manager.checks(True):
+        assert pass_manager.checks_enabled() and config.VERIFY.value()
+    monkeypatch.setenv("AUTOSTAGE_DUMP_AFTER", "cse, fusion")
+    assert config.DUMP_AFTER.value() == {"cse", "fusion"}
+
+
+def test_cache_root(monkeypatch, tmp_path):
+    monkeypatch.setenv("AUTOSTAGE_CACHE_DIR", str(tmp_path / "c"))
+    assert config.cache_root() == str(tmp_path / "c")
+    monkeypatch.delenv("AUTOSTAGE_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert config.cache_root() == str(tmp_path / "xdg" / "autostage")
+    with config.CACHE_DIR.override(tmp_path / "o"):
+        assert config.cache_root() == str(tmp_path / "o")
