@@ -10,7 +10,9 @@ of range) re-raises its error with a note naming the op and the user's file and 
 
 Ops with regions run them through the ``run`` argument of ``evaluate``: ``run(region, args)``
 returns the region's results; ops that call a function of the module use ``run.call(name,
-args)``.
+args)``. Arithmetic on 0-d operands of one dtype uses the op's ``OpDef.scalar_operator`` (a
+Python operator on NumPy scalars: the same values as the ufunc, as the plain program's ``p *= v``
+computes them, and faster than the ufunc on 0-d arrays).
 """
 
 from __future__ import annotations

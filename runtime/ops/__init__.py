@@ -2,30 +2,13 @@
 
 Every op is defined here and only here: its type rule, NumPy reference, effects, verifier rule,
 printing hints and fusibility live in its ``OpDef`` (``runtime/op_registry.py``); backends add
-their lowerings to it. README "How to add an op" shows the two files a new op touches.
+their lowerings to it. Every module of the package is imported, found by listing it (as the CPU
+backend finds its ``lower_*`` modules), so adding an op is adding its module and its lowering
+(README, "How to add an op"); a module imports the op modules it builds on itself.
 """
 
-from autostage.runtime.ops import (  # noqa: F401
-    call,
-    checks,
-    constant,
-    control_flow,
-    creation,
-    elementwise,
-    exceptions,
-    fused,
-    indexing,
-    io,
-    linalg,
-    lists,
-    matrices,
-    numpy_linalg,
-    python_math,
-    random,
-    rearrange,
-    reductions,
-    shapes,
-    sorting,
-    statistics,
-    variables,
-)
+import importlib
+import pkgutil
+
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")
