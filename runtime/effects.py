@@ -56,5 +56,12 @@ def of_callee(name: str, module: ir.Module | None) -> Effects:
 
 
 def has_effects(op: ir.Op, module: ir.Module | None = None) -> bool:
-    """Whether ``op`` must run even if nothing reads its results."""
-    return bool(of_op(op, module))
+    """Whether ``op`` must run even if nothing reads its results (``bool(of_op(...))``, stopping
+    at the first effect: passes ask this of every op)."""
+    definition = op_registry.REGISTRY.get(op.name)
+    if definition is None:
+        return True
+    own = definition.effects
+    if own(op, module) if callable(own) else own:
+        return True
+    return any(has_effects(inner, module) for region in op.regions for inner in region.ops)
