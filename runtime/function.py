@@ -43,7 +43,6 @@ from autostage.runtime import (
 from autostage.runtime import inputs as _inputs
 from autostage.runtime.cache_keys import SCALAR, ById, constant_key, leaf_key
 from autostage.runtime.environment import Source, bind_environment, environment_key, made_here
-from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
 from autostage.runtime.staging import raises, random_freeze
 from autostage.runtime.tensor import Tensor
 from autostage.runtime.tensor_spec import TensorSpec

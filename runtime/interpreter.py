@@ -10,12 +10,13 @@ of range) re-raises its error with a note naming the op and the user's file and 
 
 Ops with regions run them through the ``run`` argument of ``evaluate``: ``run(region, args)``
 returns the region's results; ops that call a function of the module use ``run.call(name,
-args)``.
+args)``. Arithmetic on 0-d operands of one dtype uses the op's ``OpDef.scalar_operator`` (a
+Python operator on NumPy scalars: the same values as the ufunc, as the plain program's ``p *= v``
+computes them, and faster than the ufunc on 0-d arrays).
 """
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Sequence
 
 import numpy as np
@@ -88,11 +89,12 @@ class _Frame:
         for op in region.ops:
             operands = tuple([values[v] for v in op.operands])
             try:
-                scalar_op = _SCALAR_OPERATORS.get(op.name)
+                definition = op_registry.REGISTRY[op.name]
+                scalar_op = definition.scalar_operator  # same values, faster on 0-d operands
                 if scalar_op is not None and _same_dtype_scalars(operands):
                     results = (np.asarray(scalar_op(*[v[()] for v in operands])),)
                 else:
-                    results = op_registry.REGISTRY[op.name].evaluate(op, operands, self)
+                    results = definition.evaluate(op, operands, self)
                 if len(results) != len(op.results):
                     raise TypeRuleMismatchError(
                         f"op {op.name!r} computed {len(results)} results, its type rule gives "
@@ -128,20 +130,6 @@ class _Frame:
             except (AttributeError, TypeError):
                 pass
         error.add_note(f"{_NOTE_PREFIX}{what} `{printer.format_op(op, self.names)}` {where}")
-
-
-# Arithmetic on 0-d values runs as Python operators on NumPy scalars, as the plain program's
-# ``p *= v`` does (faster than the ufunc on 0-d arrays; floating-point errors are ignored, see
-# ``run``). Values are those of the ufunc; only operands of one dtype (the result dtype is theirs
-# then).
-_SCALAR_OPERATORS = {
-    "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
-    "true_divide": operator.truediv, "floor_divide": operator.floordiv,
-    "remainder": operator.mod, "power": operator.pow, "bitwise_and": operator.and_,
-    "bitwise_or": operator.or_, "bitwise_xor": operator.xor, "left_shift": operator.lshift,
-    "right_shift": operator.rshift, "negative": operator.neg, "positive": operator.pos,
-    "absolute": operator.abs, "invert": operator.invert,
-}
 
 
 def _is_scalar(v: object) -> bool:

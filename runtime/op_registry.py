@@ -1,47 +1,123 @@
-"""The table of op kinds: for each op name, its type rule and its NumPy reference implementation.
+"""The table of op kinds: for each op name, every rule autostage has for it, in one ``OpDef``.
 
-Each op module registers its ops beside their definitions (``register``); later backends add their
-lowering rules to the same ``OpDef``. ``infer(operand_types, attrs)`` returns the result types or
-raises ``TypeError``/``ValueError`` with a message in the user's terms; ``evaluate(op, values,
-run)`` computes the results with NumPy (``run(region, args)`` executes a region, for ops that have
-them). A test checks that every registered op has every rule.
+Each op module under ``runtime/ops/`` registers its ops beside their definitions (``register``);
+backends add their lowering rules to the same ``OpDef`` (``lowerings[target]``). So the verifier,
+the printer, the passes and the interpreter read one record per op instead of side tables, and
+adding an op touches its op module and its lowering module only. ``infer(operand_types, attrs)``
+returns the result types or raises ``TypeError``/``ValueError`` with a message in the user's
+terms; ``evaluate(op, values, run)`` computes the results with NumPy (``run(region, args)``
+executes a region, for ops that have them). tests/unit/runtime/test_op_rules.py checks that every
+registered op has every rule, or says why it lacks one (``exemptions``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING, Any
 
 from autostage.runtime.types import Type
 
+if TYPE_CHECKING:
+    from autostage.runtime import ir
+
 InferRule = Callable[[tuple[Type, ...], dict[str, Any]], tuple[Type, ...]]
 Evaluate = Callable[..., tuple]
+# A verifier rule checks what the generic checks cannot (regions, callees): it returns a problem
+# description, or None when the op is fine.
+VerifyRule = Callable[["ir.Op", "ir.Module"], "str | None"]
+
+
+@dataclass(frozen=True, slots=True)
+class Effects:
+    """What running an op does besides computing its results; an op with none is pure.
+
+    A pure op whose results are unused may be removed (DCE), merged with an equal one (CSE) or
+    computed at compile time (constant folding); an op with any effect stays, in program order.
+    ``raises`` marks ops whose purpose is to raise (``assert``, ``raise``, ``raise_if``): an op
+    that may fail incidentally (an index out of range) is still pure, as in every optimizing
+    compiler. ``may_not_terminate``: removing it could make a hanging program finish (``while``).
+    """
+
+    reads_state: bool = False   # reads a Variable or a random generator
+    writes_state: bool = False  # assigns a Variable or advances a random generator
+    io: bool = False            # prints
+    raises: bool = False
+    may_not_terminate: bool = False
+
+    def __bool__(self) -> bool:
+        return any(getattr(self, f.name) for f in fields(self))
+
+    def __or__(self, other: Effects) -> Effects:
+        return Effects(*(getattr(self, f.name) or getattr(other, f.name) for f in fields(self)))
+
+
+PURE = Effects()
+STATE = Effects(reads_state=True, writes_state=True)
+# What an op whose effects cannot be known is assumed to do: everything.
+UNKNOWN = Effects(True, True, True, True, True)
+# Effects that depend on the op itself (a ``call``: its callee), given the module when known.
+EffectsRule = Callable[["ir.Op", "ir.Module | None"], Effects]
 
 
 @dataclass(slots=True)
 class OpDef:
-    """Everything autostage knows about one op kind."""
+    """Everything autostage knows about one op kind.
+
+    Attributes beyond the type rule and NumPy reference:
+      effects: ``Effects``, or a rule ``effects(op, module)`` for ops whose effects depend on
+        the instance (``call``).
+      verify: the verifier's rule for what generic checks cannot see (regions, callees); None
+        for ops without regions (the verifier refuses regions it has no rule for).
+      region_names: how the printer heads each region (others print ``region0``...).
+      bare_attr: an attribute printed right after the op name (``constant 1.0``, ``call @f``).
+      scalar_operator: the Python operator the interpreter applies to 0-d operands of one dtype
+        (faster than the ufunc on 0-d arrays, same values).
+      elementwise: a loop may compute it element by element (fusion), unless
+        ``complex_by_numpy`` and an operand or result is complex (the CPU target then calls
+        NumPy on whole arrays).
+      fusible_reduction: a fused loop may end in it (``sum``/``max``/``min``, see ops/fused.py).
+      fresh_results: results share no memory with the operands: True, or a predicate on the
+        op (ops/buffers.py).
+      exemptions: rules this op deliberately lacks (``"evaluate"``, a target name), each with
+        the reason; the op-rules test accepts nothing else missing.
+    """
 
     name: str
     infer: InferRule
-    evaluate: Evaluate
+    evaluate: Evaluate | None
     doc: str = ""
-    side_effects: bool = False  # print, assert, state ops: never removed or reordered
-    lowerings: dict[str, Callable[..., Any]] = field(default_factory=dict)  # backend -> rule
-    # Results share no memory with the operands: True, or a predicate on the op (ops/buffers.py).
+    effects: Effects | EffectsRule = PURE
+    lowerings: dict[str, Callable[..., Any]] = field(default_factory=dict)  # target -> rule
     fresh_results: bool | Callable[..., bool] = False
+    verify: VerifyRule | None = None
+    region_names: tuple[str, ...] = ()
+    bare_attr: str | None = None
+    scalar_operator: Callable[..., Any] | None = None
+    elementwise: bool = False
+    complex_by_numpy: bool = False
+    fusible_reduction: bool = False
+    exemptions: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def side_effects(self) -> bool:
+        """Whether the op may have effects (an effects rule counts: it may)."""
+        return callable(self.effects) or bool(self.effects)
 
 
 REGISTRY: dict[str, OpDef] = {}
 
 
-def register(name: str, infer: InferRule, evaluate: Evaluate, doc: str = "",
-             side_effects: bool = False) -> OpDef:
-    """Adds an op kind; registering a name twice is a programming error."""
+def register(name: str, infer: InferRule, evaluate: Evaluate | None, doc: str = "",
+             **rules: Any) -> OpDef:
+    """Adds an op kind; ``rules`` are any other ``OpDef`` fields (``effects=STATE``...).
+
+    Raises:
+      ValueError: the name is registered already (a programming error).
+    """
     if name in REGISTRY:
         raise ValueError(f"op {name!r} is registered twice")
-    definition = OpDef(name, infer, evaluate, doc, side_effects)
+    definition = OpDef(name, infer, evaluate, doc, **rules)
     REGISTRY[name] = definition
     return definition
 

@@ -4,8 +4,10 @@ Users read this text (the IR of a trace, ``--ir`` on the CLI) and tests compare 
 outputs, so its form is part of the API. Names ``%0, %1, ...`` are numbered per function in order
 of definition: parameters, then each op's results before the arguments of its regions. A line is
 ``%3:f64[?] = name %1 %2 {attr=value, ...}`` with attributes sorted by key, then the user's
-``# file.py:LINE`` (basename). Regions are indented under their op, headed by their name and
-arguments (``body(%4:i64[]):``) and closed by a ``yield`` line; a function ends with ``return``.
+``# file.py:LINE`` (basename); an op's ``OpDef.bare_attr`` is printed right after its name
+(``constant 1.0``, ``call @helper``). Regions are indented under their op, headed by their name
+(``OpDef.region_names``) and arguments (``body(%4:i64[]):``) and closed by a ``yield`` line; a
+function ends with ``return``.
 Printing never fails on malformed IR (the verifier prints the ops it rejects): a value that is not
 defined in the function prints as ``%?``.
 """
@@ -17,13 +19,9 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
-from autostage.runtime import ir
+from autostage.runtime import ir, op_registry
 from autostage.runtime.types import DTYPES
 
-# Attributes printed bare right after the op name, because the op is unreadable without them.
-BARE_ATTRS = {"constant": "value", "call": "callee"}
-# The names of op regions, in order (other ops print region0, region1, ...).
-REGION_NAMES = {"cond": ("then", "else"), "while": ("cond", "body")}
 MAX_CONSTANT_ELEMENTS = 8  # larger constants print their first and last elements only
 LOCATION_COLUMN = 40  # `# file.py:12` comments start here (or two spaces after a longer line)
 INDENT = "  "
@@ -111,7 +109,8 @@ def _format_ops(region: ir.Region, names: dict, depth: int, lines: list[str]) ->
     indent = INDENT * depth
     for op in region.ops:
         lines.append(_with_location(indent + format_op(op, names), op.loc))
-        region_names = REGION_NAMES.get(op.name, ())
+        definition = op_registry.REGISTRY.get(op.name)
+        region_names = definition.region_names if definition is not None else ()
         for i, inner in enumerate(op.regions):
             label = region_names[i] if i < len(region_names) else f"region{i}"
             args = f"({_typed_names(inner.args, names)})" if inner.args else ""
@@ -122,7 +121,8 @@ def _format_ops(region: ir.Region, names: dict, depth: int, lines: list[str]) ->
 
 def _op_head(op: ir.Op, names: dict) -> str:
     parts = [op.name]
-    bare = BARE_ATTRS.get(op.name)
+    definition = op_registry.REGISTRY.get(op.name)
+    bare = definition.bare_attr if definition is not None else None
     if bare in op.attrs:
         value = op.attrs[bare]
         parts.append(f"@{value}" if bare == "callee" else format_attribute(value))

@@ -2,8 +2,9 @@
 
 A staged function's trace is reused across calls, so state it reads must not be frozen into the
 trace: inside a trace, reading a Variable emits ``var_read`` and assigning emits ``var_assign`` /
-``var_assign_add``, ops that hold the Variable itself (captured by reference) and touch its
-storage when the op runs. They are side-effect ops, so passes never drop or reorder them. Outside
+``var_assign_add`` (``runtime/ops/variables.py``), ops that hold the Variable itself (captured by
+reference) and touch its storage when the op runs. They read and write state, so passes never
+drop or reorder them. Outside
 tracing a Variable is a plain holder of a NumPy value. A staged function may create Variables
 only on its first trace (later traces must reuse them, as in ``tf.function``): traces are reused,
 so a Variable created per trace would silently be a different one on each retrace.
@@ -15,7 +16,7 @@ import itertools
 import threading
 
 import numpy as np
-from autostage.runtime import op_registry, tracing
+from autostage.runtime import tracing
 from autostage.runtime.tensor import Tensor, as_tensor
 from autostage.runtime.types import TensorType, as_dtype
 
@@ -163,41 +164,3 @@ for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"
 for _name in ("neg", "pos", "abs", "invert"):
     setattr(Variable, f"__{_name}__", lambda self, _n=_name: getattr(self.read(), f"__{_n}__")())
 Variable.__hash__ = object.__hash__  # identity: it is captured by reference
-
-
-# Ops. Reads are side-effect ops too: they must stay ordered with respect to assignments.
-
-def _infer_read(operand_types: tuple, attrs: dict) -> tuple:
-    return (attrs["var"].type,)
-
-
-def _infer_assign(operand_types: tuple, attrs: dict) -> tuple:
-    var: Variable = attrs["var"]
-    (value_type,) = operand_types
-    if not isinstance(value_type, TensorType):
-        raise TypeError(f"cannot assign a {value_type} to Variable {var.name}")
-    if not np.can_cast(value_type.dtype, var.dtype, casting="same_kind"):
-        raise TypeError(f"cannot assign a {value_type} value to Variable {var.name} of type "
-                        f"{var.type} (only same-kind casts)")
-    if value_type.ndim != var.ndim or any(
-            d is not None and d != n for d, n in zip(value_type.shape, var.shape, strict=False)):
-        raise ValueError(f"cannot assign a {value_type} value to Variable {var.name} of type "
-                         f"{var.type}")
-    return ()
-
-
-def _evaluate_read(op, values: tuple, run) -> tuple:
-    return (op.attrs["var"]._storage.copy(),)  # a copy: later assignments must not change it
-
-
-def _evaluate_update(op, values: tuple, run) -> tuple:
-    _EVALUATE[op.name](op.attrs["var"], np.asarray(values[0]))
-    return ()
-
-
-op_registry.register("var_read", _infer_read, _evaluate_read, side_effects=True,
-                     doc="attrs: var (the Variable, by reference); result: its current value")
-op_registry.register("var_assign", _infer_assign, _evaluate_update, side_effects=True,
-                     doc="attrs: var; operand: the new value (cast to the Variable's dtype)")
-op_registry.register("var_assign_add", _infer_assign, _evaluate_update, side_effects=True,
-                     doc="attrs: var; operand: the value added to it in place")

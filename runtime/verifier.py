@@ -6,9 +6,11 @@ op is registered; every operand is defined before its use and visible there (ear
 region, in an enclosing region, or an argument of one of them), and no value is defined twice;
 every op's result types are what its type rule gives for its operand types; region results and
 function results are visible at the end of their region; and each op with regions (or that refers
-to other functions) passes its rule in ``OP_RULES``: ``cond`` branches yield the op's result types,
-``while`` has a condition yielding one ``bool[]`` and a body yielding the carried types, ``call``
-names a function of the module whose signature matches. A value may flow into a slot whose type
+to other functions) passes its ``OpDef.verify`` rule, defined beside the op (``ops/control_flow``:
+``cond`` branches yield the op's result types, ``while`` has a condition yielding one ``bool[]``
+and a body yielding the carried types; ``ops/call``: the callee is a function of the module whose
+signature matches; ``ops/fused``). An op with regions and no rule is refused. A value may flow
+into a slot whose type
 it *fits*: same dtype and rank, and every known size of the slot equal (``f64[3]`` fits
 ``f64[?]``), which is how branches of different sizes join. Errors name the op as printed and the
 user's file and line.
@@ -16,24 +18,16 @@ user's file and line.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from autostage.runtime import ir, op_registry, printer
-from autostage.runtime.types import TensorType, Type, scalar
-
-BOOL_SCALAR = scalar("bool")
+from autostage.runtime.types import TensorType, Type
 
 
 class VerificationError(ValueError):
     """The IR breaks an invariant: a bug in the code that built or rewrote it (tracing, a pass),
     never in the user's program. The message names the op as printed and its user location.
     """
-
-
-# An op rule checks what the generic checks cannot (regions, callees): it returns a problem
-# description, or None when the op is fine. Register one per op name with regions or callees.
-OpRule = Callable[[ir.Op, ir.Module], "str | None"]
-OP_RULES: dict[str, OpRule] = {}
 
 
 def fits(value_type: Type, slot_type: Type) -> bool:
@@ -48,12 +42,21 @@ def fits(value_type: Type, slot_type: Type) -> bool:
                for v, s in zip(value_type.shape, slot_type.shape, strict=True))
 
 
-def _all_fit(values: Sequence[Type], slots: Sequence[Type]) -> bool:
+def all_fit(values: Sequence[Type], slots: Sequence[Type]) -> bool:
+    """Whether each value type fits its slot (``fits``), and there are as many of each."""
     return len(values) == len(slots) and all(fits(v, s) for v, s in zip(values, slots, strict=True))
 
 
-def _types(types: Sequence[Type]) -> str:
+def types_text(types: Sequence[Type]) -> str:
+    """``(f64[?], i64[])``: types as verifier messages show them."""
     return "(" + ", ".join(str(t) for t in types) + ")"
+
+
+def check_region_count(op: ir.Op, count: int) -> str | None:
+    """The problem with ``op`` if it does not have ``count`` regions, for ``OpDef.verify`` rules."""
+    if len(op.regions) != count:
+        return f"has {len(op.regions)} regions; {op.name!r} has {count}"
+    return None
 
 
 def verify(module: ir.Module) -> None:
@@ -108,17 +111,18 @@ class _FunctionVerifier:
             self.visible.add(value)
 
     def _op(self, op: ir.Op) -> None:
-        if op.name not in op_registry.REGISTRY:
+        definition = op_registry.REGISTRY.get(op.name)
+        if definition is None:
             raise self._error(op, f"uses op {op.name!r}, which is not registered")
         for i, value in enumerate(op.operands):
             if value not in self.visible:
                 raise self._error(op, f"operand {i} ({self._name(value)}) "
                                       f"{self._why_not(value)}")
         self._check_types(op)
-        rule = OP_RULES.get(op.name)
+        rule = definition.verify
         if rule is None and op.regions:
             raise self._error(op, f"has {len(op.regions)} regions, but the verifier has no rule "
-                                  f"for the regions of {op.name!r} (add one to OP_RULES)")
+                                  f"for the regions of {op.name!r} (give its OpDef a verify rule)")
         problem = rule(op, self.module) if rule is not None else None
         if problem:
             raise self._error(op, problem)
@@ -132,11 +136,12 @@ class _FunctionVerifier:
             expected = op_registry.result_types(op.name, operand_types, op.attrs)
         except Exception as e:  # any failure of the type rule is the finding
             raise self._error(op, f"is rejected by its type rule for operands "
-                                  f"{_types(operand_types)}: {type(e).__name__}: {e}") from e
+                                  f"{types_text(operand_types)}: {type(e).__name__}: {e}") from e
         actual = tuple(v.type for v in op.results)
         if actual != expected:
-            raise self._error(op, f"has result types {_types(actual)}, but its type rule gives "
-                                  f"{_types(expected)} for operands {_types(operand_types)}")
+            raise self._error(op, f"has result types {types_text(actual)}, but its type rule "
+                                  f"gives {types_text(expected)} for operands "
+                                  f"{types_text(operand_types)}")
 
     def _why_not(self, value: ir.Value) -> str:
         if value in self.defined:
@@ -160,74 +165,3 @@ class _FunctionVerifier:
             return VerificationError(f"function @{self.function.name} {problem}")
         return VerificationError(
             f"in function @{self.function.name}, op `{self._line(op)}`{self._at(op)} {problem}")
-
-
-def _check_region_count(op: ir.Op, count: int) -> str | None:
-    if len(op.regions) != count:
-        return f"has {len(op.regions)} regions; {op.name!r} has {count}"
-    return None
-
-
-def _check_cond(op: ir.Op, module: ir.Module) -> str | None:
-    """``cond pred [operands...]``: regions then/else over the operands after the predicate
-    (usually none: branches capture values), each yielding values that fit the op's results."""
-    problem = _check_region_count(op, 2)
-    if problem:
-        return problem
-    if not op.operands or op.operands[0].type != BOOL_SCALAR:
-        return "needs a bool[] predicate as its first operand"
-    passed = tuple(v.type for v in op.operands[1:])
-    result_types = tuple(v.type for v in op.results)
-    for label, region in zip(("then", "else"), op.regions, strict=True):
-        arg_types = tuple(v.type for v in region.args)
-        if not _all_fit(passed, arg_types):
-            return f"passes {_types(passed)} to its {label} region, which takes {_types(arg_types)}"
-        if not _all_fit(region.result_types, result_types):
-            return (f"has results {_types(result_types)}, but its {label} region yields "
-                    f"{_types(region.result_types)}")
-    return None
-
-
-def _check_while(op: ir.Op, module: ir.Module) -> str | None:
-    """``while init...``: a cond region and a body region, both over the carried values (the op's
-    result types); cond yields one bool[], body yields the next carried values."""
-    problem = _check_region_count(op, 2)
-    if problem:
-        return problem
-    carried = tuple(v.type for v in op.results)
-    initial = tuple(v.type for v in op.operands)
-    if not _all_fit(initial, carried):
-        return f"carries {_types(carried)}, but its initial values are {_types(initial)}"
-    for label, region in zip(("cond", "body"), op.regions, strict=True):
-        arg_types = tuple(v.type for v in region.args)
-        if arg_types != carried:
-            return f"carries {_types(carried)}, but its {label} region takes {_types(arg_types)}"
-    cond, body = op.regions
-    if cond.result_types != (BOOL_SCALAR,):
-        return f"has a cond region that yields {_types(cond.result_types)} instead of (bool[])"
-    if not _all_fit(body.result_types, carried):
-        return f"carries {_types(carried)}, but its body yields {_types(body.result_types)}"
-    return None
-
-
-def _check_call(op: ir.Op, module: ir.Module) -> str | None:
-    """``call @callee args...``: the callee is a function of the module taking the arguments and
-    returning the op's result types."""
-    problem = _check_region_count(op, 0)
-    if problem:
-        return problem
-    callee = module.functions.get(op.attrs.get("callee"))
-    if callee is None:
-        return f"calls @{op.attrs.get('callee')}, which is not a function of the module"
-    arg_types = tuple(v.type for v in op.operands)
-    if not _all_fit(arg_types, callee.param_types):
-        return (f"passes {_types(arg_types)} to @{callee.name}, which takes "
-                f"{_types(callee.param_types)}")
-    result_types = tuple(v.type for v in op.results)
-    if result_types != callee.result_types:
-        return (f"has results {_types(result_types)}, but @{callee.name} returns "
-                f"{_types(callee.result_types)}")
-    return None
-
-
-OP_RULES.update({"cond": _check_cond, "while": _check_while, "call": _check_call})

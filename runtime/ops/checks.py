@@ -144,6 +144,6 @@ op_registry.register(
     doc="attrs: op (add, subtract, multiply, left_shift, power, negative, absolute); whether "
         "Python's exact integer result of the int64 operands is outside int64")
 op_registry.register(
-    "raise_if", _infer_raise_if, _evaluate_raise_if, side_effects=True,
+    "raise_if", _infer_raise_if, _evaluate_raise_if, effects=op_registry.Effects(raises=True),
     doc="operand: bool[] test; attrs: exception; raises a new exception like it when the test "
         "is true")

@@ -4,11 +4,14 @@
 Every op broadcasts its operands (unknown dimensions allowed) and has exactly the result dtype
 NumPy gives for its operand dtypes; operands are always typed (weak Python scalars were turned
 into typed constants by the front end, ``runtime/array_api.py``). The NumPy reference applies the
-ufunc itself, so values match NumPy bit for bit. Printed: ``%3:f32[?] = add %1 %2``.
+ufunc itself, so values match NumPy bit for bit. Printed: ``%3:f32[?] = add %1 %2``. All are
+element-wise for fusion (``OpDef.elementwise``) except ``heaviside``, which Numba cannot compute
+per element.
 """
 
 from __future__ import annotations
 
+import operator
 import warnings
 
 import numpy as np
@@ -37,6 +40,26 @@ BINARY["true_divide"] = np.divide
 UFUNCS: dict[str, np.ufunc] = {**UNARY, **BINARY}
 # NumPy ufunc name -> op name, for ``__array_ufunc__``.
 OP_OF_UFUNC: dict[str, str] = {u.__name__: name for name, u in UFUNCS.items()}
+# heaviside has no Numba implementation, so a per-element loop could not compute it.
+NOT_PER_ELEMENT = frozenset({"heaviside"})
+# Complex transcendental functions: the CPU target computes them by NumPy on whole arrays
+# (``runtime/backends/cpu/complex_math``), so they are not fused into a per-element loop.
+COMPLEX_BY_NUMPY = frozenset({
+    "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan",
+    "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh",
+    "power", "float_power"})
+# Arithmetic on 0-d values runs in the interpreter as Python operators on NumPy scalars, as the
+# plain program's ``p *= v`` does (faster than the ufunc on 0-d arrays; floating-point errors
+# are ignored there). Values are those of the ufunc; used only for operands of one dtype (the
+# result dtype is theirs then).
+SCALAR_OPERATORS = {
+    "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
+    "true_divide": operator.truediv, "floor_divide": operator.floordiv,
+    "remainder": operator.mod, "power": operator.pow, "bitwise_and": operator.and_,
+    "bitwise_or": operator.or_, "bitwise_xor": operator.xor, "left_shift": operator.lshift,
+    "right_shift": operator.rshift, "negative": operator.neg, "positive": operator.pos,
+    "absolute": operator.abs, "invert": operator.invert,
+}
 
 
 def _tensor_types(operand_types: tuple, what: str) -> tuple[TensorType, ...]:
@@ -64,7 +87,10 @@ def _ufunc_rule(name: str, ufunc: np.ufunc):
 for _name, _ufunc in UFUNCS.items():
     _infer, _evaluate = _ufunc_rule(_name, _ufunc)
     op_registry.register(_name, _infer, _evaluate,
-                         doc=f"element-wise np.{_ufunc.__name__}, broadcasting; no attrs")
+                         doc=f"element-wise np.{_ufunc.__name__}, broadcasting; no attrs",
+                         elementwise=_name not in NOT_PER_ELEMENT,
+                         complex_by_numpy=_name in COMPLEX_BY_NUMPY,
+                         scalar_operator=SCALAR_OPERATORS.get(_name))
 
 
 def _infer_where(operand_types: tuple, attrs: dict) -> tuple:
@@ -88,11 +114,11 @@ def _infer_cast(operand_types: tuple, attrs: dict) -> tuple:
 
 op_registry.register(
     "where", _infer_where, lambda op, v, run: (np.asarray(np.where(*v)),),
-    doc="operands cond, x, y: np.where(cond, x, y), broadcasting; no attrs")
+    doc="operands cond, x, y: np.where(cond, x, y), broadcasting; no attrs", elementwise=True)
 op_registry.register(
     "clip", _infer_clip, lambda op, v, run: (np.asarray(np.clip(*v)),),
     doc="operands x, lo, hi: np.clip(x, lo, hi); no attrs (a missing bound stages as "
-        "maximum/minimum)")
+        "maximum/minimum)", elementwise=True)
 def _evaluate_cast(op, values: tuple, run) -> tuple:
     with warnings.catch_warnings():  # the ComplexWarning was given once, at trace time
         warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
@@ -101,4 +127,4 @@ def _evaluate_cast(op, values: tuple, run) -> tuple:
 
 op_registry.register(
     "cast", _infer_cast, _evaluate_cast,
-    doc="attrs: dtype (np.dtype); x.astype(dtype) (unsafe casting, as astype)")
+    doc="attrs: dtype (np.dtype); x.astype(dtype) (unsafe casting, as astype)", elementwise=True)

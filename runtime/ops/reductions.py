@@ -19,6 +19,8 @@ REDUCTIONS: dict[str, tuple[str, ...]] = {
     "max": (), "min": (), "any": (), "all": (), "argmax": (), "argmin": (),
     "std": ("ddof",), "var": ("ddof",),
 }
+# A fused element-wise loop may end in one of these (under the conditions of ops/fused.py).
+FUSIBLE = frozenset({"sum", "max", "min"})
 
 
 def reduced_shape(shape: tuple, axis: int | tuple | None, keepdims: bool) -> tuple:
@@ -53,4 +55,4 @@ for _name, _extra in REDUCTIONS.items():
     op_registry.register(
         _name, _infer, _evaluate,
         doc=f"np.{_name}(x, {_attrs}); attrs: {_attrs} (axis: None or a tuple of ints; one int "
-            "or None for argmax/argmin)")
+            "or None for argmax/argmin)", fusible_reduction=_name in FUSIBLE)

@@ -1,4 +1,4 @@
-"""Facts about the IR that every pass needs: use counts, side effects, and value replacement.
+"""Facts about the IR that every pass needs: use counts, effects, and value replacement.
 
 Nothing here changes what a program computes; the passes decide what to do with the facts. Uses
 count every place a value is read: op operands (in any nested region), region results and the
@@ -10,11 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
-from autostage.runtime import ir, op_registry
-
-# Ops that must run even when their results are unused, beyond those registered with
-# side_effects: a ``while`` may not terminate, and deleting it would make a hanging program finish.
-ALWAYS_KEPT = frozenset({"while"})
+from autostage.runtime import effects, ir
 
 
 def use_counts(function: ir.Function) -> Counter:
@@ -41,15 +37,10 @@ def count_op(op: ir.Op, counts: Counter, sign: int) -> None:
             counts[value] += sign
 
 
-def has_effects(op: ir.Op) -> bool:
-    """Whether ``op`` (or any op in its regions) must run even if nothing reads its results.
-
-    Unregistered ops count as effectful: a pass must not delete what it does not understand.
-    """
-    definition = op_registry.REGISTRY.get(op.name)
-    if definition is None or definition.side_effects or op.name in ALWAYS_KEPT:
-        return True
-    return any(has_effects(inner) for region in op.regions for inner in region.ops)
+def has_effects(op: ir.Op, module: ir.Module | None = None) -> bool:
+    """Whether ``op`` (or any op in its regions) must run even if nothing reads its results
+    (``runtime/effects.py``; pass the module, or every ``call`` counts as effectful)."""
+    return effects.has_effects(op, module)
 
 
 def regions_of(module: ir.Module) -> Iterator[ir.Region]:

@@ -26,11 +26,11 @@ def run(module: ir.Module) -> bool:
     """Folds constant computations in every region of ``module``; returns whether it did any."""
     changed = False
     for function in module.functions.values():
-        changed |= _region(function.body, {})
+        changed |= _region(function.body, {}, module)
     return changed
 
 
-def _region(region: ir.Region, known: dict) -> bool:
+def _region(region: ir.Region, known: dict, module: ir.Module) -> bool:
     """Folds in order, so a chain of constant ops folds in one sweep; ``known`` maps values to
     their constant arrays (inherited from enclosing regions, which inner ops may read)."""
     known = dict(known)
@@ -40,11 +40,11 @@ def _region(region: ir.Region, known: dict) -> bool:
     for op in region.ops:
         if any(v in mapping for v in op.operands):
             op.operands = tuple(mapping.get(v, v) for v in op.operands)
-        folded = _fold(op, known)
+        folded = _fold(op, known, module)
         if folded is None:
             new_ops.append(op)
             for inner in op.regions:
-                changed |= _region(inner, known)
+                changed |= _region(inner, known, module)
         else:
             changed = True
             new_ops += folded
@@ -58,9 +58,11 @@ def _region(region: ir.Region, known: dict) -> bool:
     return changed
 
 
-def _fold(op: ir.Op, known: dict) -> list[ir.Op] | None:
-    """The constant ops replacing ``op``, or None if it stays."""
-    if op.name == "constant" or op.regions or not op.results or analysis.has_effects(op):
+def _fold(op: ir.Op, known: dict, module: ir.Module) -> list[ir.Op] | None:
+    """The constant ops replacing ``op``, or None if it stays (a ``call`` too: its reference
+    needs the interpreter, so evaluating it here fails and leaves it)."""
+    if (op.name == "constant" or op.regions or not op.results
+            or analysis.has_effects(op, module)):
         return None
     if not all(v in known for v in op.operands):
         return None

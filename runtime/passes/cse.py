@@ -2,8 +2,9 @@
 
 Two ops are the same computation when they have the same name, the same operands (after earlier
 replacements), equal attributes and the same result types. Only pure ops without regions take
-part: side-effect ops never do, which covers every op that reads state (``var_read`` is
-registered with side effects, so a read is never merged across an assignment). An op may reuse a
+part: ops with effects never do, which covers every op that reads state (``var_read`` is
+declared as reading state, so a read is never merged across an assignment); calls of pure
+callees do. An op may reuse a
 computation from its own region or any enclosing one (what it can see), never from a sibling
 branch or a region that has closed. Attributes are compared by value: arrays by dtype, shape and
 bytes, floats by their bit pattern (``0.0`` and ``-0.0`` differ); an op with an attribute that
@@ -28,11 +29,11 @@ def run(module: ir.Module) -> bool:
     changed = False
     for function in module.functions.values():
         mapping: dict[ir.Value, ir.Value] = {}
-        changed |= _region(function.body, {}, mapping) > 0
+        changed |= _region(function.body, {}, mapping, module) > 0
     return changed
 
 
-def _region(region: ir.Region, seen: dict, mapping: dict) -> int:
+def _region(region: ir.Region, seen: dict, mapping: dict, module: ir.Module) -> int:
     """Walks ``region`` in order with ``seen`` (key -> results) inherited from enclosing regions;
     returns how many ops it removed."""
     seen = dict(seen)  # what this region learns is invisible to its siblings and its parent
@@ -41,14 +42,14 @@ def _region(region: ir.Region, seen: dict, mapping: dict) -> int:
     for op in region.ops:
         if any(v in mapping for v in op.operands):
             op.operands = tuple(mapping.get(v, v) for v in op.operands)
-        key = _key(op)
+        key = _key(op, module)
         if key is not None and key in seen:
             mapping.update(zip(op.results, seen[key], strict=True))
             continue
         if key is not None:
             seen[key] = op.results
         for inner in op.regions:
-            removed += _region(inner, seen, mapping)
+            removed += _region(inner, seen, mapping, module)
         kept.append(op)
     if any(v in mapping for v in region.results):
         region.results = tuple(mapping.get(v, v) for v in region.results)
@@ -57,9 +58,9 @@ def _region(region: ir.Region, seen: dict, mapping: dict) -> int:
     return removed
 
 
-def _key(op: ir.Op) -> tuple | None:
+def _key(op: ir.Op, module: ir.Module) -> tuple | None:
     """What identifies the computation of ``op``, or None if it must not be merged."""
-    if op.regions or not op.results or analysis.has_effects(op):
+    if op.regions or not op.results or analysis.has_effects(op, module):
         return None
     if op.name not in op_registry.REGISTRY:
         return None

@@ -3,8 +3,9 @@
 Requires only use counts (``analysis.use_counts``). Each region is swept from its last op to its
 first, entering an op's regions before the ops above it, so uses inside a removed op (including
 captured values of its regions) are released before their producers are looked at: a dead chain
-goes in one sweep. Side-effect ops (``OpDef.side_effects``: print, assert, raise, calls, Variable
-reads and writes), ops containing them, and ``while`` loops (which may not terminate) always stay.
+goes in one sweep. Ops with effects (``OpDef.effects``: print, assert, raise, Variable reads and
+writes, ``while`` loops, which may not terminate, and calls of callees that have any), and ops
+containing them, always stay; a call of a pure callee whose results are unused goes.
 Unused results of a kept ``cond`` or ``while`` stay too: trimming region yields is not worth the
 risk. Removing a pure op may remove an error it would have raised at run time (an index out of
 range whose value is unused), as in every optimizing compiler.
@@ -23,25 +24,25 @@ def run(module: ir.Module) -> bool:
     changed = False
     for function in module.functions.values():
         counts = analysis.use_counts(function)
-        changed |= _sweep(function.body, counts)
+        changed |= _sweep(function.body, counts, module)
     return changed
 
 
-def _sweep(region: ir.Region, counts: Counter) -> bool:
+def _sweep(region: ir.Region, counts: Counter, module: ir.Module) -> bool:
     kept: list[ir.Op] = []
     changed = False
     for op in reversed(region.ops):
-        if _is_dead(op, counts):
+        if _is_dead(op, counts, module):
             analysis.count_op(op, counts, -1)
             changed = True
             continue
         for inner in reversed(op.regions):
-            changed |= _sweep(inner, counts)
+            changed |= _sweep(inner, counts, module)
         kept.append(op)
     kept.reverse()
     region.ops[:] = kept
     return changed
 
 
-def _is_dead(op: ir.Op, counts: Counter) -> bool:
-    return all(counts[v] == 0 for v in op.results) and not analysis.has_effects(op)
+def _is_dead(op: ir.Op, counts: Counter, module: ir.Module) -> bool:
+    return all(counts[v] == 0 for v in op.results) and not analysis.has_effects(op, module)

@@ -1,6 +1,6 @@
 """Fusion: chains of element-wise ops become one ``fused`` op, computed in one loop.
 
-Requires use counts (``analysis.use_counts``) and registers ``fused`` (``fused_op``). A group
+Requires use counts (``analysis.use_counts``) and builds ``fused`` ops (``ops/fused.py``). A group
 grows from a root (an element-wise op of rank >= 1, or a ``sum``/``max``/``min`` that one loop can
 accumulate) up through operands produced by element-wise ops of the same region whose only use is
 in the group, so no intermediate is needed elsewhere and none is materialized. Groups of one op
@@ -16,8 +16,8 @@ from collections import Counter
 
 import numpy as np
 from autostage.runtime import ir
+from autostage.runtime.ops.fused import is_fusible_reduction, per_element
 from autostage.runtime.passes import analysis
-from autostage.runtime.passes.fused_op import is_fusible_reduction, per_element
 from autostage.runtime.types import TensorType
 
 

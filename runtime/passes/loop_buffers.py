@@ -22,8 +22,8 @@ function (buffers are locals), so nothing is shared between calls or threads.
 from __future__ import annotations
 
 from autostage.runtime import ir
+from autostage.runtime.ops.fused import is_fusible_reduction
 from autostage.runtime.passes import inplace
-from autostage.runtime.passes.fused_op import is_fusible_reduction
 from autostage.runtime.types import TensorType
 
 MARK = "reuse_buffer"

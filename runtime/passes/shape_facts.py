@@ -26,8 +26,8 @@ The cpu lowering of ``fused`` uses it to drop the broadcast test and the clampin
 from __future__ import annotations
 
 from autostage.runtime import ir
+from autostage.runtime.ops.fused import is_elementwise, is_fusible_reduction
 from autostage.runtime.ops.indexing import ELLIPSIS
-from autostage.runtime.passes.fused_op import ELEMENTWISE, is_fusible_reduction
 from autostage.runtime.types import TensorType
 
 Symbol = object  # an int (a static size) or a hashable token
@@ -101,7 +101,7 @@ class ShapeFacts:
         rank = result.type.ndim
         if op.name in _SAME_SHAPE:
             return self.dims(op.operands[0])
-        if op.name in ELEMENTWISE:
+        if is_elementwise(op):
             return _tokens(self.broadcast(list(op.operands), rank), result)
         if op.name == "fused":
             body = op.regions[0]

@@ -1,7 +1,7 @@
-"""Staging of control flow and Python constructs: importing it registers the IR ops (``cond``,
-``while``, ``undef``, the tensor list ops, ``print``, ``assert``) and the
-operator hooks (``if_stmt``, ``while_stmt``, ``for_stmt``, logical ops, builtins, list ops,
-``print_``, ``assert_stmt``). ``autostage.runtime`` imports it, so the hooks exist whenever the
+"""Staging of control flow and Python constructs: importing it registers the operator hooks
+(``if_stmt``, ``while_stmt``, ``for_stmt``, logical ops, builtins, list ops, ``print_``,
+``assert_stmt``), which emit the ops defined under ``runtime/ops/`` (``cond``, ``while``, the
+tensor list ops, ``print``...). ``autostage.runtime`` imports it, so the hooks exist whenever the
 runtime does.
 """
 
@@ -14,9 +14,6 @@ from autostage.runtime.staging import (  # noqa: F401 - imported for their regis
     loops,
     nondeterministic_calls,
     numpy_lists,
-    ops_io,
-    ops_lists,
-    ops_structured,
     random_draws,
     try_regions,
 )

@@ -2,7 +2,8 @@
 
 When tracing one branch of a staged ``if`` raises (``if x < 0: raise ValueError(...)``), Python
 would raise only on the calls where that branch runs. So the branch becomes a region holding a
-``raise`` op (which raises a fresh exception of the same type and arguments at run time) and
+``raise`` op (``runtime/ops/exceptions.py``: it raises a fresh exception of the same type and
+arguments at run time) and
 placeholders (``undef``) of the other branch's results, which are never read. Staging errors
 (autostage's own) are not caught: they are about the program, not its data.
 
@@ -15,25 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from autostage.runtime import ir, op_registry, tracing
+from autostage.runtime import ir, tracing
 from autostage.runtime.operator_hooks import Staged
 from autostage.runtime.staging import errors
 from autostage.runtime.tensor import Tensor
-
-
-def _infer_raise(operand_types: tuple, attrs: dict) -> tuple:
-    return ()
-
-
-def _evaluate_raise(op, values: tuple, run) -> tuple:
-    exc = op.attrs["exception"]
-    raise type(exc)(*exc.args)
-
-
-op_registry.register(
-    "raise", _infer_raise, _evaluate_raise, side_effects=True,
-    doc="attrs: exception (the instance raised while tracing); raises a new one like it at run "
-        "time")
 
 
 def trace_branch(fn: Callable[[], object]) -> tuple[object, BaseException | None]:

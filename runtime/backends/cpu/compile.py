@@ -44,8 +44,7 @@ def load_lowerings() -> None:
     global _loaded_lowerings
     if _loaded_lowerings:
         return
-    for ops in ("ops", "ops.call", "staging", "state"):  # the op kinds the rules attach to
-        importlib.import_module(f"autostage.runtime.{ops}")
+    importlib.import_module("autostage.runtime.ops")  # every op kind the rules attach to
     package = importlib.import_module("autostage.runtime.backends.cpu")
     for info in pkgutil.iter_modules(package.__path__):
         if info.name.startswith("lower_"):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu.codegen import Emitter, is_scalar, lowering, np_dtype
-from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
 from autostage.runtime.types import ListType, TensorType
 
 

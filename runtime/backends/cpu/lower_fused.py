@@ -9,7 +9,7 @@ The body runs per element as 0-d ("shadow") copies of its ops lowered by their o
 (``lower_core``), so each op has exactly the dtype rules of its unfused scalar form. A final
 ``sum`` accumulates in its result dtype in order (as ``lower_reductions`` does; floats agree with
 NumPy's pairwise sum to a few ulps); ``max``/``min`` propagate NaN and raise NumPy's error on an
-empty reduction. Requires ``runtime/passes/fused_op`` (the op) and ``lower_core`` (scalar rules).
+empty reduction. Requires ``runtime/ops/fused`` (the op) and ``lower_core`` (scalar rules).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from autostage.runtime.backends.cpu import (
 )
 from autostage.runtime.backends.cpu import lower_support as s
 from autostage.runtime.backends.cpu.codegen import Emitter, lowering, np_dtype
-from autostage.runtime.passes import fused_op
+from autostage.runtime.ops import fused as fused_op
 from autostage.runtime.types import TensorType, scalar
 
 

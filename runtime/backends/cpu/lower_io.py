@@ -18,7 +18,7 @@ import sys
 
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu.codegen import Emitter, is_scalar, lowering, np_dtype
-from autostage.runtime.staging.ops_io import _is_text, render
+from autostage.runtime.ops.io import is_text, render
 
 OBJECTS: dict[str, BaseException] = {}  # key -> exception raised by a generated module
 _IMPORT = "import autostage.runtime.backends.cpu.lower_io as cpu_io"
@@ -34,7 +34,7 @@ def emit_print(parts: tuple, values: tuple, stream: str, flush: bool) -> None:
 
 def fail_assert(parts: tuple, values: tuple) -> None:
     """Raises the AssertionError the interpreter raises for this failing assert."""
-    if _is_text(parts):
+    if is_text(parts):
         raise AssertionError(render(parts, values))
     raise AssertionError(values[parts[0]])
 

@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 import pytest
 from autostage.runtime import ir
-from autostage.runtime.passes import fused_op
+from autostage.runtime.ops import fused as fused_op
 from autostage.runtime.types import TensorType
 
 import autostage

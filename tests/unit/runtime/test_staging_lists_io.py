@@ -1,6 +1,6 @@
 """Tensor lists, print and assert in staged code (runtime/staging/tensor_lists.py, io.py,
-ops_lists.py, ops_io.py, side_effects.py): lists appended in staged loops are stacked at run
-time; print/assert run at run time, every call, in program order."""
+side_effects.py; the ops in runtime/ops/lists.py, io.py): lists appended in staged loops are
+stacked at run time; print/assert run at run time, every call, in program order."""
 
 import inspect
 

@@ -5,6 +5,8 @@ IR is built by hand; ``cond``/``while``/``call`` get test versions while their o
 are not registered (same operand and region layout).
 """
 
+import dataclasses
+
 import numpy as np
 import pytest
 from autostage.runtime import ir, op_registry, verifier
@@ -262,11 +264,12 @@ def test_ops_with_regions_need_a_rule():
     module = module_of(function("f", [], lambda body: emit(
         body, "t_regions", regions=(region((), lambda r: []),), loc=LOC)))
     fails(module, "in function @f, op `t_regions` at /src/model.py:12 has 1 regions, but the "
-                  "verifier has no rule for the regions of 't_regions' (add one to OP_RULES)")
+                  "verifier has no rule for the regions of 't_regions' (give its OpDef a verify "
+                  "rule)")
 
 
-def test_rules_plug_in_per_op_name(monkeypatch):
-    monkeypatch.setitem(verifier.OP_RULES, "t_regions",
+def test_rules_plug_in_per_op_definition(monkeypatch):
+    monkeypatch.setattr(op_registry.REGISTRY["t_regions"], "verify",
                         lambda op, module: None if len(op.regions) == 1 else "needs one region")
     verifier.verify(module_of(function("f", [], lambda body: emit(
         body, "t_regions", regions=(region((), lambda r: []),)))))
@@ -294,8 +297,8 @@ def test_while_regions(build_loop, problem):
 
 def test_while_initial_values_must_fit_the_carried_types(monkeypatch):
     # A while whose type rule generalises the carried types (here: declared in an attribute).
-    monkeypatch.setitem(op_registry.REGISTRY, "while", op_registry.OpDef(
-        "while", lambda types, attrs: attrs["carried"], None))
+    monkeypatch.setitem(op_registry.REGISTRY, "while", dataclasses.replace(
+        op_registry.REGISTRY["while"], infer=lambda types, attrs: attrs["carried"]))
 
     def build(body, x):
         start = emit(body, "constant", value=as_constant_array([1, 2]))[0]
@@ -342,8 +345,8 @@ def test_cond_needs_two_regions():
 
 def test_cond_needs_a_bool_predicate(monkeypatch):
     # The real cond's type rule rejects it first; the region rule is the second line of defence.
-    monkeypatch.setitem(op_registry.REGISTRY, "cond", op_registry.OpDef(
-        "cond", STANDIN_OPS["cond"], None))
+    monkeypatch.setitem(op_registry.REGISTRY, "cond", dataclasses.replace(
+        op_registry.REGISTRY["cond"], infer=STANDIN_OPS["cond"]))
     module = choose(lambda x, y: lambda r: [x], lambda x, y: lambda r: [x],
                     pred=lambda body: const(body, 1))
     fails(module, "in function @f, op `%4:f64[?] = cond %3` at /src/model.py:12 needs a bool[] "

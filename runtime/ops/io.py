@@ -56,11 +56,11 @@ def _evaluate_assert(op, values: tuple, run) -> tuple:
     parts = op.attrs.get("parts")
     if parts is None:
         raise AssertionError
-    raise AssertionError(render(parts, values[1:]) if _is_text(parts) else
+    raise AssertionError(render(parts, values[1:]) if is_text(parts) else
                          _single_value(parts, values[1:]))
 
 
-def _is_text(parts: tuple) -> bool:
+def is_text(parts: tuple) -> bool:
     return not (len(parts) == 1 and isinstance(parts[0], int))
 
 
@@ -70,9 +70,9 @@ def _single_value(parts: tuple, values: tuple) -> object:
 
 
 op_registry.register(
-    "print", _infer_print, _evaluate_print, side_effects=True,
+    "print", _infer_print, _evaluate_print, effects=op_registry.Effects(io=True),
     doc="operands: printed staged values; attrs: parts (str | operand index), stream, flush")
 op_registry.register(
-    "assert", _infer_assert, _evaluate_assert, side_effects=True,
+    "assert", _infer_assert, _evaluate_assert, effects=op_registry.Effects(raises=True),
     doc="operands: test bool[], message values; attrs: parts (message template or None); "
         "raises AssertionError(message) when the test is false")

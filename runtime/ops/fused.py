@@ -1,45 +1,42 @@
 """The ``fused`` op: a chain of element-wise ops (optionally ending in a reduction) as one op.
 
 ``fused x y ...`` has one region, ``body``, whose arguments stand for the operands (same types) and
-which captures nothing; its ops are element-wise (``ELEMENTWISE``), except that the last may be a
-``sum``/``max``/``min`` over all axes or the last axis (``is_fusible_reduction``); it yields the
-op's results, whose types the op keeps in attr ``result_types`` (a type rule cannot see regions).
+which captures nothing; its ops are element-wise (``OpDef.elementwise``, ``per_element``), except
+that the last may be a ``sum``/``max``/``min`` over all axes or the last axis
+(``OpDef.fusible_reduction``, ``is_fusible_reduction``); it yields the op's results, whose types
+the op keeps in attr ``result_types`` (a type rule cannot see regions).
 The NumPy reference runs the body on whole arrays: element-wise ops commute with broadcasting, so
 that equals computing the body once per output element, which is what the CPU lowering does
-(``runtime/backends/cpu/lower_fused.py``). Importing this module registers the op, its verifier
-rule and its region name for the printer.
+(``runtime/backends/cpu/lower_fused.py``). The fusion pass (``passes/fusion.py``) builds it.
 """
 
 from __future__ import annotations
 
-from autostage.runtime import ir, op_registry, printer, verifier
-from autostage.runtime.ops.elementwise import UFUNCS
+from autostage.runtime import ir, op_registry
 from autostage.runtime.types import TensorType
 
-# heaviside has no Numba implementation, so a per-element loop could not compute it.
-ELEMENTWISE = frozenset(UFUNCS) - {"heaviside"} | {"where", "clip", "cast"}
-# Complex transcendental functions: the CPU target computes them by NumPy on whole arrays
-# (``runtime/backends/cpu/complex_math``), so they are not fused into a per-element loop.
-NUMPY_COMPLEX = frozenset({
-    "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan",
-    "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh",
-    "power", "float_power"})
+
+def is_elementwise(op: ir.Op) -> bool:
+    """Whether ``op`` is element-wise (broadcasting its operands), whatever its dtypes."""
+    definition = op_registry.REGISTRY.get(op.name)
+    return definition is not None and definition.elementwise
 
 
 def per_element(op: ir.Op) -> bool:
     """Whether a loop may compute ``op`` element by element (its ops and dtypes allow it)."""
-    if op.name not in ELEMENTWISE:
+    definition = op_registry.REGISTRY.get(op.name)
+    if definition is None or not definition.elementwise:
         return False
-    return not (op.name in NUMPY_COMPLEX and any(
+    return not (definition.complex_by_numpy and any(
         isinstance(v.type, TensorType) and v.type.dtype.kind == "c"
         for v in (*op.operands, *op.results)))
-REDUCTIONS = frozenset({"sum", "max", "min"})
 
 
 def is_fusible_reduction(op: ir.Op) -> bool:
     """A reduction one loop can accumulate: over all axes or the last one, no keepdims/dtype,
     and max/min only of numbers ordered by ``>``."""
-    if op.name not in REDUCTIONS or len(op.operands) != 1:
+    definition = op_registry.REGISTRY.get(op.name)
+    if definition is None or not definition.fusible_reduction or len(op.operands) != 1:
         return False
     x = op.operands[0].type
     if not isinstance(x, TensorType) or x.ndim == 0:
@@ -82,6 +79,5 @@ def _check(op: ir.Op, module: ir.Module) -> str | None:
 op_registry.register(
     "fused", _infer, _evaluate,
     doc="operands: the chain's inputs; attrs: result_types; region body (args = operands) of "
-        "element-wise ops, optionally ending in a sum/max/min over all or the last axis")
-verifier.OP_RULES["fused"] = _check
-printer.REGION_NAMES["fused"] = ("body",)
+        "element-wise ops, optionally ending in a sum/max/min over all or the last axis",
+    verify=_check, region_names=("body",))

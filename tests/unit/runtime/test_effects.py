@@ -1,0 +1,90 @@
+"""Effects of ops and calls (runtime/effects.py): a call has its callee's effects, so DCE removes
+and CSE merges calls of pure helpers, while a helper that prints is kept; values and printed
+text stay Python's on every target."""
+
+import numpy as np
+import pytest
+from autostage.runtime import effects, ir, op_registry
+from autostage.runtime.types import TensorType
+from test_passes_support import optimized, staged
+
+import autostage
+
+X = np.arange(4, dtype=np.float64)
+TARGETS = ("interpreter", "cpu")
+
+
+def pure_helper(x):
+    return np.sin(x) * 2.0
+
+
+def loud_helper(x):
+    print("helper got", x)
+    return x + 1.0
+
+
+def unused_pure_call(x):
+    pure_helper(x)
+    return x - 1.0
+
+
+def unused_loud_call(x):
+    loud_helper(x)
+    return x - 1.0
+
+
+def repeated_pure_call(x):
+    return pure_helper(x) + pure_helper(x)
+
+
+def callees(module) -> list[str]:
+    return [op.attrs["callee"] for op in module.main.body.walk() if op.name == "call"]
+
+
+def test_an_unused_pure_call_is_removed():
+    module = staged(unused_pure_call, X)
+    assert len(callees(module)) == 1
+    after = optimized(module, ["dce"], (X,), (-X,))  # no inlining: the call itself goes
+    assert " call @" not in after and callees(module) == []
+
+
+def test_an_unused_call_that_prints_is_kept():
+    module = staged(unused_loud_call, X)
+    optimized(module, ["cse", "dce"], (X,), (-X,))  # also checks the printed text is the same
+    assert len(callees(module)) == 1
+
+
+def test_equal_pure_calls_are_merged():
+    module = staged(repeated_pure_call, X)
+    assert len(callees(module)) == 2
+    optimized(module, ["cse", "dce"], (X,))
+    assert len(callees(module)) == 1
+
+
+def test_call_effects_come_from_the_callee():
+    module = staged(unused_loud_call, X)
+    (call,) = [op for op in module.main.body.ops if op.name == "call"]
+    assert effects.of_op(call, module) == op_registry.Effects(io=True)
+    assert effects.of_op(call) == op_registry.UNKNOWN  # without the module: anything
+
+
+def test_a_recursive_callee_may_not_terminate():
+    # f(x) = f(x), built by hand: removing an unused call of it would end a hang.
+    vector = TensorType("f64", (None,))
+    body = ir.Region([vector])
+    call = body.append(ir.Op("call", body.args, (vector,),
+                             {"callee": "f", "result_types": (vector,)}))
+    body.results = call.results
+    module = ir.Module("f")
+    module.add(ir.Function("f", body))
+    assert effects.of_op(call, module) == op_registry.Effects(may_not_terminate=True)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn", [unused_pure_call, unused_loud_call, repeated_pure_call])
+def test_values_and_prints_are_pythons(fn, target, capsys):
+    expected = fn(X)
+    python_out = capsys.readouterr().out
+    got = autostage.convert(fn, target=target)(X)
+    np.testing.assert_array_equal(got, expected)
+    assert capsys.readouterr().out == python_out
