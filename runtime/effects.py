@@ -4,7 +4,9 @@ An op's own effects are declared where the op is defined (``runtime/ops/``); an 
 has those of every op inside them too, and a ``call`` has those of its callee's body, which only
 the module knows: without the module (while tracing) a call is assumed to do anything. A callee
 that reaches itself through calls may not terminate, so calling it is never pure. Unregistered
-ops count as doing anything: a pass must not delete what it does not understand.
+ops count as doing anything: a pass must not delete what it does not understand. ``may_fail``
+says whether an op may raise at run time (an error Python would raise even if the result is
+unused).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import threading
 
 from autostage.runtime import ir, op_registry
 from autostage.runtime.op_registry import PURE, UNKNOWN, Effects
+from autostage.runtime.types import TensorType
 
 _RECURSION = Effects(may_not_terminate=True)
 _computing = threading.local()  # .callees: the callees whose effects are being computed
@@ -53,6 +56,49 @@ def of_callee(name: str, module: ir.Module | None) -> Effects:
         return of_region(module.functions[name].body, module)
     finally:
         callees.discard(name)
+
+
+def may_fail(op: ir.Op, module: ir.Module | None = None) -> bool:
+    """Whether ``op`` may raise at run time (``OpDef.may_fail``; unregistered ops may): by its
+    own rule, or because an op in its regions, or in its callee's body, may."""
+    definition = op_registry.REGISTRY.get(op.name)
+    if definition is None:
+        return True
+    rule = definition.may_fail
+    if rule is None:
+        own = may_not_broadcast(op) if definition.elementwise else True
+    else:
+        own = rule(op) if callable(rule) else rule
+    if own:
+        return True
+    if op.name == "call":
+        return _callee_may_fail(op.attrs["callee"], module)
+    return any(may_fail(inner, module) for region in op.regions for inner in region.ops)
+
+
+def _callee_may_fail(name: str, module: ir.Module | None) -> bool:
+    if module is None or name not in module.functions:
+        return True
+    callees = getattr(_computing, "failing", None)
+    if callees is None:
+        callees = _computing.failing = set()
+    if name in callees:
+        return True  # a recursive callee may exceed the recursion limit
+    callees.add(name)
+    try:
+        return any(may_fail(op, module) for op in module.functions[name].body.ops)
+    finally:
+        callees.discard(name)
+
+
+def may_not_broadcast(op: ir.Op) -> bool:
+    """An element-wise op fails only when its array operands may not broadcast (a size unknown
+    when tracing), or for NumPy's integer power to a negative exponent."""
+    if op.name in ("power", "float_power") and any(
+            isinstance(v.type, TensorType) and v.type.dtype.kind in "iu" for v in op.results):
+        return True
+    arrays = [v.type for v in op.operands if isinstance(v.type, TensorType) and v.type.ndim]
+    return len(arrays) > 1 and any(d is None for t in arrays for d in t.shape)
 
 
 def has_effects(op: ir.Op, module: ir.Module | None = None) -> bool:

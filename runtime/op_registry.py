@@ -79,6 +79,11 @@ class OpDef:
       fusible_reduction: a fused loop may end in it (``sum``/``max``/``min``, see ops/fused.py).
       fresh_results: results share no memory with the operands: True, or a predicate on the
         op (ops/buffers.py).
+      may_fail: whether running the op may raise for reasons its operand types do not rule
+        out (an index out of range, shapes that do not broadcast): True, False, or a predicate
+        on the op; None (the default): element-wise ops fail only where their operands may not
+        broadcast (effects.may_fail), every other op may fail. DCE keeps an unused op that may
+        fail, since Python would raise there.
       exemptions: rules this op deliberately lacks (``"evaluate"``, a target name), each with
         the reason; the op-rules test accepts nothing else missing.
     """
@@ -97,6 +102,7 @@ class OpDef:
     elementwise: bool = False
     complex_by_numpy: bool = False
     fusible_reduction: bool = False
+    may_fail: bool | Callable[[ir.Op], bool] | None = None
     exemptions: dict[str, str] = field(default_factory=dict)
 
     @property

@@ -140,7 +140,7 @@ op_registry.register(
     doc="attrs: op (int_true_divide, complex_true_divide, complex_power); Python's result of the "
         "two 0-d operands (correctly rounded int/int, CPython's complex algorithms)")
 op_registry.register(
-    "int_overflows", _infer_overflows, _evaluate_overflows,
+    "int_overflows", _infer_overflows, _evaluate_overflows, may_fail=False,
     doc="attrs: op (add, subtract, multiply, left_shift, power, negative, absolute); whether "
         "Python's exact integer result of the int64 operands is outside int64")
 op_registry.register(

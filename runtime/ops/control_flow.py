@@ -117,7 +117,7 @@ op_registry.register(
     "cond", _infer_cond, _evaluate_cond,
     doc="operands: pred bool[]; attrs: result_types; regions: then, else (no args, yield the "
         "results); runs one region",
-    verify=_check_cond, region_names=("then", "else"))
+    verify=_check_cond, region_names=("then", "else"), may_fail=False)
 op_registry.register(
     "while", _infer_while, _evaluate_while,
     doc="operands: initial carried values; attrs: carried_types; regions: cond (args carried, "
@@ -125,5 +125,5 @@ op_registry.register(
     verify=_check_while, region_names=("cond", "body"),
     effects=op_registry.Effects(may_not_terminate=True))  # removing it could end a hang
 op_registry.register(
-    "undef", _infer_undef, _evaluate_undef,
+    "undef", _infer_undef, _evaluate_undef, may_fail=False,
     doc="attrs: type; a value of that type for a variable not assigned yet, proven unread")

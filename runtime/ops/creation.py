@@ -59,7 +59,7 @@ op_registry.register(
     doc="attrs: shape (ints, None = staged size), dtype; operands: fill (0-d), sizes")
 op_registry.register(
     "full_like", _infer_full_like,
-    lambda op, v, run: (np.full_like(v[0], v[1], dtype=op.attrs["dtype"]),),
+    lambda op, v, run: (np.full_like(v[0], v[1], dtype=op.attrs["dtype"]),), may_fail=False,
     doc="attrs: dtype; operands: x (for its shape), fill (0-d)")
 op_registry.register(
     "arange", _infer_arange, _evaluate_arange,

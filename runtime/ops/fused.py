@@ -12,7 +12,7 @@ that equals computing the body once per output element, which is what the CPU lo
 
 from __future__ import annotations
 
-from autostage.runtime import ir, op_registry
+from autostage.runtime import effects, ir, op_registry
 from autostage.runtime.types import TensorType
 
 
@@ -80,4 +80,4 @@ op_registry.register(
     "fused", _infer, _evaluate,
     doc="operands: the chain's inputs; attrs: result_types; region body (args = operands) of "
         "element-wise ops, optionally ending in a sum/max/min over all or the last axis",
-    verify=_check, region_names=("body",))
+    verify=_check, region_names=("body",), may_fail=effects.may_not_broadcast)

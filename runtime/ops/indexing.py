@@ -181,8 +181,30 @@ def _evaluate_getitem(op, values: tuple, run) -> tuple:
     return (result.copy() if result.ndim == 0 and result.base is not None else result,)
 
 
+def _may_fail(op) -> bool:
+    """Whether a getitem may raise: a staged index (int, array or mask), a staged slice step
+    (0 raises), or a literal int that the static size does not show in range."""
+    x, index = op.operands[0].type, op.attrs["index"]
+    consumed = sum(entry is not None and entry != ELLIPSIS for entry in index)
+    axis = 0
+    for entry in index:
+        if entry is None:
+            continue
+        if entry == ELLIPSIS:
+            axis += x.ndim - consumed
+            continue
+        if isinstance(entry, tuple):
+            if entry[2] == STAGED:
+                return True
+        elif (entry == STAGED or x.shape[axis] is None
+              or not -x.shape[axis] <= entry < x.shape[axis]):
+            return True
+        axis += 1
+    return False
+
+
 op_registry.register(
-    "getitem", _infer_getitem, _evaluate_getitem,
+    "getitem", _infer_getitem, _evaluate_getitem, may_fail=_may_fail,
     doc="attrs: index (see ops/indexing.py); operands: x, staged index parts")
 op_registry.register(
     "setitem", _infer_setitem, _evaluate_setitem,

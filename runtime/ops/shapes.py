@@ -189,5 +189,6 @@ _OPS = {
     "size": (_scalar_index, lambda op, v, run: (np.asarray(np.size(v[0]), INDEX_DTYPE),),
              "x.size as a 0-d int64 (weak); no attrs"),
 }
+_CANNOT_FAIL = frozenset({"copy", "dim", "size"})  # (their operands' types suffice)
 for _name, (_infer, _evaluate, _doc) in _OPS.items():
-    op_registry.register(_name, _infer, _evaluate, doc=_doc)
+    op_registry.register(_name, _infer, _evaluate, doc=_doc, may_fail=_name not in _CANNOT_FAIL)

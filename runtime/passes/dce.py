@@ -7,15 +7,18 @@ goes in one sweep. Ops with effects (``OpDef.effects``: print, assert, raise, Va
 writes, ``while`` loops, which may not terminate, and calls of callees that have any), and ops
 containing them, always stay; a call of a pure callee whose results are unused goes.
 Unused results of a kept ``cond`` or ``while`` stay too: trimming region yields is not worth the
-risk. Removing a pure op may remove an error it would have raised at run time (an index out of
-range whose value is unused), as in every optimizing compiler.
+risk. An unused op that may raise at run time stays too (``effects.may_fail``: ``x[10]`` out of
+range, ``a + b`` of sizes that may not broadcast): Python raises there, so the staged code must
+(an optimizing compiler may drop such errors; autostage gives Python's result or Python's error).
+Other passes remove what they make redundant themselves (CSE its duplicates, fusion the ops it
+fuses), so keeping these costs only the user's own unused computations.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-from autostage.runtime import ir
+from autostage.runtime import effects, ir
 from autostage.runtime.passes import analysis
 
 
@@ -45,4 +48,5 @@ def _sweep(region: ir.Region, counts: Counter, module: ir.Module) -> bool:
 
 
 def _is_dead(op: ir.Op, counts: Counter, module: ir.Module) -> bool:
-    return all(counts[v] == 0 for v in op.results) and not analysis.has_effects(op, module)
+    return (all(counts[v] == 0 for v in op.results) and not analysis.has_effects(op, module)
+            and not effects.may_fail(op, module))
