@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 
-from autostage.runtime import function as _function
+from autostage.runtime import staged_function as _staged_function
 
 do_not_convert_modules: set[str] = {
     "autostage", "numpy", "numba", "llvmlite", "gast", "scipy", "pandas", "torch", "jax",
@@ -41,11 +41,11 @@ def traceback_mode() -> str:
 
 def max_traces() -> int:
     """How many traces each staged function keeps (0: all)."""
-    return _function.max_traces
+    return _staged_function.max_traces
 
 
 def set_max_traces(n: int) -> None:
     """Keeps at most ``n`` traces per staged function (0: all; see the module docstring)."""
     if not isinstance(n, int) or n < 0:
         raise ValueError(f"max_traces must be an int >= 0, not {n!r}")
-    _function.max_traces = n
+    _staged_function.max_traces = n

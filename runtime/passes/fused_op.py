@@ -6,7 +6,8 @@ which captures nothing; its ops are element-wise (``ELEMENTWISE``), except that 
 op's results, whose types the op keeps in attr ``result_types`` (a type rule cannot see regions).
 The NumPy reference runs the body on whole arrays: element-wise ops commute with broadcasting, so
 that equals computing the body once per output element, which is what the CPU lowering does
-(``runtime/backends/cpu/lower_fused.py``). Importing this module registers the op, its verifier
+(``runtime/backends/cpu/lower_fused.py``). Which ops a fusion may take is asked of the target.
+Importing this module registers the op, its verifier
 rule and its region name for the printer.
 """
 
@@ -16,23 +17,18 @@ from autostage.runtime import ir, op_registry, printer, verifier
 from autostage.runtime.ops.elementwise import UFUNCS
 from autostage.runtime.types import TensorType
 
-# heaviside has no Numba implementation, so a per-element loop could not compute it.
-ELEMENTWISE = frozenset(UFUNCS) - {"heaviside"} | {"where", "clip", "cast"}
-# Complex transcendental functions: the CPU target computes them by NumPy on whole arrays
-# (``runtime/backends/cpu/complex_math``), so they are not fused into a per-element loop.
-NUMPY_COMPLEX = frozenset({
-    "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan",
-    "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh",
-    "power", "float_power"})
+# Element-wise ops: NumPy computes each result element from the operands' elements at that index.
+# Which of them a target's loop can compute is the target's answer (``Target.fuses``; the CPU's
+# is ``runtime/backends/cpu/fusible.py``), not a rule of the op.
+ELEMENTWISE = frozenset(UFUNCS) | {"where", "clip", "cast"}
 
 
 def per_element(op: ir.Op) -> bool:
-    """Whether a loop may compute ``op`` element by element (its ops and dtypes allow it)."""
-    if op.name not in ELEMENTWISE:
-        return False
-    return not (op.name in NUMPY_COMPLEX and any(
-        isinstance(v.type, TensorType) and v.type.dtype.kind == "c"
-        for v in (*op.operands, *op.results)))
+    """Whether ``op`` is element-wise, so that a loop may compute it element by element (where
+    the target's lowering can: ``Target.fuses``)."""
+    return op.name in ELEMENTWISE
+
+
 REDUCTIONS = frozenset({"sum", "max", "min"})
 
 
