@@ -42,7 +42,7 @@ class Binding:
         for param, value in zip(self.params, values, strict=True):
             if param.kind in POSITIONAL:
                 positional.append(value)
-            elif param.kind is inspect.Parameter.VARPOSITIONAL:
+            elif param.kind is inspect.Parameter.VAR_POSITIONAL:
                 positional.extend(value)
             elif param.kind is inspect.Parameter.KEYWORD_ONLY:
                 keywords[param.name] = value
