@@ -25,7 +25,7 @@ from autostage.operators.nondeterministic import BY_FUNCTION as NONDETERMINISTIC
 from autostage.operators.random_overloads import RANDOM_OWNERS, stdlib_method_overload
 from autostage.pyct import errors as pyct_errors
 from autostage.runtime import Standin, tracing
-from autostage.runtime import function as staged_functions
+from autostage.runtime.function import made_in_trace, staging_active, traced_call
 
 logger = logging.getLogger(__name__)
 
@@ -150,18 +150,16 @@ def converted(f: Callable, /) -> Callable:
             return f
         # While a staged function is traced, user functions go through the staging runtime:
         # called with staged arguments they become `call` ops (one int read when not tracing).
-        if staged_functions._active_traces and staged_functions.staging_active():
-            return staged_functions.traced_call(decision)
+        if staging_active():
+            return traced_call(decision)
         return decision
     target = _target(f)
     if target is None:
-        if type(f) is type and staged_functions._active_traces and (
-                staged_functions.staging_active()):
-            return staged_functions.made_in_trace(f)  # its objects are the trace's own
+        if type(f) is type and staging_active():
+            return made_in_trace(f)  # its objects are the trace's own
         return f
-    if staged_functions._active_traces and staged_functions.staging_active() and (
-            conversion.is_converted(getattr(target, "__func__", target))):
-        return staged_functions.traced_call(target)
+    if staging_active() and conversion.is_converted(getattr(target, "__func__", target)):
+        return traced_call(target)
     return target
 
 

@@ -26,6 +26,11 @@ from autostage.runtime.tracing import StagingError, checkpoint, is_tracing
 __all__ = ["OWN_ERRORS", "Staged", "Standin", "any_staged", "checkpoint", "is_staged",
            "is_tracing", "register_operator_hook", "stage_operator"]
 
+# The operators, methods and NumPy dispatch of Tensor, attached to the class from above it, so
+# that tensor.py (which the NumPy-surface modules import) imports none of them. First: the
+# operator hooks it registers come before those of staged Python constructs.
+from autostage.runtime import tensor_methods  # noqa: E402, F401, I001  # isort: skip
+
 # Staged control flow and Python constructs: registers the cond/while/list/print/assert ops and
 # the operator hooks (last: it needs the rest of the runtime).
 from autostage.runtime import staging  # noqa: E402, F401

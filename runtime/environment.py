@@ -20,7 +20,7 @@ from autostage.runtime.cache_keys import constant_key
 from autostage.runtime.captures import Root, is_user_module, proxy_root
 
 if TYPE_CHECKING:
-    from autostage.runtime.function import FunctionTrace
+    from autostage.runtime.function_trace import FunctionTrace
 
 _MISSING = object()
 
@@ -121,7 +121,7 @@ def _instructions(code: types.CodeType):
 
 def made_here(trace: FunctionTrace | None, obj: object) -> bool:
     """Whether ``obj`` was made by the Python code traced into ``trace``'s module
-    (``function.made_in_trace``): a local object, not one reached from outside the trace."""
+    (``staged_calls.made_in_trace``): a local object, not one reached from outside the trace."""
     shared = getattr(trace, "shared", None)
     return shared is not None and shared.made.get(id(obj)) is obj
 

@@ -9,7 +9,8 @@ creation and shape functions give 0-d ``ndarray``s: ``np.zeros_like(s)``, ``np.c
 0-d ndarray argument, or one of the above) or an array of higher rank, and NumPy scalars for a
 NumPy scalar. This module records the fact per value (``value_info.mark_array``) at the
 boundaries where user code calls NumPy (``numpy_dispatch`` and the tensor methods); the result
-marshalling (``function.Outputs``) gives the caller an ``ndarray`` of shape () for such a result.
+marshalling (``function_outputs.Outputs``) gives the caller an ``ndarray`` of shape () for such a
+result.
 A function that hands its 0-d ndarray operand back unchanged where NumPy gives a scalar
 (``np.flip(a)``, ``a[()]``) gets a fresh value, so that the fact never leaks to it.
 """

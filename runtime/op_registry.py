@@ -73,9 +73,9 @@ class OpDef:
       bare_attr: an attribute printed right after the op name (``constant 1.0``, ``call @f``).
       scalar_operator: the Python operator the interpreter applies to 0-d operands of one dtype
         (faster than the ufunc on 0-d arrays, same values).
-      elementwise: a loop may compute it element by element (fusion), unless
-        ``complex_by_numpy`` and an operand or result is complex (the CPU target then calls
-        NumPy on whole arrays).
+      elementwise: NumPy computes each result element from the operands' elements at that
+        index, so a loop may compute it element by element (fusion), where the target's
+        lowering can (``Target.fuses``; the CPU's answer is backends/cpu/fusible.py).
       fusible_reduction: a fused loop may end in it (``sum``/``max``/``min``, see ops/fused.py).
       fresh_results: results share no memory with the operands: True, or a predicate on the
         op (ops/buffers.py).
@@ -100,7 +100,6 @@ class OpDef:
     bare_attr: str | None = None
     scalar_operator: Callable[..., Any] | None = None
     elementwise: bool = False
-    complex_by_numpy: bool = False
     fusible_reduction: bool = False
     may_fail: bool | Callable[[ir.Op], bool] | None = None
     exemptions: dict[str, str] = field(default_factory=dict)

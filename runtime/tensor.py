@@ -3,7 +3,8 @@
 A Tensor wraps an IR ``Value``; operators, methods and NumPy functions applied to it emit ops
 (``runtime/ops``) instead of computing. Using it as a Python bool, int or iterable where autostage
 could not stage that (code that was not converted) is a clear ``StagingError``, never a silent
-guess.
+guess. Its operators and methods are attached by ``tensor_methods``, which the runtime package
+imports: the NumPy-surface modules import this one, so it imports none of them.
 """
 
 from __future__ import annotations
@@ -111,7 +112,3 @@ def mark_argument(tensor: Tensor, name: str, scalar: bool | None = None) -> None
     The function object calls this for each staged parameter."""
     from autostage.runtime import value_info
     value_info.mark_argument(tensor.value, name, scalar)
-
-
-# The operators, methods and NumPy dispatch of Tensor (they need the class defined above).
-from autostage.runtime import tensor_methods  # noqa: E402, F401

@@ -6,7 +6,8 @@ the same ``multiply`` with NumPy 2's weak-scalar promotion. A staged tensor cann
 value at trace time (``int(x)``, ``len(x)`` of an unknown dimension, ``np.asarray``-ing it in a
 library): those raise ``StagingTypeError`` saying what to do instead. In-place operators
 (``x += 1``) compute a new value, except on a function argument (or a view of one), whose change
-the caller would see in Python: that is a clear ``StagingError``.
+the caller would see in Python: that is a clear ``StagingError``. The runtime package imports
+this module (it sits above ``tensor`` and every module it attaches methods from).
 """
 
 from __future__ import annotations

@@ -40,14 +40,6 @@ BINARY["true_divide"] = np.divide
 UFUNCS: dict[str, np.ufunc] = {**UNARY, **BINARY}
 # NumPy ufunc name -> op name, for ``__array_ufunc__``.
 OP_OF_UFUNC: dict[str, str] = {u.__name__: name for name, u in UFUNCS.items()}
-# heaviside has no Numba implementation, so a per-element loop could not compute it.
-NOT_PER_ELEMENT = frozenset({"heaviside"})
-# Complex transcendental functions: the CPU target computes them by NumPy on whole arrays
-# (``runtime/backends/cpu/complex_math``), so they are not fused into a per-element loop.
-COMPLEX_BY_NUMPY = frozenset({
-    "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan",
-    "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh",
-    "power", "float_power"})
 # Arithmetic on 0-d values runs in the interpreter as Python operators on NumPy scalars, as the
 # plain program's ``p *= v`` does (faster than the ufunc on 0-d arrays; floating-point errors
 # are ignored there). Values are those of the ufunc; used only for operands of one dtype (the
@@ -88,8 +80,7 @@ for _name, _ufunc in UFUNCS.items():
     _infer, _evaluate = _ufunc_rule(_name, _ufunc)
     op_registry.register(_name, _infer, _evaluate,
                          doc=f"element-wise np.{_ufunc.__name__}, broadcasting; no attrs",
-                         elementwise=_name not in NOT_PER_ELEMENT,
-                         complex_by_numpy=_name in COMPLEX_BY_NUMPY,
+                         elementwise=True,
                          scalar_operator=SCALAR_OPERATORS.get(_name))
 
 

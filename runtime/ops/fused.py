@@ -7,7 +7,8 @@ that the last may be a ``sum``/``max``/``min`` over all axes or the last axis
 the op keeps in attr ``result_types`` (a type rule cannot see regions).
 The NumPy reference runs the body on whole arrays: element-wise ops commute with broadcasting, so
 that equals computing the body once per output element, which is what the CPU lowering does
-(``runtime/backends/cpu/lower_fused.py``). The fusion pass (``passes/fusion.py``) builds it.
+(``runtime/backends/cpu/lower_fused.py``). The fusion pass (``passes/fusion.py``) builds it; which
+ops a loop may take is asked of the target (``Target.fuses``).
 """
 
 from __future__ import annotations
@@ -16,20 +17,11 @@ from autostage.runtime import effects, ir, op_registry
 from autostage.runtime.types import TensorType
 
 
-def is_elementwise(op: ir.Op) -> bool:
-    """Whether ``op`` is element-wise (broadcasting its operands), whatever its dtypes."""
+def per_element(op: ir.Op) -> bool:
+    """Whether ``op`` is element-wise (``OpDef.elementwise``), so that a loop may compute it
+    element by element where the target's lowering can (``Target.fuses``)."""
     definition = op_registry.REGISTRY.get(op.name)
     return definition is not None and definition.elementwise
-
-
-def per_element(op: ir.Op) -> bool:
-    """Whether a loop may compute ``op`` element by element (its ops and dtypes allow it)."""
-    definition = op_registry.REGISTRY.get(op.name)
-    if definition is None or not definition.elementwise:
-        return False
-    return not (definition.complex_by_numpy and any(
-        isinstance(v.type, TensorType) and v.type.dtype.kind == "c"
-        for v in (*op.operands, *op.results)))
 
 
 def is_fusible_reduction(op: ir.Op) -> bool:

@@ -7,7 +7,8 @@ buffer and of fills overwritten before they are read.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 
 from autostage.runtime import ir
 from autostage.runtime.passes import (
@@ -43,8 +44,13 @@ DEFAULT: tuple[str, ...] = ("inline", "constant_folding", "cse", "dce", "fusion"
 
 
 def optimize(module: ir.Module, passes: Sequence[str] = DEFAULT,
-             verify: bool | None = None) -> ir.Module:
+             verify: bool | None = None, fuses: Callable[[ir.Op], bool] | None = None
+             ) -> ir.Module:
     """Runs the named passes on ``module`` in place and returns it.
+
+    Args:
+      fuses: the target's answer to which ops its per-element loops compute (``Target.fuses``),
+        asked by fusion; None: every element-wise op (``targets.Target.optimize`` passes its own).
 
     Raises:
       KeyError: an unknown pass name.
@@ -53,7 +59,11 @@ def optimize(module: ir.Module, passes: Sequence[str] = DEFAULT,
     unknown = [name for name in passes if name not in PASSES]
     if unknown:
         raise KeyError(f"unknown passes {unknown}; known: {', '.join(PASSES)}")
-    return PassManager([PASSES[name] for name in passes], verify=verify).run(module)
+    pipeline = [PASSES[name] for name in passes]
+    if fuses is not None:
+        pipeline = [Pass(p.name, functools.partial(fusion.run, fuses=fuses)) if p.name == "fusion"
+                    else p for p in pipeline]
+    return PassManager(pipeline, verify=verify).run(module)
 
 
 __all__ = ["DEFAULT", "PASSES", "Pass", "PassError", "PassManager", "checks", "optimize"]

@@ -5,38 +5,49 @@ grows from a root (an element-wise op of rank >= 1, or a ``sum``/``max``/``min``
 accumulate) up through operands produced by element-wise ops of the same region whose only use is
 in the group, so no intermediate is needed elsewhere and none is materialized. Groups of one op
 stay as they are. Operations never move across a side-effect op (each group lies between the
-same two effects), so errors and warnings keep their order with prints. float16 stays unfused:
-Numba has no float16 arithmetic. Fused ops' bodies are nested regions of their own and are
-never fused again.
+same two effects), so errors and warnings keep their order with prints. The target decides which
+ops its loops compute (``fuses``, e.g. the CPU's: no float16, no complex transcendentals; see
+``targets.Target``): the others stay unfused. Fused ops' bodies are nested regions of their own
+and are never fused again.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 
-import numpy as np
 from autostage.runtime import ir
 from autostage.runtime.ops.fused import is_fusible_reduction, per_element
 from autostage.runtime.passes import analysis
 from autostage.runtime.types import TensorType
 
 
-def run(module: ir.Module) -> bool:
-    """Fuses element-wise chains in every function; returns whether it fused any."""
+def every_op(op: ir.Op) -> bool:
+    """The answer of a target whose loops compute every element-wise op."""
+    return True
+
+
+def run(module: ir.Module, fuses: Callable[[ir.Op], bool] = every_op) -> bool:
+    """Fuses element-wise chains in every function; returns whether it fused any.
+
+    Args:
+      fuses: the target's answer to whether its per-element loop computes an op
+        (``Target.fuses``); ops it refuses stay whole-array ops.
+    """
     changed = False
     for function in module.functions.values():
-        changed |= _function(function)
+        changed |= _function(function, fuses)
     return changed
 
 
-def _function(function: ir.Function) -> bool:
+def _function(function: ir.Function, fuses: Callable[[ir.Op], bool]) -> bool:
     counts = analysis.use_counts(function)
     regions = [function.body] + [r for op in function.body.walk() if op.name != "fused"
                                  for r in op.regions]
     mapping: dict[ir.Value, ir.Value] = {}
     bodies: list[tuple[ir.Op, ir.Region]] = []
     for region in regions:
-        for group in _plan(region, counts):
+        for group in _plan(region, counts, fuses):
             fused, body = _build(region, group)
             mapping[group[-1].results[0]] = fused.results[0]
             bodies.append((fused, body))
@@ -46,7 +57,8 @@ def _function(function: ir.Function) -> bool:
     return bool(bodies)
 
 
-def _plan(region: ir.Region, counts: Counter) -> list[list[ir.Op]]:
+def _plan(region: ir.Region, counts: Counter, fuses: Callable[[ir.Op], bool]
+          ) -> list[list[ir.Op]]:
     """Disjoint groups of ops of ``region``, each in program order with its root last."""
     epoch, effects = {}, 0
     for op in region.ops:
@@ -55,23 +67,24 @@ def _plan(region: ir.Region, counts: Counter) -> list[list[ir.Op]]:
     taken: set[ir.Op] = set()
     groups = []
     for root in reversed(region.ops):  # consumers first: a root takes its producers
-        if root in taken or not _is_root(root):
+        if root in taken or not _is_root(root, fuses):
             continue
-        members = _grow(root, counts, epoch, taken)
+        members = _grow(root, counts, epoch, taken, fuses)
         if len(members) >= 2:
             taken |= members
             groups.append([op for op in region.ops if op in members])
     return groups
 
 
-def _is_root(op: ir.Op) -> bool:
+def _is_root(op: ir.Op, fuses: Callable[[ir.Op], bool]) -> bool:
     if is_fusible_reduction(op):
-        return _supported(op)
-    return (per_element(op) and len(op.results) == 1 and _supported(op)
+        return _tensors_only(op) and fuses(op)
+    return (per_element(op) and len(op.results) == 1 and _tensors_only(op) and fuses(op)
             and op.results[0].type.ndim >= 1)
 
 
-def _grow(root: ir.Op, counts: Counter, epoch: dict, taken: set) -> set[ir.Op]:
+def _grow(root: ir.Op, counts: Counter, epoch: dict, taken: set,
+          fuses: Callable[[ir.Op], bool]) -> set[ir.Op]:
     members, stack = {root}, [root]
     while stack:
         for value in stack.pop().operands:
@@ -79,18 +92,16 @@ def _grow(root: ir.Op, counts: Counter, epoch: dict, taken: set) -> set[ir.Op]:
             if (isinstance(producer, ir.Op) and producer in epoch and producer not in members
                     and producer not in taken and per_element(producer)
                     and len(producer.results) == 1 and counts[value] == 1
-                    and epoch[producer] == epoch[root] and _supported(producer)):
+                    and epoch[producer] == epoch[root] and _tensors_only(producer)
+                    and fuses(producer)):
                 members.add(producer)
                 stack.append(producer)
     return members
 
 
-def _supported(op: ir.Op) -> bool:
-    """Whether every value ``op`` touches is a tensor of a dtype the per-element loop handles."""
-    for value in (*op.operands, *op.results):
-        if not isinstance(value.type, TensorType) or value.type.dtype == np.float16:
-            return False
-    return True
+def _tensors_only(op: ir.Op) -> bool:
+    """Whether every value ``op`` touches is a tensor (a fused body takes and yields tensors)."""
+    return all(isinstance(value.type, TensorType) for value in (*op.operands, *op.results))
 
 
 def _build(region: ir.Region, group: list[ir.Op]) -> tuple[ir.Op, ir.Region]:

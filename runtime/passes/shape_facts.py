@@ -26,7 +26,7 @@ The cpu lowering of ``fused`` uses it to drop the broadcast test and the clampin
 from __future__ import annotations
 
 from autostage.runtime import ir
-from autostage.runtime.ops.fused import is_elementwise, is_fusible_reduction
+from autostage.runtime.ops.fused import is_fusible_reduction, per_element
 from autostage.runtime.ops.indexing import ELLIPSIS
 from autostage.runtime.types import TensorType
 
@@ -101,7 +101,7 @@ class ShapeFacts:
         rank = result.type.ndim
         if op.name in _SAME_SHAPE:
             return self.dims(op.operands[0])
-        if is_elementwise(op):
+        if per_element(op):
             return _tokens(self.broadcast(list(op.operands), rank), result)
         if op.name == "fused":
             body = op.regions[0]

@@ -6,7 +6,7 @@ of ``tanh`` had the wrong magnitude, ``arccosh(-2.5-0j)`` the wrong branch, and 
 parts gave other special values (``sin(inf+0j)``: NumPy ``nan+0j``, Numba ``nan+nanj``). NumPy's
 results come from C99's special-value rules and the platform's libm, which compiled code cannot
 reach, so these ops call the ufunc through ``numba.objmode``: arrays in one call per op (NumPy's
-own loop over the whole array; the fusion pass leaves these ops unfused, ``ops/fused.per_element``),
+own loop over the whole array; the fusion pass leaves these ops unfused, ``fusible.fuses``),
 0-d values in one call each (about 1.5 us instead of 0.04 us). The values are exactly NumPy's.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu.codegen import Emitter, is_scalar
-from autostage.runtime.op_registry import REGISTRY
+from autostage.runtime.backends.cpu.fusible import NUMPY_COMPLEX
 from autostage.runtime.ops.elementwise import UFUNCS
 
 _IMPORT = "import autostage.runtime.backends.cpu.complex_math as cpu_cmath"
@@ -38,7 +38,7 @@ def call_scalar(name: str, dtype: str, operands: tuple) -> object:
 
 def applies(op: ir.Op, loop: tuple[np.dtype, ...]) -> bool:
     """Whether ``op`` with these loop dtypes is computed by NumPy (``call``)."""
-    return REGISTRY[op.name].complex_by_numpy and loop[0].kind == "c"
+    return op.name in NUMPY_COMPLEX and loop[0].kind == "c"
 
 
 def expr(em: Emitter, op: ir.Op, loop: tuple[np.dtype, ...], args: list[str]) -> str:

@@ -1,0 +1,97 @@
+"""``ConcreteFunction``: one trace of a staged function, prepared by its target on first run.
+
+It holds the traced IR module (as traced: ``f.ir()``), how its results map back to the returned
+structure (``Outputs``), what reads its implicit parameters and which frozen arrays guard it.
+The first run hands a copy of the module to the target (``Target.prepare``: the cpu target
+optimizes and compiles it), under a lock, so that each later run is one closure call.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from autostage.runtime import ir, printer, result_identity
+from autostage.runtime.function_outputs import Outputs
+
+
+class ConcreteFunction:
+    """One trace: an IR module and how to turn its results back into the returned structure."""
+
+    __slots__ = ("module", "key", "description", "read", "alternative", "outputs", "guards",
+                 "used", "_prepare", "_runner", "_lock", "_released")
+
+    def __init__(self, module: ir.Module, key: tuple, description: dict[str, tuple],
+                 read: Callable | None, outputs: Outputs, prepare: Callable,
+                 guards: list | None = None):
+        self.module = module
+        self.key = key
+        self.description = description  # component label -> key, for retrace messages
+        # read(leaves, env) -> the implicit parameters (environment arrays, arrays read through
+        # objects), or None when a Python value this trace was specialised on changed
+        # (captures.reader); None: no implicit parameters and nothing guarded.
+        self.read = read
+        self.alternative: ConcreteFunction | None = None  # another trace of the same key
+        self.outputs = outputs
+        # Arrays frozen in as constants that outlive the call (e.g. `self.w` of an object passed
+        # as a constant): if one changes in place, this trace is stale (tracing.Trace.guards).
+        self.guards = guards or []
+        # The backend's ``prepare(module) -> run(args) -> tuple``, called on the first run (the
+        # CPU backend compiles then), so that each call afterwards is one closure call.
+        self._prepare = prepare
+        self._runner: Callable[[list], tuple] | None = None
+        self._lock = threading.Lock()  # one thread prepares (compiles); the others wait for it
+        self.used = True  # run since the trace cache last looked (StagedFunction._bound)
+        self._released = False  # dropped from the trace cache (release)
+
+    @property
+    def function(self) -> ir.Function:
+        return self.module.main
+
+    def run(self, staged: list, implicit: list | None) -> Any:
+        if implicit:
+            staged = staged + implicit
+        self.used = True
+        runner = self._runner
+        if runner is None:
+            runner = self._prepared()
+        outputs = self.outputs
+        if outputs.python_types is None:
+            return outputs.build(runner(staged))
+        return outputs.build(outputs.as_python(runner(staged)))
+
+    def _prepared(self) -> Callable[[list], tuple]:
+        with self._lock:
+            if self._runner is None:
+                # The backend prepares (the cpu target optimizes) a copy, so the trace stays
+                # as traced (``f.ir()``); the identity fixes depend on the copy's passes.
+                module = ir.copy_module(self.module)
+                body = module.main.body
+                self._runner = result_identity.keeping_identity(
+                    self._prepare(module), self.outputs.identity, body.args, body.results)
+                if self._released:  # prepared for a caller holding a dropped trace
+                    _release_runner(self._runner)
+            return self._runner
+
+    def release(self) -> None:
+        """Tells the backend this trace was dropped from its function's cache (the CPU backend
+        forgets its module, so that its compiled code is freed with the last reference)."""
+        with self._lock:
+            if not self._released:
+                self._released = True
+                _release_runner(self._runner)
+
+    def text(self) -> str:
+        """The printed IR of this trace (every function of its module)."""
+        return printer.format_module(self.module)
+
+    def __repr__(self) -> str:
+        params = ", ".join(str(t) for t in self.function.param_types)
+        return f"<ConcreteFunction {self.function.name}({params})>"
+
+
+def _release_runner(runner: Callable | None) -> None:
+    release = getattr(runner, "release", None)
+    if release is not None:
+        release()

@@ -1,0 +1,172 @@
+"""How a traced function's results map back to the structure it returned (result marshalling).
+
+``collect_outputs`` makes the staged leaves of what traced code returned the results of the IR
+function and records the rest (Python constants, list markers); ``Outputs.build`` turns a run's
+results back into that structure on each call. A callee's tensor list stays a list value for its
+caller (``ListResult``); one returned to Python comes back as a Python list.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from autostage.runtime import (
+    array_identity,
+    captures,
+    dtype_rules,
+    pytree,
+    result_identity,
+    tracing,
+    value_info,
+    view_writes,
+)
+from autostage.runtime.tensor import Tensor
+
+
+class Outputs:
+    """How a traced function's results map back to the structure it returned.
+
+    Staged tensors become results of the IR function; Python constants in the output are returned
+    as they are (NumPy arrays computed at trace time are copied on each call, as Python would
+    build a new one each time). A result that stands for a Python number (a weak value:
+    ``x.shape[0]``, ``len(lst)``, their arithmetic) comes back as the Python int/float/bool/complex
+    the plain function returns (``python_types``, decided per result when tracing; None when no
+    result is one, so that the call path tests one attribute).
+    """
+
+    __slots__ = ("treedef", "constants", "positions", "single", "flat", "python_types",
+                 "identity")
+
+    def __init__(self, treedef: pytree.TreeDef, constants: list, positions: tuple[int, ...],
+                 python_types: tuple | None = None):
+        self.treedef = treedef
+        self.constants = constants  # the output leaves, with None where a result goes
+        self.positions = positions  # leaf position of result i
+        self.single = treedef is pytree.LEAF and bool(positions)
+        # a tuple of results and nothing else (``return a, b``): the results as they come
+        self.flat = (treedef == (tuple, (pytree.LEAF,) * len(constants))
+                     and all(c is None for c in constants)
+                     and positions == tuple(range(len(constants))))
+        # (result index, Python type: int, float, bool or complex) of each weak result, and
+        # (result index, np.asarray of its dtype) of each 0-d ndarray one; None if there is none
+        self.python_types = tuple((i, kind) for i, kind in enumerate(python_types or ())
+                                  if kind is not None) or None
+        # what Python's identity of each result is (``result_identity.plan``)
+        self.identity: tuple = ()
+
+    def as_python(self, results: tuple) -> list:
+        """The results of a run with each weak one as the Python number it stands for (and
+        each 0-d ndarray one as an ndarray)."""
+        results = list(results)
+        for i, kind in self.python_types:
+            results[i] = kind(results[i])
+        return results
+
+    def build(self, results: tuple) -> Any:
+        if self.single and self.constants[0] is None:
+            return results[0]
+        if self.flat:
+            return tuple(results)
+        leaves = [c.copy() if type(c) in (np.ndarray, list) else c for c in self.constants]
+        for position, value in zip(self.positions, results, strict=True):
+            marker = leaves[position]
+            if isinstance(marker, ListResult):  # a callee's list, in its caller's trace
+                value = marker.rebuild(value)
+            elif marker is _AS_LIST:
+                value = list(value)
+            elif marker is _AS_PYTHON_LIST:  # a NumPy array here; a tensor in a caller's trace
+                value = value.tolist() if type(value) is np.ndarray else list(value)
+            leaves[position] = value
+        return pytree.unflatten(self.treedef, leaves)
+
+
+def collect_outputs(trace: tracing.Trace, output: Any, callee: bool = False) -> Outputs:
+    """Makes the staged leaves of ``output`` the results of the traced function.
+
+    A tensor list returned by a ``callee`` (a staged call's function) stays a list value, so
+    that its caller gets a tensor list back (to iterate, index, append to or ``np.stack``); one
+    returned to Python comes back as a Python list of the rows of its stack.
+    """
+    from autostage.runtime.staging import list_elements, tensor_lists
+    from autostage.runtime.staging import values as staged_values
+
+    leaves, treedef = pytree.flatten(output)
+    constants, positions, values, python_types = [], [], [], []
+    for position, leaf in enumerate(leaves):
+        if isinstance(leaf, staged_values.MaybeUnbound):
+            raise leaf.error()
+        if isinstance(leaf, tensor_lists.TensorList):
+            if leaf.value is None:  # never appended to: Python returns the empty list
+                constants.append([])
+                continue
+            if callee:
+                tracing.check_visible(leaf.value, "a returned list")
+                constants.append(ListResult(leaf.elements))
+                positions.append(position)
+                values.append(leaf.value)
+                python_types.append(None)
+                continue
+            # It comes back as a list of the rows of its stack (empty if it stays empty), as
+            # Python numbers if every element put in it is one (``list_elements``).
+            python = list_elements.returned_as_python(leaf.value, leaf.element.dtype,
+                                                      trace.function.name)
+            (stacked,) = tracing.emit("list_stack", (leaf.value,), {"empty_ok": True})
+            leaf = Tensor(stacked)
+            constants.append(_AS_PYTHON_LIST if python else _AS_LIST)
+        elif isinstance(leaf, Tensor):
+            constants.append(None)
+        else:
+            _reject_staged_output(leaf)
+            constants.append(captures.unwrap(leaf))
+            continue
+        tracing.check_visible(leaf.value, "a returned tensor")
+        array_identity.check_use(leaf.value)
+        positions.append(position)
+        values.append(leaf.value)
+        python_types.append(_python_type(leaf))
+    view_writes.check_written_back()
+    trace.function.body.results = tuple(values)
+    outputs = Outputs(treedef, constants, tuple(positions), tuple(python_types))
+    outputs.identity = result_identity.plan(trace.function.body.args, values)
+    return outputs
+
+
+def _python_type(leaf: Tensor) -> Callable | None:
+    """The Python number type a returned 0-d weak value stands for, or how a 0-d ndarray result
+    comes back (``ndarray_results``); None for NumPy values (backends give NumPy scalars)."""
+    if leaf.ndim == 0 and value_info.is_weak(leaf.value):
+        return dtype_rules.weak_kind(leaf.dtype)
+    if leaf.ndim == 0 and value_info.is_array(leaf.value):
+        return functools.partial(np.asarray, dtype=leaf.dtype)  # an argument: itself
+    return None
+
+
+class ListResult:
+    """Marks a callee's result that is a tensor list, with what its elements are
+    (``list_elements``: Python numbers or NumPy values), which its caller's list keeps."""
+
+    __slots__ = ("elements",)
+
+    def __init__(self, elements: Any):
+        self.elements = elements
+
+    def rebuild(self, value: Tensor) -> Any:
+        from autostage.runtime.staging import list_elements, tensor_lists
+        list_elements.record(value.value, self.elements)
+        return tensor_lists.TensorList(value.value)
+
+
+_AS_LIST = object()  # marks an output that was a tensor list: returned as a Python list
+_AS_PYTHON_LIST = object()  # ... of Python numbers (``tolist()`` of its stack)
+
+
+def _reject_staged_output(leaf: object) -> None:
+    from autostage.runtime.operator_hooks import Staged
+
+    if isinstance(leaf, Staged):
+        raise tracing.StagingError(
+            f"a staged function returned a {type(leaf).__name__}, which cannot leave staged code; "
+            "return tensors or lists of tensors instead")

@@ -1,0 +1,173 @@
+"""The trace of a staged function: its parameters, the environment it read, and who is tracing.
+
+``FunctionTrace`` is a ``tracing.Trace`` that also records the globals and closed-over arrays the
+code read (made implicit parameters) and the state shared by every function traced into one
+module (``ModuleState``: callees, recursion, objects read or made). ``enter``/``leave`` count the
+traces running in any thread, so that ``staging_active`` costs one global read when none is.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from autostage.runtime import captures, escapes, inputs, ir, pytree, tracing, value_info
+from autostage.runtime.environment import Source
+from autostage.runtime.signature_binding import Binding
+from autostage.runtime.staging import raises
+from autostage.runtime.tensor import Tensor, mark_argument
+from autostage.runtime.tensor_spec import TensorSpec
+from autostage.runtime.types import GeneratorType, TensorType, type_of_array
+
+# Traces running in any thread; read it (``function_trace.active_traces``) before the cheap but
+# not free thread-local test of ``staging_active``. Changed only by ``enter``/``leave``.
+active_traces = 0
+_active_lock = threading.Lock()
+
+
+def enter() -> None:
+    """Counts a trace that starts (in any thread)."""
+    global active_traces
+    with _active_lock:
+        active_traces += 1
+
+
+def leave() -> None:
+    """Counts a trace that ended."""
+    global active_traces
+    with _active_lock:
+        active_traces -= 1
+
+
+def staging_active() -> bool:
+    """Whether a staged function is being traced in this thread (cheap when none is)."""
+    return active_traces > 0 and isinstance(tracing.current(), FunctionTrace)
+
+
+def is_staged_leaf(leaf: object) -> bool:
+    """Whether ``leaf`` of the arguments is staged (a run-time input), not a constant."""
+    return isinstance(leaf, np.ndarray | np.generic | TensorSpec | np.random.Generator)
+
+
+def leaf_type(leaf: object) -> TensorType | GeneratorType:
+    """The IR type of the parameter that stands for staged ``leaf``: sizes unknown."""
+    if type(leaf) is TensorSpec:
+        return leaf.type
+    if type(leaf) is np.random.Generator:
+        return GeneratorType()
+    return TensorType(inputs.native(leaf.dtype), (None,) * np.ndim(leaf))
+
+
+def staged_input(value: ir.Value) -> Tensor | Any:
+    """What traced code sees for a parameter: a tensor, or a staged random Generator."""
+    if type(value.type) is GeneratorType:
+        from autostage.runtime.staging.random_draws import StagedGenerator
+        return StagedGenerator(value)
+    return Tensor(value)
+
+
+def mark_arguments(binding: Binding, positional: tuple, keywords: dict,
+                    scalars: dict[int, bool]) -> None:
+    """Tells the ops layer which tensors are the caller's arrays (writing into them is an error,
+    as the caller would not see the change; NumPy scalars are immutable, so `n //= 10` rebinds)."""
+    named = [(p.name, v) for p, v in zip(binding.params, positional, strict=False)]
+    named += list(keywords.items())
+    for name, value in named:
+        leaves, treedef = pytree.flatten(value)
+        for path, leaf in zip(pytree.leaf_paths(treedef), leaves, strict=True):
+            if isinstance(leaf, Tensor):
+                scalar = scalars.get(id(leaf))
+                mark_argument(leaf, name + path, scalar)
+                if scalar is False:  # a 0-d ndarray argument stays one where NumPy keeps it
+                    value_info.mark_array(leaf.value)
+
+
+class FunctionTrace(tracing.Trace):
+    """A trace of a staged function: it also records the environment the code read.
+
+    ``captures``: environment arrays made implicit parameters (source -> tensor), in parameter
+    order; ``sources``: every environment source read (their values are in the cache key);
+    ``shared``: state common to all functions traced into one module (callees, recursion).
+    """
+
+    def __init__(self, module: ir.Module, name: str, param_types: list, shared: ModuleState):
+        super().__init__(module, name, param_types)
+        module.add(self.function)
+        self.captures: dict[Source, Tensor] = {}
+        self.sources: dict[Source, None] = {}
+        self.shared = shared
+        self.variable_policy = shared.variable_policy
+        self.written: list[tuple[str, Source, Any]] = []  # (label, source, value before)
+        # The Python lists given as arguments: staged code cannot change them in place
+        # (the caller's list would not see it; tensor_lists.from_python refuses).
+        self.argument_lists: list[list] = []
+        self.raised: Exception | None = None  # the trace ended with a raise op of this
+
+    def check_escapes(self) -> None:
+        """Raises TensorEscapeError if a staged value was left in a global/nonlocal variable or
+        in an object the trace was given, and PythonSideEffectError if the trace changed a
+        global/nonlocal variable (put back first; see runtime/escapes.py)."""
+        named = [(label, source.read()) for label, source, _ in self.written]
+        roots = [(str(path), proxy) for path, proxy in self.shared.stand_ins.items()
+                 if not path.steps]
+        escapes.check_after_trace(named, roots)
+        for (label, source, before), (_, after) in zip(self.written, named, strict=True):
+            try:
+                escapes.check_change(label, before, after, at_line=False)
+            except escapes.PythonSideEffectError:
+                source.write(before)
+                raise
+
+    def capture(self, source: Source, value: np.ndarray | np.random.Generator) -> Tensor | Any:
+        """The tensor (or staged Generator) that stands for ``source`` in this function: a new
+        implicit parameter."""
+        tensor = self.captures.get(source)
+        if tensor is None:
+            body = self.function.body
+            type_ = GeneratorType() if type(value) is np.random.Generator else type_of_array(
+                value, exact_shape=True)
+            param = ir.Value(type_, body, len(body.args))
+            body.args = (*body.args, param)
+            tensor = self.captures[source] = staged_input(param)
+        return tensor
+
+
+class ModuleState:
+    """What the functions traced into one module share."""
+
+    def __init__(self, variable_policy: Callable[[], None] | None):
+        self.callees: dict[tuple, Any] = {}  # callee key -> staged_calls.Callee
+        self.active: set[tuple] = set()  # callee keys being traced (recursion check)
+        self.variable_policy = variable_policy
+        self.reads: dict[captures.Path, dict] = {}  # path read through an object -> its checks
+        self.stand_ins: dict[captures.Path, Any] = {}  # path -> the stand-in given to the code
+        self.made: dict[int, object] = {}  # id -> a user object the traced code constructed
+
+
+def lists_in(arguments: list) -> list[list]:
+    """The Python lists given as (or inside) ``arguments``, held so that their ids stay theirs."""
+    found: list[list] = []
+    todo = list(arguments)
+    while todo:
+        item = todo.pop()
+        if isinstance(item, dict):
+            todo += item.values()
+        elif isinstance(item, (list, tuple)):
+            if isinstance(item, list):
+                found.append(item)
+            todo += item
+    return found
+
+
+def run_traced(trace: FunctionTrace, fn: Callable, args: tuple | list, kwargs: dict) -> Any:
+    """``fn(*args, **kwargs)`` in ``trace``; a user exception raised after ops with effects
+    (prints...) ends the trace with a ``raise`` op: Python prints, then raises (``raises``)."""
+    try:
+        return fn(*args, **kwargs)
+    except Exception as e:
+        if not raises.finish_with(e, trace.function.body):
+            raise
+        trace.raised = e
+        return None

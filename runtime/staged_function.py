@@ -1,0 +1,413 @@
+"""``StagedFunction``: a Python function traced into typed IR once per signature, then run.
+
+A call binds the arguments like Python (defaults applied) and flattens them (``pytree``):
+``np.ndarray`` / ``np.generic`` leaves are staged (their dtype and rank; sizes stay unknown),
+every other leaf is a compile-time constant the trace is specialised on (by value if hashable,
+else by identity). The trace cache key is ``(treedef, per leaf: (dtype, ndim) or the constant,
+per environment source: its key)``. A miss traces the function (``function_trace``), verifies the
+module and caches a ``ConcreteFunction``; a hit is one dict read, without a lock. The cache keeps
+``config.MAX_TRACES`` traces (least recently run dropped first); many traces warn why
+(``retrace_warnings``).
+
+Globals and closed-over variables are read at call time (``environment``); arrays frozen in from
+constant objects are checked at each call (``Trace.guards``). Keys are made in ``cache_keys``.
+Calls from staged code to user functions with staged arguments become ``call`` ops
+(``staged_calls``).
+"""
+
+from __future__ import annotations
+
+import threading
+import types
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from autostage.runtime import (
+    captures,
+    config,
+    fp_state,
+    function_trace,
+    ir,
+    pytree,
+    retrace_warnings,
+    tracing,
+    verifier,
+)
+from autostage.runtime import inputs as _inputs
+from autostage.runtime.cache_keys import SCALAR, constant_key, leaf_key
+from autostage.runtime.concrete_function import ConcreteFunction
+from autostage.runtime.environment import Source, bind_environment, environment_key
+from autostage.runtime.function_outputs import Outputs, collect_outputs
+from autostage.runtime.function_trace import (
+    FunctionTrace,
+    ModuleState,
+    is_staged_leaf,
+    leaf_type,
+    lists_in,
+    mark_arguments,
+    run_traced,
+    staged_input,
+    staging_active,
+)
+from autostage.runtime.retrace_warnings import RETRACE_WARNING_THRESHOLD, RetracingWarning
+from autostage.runtime.signature_binding import (
+    Binding,
+    check_arguments,
+    checked_signature,
+    example,
+)
+from autostage.runtime.staged_calls import call_from_trace
+from autostage.runtime.staging import random_freeze
+from autostage.runtime.targets import target_for
+from autostage.runtime.tensor import Tensor
+from autostage.runtime.tensor_spec import TensorSpec
+from autostage.runtime.types import GeneratorType
+
+_fp_current, _fp_accepted = fp_state.current, fp_state.accepted
+_traces = function_trace  # ``_traces.active_traces``: read on each call, changed by tracing
+
+_GENERATOR_KEY = (GeneratorType(),)
+
+
+def _unwrap(fn: Callable) -> Callable:
+    """The converted function itself (``to_graph`` wraps it to add error notes)."""
+    if isinstance(fn, types.MethodType):
+        return types.MethodType(_unwrap(fn.__func__), fn.__self__)
+    return getattr(fn, "__autostage_converted__", fn)
+
+
+class StagedFunction:
+    """A function that is traced into typed IR once per signature and run by a backend.
+
+    Args:
+      python_function: the (converted) Python function.
+      name: the IR function's name (default: the function's ``__name__``).
+      input_signature: TensorSpecs (nested like the arguments) of the leading parameters: one
+        trace, and calls whose arguments do not fit are a TypeError.
+      target: ``"interpreter"`` (NumPy reference), ``"cpu"`` (Numba, compiled on the first call
+        of each trace and cached on disk) or ``"cuda"`` (not yet).
+      error_hook: called with every exception leaving a call (the compiler adds source notes).
+    """
+
+    def __init__(self, python_function: Callable, name: str | None = None,
+                 input_signature: Any = None, target: str = "interpreter",
+                 error_hook: Callable[[BaseException], None] | None = None):
+        self.python_function = python_function
+        self._traced = _unwrap(python_function)
+        self.name = name or getattr(python_function, "__name__", "staged")
+        self.__name__ = self.name
+        self.__qualname__ = getattr(python_function, "__qualname__", self.name)
+        self.__doc__ = getattr(python_function, "__doc__", None)
+        self.__wrapped__ = python_function
+        self.target = target
+        self._target = target_for(target)
+        self.backend, self._execute = self._target.name, self._target.prepare
+        self._binding = Binding(python_function)
+        self.input_signature = None
+        self._spec_leaves: list[TensorSpec] = []
+        if input_signature is not None:
+            self._set_signature(input_signature)
+        self._error_hook = error_hook
+        self._cache: dict[tuple, ConcreteFunction] = {}
+        self._sources: tuple[Source, ...] = ()
+        self.concrete_functions: list[ConcreteFunction] = []  # the traces kept (max_traces)
+        self._trace_count = 0  # traces made, kept or dropped
+        self._descriptions: tuple[dict, dict] = ({}, {})  # of the last two traces made
+        self._lock = threading.Lock()
+        self._key_locks: dict[tuple, threading.Lock] = {}
+        self._local = threading.local()  # keys this thread is tracing (recursion check)
+        self._warned: set[str] = set()
+
+    @property
+    def trace_count(self) -> int:
+        return self._trace_count
+
+    def __get__(self, instance: object, owner: type | None = None) -> Callable:
+        return self if instance is None else types.MethodType(self, instance)
+
+    def __repr__(self) -> str:
+        return f"<StagedFunction {self.__qualname__} target={self.target}>"
+
+    # The hot path: bind, flatten, key, one dict read, run.
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            if _fp_current() is not _fp_accepted[0]:  # np.seterr changed: ~20 ns when not
+                fp_state.check(f"when {self.name} is called")
+            if kwargs or len(args) != self._binding.arity:
+                values = self._binding.canonical(args, kwargs)
+            else:
+                values = args
+            leaves, treedef = pytree.flatten(values)
+            if _traces.active_traces and staging_active() and any(
+                    isinstance(leaf, Tensor) for leaf in leaves):
+                return call_from_trace(self._traced, args, kwargs)
+            if self.input_signature is not None:
+                self._check_signature(args, kwargs, values)
+            key, staged = self._key(treedef, leaves)
+            sources = self._sources
+            env = [source.read() for source in sources]
+            if env:
+                key = (*key, *[environment_key(value) for value in env])
+            concrete = self._cache.get(key)
+            implicit = None
+            while concrete is not None:  # the traces of this key: the first whose reads pass
+                if concrete.read is None or (implicit := concrete.read(leaves, env)) is not None:
+                    break
+                concrete = concrete.alternative
+            if concrete is not None and concrete.guards and not tracing.arrays_unchanged(
+                    concrete.guards):
+                concrete = self._evict(key, concrete)
+            if concrete is None:
+                concrete = self._miss(key, values, leaves, treedef)
+                env = [source.read() for source in self._sources]
+                implicit = concrete.read(leaves, env) if concrete.read is not None else None
+            return concrete.run(staged, implicit)
+        except Exception as e:
+            if self._error_hook is not None:
+                self._error_hook(e)
+            raise
+
+    def _lookup(self, key: tuple, leaves: list) -> ConcreteFunction | None:
+        """The trace of ``key`` whose reads through objects pass now, if any."""
+        concrete = self._cache.get(key)
+        env = [source.read() for source in self._sources]
+        while concrete is not None and concrete.read is not None and concrete.read(
+                leaves, env) is None:
+            concrete = concrete.alternative
+        return concrete
+
+    def _evict(self, key: tuple, stale: ConcreteFunction) -> None:
+        """Drops a trace whose frozen arrays changed, so that the call traces again."""
+        with self._lock:
+            for k in [k for k, v in self._cache.items() if v is stale]:
+                del self._cache[k]
+        return None
+
+    @staticmethod
+    def _key(treedef: pytree.TreeDef, leaves: list) -> tuple[tuple, list]:
+        key, staged = [treedef], []
+        for leaf in leaves:
+            kind = type(leaf)
+            if kind is np.ndarray:
+                key.append((leaf.dtype, leaf.ndim))
+                staged.append(leaf)
+            elif kind is float or kind is int or kind is bool:  # the common constants first
+                key.append(constant_key(leaf))
+            elif isinstance(leaf, np.generic):  # not a 0-d ndarray's key (ndarray_results)
+                key.append((leaf.dtype, 0, SCALAR))
+                staged.append(leaf)
+            elif type(leaf) is np.random.Generator:  # a run-time input, whichever it is
+                key.append(_GENERATOR_KEY)
+                staged.append(leaf)
+            elif isinstance(leaf, np.ndarray):  # a subclass: staged or refused by its trace
+                key.append(_inputs.subclass_key(leaf))
+                staged.append(leaf)
+            else:
+                key.append(leaf_key(leaf))
+        return tuple(key), staged
+
+    def get_concrete_function(self, *args: Any, **kwargs: Any) -> ConcreteFunction:
+        """The trace for these arguments (traced now if needed), without running it.
+
+        Arguments may be TensorSpecs in place of arrays; with an ``input_signature`` and no
+        arguments, the signature's trace.
+        """
+        if not args and not kwargs and self.input_signature is not None:
+            args = tuple(pytree.unflatten(pytree.flatten(self.input_signature)[1],
+                                          [example(s) for s in self._spec_leaves]))
+        values = self._binding.canonical(args, kwargs)
+        leaves, treedef = pytree.flatten(values)
+        leaves = [example(leaf) if type(leaf) is TensorSpec and (
+            self.input_signature is not None or all(d is None for d in leaf.shape)) else leaf
+            for leaf in leaves]
+        if self.input_signature is not None:
+            self._check_signature(args, kwargs, values=pytree.unflatten(treedef, leaves))
+        key, _ = self._key(treedef, leaves)
+        env = [environment_key(source.read()) for source in self._sources]
+        key = (*key, *env)
+        return self._cache.get(key) or self._miss(key, values, leaves, treedef)
+
+    def ir(self, *args: Any, **kwargs: Any) -> str:
+        """The printed IR of the trace for these arguments (arrays, scalars or TensorSpecs)."""
+        return self.get_concrete_function(*args, **kwargs).text()
+
+    # Input signatures.
+    def _set_signature(self, signature: Any) -> None:
+        self.input_signature, self._spec_leaves = checked_signature(
+            self.name, self._binding, signature)
+
+    def _check_signature(self, args: tuple, kwargs: dict, values: tuple) -> None:
+        """Raises TypeError naming the argument whose value does not fit the signature."""
+        check_arguments(self.name, self._binding, self.input_signature, args, kwargs, values)
+
+    # Tracing.
+    def _miss(self, key: tuple, values: tuple, leaves: list, treedef: pytree.TreeDef
+              ) -> ConcreteFunction:
+        """Traces once per key: other threads wanting the same key wait for that trace."""
+        mine = self._local.__dict__.setdefault("keys", set())
+        if key in mine:
+            raise tracing.StagingError(
+                f"staged recursion is not supported yet: {self.name} calls itself with arguments "
+                "of the same types while it is being traced")
+        with self._lock:
+            lock = self._key_locks.setdefault(key, threading.Lock())
+        with lock:
+            concrete = self._lookup(key, leaves)
+            if concrete is None:
+                mine.add(key)
+                try:
+                    concrete = self._trace(key, values, leaves, treedef)
+                finally:
+                    mine.discard(key)
+        with self._lock:
+            self._key_locks.pop(key, None)
+        return concrete
+
+    def _trace(self, key: tuple, values: tuple, leaves: list, treedef: pytree.TreeDef
+               ) -> ConcreteFunction:
+        for leaf in leaves:
+            if isinstance(leaf, Tensor):  # a tensor kept from an earlier trace
+                tracing.check_visible(leaf.value, "a staged tensor passed as an argument")
+        for label, leaf in zip(self._binding.labels(values), leaves, strict=True):
+            if isinstance(leaf, np.ndarray | np.generic):
+                _inputs.check(leaf, label, self.name)
+        module = ir.Module(self.name)
+        specs = iter(self._spec_leaves)
+        types_ = [next(specs, None) or leaf_type(leaf) for leaf in leaves
+                  if is_staged_leaf(leaf)]
+        types_ = [t.type if type(t) is TensorSpec else t for t in types_]
+        trace = FunctionTrace(module, self.name, types_, ModuleState(self._variable_policy))
+        trace.roots = (self._traced, values)
+        params = iter(trace.function.body.args)
+        scalars: dict[int, bool] = {}  # id(tensor) -> whether the argument is a NumPy scalar
+
+        def parameter(leaf: object) -> Tensor:
+            tensor = staged_input(next(params))
+            scalars[id(tensor)] = isinstance(leaf, np.generic)
+            return tensor
+
+        labels = self._binding.labels(values, short=True)
+        inputs = pytree.unflatten(treedef, [
+            parameter(leaf) if is_staged_leaf(leaf) else captures.proxy_root(
+                leaf, captures.Root("arg", i, labels[i])) for i, leaf in enumerate(leaves)])
+        positional, keywords = self._binding.call_args(inputs)
+        trace.argument_lists = lists_in([*positional, *keywords.values()])
+        random_check = random_freeze.FreezeCheck()  # no draw may be frozen into the trace
+        function_trace.enter()
+        try:
+            with tracing.tracing(trace):
+                mark_arguments(self._binding, positional, keywords, scalars)
+                output = run_traced(trace, bind_environment(self._traced, trace), positional,
+                                     keywords)
+                outputs = collect_outputs(trace, output)
+                trace.check_escapes()
+                fp_state.check_while_tracing()
+            random_check.check(self.name, random_freeze.names_in_trace(trace, labels, leaves))
+        finally:
+            random_check.close()
+            trace.finished = True
+            function_trace.leave()
+        verifier.verify(module)
+        return self._store(key, trace, outputs, values, leaves, treedef)
+
+    def _store(self, key: tuple, trace: FunctionTrace, outputs: Outputs, values: tuple,
+               leaves: list, treedef: pytree.TreeDef) -> ConcreteFunction:
+        with self._lock:
+            sources = self._sources + tuple(s for s in trace.sources if s not in self._sources)
+            env = [source.read() for source in sources]
+            description = self._describe(values, leaves, treedef, sources, env)
+            reads = trace.shared.reads
+            description.update(captures.describe(reads))
+            read = captures.reader(list(trace.captures), reads, sources) if (
+                trace.captures or reads) else None
+            prepare = self._execute
+            staged = [leaf for leaf in leaves if is_staged_leaf(leaf)]
+            swapped = tuple(i for i, leaf in enumerate(staged) if _inputs.needs_native_copy(leaf))
+            if swapped:  # non-native byte order: copied at each call (only this trace's calls)
+                prepare = (lambda module, _prepare=prepare: _inputs.native_order(
+                    _prepare(module), swapped))
+            concrete = ConcreteFunction(trace.module, key, description, read, outputs,
+                                        prepare, trace.guards())
+            own_key = key[:1 + len(leaves)]
+            concrete.alternative = self._cache.get(key)
+            self._cache[key] = concrete
+            full_key = (*own_key, *[environment_key(v) for v in env])
+            if full_key != key:
+                self._cache[full_key] = concrete
+            self._sources = sources
+            self.concrete_functions.append(concrete)
+            self._trace_count += 1
+            self._descriptions = (self._descriptions[1], description)
+            count = self._trace_count
+            dropped = self._bound()
+        for old in dropped:
+            old.release()
+        if count > RETRACE_WARNING_THRESHOLD and count > 1:
+            self._warn_retrace(count, values, leaves)
+        return concrete
+
+    def _variable_policy(self) -> None:
+        if self._trace_count:
+            raise _variable_error(self.name, self._trace_count + 1)
+
+    def _bound(self) -> list[ConcreteFunction]:
+        """Drops the traces beyond ``max_traces`` (the least recently run first, by second
+        chance: a trace run since the last look is kept once more); returns them. Call with
+        ``self._lock`` held."""
+        kept, dropped = self.concrete_functions, []
+        limit = config.MAX_TRACES.value()
+        while limit > 0 and len(kept) > limit:
+            victim = kept.pop(0)
+            if victim.used and victim is not kept[-1]:
+                victim.used = False
+                kept.append(victim)
+                continue
+            self._unlink(victim)
+            dropped.append(victim)
+        return dropped
+
+    def _unlink(self, victim: ConcreteFunction) -> None:
+        """Removes ``victim`` from the trace cache (and the chains of alternatives)."""
+        for key, head in list(self._cache.items()):
+            if head is victim:
+                if victim.alternative is None:
+                    del self._cache[key]
+                else:
+                    self._cache[key] = victim.alternative
+                continue
+            node = head
+            while node.alternative is not None:
+                if node.alternative is victim:
+                    node.alternative = victim.alternative
+                    break
+                node = node.alternative
+
+    # Retrace warnings.
+    def _describe(self, values: tuple, leaves: list, treedef: pytree.TreeDef,
+                  sources: tuple, env: list) -> dict[str, tuple]:
+        return retrace_warnings.describe(self._binding, values, leaves, treedef, sources, env)
+
+    def _warn_retrace(self, count: int, values: tuple, leaves: list) -> None:
+        old, new = self._descriptions
+        changed = [label for label in new if old.get(label, new[label]) != new[label]]
+        if not changed or changed[0] in self._warned:
+            return
+        self._warned.add(changed[0])
+        by_label = dict(zip(self._binding.labels(values), leaves, strict=False))
+        reason = retrace_warnings.explain(changed[0], old[changed[0]], new[changed[0]], by_label)
+        warnings.warn(
+            f"{self.name} has been traced {count} times (more than {RETRACE_WARNING_THRESHOLD}); "
+            f"tracing is slow, and this trace was needed because {reason}", RetracingWarning,
+            stacklevel=tracing.user_stacklevel())
+
+
+def _variable_error(name: str, trace_number: int) -> Exception:
+    from autostage.runtime.state import VariableCreationError
+
+    return VariableCreationError(
+        f"{name} created a Variable on its trace number {trace_number}; a staged function may "
+        "create Variables only on its first trace (traces are reused, so a Variable created per "
+        "trace would silently be a different one). Create it outside the function, or once: "
+        "`if self.v is None: self.v = Variable(...)`")

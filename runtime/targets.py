@@ -1,0 +1,126 @@
+"""Targets: what runs a staged IR module, as objects in one table.
+
+A ``Target`` has a name, the passes it runs before lowering (``pipeline``), what its lowering
+can compute (``fuses``: the question the fusion pass asks about each op, so that a backend's
+limits live with the backend, not inside the generic pass) and ``prepare(module) -> run``, which
+optimizes and lowers a traced module once and returns ``run(args: list) -> tuple`` of NumPy
+results. ``TARGETS`` holds every target a user may name; one whose backend does not exist yet
+(``cuda``) has no ``lower`` and ``target_for`` says so as a NotImplementedError. A new backend
+is one more instance here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from autostage.runtime import ir, verifier
+from autostage.runtime.backends.cpu import fusible as cpu_fusible
+from autostage.runtime.passes import DEFAULT, optimize
+
+Runner = Callable[[list], tuple]  # run(args) -> the results, as NumPy values
+
+
+def fuses_anything(op: ir.Op) -> bool:
+    """The answer of a target without limits: every element-wise op fits a per-element loop."""
+    return True
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One target a staged function may run on.
+
+    Args:
+      name: what users pass as ``convert(target=...)``.
+      pipeline: the passes (``passes.PASSES`` names) run, in order, before lowering.
+      lower: turns the optimized module into ``run(args) -> tuple``; None while the backend is
+        not implemented.
+      fuses: whether one loop of this target computes ``op`` element by element (asked by the
+        fusion pass; ops it answers False for stay whole-array ops).
+      verify_after: whether the optimized module is verified before lowering.
+    """
+
+    name: str
+    pipeline: tuple[str, ...]
+    lower: Callable[[ir.Module], Runner] | None
+    fuses: Callable[[ir.Op], bool] = fuses_anything
+    verify_after: bool = True
+
+    @property
+    def implemented(self) -> bool:
+        return self.lower is not None
+
+    def supports(self, op: ir.Op) -> bool:
+        """Whether this target computes ``op`` inside a fused per-element loop."""
+        return self.fuses(op)
+
+    def optimize(self, module: ir.Module, passes: Sequence[str] | None = None) -> ir.Module:
+        """``module`` after this target's pipeline (or ``passes``), in place, verified when
+        ``verify_after``: what the backend lowers."""
+        module = optimize(module, self.pipeline if passes is None else passes,
+                          fuses=self.fuses)
+        if self.verify_after:
+            verifier.verify(module)
+        return module
+
+    def prepare(self, module: ir.Module) -> Runner:
+        """Optimizes ``module`` (a copy the caller no longer needs) and lowers it."""
+        if self.lower is None:
+            raise not_implemented(self.name)
+        return self.lower(self.optimize(module))
+
+
+def _run_interpreted(module: ir.Module) -> Runner:
+    """Runs the traced IR as it is (after the in-place marking of setitems, so a write into a
+    dead array does not copy it, as in compiled code)."""
+    from autostage.runtime import interpreter  # deferred: the interpreter imports the ops
+
+    return lambda args: interpreter.run(module, args)
+
+
+def _compile_cpu(module: ir.Module) -> Runner:
+    """Compiles with Numba (on the first call of a trace; see ConcreteFunction.run)."""
+    # deferred: Numba and the CPU lowering load only when a cpu trace first runs
+    from autostage.runtime.backends.cpu.compile import compile_module
+
+    return compile_module(module)
+
+
+# The interpreter runs the IR as traced (its semantics are the oracle), verified only by the
+# tracer; the cpu target runs the default pipeline and verifies what it lowers.
+INTERPRETER = Target("interpreter", ("inplace",), _run_interpreted, verify_after=False)
+CPU = Target("cpu", DEFAULT, _compile_cpu, fuses=cpu_fusible.fuses)
+CUDA = Target("cuda", DEFAULT, None)
+
+TARGETS: dict[str, Target] = {t.name: t for t in (CPU, INTERPRETER, CUDA)}
+
+
+def not_implemented(name: str) -> NotImplementedError:
+    return NotImplementedError(
+        f"autostage: the {name!r} backend is not implemented yet; use target='interpreter'")
+
+
+def target_for(name: str) -> Target:
+    """The target called ``name``.
+
+    Raises:
+      ValueError: an unknown name.
+      NotImplementedError: a target whose backend does not exist yet.
+    """
+    target = TARGETS.get(name)
+    if target is None:
+        raise ValueError(f"unknown target {name!r}; choose one of {', '.join(TARGETS)}")
+    if not target.implemented:
+        raise not_implemented(name)
+    return target
+
+
+def backend_for(target: str, stacklevel: int = 1) -> tuple[str, Callable[[ir.Module], Runner]]:
+    """The backend that runs ``target``: its name and ``prepare(module) -> run(args)``."""
+    found = target_for(target)
+    return found.name, found.prepare
+
+
+def optimized(module: ir.Module) -> ir.Module:
+    """``module`` after the cpu target's pass pipeline, verified: what compiled backends lower."""
+    return CPU.optimize(module)
