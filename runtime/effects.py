@@ -18,7 +18,7 @@ from autostage.runtime.op_registry import PURE, UNKNOWN, Effects
 from autostage.runtime.types import TensorType
 
 _RECURSION = Effects(may_not_terminate=True)
-_computing = threading.local()  # .callees: the callees whose effects are being computed
+_computing = threading.local()  # fact -> the callees whose fact is being computed
 
 
 def of_op(op: ir.Op, module: ir.Module | None = None) -> Effects:
@@ -44,18 +44,23 @@ def of_region(region: ir.Region, module: ir.Module | None = None) -> Effects:
 def of_callee(name: str, module: ir.Module | None) -> Effects:
     """The effects of calling function ``name`` of ``module``: its body's, or UNKNOWN without
     the module; a callee that reaches itself again may not terminate."""
+    return _through_callee("effects", name, module, UNKNOWN, _RECURSION,
+                           lambda body: of_region(body, module))
+
+
+def _through_callee(fact: str, name: str, module: ir.Module | None, unknown, recursive, compute):
+    """``compute(callee body)``, or ``unknown`` without the module, or ``recursive`` when the
+    callee is reached again while its ``fact`` is being computed (a recursive call)."""
     if module is None or name not in module.functions:
-        return UNKNOWN
-    callees = getattr(_computing, "callees", None)
-    if callees is None:
-        callees = _computing.callees = set()
-    if name in callees:
-        return _RECURSION
-    callees.add(name)
+        return unknown
+    active = _computing.__dict__.setdefault(fact, set())
+    if name in active:
+        return recursive
+    active.add(name)
     try:
-        return of_region(module.functions[name].body, module)
+        return compute(module.functions[name].body)
     finally:
-        callees.discard(name)
+        active.discard(name)
 
 
 def may_fail(op: ir.Op, module: ir.Module | None = None) -> bool:
@@ -77,18 +82,10 @@ def may_fail(op: ir.Op, module: ir.Module | None = None) -> bool:
 
 
 def _callee_may_fail(name: str, module: ir.Module | None) -> bool:
-    if module is None or name not in module.functions:
-        return True
-    callees = getattr(_computing, "failing", None)
-    if callees is None:
-        callees = _computing.failing = set()
-    if name in callees:
-        return True  # a recursive callee may exceed the recursion limit
-    callees.add(name)
-    try:
-        return any(may_fail(op, module) for op in module.functions[name].body.ops)
-    finally:
-        callees.discard(name)
+    """Whether a call of ``name`` may raise: an op of its body may (a recursive callee may
+    exceed the recursion limit; without the module, anything may)."""
+    return _through_callee("failing", name, module, True, True,
+                           lambda body: any(may_fail(op, module) for op in body.ops))
 
 
 def may_not_broadcast(op: ir.Op) -> bool:

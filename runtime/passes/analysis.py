@@ -43,6 +43,18 @@ def has_effects(op: ir.Op, module: ir.Module | None = None) -> bool:
     return effects.has_effects(op, module)
 
 
+def set_mark(op: ir.Op, key: str, value: object) -> bool:
+    """Sets attribute ``key`` of ``op`` to ``value``, or removes it when ``value`` is falsy (a
+    pass's mark recomputed each run); returns whether the op changed."""
+    if value == op.attrs.get(key, type(value)()):
+        return False
+    if value:
+        op.attrs[key] = value
+    else:
+        del op.attrs[key]
+    return True
+
+
 def regions_of(module: ir.Module) -> Iterator[ir.Region]:
     """Every region of every function, outer regions before the regions nested in them."""
     for function in module.functions.values():

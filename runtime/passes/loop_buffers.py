@@ -24,6 +24,7 @@ from __future__ import annotations
 from autostage.runtime import ir
 from autostage.runtime.ops.fused import is_fusible_reduction
 from autostage.runtime.passes import inplace
+from autostage.runtime.passes.analysis import set_mark
 from autostage.runtime.types import TensorType
 
 MARK = "reuse_buffer"
@@ -39,13 +40,8 @@ def run(module: ir.Module) -> bool:
         for op, region, in_loop in _ops(function.body, in_loop=False):
             if op.name not in ALLOCATING:
                 continue
-            mark = in_loop and _reusable(op, region, analysis)
-            if mark != bool(op.attrs.get(MARK)):
-                changed = True
-                if mark:
-                    op.attrs[MARK] = True
-                else:
-                    op.attrs.pop(MARK)
+            mark = bool(in_loop and _reusable(op, region, analysis))
+            changed |= set_mark(op, MARK, mark)
     return changed
 
 

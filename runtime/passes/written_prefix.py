@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import Counter
 
 from autostage.runtime import ir
+from autostage.runtime.passes import analysis
 
 MARK = "written_prefix"
 _CREATION = frozenset({"full", "full_like"})
@@ -26,18 +27,12 @@ def run(module: ir.Module) -> bool:
     """Sets or clears ``written_prefix`` on every creation op; returns whether any changed."""
     changed = False
     for function in module.functions.values():
-        uses = _use_counts(function)
-        for region in _regions(function.body):
+        uses = analysis.use_counts(function)
+        for region in [function.body, *(r for op in function.body.walk() for r in op.regions)]:
             for position, op in enumerate(region.ops):
-                if op.name not in _CREATION:
-                    continue
-                prefix = _written_prefix(region, position, uses)
-                if prefix != op.attrs.get(MARK, 0):
-                    changed = True
-                    if prefix:
-                        op.attrs[MARK] = prefix
-                    else:
-                        op.attrs.pop(MARK)
+                if op.name in _CREATION:
+                    prefix = _written_prefix(region, position, uses)
+                    changed |= analysis.set_mark(op, MARK, prefix)
     return changed
 
 
@@ -74,18 +69,3 @@ def _read_values(op: ir.Op):
         yield from region.results
         for inner in region.ops:
             yield from _read_values(inner)
-
-
-def _use_counts(function: ir.Function) -> Counter:
-    """How many times each value is read: as an operand or a region's yield, at any depth."""
-    counts: Counter = Counter(function.body.results)
-    for op in function.body.ops:
-        counts.update(_read_values(op))
-    return counts
-
-
-def _regions(region: ir.Region):
-    yield region
-    for op in region.ops:
-        for inner in op.regions:
-            yield from _regions(inner)

@@ -7,6 +7,7 @@ from autostage.runtime import interpreter, ir, op_registry, printer, verifier
 from autostage.runtime.backends.cpu import codegen
 from autostage.runtime.backends.cpu import compile as cpu_compile
 from autostage.runtime.op_registry import Effects
+from autostage.runtime.passes import dce
 from autostage.runtime.types import TensorType
 
 cpu_compile.load_lowerings()  # imports autostage.runtime.ops too: every op and its cpu rule
@@ -53,7 +54,7 @@ def _evaluate_softsign(op, values: tuple, run) -> tuple:
 
 def _register_softsign() -> None:
     op_registry.register("softsign", _infer_softsign, _evaluate_softsign,
-                         doc="x / (1 + |x|), element-wise; no attrs")
+                         doc="x / (1 + |x|), element-wise; no attrs", may_fail=False)
 
     # ... and the cpu lowering module (runtime/backends/cpu/lower_softsign.py).
     @codegen.lowering("softsign")
@@ -74,6 +75,13 @@ def test_an_op_added_as_the_readme_shows_runs_on_both_targets(monkeypatch, tmp_p
     module.add(ir.Function("f", body))
     verifier.verify(module)
     assert "softsign %0" in printer.format_module(module)
+    unused = ir.Module("g")  # pure and unable to fail: removed when its result is unused
+    body = ir.Region([TensorType("f32", (None,))])
+    body.append(ir.Op("softsign", body.args, (TensorType("f32", (None,)),), {}))
+    body.results = body.args
+    unused.add(ir.Function("g", body))
+    dce.run(unused)
+    assert body.ops == []
     x = np.array([-3.0, 0.0, 0.5, 8.0], dtype=np.float32)
     expected = x / (np.float32(1) + np.abs(x))
     (by_interpreter,) = interpreter.run(module, [x])
