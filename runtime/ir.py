@@ -162,3 +162,11 @@ def copy_module(module: Module) -> Module:
     for function in module.functions.values():
         new.add(Function(function.name, copy_region(function.body, {})))
     return new
+
+
+def parse(text: str) -> Module:
+    """The module an exact text describes (``runtime/ir_text.py``); ``ir_text.format_module``
+    of the result is ``text`` again."""
+    from autostage.runtime import ir_text  # deferred: the text form reads the op registry
+
+    return ir_text.parse(text)

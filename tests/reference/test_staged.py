@@ -229,6 +229,20 @@ def _check_staged(case, stage):
         if diffs:
             raise AssertionError(f"{case.id} ({call}): staged function differs from plain "
                                  "Python:\n  " + "\n  ".join(diffs))
+    if getattr(stage, "target", "") == "interpreter":
+        _check_text_round_trip(converted)
+
+
+def _check_text_round_trip(converted) -> None:
+    """Every trace of the program, as traced and as the cpu target's passes leave it, has an
+    exact text form that parses back to a module with the same text (runtime/ir_text.py)."""
+    from autostage.runtime import ir, ir_text
+    from autostage.runtime.targets import optimized
+
+    for concrete in converted.concrete_functions:
+        for module in (concrete.module, optimized(ir.copy_module(concrete.module))):
+            text = ir_text.format_module(module)
+            assert ir_text.format_module(ir_text.parse(text)) == text
 
 
 _STAGEABLE_PROGRAMS = [c for c in STAGED_CASES if c.id not in NOT_STAGEABLE]

@@ -93,8 +93,9 @@ def test_the_checker_sees_a_violation(tmp_path):
 PACKAGES = {"runtime": "autostage.runtime", "autostage": "autostage"}
 # Cycles left on purpose (each a sorted tuple of module names); empty: there is none.
 KNOWN_CYCLES: list[tuple[str, ...]] = []
-# Imports of project modules inside functions (not under ``if TYPE_CHECKING``), per folder.
-DEFERRED_IMPORT_BUDGET = {"runtime": 34, "autostage": 11}
+# Imports of project modules inside functions (not under ``if TYPE_CHECKING``), per folder
+# (runtime: 35 since ``ir.parse`` defers to ``ir_text``, which imports ``ir``).
+DEFERRED_IMPORT_BUDGET = {"runtime": 35, "autostage": 11}
 
 
 def project_modules() -> dict[str, pathlib.Path]:
