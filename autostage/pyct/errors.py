@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from autostage.common.cache_directory import CacheDirectoryWarning  # noqa: F401 - re-export
+
 
 class PyCTError(Exception):
     """Base class of pyct errors."""
@@ -37,23 +39,6 @@ class AmbiguousSourceError(PyCTError, ValueError):
 class TemplateError(PyCTError, ValueError):
     """A template substitution does not fit its placeholder (e.g. a statement list where an
     expression is required)."""
-
-
-class CacheDirectoryWarning(UserWarning):
-    """The configured cache directory is unsafe, so a private temporary one is used instead.
-
-    Example: ``AUTOSTAGE_CACHE_DIR=/tmp`` (writable by every user). Fix: point it at a directory
-    of your own (mode 0700), or unset it to use the per-user default.
-    """
-
-
-class CacheDirectoryError(PyCTError, PermissionError):
-    """The cache directory for generated code is unsafe to import from.
-
-    Example: ``AUTOSTAGE_CACHE_DIR=/tmp`` (writable by every user, so anyone could plant the module
-    that autostage imports next). Fix: point it at a directory of your own, or unset it to use the
-    per-user default.
-    """
 
 
 class ConversionError(PyCTError, ValueError):

@@ -23,17 +23,17 @@ import importlib.util
 import linecache
 import logging
 import os
-import stat
 import sys
 import tempfile
 import types
-import warnings
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import gast
 
-from autostage.pyct import errors, naming, parser, templates, unparser
+from autostage.common import cache_directory
+from autostage.pyct import naming, parser, templates, unparser
 
 ENV_VAR = "AUTOSTAGE_CACHE_DIR"  # config.CACHE_DIR; read here only when pyct is used alone
 DEFAULT_PREFIX = "autostage_gen"
@@ -43,8 +43,6 @@ logger = logging.getLogger(__name__)
 
 
 _fallbacks: dict[str, str] = {}  # unsafe directory -> the private temporary one used instead
-
-
 _root: list[Callable[[], str]] = []  # set_root's provider, if any
 
 
@@ -56,8 +54,9 @@ def set_root(provider: Callable[[], str]) -> None:
 def cache_dir() -> str:
     """The private directory generated modules are written to; created (mode 0700) if missing.
 
-    A directory that belongs to another user or that others may write to is not used (whoever
-    can write there chooses the code that is imported): a warning says so, and a private
+    A directory that others could change (another owner, writable by group or others, or a
+    parent that lets them replace it: ``autostage.common.cache_directory``, the same rules as the
+    cpu backend's cache) is not used: a ``CacheDirectoryWarning`` says why, and a private
     temporary directory is used for this process instead.
     """
     path = _root[0]() if _root else os.environ.get(ENV_VAR)  # pyct on its own: the variable
@@ -68,29 +67,11 @@ def cache_dir() -> str:
     if path in _fallbacks:
         return _fallbacks[path]
     try:
-        if not os.path.isdir(path):
-            os.makedirs(path, mode=0o700, exist_ok=True)
-            os.chmod(path, 0o700)  # mkdir's mode is filtered by the umask
-        _check_private(path)
-    except (errors.CacheDirectoryError, OSError) as e:
-        fallback = _fallbacks[path] = tempfile.mkdtemp(prefix="autostage-")  # created 0700
-        warnings.warn(f"autostage: not using the cache directory {path}: {e}; generated code goes "
-                      f"to the private temporary directory {fallback} instead",
-                      errors.CacheDirectoryWarning, stacklevel=3)
+        cache_directory.check(Path(path), Path(path))
+    except OSError as e:
+        fallback = _fallbacks[path] = str(cache_directory.fallback(Path(path), e, stacklevel=3))
         return fallback
     return path
-
-
-def _check_private(path: str) -> None:
-    info = os.stat(path)
-    if hasattr(os, "getuid") and info.st_uid != os.getuid():
-        raise errors.CacheDirectoryError(
-            f"the autostage cache directory {path} belongs to another user; set {ENV_VAR} to a"
-            " directory of your own")
-    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        raise errors.CacheDirectoryError(
-            f"the autostage cache directory {path} is writable by other users (mode"
-            f" {stat.S_IMODE(info.st_mode):o}); run `chmod 700 {path}` or set {ENV_VAR}")
 
 
 def _write_once(path: str, data: bytes) -> None:

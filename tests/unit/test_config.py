@@ -10,6 +10,18 @@ from autostage.runtime.passes import pass_manager
 from autostage import config
 
 
+@pytest.fixture(autouse=True)
+def fresh_options():
+    """Each test starts from the environment and defaults (another test may have set an
+    option for the process) and leaves the options as it found them."""
+    saved = {option: list(option._set) for option in config.OPTIONS}
+    for option in config.OPTIONS:
+        option.reset()
+    yield
+    for option, value in saved.items():
+        option._set[:] = value
+
+
 def test_every_option_has_its_variable_and_a_documented_row():
     names = [option.env for option in config.OPTIONS]
     assert len(set(names)) == len(names)

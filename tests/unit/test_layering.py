@@ -1,6 +1,7 @@
 """The import layering of DESIGN.md, checked on the source: arrows go one way.
 
-pyct ← converters ← autostage (top); operators → runtime; runtime never imports the compiler.
+pyct ← converters ← autostage (top); operators → runtime; runtime never imports the compiler;
+common (standard library only) is below both pyct and runtime.
 """
 
 import ast
@@ -14,10 +15,11 @@ STDLIB = set(sys.stdlib_module_names)
 
 # layer folder -> (its own package name, third-party / project modules it may import)
 LAYERS = {
-    "autostage/pyct": ("autostage.pyct", {"gast"}),
+    "autostage/common": ("autostage.common", set()),
+    "autostage/pyct": ("autostage.pyct", {"gast", "autostage.common"}),
     "autostage/converters": ("autostage.converters", {"gast", "autostage.pyct"}),
     "autostage/operators": ("autostage.operators", {"numpy", "autostage.runtime"}),
-    "runtime": ("autostage.runtime", {"numpy", "numba", "llvmlite"}),
+    "runtime": ("autostage.runtime", {"numpy", "numba", "llvmlite", "autostage.common"}),
 }
 
 

@@ -36,8 +36,10 @@ from pathlib import Path
 
 import numba
 from autostage.runtime import config
-from autostage.runtime.backends.cpu import cache_directory, numba_cache
-from autostage.runtime.backends.cpu.cache_directory import CacheDirectoryWarning
+from autostage.runtime.backends.cpu import numba_cache
+
+from autostage.common import cache_directory
+from autostage.common.cache_directory import CacheDirectoryWarning
 
 __all__ = ["CacheDirectoryWarning", "directory", "load", "release", "write"]
 

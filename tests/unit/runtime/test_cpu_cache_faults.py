@@ -17,9 +17,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from autostage.runtime.backends.cpu import cache_directory, module_cache, numba_cache
+from autostage.runtime.backends.cpu import module_cache, numba_cache
 
 import autostage
+from autostage.common import cache_directory
 
 
 def run_python(code: str, cache: Path, timeout: int = 240, check: bool = True, **env) -> dict:
