@@ -56,14 +56,16 @@ def _evaluate_eye(op, values: tuple, run) -> tuple:
 
 op_registry.register(
     "full", _infer_full, _evaluate_full,
-    doc="attrs: shape (ints, None = staged size), dtype; operands: fill (0-d), sizes")
+    doc="attrs: shape (ints, None = staged size), dtype; operands: fill (0-d), sizes",
+    fresh_results=True)
 op_registry.register(
     "full_like", _infer_full_like,
     lambda op, v, run: (np.full_like(v[0], v[1], dtype=op.attrs["dtype"]),), may_fail=False,
-    doc="attrs: dtype; operands: x (for its shape), fill (0-d)")
+    doc="attrs: dtype; operands: x (for its shape), fill (0-d)", fresh_results=True)
 op_registry.register(
     "arange", _infer_arange, _evaluate_arange,
-    doc="attrs: dtype; operands: start, stop, step (0-d); np.arange of them")
+    doc="attrs: dtype; operands: start, stop, step (0-d); np.arange of them", fresh_results=True)
 op_registry.register(
     "eye", _infer_eye, _evaluate_eye,
-    doc="attrs: shape (N, M; None = staged size), k, dtype; operands: staged sizes")
+    doc="attrs: shape (N, M; None = staged size), k, dtype; operands: staged sizes",
+    fresh_results=True)

@@ -80,7 +80,7 @@ for _name, _ufunc in UFUNCS.items():
     _infer, _evaluate = _ufunc_rule(_name, _ufunc)
     op_registry.register(_name, _infer, _evaluate,
                          doc=f"element-wise np.{_ufunc.__name__}, broadcasting; no attrs",
-                         elementwise=True,
+                         elementwise=True, fresh_results=_name != "positive",
                          scalar_operator=SCALAR_OPERATORS.get(_name))
 
 
@@ -105,11 +105,12 @@ def _infer_cast(operand_types: tuple, attrs: dict) -> tuple:
 
 op_registry.register(
     "where", _infer_where, lambda op, v, run: (np.asarray(np.where(*v)),),
-    doc="operands cond, x, y: np.where(cond, x, y), broadcasting; no attrs", elementwise=True)
+    doc="operands cond, x, y: np.where(cond, x, y), broadcasting; no attrs", elementwise=True,
+    fresh_results=True)
 op_registry.register(
     "clip", _infer_clip, lambda op, v, run: (np.asarray(np.clip(*v)),),
     doc="operands x, lo, hi: np.clip(x, lo, hi); no attrs (a missing bound stages as "
-        "maximum/minimum)", elementwise=True)
+        "maximum/minimum)", elementwise=True, fresh_results=True)
 def _evaluate_cast(op, values: tuple, run) -> tuple:
     with warnings.catch_warnings():  # the ComplexWarning was given once, at trace time
         warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
@@ -118,4 +119,5 @@ def _evaluate_cast(op, values: tuple, run) -> tuple:
 
 op_registry.register(
     "cast", _infer_cast, _evaluate_cast,
-    doc="attrs: dtype (np.dtype); x.astype(dtype) (unsafe casting, as astype)", elementwise=True)
+    doc="attrs: dtype (np.dtype); x.astype(dtype) (unsafe casting, as astype)", elementwise=True,
+    fresh_results=True)

@@ -203,11 +203,22 @@ def _may_fail(op) -> bool:
     return False
 
 
+def _getitem_fresh(op) -> bool:
+    """Advanced indexing copies (NumPy and the cpu loops); a 0-d result is a scalar; basic
+    indexing gives a view."""
+    return op.results[0].type.ndim == 0 or any(v.type.ndim for v in op.operands[1:])
+
+
+def _setitem_fresh(op) -> bool:
+    """A copy with the write, unless the in-place pass let it write into its operand."""
+    return not op.attrs.get("in_place")
+
+
 op_registry.register(
-    "getitem", _infer_getitem, _evaluate_getitem, may_fail=_may_fail,
+    "getitem", _infer_getitem, _evaluate_getitem, may_fail=_may_fail, fresh_results=_getitem_fresh,
     doc="attrs: index (see ops/indexing.py); operands: x, staged index parts")
 op_registry.register(
-    "setitem", _infer_setitem, _evaluate_setitem,
+    "setitem", _infer_setitem, _evaluate_setitem, fresh_results=_setitem_fresh,
     doc="attrs: index, and in_place / copy_value set by passes/inplace.py; operands: x, v "
         "(x's dtype), staged index parts; a new array x' with x'[index] = v (x is not "
         "modified, or, in_place, is dead and x' is x written into)")

@@ -57,10 +57,12 @@ def _infer_binary(name: str, shape_rule, function):
 
 op_registry.register(
     "matmul", _infer_binary("matmul", matmul_shape, np.matmul),
-    lambda op, v, run: (np.asarray(np.matmul(*v)),), doc="a @ b (np.matmul); no attrs")
+    lambda op, v, run: (np.asarray(np.matmul(*v)),), doc="a @ b (np.matmul); no attrs",
+    fresh_results=True)
 op_registry.register(
     "dot", _infer_binary("dot", dot_shape, np.dot),
-    lambda op, v, run: (np.asarray(np.dot(*v)),), doc="np.dot(a, b); no attrs")
+    lambda op, v, run: (np.asarray(np.dot(*v)),), doc="np.dot(a, b); no attrs",
+    fresh_results=True)
 
 
 def parse_subscripts(subscripts: str, ndims: tuple[int, ...]) -> tuple[list[str], str]:

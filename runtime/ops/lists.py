@@ -138,4 +138,5 @@ for _name, _infer, _evaluate, _doc in (
      "as np.stack does); result: np.stack of its items (new axis 0)"),
 ):
     op_registry.register(_name, _infer, _evaluate, doc=_doc,
-                         may_fail=_name not in ("list_new", "list_append", "list_length"))
+                         may_fail=_name not in ("list_new", "list_append", "list_length"),
+                         fresh_results=_name == "list_stack")

@@ -80,11 +80,11 @@ op_registry.register(
     doc="np.diag(v, k): 1-d -> 2-d matrix, 2-d -> its diagonal; attrs: k")
 op_registry.register(
     "triu", _infer_triangle("triu"), lambda op, v, run: (np.triu(v[0], op.attrs["k"]),),
-    doc="np.triu(m, k) (a 1-d m gives a square matrix); attrs: k")
+    doc="np.triu(m, k) (a 1-d m gives a square matrix); attrs: k", fresh_results=True)
 op_registry.register(
     "tril", _infer_triangle("tril"), lambda op, v, run: (np.tril(v[0], op.attrs["k"]),),
-    doc="np.tril(m, k) (a 1-d m gives a square matrix); attrs: k")
+    doc="np.tril(m, k) (a 1-d m gives a square matrix); attrs: k", fresh_results=True)
 op_registry.register(
     "norm", _infer_norm, _evaluate_norm,
     doc="np.linalg.norm(x, ord, axis, keepdims); attrs: ord, axis (None or a tuple of 1 or 2 "
-        "axes), keepdims")
+        "axes), keepdims", fresh_results=True)

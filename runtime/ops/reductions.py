@@ -55,4 +55,4 @@ for _name, _extra in REDUCTIONS.items():
     op_registry.register(
         _name, _infer, _evaluate,
         doc=f"np.{_name}(x, {_attrs}); attrs: {_attrs} (axis: None or a tuple of ints; one int "
-            "or None for argmax/argmin)", fusible_reduction=_name in FUSIBLE)
+            "or None for argmax/argmin)", fusible_reduction=_name in FUSIBLE, fresh_results=True)

@@ -190,5 +190,7 @@ _OPS = {
              "x.size as a 0-d int64 (weak); no attrs"),
 }
 _CANNOT_FAIL = frozenset({"copy", "dim", "size"})  # (their operands' types suffice)
+_FRESH = frozenset({"copy", "concatenate", "stack"})  # the others may return views
 for _name, (_infer, _evaluate, _doc) in _OPS.items():
-    op_registry.register(_name, _infer, _evaluate, doc=_doc, may_fail=_name not in _CANNOT_FAIL)
+    op_registry.register(_name, _infer, _evaluate, doc=_doc, may_fail=_name not in _CANNOT_FAIL,
+                         fresh_results=_name in _FRESH)

@@ -255,7 +255,6 @@ def run(module: ir.Module) -> bool:
     setitem counts as a copy (fresh) for the others' analysis; that is sound because a write
     made in place leaves no reader of its operand after it.
     """
-    buffers.declare()
     before, decisions, lists = {}, {}, {}
     for function in module.functions.values():
         all_ops = list(_ops(function.body))

@@ -7,8 +7,8 @@ in-place pass write into the caller's array).
 
 import numpy as np
 import pytest
-from autostage.runtime import op_registry
-from autostage.runtime.ops import buffers
+from autostage.runtime import ir, op_registry
+from autostage.runtime.ops import buffers, elementwise
 
 import autostage
 
@@ -33,7 +33,6 @@ def _write(a):
 @pytest.mark.parametrize("target", ("interpreter", "cpu"))
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_declared_fresh_ops_return_fresh_arrays(name, target):
-    buffers.declare()
     assert op_registry.lookup(name).fresh_results
     a = np.arange(6.0).reshape(2, 3)
     result = autostage.convert(PROGRAMS[name], target=target)(a)
@@ -46,3 +45,17 @@ def test_interpreter_getitem_scalars_are_not_views():
     a = np.arange(3.0)
     r = f(a)
     assert r == 0.0 and not np.shares_memory(np.asarray(r), a)
+
+
+def test_the_fresh_ops_are_declared_where_they_are_registered():
+    """The ops each module declares fresh, and only those (a predicate for getitem/setitem)."""
+    fresh = {name for name, op in op_registry.REGISTRY.items() if op.fresh_results is True}
+    assert fresh == (set(elementwise.UFUNCS) - {"positive"}) | {
+        "cast", "where", "clip", "fused",
+        "sum", "prod", "max", "min", "mean", "std", "var", "all", "any", "argmax", "argmin",
+        "norm", "cumsum", "cumprod", "matmul", "dot",
+        "arange", "full", "full_like", "eye", "copy", "tril", "triu", "concatenate", "stack",
+        "sort", "argsort", "take_along_axis", "list_stack"}
+    assert callable(op_registry.REGISTRY["getitem"].fresh_results)
+    assert callable(op_registry.REGISTRY["setitem"].fresh_results)
+    assert buffers.is_fresh(ir.Op("add", (), ())) and not buffers.is_fresh(ir.Op("reshape", (), ()))
