@@ -124,10 +124,10 @@ def _literal(value: Any, op: ir.Op, key: str) -> str:
     if isinstance(value, TensorType | ListType | TupleType | GeneratorType):
         return f"type({str(value)!r})"
     if isinstance(value, np.ndarray):
-        values = _literal(_plain(value.reshape(-1).tolist()), op, key)
+        values = _literal(value.reshape(-1).tolist(), op, key)
         return f"array({_dtype_name(value.dtype)!r}, {value.shape!r}, {values})"
     if isinstance(value, np.generic):
-        return f"scalar({_dtype_name(value.dtype)!r}, {_literal(_plain(value.item()), op, key)})"
+        return f"scalar({_dtype_name(value.dtype)!r}, {_literal(value.item(), op, key)})"
     if kind is slice:
         parts = (value.start, value.stop, value.step)
         return f"slice({', '.join(_literal(p, op, key) for p in parts)})"
@@ -140,13 +140,6 @@ def _literal(value: Any, op: ir.Op, key: str) -> str:
         return f"exception({', '.join([repr(name), *(_literal(a, op, key) for a in value.args)])})"
     raise TextFormError(f"attribute {key!r} of `{op.name}` holds a {kind.__name__}, which has no "
                         "text form (live state such as a Variable is not written yet)")
-
-
-def _plain(value: Any) -> Any:
-    """NumPy's ``tolist`` values as the Python literals ``_literal`` writes."""
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    return value
 
 
 def _float(value: float) -> str:
