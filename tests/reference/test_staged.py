@@ -215,6 +215,33 @@ def _same_text_within(expected: str, actual: str, rtol: float) -> bool:
 def _check_staged(case, stage):
     expected = harness.run(case.fn, case.args, case.kwargs)
     converted = stage(case.fn)
+    with _traced_texts() as traced:
+        _check_calls(case, stage, expected, converted)
+    for concrete, text in traced.items():  # compiling works on a copy: the trace is as traced
+        assert concrete.text() == text, f"{case.id}: compiling changed the traced IR"
+    if getattr(stage, "target", "") == "interpreter":
+        _check_text_round_trip(converted)
+
+
+@contextlib.contextmanager
+def _traced_texts():
+    """Records the printed IR of each trace when the backend first prepares it."""
+    from autostage.runtime.concrete_function import ConcreteFunction
+
+    texts, prepare = {}, ConcreteFunction._prepared
+
+    def recording(self):
+        texts.setdefault(self, self.text())
+        return prepare(self)
+
+    ConcreteFunction._prepared = recording
+    try:
+        yield texts
+    finally:
+        ConcreteFunction._prepared = prepare
+
+
+def _check_calls(case, stage, expected, converted) -> None:
     for call in ("first call", "second call (trace cache hit)"):
         actual = harness.run(converted, case.args, case.kwargs)
         target = getattr(stage, "target", "")
@@ -229,8 +256,6 @@ def _check_staged(case, stage):
         if diffs:
             raise AssertionError(f"{case.id} ({call}): staged function differs from plain "
                                  "Python:\n  " + "\n  ".join(diffs))
-    if getattr(stage, "target", "") == "interpreter":
-        _check_text_round_trip(converted)
 
 
 def _check_text_round_trip(converted) -> None:
