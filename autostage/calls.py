@@ -24,8 +24,7 @@ from autostage.operators import BUILTINS, random_method
 from autostage.operators.nondeterministic import BY_FUNCTION as NONDETERMINISTIC_CALLS
 from autostage.operators.random_overloads import RANDOM_OWNERS, stdlib_method_overload
 from autostage.pyct import errors as pyct_errors
-from autostage.runtime import Standin, tracing
-from autostage.runtime.function import made_in_trace, staging_active, traced_call
+from autostage.runtime import Standin, stage_operator, staging_active, tracing
 
 logger = logging.getLogger(__name__)
 
@@ -151,15 +150,15 @@ def converted(f: Callable, /) -> Callable:
         # While a staged function is traced, user functions go through the staging runtime:
         # called with staged arguments they become `call` ops (one int read when not tracing).
         if staging_active():
-            return traced_call(decision)
+            return stage_operator("converted_call", decision)
         return decision
     target = _target(f)
     if target is None:
         if type(f) is type and staging_active():
-            return made_in_trace(f)  # its objects are the trace's own
+            return stage_operator("construct", f)  # its objects are the trace's own
         return f
     if staging_active() and conversion.is_converted(getattr(target, "__func__", target)):
-        return traced_call(target)
+        return stage_operator("converted_call", target)
     return target
 
 

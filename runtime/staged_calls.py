@@ -19,6 +19,7 @@ from autostage.runtime.cache_keys import ById, constant_key
 from autostage.runtime.environment import bind_environment, made_here
 from autostage.runtime.function_outputs import Outputs, collect_outputs
 from autostage.runtime.function_trace import FunctionTrace, lists_in, run_traced
+from autostage.runtime.operator_hooks import register_operator_hook
 from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
 from autostage.runtime.tensor import Tensor
 
@@ -180,3 +181,8 @@ def traced_call(fn: Callable) -> Callable:
         return call_from_trace(fn, args, kwargs)
 
     return call
+
+
+# Converted code reaches staged calls the way it reaches every staged operator: by name.
+register_operator_hook("converted_call", traced_call)
+register_operator_hook("construct", made_in_trace)
