@@ -22,6 +22,11 @@ _PUBLIC = {
     "Variable": "autostage.runtime.state",
     "StagedFunction": "autostage.runtime.function",
     "RetracingWarning": "autostage.runtime.function",
+    "grad": "autostage.gradients",
+    "value_and_grad": "autostage.gradients",
+    "GradientTape": "autostage.runtime.autodiff",
+    "stop_gradient": "autostage.runtime.autodiff",
+    "custom_gradient": "autostage.runtime.autodiff",
 }
 
 __all__ = sorted(_PUBLIC)

@@ -56,6 +56,19 @@ PURE = Effects()
 STATE = Effects(reads_state=True, writes_state=True)
 # What an op whose effects cannot be known is assumed to do: everything.
 UNKNOWN = Effects(True, True, True, True, True)
+# A VJP rule: given the op and the cotangents of its results (None where a result has none), it
+# emits ops into the current trace and returns the cotangents of its operands (None where an
+# operand gets none), or, for ops with regions, a dict from each value it reads (operands and
+# values its regions capture) to its cotangent. runtime/autodiff/ explains the protocol.
+VjpRule = Callable[["ir.Op", tuple], "Sequence | dict"]
+
+
+def NO_GRADIENT(op: ir.Op, cotangents: tuple) -> tuple:  # noqa: N802 - a named constant
+    """The ``vjp`` of ops whose results do not change smoothly with their operands (comparisons,
+    rounding, integer results, random draws): no operand gets a cotangent."""
+    return (None,) * len(op.operands)
+
+
 # Effects that depend on the op itself (a ``call``: its callee), given the module when known.
 EffectsRule = Callable[["ir.Op", "ir.Module | None"], Effects]
 
@@ -84,6 +97,10 @@ class OpDef:
         on the op; None (the default): element-wise ops fail only where their operands may not
         broadcast (effects.may_fail), every other op may fail. DCE keeps an unused op that may
         fail, since Python would raise there.
+      vjp: the op's reverse-mode derivative (``VjpRule``), written with ops that have VJPs
+        themselves (so gradients of gradients work); ``NO_GRADIENT`` for ops whose results are
+        piecewise constant in their operands; None: not differentiable yet (a clear error when a
+        gradient needs it).
       exemptions: rules this op deliberately lacks (``"evaluate"``, a target name), each with
         the reason; the op-rules test accepts nothing else missing.
     """
@@ -102,6 +119,7 @@ class OpDef:
     elementwise: bool = False
     fusible_reduction: bool = False
     may_fail: bool | Callable[[ir.Op], bool] | None = None
+    vjp: VjpRule | None = None
     exemptions: dict[str, str] = field(default_factory=dict)
 
     @property

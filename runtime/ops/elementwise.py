@@ -121,3 +121,44 @@ op_registry.register(
     "cast", _infer_cast, _evaluate_cast,
     doc="attrs: dtype (np.dtype); x.astype(dtype) (unsafe casting, as astype)", elementwise=True,
     fresh_results=True)
+
+
+# -- reverse-mode derivatives (runtime/autodiff): cotangent of each operand given the result's ---
+def _unary_vjp(derivative):
+    """A VJP ``ct * derivative(x, y)`` for a unary op with operand x and result y."""
+    def vjp(op, cts: tuple) -> tuple:
+        from autostage.runtime.autodiff import build
+        return (build.mul(cts[0], derivative(op.operands[0], op.results[0])),)
+    return vjp
+
+
+def _vjp_rules() -> dict:
+    from autostage.runtime.autodiff import build as b
+    one = lambda v: b.constant(1, v.type.dtype)  # noqa: E731
+    unary = {
+        "exp": lambda x, y: y,
+        "log": lambda x, y: b.div(one(x), x),
+        "tanh": lambda x, y: b.sub(one(y), b.mul(y, y)),
+        "sin": lambda x, y: b.op1("cos", x),
+        "cos": lambda x, y: b.neg(b.op1("sin", x)),
+        "sqrt": lambda x, y: b.div(b.constant(0.5, y.type.dtype), y),
+        "square": lambda x, y: b.scale(x, 2),
+    }
+    rules = {name: _unary_vjp(d) for name, d in unary.items()}
+    rules.update({
+        "negative": lambda op, cts: (b.neg(cts[0]),),
+        "positive": lambda op, cts: (cts[0],),
+        "add": lambda op, cts: (cts[0], cts[0]),
+        "subtract": lambda op, cts: (cts[0], b.neg(cts[0])),
+        "multiply": lambda op, cts: (b.mul(cts[0], op.operands[1]),
+                                     b.mul(cts[0], op.operands[0])),
+        "true_divide": lambda op, cts: (
+            b.div(cts[0], op.operands[1]),
+            b.neg(b.div(b.mul(cts[0], op.results[0]), op.operands[1]))),
+        "cast": lambda op, cts: (cts[0],),
+    })
+    return rules
+
+
+for _name, _vjp in _vjp_rules().items():
+    op_registry.lookup(_name).vjp = _vjp

@@ -119,3 +119,33 @@ op_registry.register(
     "einsum", _infer_einsum,
     lambda op, v, run: (np.asarray(np.einsum(op.attrs["subscripts"], *v)),),
     doc="attrs: subscripts (str with explicit '->'); np.einsum over the operands")
+
+
+def _swap(v):
+    from autostage.runtime.autodiff import build
+    n = v.type.ndim
+    return build.op1("transpose", v, axes=(*range(n - 2), n - 1, n - 2))
+
+
+def _vjp_matmul(op, cts: tuple) -> tuple:
+    """Through ``a @ b`` with 1-d operands made 2-d (and the cotangent with them): ct @ b.T and
+    a.T @ ct, summed over broadcast batch axes and reshaped back."""
+    from autostage.runtime.autodiff import build
+    a, b = op.operands
+    ct = cts[0]
+    a2 = build.op1("expand_dims", a, axis=(0,)) if a.type.ndim == 1 else a
+    b2 = build.op1("expand_dims", b, axis=(1,)) if b.type.ndim == 1 else b
+    if a.type.ndim == 1:
+        ct = build.op1("expand_dims", ct, axis=(ct.type.ndim - (b.type.ndim != 1),))
+    if b.type.ndim == 1:
+        ct = build.op1("expand_dims", ct, axis=(ct.type.ndim,))
+    ct_a = build.op1("matmul", ct, _swap(b2))
+    ct_b = build.op1("matmul", _swap(a2), ct)
+    if a.type.ndim == 1:
+        ct_a = build.op1("squeeze", ct_a, axis=(ct_a.type.ndim - 2,))
+    if b.type.ndim == 1:
+        ct_b = build.op1("squeeze", ct_b, axis=(ct_b.type.ndim - 1,))
+    return (ct_a, ct_b)
+
+
+op_registry.lookup("matmul").vjp = _vjp_matmul

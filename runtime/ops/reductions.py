@@ -56,3 +56,51 @@ for _name, _extra in REDUCTIONS.items():
         _name, _infer, _evaluate,
         doc=f"np.{_name}(x, {_attrs}); attrs: {_attrs} (axis: None or a tuple of ints; one int "
             "or None for argmax/argmin)", fusible_reduction=_name in FUSIBLE, fresh_results=True)
+
+
+def _infer_sum_to(operand_types: tuple, attrs: dict) -> tuple:
+    ct, like = operand_types
+    if ct.ndim != like.ndim:
+        raise TypeError(f"sum_to needs operands of one rank, got {ct} and {like}")
+    return (TensorType(ct.dtype, like.shape),)
+
+
+def _evaluate_sum_to(op, values: tuple, run) -> tuple:
+    ct, like = values
+    axes = tuple(i for i, (c, n) in enumerate(zip(ct.shape, like.shape, strict=True))
+                 if n == 1 and c != 1)
+    return (np.asarray(np.sum(ct, axis=axes, keepdims=True) if axes else ct),)
+
+
+op_registry.register(
+    "sum_to", _infer_sum_to, _evaluate_sum_to, may_fail=False,
+    doc="operands ct, like (one rank): ct summed over the axes where like has size 1 and ct "
+        "does not, so it has like's shape (the adjoint of broadcasting; autodiff emits it)")
+
+
+def _restore_axes(ct, x, op):
+    """``ct`` (a reduction's cotangent) with the reduced axes back, size 1, if not kept."""
+    from autostage.runtime.autodiff import build
+    axis = op.attrs["axis"]
+    if op.attrs["keepdims"] or x.type.ndim == 0:
+        return ct
+    axes = tuple(range(x.type.ndim)) if axis is None else axis
+    return build.op1("expand_dims", ct, axis=tuple(axes))
+
+
+def _vjp_sum(op, cts: tuple) -> tuple:
+    from autostage.runtime.autodiff import build
+    x = op.operands[0]
+    ct = _restore_axes(cts[0], x, op)
+    return (build.add(ct, build.zeros_like(x)),)  # broadcast back to x's shape
+
+
+op_registry.lookup("sum").vjp = _vjp_sum
+op_registry.lookup("sum_to").vjp = lambda op, cts: _broadcast_back(op, cts)
+for _name in ("argmax", "argmin", "any", "all"):
+    op_registry.lookup(_name).vjp = op_registry.NO_GRADIENT
+
+
+def _broadcast_back(op, cts: tuple) -> tuple:
+    from autostage.runtime.autodiff import build
+    return (build.add(cts[0], build.zeros_like(op.operands[0])), None)

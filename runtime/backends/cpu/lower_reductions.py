@@ -14,6 +14,8 @@ max/min/arg*, and for sums along a non-contiguous axis, which NumPy also adds in
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu import lower_support as s
@@ -234,3 +236,25 @@ def emit_reduction(op: ir.Op, em: Emitter, axes: tuple[int, ...], keepdims: bool
 
 for _name in REDUCERS:
     lowering(_name)(lower_reduction)
+
+
+@lowering("sum_to")
+def lower_sum_to(op: ir.Op, em: Emitter) -> None:
+    """One pass over ``ct`` adding each element into the ``like``-shaped result, at index 0 on
+    the axes where ``like`` has size 1; equal shapes (the common case) take ``ct`` as it is."""
+    ct, like = op.operands
+    out, name = em.name(op.results[0]), em.name(ct)
+    sizes, have = s.dims(em, like), s.dims(em, ct)
+    em.line(f"if {name}.shape == {em.name(like)}.shape:")
+    with em.block():
+        em.line(f"{out} = np.ascontiguousarray({name})")
+    em.line("else:")
+    with em.block():
+        em.line(f"{out} = np.zeros({s.shape_tuple(sizes)}, {np_dtype(op.results[0].type.dtype)})")
+        indices = [em.fresh("i") for _ in sizes]
+        target = [f"{i} * ({size} != 1)" for i, size in zip(indices, sizes, strict=True)]
+        with contextlib.ExitStack() as loops:
+            for index, size in zip(indices, have, strict=True):
+                em.line(f"for {index} in range({size}):")
+                loops.enter_context(em.block())
+            em.line(f"{s.index_expr(out, target)} += {s.index_expr(name, indices)}")

@@ -199,3 +199,12 @@ def lower_copy(op: ir.Op, em: Emitter) -> None:
     x = op.operands[0]
     copy = em.name(x) if x.type.ndim == 0 else f"{em.name(x)}.copy()"
     em.line(f"{em.name(op.results[0])} = {copy}")
+
+
+def _lower_identity(op: ir.Op, em: Emitter) -> None:
+    em.line(f"{em.name(op.results[0])} = {em.name(op.operands[0])}")
+
+
+# Markers for gradients only (ops/gradients.py): the value itself at run time.
+lowering("stop_gradient")(_lower_identity)
+lowering("custom_gradient")(_lower_identity)

@@ -1,0 +1,121 @@
+"""``autostage.grad`` and ``autostage.value_and_grad``: gradients of converted functions.
+
+Both return a staged function (trace cache, targets and call conventions of ``convert``) whose
+trace runs ``f`` under a ``GradientTape`` watching the chosen arguments and returns the gradient,
+so the forward and backward programs compile together. Differentiated arguments that are Python
+floats are passed as float64 arrays (a Python number would be a trace-time constant).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from autostage import api
+
+
+class GradientFunction:
+    """What ``grad``/``value_and_grad`` return: calls a ``StagedFunction`` that computes the
+    value and gradients; ``ir``, ``get_concrete_function`` and the rest are the staged one's."""
+
+    def __init__(self, staged: Any, argnums: tuple[int, ...]):
+        self._staged, self._argnums = staged, argnums
+        self.__name__ = staged.__name__
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._staged(*_as_arrays(args, self._argnums), **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._staged, name)
+
+    def __repr__(self) -> str:
+        return f"<GradientFunction {self.__name__} argnums={self._argnums}>"
+
+
+def value_and_grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False
+                   ) -> GradientFunction:
+    """``f``'s value and its gradient with respect to the arguments ``argnums``.
+
+    ``f`` (plain or already converted) must return a float scalar, or ``(scalar, aux)`` with
+    ``has_aux``. The result is ``(value, grads)`` (``((value, aux), grads)`` with ``has_aux``),
+    where ``grads`` has the structure of the chosen argument (pytrees of arrays allowed), or is a
+    tuple of them when ``argnums`` is a sequence. Example::
+
+        loss_and_grads = autostage.value_and_grad(loss, argnums=(0, 1))
+        value, (dw, db) = loss_and_grads(w, b, x, y)
+    """
+    return _transform(f, argnums, has_aux, with_value=True)
+
+
+def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False
+         ) -> GradientFunction:
+    """The gradient of ``f`` with respect to the arguments ``argnums`` (``value_and_grad``
+    without the value; with ``has_aux``, ``(grads, aux)``)."""
+    return _transform(f, argnums, has_aux, with_value=False)
+
+
+def _transform(f: Callable, argnums: int | Sequence[int], has_aux: bool,
+               with_value: bool) -> GradientFunction:
+    from autostage.runtime.autodiff import GradientTape
+    from autostage.runtime.function import StagedFunction
+
+    staged = f if isinstance(f, StagedFunction | GradientFunction) else api.convert(f)
+    single = isinstance(argnums, int)
+    nums = (argnums,) if single else tuple(argnums)
+    original = inspect.unwrap(f.python_function if isinstance(f, StagedFunction) else f)
+
+    def differentiated(*args: Any, **kwargs: Any) -> Any:
+        with GradientTape() as tape:
+            for i in nums:
+                tape.watch(args[i])
+            out = staged(*args, **kwargs)
+        value, aux = out if has_aux else (out, None)
+        _check_scalar(value, original)
+        found = tape.gradient(value, [args[i] for i in nums])
+        grads = tuple(_zeros_where_none(g, args[i]) for g, i in zip(found, nums, strict=True))
+        grads = grads[0] if single else grads
+        result = (value, grads) if with_value else grads
+        if has_aux:
+            return ((value, aux), grads) if with_value else (grads, aux)
+        return result
+
+    differentiated.__signature__ = inspect.signature(original)
+    kind = "value_and_grad" if with_value else "grad"
+    differentiated.__name__ = differentiated.__qualname__ = f"{kind}_{original.__name__}"
+    target = getattr(staged, "target", "cpu")
+    return GradientFunction(StagedFunction(differentiated, target=target), nums)
+
+
+def _check_scalar(value: Any, f: Callable) -> None:
+    shape = np.shape(value) if not hasattr(value, "type") else value.type.shape
+    dtype = np.asarray(value).dtype if not hasattr(value, "type") else value.type.dtype
+    if shape != () or dtype.kind != "f":
+        raise TypeError(f"autostage.grad of {f.__qualname__}: the function must return a float "
+                        f"scalar (or (scalar, aux) with has_aux=True), got {dtype}{list(shape)}")
+
+
+def _zeros_where_none(gradient: Any, argument: Any) -> Any:
+    """JAX's convention: an argument the value does not depend on has a zero gradient."""
+    from autostage.runtime import pytree
+
+    found = pytree.flatten(gradient)[0]  # None is a leaf: one per leaf of the argument
+    leaves, treedef = pytree.flatten(argument)
+    return pytree.unflatten(treedef, [np.zeros_like(a) if g is None else g
+                                      for g, a in zip(found, leaves, strict=True)])
+
+
+def _as_arrays(args: tuple, argnums: tuple[int, ...]) -> tuple:
+    """Differentiated Python floats as float64 arrays (staged, not trace-time constants)."""
+    out = list(args)
+    for i in argnums:
+        if i >= len(out):
+            raise TypeError(f"argnums {i} is out of range for {len(out)} positional arguments")
+        if isinstance(out[i], float):
+            out[i] = np.float64(out[i])
+        elif isinstance(out[i], int | bool):
+            raise TypeError(f"grad needs float arguments to differentiate, but argument {i} is "
+                            f"the {type(out[i]).__name__} {out[i]!r}; pass a float")
+    return tuple(out)

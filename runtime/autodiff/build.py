@@ -1,0 +1,119 @@
+"""Small builders that VJP rules use to emit ops into the current trace, on ``ir.Value``s.
+
+VJP rules run while a gradient is traced, below the ``Tensor`` layer, so they build the backward
+program op by op. Each builder emits one op (or none, when the result is known) at the location of
+the forward op being differentiated (``at``), so an error in the backward pass points at the
+user's line. Cotangents have their primal's dtype: the builders cast where NumPy would promote.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import numpy as np
+from autostage.runtime import ir, tracing
+from autostage.runtime.types import TensorType
+
+_location: list[ir.Location | None] = [None]
+
+
+@contextlib.contextmanager
+def at(loc: ir.Location | None) -> Iterator[None]:
+    """Ops built inside the block carry ``loc`` (the forward op's line)."""
+    previous, _location[0] = _location[0], loc
+    try:
+        yield
+    finally:
+        _location[0] = previous
+
+
+def emit(name: str, operands: list[ir.Value] | tuple, attrs: dict | None = None,
+         regions: tuple = ()) -> tuple[ir.Value, ...]:
+    return tracing.emit(name, list(operands), attrs, regions, loc=_location[0])
+
+
+def op1(name: str, *operands: ir.Value, **attrs: object) -> ir.Value:
+    """The single result of op ``name`` on ``operands``."""
+    return emit(name, operands, attrs)[0]
+
+
+def constant(value: object, dtype: np.dtype) -> ir.Value:
+    return op1("constant", value=np.asarray(value, dtype=dtype))
+
+
+def cast(x: ir.Value, dtype: np.dtype) -> ir.Value:
+    return x if x.type.dtype == dtype else op1("cast", x, dtype=np.dtype(dtype))
+
+
+def like(x: ir.Value, primal: ir.Value) -> ir.Value:
+    """``x`` with ``primal``'s dtype and shape (summed over the axes it was broadcast along)."""
+    return sum_to(cast(x, primal.type.dtype), primal)
+
+
+def full_like(x: ir.Value, fill: float) -> ir.Value:
+    return op1("full_like", x, constant(fill, x.type.dtype), dtype=x.type.dtype)
+
+
+def zeros_like(x: ir.Value) -> ir.Value:
+    return full_like(x, 0)
+
+
+def add(a: ir.Value, b: ir.Value) -> ir.Value:
+    return op1("add", a, b)
+
+
+def sub(a: ir.Value, b: ir.Value) -> ir.Value:
+    return op1("subtract", a, b)
+
+
+def mul(a: ir.Value, b: ir.Value) -> ir.Value:
+    return op1("multiply", a, b)
+
+
+def div(a: ir.Value, b: ir.Value) -> ir.Value:
+    return op1("true_divide", a, b)
+
+
+def neg(a: ir.Value) -> ir.Value:
+    return op1("negative", a)
+
+
+def scale(a: ir.Value, factor: float) -> ir.Value:
+    """``a * factor`` in ``a``'s dtype."""
+    return mul(a, constant(factor, a.type.dtype))
+
+
+def sum_to(ct: ir.Value, primal: ir.Value) -> ir.Value:
+    """``ct`` summed over the axes along which ``primal`` was broadcast to ``ct``'s shape.
+
+    Static shapes decide it where they can; an unknown dimension that may be 1 at run time
+    needs the ``sum_to`` op, which tests it then.
+    """
+    have, want = ct.type.shape, primal.type.shape
+    if have == want and (None not in want or _summed_to(ct, primal)):
+        return ct
+    if not want:
+        return ct if not have else op1("sum", ct, axis=None, keepdims=False, dtype=None)
+    lead = len(have) - len(want)
+    if lead > 0:
+        ct = op1("sum", ct, axis=tuple(range(lead)), keepdims=False, dtype=None)
+        have = ct.type.shape
+    ones = tuple(i for i, (h, w) in enumerate(zip(have, want, strict=True)) if w == 1 and h != 1)
+    if ones:
+        ct = op1("sum", ct, axis=ones, keepdims=True, dtype=None)
+        have = ct.type.shape
+    if all(w is not None or h == 1 for h, w in zip(have, want, strict=True)):
+        return ct
+    return op1("sum_to", ct, primal)
+
+
+def _summed_to(ct: ir.Value, primal: ir.Value) -> bool:
+    producer = ct.producer
+    return isinstance(producer, ir.Op) and producer.name == "sum_to" and (
+        producer.operands[1] is primal)
+
+
+def is_differentiable(value: ir.Value) -> bool:
+    """Whether ``value`` can carry a gradient: a real floating-point tensor."""
+    return isinstance(value.type, TensorType) and value.type.dtype.kind == "f"

@@ -1,0 +1,203 @@
+"""VJP rules of the ops with regions: ``cond``, ``while`` and ``call``.
+
+The values computed inside a region are not visible after it, so the backward pass *replays* a
+region (copies its ops into the backward program) and differentiates the copy:
+
+* ``cond``: a backward ``cond`` on the same predicate; each branch replays its forward branch and
+  yields the cotangents of the values the branches read.
+* ``while``: the forward loop is changed, when a gradient first needs it, to push its carried
+  values onto one stack (a tensor list) per value at the start of each iteration; the backward
+  loop runs the iterations in reverse, replaying the body from the saved values. Memory is
+  O(iterations x carried size); data-dependent trip counts need nothing else.
+* ``call``: the callee's body replayed inline.
+
+A replay must compute what the forward pass computed: regions that draw random numbers or assign
+Variables cannot be replayed (a clear error); prints, asserts and raises are not replayed (they
+ran in the forward pass).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from autostage.runtime import ir, op_registry, tracing
+from autostage.runtime.autodiff import build
+from autostage.runtime.autodiff.backprop import (
+    GradientError,
+    accumulate,
+    active_values,
+    backprop,
+    captured,
+    carries_gradient,
+    is_active,
+)
+from autostage.runtime.types import ListType, scalar
+
+INDEX = scalar(np.int64)
+
+# Ops a replay leaves out: they have no results and already ran in the forward pass.
+_NOT_REPLAYED = frozenset(("print", "assert", "raise", "raise_if"))
+# Ops whose replay would not compute what the forward pass did.
+_NOT_REPLAYABLE = {
+    "random_draw": "draws random numbers (draw them before the loop or branch)",
+    "var_assign": "assigns a Variable", "var_assign_add": "assigns a Variable",
+}
+
+
+def replay(region: ir.Region, args: Sequence[ir.Value]) -> tuple[list[ir.Op], dict]:
+    """Copies ``region``'s ops into the current region with its arguments bound to ``args``;
+    returns the copies and the map from the region's values to theirs."""
+    copies: dict[ir.Value, ir.Value] = dict(zip(region.args, args, strict=True))
+    target = tracing.current().region
+    ops = []
+    for op in region.ops:
+        if op.name in _NOT_REPLAYED:
+            continue
+        _check_replayable(op)
+        ops.append(target.append(ir.copy_op(op, copies)))
+    return ops, copies
+
+
+def _check_replayable(op: ir.Op) -> None:
+    for inner in (op, *(o for r in op.regions for o in r.walk())):
+        reason = _NOT_REPLAYABLE.get(inner.name)
+        if reason is not None:
+            where = f" (at {inner.loc})" if inner.loc is not None else ""
+            raise GradientError(
+                f"autostage cannot differentiate through a staged loop, branch or call that "
+                f"{reason}{where}")
+
+
+def differentiate_region(region: ir.Region, args: Sequence[ir.Value],
+                         seeds: Sequence[tuple[ir.Value, ir.Value | None]],
+                         wanted: Sequence[ir.Value]) -> list[ir.Value]:
+    """Replays ``region`` on ``args`` and returns the cotangents of ``wanted`` (zeros where
+    none), given cotangents ``seeds`` of (region result, cotangent) pairs."""
+    ops, copies = replay(region, args)
+    sources = {v for v in (*args, *wanted) if is_active(v) or v in args}
+    active = active_values(ops, sources)
+    cotangents: dict[ir.Value, ir.Value] = {}
+    for result, ct in seeds:
+        value = copies.get(result, result)
+        if ct is not None and value in active:
+            accumulate(cotangents, value, ct)
+    backprop(ops, cotangents, active)
+    return [cotangents[v] if v in cotangents else build.zeros_like(v) for v in wanted]
+
+
+def _free(op: ir.Op) -> list[ir.Value]:
+    """The active values ``op``'s regions capture that may take a gradient."""
+    return [v for v in captured(op) if is_active(v) and carries_gradient(v)]
+
+
+def cond_vjp(op: ir.Op, cotangents: tuple) -> dict:
+    pred, *passed = op.operands
+    frees = [*(v for v in passed if is_active(v)), *_free(op)]
+    _tensors_only(op, frees)
+    branches = []
+    for region in op.regions:
+        with tracing.region() as backward:
+            seeds = list(zip(region.results, cotangents, strict=True))
+            backward.results = tuple(differentiate_region(region, passed, seeds, frees))
+        branches.append(backward)
+    results = build.emit("cond", [pred], {"result_types": tuple(v.type for v in frees)},
+                         tuple(branches))
+    return dict(zip(frees, results, strict=True))
+
+
+def while_vjp(op: ir.Op, cotangents: tuple) -> dict:
+    carried = op.results
+    _tensors_only(op, carried)
+    stacks = _saved_inputs(op)
+    frees = _free(op)
+    _tensors_only(op, frees)
+    initial = [ct if ct is not None else build.zeros_like(r) for r, ct in zip(
+        carried, cotangents, strict=True)]
+    zeros = [build.zeros_like(v) for v in frees]
+    last = build.sub(build.op1("list_length", stacks[0]), build.constant(1, INDEX.dtype))
+    types = (INDEX, *(v.type for v in carried), *(v.type for v in frees))
+    with tracing.region(types) as cond:
+        cond.results = (build.op1("greater_equal", cond.args[0], build.constant(0, INDEX.dtype)),)
+    with tracing.region(types) as body:
+        i, *rest = body.args
+        carried_cts, free_cts = rest[:len(carried)], rest[len(carried):]
+        inputs = [build.op1("list_get", stack, i) for stack in stacks]
+        forward_body = op.regions[1]
+        seeds = list(zip(forward_body.results, carried_cts, strict=True))
+        found = differentiate_region(forward_body, inputs, seeds, [*inputs, *frees])
+        new_carried = [ct if carries_gradient(x) else z for ct, x, z in zip(
+            found[:len(carried)], inputs, carried_cts, strict=True)]
+        new_free = [build.add(total, ct) for total, ct in zip(
+            free_cts, found[len(carried):], strict=True)]
+        body.results = (build.sub(i, build.constant(1, INDEX.dtype)), *new_carried, *new_free)
+    results = build.emit("while", [last, *initial, *zeros], {"carried_types": types},
+                         (cond, body))
+    found = dict(zip(op.operands[:len(carried)], results[1:1 + len(carried)], strict=True))
+    found.update(zip(frees, results[1 + len(carried):], strict=True))
+    return found
+
+
+def _saved_inputs(op: ir.Op) -> tuple[ir.Value, ...]:
+    """The stacks of ``op``'s carried values at the start of each iteration: the loop is
+    rebuilt (in place, keeping its result values) to push them, once."""
+    n = len(op.operands) - op.attrs.get("saved_inputs", 0)
+    if op.attrs.get("saved_inputs"):
+        return op.results[n:]
+    region = op.results[0].region
+    at = region.ops.index(op)
+    with tracing.reopen(region):
+        mark = len(region.ops)
+        stacks = [build.op1("list_new", element=v.type) for v in op.results]
+        news = region.ops[mark:]
+        del region.ops[mark:]
+    region.ops[at:at] = news
+    cond, body = op.regions
+    types = (*(v.type for v in op.results), *(s.type for s in stacks))
+    with tracing.region(types) as new_cond:
+        _, copies = replay_all(cond, new_cond.args[:n])
+        new_cond.results = tuple(copies.get(v, v) for v in cond.results)
+    with tracing.region(types) as new_body:
+        pushed = [build.op1("list_append", s, x) for s, x in zip(
+            new_body.args[n:], new_body.args[:n], strict=True)]
+        _, copies = replay_all(body, new_body.args[:n])
+        new_body.results = (*(copies.get(v, v) for v in body.results), *pushed)
+    op.operands = (*op.operands, *stacks)
+    op.regions = (new_cond, new_body)
+    op.attrs = {**op.attrs, "carried_types": types, "saved_inputs": n}
+    extra = tuple(ir.Value(s.type, op, n + k) for k, s in enumerate(stacks))
+    for value in extra:
+        value.region = region
+    op.results = (*op.results, *extra)
+    return extra
+
+
+def replay_all(region: ir.Region, args: Sequence[ir.Value]) -> tuple[list[ir.Op], dict]:
+    """Like ``replay``, but keeps every op: the forward loop rebuilt must still print."""
+    copies: dict[ir.Value, ir.Value] = dict(zip(region.args, args, strict=True))
+    target = tracing.current().region
+    return [target.append(ir.copy_op(op, copies)) for op in region.ops], copies
+
+
+def call_vjp(op: ir.Op, cotangents: tuple) -> dict:
+    callee = tracing.current().module.functions[op.attrs["callee"]]
+    active = [v for v in op.operands if is_active(v)]
+    seeds = list(zip(callee.body.results, cotangents, strict=True))
+    body_args = list(op.operands)
+    found = differentiate_region(callee.body, body_args, seeds, active)
+    return dict(zip(active, found, strict=True))
+
+
+def _tensors_only(op: ir.Op, values: Sequence[ir.Value]) -> None:
+    for v in values:
+        if isinstance(v.type, ListType) and carries_gradient(v):
+            where = f" (at {op.loc})" if op.loc is not None else ""
+            raise GradientError(f"autostage cannot differentiate yet a list of arrays carried "
+                                f"through a staged loop or branch{where}; stack it into an "
+                                "array (np.stack) inside the loop, or keep the list outside "
+                                "the gradient")
+
+
+op_registry.lookup("cond").vjp = cond_vjp
+op_registry.lookup("while").vjp = while_vjp
+op_registry.lookup("call").vjp = call_vjp

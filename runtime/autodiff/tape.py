@@ -1,0 +1,175 @@
+"""``GradientTape``, ``stop_gradient`` and ``custom_gradient``: gradients inside staged code.
+
+A tape records nothing itself: the trace is the record. Entering the tape notes where the
+current region stands; ``tape.gradient(target, sources)`` differentiates the ops traced since
+then (up to the end of the ``with`` block) with ``backprop.gradients``, emitting the backward
+program into the trace. Tapes nest: the ops an inner tape's ``gradient`` emits lie inside the
+outer tape's stretch, so the outer tape differentiates them too (higher derivatives).
+Trainable Variables read inside the tape are watched automatically; tensors must be watched.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from typing import Any
+
+from autostage.runtime import ir, op_registry, pytree, tracing
+from autostage.runtime.autodiff import build
+from autostage.runtime.autodiff.backprop import GradientError, gradients
+from autostage.runtime.ops import gradients as _gradient_ops  # noqa: F401 - the marker ops
+from autostage.runtime.state import Variable
+from autostage.runtime.tensor import Tensor, as_tensor
+
+_OUTSIDE = ("autostage.GradientTape works inside staged code: decorate the function that uses "
+            "it with @autostage.convert, or differentiate a function with autostage.grad / "
+            "autostage.value_and_grad")
+
+
+class GradientTape:
+    """Records the staged ops run inside ``with GradientTape() as tape:`` for ``tape.gradient``.
+
+    Example (inside an ``@autostage.convert`` function)::
+
+        with autostage.GradientTape() as tape:
+            tape.watch(x)
+            y = np.sum(np.tanh(x) ** 2)
+        dy_dx = tape.gradient(y, x)
+
+    ``persistent=True`` allows more than one ``gradient`` call. Gradients of sources the target
+    does not depend on are None.
+    """
+
+    def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True):
+        self.persistent = persistent
+        self.watch_accessed_variables = watch_accessed_variables
+        self._region: ir.Region | None = None
+        self._start = self._end = 0
+        self._watched: set[ir.Value] = set()
+        self._used = False
+
+    def __enter__(self) -> GradientTape:
+        trace = tracing.current()
+        if trace is None:
+            raise GradientError(_OUTSIDE)
+        self._region, self._start, self._end = trace.region, len(trace.region.ops), None
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._region is not None:
+            self._end = len(self._region.ops)
+
+    def watch(self, tensor: Any) -> None:
+        """Marks the staged tensors in ``tensor`` (a pytree) as sources of gradients."""
+        for leaf in pytree.flatten(tensor)[0]:
+            if isinstance(leaf, Tensor):
+                self._watched.add(leaf.value)
+            elif not isinstance(leaf, Variable):
+                raise GradientError(
+                    f"tape.watch needs staged arrays (the function's array arguments or values "
+                    f"computed from them), got a constant {type(leaf).__name__}: pass it as an "
+                    "argument of the staged function to differentiate with respect to it")
+
+    def gradient(self, target: Any, sources: Any, output_gradients: Any = None) -> Any:
+        """d target / d source for each source in ``sources`` (a pytree of tensors and
+        Variables), with the structure of ``sources``; None where ``target`` does not depend on
+        a source. ``target`` may be a pytree of tensors (their gradients add up);
+        ``output_gradients`` weights each one (default: ones)."""
+        if self._region is None or tracing.current() is None:
+            raise GradientError(_OUTSIDE)
+        if self._used and not self.persistent:
+            raise GradientError("a non-persistent GradientTape can compute one set of gradients; "
+                                "use GradientTape(persistent=True) for more")
+        self._used = True
+        if tracing.current().region is not self._region:
+            raise GradientError("tape.gradient must be called in the same staged branch or loop "
+                                "body as the `with GradientTape()` block that recorded")
+        ops = self._region.ops[self._start:self._end]
+        leaves, treedef = pytree.flatten(sources)
+        values = [self._source(leaf, ops) for leaf in leaves]
+        targets = [as_tensor(t).value for t in pytree.flatten(target)[0]]
+        weights = pytree.flatten(output_gradients)[0] if output_gradients is not None else None
+        totals: list[ir.Value | None] = [None] * len(values)
+        for k, y in enumerate(targets):
+            seed = build.full_like(y, 1) if weights is None else as_tensor(weights[k]).value
+            found = gradients(ops, y, seed, [v for group in values for v in group])
+            totals = _add_groups(totals, _regroup(found, values))
+        return pytree.unflatten(treedef, [None if t is None else Tensor(t) for t in totals])
+
+    def _source(self, leaf: Any, ops: list[ir.Op]) -> list[ir.Value]:
+        """The values standing for source ``leaf``: the tensor, or each read of a Variable."""
+        if isinstance(leaf, Variable):
+            if not self.watch_accessed_variables:
+                return []
+            return [op.results[0] for op in ops
+                    if op.name == "var_read" and op.attrs["var"] is leaf]
+        if isinstance(leaf, Tensor):
+            return [leaf.value] if leaf.value in self._watched else []
+        raise GradientError(f"tape.gradient sources must be staged arrays or Variables, got "
+                            f"{type(leaf).__name__}")
+
+
+def _regroup(found: list, groups: list[list]) -> list[ir.Value | None]:
+    """One cotangent per source: the sum over the values standing for it."""
+    out, it = [], iter(found)
+    for group in groups:
+        total = None
+        for ct in (next(it) for _ in group):
+            if ct is not None:
+                total = ct if total is None else build.add(total, ct)
+        out.append(total)
+    return out
+
+
+def _add_groups(a: list, b: list) -> list:
+    return [y if x is None else x if y is None else build.add(x, y) for x, y in zip(
+        a, b, strict=True)]
+
+
+def stop_gradient(x: Any) -> Any:
+    """``x`` unchanged, but no gradient flows through it (a constant to every tape)."""
+    leaves, treedef = pytree.flatten(x)
+    return pytree.unflatten(treedef, [
+        Tensor(build.emit("stop_gradient", [leaf.value])[0]) if isinstance(leaf, Tensor)
+        else leaf for leaf in leaves])
+
+
+# The backward functions of ``custom_gradient`` results, by the op's ``rule`` attr (copies of the
+# op in replayed regions keep it); dropped with the trace that made them.
+_custom_rules: dict[int, tuple[Any, int]] = {}
+_rule_ids = itertools.count()
+
+
+def custom_gradient(f: Any) -> Any:
+    """Decorator: ``f`` returns ``(y, grad_fn)``; gradients through ``y`` are ``grad_fn(dy)``
+    (one cotangent per array argument of ``f``, in order) instead of ``f``'s own derivative.
+
+    Outside a trace (NumPy values) the decorated function returns ``y``.
+    """
+    def wrapper(*args: Any) -> Any:
+        y, grad_fn = f(*args)
+        if tracing.current() is None or not isinstance(y, Tensor):
+            return y
+        inputs = [a for a in args if isinstance(a, Tensor)]
+        rule = next(_rule_ids)
+        _custom_rules[rule] = (grad_fn, len(inputs))
+        weakref.finalize(tracing.current(), _custom_rules.pop, rule, None)
+        (marked,) = build.emit("custom_gradient", [y.value, *(a.value for a in inputs)],
+                               {"rule": rule})
+        return Tensor(marked)
+
+    wrapper.__wrapped__ = f
+    return wrapper
+
+
+def _custom_vjp(op: ir.Op, cotangents: tuple) -> tuple:
+    grad_fn, count = _custom_rules[op.attrs["rule"]]
+    found = grad_fn(Tensor(cotangents[0]))
+    found = found if isinstance(found, tuple | list) else (found,)
+    if len(found) != count:
+        raise GradientError(f"the grad_fn of a custom_gradient returned {len(found)} gradients "
+                            f"for {count} array arguments")
+    return (None, *(None if g is None else as_tensor(g).value for g in found))
+
+
+op_registry.lookup("custom_gradient").vjp = _custom_vjp
