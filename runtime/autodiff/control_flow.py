@@ -123,9 +123,11 @@ def while_vjp(op: ir.Op, cotangents: tuple) -> dict:
         i, *rest = body.args
         carried_cts, free_cts = rest[:len(carried)], rest[len(carried):]
         inputs = [build.op1("list_get", stack, i) for stack in stacks]
-        forward_body = op.regions[1]
-        seeds = list(zip(forward_body.results, carried_cts, strict=True))
-        found = differentiate_region(forward_body, inputs, seeds, [*inputs, *frees])
+        # The loop's body as rebuilt: it also pushes onto the stacks (dead in the replay).
+        body_results = op.regions[1].results[:len(carried)]
+        seeds = list(zip(body_results, carried_cts, strict=True))
+        found = differentiate_region(op.regions[1], [*inputs, *stacks], seeds,
+                                     [*inputs, *frees])
         new_carried = [ct if carries_gradient(x) else z for ct, x, z in zip(
             found[:len(carried)], inputs, carried_cts, strict=True)]
         new_free = [build.add(total, ct) for total, ct in zip(

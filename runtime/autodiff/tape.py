@@ -40,6 +40,8 @@ class GradientTape:
     does not depend on are None.
     """
 
+    never_swallows_exceptions = True  # a staged ``with`` around it is fine (try_regions)
+
     def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True):
         self.persistent = persistent
         self.watch_accessed_variables = watch_accessed_variables

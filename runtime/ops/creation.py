@@ -69,3 +69,12 @@ op_registry.register(
     "eye", _infer_eye, _evaluate_eye,
     doc="attrs: shape (N, M; None = staged size), k, dtype; operands: staged sizes",
     fresh_results=True)
+
+
+def _vjp_full_like(op, cts: tuple) -> tuple:
+    """No gradient through the shape operand; the fill gets the sum of the cotangent."""
+    from autostage.runtime.autodiff import build
+    return (None, build.op1("sum", cts[0], axis=None, keepdims=False, dtype=None))
+
+
+op_registry.lookup("full_like").vjp = _vjp_full_like

@@ -180,6 +180,7 @@ def exit_finally(body: Watched, final: Watched, exc: BaseException | None) -> No
             "handling: move the side effect out of the finally clause, or " + _HINT)
 
 
+# (autostage's own context managers say so with a ``never_swallows_exceptions`` attribute.)
 _NEVER_SWALLOW = (contextlib.nullcontext, np.errstate, warnings.catch_warnings,
                   type(threading.Lock()), type(threading.RLock()))
 
@@ -188,7 +189,7 @@ def with_handlers(cm: object) -> Callable[[], tuple]:
     """What a context manager may swallow, as a ``try``'s handler types."""
     if isinstance(cm, contextlib.suppress):
         return lambda: tuple(getattr(cm, "_exceptions", (BaseException,)))
-    if isinstance(cm, _NEVER_SWALLOW):
+    if isinstance(cm, _NEVER_SWALLOW) or getattr(cm, "never_swallows_exceptions", False):
         return lambda: ()
     return lambda: (BaseException,)
 
