@@ -118,7 +118,7 @@ class Function:
 class Module:
     """The functions of one trace: an entry function and the functions it calls (by name)."""
 
-    __slots__ = ("functions", "entry")
+    __slots__ = ("functions", "entry", "__weakref__")
 
     def __init__(self, entry: str):
         self.functions: dict[str, Function] = {}

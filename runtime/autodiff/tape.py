@@ -137,7 +137,7 @@ def stop_gradient(x: Any) -> Any:
 
 
 # The backward functions of ``custom_gradient`` results, by the op's ``rule`` attr (copies of the
-# op in replayed regions keep it); dropped with the trace that made them.
+# op in replayed regions keep it); dropped with the module of the trace that made them.
 _custom_rules: dict[int, tuple[Any, int]] = {}
 _rule_ids = itertools.count()
 
@@ -155,7 +155,7 @@ def custom_gradient(f: Any) -> Any:
         inputs = [a for a in args if isinstance(a, Tensor)]
         rule = next(_rule_ids)
         _custom_rules[rule] = (grad_fn, len(inputs))
-        weakref.finalize(tracing.current(), _custom_rules.pop, rule, None)
+        weakref.finalize(tracing.current().module, _custom_rules.pop, rule, None)
         (marked,) = build.emit("custom_gradient", [y.value, *(a.value for a in inputs)],
                                {"rule": rule})
         return Tensor(marked)
