@@ -24,9 +24,10 @@ _PUBLIC = {
     "RetracingWarning": "autostage.runtime.function",
     "grad": "autostage.gradients",
     "value_and_grad": "autostage.gradients",
+    "checkpoint": "autostage.gradients",
     "GradientTape": "autostage.runtime.autodiff",
     "stop_gradient": "autostage.runtime.autodiff",
-    "custom_gradient": "autostage.runtime.autodiff",
+    "custom_gradient": "autostage.gradients",
 }
 
 __all__ = sorted(_PUBLIC)

@@ -162,6 +162,13 @@ def converted(f: Callable, /) -> Callable:
     return target
 
 
+def converted_inline(f: Callable, /) -> Callable:
+    """``f`` converted (or as it is), run inline while a staged function is traced, never as a
+    staged call: its results may close over values of the caller's trace."""
+    target = _target(f) or f
+    return stage_operator("inline_call", target) if staging_active() else target
+
+
 def converted_call(f: Callable, /, *args: Any, **kwargs: Any) -> Any:
     """Calls ``f(*args, **kwargs)``, converting ``f`` first if it is user code."""
     return converted(f)(*args, **kwargs)

@@ -89,6 +89,55 @@ def _transform(f: Callable, argnums: int | Sequence[int], has_aux: bool,
     return GradientFunction(StagedFunction(differentiated, target=target), nums)
 
 
+def custom_gradient(f: Callable) -> Callable:
+    """Decorator: ``f`` returns ``(y, grad_fn)``; gradients through ``y`` are ``grad_fn(dy)``
+    (one gradient per array argument of ``f``, in order) instead of ``f``'s own derivative.
+
+    Outside staged code the decorated function returns ``y``. Example::
+
+        @autostage.custom_gradient
+        def clip_gradient(x):
+            return x, lambda dy: np.clip(dy, -1.0, 1.0)
+    """
+    def with_custom_gradient(*args: Any) -> Any:
+        from autostage.calls import converted_inline
+        from autostage.runtime.autodiff import mark_custom_gradient
+
+        y, grad_fn = converted_inline(f)(*args)
+        return mark_custom_gradient(y, list(args), converted_inline(grad_fn))
+
+    with_custom_gradient.__name__ = with_custom_gradient.__qualname__ = getattr(
+        f, "__name__", "custom_gradient")
+    return with_custom_gradient
+
+
+def checkpoint(g: Callable) -> Callable:
+    """``g`` whose intermediates are recomputed in the backward pass instead of kept.
+
+    Called from staged code with staged arguments, ``g`` becomes a ``call`` op marked
+    ``recompute``: the optimizer keeps it a call (its intermediates die when it returns), and the
+    gradient replays its body. Elsewhere it is ``g`` itself. Example: ``h = autostage.checkpoint(
+    block)(h, w)`` in a deep stack of blocks keeps one block's intermediates alive at a time.
+    """
+    def checkpointed(*args: Any, **kwargs: Any) -> Any:
+        from autostage.calls import converted
+        from autostage.runtime import tracing
+
+        mark = tracing.checkpoint()
+        out = converted(g)(*args, **kwargs)
+        if mark is not None:
+            region, start = mark
+            for op in region.ops[start:]:
+                if op.name == "call":
+                    op.attrs = {**op.attrs, "recompute": True}
+        return out
+
+    # Not functools.wraps: its __module__ would be the user's, and converted code would convert
+    # this wrapper instead of calling it.
+    checkpointed.__name__ = checkpointed.__qualname__ = getattr(g, "__name__", "checkpointed")
+    return checkpointed
+
+
 def _check_scalar(value: Any, f: Callable) -> None:
     shape = np.shape(value) if not hasattr(value, "type") else value.type.shape
     dtype = np.asarray(value).dtype if not hasattr(value, "type") else value.type.dtype

@@ -183,6 +183,14 @@ def traced_call(fn: Callable) -> Callable:
     return call
 
 
+def inline_call(fn: Callable) -> Callable:
+    """``fn`` (converted) run inline in the function being traced, its environment captured as
+    the caller's is: for callers that need the values ``fn`` returns to stay in this trace (a
+    custom gradient's ``grad_fn`` closes over them)."""
+    return bind_environment(fn, tracing.current())
+
+
 # Converted code reaches staged calls the way it reaches every staged operator: by name.
 register_operator_hook("converted_call", traced_call)
+register_operator_hook("inline_call", inline_call)
 register_operator_hook("construct", made_in_trace)

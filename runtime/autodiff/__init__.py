@@ -7,6 +7,6 @@ VJP lives in its ``OpDef`` (``runtime/ops``). ``tape`` is the user-facing record
 
 from autostage.runtime.autodiff import control_flow  # noqa: F401 - registers the region VJPs
 from autostage.runtime.autodiff.backprop import GradientError
-from autostage.runtime.autodiff.tape import GradientTape, custom_gradient, stop_gradient
+from autostage.runtime.autodiff.tape import GradientTape, mark_custom_gradient, stop_gradient
 
-__all__ = ["GradientError", "GradientTape", "custom_gradient", "stop_gradient"]
+__all__ = ["GradientError", "GradientTape", "mark_custom_gradient", "stop_gradient"]

@@ -1,4 +1,4 @@
-"""``GradientTape``, ``stop_gradient`` and ``custom_gradient``: gradients inside staged code.
+"""``GradientTape``, ``stop_gradient`` and custom gradients: gradients inside staged code.
 
 A tape records nothing itself: the trace is the record. Entering the tape notes where the
 current region stands; ``tape.gradient(target, sources)`` differentiates the ops traced since
@@ -10,13 +10,12 @@ Trainable Variables read inside the tape are watched automatically; tensors must
 
 from __future__ import annotations
 
-import itertools
-import weakref
 from typing import Any
 
 from autostage.runtime import ir, op_registry, pytree, tracing
 from autostage.runtime.autodiff import build
 from autostage.runtime.autodiff.backprop import GradientError, gradients
+from autostage.runtime.autodiff.control_flow import replay
 from autostage.runtime.ops import gradients as _gradient_ops  # noqa: F401 - the marker ops
 from autostage.runtime.state import Variable
 from autostage.runtime.tensor import Tensor, as_tensor
@@ -136,42 +135,35 @@ def stop_gradient(x: Any) -> Any:
         else leaf for leaf in leaves])
 
 
-# The backward functions of ``custom_gradient`` results, by the op's ``rule`` attr (copies of the
-# op in replayed regions keep it); dropped with the module of the trace that made them.
-_custom_rules: dict[int, tuple[Any, int]] = {}
-_rule_ids = itertools.count()
+def mark_custom_gradient(y: Any, inputs: list, grad_fn: Any) -> Any:
+    """``y`` marked so that gradients through it are ``grad_fn(dy)`` for the staged ``inputs``
+    (``autostage.custom_gradient``); ``y`` itself when nothing is staged.
 
-
-def custom_gradient(f: Any) -> Any:
-    """Decorator: ``f`` returns ``(y, grad_fn)``; gradients through ``y`` are ``grad_fn(dy)``
-    (one cotangent per array argument of ``f``, in order) instead of ``f``'s own derivative.
-
-    Outside a trace (NumPy values) the decorated function returns ``y``.
+    ``grad_fn`` is traced now, into the op's ``backward`` region (argument dy): it may read
+    values of this trace, which a later call would find out of scope (the trace of a staged
+    callee, a loop body), and region captures follow the op wherever a replay copies it.
     """
-    def wrapper(*args: Any) -> Any:
-        y, grad_fn = f(*args)
-        if tracing.current() is None or not isinstance(y, Tensor):
-            return y
-        inputs = [a for a in args if isinstance(a, Tensor)]
-        rule = next(_rule_ids)
-        _custom_rules[rule] = (grad_fn, len(inputs))
-        weakref.finalize(tracing.current().module, _custom_rules.pop, rule, None)
-        (marked,) = build.emit("custom_gradient", [y.value, *(a.value for a in inputs)],
-                               {"rule": rule})
-        return Tensor(marked)
-
-    wrapper.__wrapped__ = f
-    return wrapper
+    staged = [a for a in inputs if isinstance(a, Tensor)]
+    if tracing.current() is None or not isinstance(y, Tensor):
+        return y
+    with tracing.region([y.type]) as backward:
+        found = grad_fn(Tensor(backward.args[0]))
+        found = list(found) if isinstance(found, tuple | list) else [found]
+        if len(found) != len(staged):
+            raise GradientError(f"the grad_fn of a custom_gradient returned {len(found)} "
+                                f"gradients for {len(staged)} array arguments")
+        backward.results = tuple(
+            build.zeros_like(x.value) if g is None else build.like(as_tensor(g).value, x.value)
+            for g, x in zip(found, staged, strict=True))
+    (marked,) = build.emit("custom_gradient", [y.value, *(a.value for a in staged)],
+                           regions=(backward,))
+    return Tensor(marked)
 
 
 def _custom_vjp(op: ir.Op, cotangents: tuple) -> tuple:
-    grad_fn, count = _custom_rules[op.attrs["rule"]]
-    found = grad_fn(Tensor(cotangents[0]))
-    found = found if isinstance(found, tuple | list) else (found,)
-    if len(found) != count:
-        raise GradientError(f"the grad_fn of a custom_gradient returned {len(found)} gradients "
-                            f"for {count} array arguments")
-    return (None, *(None if g is None else as_tensor(g).value for g in found))
+    (backward,) = op.regions
+    _, copies = replay(backward, [cotangents[0]])
+    return (None, *(copies.get(v, v) for v in backward.results))
 
 
 op_registry.lookup("custom_gradient").vjp = _custom_vjp

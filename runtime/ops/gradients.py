@@ -1,9 +1,10 @@
 """Marker ops of automatic differentiation: ``stop_gradient`` and ``custom_gradient``.
 
 Both are the identity on their first operand; they matter only to the reverse sweep
-(``runtime/autodiff``): ``stop_gradient`` passes no gradient, and ``custom_gradient`` (attr
-``rule``: which user ``grad_fn`` of the trace applies; operands y and the function's array
-inputs) gives its inputs the user's gradient instead of y's own. Backends lower both to ``y``.
+(``runtime/autodiff``): ``stop_gradient`` passes no gradient, and ``custom_gradient`` (operands y
+and the function's array inputs; region ``backward``: argument dy, yields one gradient per input,
+the user's ``grad_fn`` as traced) gives its inputs that gradient instead of y's own. Backends
+lower both to ``y`` (the region never runs forwards).
 """
 
 from __future__ import annotations
@@ -22,7 +23,19 @@ def _identity(op, values: tuple, run) -> tuple:
 op_registry.register(
     "stop_gradient", _identity_type, _identity, may_fail=False, vjp=op_registry.NO_GRADIENT,
     doc="operand x: x itself, through which no gradient flows")
+def _check_custom(op, module) -> str | None:
+    """``custom_gradient y inputs...``: one region over dy (y's type) yielding one value of each
+    input's type."""
+    (backward,) = op.regions
+    if tuple(v.type for v in backward.args) != (op.operands[0].type,):
+        return "has a backward region that does not take one argument of y's type"
+    if backward.result_types != tuple(v.type for v in op.operands[1:]):
+        return "has a backward region that does not yield one gradient per input"
+    return None
+
+
 op_registry.register(
-    "custom_gradient", _identity_type, _identity, may_fail=False,
-    doc="attrs: rule; operands y, inputs...: y itself; its gradient is the user's grad_fn "
-        "(autodiff/tape.py) applied to y's cotangent")
+    "custom_gradient", _identity_type, _identity, may_fail=False, verify=_check_custom,
+    region_names=("backward",),
+    doc="operands y, inputs...; region backward (dy -> one gradient per input): y itself; its "
+        "gradient is the backward region (the user's grad_fn) applied to y's cotangent")

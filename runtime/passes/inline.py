@@ -5,8 +5,10 @@ native call and, above all, hides its allocations and element-wise ops from the 
 after inlining, fusion sees across the call, and the loop-buffer pass can give the callee's
 temporaries one buffer per loop. A callee is inlined when it is small (at most ``MAX_OPS`` ops,
 nested regions counted) and does not reach itself through calls (staged recursion stays a call);
-each caller inlines at most ``BUDGET`` ops in all, so a helper called from a hundred unrolled
-sites stays a call instead of multiplying the compile time. Copied ops keep the callee's
+a call marked ``recompute`` (``autostage.checkpoint``: its backward pass recomputes the callee
+instead of keeping its intermediates) stays a call; each caller inlines at most ``BUDGET`` ops
+in all, so a helper called from a hundred unrolled sites stays a call instead of multiplying the
+compile time. Copied ops keep the callee's
 locations, so errors still name the helper's lines. Functions no longer called are dropped.
 
 Nothing observable changes: a callee body is pure data flow over its parameters (it captures
@@ -44,7 +46,7 @@ def _inline_region(module: ir.Module, region: ir.Region, sizes: dict[str, int],
         if mapping:
             _rewrite(op, mapping)
         callee = op.attrs.get("callee") if op.name == "call" else None
-        if (callee is not None and callee not in recursive
+        if (callee is not None and callee not in recursive and not op.attrs.get("recompute")
                 and sizes[callee] <= min(MAX_OPS, budget[0])
                 and len(module.functions[callee].body.args) == len(op.operands)):
             budget[0] -= sizes[callee]

@@ -229,3 +229,44 @@ def test_random_draws_in_a_replayed_loop_are_refused():
 
     with pytest.raises(GradientError, match="random"):
         autostage.grad(autostage.convert(f, target="interpreter"))(np.ones(2), rng)
+
+
+def block(h, w):
+    return np.tanh(h @ w) + h
+
+
+def test_checkpoint_recomputes_the_call_and_gives_the_same_gradient():
+    from autostage.runtime import ir
+    from autostage.runtime.targets import optimized
+
+    def deep(h, w):
+        for _ in range(3):
+            h = autostage.checkpoint(block)(h, w)
+        return np.sum(h * h)
+
+    h0, w = RNG.standard_normal((2, 3)), RNG.standard_normal((3, 3)) * 0.5
+    grad = autostage.grad(deep, argnums=1)
+    np.testing.assert_allclose(grad(h0, w), finite_difference(deep, (h0, w), 1), rtol=1e-5,
+                               atol=1e-6)
+    module = optimized(ir.copy_module(grad.get_concrete_function(h0, w).module))
+    calls = [op for f in module.functions.values() for op in f.body.walk()
+             if op.name == "call" and op.attrs["callee"].startswith("block")]
+    assert len(calls) == 3 and all(op.attrs.get("recompute") for op in calls)  # kept as calls
+
+
+def test_custom_gradient_function_with_staged_control_flow():
+    @autostage.custom_gradient
+    def safe_norm(x):
+        n = np.sqrt(np.sum(x * x))
+        if n > 0:
+            unit = x / n
+        else:
+            unit = x * 0.0
+
+        def grad_fn(dy):
+            return dy * unit
+        return n, grad_fn
+
+    x = np.array([3.0, 4.0])
+    np.testing.assert_allclose(autostage.grad(safe_norm)(x), [0.6, 0.8])
+    np.testing.assert_allclose(autostage.grad(safe_norm)(np.zeros(2)), [0.0, 0.0])
