@@ -17,16 +17,26 @@ INDEX_DTYPE = np.dtype(np.int64)
 FULL_SLICE = (None, None, None)
 
 
+def _autodiff():
+    from autostage.runtime.autodiff import backprop, build
+    return backprop, build
+
+
 def builders():
     """``runtime/autodiff/build``: emits the backward program's ops."""
-    from autostage.runtime.autodiff import build
-    return build
+    return _autodiff()[1]
 
 
 def active(value) -> bool:
     """Whether the running sweep needs ``value``'s cotangent (rules build only those)."""
-    from autostage.runtime.autodiff import backprop
-    return backprop.is_active(value)
+    return _autodiff()[0].is_active(value)
+
+
+def gradient_error(op, what: str) -> Exception:
+    """The ``GradientError`` of a rule that cannot differentiate ``op``: ``what`` says why;
+    the message adds the user's line."""
+    where = f" (at {op.loc})" if op.loc is not None else ""
+    return _autodiff()[0].GradientError(f"autostage cannot differentiate {what}{where}")
 
 
 def const(like, value: float):
