@@ -266,6 +266,29 @@ def test_nanmedian_skips_nans_and_quantile_differentiates_q():
     np.testing.assert_allclose(dq, numeric_gradient(by_q, (x, Q), 1), atol=1e-6)
 
 
+NORMS = [dict(), dict(ord="fro"), dict(axis=1), dict(axis=0, ord=1),
+         dict(axis=1, ord=np.inf, keepdims=True), dict(axis=0, ord=-np.inf), dict(axis=1, ord=3),
+         dict(axis=1, ord=-1.5), dict(axis=(1, 0))]
+
+
+@functools.cache
+def _norm(i: int):
+    return lambda x: np.linalg.norm(x, **NORMS[i])
+
+
+@pytest.mark.parametrize("i", range(len(NORMS)))
+@EXAMPLES
+@given(x=distinct_arrays())
+def test_vector_and_frobenius_norms_match_finite_differences(i, x):
+    assume(np.all(np.abs(x) > 1e-2))  # (|x| has a kink at 0)
+    check(weighted(_norm(i)), x)
+
+
+def test_matrix_norms_other_than_frobenius_say_so():
+    with pytest.raises(GradientError, match="ord=2 of a matrix"):
+        gradient(lambda x: np.linalg.norm(x, ord=2))(np.eye(3))
+
+
 def test_bincount_weights_get_the_cotangent_of_their_bin():
     index = np.array([0, 2, 2, 5])
 
