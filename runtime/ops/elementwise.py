@@ -126,7 +126,9 @@ op_registry.register(
 
 
 # -- reverse-mode derivatives (runtime/autodiff): cotangent of each operand given the result's ---
-# Written with ops that have VJPs themselves, so gradients of gradients work.
+# Written with ops that have VJPs themselves, so gradients of gradients work; ``b`` is
+# runtime/autodiff/build. JAX's conventions where a derivative is a choice: ties of max/min
+# split the cotangent, d(a**b)/db is 0 where a == 0.
 # op -> d(b, x, y): the derivative of y = op(x), in y's dtype, multiplying the cotangent.
 _LN2, _LN10 = math.log(2), math.log(10)
 DERIVATIVES = {
@@ -174,8 +176,8 @@ def _unary_vjp(derivative):
 
 
 def _binary_vjp(rule):
-    """A VJP from ``rule(b, ct, a, b_, y, wanted)``, which builds the cotangent of each operand
-    whose entry in ``wanted`` is true (the others may be None)."""
+    """A VJP from ``rule(b, ct, x, p, y, wanted)`` (operands x and p, result y), which builds
+    the cotangent of each operand whose entry in ``wanted`` is true (the others may be None)."""
     def vjp(op, cts: tuple) -> tuple:
         build = builders()
         wanted = tuple(active(v) for v in op.operands)
@@ -238,6 +240,7 @@ def _remainder(quotient):
     return rule
 
 
+# op -> rule(b, ct, x, p, y, wanted): the cotangents of operands x and p (see _binary_vjp).
 BINARY_RULES = {
     "add": lambda b, ct, x, p, y, w: (ct, ct),
     "subtract": lambda b, ct, x, p, y, w: (ct, b.neg(ct)),
