@@ -147,3 +147,8 @@ op_registry.register(
     "raise_if", _infer_raise_if, _evaluate_raise_if, effects=op_registry.Effects(raises=True),
     doc="operand: bool[] test; attrs: exception; raises a new exception like it when the test "
         "is true")
+
+# No gradients: int_overflows has a bool result; python_arith divides integers, or computes with
+# complex values, which the reverse sweep refuses before it asks for a rule.
+op_registry.lookup("int_overflows").vjp = op_registry.NO_GRADIENT
+op_registry.lookup("python_arith").vjp = op_registry.NO_GRADIENT

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 from autostage.runtime import op_registry
 from autostage.runtime.ops.shapes import check_sizes, fill_shape
+from autostage.runtime.ops.vjp_support import INDEX_DTYPE, active, builders
 from autostage.runtime.types import TensorType
 
 
@@ -71,10 +72,34 @@ op_registry.register(
     fresh_results=True)
 
 
+def _total(ct):
+    return builders().op1("sum", ct, axis=None, keepdims=False, dtype=None)
+
+
 def _vjp_full_like(op, cts: tuple) -> tuple:
     """No gradient through the shape operand; the fill gets the sum of the cotangent."""
-    from autostage.runtime.autodiff import build
-    return (None, build.op1("sum", cts[0], axis=None, keepdims=False, dtype=None))
+    return (None, _total(cts[0]))
+
+
+def _vjp_full(op, cts: tuple) -> tuple:
+    """The fill gets the sum of the cotangent; the sizes are integers."""
+    return (_total(cts[0]),) + (None,) * (len(op.operands) - 1)
+
+
+def _vjp_arange(op, cts: tuple) -> tuple:
+    """Element i is ``start + i * step``: start gets the sum of the cotangent, step its sum
+    weighted by i; the length depends on stop only piecewise (no gradient)."""
+    b, ct = builders(), cts[0]
+    start, _, step = op.operands
+    d_step = None
+    if active(step):
+        index = b.op1("arange", b.constant(0, INDEX_DTYPE), b.op1("dim", ct, axis=0),
+                      b.constant(1, INDEX_DTYPE), dtype=ct.type.dtype)
+        d_step = _total(b.mul(ct, index))
+    return (_total(ct) if active(start) else None, None, d_step)
 
 
 op_registry.lookup("full_like").vjp = _vjp_full_like
+op_registry.lookup("full").vjp = _vjp_full
+op_registry.lookup("arange").vjp = _vjp_arange
+op_registry.lookup("eye").vjp = op_registry.NO_GRADIENT  # (its operands are integer sizes)

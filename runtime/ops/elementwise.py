@@ -11,11 +11,13 @@ per element.
 
 from __future__ import annotations
 
+import math
 import operator
 import warnings
 
 import numpy as np
 from autostage.runtime import dtype_rules, op_registry
+from autostage.runtime.ops.vjp_support import active, builders, const
 from autostage.runtime.types import TensorType
 
 # op name -> NumPy ufunc. Op names are NumPy's ufunc names, except that ``np.divide`` stages as
@@ -124,39 +126,185 @@ op_registry.register(
 
 
 # -- reverse-mode derivatives (runtime/autodiff): cotangent of each operand given the result's ---
+# Written with ops that have VJPs themselves, so gradients of gradients work; ``b`` is
+# runtime/autodiff/build. JAX's conventions where a derivative is a choice: ties of max/min
+# split the cotangent, d(a**b)/db is 0 where a == 0.
+# op -> d(b, x, y): the derivative of y = op(x), in y's dtype, multiplying the cotangent.
+_LN2, _LN10 = math.log(2), math.log(10)
+DERIVATIVES = {
+    "exp": lambda b, x, y: y,
+    "expm1": lambda b, x, y: b.add(y, const(y, 1)),
+    "exp2": lambda b, x, y: b.scale(y, _LN2),
+    "log": lambda b, x, y: b.div(const(y, 1), x),
+    "log1p": lambda b, x, y: b.div(const(y, 1), b.add(x, const(y, 1))),
+    "log2": lambda b, x, y: b.div(const(y, 1 / _LN2), x),
+    "log10": lambda b, x, y: b.div(const(y, 1 / _LN10), x),
+    "sqrt": lambda b, x, y: b.div(const(y, 0.5), y),
+    "cbrt": lambda b, x, y: b.div(const(y, 1 / 3), b.op1("square", y)),
+    "square": lambda b, x, y: b.scale(x, 2),
+    "reciprocal": lambda b, x, y: b.neg(b.op1("square", y)),
+    "sin": lambda b, x, y: b.op1("cos", x),
+    "cos": lambda b, x, y: b.neg(b.op1("sin", x)),
+    "tan": lambda b, x, y: b.add(const(y, 1), b.op1("square", y)),
+    "arcsin": lambda b, x, y: b.div(const(y, 1), b.op1("sqrt", _one_minus_square(b, x))),
+    "arccos": lambda b, x, y: b.div(const(y, -1), b.op1("sqrt", _one_minus_square(b, x))),
+    "arctan": lambda b, x, y: b.div(const(y, 1), b.add(const(y, 1), b.op1("square", x))),
+    "sinh": lambda b, x, y: b.op1("cosh", x),
+    "cosh": lambda b, x, y: b.op1("sinh", x),
+    "tanh": lambda b, x, y: b.sub(const(y, 1), b.op1("square", y)),
+    "arcsinh": lambda b, x, y: b.div(
+        const(y, 1), b.op1("sqrt", b.add(b.op1("square", x), const(y, 1)))),
+    "arccosh": lambda b, x, y: b.div(const(y, 1), b.op1("sqrt", b.mul(
+        b.sub(x, const(y, 1)), b.add(x, const(y, 1))))),
+    "arctanh": lambda b, x, y: b.div(const(y, 1), _one_minus_square(b, x)),
+    "absolute": lambda b, x, y: b.op1("sign", x),
+    "deg2rad": lambda b, x, y: const(y, math.pi / 180),
+    "rad2deg": lambda b, x, y: const(y, 180 / math.pi),
+}
+
+
+def _one_minus_square(b, x):
+    return b.sub(const(x, 1), b.op1("square", x))
+
+
 def _unary_vjp(derivative):
     """A VJP ``ct * derivative(x, y)`` for a unary op with operand x and result y."""
     def vjp(op, cts: tuple) -> tuple:
-        from autostage.runtime.autodiff import build
-        return (build.mul(cts[0], derivative(op.operands[0], op.results[0])),)
+        b = builders()
+        return (b.mul(cts[0], derivative(b, op.operands[0], op.results[0])),)
     return vjp
 
 
+def _binary_vjp(rule):
+    """A VJP from ``rule(b, ct, x, p, y, wanted)`` (operands x and p, result y), which builds
+    the cotangent of each operand whose entry in ``wanted`` is true (the others may be None)."""
+    def vjp(op, cts: tuple) -> tuple:
+        build = builders()
+        wanted = tuple(active(v) for v in op.operands)
+        return rule(build, cts[0], *op.operands, op.results[0], wanted)
+    return vjp
+
+
+def _power(name: str):
+    """d/da a**b = b * a**(b-1) (0 where b == 0); d/db = y * log(a), 0 where a == 0 (JAX's)."""
+    def rule(b, ct, x, p, y, wanted):
+        da = db = None
+        if wanted[0]:
+            slope = b.mul(p, b.op1(name, x, b.sub(p, const(p, 1))))
+            da = b.mul(ct, b.op1("where", b.op1("equal", p, const(p, 0)),
+                                 const(ct, 0), slope))
+        if wanted[1]:
+            zero = b.op1("equal", x, const(x, 0))
+            log = b.op1("log", b.op1("where", zero, const(x, 1), x))
+            db = b.mul(ct, b.op1("where", zero, const(ct, 0), b.mul(y, log)))
+        return da, db
+    return rule
+
+
+def _extremum(b, ct, x, p, y, wanted):
+    """max/min-like ops: the cotangent goes to the operand that was chosen; ties split it."""
+    def share(mine, other):
+        tie = b.op1("where", b.op1("equal", other, y), const(ct, 0.5), const(ct, 1))
+        return b.mul(ct, b.op1("where", b.op1("equal", mine, y), tie, const(ct, 0)))
+    return (share(x, p) if wanted[0] else None, share(p, x) if wanted[1] else None)
+
+
+def _arctan2(b, ct, x, p, y, wanted):
+    scaled = b.div(ct, b.add(b.op1("square", x), b.op1("square", p)))
+    return (b.mul(scaled, p) if wanted[0] else None,
+            b.neg(b.mul(scaled, x)) if wanted[1] else None)
+
+
+def _hypot(b, ct, x, p, y, wanted):
+    scaled = b.div(ct, y)
+    return (b.mul(scaled, x) if wanted[0] else None, b.mul(scaled, p) if wanted[1] else None)
+
+
+def _logaddexp(exp: str):
+    def rule(b, ct, x, p, y, wanted):
+        return (b.mul(ct, b.op1(exp, b.sub(x, y))) if wanted[0] else None,
+                b.mul(ct, b.op1(exp, b.sub(p, y))) if wanted[1] else None)
+    return rule
+
+
+def _copysign(b, ct, x, p, y, wanted):
+    """|a| with b's sign: -ct where the signs (signbits: -0.0 counts) differ, else ct."""
+    flipped = b.op1("logical_xor", b.op1("signbit", x), b.op1("signbit", p))
+    return (b.op1("where", flipped, b.neg(ct), ct), None)
+
+
+def _remainder(quotient):
+    """a - b * q(a, b) with q piecewise constant: (ct, -ct * q)."""
+    def rule(b, ct, x, p, y, wanted):
+        return (ct, b.neg(b.mul(ct, quotient(b, x, p))) if wanted[1] else None)
+    return rule
+
+
+# op -> rule(b, ct, x, p, y, wanted): the cotangents of operands x and p (see _binary_vjp).
+BINARY_RULES = {
+    "add": lambda b, ct, x, p, y, w: (ct, ct),
+    "subtract": lambda b, ct, x, p, y, w: (ct, b.neg(ct)),
+    "multiply": lambda b, ct, x, p, y, w: (b.mul(ct, p) if w[0] else None,
+                                           b.mul(ct, x) if w[1] else None),
+    "true_divide": lambda b, ct, x, p, y, w: (
+        b.div(ct, p) if w[0] else None, b.neg(b.div(b.mul(ct, y), p)) if w[1] else None),
+    "power": _power("power"),
+    "float_power": _power("float_power"),
+    "maximum": _extremum, "minimum": _extremum, "fmax": _extremum, "fmin": _extremum,
+    "arctan2": _arctan2,
+    "hypot": _hypot,
+    "logaddexp": _logaddexp("exp"),
+    "logaddexp2": _logaddexp("exp2"),
+    "copysign": _copysign,
+    "remainder": _remainder(lambda b, x, p: b.op1("floor_divide", x, p)),
+    "fmod": _remainder(lambda b, x, p: b.op1("trunc", b.div(x, p))),
+}
+# Ops whose results are piecewise constant in their operands, or integers/booleans.
+_NO_GRADIENT = (
+    "sign", "floor", "ceil", "rint", "trunc", "isnan", "isinf", "isfinite", "signbit",
+    "logical_not", "invert", "floor_divide", "heaviside", "logical_and", "logical_or",
+    "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor", "left_shift", "right_shift",
+    "gcd", "lcm", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal")
+
+
+def _vjp_where(op, cts: tuple) -> tuple:
+    b = builders()
+    cond, ct = op.operands[0], cts[0]
+    zero = const(ct, 0)
+    return (None, b.op1("where", cond, ct, zero) if active(op.operands[1]) else None,
+            b.op1("where", cond, zero, ct) if active(op.operands[2]) else None)
+
+
+def _vjp_clip(op, cts: tuple) -> tuple:
+    """np.clip(x, lo, hi) is minimum(maximum(x, lo), hi): the cotangent goes to x where
+    lo <= x <= hi, to hi where x > hi or lo > hi (NumPy then gives hi), else to lo."""
+    b = builders()
+    x, lo, hi = op.operands
+    ct = cts[0]
+    zero = const(ct, 0)
+    to_hi = b.op1("logical_or", b.op1("greater", x, hi), b.op1("greater", lo, hi))
+    to_lo = b.op1("logical_and", b.op1("less", x, lo), b.op1("less_equal", lo, hi))
+    to_x = b.op1("logical_not", b.op1("logical_or", to_hi, to_lo))
+    return tuple(b.op1("where", mask, ct, zero) if active(v) else None
+                 for v, mask in zip(op.operands, (to_x, to_lo, to_hi), strict=True))
+
+
+def _identity_vjp(op, cts: tuple) -> tuple:
+    return (cts[0],)
+
+
 def _vjp_rules() -> dict:
-    from autostage.runtime.autodiff import build as b
-    one = lambda v: b.constant(1, v.type.dtype)  # noqa: E731
-    unary = {
-        "exp": lambda x, y: y,
-        "log": lambda x, y: b.div(one(x), x),
-        "tanh": lambda x, y: b.sub(one(y), b.mul(y, y)),
-        "sin": lambda x, y: b.op1("cos", x),
-        "cos": lambda x, y: b.neg(b.op1("sin", x)),
-        "sqrt": lambda x, y: b.div(b.constant(0.5, y.type.dtype), y),
-        "square": lambda x, y: b.scale(x, 2),
-    }
-    rules = {name: _unary_vjp(d) for name, d in unary.items()}
+    rules = {name: _unary_vjp(d) for name, d in DERIVATIVES.items()}
+    rules.update({name: _binary_vjp(rule) for name, rule in BINARY_RULES.items()})
     rules.update({
-        "negative": lambda op, cts: (b.neg(cts[0]),),
-        "positive": lambda op, cts: (cts[0],),
-        "add": lambda op, cts: (cts[0], cts[0]),
-        "subtract": lambda op, cts: (cts[0], b.neg(cts[0])),
-        "multiply": lambda op, cts: (b.mul(cts[0], op.operands[1]),
-                                     b.mul(cts[0], op.operands[0])),
-        "true_divide": lambda op, cts: (
-            b.div(cts[0], op.operands[1]),
-            b.neg(b.div(b.mul(cts[0], op.results[0]), op.operands[1]))),
-        "cast": lambda op, cts: (cts[0],),
+        "negative": lambda op, cts: (builders().neg(cts[0]),),
+        "positive": _identity_vjp,
+        "conjugate": _identity_vjp,  # real values only (the sweep refuses complex ones)
+        "cast": _identity_vjp,  # the sweep casts the cotangent back (build.like)
+        "where": _vjp_where,
+        "clip": _vjp_clip,
     })
+    rules.update(dict.fromkeys(_NO_GRADIENT, op_registry.NO_GRADIENT))
     return rules
 
 

@@ -11,10 +11,12 @@ axis=None, keepdims=False}``.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 from autostage.runtime import op_registry
 from autostage.runtime.ops.reductions import reduced_shape
+from autostage.runtime.ops.vjp_support import builders, gradient_error, restore_axes
 from autostage.runtime.types import TensorType
 
 
@@ -88,3 +90,36 @@ op_registry.register(
     "norm", _infer_norm, _evaluate_norm,
     doc="np.linalg.norm(x, ord, axis, keepdims); attrs: ord, axis (None or a tuple of 1 or 2 "
         "axes), keepdims", fresh_results=True)
+
+
+# -- reverse-mode derivatives (runtime/autodiff) ------------------------------------------------
+def _vjp_norm(op, cts: tuple) -> tuple:
+    """Vector norms (any ord) and the Frobenius norm: d|x|_p / dx = sign(x) |x|**(p-1) /
+    |x|_p**(p-1); for ord=+-inf the cotangent goes to the elements of largest (smallest) |x|,
+    split among ties; ord=0 counts (no gradient). Matrix norms other than Frobenius need
+    singular values or a max over column sums: not differentiated yet."""
+    b, x, ct = builders(), op.operands[0], cts[0]
+    order, axis = op.attrs["ord"], op.attrs["axis"]
+    matrix = len(axis) == 2 if axis is not None else x.type.ndim == 2 and order is not None
+    if matrix and order not in (None, "fro"):
+        raise gradient_error(op, f"np.linalg.norm with ord={order!r} of a matrix yet")
+    if order == 0:
+        return (None,)
+    axes = None if axis is None else tuple(sorted(axis))
+    y = restore_axes(op.results[0], x, axes, op.attrs["keepdims"])
+    if order in (None, 2, "fro"):
+        factor = b.div(x, y)
+    elif order == 1:
+        factor = b.op1("sign", x)
+    elif order in (math.inf, -math.inf):
+        hit = b.cast(b.op1("equal", b.op1("absolute", x), y), x.type.dtype)
+        total = b.op1("sum", hit, axis=axes, keepdims=True, dtype=None)
+        factor = b.mul(b.div(hit, total), b.op1("sign", x))
+    else:
+        power = b.constant(order - 1, x.type.dtype)
+        ratio = b.div(b.op1("absolute", x), y)
+        factor = b.mul(b.op1("sign", x), b.op1("power", ratio, power))
+    return (b.mul(restore_axes(ct, x, axes, op.attrs["keepdims"]), factor),)
+
+
+op_registry.lookup("norm").vjp = _vjp_norm

@@ -17,6 +17,8 @@ import math
 
 import numpy as np
 from autostage.runtime import op_registry
+from autostage.runtime.ops.elementwise import BINARY_RULES, DERIVATIVES
+from autostage.runtime.ops.vjp_support import active, builders, gradient_error
 from autostage.runtime.types import TensorType
 
 # name -> number of operands
@@ -59,3 +61,42 @@ op_registry.register(
     "python_math", _infer, _evaluate,
     doc="attrs: function (a name in Python's math module); Python's math function of the "
         "float64[] operands (nan or inf where Python raises: the front end checks)")
+
+
+# -- reverse-mode derivatives (runtime/autodiff) ------------------------------------------------
+# Python's name -> the NumPy ufunc with the same derivative (elementwise.py holds the rules).
+_UFUNC_OF = {
+    "exp": "exp", "expm1": "expm1", "log": "log", "log2": "log2", "log10": "log10",
+    "log1p": "log1p", "sqrt": "sqrt", "sin": "sin", "cos": "cos", "tan": "tan",
+    "asin": "arcsin", "acos": "arccos", "atan": "arctan", "sinh": "sinh", "cosh": "cosh",
+    "tanh": "tanh", "asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh",
+    "degrees": "rad2deg", "radians": "deg2rad", "fabs": "absolute", "hypot": "absolute",
+    "atan2": "arctan2", "pow": "power", "copysign": "copysign", "fmod": "fmod",
+    "hypot2": "hypot",
+}
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+
+
+def _erf_slope(b, x):
+    """d/dx erf(x) = 2 / sqrt(pi) * exp(-x**2)."""
+    return b.scale(b.op1("exp", b.neg(b.op1("square", x))), _TWO_OVER_SQRT_PI)
+
+
+def _vjp(op, cts: tuple) -> tuple:
+    """The derivative of the NumPy ufunc that computes the same function (erf and erfc here);
+    gamma and lgamma need the digamma function, which autostage does not have yet."""
+    b, name, ct = builders(), op.attrs["function"], cts[0]
+    x, y = op.operands[0], op.results[0]
+    if name in ("erf", "erfc"):
+        slope = _erf_slope(b, x)
+        return (b.mul(ct, slope if name == "erf" else b.neg(slope)),)
+    ufunc = _UFUNC_OF.get(name)
+    if ufunc is None:
+        raise gradient_error(op, f"math.{name} yet (its derivative needs the digamma function)")
+    if len(op.operands) == 1:
+        return (b.mul(ct, DERIVATIVES[ufunc](b, x, y)),)
+    wanted = tuple(active(v) for v in op.operands)
+    return BINARY_RULES[ufunc](b, ct, *op.operands, y, wanted)
+
+
+op_registry.lookup("python_math").vjp = _vjp

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 from autostage.runtime import dtype_rules, op_registry
+from autostage.runtime.ops.vjp_support import gradient_error
 from autostage.runtime.types import GeneratorType, TensorType, as_dtype
 
 GLOBAL = "np.random"
@@ -263,3 +264,15 @@ op_registry.register(
     "random_draw", _infer, _evaluate, effects=op_registry.STATE,  # advances the generator
     doc="attrs: source ('np.random' or 'Generator'), method, args, kwargs (with $i for staged "
         "operand i); operands: [generator], staged arguments; one fresh draw each time it runs")
+
+
+def _vjp_random_draw(op, cts: tuple) -> tuple:
+    """The sweep asks only when a float operand (a distribution's parameter) needs a gradient:
+    reparameterized draws are not differentiated yet, and a silent zero would be wrong."""
+    raise gradient_error(
+        op, f"a random draw (np.random {op.attrs['method']}) with respect to its parameters "
+            "yet; draw from the standard distribution and transform it (loc + scale * "
+            "standard_normal(...)), or wrap the parameters in autostage.stop_gradient")
+
+
+op_registry.lookup("random_draw").vjp = _vjp_random_draw

@@ -11,6 +11,14 @@ from __future__ import annotations
 
 import numpy as np
 from autostage.runtime import dtype_rules, op_registry
+from autostage.runtime.ops.vjp_support import (
+    INDEX_DTYPE,
+    builders,
+    const,
+    reduced_count,
+    restore_axes,
+    spread,
+)
 from autostage.runtime.types import TensorType
 
 # op name -> the extra attrs it takes besides axis and keepdims
@@ -78,29 +86,78 @@ op_registry.register(
         "does not, so it has like's shape (the adjoint of broadcasting; autodiff emits it)")
 
 
-def _restore_axes(ct, x, op):
-    """``ct`` (a reduction's cotangent) with the reduced axes back, size 1, if not kept."""
-    from autostage.runtime.autodiff import build
-    axis = op.attrs["axis"]
-    if op.attrs["keepdims"] or x.type.ndim == 0:
-        return ct
-    axes = tuple(range(x.type.ndim)) if axis is None else axis
-    return build.op1("expand_dims", ct, axis=tuple(axes))
+# -- reverse-mode derivatives (runtime/autodiff) ------------------------------------------------
+def _restore(ct, op):
+    """``ct`` with ``op``'s reduced axes back (size 1)."""
+    return restore_axes(ct, op.operands[0], op.attrs["axis"], op.attrs["keepdims"])
+
+
+def _reduce(name: str, x, axis):
+    """``name`` (sum, prod or mean) over ``axis`` of ``x``, keeping the reduced axes (size 1)."""
+    return builders().op1(name, x, axis=axis, keepdims=True, dtype=None)
 
 
 def _vjp_sum(op, cts: tuple) -> tuple:
-    from autostage.runtime.autodiff import build
-    x = op.operands[0]
-    ct = _restore_axes(cts[0], x, op)
-    return (build.add(ct, build.zeros_like(x)),)  # broadcast back to x's shape
+    return (spread(cts[0], op.operands[0], op.attrs["axis"], op.attrs["keepdims"]),)
 
 
-op_registry.lookup("sum").vjp = _vjp_sum
-op_registry.lookup("sum_to").vjp = lambda op, cts: _broadcast_back(op, cts)
-for _name in ("argmax", "argmin", "any", "all"):
-    op_registry.lookup(_name).vjp = op_registry.NO_GRADIENT
+def _vjp_mean(op, cts: tuple) -> tuple:
+    b, x, ct = builders(), op.operands[0], cts[0]
+    count = reduced_count(x, op.attrs["axis"], ct.type.dtype)
+    return (spread(b.div(ct, count), x, op.attrs["axis"], op.attrs["keepdims"]),)
+
+
+def _vjp_extremum(op, cts: tuple) -> tuple:
+    """max/min: the cotangent goes to the elements equal to the result, split equally among
+    ties (as JAX)."""
+    b, x, ct = builders(), op.operands[0], cts[0]
+    hit = b.cast(b.op1("equal", x, _restore(op.results[0], op)), ct.type.dtype)
+    share = b.div(hit, _reduce("sum", hit, op.attrs["axis"]))
+    return (b.mul(_restore(ct, op), share),)
+
+
+def _vjp_prod(op, cts: tuple) -> tuple:
+    """The product of the other elements, exact where elements are 0, and written so that its
+    own derivative is exact there too: with ``q`` the product of the non-zero others and ``z``
+    the sum of the zero others (0, but it carries their derivative), the cotangent factor is
+    ``q`` when no other element is 0, ``q * z`` when one is, and 0 otherwise."""
+    b, x, ct, axis = builders(), op.operands[0], cts[0], op.attrs["axis"]
+    x = b.cast(x, ct.type.dtype)  # (computed in the result's dtype, as np.prod with dtype)
+    zero = b.op1("equal", x, const(x, 0))
+    safe = b.op1("where", zero, const(x, 1), x)
+    others = b.div(_reduce("prod", safe, axis), safe)
+    zeros = b.op1("where", zero, x, const(x, 0))
+    other_zeros = b.sub(_reduce("sum", zeros, axis), zeros)
+    counts = b.cast(zero, INDEX_DTYPE)
+    other_count = b.sub(_reduce("sum", counts, axis), counts)
+    one_zero = b.op1("where", b.op1("equal", other_count, const(counts, 1)),
+                     b.mul(others, other_zeros), const(x, 0))
+    factor = b.op1("where", b.op1("equal", other_count, const(counts, 0)), others, one_zero)
+    return (b.mul(_restore(ct, op), factor),)
+
+
+def _vjp_moment(op, cts: tuple) -> tuple:
+    """var = sum((x - mean)**2) / (n - ddof): d/dx = 2 (x - mean) / (n - ddof); std = sqrt(var):
+    d/dx = (x - mean) / ((n - ddof) std)."""
+    b, x, ct, axis = builders(), op.operands[0], cts[0], op.attrs["axis"]
+    centered = b.sub(x, _reduce("mean", x, axis))
+    dof = b.sub(reduced_count(x, axis, ct.type.dtype), const(ct, op.attrs["ddof"]))
+    outer = b.scale(ct, 2) if op.name == "var" else b.div(ct, op.results[0])
+    return (b.mul(_restore(b.div(outer, dof), op), centered),)
 
 
 def _broadcast_back(op, cts: tuple) -> tuple:
-    from autostage.runtime.autodiff import build
-    return (build.add(cts[0], build.zeros_like(op.operands[0])), None)
+    b = builders()
+    return (b.add(cts[0], b.zeros_like(op.operands[0])), None)
+
+
+op_registry.lookup("sum").vjp = _vjp_sum
+op_registry.lookup("mean").vjp = _vjp_mean
+op_registry.lookup("max").vjp = _vjp_extremum
+op_registry.lookup("min").vjp = _vjp_extremum
+op_registry.lookup("prod").vjp = _vjp_prod
+op_registry.lookup("var").vjp = _vjp_moment
+op_registry.lookup("std").vjp = _vjp_moment
+op_registry.lookup("sum_to").vjp = _broadcast_back
+for _name in ("argmax", "argmin", "any", "all"):
+    op_registry.lookup(_name).vjp = op_registry.NO_GRADIENT

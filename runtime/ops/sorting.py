@@ -12,10 +12,17 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from autostage.runtime import dtype_rules, op_registry
+from autostage.runtime import dtype_rules, ir, op_registry
+from autostage.runtime.ops.vjp_support import (
+    INDEX_DTYPE,
+    builders,
+    const,
+    flatten,
+    gradient_error,
+    reverse_cumsum,
+    unflatten,
+)
 from autostage.runtime.types import TensorType
-
-INDEX_DTYPE = np.dtype(np.intp)
 
 
 def _tensor(t: object, what: str) -> TensorType:
@@ -119,3 +126,95 @@ for _name in ("cumsum", "cumprod"):
         _name, _infer, _evaluate,
         doc=f"np.{_name}(x, axis, dtype); attrs: axis (int, or None = flattened), dtype",
         fresh_results=True)
+
+
+# -- reverse-mode derivatives (runtime/autodiff) ------------------------------------------------
+def _scan_axis(op) -> tuple:
+    """The operand of a scan or sort as its op sees it (flattened for ``axis=None``), and the
+    axis."""
+    x, axis = op.operands[0], op.attrs["axis"]
+    return (flatten(x), 0) if axis is None else (x, axis)
+
+
+def _unflatten(cotangent, op):
+    """The cotangent of a scan's or sort's operand from that of its flattened operand."""
+    x = op.operands[0]
+    return unflatten(cotangent, x) if op.attrs["axis"] is None else cotangent
+
+
+def _vjp_cumsum(op, cts: tuple) -> tuple:
+    """The cotangent summed from each position to the end."""
+    _, axis = _scan_axis(op)
+    return (_unflatten(reverse_cumsum(cts[0], axis), op),)
+
+
+def _vjp_cumprod(op, cts: tuple) -> tuple:
+    """d y[k] / d x[i] is the product of x[:k+1] without x[i] (k >= i), exact at zeros: before
+    the first 0 of the slice it is ``y[k] / x[i]``; at the first 0, the products that skip it;
+    after it, 0 (their products hold that 0). The rule's own derivative is exact away from
+    zeros (and at them, except through the positions after the first 0)."""
+    b, ct, y = builders(), cts[0], op.results[0]
+    x, axis = _scan_axis(op)
+    x = b.cast(x, ct.type.dtype)
+    zero = b.op1("equal", x, const(x, 0))
+    seen = b.op1("cumsum", b.cast(zero, INDEX_DTYPE), axis=axis, dtype=None)  # zeros so far
+    before = b.op1("equal", seen, const(seen, 0))
+    first = b.op1("logical_and", zero, b.op1("equal", seen, const(seen, 1)))
+    safe = b.op1("where", zero, const(x, 1), x)
+    at_before = b.div(reverse_cumsum(b.mul(ct, y), axis), safe)
+    skipping = b.op1("cumprod", b.op1("where", first, const(x, 1), x), axis=axis, dtype=None)
+    from_first = b.op1("where", b.op1("logical_not", before), b.mul(ct, skipping), const(x, 0))
+    at_first = b.op1("sum", from_first, axis=(axis,), keepdims=True, dtype=None)
+    cotangent = b.op1("where", before, at_before,
+                      b.op1("where", first, at_first, const(x, 0)))
+    return (_unflatten(cotangent, op),)
+
+
+def _vjp_sort(op, cts: tuple) -> tuple:
+    """Each element gets the cotangent of the position it was sorted to: the cotangent gathered
+    through the inverse of the sorting permutation."""
+    b = builders()
+    x, axis = _scan_axis(op)
+    order = b.op1("argsort", x, axis=axis, kind="stable")
+    inverse = b.op1("argsort", order, axis=axis, kind="stable")
+    gathered = b.op1("take_along_axis", cts[0], inverse, axis=axis)
+    return (_unflatten(gathered, op),)
+
+
+def _vjp_take_along_axis(op, cts: tuple) -> tuple:
+    """Gathering along an axis by a permutation (indices from ``argsort``, as in ``np.sort``'s
+    VJP) is undone by gathering with the inverse permutation. Other indices may repeat, which
+    needs a scatter-add autostage does not have yet."""
+    b = builders()
+    arr, indices = op.operands
+    axis = 0 if op.attrs["axis"] is None else op.attrs["axis"]
+    if not _is_permutation(indices, arr, op.attrs["axis"]):
+        raise gradient_error(op, "take_along_axis unless its indices are an argsort along the "
+                                 "same axis (a permutation) yet")
+    inverse = b.op1("argsort", indices, axis=axis, kind="stable")
+    gathered = b.op1("take_along_axis", cts[0], inverse, axis=axis)
+    return (unflatten(gathered, arr) if op.attrs["axis"] is None else gathered, None)
+
+
+def _is_permutation(indices, arr, axis: int | None) -> bool:
+    """Whether ``indices`` is an argsort along ``axis`` of an array whose length there is
+    ``arr``'s (static sizes, or the same type: sort's VJP gathers one of those)."""
+    producer = indices.producer
+    if not (isinstance(producer, ir.Op) and producer.name == "argsort"):
+        return False
+    source = producer.operands[0]
+    if axis is None:
+        return producer.attrs["axis"] in (None, 0) and (
+            flat_length(source.type.shape) == flat_length(arr.type.shape) is not None
+            or source.type.shape == arr.type.shape)
+    if producer.attrs["axis"] != axis or source.type.ndim != arr.type.ndim:
+        return False
+    length, wanted = source.type.shape[axis], arr.type.shape[axis]
+    return (length == wanted and length is not None) or source.type.shape == arr.type.shape
+
+
+op_registry.lookup("cumsum").vjp = _vjp_cumsum
+op_registry.lookup("cumprod").vjp = _vjp_cumprod
+op_registry.lookup("sort").vjp = _vjp_sort
+op_registry.lookup("take_along_axis").vjp = _vjp_take_along_axis
+op_registry.lookup("argsort").vjp = op_registry.NO_GRADIENT

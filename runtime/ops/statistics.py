@@ -25,6 +25,14 @@ import warnings
 import numpy as np
 from autostage.runtime import dtype_rules, op_registry
 from autostage.runtime.ops.reductions import reduced_shape
+from autostage.runtime.ops.vjp_support import (
+    active,
+    builders,
+    const,
+    flatten,
+    reduced_count,
+    unflatten,
+)
 from autostage.runtime.types import TensorType
 
 INDEX_DTYPE = np.dtype(np.intp)
@@ -165,3 +173,83 @@ op_registry.register(
 op_registry.register(
     "nonzero", _infer_nonzero, _evaluate_nonzero,
     doc="np.nonzero(x): one int64[?] result per axis of x; no attrs")
+
+
+# -- reverse-mode derivatives (runtime/autodiff) ------------------------------------------------
+def _vjp_order_statistic(op, cts: tuple) -> tuple:
+    """median and quantile (method 'linear'): the result interpolates the sorted values at
+    positions ``lo = floor(q (n - 1))`` and ``lo + 1`` with weight ``g = q (n - 1) - lo``, so
+    the element of rank ``lo`` gets ``(1 - g)`` of the cotangent and that of rank ``lo + 1``
+    gets ``g`` (tied elements have distinct ranks: one of them gets it, a valid subgradient);
+    q gets ``(v[lo + 1] - v[lo]) (n - 1)``. With ``nan``, n counts the non-NaN elements (NaNs
+    rank last). Ranks come from argsort twice, so no scatter is needed."""
+    b, ct = builders(), cts[0]
+    dtype = ct.type.dtype
+    x, axis = op.operands[0], op.attrs["axis"]
+    xs, axis = (flatten(x), 0) if axis is None else (x, axis)
+    q = op.operands[1] if op.name == "quantile" else const(ct, 0.5)
+    lead, ndim = q.type.ndim, xs.type.ndim  # result axes from q, then xs's axes
+    values = b.cast(xs, dtype)
+    if op.attrs["nan"]:
+        valid = b.cast(b.op1("logical_not", b.op1("isnan", xs)), dtype)
+        count = b.op1("sum", valid, axis=(axis,), keepdims=True, dtype=None)
+    else:
+        count = reduced_count(xs, (axis,), dtype)
+    last = b.sub(count, const(ct, 1))
+    qs = b.cast(q, dtype)
+    if lead:
+        qs = b.op1("expand_dims", qs, axis=tuple(range(lead, lead + ndim)))
+    position = b.mul(qs, last)
+    lo = b.op1("floor", position)
+    hi = b.op1("minimum", b.add(lo, const(ct, 1)), last)
+    weight = b.sub(position, lo)
+    order = b.op1("argsort", xs, axis=axis, kind="stable")
+    ranks = b.cast(b.op1("argsort", order, axis=axis, kind="stable"), dtype)
+    at_lo, at_hi = b.op1("equal", ranks, lo), b.op1("equal", ranks, hi)
+    zero = const(ct, 0)
+    shares = b.add(b.op1("where", at_lo, b.sub(const(ct, 1), weight), zero),
+                   b.op1("where", at_hi, weight, zero))
+    aligned = _aligned_cotangent(ct, op, lead, axis)
+    dx = b.mul(aligned, shares)
+    if lead:
+        dx = b.op1("sum", dx, axis=tuple(range(lead)), keepdims=False, dtype=None)
+    dx = unflatten(dx, x) if op.attrs["axis"] is None else dx
+    if op.name == "median":
+        return (dx,)
+    dq = None
+    if active(q):
+        def picked(mask):
+            return b.op1("sum", b.op1("where", mask, values, zero), axis=(lead + axis,),
+                         keepdims=True, dtype=None)
+        slope = b.mul(b.sub(picked(at_hi), picked(at_lo)), last)
+        dq = b.op1("sum", b.mul(aligned, slope), axis=tuple(range(lead, lead + ndim)),
+                   keepdims=False, dtype=None)
+    return (dx, dq)
+
+
+def _aligned_cotangent(ct, op, lead: int, axis: int):
+    """The cotangent of a median/quantile with q's axes first, then the (flattened for
+    ``axis=None``) operand's axes, the reduced one of size 1."""
+    b = builders()
+    if op.attrs["axis"] is None:
+        if op.attrs["keepdims"]:  # q's axes, then one size-1 axis per axis of x
+            ct = b.op1("sum", ct, axis=tuple(range(lead, ct.type.ndim)), keepdims=False,
+                       dtype=None)
+        return b.op1("expand_dims", ct, axis=(lead,)) if lead else ct
+    if op.attrs["keepdims"] or (lead == 0 and axis == 0):
+        return ct
+    return b.op1("expand_dims", ct, axis=(lead + axis,))
+
+
+def _vjp_bincount(op, cts: tuple) -> tuple:
+    """The weights: each gets the cotangent of its bin."""
+    if len(op.operands) == 1:
+        return (None,)
+    return (None, builders().op1("getitem", cts[0], op.operands[0], index=("?",)))
+
+
+op_registry.lookup("median").vjp = _vjp_order_statistic
+op_registry.lookup("quantile").vjp = _vjp_order_statistic
+op_registry.lookup("bincount").vjp = _vjp_bincount
+op_registry.lookup("searchsorted").vjp = op_registry.NO_GRADIENT
+op_registry.lookup("nonzero").vjp = op_registry.NO_GRADIENT

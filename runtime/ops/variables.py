@@ -57,3 +57,5 @@ op_registry.register("var_assign", _infer_assign, _evaluate_assign,
 op_registry.register("var_assign_add", _infer_assign, _evaluate_assign_add,
                      effects=op_registry.STATE,
                      doc="attrs: var; operand: the value added to it in place")
+
+op_registry.lookup("var_read").vjp = op_registry.NO_GRADIENT  # (no operands: the tape watches it)
