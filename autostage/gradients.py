@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from autostage import api
+from autostage import api, errors
 
 
 class GradientFunction:
@@ -59,19 +59,27 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False
 
 def _transform(f: Callable, argnums: int | Sequence[int], has_aux: bool,
                with_value: bool) -> GradientFunction:
+    from autostage.calls import converted_inline
     from autostage.runtime.autodiff import GradientTape
     from autostage.runtime.function import StagedFunction
 
-    staged = f if isinstance(f, StagedFunction | GradientFunction) else api.convert(f)
+    # ``f``'s Python function, traced inline into the gradient's trace (a staged call would
+    # make the backward pass replay the whole callee).
+    if isinstance(f, GradientFunction):
+        body, target = f._staged.python_function, f.target
+    elif isinstance(f, StagedFunction):
+        body, target = f.python_function, f.target
+    else:
+        body, target = api.to_graph(f), "cpu"
     single = isinstance(argnums, int)
     nums = (argnums,) if single else tuple(argnums)
-    original = inspect.unwrap(f.python_function if isinstance(f, StagedFunction) else f)
+    original = inspect.unwrap(body)
 
     def differentiated(*args: Any, **kwargs: Any) -> Any:
         with GradientTape() as tape:
             for i in nums:
                 tape.watch(args[i])
-            out = staged(*args, **kwargs)
+            out = converted_inline(body)(*args, **kwargs)
         value, aux = out if has_aux else (out, None)
         _check_scalar(value, original)
         found = tape.gradient(value, [args[i] for i in nums])
@@ -85,8 +93,8 @@ def _transform(f: Callable, argnums: int | Sequence[int], has_aux: bool,
     differentiated.__signature__ = inspect.signature(original)
     kind = "value_and_grad" if with_value else "grad"
     differentiated.__name__ = differentiated.__qualname__ = f"{kind}_{original.__name__}"
-    target = getattr(staged, "target", "cpu")
-    return GradientFunction(StagedFunction(differentiated, target=target), nums)
+    return GradientFunction(StagedFunction(differentiated, target=target,
+                                           error_hook=errors.report), nums)
 
 
 def custom_gradient(f: Callable) -> Callable:

@@ -101,6 +101,8 @@ class OpDef:
         themselves (so gradients of gradients work); ``NO_GRADIENT`` for ops whose results are
         piecewise constant in their operands; None: not differentiable yet (a clear error when a
         gradient needs it).
+      shape_operands: positions of operands read only for their shape (``full_like``'s x): a
+        gradient never flows through them, so they do not make the op depend on a source.
       exemptions: rules this op deliberately lacks (``"evaluate"``, a target name), each with
         the reason; the op-rules test accepts nothing else missing.
     """
@@ -120,6 +122,7 @@ class OpDef:
     fusible_reduction: bool = False
     may_fail: bool | Callable[[ir.Op], bool] | None = None
     vjp: VjpRule | None = None
+    shape_operands: tuple[int, ...] = ()
     exemptions: dict[str, str] = field(default_factory=dict)
 
     @property

@@ -75,7 +75,12 @@ def captured(op: ir.Op) -> list[ir.Value]:
 
 
 def reads(op: ir.Op) -> Iterator[ir.Value]:
-    yield from op.operands
+    """The values ``op`` reads for their contents (not those it reads only for a shape)."""
+    shape_only = op_registry.lookup(op.name).shape_operands
+    if shape_only:
+        yield from (v for i, v in enumerate(op.operands) if i not in shape_only)
+    else:
+        yield from op.operands
     if op.regions:
         yield from captured(op)
 

@@ -81,7 +81,7 @@ def _evaluate_sum_to(op, values: tuple, run) -> tuple:
 
 
 op_registry.register(
-    "sum_to", _infer_sum_to, _evaluate_sum_to, may_fail=False,
+    "sum_to", _infer_sum_to, _evaluate_sum_to, may_fail=False, shape_operands=(1,),
     doc="operands ct, like (one rank): ct summed over the axes where like has size 1 and ct "
         "does not, so it has like's shape (the adjoint of broadcasting; autodiff emits it)")
 

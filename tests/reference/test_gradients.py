@@ -19,10 +19,10 @@ import warnings
 import harness  # tests/reference is on sys.path (pytest rootdir-relative import)
 import numpy as np
 import pytest
+from autostage.runtime.autodiff import GradientError
 from test_staged import NOT_STAGEABLE, REFERENCE_NUMPY_CASES, STAGED_CASES
 
 import autostage
-from autostage.runtime.autodiff import GradientError
 
 # case id -> why its gradient is refused (a GradientError).
 REFUSED: dict[str, str] = {}
