@@ -17,10 +17,7 @@ from autostage.runtime import dtype_rules, tracing, value_info
 from autostage.runtime.ops.elementwise import UFUNCS
 from autostage.runtime.ops.reductions import REDUCTIONS
 from autostage.runtime.tensor import Tensor, constant
-from autostage.runtime.types import as_dtype
-
-_PYTHON_DTYPES = {np.dtype(np.bool_), np.dtype(np.int64), np.dtype(np.float64),
-                  np.dtype(np.complex128)}
+from autostage.runtime.types import WEAK_DTYPES, as_dtype
 
 
 def as_tensor(value: object, dtype: object = None) -> Tensor:
@@ -58,7 +55,7 @@ def _emit_promoted(name: str, function, args: Sequence[object], unsafe: bool = F
     dtypes, _ = dtype_rules.resolve(function, specs, name)
     values = [_typed(a, d, unsafe) for a, d in zip(args, dtypes, strict=True)]
     (result,) = tracing.emit(name, values)
-    if not any(isinstance(s, np.dtype) for s in specs) and result.type.dtype in _PYTHON_DTYPES:
+    if not any(isinstance(s, np.dtype) for s in specs) and result.type.dtype in WEAK_DTYPES:
         value_info.mark_weak(result)  # Python scalar op Python scalar: still a Python scalar
     return Tensor(result)
 

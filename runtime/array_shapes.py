@@ -16,7 +16,7 @@ from autostage.runtime import array_identity, dtype_rules, tracing, value_info, 
 from autostage.runtime.array_api import as_tensor, astype, copy, ufunc
 from autostage.runtime.ops.indexing import _INDEX_ERROR, ELLIPSIS, STAGED
 from autostage.runtime.tensor import StagingTypeError, Tensor, constant
-from autostage.runtime.types import as_dtype
+from autostage.runtime.types import as_dtype, strong
 
 
 def _emit(name: str, operands: Sequence, attrs: dict | None = None, view_of: Tensor | None = None
@@ -36,7 +36,7 @@ def size_operands(shape: object) -> tuple[tuple, list]:
     for d in shape:
         if isinstance(d, Tensor):
             if d.ndim != 0 or d.dtype.kind not in "iu":
-                raise TypeError(f"a size must be an integer, not a staged {d.type}")
+                raise TypeError(f"a size must be an integer, not a staged {strong(d.type)}")
             attr.append(None)
             operands.append(d.value)
         else:

@@ -212,9 +212,10 @@ class _Parser:
         body.results = returned
         result_types = tuple(_types(results))
         function = ir.Function(name, body)
-        if tuple(function.result_types) != result_types:
-            raise self.fail(f"@{name} returns {function.result_types}, its header says "
-                            f"{result_types}")
+        returns, header = (", ".join(map(str, types)) for types in (function.result_types,
+                                                                     result_types))
+        if returns != header:  # the text, so that weak-ness must agree too
+            raise self.fail(f"@{name} returns ({returns}), its header says ({header})")
         return function
 
     def region_with_args(self, text: str) -> ir.Region:
@@ -305,7 +306,8 @@ def _types(text: str) -> list[Type]:
 
 
 def parse_type(text: str) -> Type:
-    """The type printed as ``text`` (``f64[?,3]``, ``list<f64[]>``, ``(a, b)``, ``rng``)."""
+    """The type printed as ``text`` (``f64[?,3]``, ``list<f64[]>``, ``(a, b)``, ``rng``, a weak
+    ``f64[]~``)."""
     reader = _TypeReader(text)
     result = reader.type()
     if reader.rest():
@@ -351,9 +353,14 @@ class _TypeReader:
         if match is None or match.group(1) not in _DTYPE_OF_NAME:
             raise TextFormError(f"not a type: {text[self.at:]!r}")
         self.at = match.end()
+        weak = text.startswith("~", self.at)
+        self.at += weak
         dims = [d for d in match.group(2).split(",") if d]
-        return TensorType(_DTYPE_OF_NAME[match.group(1)],
-                          tuple(None if d == "?" else int(d) for d in dims))
+        try:
+            return TensorType(_DTYPE_OF_NAME[match.group(1)],
+                              tuple(None if d == "?" else int(d) for d in dims), weak)
+        except TypeError as e:  # `~` after a type that cannot be weak
+            raise TextFormError(str(e)) from e
 
 
 class _Reader:

@@ -4,7 +4,8 @@ Users read this text (the IR of a trace, ``--ir`` on the CLI) and tests compare 
 outputs, so its form is part of the API. Names ``%0, %1, ...`` are numbered per function in order
 of definition: parameters, then each op's results before the arguments of its regions. A line is
 ``%3:f64[?] = name %1 %2 {attr=value, ...}`` with attributes sorted by key, then the user's
-``# file.py:LINE`` (basename); an op's ``OpDef.bare_attr`` is printed right after its name
+``# file.py:LINE`` (basename); a weak type (a value that stands for a Python number) ends in ``~``
+(``%1:i64[]~ = dim %0``); an op's ``OpDef.bare_attr`` is printed right after its name
 (``constant 1.0``, ``call @helper``). Regions are indented under their op, headed by their name
 (``OpDef.region_names``) and arguments (``body(%4:i64[]):``) and closed by a ``yield`` line; a
 function ends with ``return``.

@@ -3,8 +3,9 @@
 Such a call is traced once per argument types into its own function of the caller's module and
 stays a ``call`` op (``call_from_trace``); a call whose arguments include mutable Python values,
 or a method of an object the trace made (``made_in_trace``), runs inline instead, reading its
-environment as the caller does. Whether each argument and result is a NumPy value, a Python
-number (weak) or a 0-d ndarray is carried across the call.
+environment as the caller does. Whether an argument or result is a Python number travels in its
+type (weak: the callee's parameter and result types say it); whether a 0-d one is a 0-d ndarray
+(``value_info.mark_array``) is carried across the call here.
 """
 
 from __future__ import annotations
@@ -27,16 +28,15 @@ from autostage.runtime.tensor import Tensor
 class Callee:
     """A function traced into a module for staged calls: its name and how to call it."""
 
-    __slots__ = ("name", "outputs", "captures", "result_types", "weak_results", "raised")
+    __slots__ = ("name", "outputs", "captures", "result_types", "array_results", "raised")
 
     def __init__(self, name: str, outputs: Outputs, captures: tuple, result_types: tuple,
-                 weak_results: tuple[int, ...], raised: Exception | None = None):
+                 array_results: tuple[bool, ...], raised: Exception | None = None):
         self.name = name
         self.outputs = outputs
         self.captures = captures  # the environment sources of its implicit parameters
-        self.result_types = result_types
-        # per result: a NumPy value, a Python number or a 0-d ndarray (``_kind``)
-        self.weak_results = weak_results
+        self.result_types = result_types  # weak where a result is a Python number
+        self.array_results = array_results  # per result: whether it is a 0-d ndarray
         self.raised = raised  # it always raises this (after its prints...): so does the caller
 
 
@@ -65,10 +65,10 @@ def call_from_trace(fn: Callable, args: tuple, kwargs: dict) -> Any:
     target = fn.__func__ if method else fn
     owner = ById(fn.__self__) if method else None  # a method's callee is per object
     # A weak argument (a Python scalar such as `x.shape[0]`) stays weak in the callee, as Python
-    # would pass the int itself: it is part of the key.
+    # would pass the int itself: it is part of the key (types compare without weak-ness).
     key = (ById(target), owner, treedef, *[
-        (leaf.type, _kind(leaf.value)) if isinstance(leaf, Tensor)
-        else constant_key(leaf) for leaf in leaves])
+        (leaf.type, value_info.is_weak(leaf.value), value_info.is_array(leaf.value))
+        if isinstance(leaf, Tensor) else constant_key(leaf) for leaf in leaves])
     callee = trace.shared.callees.get(key)
     if callee is None:
         callee = _trace_callee(fn, key, leaves, treedef, trace)
@@ -76,8 +76,12 @@ def call_from_trace(fn: Callable, args: tuple, kwargs: dict) -> Any:
     operands += [trace.capture(source, source.read()).value for source in callee.captures]
     results = tracing.emit("call", operands, {"callee": callee.name,
                                                "result_types": callee.result_types})
-    for value, kind in zip(results, callee.weak_results, strict=True):
-        _mark_kind(value, kind)
+    for value, type_, array in zip(results, callee.result_types, callee.array_results,
+                                   strict=True):
+        if getattr(type_, "weak", False):  # `emit` gives strong types; the callee's say weak
+            value_info.mark_weak(value)
+        if array:
+            value_info.mark_array(value)
     if callee.raised is not None:
         raise callee.raised
     return callee.outputs.build(tuple(Tensor(value) for value in results))
@@ -124,7 +128,8 @@ def _trace_callee(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDe
             "Python constant, or write it as a loop")
     name = _unique_name(caller.module, getattr(fn, "__name__", "callee"))
     tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
-    kinds = [_kind(leaf.value) for leaf in tensors]  # facts of the caller's trace
+    arrays = [value_info.is_array(leaf.value) for leaf in tensors]  # facts of the caller's trace
+    # The parameters have the arguments' types, weak ones included.
     trace = FunctionTrace(caller.module, name, [leaf.type for leaf in tensors], shared)
     trace.roots = None if caller.roots is None else (fn, *caller.roots)
     params = iter(trace.function.body.args)
@@ -134,36 +139,21 @@ def _trace_callee(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDe
     shared.active.add(key)
     try:
         with tracing.tracing(trace):
-            for param, kind in zip(trace.function.body.args, kinds, strict=False):
-                _mark_kind(param, kind)
+            for param, array in zip(trace.function.body.args, arrays, strict=False):
+                if array:
+                    value_info.mark_array(param)
             output = run_traced(trace, bind_environment(fn, trace), args, kwargs)
             outputs = collect_outputs(trace, output, callee=True)
             trace.check_escapes()
-            weak_results = tuple(_kind(v) for v in trace.function.body.results)
+            array_results = tuple(value_info.is_array(v) for v in trace.function.body.results)
     finally:
         shared.active.discard(key)
         trace.finished = True
     caller.sources.update(trace.sources)
     callee = Callee(name, outputs, tuple(trace.captures), trace.function.result_types,
-                    weak_results, trace.raised)
+                    array_results, trace.raised)
     shared.callees[key] = callee
     return callee
-
-
-# What a staged value passed to or returned from a staged call is, as Python sees it: a NumPy
-# value, a Python number (weak), or a 0-d ndarray (``ndarray_results``).
-_NUMPY, _WEAK, _ARRAY = 0, 1, 2
-
-
-def _kind(value: ir.Value) -> int:
-    return _WEAK if value_info.is_weak(value) else _ARRAY if value_info.is_array(value) else _NUMPY
-
-
-def _mark_kind(value: ir.Value, kind: int) -> None:
-    if kind == _WEAK:
-        value_info.mark_weak(value)
-    elif kind == _ARRAY:
-        value_info.mark_array(value)
 
 
 def _unique_name(module: ir.Module, base: str) -> str:

@@ -35,6 +35,7 @@ from autostage.runtime import (
 from autostage.runtime.operator_hooks import register_operator_hook
 from autostage.runtime.ops.elementwise import UFUNCS
 from autostage.runtime.tensor import StagingTypeError, Tensor
+from autostage.runtime.types import strong
 
 # dunder stem -> op; each gets __stem__ and the reflected __rstem__ (unless None).
 BINARY_OPERATORS = {
@@ -219,7 +220,9 @@ def _repr(self: Tensor) -> str:
             f"{loc}: repr() of a staged tensor{self._where()} cannot be staged: its value, and "
             "so its text, exists only when the staged function runs. Pass the tensor itself to "
             "print() (print(x) is staged and formats it at run time), or return it")
-    return f"<staged Tensor {self.type}{self._where()}>"
+    # A weak value in words, not as the IR's `~`.
+    number = " (a Python number)" if value_info.is_weak(self.value) else ""
+    return f"<staged Tensor {strong(self.type)}{number}{self._where()}>"
 
 
 def _setitem(self: Tensor, key: object, value: object) -> None:

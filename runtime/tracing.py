@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 from autostage.runtime import ir, op_registry
-from autostage.runtime.types import Type
+from autostage.runtime.types import Type, strong
 
 _RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
 _local = threading.local()
@@ -187,9 +187,10 @@ def rollback(mark: tuple[ir.Region, int] | None) -> None:
 
 @contextlib.contextmanager
 def region(arg_types: Sequence[Type] = ()) -> Iterator[ir.Region]:
-    """Opens a new region in the current trace; ops emitted inside the block go into it."""
+    """Opens a new region in the current trace; ops emitted inside the block go into it. Its
+    arguments are not weak (as ``emit``'s results): the caller marks those that are."""
     trace = _require_trace()
-    new = ir.Region(arg_types)
+    new = ir.Region([strong(t) for t in arg_types])
     trace.regions.append(new)
     trace.all_regions.add(new)
     try:
@@ -279,8 +280,10 @@ def emit(name: str, operands: Sequence[ir.Value], attrs: dict[str, Any] | None =
          ) -> tuple[ir.Value, ...]:
     """Appends op ``name`` to the current region and returns its results.
 
-    The result types come from the op's type rule; operands must be visible here. The op's
-    location is ``loc``, or the user's line that is running now.
+    The result types come from the op's type rule, never weak: whether a result stands for a
+    Python number is staging's decision (``value_info.mark_weak``), not the rule's (one that
+    passes an operand's type through would make ``np.asarray(n)`` a Python int). Operands must be
+    visible here. The op's location is ``loc``, or the user's line that is running now.
     """
     trace = _require_trace()
     for value in operands:
@@ -288,7 +291,7 @@ def emit(name: str, operands: Sequence[ir.Value], attrs: dict[str, Any] | None =
     for check in operand_checks:
         check(operands, trace)
     attrs = dict(attrs or {})
-    types = op_registry.result_types(name, [v.type for v in operands], attrs)
+    types = [strong(t) for t in op_registry.result_types(name, [v.type for v in operands], attrs)]
     op = ir.Op(name, operands, types, attrs, regions, loc or user_location())
     trace.region.append(op)
     for hook in result_hooks:

@@ -2,12 +2,16 @@
 random generators.
 
 Types are small immutable values, compared and hashed structurally, printed short (``f32[?,256]``,
-``list<f32[4]>``), because the IR printer and the trace cache key show them to users.
+``list<f32[4]>``), because the IR printer and the trace cache key show them to users. A 0-d tensor
+type may be *weak* (printed ``f64[]~``): the value stands for a Python number and promotes like
+one (``f32_tensor * n`` stays float32), as JAX's ``weak_type``. Weak-ness is not compared or
+hashed, so it never splits a cache key, a verifier check or a join; code that must tell the two
+apart (a staged call's key) reads ``weak`` itself.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -22,6 +26,8 @@ DTYPES: dict[np.dtype, str] = {
     np.dtype(np.complex64): "c64", np.dtype(np.complex128): "c128",
 }
 _BY_SHORT_NAME = {short: dtype for dtype, short in DTYPES.items()}
+# The dtypes of Python's bool, int, float and complex: the only ones a weak type may have.
+WEAK_DTYPES = frozenset(np.dtype(t) for t in (np.bool_, np.int64, np.float64, np.complex128))
 
 
 def as_dtype(dtype: object) -> np.dtype:
@@ -47,14 +53,18 @@ Shape = tuple  # of int | None; None is a dimension unknown until run time
 
 @dataclass(frozen=True, slots=True)
 class TensorType:
-    """A tensor's dtype and shape; ``None`` in the shape is a dimension unknown at trace time."""
+    """A tensor's dtype and shape; ``None`` in the shape is a dimension unknown at trace time.
+    ``weak``: a 0-d bool, int64, float64 or complex128 standing for a Python number."""
 
     dtype: np.dtype
     shape: Shape
+    weak: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dtype", as_dtype(self.dtype))
         object.__setattr__(self, "shape", tuple(None if d is None else int(d) for d in self.shape))
+        if self.weak and (self.shape or self.dtype not in WEAK_DTYPES):
+            raise TypeError(f"only a 0-d bool, i64, f64 or c128 type may be weak, not {self}")
 
     @property
     def ndim(self) -> int:
@@ -66,7 +76,7 @@ class TensorType:
 
     def __str__(self) -> str:
         dims = ",".join("?" if d is None else str(d) for d in self.shape)
-        return f"{DTYPES[self.dtype]}[{dims}]"
+        return f"{DTYPES[self.dtype]}[{dims}]" + ("~" if self.weak else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +116,12 @@ Type = TensorType | ListType | TupleType | GeneratorType
 def scalar(dtype: object) -> TensorType:
     """The type of a 0-d tensor."""
     return TensorType(as_dtype(dtype), ())
+
+
+def strong(type_: Type) -> Type:
+    """``type_`` without weak-ness: what a new value gets unless staging marks it weak (a type
+    rule that passes an operand's type through must not make a NumPy result a Python number)."""
+    return replace(type_, weak=False) if getattr(type_, "weak", False) else type_
 
 
 def type_of_array(value: np.ndarray | np.generic, exact_shape: bool = False) -> TensorType:

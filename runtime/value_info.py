@@ -1,29 +1,30 @@
-"""Facts about staged values that their types do not say, kept per trace.
+"""Facts about staged values that their types do not say, kept per trace, and weak-ness, which
+their types say.
 
 *Weak* values have Python scalar semantics (a dimension from ``x.shape``, a staged ``len``): in
 ``f32_tensor * n`` a weak ``n`` promotes like a Python int, so the result stays float32 as in
-Python. *Views* alias another array: function arguments (registered by the function object with
-``mark_argument``) and basic-indexing / reshape / transpose results of them or of other values.
-Writing through a view (``x[i] = v``, ``x += 1``) is visible to the caller in Python, which the
-functional ``setitem`` of the IR cannot reproduce, so it must be a clear error, never a silent
-difference. *List elements*: whether a tensor list's elements are Python numbers or NumPy values
-(``staging.list_elements``). *0-d arrays*: 0-d values NumPy would hold as a 0-d ``ndarray``
-(``np.zeros_like(s)``, ``x.reshape(())``, a 0-d ndarray argument), not as a NumPy scalar (what
-ufuncs, reductions and indexing give): the result comes back as one (``ndarray_results``).
-The tables hang off the ``Trace`` (weakly), so they die with it.
-"""
+Python. It is the ``weak`` flag of the value's type (``types.TensorType``), so it travels wherever
+the type does (staged calls, copies of the IR, its text). *Views* alias another array: function
+arguments (registered by the function object with ``mark_argument``) and basic-indexing /
+reshape / transpose results of them or of other values. Writing through a view (``x[i] = v``,
+``x += 1``) is visible to the caller in Python, which the functional ``setitem`` of the IR cannot
+reproduce, so it must be a clear error, never a silent difference. *List elements*: whether a
+tensor list's elements are Python numbers or NumPy values (``staging.list_elements``). *0-d
+arrays*: 0-d values NumPy would hold as a 0-d ``ndarray`` (``np.zeros_like(s)``,
+``x.reshape(())``, a 0-d ndarray argument), not as a NumPy scalar (what ufuncs, reductions and
+indexing give): the result comes back as one (``ndarray_results``). The tables hang off the
+``Trace`` (weakly), so they die with it."""
 
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from autostage.runtime import array_identity, ir, tracing
 
 
 @dataclass(slots=True)
 class _Facts:
-    weak: set
     views: dict  # Value -> the Value it is a view of (or itself, for an argument)
     arguments: dict  # Value -> argument name
     scalars: set  # arguments that are NumPy scalars (immutable: `n += 1` rebinds `n`)
@@ -40,21 +41,23 @@ def _table() -> _Facts | None:
         return None
     facts = _facts.get(trace)
     if facts is None:
-        facts = _facts[trace] = _Facts(set(), {}, {}, set(), {}, set())
+        facts = _facts[trace] = _Facts({}, {}, set(), {}, set())
     return facts
 
 
 def mark_weak(value: ir.Value) -> None:
     """Gives ``value`` Python scalar semantics in promotion (it must be a 0-d bool, int64,
-    float64 or complex128 value)."""
-    table = _table()
-    if table is not None:
-        table.weak.add(value)
+    float64 or complex128 value): its type becomes weak.
+
+    Raises:
+      TypeError: ``value`` is not such a value.
+    """
+    value.type = replace(value.type, weak=True)
 
 
 def is_weak(value: ir.Value) -> bool:
-    table = _table()
-    return table is not None and value in table.weak
+    """Whether ``value`` stands for a Python number (its type is weak)."""
+    return getattr(value.type, "weak", False)
 
 
 def mark_argument(value: ir.Value, name: str, scalar: bool | None = None) -> None:

@@ -18,6 +18,7 @@ from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.staging import errors, tensor_lists, values
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor, as_tensor
+from autostage.runtime.types import strong
 
 
 def _compare(name: str, a: Tensor, b: object) -> Tensor:
@@ -83,7 +84,7 @@ def _integer(x: object, what: str) -> object:
     if isinstance(x, Tensor):
         if x.ndim != 0 or x.dtype.kind not in "iu":
             raise errors.StagingTypeError(
-                f"range() {what} is a {x.type} tensor{errors.at()}; it must be an integer "
+                f"range() {what} is a {strong(x.type)} tensor{errors.at()}; it must be an integer "
                 "scalar (Python: 'object cannot be interpreted as an integer')")
         return x
     return operator.index(x)

@@ -16,14 +16,15 @@ from autostage.runtime.operator_hooks import Staged
 from autostage.runtime.staging import errors, iteration, loops, tensor_lists
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor
+from autostage.runtime.types import strong
 
 
 def _bound(x: object, what: str) -> object:
     if x is None or isinstance(x, Tensor):
         if isinstance(x, Tensor) and (x.ndim != 0 or x.dtype.kind not in "iu"):
             raise errors.StagingTypeError(
-                f"a tensor list is sliced with a {x.type} {what}{errors.at()}; slice indices "
-                "must be integers")
+                f"a tensor list is sliced with a {strong(x.type)} {what}{errors.at()}; slice "
+                "indices must be integers")
         return x
     if isinstance(x, Staged):
         raise errors.StagingTypeError(f"a tensor list is sliced with a staged "

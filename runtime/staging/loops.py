@@ -39,7 +39,7 @@ from autostage.runtime.staging.loop_state import Slot, initial_slot, refine, ref
 from autostage.runtime.staging.python_state import ABSENT, Entry
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor, constant
-from autostage.runtime.types import ListType
+from autostage.runtime.types import ListType, strong
 
 MAX_ROUNDS = 6
 
@@ -132,7 +132,8 @@ def _emit(slots: Sequence[Slot], traced: _Traced, hypotheses: loop_flags.Hypothe
     array_identity.restore(before)
     inits = [_value_of(s, s.init, f"loop variable {s.name!r}") for s in carried]
     results = tracing.emit("while", [v for v, _ in inits],
-                           {"carried_types": tuple(s.type for s in carried)},
+                           # types only: the slot's weak-ness marks the results (``_mark``)
+                           {"carried_types": tuple(strong(s.type) for s in carried)},
                            (traced.cond, traced.body))
     array_identity.loop_results(before, at_end, [v for v, _ in inits],
                                 list(traced.body.results), results)

@@ -25,8 +25,7 @@ from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.ops import random as random_op
 from autostage.runtime.ops.random import GENERATOR, GLOBAL, Operand
 from autostage.runtime.tensor import StagingTypeError, Tensor
-
-_WEAK_DTYPES = frozenset(np.dtype(t) for t in (np.bool_, np.int64, np.float64, np.complex128))
+from autostage.runtime.types import WEAK_DTYPES
 
 
 class RandomStagingError(StagingTypeError):
@@ -128,7 +127,7 @@ def stage_draw(generator: Any, source: str, name: str, *args: Any, **kwargs: Any
     result = Tensor(results[0])
     if result.type.ndim == 0 and random_op.is_python_scalar(source, name, bound):
         # NumPy returns a Python float/int here: weak in promotion, as in the plain program.
-        if result.dtype in _WEAK_DTYPES:
+        if result.dtype in WEAK_DTYPES:
             value_info.mark_weak(result.value)
     return result
 

@@ -19,7 +19,7 @@ from autostage.runtime.operator_hooks import Staged
 from autostage.runtime.staging import errors, list_elements, values
 from autostage.runtime.staging.list_elements import Elements
 from autostage.runtime.tensor import Tensor, as_tensor
-from autostage.runtime.types import ListType, TensorType, join, scalar
+from autostage.runtime.types import ListType, TensorType, join, scalar, strong
 
 
 class TensorList(Staged):
@@ -203,7 +203,7 @@ def append(lst: TensorList, x: object, what: str = "the tensor list") -> TensorL
     element = item.type if lst.element is None else join(lst.element, item.type)
     if element is None:
         raise errors.StagingTypeError(
-            f"an element of type {item.type} is appended to {what} of {lst.element} "
+            f"an element of type {strong(item.type)} is appended to {what} of {lst.element} "
             f"elements{errors.at()}; the elements of a staged list must share dtype and rank")
     (value,) = tracing.emit("list_append", (lst.materialize(item.type), item.value))
     return _with(value, lst.elements.add(kind))
@@ -213,7 +213,8 @@ def _index(i: object) -> Tensor:
     index = as_tensor(i)
     if not (index.ndim == 0 and index.dtype.kind in "iu"):
         raise errors.StagingTypeError(
-            f"a tensor list is indexed with {index.type}{errors.at()}; use an integer scalar")
+            f"a tensor list is indexed with {strong(index.type)}{errors.at()}; use an integer "
+            "scalar")
     return index
 
 

@@ -20,7 +20,7 @@ from autostage.runtime import ir, tracing, value_info
 from autostage.runtime.operator_hooks import Staged
 from autostage.runtime.staging import errors, logic
 from autostage.runtime.tensor import Tensor, constant
-from autostage.runtime.types import TensorType, as_dtype
+from autostage.runtime.types import WEAK_DTYPES, TensorType, as_dtype, strong
 
 _UNSET_CLASSES = ("Undefined", "UndefinedReturnValue", "Unbound")
 
@@ -117,11 +117,8 @@ def is_weak(x: object) -> bool:
 
 def mark_weak(value: ir.Value) -> None:
     """Marks a 0-d value that stands for a Python scalar on every path."""
-    if value.type.is_scalar and value.type.dtype in _WEAK_DTYPES:
+    if value.type.is_scalar and value.type.dtype in WEAK_DTYPES:
         value_info.mark_weak(value)
-
-
-_WEAK_DTYPES = tuple(np.dtype(t) for t in (np.bool_, np.int64, np.float64, np.complex128))
 
 
 @contextlib.contextmanager
@@ -181,8 +178,8 @@ class MaybeUnbound(Staged):
         if self.none and not self.name.startswith("retval_"):  # return None: Python's too
             return errors.StagingUnboundError(
                 f"{what} is None on some paths of the staged if/loop{errors.at(self.loc)} and a "
-                f"staged {self.type} value on others, and is used{errors.at()}; a staged value "
-                f"cannot be None at run time: give {self.name!r} a value of the same dtype "
+                f"staged {strong(self.type)} value on others, and is used{errors.at()}; a staged "
+                f"value cannot be None at run time: give {self.name!r} a value of the same dtype "
                 "before the if/loop (e.g. -np.inf or np.nan for a float, -1 for an int) and test "
                 "for that value (or a separate flag) instead of `is None`")
         tail = ("some paths return no value (Python would return None there); return a value "
