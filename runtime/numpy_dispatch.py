@@ -24,6 +24,7 @@ from autostage.runtime import (
     numpy_shapes,
     numpy_statistics,
     tracing,
+    value_info,
 )
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.ops.elementwise import OP_OF_UFUNC
@@ -138,6 +139,8 @@ def _array(obj, dtype=None, *, copy=True, **kwargs):
         obj = np.stack(obj)  # a tensor list (staged list state): its __array_function__ stacks
     else:
         obj, fresh = array_api.as_tensor(obj), False
+        # A Python number (weak) made into an array is a NumPy value: a new, strong value.
+        copy = copy or value_info.is_weak(obj.value)
     if dtype is not None and obj.dtype != np.dtype(dtype):
         return array_api.astype(obj, dtype)
     return array_api.copy(obj) if copy and not fresh else obj

@@ -142,3 +142,17 @@ def test_the_callee_of_a_weak_argument_takes_and_returns_weak_types():
     text = autostage.convert(weak_and_strong).ir(np.ones(4, np.float32))
     assert "func @scale(%0:f32[?], %1:f64[]~) -> (f32[?]):" in text
     assert "func @scale_1(%0:f32[?], %1:f64[]) -> (f64[?]):" in text
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_asarray_of_a_python_number_is_a_strong_numpy_value(target):
+    def f(x):
+        n = x.shape[0]  # a weak int
+        return np.asarray(n) * x, np.asarray(n * 0.5) * x, np.asarray(n)
+
+    x = np.ones(3, np.float32)
+    expected = f(x)
+    got = autostage.convert(f, target=target)(x)
+    for e, g in zip(expected, got, strict=True):
+        assert type(g) is type(e) and g.dtype == e.dtype
+        np.testing.assert_array_equal(g, e)
