@@ -15,6 +15,10 @@ from typing import Any
 import numpy as np
 
 from autostage import api, errors
+from autostage.calls import converted, converted_inline
+from autostage.runtime import pytree, tracing
+from autostage.runtime.autodiff.tape import GradientTape, mark_custom_gradient
+from autostage.runtime.function import StagedFunction
 
 
 class GradientFunction:
@@ -59,9 +63,6 @@ def grad(f: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False
 
 def _transform(f: Callable, argnums: int | Sequence[int], has_aux: bool,
                with_value: bool) -> GradientFunction:
-    from autostage.calls import converted_inline
-    from autostage.runtime.autodiff import GradientTape
-    from autostage.runtime.function import StagedFunction
 
     # ``f``'s Python function, traced inline into the gradient's trace (a staged call would
     # make the backward pass replay the whole callee).
@@ -108,8 +109,6 @@ def custom_gradient(f: Callable) -> Callable:
             return x, lambda dy: np.clip(dy, -1.0, 1.0)
     """
     def with_custom_gradient(*args: Any) -> Any:
-        from autostage.calls import converted_inline
-        from autostage.runtime.autodiff import mark_custom_gradient
 
         y, grad_fn = converted_inline(f)(*args)
         return mark_custom_gradient(y, list(args), converted_inline(grad_fn))
@@ -128,9 +127,6 @@ def checkpoint(g: Callable) -> Callable:
     block)(h, w)`` in a deep stack of blocks keeps one block's intermediates alive at a time.
     """
     def checkpointed(*args: Any, **kwargs: Any) -> Any:
-        from autostage.calls import converted
-        from autostage.runtime import tracing
-
         mark = tracing.checkpoint()
         out = converted(g)(*args, **kwargs)
         if mark is not None:
@@ -156,7 +152,6 @@ def _check_scalar(value: Any, f: Callable) -> None:
 
 def _zeros_where_none(gradient: Any, argument: Any) -> Any:
     """JAX's convention: an argument the value does not depend on has a zero gradient."""
-    from autostage.runtime import pytree
 
     found = pytree.flatten(gradient)[0]  # None is a leaf: one per leaf of the argument
     leaves, treedef = pytree.flatten(argument)

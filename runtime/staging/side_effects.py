@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import sys
 import types
+import warnings
 from collections.abc import Callable, Iterable, Iterator
 
 from autostage.runtime import tracing
@@ -184,7 +185,9 @@ def _referents(x: object) -> list:
         for name in names:
             value = x.__globals__.get(name, ABSENT)
             if isinstance(value, types.ModuleType):  # mod.NAME: the attributes the code names
-                found += [getattr(value, n) for n in names if hasattr(value, n)]
+                with warnings.catch_warnings():  # np.object, np.str...: FutureWarnings
+                    warnings.simplefilter("ignore")
+                    found += [getattr(value, n) for n in names if hasattr(value, n)]
             elif value is not ABSENT:
                 found.append(value)
         return found
