@@ -88,3 +88,59 @@ op_registry.register(
     "norm", _infer_norm, _evaluate_norm,
     doc="np.linalg.norm(x, ord, axis, keepdims); attrs: ord, axis (None or a tuple of 1 or 2 "
         "axes), keepdims", fresh_results=True)
+
+
+# -- reverse-mode derivatives (runtime/autodiff) -------------------------------------------------
+def _vjp_diag(op, cts: tuple) -> tuple:
+    """1-d v (the matrix's diagonal k): the cotangent's diagonal k. 2-d m: the cotangent added
+    (``scatter_add``) into zeros at the diagonal's positions."""
+    build = op_registry.autodiff().build
+    (v,), ct, k = op.operands, cts[0], op.attrs["k"]
+    if v.type.ndim == 1:
+        return (build.op1("diag", ct, k=k),)
+    int64 = np.dtype(np.int64)
+    length = build.op1("dim", ct, axis=0)
+    positions = []
+    for start in (max(0, -k), max(0, k)):
+        first = build.constant(start, int64)
+        positions.append(build.op1("arange", first, build.add(first, length),
+                                   build.constant(1, int64), dtype=int64))
+    return (build.op1("scatter_add", build.zeros_like(v), ct, *positions, index=("?", "?")),)
+
+
+def _vjp_triangle(op, cts: tuple) -> tuple:
+    """The cotangent's own triangle; a 1-d operand (each row of the result is a masked copy of
+    it) gets the sum of the rows."""
+    build = op_registry.autodiff().build
+    ct = build.op1(op.name, cts[0], k=op.attrs["k"])
+    if op.operands[0].type.ndim == 1:
+        ct = build.op1("sum", ct, axis=(0,), keepdims=False, dtype=None)
+    return (ct,)
+
+
+def _vjp_norm(op, cts: tuple) -> tuple:
+    """The 2-norm and the Frobenius norm: ct * x / norm (NaN where the norm is 0, where it has
+    no derivative); the 1-norm of vectors: ct * sign(x). Other orders: a GradientError."""
+    build = op_registry.autodiff().build
+    (x,), (y,), ct = op.operands, op.results, cts[0]
+    ord_, axis = op.attrs["ord"], op.attrs["axis"]
+    vector = (len(axis) == 1) if axis is not None else x.type.ndim == 1
+    if not op.attrs["keepdims"] and x.type.ndim:
+        axes = tuple(range(x.type.ndim)) if axis is None else tuple(axis)
+        ct = build.op1("expand_dims", ct, axis=axes)
+        y = build.op1("expand_dims", y, axis=axes)
+    if ord_ is None or (ord_ == 2 and vector) or (ord_ == "fro" and not vector):
+        return (build.mul(ct, build.div(x, y)),)
+    if ord_ == 1 and vector:
+        return (build.mul(ct, build.op1("sign", x)),)
+    where = f" at {op.loc}" if op.loc is not None else ""
+    raise op_registry.autodiff().GradientError(
+        f"autostage cannot differentiate np.linalg.norm with ord={ord_!r} of a "
+        f"{'vector' if vector else 'matrix'} yet{where}; the 2-norm, the Frobenius norm and the "
+        "vector 1-norm are differentiable")
+
+
+op_registry.lookup("diag").vjp = _vjp_diag
+op_registry.lookup("triu").vjp = _vjp_triangle
+op_registry.lookup("tril").vjp = _vjp_triangle
+op_registry.lookup("norm").vjp = _vjp_norm
