@@ -95,10 +95,19 @@ def active_values(ops: Sequence[ir.Op], sources: set[ir.Value]) -> set[ir.Value]
 
 
 def accumulate(cotangents: dict[ir.Value, ir.Value], value: ir.Value, ct: ir.Value) -> None:
-    """Adds ``ct`` (cast and summed to ``value``'s dtype and shape) to ``value``'s cotangent."""
+    """Adds ``ct`` (cast and summed to ``value``'s dtype and shape) to ``value``'s cotangent.
+
+    A tensor list's cotangent is a dense array, one row per element (``build.ct_type``): the
+    cotangents of a list read twice are arrays of one shape (checked at run time: the rows of a
+    ragged list must not broadcast), which add up.
+    """
     if isinstance(value.type, TensorType):
         ct = build.like(ct, value)
     previous = cotangents.get(value)
+    if isinstance(value.type, ListType):
+        ct = build.cast(ct, value.type.element.dtype)
+        if previous is not None:
+            build.check_same_shape(previous, ct)
     cotangents[value] = ct if previous is None else build.add(previous, ct)
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import numpy as np
 from autostage.runtime import ir, tracing
-from autostage.runtime.types import TensorType
+from autostage.runtime.types import ListType, TensorType
 
 _location: list[ir.Location | None] = [None]
 
@@ -57,6 +57,51 @@ def full_like(x: ir.Value, fill: float) -> ir.Value:
 
 def zeros_like(x: ir.Value) -> ir.Value:
     return full_like(x, 0)
+
+
+def shape_of(x: ir.Value) -> tuple[tuple, list[ir.Value]]:
+    """``x``'s shape as a ``shape`` attr and its staged sizes (a ``dim`` op per unknown size),
+    the convention of reshape, broadcast_to and full (ops/shapes.py)."""
+    dims = x.type.shape
+    return dims, [op1("dim", x, axis=i) for i, d in enumerate(dims) if d is None]
+
+
+def full(shape: tuple, sizes: list[ir.Value], fill: float, dtype: np.dtype) -> ir.Value:
+    """An array of ``shape`` (a ``shape`` attr with its staged ``sizes``) filled with ``fill``."""
+    return op1("full", constant(fill, dtype), *sizes, shape=tuple(shape), dtype=np.dtype(dtype))
+
+
+def ct_type(value: ir.Value) -> TensorType:
+    """The type of ``value``'s cotangents: its own, or for a tensor list the dense array of the
+    element cotangents stacked along a new leading axis (one row per element)."""
+    t = value.type
+    if isinstance(t, ListType):
+        return TensorType(t.element.dtype, (None, *t.element.shape))
+    return t
+
+
+def zeros_of(value: ir.Value) -> ir.Value:
+    """A zero cotangent for ``value`` (a tensor, or a list: see ``ct_type``)."""
+    if not isinstance(value.type, ListType):
+        return zeros_like(value)
+    element = value.type.element
+    if None not in element.shape:
+        return full((None, *element.shape), [op1("list_length", value)], 0, element.dtype)
+    # Unknown element sizes: the stacked list's (an error if the elements differ in shape).
+    return zeros_like(op1("list_stack", value, empty_ok=True))
+
+
+_RAGGED = ("a gradient through a list of arrays needs its elements to share one shape (the "
+           "list's cotangent is one array), but this list holds arrays of different shapes")
+
+
+def check_same_shape(a: ir.Value, b: ir.Value) -> None:
+    """Emits a run-time check that ``a`` and ``b`` (of one rank) have one shape: a ragged
+    list's rows must raise, never broadcast into a silent value."""
+    for k, (m, n) in enumerate(zip(a.type.shape, b.type.shape, strict=True)):
+        if m is None or n is None:
+            differ = op1("not_equal", op1("dim", a, axis=k), op1("dim", b, axis=k))
+            emit("raise_if", [differ], {"exception": ValueError(_RAGGED)})
 
 
 def add(a: ir.Value, b: ir.Value) -> ir.Value:

@@ -8,7 +8,12 @@ region (copies its ops into the backward program) and differentiates the copy:
 * ``while``: the forward loop is changed, when a gradient first needs it, to push its carried
   values onto one stack (a tensor list) per value at the start of each iteration; the backward
   loop runs the iterations in reverse, replaying the body from the saved values. Memory is
-  O(iterations x carried size); data-dependent trip counts need nothing else.
+  O(iterations x carried size); data-dependent trip counts need nothing else. A carried tensor
+  list is not saved (a list of lists is not a type): the replay binds it to the loop's final
+  list, which is right only when the body does nothing with it but ``list_append`` (the
+  ``outs.append(h)`` pattern, whose VJP reads no element); any other read is refused. The
+  backward loop carries the list's dense cotangent (``build.ct_type``), one row shorter per
+  append undone.
 * ``call``: the callee's body replayed inline.
 
 A replay must compute what the forward pass computed: regions that draw random numbers or assign
@@ -22,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from autostage.runtime import ir, op_registry, tracing
-from autostage.runtime.autodiff import build
+from autostage.runtime.autodiff import build, list_appends
 from autostage.runtime.autodiff.backprop import (
     GradientError,
     accumulate,
@@ -83,7 +88,7 @@ def differentiate_region(region: ir.Region, args: Sequence[ir.Value],
         if ct is not None and value in active:
             accumulate(cotangents, value, ct)
     backprop(ops, cotangents, active)
-    return [cotangents[v] if v in cotangents else build.zeros_like(v) for v in wanted]
+    return [cotangents[v] if v in cotangents else build.zeros_of(v) for v in wanted]
 
 
 def _free(op: ir.Op) -> list[ir.Value]:
@@ -94,40 +99,50 @@ def _free(op: ir.Op) -> list[ir.Value]:
 def cond_vjp(op: ir.Op, cotangents: tuple) -> dict:
     pred, *passed = op.operands
     frees = [*(v for v in passed if is_active(v)), *_free(op)]
-    _tensors_only(op, frees)
     branches = []
     for region in op.regions:
         with tracing.region() as backward:
             seeds = list(zip(region.results, cotangents, strict=True))
             backward.results = tuple(differentiate_region(region, passed, seeds, frees))
         branches.append(backward)
-    results = build.emit("cond", [pred], {"result_types": tuple(v.type for v in frees)},
+    results = build.emit("cond", [pred], {"result_types": tuple(build.ct_type(v) for v in frees)},
                          tuple(branches))
     return dict(zip(frees, results, strict=True))
 
 
 def while_vjp(op: ir.Op, cotangents: tuple) -> dict:
-    carried = op.results
-    _tensors_only(op, carried)
+    n = op.attrs.get("saved_inputs", len(op.operands))  # the loop's own carried values
+    appended = list_appends.appended_lists(op, n)
     stacks = _saved_inputs(op)
+    # A carried list is carried backward only with a cotangent (the body only appends to it,
+    # so none arises inside). The stacks are such lists too: they get cotangents only in a
+    # higher derivative (from the backward loop's reads of them).
+    positions = [k for k, ct in enumerate(cotangents) if ct is not None or (
+        k < n and not isinstance(op.results[k].type, ListType))]
+    carried = [op.results[k] for k in positions]
     frees = _free(op)
-    _tensors_only(op, frees)
-    initial = [ct if ct is not None else build.zeros_like(r) for r, ct in zip(
-        carried, cotangents, strict=True)]
-    zeros = [build.zeros_like(v) for v in frees]
+    initial = [ct if ct is not None else build.zeros_of(r) for r, ct in zip(
+        carried, (cotangents[k] for k in positions), strict=True)]
+    zeros = [build.zeros_of(v) for v in frees]
     last = build.sub(build.op1("list_length", stacks[0]), build.constant(1, INDEX.dtype))
-    types = (INDEX, *(v.type for v in carried), *(v.type for v in frees))
+    types = (INDEX, *(build.ct_type(v) for v in (*carried, *frees)))
     with tracing.region(types) as cond:
         cond.results = (build.op1("greater_equal", cond.args[0], build.constant(0, INDEX.dtype)),)
     with tracing.region(types) as body:
         i, *rest = body.args
         carried_cts, free_cts = rest[:len(carried)], rest[len(carried):]
-        inputs = [build.op1("list_get", stack, i) for stack in stacks]
+        saved = iter(build.op1("list_get", stack, i) for stack in stacks)
+        # A carried list stands for itself at the end of the loop (see the module docstring).
+        args = [r if isinstance(r.type, ListType) else next(saved) for r in op.results[:n]]
+        args += stacks
+        inputs = [args[k] for k in positions]
         # The loop's body as rebuilt: it also pushes onto the stacks (dead in the replay).
-        body_results = op.regions[1].results[:len(carried)]
-        seeds = list(zip(body_results, carried_cts, strict=True))
-        found = differentiate_region(op.regions[1], [*inputs, *stacks], seeds,
-                                     [*inputs, *frees])
+        seeds = [(op.regions[1].results[k], ct) for k, ct in zip(
+            positions, carried_cts, strict=True)]
+        found = differentiate_region(op.regions[1], args, seeds, [*inputs, *frees])
+        for k, grows in appended.items():
+            if not grows and k in positions:  # a list the body makes anew: the one before
+                found[positions.index(k)] = build.zeros_of(op.operands[k])  # the loop gets 0s
         new_carried = [ct if carries_gradient(x) else z for ct, x, z in zip(
             found[:len(carried)], inputs, carried_cts, strict=True)]
         new_free = [build.add(total, ct) for total, ct in zip(
@@ -135,22 +150,26 @@ def while_vjp(op: ir.Op, cotangents: tuple) -> dict:
         body.results = (build.sub(i, build.constant(1, INDEX.dtype)), *new_carried, *new_free)
     results = build.emit("while", [last, *initial, *zeros], {"carried_types": types},
                          (cond, body))
-    found = dict(zip(op.operands[:len(carried)], results[1:1 + len(carried)], strict=True))
+    found = dict(zip((op.operands[k] for k in positions), results[1:1 + len(carried)],
+                     strict=True))
     found.update(zip(frees, results[1 + len(carried):], strict=True))
     return found
 
 
 def _saved_inputs(op: ir.Op) -> tuple[ir.Value, ...]:
-    """The stacks of ``op``'s carried values at the start of each iteration: the loop is
-    rebuilt (in place, keeping its result values) to push them, once."""
-    n = len(op.operands) - op.attrs.get("saved_inputs", 0)
-    if op.attrs.get("saved_inputs"):
+    """The stacks of ``op``'s carried tensors at the start of each iteration (the carried lists
+    are not saved; a loop that carries only lists saves a 0 per iteration, to count them): the
+    loop is rebuilt (in place, keeping its result values) to push them, once."""
+    n = op.attrs.get("saved_inputs", len(op.operands))
+    if "saved_inputs" in op.attrs:
         return op.results[n:]
     region = op.results[0].region
     at = region.ops.index(op)
+    saved = [k for k, v in enumerate(op.results) if not isinstance(v.type, ListType)]
     with tracing.reopen(region):
         mark = len(region.ops)
-        stacks = [build.op1("list_new", element=v.type) for v in op.results]
+        stacks = [build.op1("list_new", element=op.results[k].type if saved else INDEX)
+                  for k in saved or [None]]
         news = region.ops[mark:]
         del region.ops[mark:]
     region.ops[at:at] = news
@@ -160,8 +179,9 @@ def _saved_inputs(op: ir.Op) -> tuple[ir.Value, ...]:
         _, copies = replay_all(cond, new_cond.args[:n])
         new_cond.results = tuple(copies.get(v, v) for v in cond.results)
     with tracing.region(types) as new_body:
+        pushes = [new_body.args[k] for k in saved] or [build.constant(0, INDEX.dtype)]
         pushed = [build.op1("list_append", s, x) for s, x in zip(
-            new_body.args[n:], new_body.args[:n], strict=True)]
+            new_body.args[n:], pushes, strict=True)]
         _, copies = replay_all(body, new_body.args[:n])
         new_body.results = (*(copies.get(v, v) for v in body.results), *pushed)
     op.operands = (*op.operands, *stacks)
@@ -188,16 +208,6 @@ def call_vjp(op: ir.Op, cotangents: tuple) -> dict:
     body_args = list(op.operands)
     found = differentiate_region(callee.body, body_args, seeds, active)
     return dict(zip(active, found, strict=True))
-
-
-def _tensors_only(op: ir.Op, values: Sequence[ir.Value]) -> None:
-    for v in values:
-        if isinstance(v.type, ListType) and carries_gradient(v):
-            where = f" (at {op.loc})" if op.loc is not None else ""
-            raise GradientError(f"autostage cannot differentiate yet a list of arrays carried "
-                                f"through a staged loop or branch{where}; stack it into an "
-                                "array (np.stack) inside the loop, or keep the list outside "
-                                "the gradient")
 
 
 op_registry.lookup("cond").vjp = cond_vjp

@@ -1,11 +1,14 @@
-"""Indexing: ``getitem`` (NumPy basic and advanced indexing) and the functional ``setitem``
-(``x[index] = v`` as a new array: ``x = setitem(x, index, v)``).
+"""Indexing: ``getitem`` (NumPy basic and advanced indexing), the functional ``setitem``
+(``x[index] = v`` as a new array: ``x = setitem(x, index, v)``) and ``scatter_add`` (a new array
+``x`` with ``np.add.at(x, index, v)``: repeated positions of an advanced index accumulate; the
+derivative of getitem emits it), with their VJPs.
 
 The ``index`` attr is a tuple with one entry per index item: an int (static integer), None
 (``np.newaxis``), ``"..."`` (Ellipsis), ``"?"`` (the next staged operand: a 0-d integer, an integer
 array or a boolean mask), or a ``(start, stop, step)`` tuple for a slice whose parts are ints,
 None or ``"?"`` (a staged 0-d integer). Operands: getitem ``x, *staged``; setitem ``x, v, *staged``
-(``v`` already cast to x's dtype). Printed: ``getitem %x %i {index=("?", (1, None, None))}``.
+(``v`` already cast to x's dtype), scatter_add as setitem. Printed:
+``getitem %x %i {index=("?", (1, None, None))}``.
 Result shapes follow NumPy (advanced dimensions first when advanced indices are not adjacent);
 a boolean mask gives an unknown dimension.
 """
@@ -16,6 +19,7 @@ import operator
 
 import numpy as np
 from autostage.runtime import dtype_rules, op_registry
+from autostage.runtime.ops import sorting  # noqa: F401 - take_along_axis, whose VJP is here
 from autostage.runtime.types import TensorType
 
 STAGED = "?"
@@ -175,6 +179,12 @@ def _evaluate_setitem(op, values: tuple, run) -> tuple:
     return (result,)
 
 
+def _evaluate_scatter_add(op, values: tuple, run) -> tuple:
+    result = np.array(values[0], copy=True)
+    np.add.at(result, build_index(op.attrs["index"], values[2:]), values[1])
+    return (result,)
+
+
 def _evaluate_getitem(op, values: tuple, run) -> tuple:
     result = np.asarray(values[0][build_index(op.attrs["index"], values[1:])])
     # A 0-d result is a value, never a view (x[..., 0]): ops/buffers.py declares it fresh.
@@ -222,3 +232,127 @@ op_registry.register(
     doc="attrs: index, and in_place / copy_value set by passes/inplace.py; operands: x, v "
         "(x's dtype), staged index parts; a new array x' with x'[index] = v (x is not "
         "modified, or, in_place, is dead and x' is x written into)")
+op_registry.register(
+    "scatter_add", _infer_setitem, _evaluate_scatter_add, fresh_results=True,
+    doc="attrs: index; operands: x, v (x's dtype), staged index parts; a new array x' = x "
+        "with np.add.at(x', index, v): positions an advanced index repeats accumulate")
+
+
+# -- reverse-mode derivatives (runtime/autodiff) -------------------------------------------------
+def _newaxis_positions(index: tuple, staged: tuple, ndim: int) -> tuple[int, ...]:
+    """The result axes that the newaxis entries of a basic ``index`` on an ``ndim``-d array
+    make."""
+    items = _expand(_classify(index, [v.type for v in staged]), ndim)
+    positions, axis = [], 0
+    for kind, _ in items:
+        if kind == "newaxis":
+            positions.append(axis)
+        if kind in ("newaxis", "slice"):
+            axis += 1
+    return tuple(positions)
+
+
+def _vjp_getitem(op, cts: tuple) -> tuple:
+    """Basic index: zeros with the cotangent written at the index (newaxes squeezed out first);
+    advanced: ``scatter_add`` into zeros, so positions read twice get both cotangents."""
+    build = op_registry.autodiff().build
+    x, *staged = op.operands
+    ct, index = cts[0], op.attrs["index"]
+    none = (None,) * len(staged)
+    if x.type.ndim == 0:  # x[()], x[None]...: the value itself, maybe with unit axes
+        return (ct, *none)
+    zeros = build.zeros_like(x)
+    if any(v.type.ndim for v in staged):  # an integer array or a mask
+        return (build.op1("scatter_add", zeros, ct, *staged, index=index), *none)
+    newaxes = _newaxis_positions(index, tuple(staged), x.type.ndim)
+    if newaxes:
+        ct = build.op1("squeeze", ct, axis=newaxes)
+        index = tuple(entry for entry in index if entry is not None)
+    return (build.op1("setitem", zeros, ct, *staged, index=index), *none)
+
+
+def _last_writes(x, staged: tuple, index: tuple, like):
+    """1 where a position of ``x[index] = v`` (shaped like ``like``, the indexed target) is the
+    write that stays, 0 where a later position of the index writes the same element (NumPy and
+    the cpu loops write in C order, the last write winning): a second setitem of the positions'
+    numbers, read back."""
+    build = op_registry.autodiff().build
+    int64 = np.dtype(np.int64)
+    count = build.op1("size", like)
+    numbers = build.op1("arange", build.constant(0, int64), count, build.constant(1, int64),
+                        dtype=int64)
+    shape, sizes = build.shape_of(like)
+    numbers = build.op1("reshape", numbers, *sizes, shape=shape)
+    marks = build.op1("full_like", x, build.constant(-1, int64), dtype=int64)
+    marks = build.op1("setitem", marks, numbers, *staged, index=index)
+    kept = build.op1("equal", build.op1("getitem", marks, *staged, index=index), numbers)
+    return build.cast(kept, like.type.dtype)
+
+
+def _vjp_setitem(op, cts: tuple) -> tuple:
+    """x: the cotangent with zeros where the write replaced x; v: the cotangent at the index, of
+    the writes that stayed (a repeated position of an integer array index keeps the last)."""
+    build = op_registry.autodiff().build
+    is_active = op_registry.autodiff().backprop.is_active
+    x, v, *staged = op.operands
+    ct, index = cts[0], op.attrs["index"]
+    zero = build.constant(0, ct.type.dtype)
+    ct_x = build.op1("setitem", ct, zero, *staged, index=index) if is_active(x) else None
+    ct_v = None
+    if is_active(v):
+        at = build.op1("getitem", ct, *staged, index=index)
+        if any(t.type.ndim and t.type.dtype.kind in "iu" for t in staged):
+            at = build.mul(at, _last_writes(x, tuple(staged), index, at))
+        ct_v = _adjust_rank(at, v)
+    return (ct_x, ct_v, *(None,) * len(staged))
+
+
+def _adjust_rank(found, v):
+    """``found`` (the indexed target's shape) with the leading unit axes ``v`` may have beyond
+    the target's rank (the sweep then sums it to ``v``'s shape)."""
+    build = op_registry.autodiff().build
+    extra = v.type.ndim - found.type.ndim
+    if extra > 0:
+        found = build.op1("expand_dims", found, axis=tuple(range(extra)))
+    return found
+
+
+def _vjp_scatter_add(op, cts: tuple) -> tuple:
+    build = op_registry.autodiff().build
+    x, v, *staged = op.operands
+    ct, index = cts[0], op.attrs["index"]
+    at = _adjust_rank(build.op1("getitem", ct, *staged, index=index), v)
+    return (ct, at, *(None,) * len(staged))
+
+
+def _vjp_take_along_axis(op, cts: tuple) -> tuple:
+    """The cotangent added (``scatter_add``) into zeros at the positions read: the index of
+    ``np.take_along_axis`` as NumPy builds it (an ``arange`` per other axis, broadcast)."""
+    build = op_registry.autodiff().build
+    arr, indices = op.operands
+    ct, axis = cts[0], op.attrs["axis"]
+    int64 = np.dtype(np.int64)
+    if axis is None:
+        shape, sizes = build.shape_of(arr)
+        flat = build.op1("reshape", arr, shape=(-1,))
+        ct_flat = build.op1("scatter_add", build.zeros_like(flat), ct, indices, index=(STAGED,))
+        return (build.op1("reshape", ct_flat, *sizes, shape=shape), None)
+    axis = dtype_rules.normalize_axis(axis, arr.type.ndim)
+    parts = []
+    for i in range(arr.type.ndim):
+        if i == axis:
+            parts.append(build.cast(indices, int64))
+            continue
+        n = build.op1("dim", arr, axis=i)
+        numbers = build.op1("arange", build.constant(0, int64), n, build.constant(1, int64),
+                            dtype=int64)
+        unit = tuple(k for k in range(arr.type.ndim) if k != i)
+        parts.append(build.op1("expand_dims", numbers, axis=unit))
+    index = (STAGED,) * arr.type.ndim
+    return (build.op1("scatter_add", build.zeros_like(arr), ct, *parts, index=index), None)
+
+
+op_registry.lookup("getitem").vjp = _vjp_getitem
+op_registry.lookup("setitem").vjp = _vjp_setitem
+op_registry.lookup("scatter_add").vjp = _vjp_scatter_add
+op_registry.lookup("take_along_axis").vjp = _vjp_take_along_axis

@@ -81,7 +81,7 @@ def parse_subscripts(subscripts: str, ndims: tuple[int, ...]) -> tuple[list[str]
         raise ValueError(f"einsum subscripts {subscripts!r} name {len(labels)} operands, "
                          f"but {len(ndims)} were given")
     for i, (label, ndim) in enumerate(zip(labels, ndims, strict=True)):
-        if len(label) != ndim or not label.isalpha():
+        if len(label) != ndim or (label and not label.isalpha()):
             raise ValueError(f"einsum(): operand {i} has {ndim} dimensions, but the subscripts "
                              f"{label!r} give {len(label)}")
     if not arrow:
@@ -122,7 +122,7 @@ op_registry.register(
 
 
 def _swap(v):
-    from autostage.runtime.autodiff import build
+    build = op_registry.autodiff().build
     n = v.type.ndim
     return build.op1("transpose", v, axes=(*range(n - 2), n - 1, n - 2))
 
@@ -130,7 +130,7 @@ def _swap(v):
 def _vjp_matmul(op, cts: tuple) -> tuple:
     """Through ``a @ b`` with 1-d operands made 2-d (and the cotangent with them): ct @ b.T and
     a.T @ ct, summed over broadcast batch axes and reshaped back."""
-    from autostage.runtime.autodiff import build
+    build = op_registry.autodiff().build
     a, b = op.operands
     ct = cts[0]
     a2 = build.op1("expand_dims", a, axis=(0,)) if a.type.ndim == 1 else a
@@ -149,3 +149,69 @@ def _vjp_matmul(op, cts: tuple) -> tuple:
 
 
 op_registry.lookup("matmul").vjp = _vjp_matmul
+
+
+def einsum_vjp(subscripts: str, operands: tuple, ct, wanted) -> list:
+    """The cotangents of ``operands`` of ``einsum(subscripts)`` given the result's ``ct`` (None
+    where ``wanted(operand)`` is false): for each operand an einsum of ``ct`` with the other
+    operands onto the operand's labels; labels only that operand has (summed by the forward
+    einsum) come back by broadcasting.
+
+    Raises:
+      GradientError: an operand repeats a label (a diagonal, ``'ii->i'``).
+    """
+    build = op_registry.autodiff().build
+    labels, output = parse_subscripts(subscripts, tuple(v.type.ndim for v in operands))
+    found = []
+    for i, (x, mine) in enumerate(zip(operands, labels, strict=True)):
+        if not wanted(x):
+            found.append(None)
+            continue
+        if len(set(mine)) != len(mine):
+            raise op_registry.autodiff().GradientError(
+                f"autostage cannot differentiate einsum {subscripts!r} with respect to operand "
+                f"{i} yet: it repeats a label (a diagonal); take the diagonal with np.diagonal "
+                "first")
+        others = [(lab, v) for k, (lab, v) in enumerate(zip(labels, operands, strict=True))
+                  if k != i]
+        seen = set(output).union(*(set(lab) for lab, _ in others))
+        kept = "".join(c for c in mine if c in seen)
+        spec = ",".join([output, *(lab for lab, _ in others)]) + "->" + kept
+        ct_x = build.op1("einsum", ct, *(v for _, v in others), subscripts=spec)
+        if kept != mine:  # broadcast along the labels only this operand has
+            ct_x = build.op1("expand_dims", ct_x, axis=tuple(
+                k for k, c in enumerate(mine) if c not in seen))
+            ct_x = build.add(ct_x, build.zeros_like(x))
+        found.append(ct_x)
+    return found
+
+
+def _vjp_einsum(op, cts: tuple) -> tuple:
+    is_active = op_registry.autodiff().backprop.is_active
+    return tuple(einsum_vjp(op.attrs["subscripts"], op.operands, cts[0], is_active))
+
+
+def dot_subscripts(a_ndim: int, b_ndim: int) -> str:
+    """``np.dot`` of arrays of these ranks (both at least 1-d) as einsum subscripts: the last
+    axis of a with the second-to-last of b (its only one when b is 1-d)."""
+    letters = iter("abcdefghijklmnopqrstuvwxyz")
+    a = "".join(next(letters) for _ in range(a_ndim))
+    b = [next(letters) for _ in range(b_ndim)]
+    b[0 if b_ndim == 1 else b_ndim - 2] = a[-1]
+    b = "".join(b)
+    return f"{a},{b}->{a[:-1]}{b.replace(a[-1], '')}"
+
+
+def _vjp_dot(op, cts: tuple) -> tuple:
+    """A 0-d operand: a product; otherwise the einsum of ``np.dot``."""
+    build = op_registry.autodiff().build
+    is_active = op_registry.autodiff().backprop.is_active
+    a, b = op.operands
+    if a.type.ndim == 0 or b.type.ndim == 0:
+        return (build.mul(cts[0], b), build.mul(cts[0], a))
+    subscripts = dot_subscripts(a.type.ndim, b.type.ndim)
+    return tuple(einsum_vjp(subscripts, op.operands, cts[0], is_active))
+
+
+op_registry.lookup("einsum").vjp = _vjp_einsum
+op_registry.lookup("dot").vjp = _vjp_dot

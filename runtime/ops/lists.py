@@ -140,3 +140,83 @@ for _name, _infer, _evaluate, _doc in (
     op_registry.register(_name, _infer, _evaluate, doc=_doc,
                          may_fail=_name not in ("list_new", "list_append", "list_length"),
                          fresh_results=_name == "list_stack")
+
+
+# -- reverse-mode derivatives (runtime/autodiff) -------------------------------------------------
+# The cotangent of a list is a dense array: the element cotangents stacked along a new leading
+# axis (``build.ct_type``), so the elements must share one shape at run time: for a ragged list
+# the rules raise (``build.check_same_shape``, or NumPy's shape errors), never broadcast a row.
+
+
+def _vjp_append(op, cts: tuple) -> tuple:
+    build = op_registry.autodiff().build
+    ct, item = cts[0], op.operands[1]
+    row = build.op1("getitem", ct, index=(-1,))
+    build.check_same_shape(row, item)
+    return (build.op1("getitem", ct, index=((None, -1, None),)), row)
+
+
+def _vjp_stack(op, cts: tuple) -> tuple:
+    build = op_registry.autodiff().build
+    ct, axis = cts[0], op.attrs.get("axis", 0)
+    if axis:
+        order = (axis, *(k for k in range(ct.type.ndim) if k != axis))
+        ct = build.op1("transpose", ct, axes=order)
+    return (ct,)
+
+
+def _rows(lst, like, count=None):
+    """Zeros of shape ``(count, *like.shape)`` (``count``: the length of ``lst`` by default)."""
+    build = op_registry.autodiff().build
+    shape, sizes = build.shape_of(like)
+    count = build.op1("list_length", lst) if count is None else count
+    return build.full((None, *shape), [count, *sizes], 0, like.type.dtype)
+
+
+def _vjp_get(op, cts: tuple) -> tuple:
+    build = op_registry.autodiff().build
+    lst, index = op.operands
+    ct = cts[0]
+    return (build.op1("setitem", _rows(lst, ct), ct, index, index=("?",)), None)
+
+
+def _vjp_set(op, cts: tuple) -> tuple:
+    build = op_registry.autodiff().build
+    lst, index, item = op.operands
+    ct = cts[0]
+    zero = build.constant(0, ct.type.dtype)
+    row = build.op1("getitem", ct, index, index=("?",))
+    build.check_same_shape(row, item)
+    return (build.op1("setitem", ct, zero, index, index=("?",)), None, row)
+
+
+def _vjp_pop(op, cts: tuple) -> tuple:
+    """The popped item's cotangent put back between the remaining elements' rows."""
+    build = op_registry.autodiff().build
+    lst, *index = op.operands
+    rest, item = op.results
+    ct_rest, ct_item = cts
+    int64 = np.dtype(np.int64)
+    n = build.op1("list_length", lst)
+    if ct_item is None:
+        ct_item = build.zeros_like(item)
+    if ct_rest is None:
+        ct_rest = _rows(lst, item, build.sub(n, build.constant(1, int64)))
+    if index:
+        (i,) = index
+        wrapped = build.add(build.cast(i, int64), n)
+        negative = build.op1("less", i, build.constant(0, i.type.dtype))
+        at = build.op1("where", negative, wrapped, build.cast(i, int64))
+    else:
+        at = build.sub(n, build.constant(1, int64))
+    row = build.op1("expand_dims", ct_item, axis=(0,))
+    before = build.op1("getitem", ct_rest, at, index=((None, "?", None),))
+    after = build.op1("getitem", ct_rest, at, index=(("?", None, None),))
+    return (build.op1("concatenate", before, row, after, axis=0), *(None,) * len(index))
+
+
+for _name, _vjp in (("list_new", op_registry.NO_GRADIENT), ("list_append", _vjp_append),
+                    ("list_stack", _vjp_stack), ("list_get", _vjp_get),
+                    ("list_set", _vjp_set), ("list_pop", _vjp_pop),
+                    ("list_length", op_registry.NO_GRADIENT)):
+    op_registry.lookup(_name).vjp = _vjp

@@ -122,4 +122,34 @@ def _vjp_norm(op, cts: tuple) -> tuple:
     return (b.mul(restore_axes(ct, x, axes, op.attrs["keepdims"]), factor),)
 
 
+def _vjp_diag(op, cts: tuple) -> tuple:
+    """1-d v (the matrix's diagonal k): the cotangent's diagonal k. 2-d m: the cotangent added
+    (``scatter_add``) into zeros at the diagonal's positions."""
+    build = op_registry.autodiff().build
+    (v,), ct, k = op.operands, cts[0], op.attrs["k"]
+    if v.type.ndim == 1:
+        return (build.op1("diag", ct, k=k),)
+    int64 = np.dtype(np.int64)
+    length = build.op1("dim", ct, axis=0)
+    positions = []
+    for start in (max(0, -k), max(0, k)):
+        first = build.constant(start, int64)
+        positions.append(build.op1("arange", first, build.add(first, length),
+                                   build.constant(1, int64), dtype=int64))
+    return (build.op1("scatter_add", build.zeros_like(v), ct, *positions, index=("?", "?")),)
+
+
+def _vjp_triangle(op, cts: tuple) -> tuple:
+    """The cotangent's own triangle; a 1-d operand (each row of the result is a masked copy of
+    it) gets the sum of the rows."""
+    build = op_registry.autodiff().build
+    ct = build.op1(op.name, cts[0], k=op.attrs["k"])
+    if op.operands[0].type.ndim == 1:
+        ct = build.op1("sum", ct, axis=(0,), keepdims=False, dtype=None)
+    return (ct,)
+
+
+op_registry.lookup("diag").vjp = _vjp_diag
+op_registry.lookup("triu").vjp = _vjp_triangle
+op_registry.lookup("tril").vjp = _vjp_triangle
 op_registry.lookup("norm").vjp = _vjp_norm

@@ -35,3 +35,20 @@ op_registry.register(
     "repeat", _infer_repeat,
     lambda op, v, run: (np.repeat(v[0], v[1], axis=op.attrs["axis"]),),
     doc="attrs: axis; operands: x, counts (1-d int64, broadcast); np.repeat(x, counts, axis)")
+
+
+def _vjp_repeat(op, cts: tuple) -> tuple:
+    """Each element of x gets the sum of its copies' cotangents: the cotangent added
+    (``scatter_add``) into zeros at the positions ``repeat(arange(n), counts)`` along the axis."""
+    build = op_registry.autodiff().build
+    x, counts = op.operands
+    axis, int64 = op.attrs["axis"], np.dtype(np.int64)
+    n = build.op1("dim", x, axis=axis)
+    source = build.op1("arange", build.constant(0, int64), n, build.constant(1, int64),
+                       dtype=int64)
+    source = build.op1("repeat", source, counts, axis=0)
+    index = (*((None, None, None),) * axis, "?")
+    return (build.op1("scatter_add", build.zeros_like(x), cts[0], source, index=index), None)
+
+
+op_registry.lookup("repeat").vjp = _vjp_repeat

@@ -194,3 +194,85 @@ _FRESH = frozenset({"copy", "concatenate", "stack"})  # the others may return vi
 for _name, (_infer, _evaluate, _doc) in _OPS.items():
     op_registry.register(_name, _infer, _evaluate, doc=_doc, may_fail=_name not in _CANNOT_FAIL,
                          fresh_results=_name in _FRESH)
+
+
+# -- reverse-mode derivatives (runtime/autodiff): cotangent of each operand given the result's ---
+def axis_slice(ndim: int, axis: int, start: object, stop: object) -> tuple[tuple, list]:
+    """A getitem index taking ``start:stop`` along ``axis`` of an ``ndim``-d array (each bound an
+    int, None or a staged 0-d value): the ``index`` attr and its staged operands."""
+    parts, staged = [], []
+    for bound in (start, stop):
+        if bound is None or isinstance(bound, int):
+            parts.append(bound)
+        else:
+            parts.append("?")
+            staged.append(bound)
+    full = (None, None, None)
+    return (*(full,) * axis, (*parts, None), *(full,) * (ndim - axis - 1)), staged
+
+
+def _vjp_reshape(op, cts: tuple) -> tuple:
+    build = op_registry.autodiff().build
+    x = op.operands[0]
+    shape, sizes = build.shape_of(x)
+    ct = build.op1("reshape", cts[0], *sizes, shape=shape)
+    return (ct, *(None,) * (len(op.operands) - 1))
+
+
+def _vjp_transpose(op, cts: tuple) -> tuple:
+    build = op_registry.autodiff().build
+    inverse = tuple(int(i) for i in np.argsort(op.attrs["axes"]))
+    return (build.op1("transpose", cts[0], axes=inverse),)
+
+
+def _vjp_expand_dims(op, cts: tuple) -> tuple:
+    build = op_registry.autodiff().build
+    return (build.op1("squeeze", cts[0], axis=tuple(op.attrs["axis"])),)
+
+
+def _vjp_squeeze(op, cts: tuple) -> tuple:
+    build = op_registry.autodiff().build
+    return (build.op1("expand_dims", cts[0], axis=tuple(op.attrs["axis"])),)
+
+
+def _vjp_concatenate(op, cts: tuple) -> tuple:
+    """Each operand's slice of the cotangent along the axis; offsets static where the lengths
+    are, else staged sums of ``dim``s."""
+    build = op_registry.autodiff().build
+    axis, ct = op.attrs["axis"], cts[0]
+    found, start = [], 0
+    for x in op.operands:
+        n = x.type.shape[axis]
+        length = n if n is not None else build.op1("dim", x, axis=axis)
+        stop = start + length if isinstance(start, int) and isinstance(length, int) else (
+            build.add(_staged(start), _staged(length)))
+        index, staged = axis_slice(ct.type.ndim, axis, start, stop)
+        found.append(build.op1("getitem", ct, *staged, index=index))
+        start = stop
+    return tuple(found)
+
+
+def _staged(n):
+    build = op_registry.autodiff().build
+    return build.constant(n, INDEX_DTYPE) if isinstance(n, int) else n
+
+
+def _vjp_stack(op, cts: tuple) -> tuple:
+    build = op_registry.autodiff().build
+    axis = op.attrs["axis"]
+    lead = ((None, None, None),) * axis
+    return tuple(build.op1("getitem", cts[0], index=(*lead, i)) for i in range(len(op.operands)))
+
+
+def _vjp_broadcast_to(op, cts: tuple) -> tuple:
+    """The sweep sums the cotangent to x's shape (``build.like``)."""
+    return (cts[0], *(None,) * (len(op.operands) - 1))
+
+
+for _name, _vjp in (("reshape", _vjp_reshape), ("transpose", _vjp_transpose),
+                    ("expand_dims", _vjp_expand_dims), ("squeeze", _vjp_squeeze),
+                    ("concatenate", _vjp_concatenate), ("stack", _vjp_stack),
+                    ("broadcast_to", _vjp_broadcast_to),
+                    ("copy", lambda op, cts: (cts[0],)),
+                    ("dim", op_registry.NO_GRADIENT), ("size", op_registry.NO_GRADIENT)):
+    op_registry.lookup(_name).vjp = _vjp

@@ -11,9 +11,10 @@ Rules (anything else gets a token of its own per axis):
 
 * element-wise ops and ``fused`` loops broadcast their operands' symbols: an output axis whose
   operands' axes are all one symbol (static 1s aside) has that symbol;
-* ``full_like``, ``copy``, ``setitem`` keep their array operand's symbols; ``full`` takes each
-  staged size from its operand (``x.shape[0]``, a ``dim`` op, has ``x``'s symbol); basic
-  ``getitem`` keeps the symbols of the axes it takes whole (``x[:, 0]``, ``x[..., None]``);
+* ``full_like``, ``copy``, ``setitem``, ``scatter_add`` keep their array operand's symbols;
+  ``full`` takes each staged size from its operand (``x.shape[0]``, a ``dim`` op, has ``x``'s
+  symbol); basic ``getitem`` keeps the symbols of the axes it takes whole (``x[:, 0]``,
+  ``x[..., None]``);
 * a ``while`` carries a value's symbols into the loop when its body yields the same symbols
   (a fixpoint: an axis that may change between iterations gets the loop's own token, still
   equal across the values of one iteration); a ``cond`` result keeps the symbols both branches
@@ -31,7 +32,7 @@ from autostage.runtime.ops.indexing import ELLIPSIS
 from autostage.runtime.types import TensorType
 
 Symbol = object  # an int (a static size) or a hashable token
-_SAME_SHAPE = frozenset({"full_like", "copy", "setitem"})
+_SAME_SHAPE = frozenset({"full_like", "copy", "setitem", "scatter_add"})
 _FULL_SLICE = (None, None, None)
 
 

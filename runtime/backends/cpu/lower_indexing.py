@@ -8,7 +8,8 @@ only a single 1-d advanced index: first a basic view applies the slices and newa
 become integer arrays with ``np.nonzero``, then the loops run over the result in C order (the
 broadcast advanced dimensions first, or in place of the advanced indices when those are
 adjacent, as NumPy orders them), wrapping negative indices and raising IndexError when out of
-bounds. setitem runs the same loops writing into the copy, last write winning as in NumPy.
+bounds. setitem runs the same loops writing into the copy, last write winning as in NumPy;
+scatter_add runs them adding into the copy, so repeated positions accumulate (``np.add.at``).
 """
 
 from __future__ import annotations
@@ -310,6 +311,25 @@ def lower_setitem(op: ir.Op, em: Emitter) -> None:
     with s.loops(em, adv.indices, adv.extents):
         sources = _wrapped_sources(em, adv, _is_advanced(items))
         em.line(f"{adv.view}[{', '.join(sources)}] = {_value_at(em, v, adv, vname)}")
+
+
+@lowering("scatter_add")
+def lower_scatter_add(op: ir.Op, em: Emitter) -> None:
+    x, v, *staged = op.operands
+    out, xname, vname = em.name(op.results[0]), em.name(x), em.name(v)
+    if x.type.ndim == 0:  # the index selects x itself (maybe with unit axes): one element
+        em.line(f"{out} = {xname} + {vname if v.type.ndim == 0 else vname + '.ravel()[0]'}")
+        return
+    items, is_advanced = _prepare(op, em, tuple(staged))
+    em.line(f"{out} = {xname}.copy()")
+    if not is_advanced:  # each position once
+        at = f"{out}[{', '.join(basic_index(em, items, x))}]"
+        em.line(f"{at} = {at} + {vname}")
+        return
+    adv = advanced(em, out, items)
+    with s.loops(em, adv.indices, adv.extents):
+        sources = _wrapped_sources(em, adv, _is_advanced(items))
+        em.line(f"{adv.view}[{', '.join(sources)}] += {_value_at(em, v, adv, vname)}")
 
 
 def _value_at(em: Emitter, v: ir.Value, adv: Advanced, name: str) -> str:
