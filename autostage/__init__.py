@@ -25,8 +25,8 @@ _PUBLIC = {
     "grad": "autostage.gradients",
     "value_and_grad": "autostage.gradients",
     "checkpoint": "autostage.gradients",
-    "GradientTape": "autostage.runtime.autodiff",
-    "stop_gradient": "autostage.runtime.autodiff",
+    "GradientTape": "autostage.runtime.autodiff.tape",
+    "stop_gradient": "autostage.runtime.autodiff.tape",
     "custom_gradient": "autostage.gradients",
 }
 

@@ -63,13 +63,6 @@ UNKNOWN = Effects(True, True, True, True, True)
 VjpRule = Callable[["ir.Op", tuple], "Sequence | dict"]
 
 
-def autodiff() -> Any:
-    """The ``runtime.autodiff`` package (``build``, ``backprop``, ``GradientError``) for VJP
-    rules, imported when a rule first runs: it imports the op modules that define the rules."""
-    from autostage.runtime import autodiff as package
-    return package
-
-
 def NO_GRADIENT(op: ir.Op, cotangents: tuple) -> tuple:  # noqa: N802 - a named constant
     """The ``vjp`` of ops whose results do not change smoothly with their operands (comparisons,
     rounding, integer results, random draws): no operand gets a cotangent."""

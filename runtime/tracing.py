@@ -276,24 +276,28 @@ def check_visible(value: ir.Value, what: str = "a staged tensor") -> ir.Value:
 
 
 def emit(name: str, operands: Sequence[ir.Value], attrs: dict[str, Any] | None = None,
-         regions: Sequence[ir.Region] = (), loc: ir.Location | None = None
-         ) -> tuple[ir.Value, ...]:
+         regions: Sequence[ir.Region] = (), loc: ir.Location | None = None,
+         derived: bool = False) -> tuple[ir.Value, ...]:
     """Appends op ``name`` to the current region and returns its results.
 
     The result types come from the op's type rule, never weak: whether a result stands for a
     Python number is staging's decision (``value_info.mark_weak``), not the rule's (one that
     passes an operand's type through would make ``np.asarray(n)`` a Python int). Operands must be
     visible here. The op's location is ``loc``, or the user's line that is running now.
+    ``derived``: an op autostage derives from the program (the backward pass of a gradient), not
+    one the user's code runs: the checks and hooks of user-visible array identity skip it.
     """
     trace = _require_trace()
     for value in operands:
         check_visible(value)
-    for check in operand_checks:
-        check(operands, trace)
+    if not derived:
+        for check in operand_checks:
+            check(operands, trace)
     attrs = dict(attrs or {})
     types = [strong(t) for t in op_registry.result_types(name, [v.type for v in operands], attrs)]
     op = ir.Op(name, operands, types, attrs, regions, loc or user_location())
     trace.region.append(op)
-    for hook in result_hooks:
-        hook(op)
+    if not derived:
+        for hook in result_hooks:
+            hook(op)
     return op.results

@@ -30,7 +30,7 @@ def at(loc: ir.Location | None) -> Iterator[None]:
 
 def emit(name: str, operands: list[ir.Value] | tuple, attrs: dict | None = None,
          regions: tuple = ()) -> tuple[ir.Value, ...]:
-    return tracing.emit(name, list(operands), attrs, regions, loc=_location[0])
+    return tracing.emit(name, list(operands), attrs, regions, loc=_location[0], derived=True)
 
 
 def op1(name: str, *operands: ir.Value, **attrs: object) -> ir.Value:

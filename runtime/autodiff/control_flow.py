@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from autostage.runtime import ir, op_registry, tracing
+from autostage.runtime import ir, tracing
 from autostage.runtime.autodiff import build, list_appends
 from autostage.runtime.autodiff.backprop import (
     GradientError,
@@ -209,7 +209,3 @@ def call_vjp(op: ir.Op, cotangents: tuple) -> dict:
     found = differentiate_region(callee.body, body_args, seeds, active)
     return dict(zip(active, found, strict=True))
 
-
-op_registry.lookup("cond").vjp = cond_vjp
-op_registry.lookup("while").vjp = while_vjp
-op_registry.lookup("call").vjp = call_vjp

@@ -12,11 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from autostage.runtime import ir, op_registry, pytree, tracing
+from autostage.runtime import ir, pytree, tracing
 from autostage.runtime.autodiff import build
 from autostage.runtime.autodiff.backprop import GradientError, gradients
-from autostage.runtime.autodiff.control_flow import replay
-from autostage.runtime.ops import gradients as _gradient_ops  # noqa: F401 - the marker ops
 from autostage.runtime.state import Variable
 from autostage.runtime.tensor import Tensor, as_tensor
 
@@ -131,7 +129,7 @@ def stop_gradient(x: Any) -> Any:
     """``x`` unchanged, but no gradient flows through it (a constant to every tape)."""
     leaves, treedef = pytree.flatten(x)
     return pytree.unflatten(treedef, [
-        Tensor(build.emit("stop_gradient", [leaf.value])[0]) if isinstance(leaf, Tensor)
+        Tensor(tracing.emit("stop_gradient", [leaf.value])[0]) if isinstance(leaf, Tensor)
         else leaf for leaf in leaves])
 
 
@@ -155,15 +153,6 @@ def mark_custom_gradient(y: Any, inputs: list, grad_fn: Any) -> Any:
         backward.results = tuple(
             build.zeros_like(x.value) if g is None else build.like(as_tensor(g).value, x.value)
             for g, x in zip(found, staged, strict=True))
-    (marked,) = build.emit("custom_gradient", [y.value, *(a.value for a in staged)],
-                           regions=(backward,))
+    (marked,) = tracing.emit("custom_gradient", [y.value, *(a.value for a in staged)],
+                             regions=(backward,))
     return Tensor(marked)
-
-
-def _custom_vjp(op: ir.Op, cotangents: tuple) -> tuple:
-    (backward,) = op.regions
-    _, copies = replay(backward, [cotangents[0]])
-    return (None, *(copies.get(v, v) for v in backward.results))
-
-
-op_registry.lookup("custom_gradient").vjp = _custom_vjp

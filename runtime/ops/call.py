@@ -11,6 +11,7 @@ of pure helpers; without the module (while tracing) a call is assumed to do anyt
 from __future__ import annotations
 
 from autostage.runtime import effects, ir, op_registry
+from autostage.runtime.autodiff.control_flow import call_vjp
 from autostage.runtime.verifier import all_fit, check_region_count, types_text
 
 
@@ -49,4 +50,5 @@ def _check(op: ir.Op, module: ir.Module) -> str | None:
 op_registry.register(
     "call", _infer, _evaluate,
     doc="attrs: callee (function name in the module), result_types; operands: its arguments",
-    effects=_effects, verify=_check, bare_attr="callee", may_fail=False)  # its callee's ops may
+    effects=_effects, verify=_check, bare_attr="callee", vjp=call_vjp,
+    may_fail=False)  # its callee's ops may

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 from autostage.runtime import ir, op_registry
+from autostage.runtime.autodiff.control_flow import cond_vjp, while_vjp
 from autostage.runtime.types import ListType, TensorType, scalar
 from autostage.runtime.verifier import all_fit, check_region_count, types_text
 
@@ -117,12 +118,12 @@ op_registry.register(
     "cond", _infer_cond, _evaluate_cond,
     doc="operands: pred bool[]; attrs: result_types; regions: then, else (no args, yield the "
         "results); runs one region",
-    verify=_check_cond, region_names=("then", "else"), may_fail=False)
+    verify=_check_cond, region_names=("then", "else"), may_fail=False, vjp=cond_vjp)
 op_registry.register(
     "while", _infer_while, _evaluate_while,
     doc="operands: initial carried values; attrs: carried_types; regions: cond (args carried, "
         "yields bool[]) and body (args carried, yields new carried); results: final carried",
-    verify=_check_while, region_names=("cond", "body"),
+    verify=_check_while, region_names=("cond", "body"), vjp=while_vjp,
     effects=op_registry.Effects(may_not_terminate=True))  # removing it could end a hang
 op_registry.register(
     "undef", _infer_undef, _evaluate_undef, may_fail=False,

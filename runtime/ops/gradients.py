@@ -10,6 +10,7 @@ lower both to ``y`` (the region never runs forwards).
 from __future__ import annotations
 
 from autostage.runtime import op_registry
+from autostage.runtime.autodiff.control_flow import replay
 
 
 def _identity_type(types: tuple, attrs: dict) -> tuple:
@@ -23,6 +24,13 @@ def _identity(op, values: tuple, run) -> tuple:
 op_registry.register(
     "stop_gradient", _identity_type, _identity, may_fail=False, vjp=op_registry.NO_GRADIENT,
     doc="operand x: x itself, through which no gradient flows")
+def _custom_vjp(op, cotangents: tuple) -> tuple:
+    """The user's gradient: the backward region replayed on y's cotangent."""
+    (backward,) = op.regions
+    _, copies = replay(backward, [cotangents[0]])
+    return (None, *(copies.get(v, v) for v in backward.results))
+
+
 def _check_custom(op, module) -> str | None:
     """``custom_gradient y inputs...``: one region over dy (y's type) yielding one value of each
     input's type."""
@@ -36,6 +44,7 @@ def _check_custom(op, module) -> str | None:
 
 op_registry.register(
     "custom_gradient", _identity_type, _identity, may_fail=False, verify=_check_custom,
+    vjp=_custom_vjp,
     region_names=("backward",),
     doc="operands y, inputs...; region backward (dy -> one gradient per input): y itself; its "
         "gradient is the backward region (the user's grad_fn) applied to y's cotangent")

@@ -19,6 +19,7 @@ import operator
 
 import numpy as np
 from autostage.runtime import dtype_rules, op_registry
+from autostage.runtime.autodiff import backprop, build
 from autostage.runtime.ops import sorting  # noqa: F401 - take_along_axis, whose VJP is here
 from autostage.runtime.types import TensorType
 
@@ -255,7 +256,6 @@ def _newaxis_positions(index: tuple, staged: tuple, ndim: int) -> tuple[int, ...
 def _vjp_getitem(op, cts: tuple) -> tuple:
     """Basic index: zeros with the cotangent written at the index (newaxes squeezed out first);
     advanced: ``scatter_add`` into zeros, so positions read twice get both cotangents."""
-    build = op_registry.autodiff().build
     x, *staged = op.operands
     ct, index = cts[0], op.attrs["index"]
     none = (None,) * len(staged)
@@ -276,7 +276,6 @@ def _last_writes(x, staged: tuple, index: tuple, like):
     write that stays, 0 where a later position of the index writes the same element (NumPy and
     the cpu loops write in C order, the last write winning): a second setitem of the positions'
     numbers, read back."""
-    build = op_registry.autodiff().build
     int64 = np.dtype(np.int64)
     count = build.op1("size", like)
     numbers = build.op1("arange", build.constant(0, int64), count, build.constant(1, int64),
@@ -292,8 +291,7 @@ def _last_writes(x, staged: tuple, index: tuple, like):
 def _vjp_setitem(op, cts: tuple) -> tuple:
     """x: the cotangent with zeros where the write replaced x; v: the cotangent at the index, of
     the writes that stayed (a repeated position of an integer array index keeps the last)."""
-    build = op_registry.autodiff().build
-    is_active = op_registry.autodiff().backprop.is_active
+    is_active = backprop.is_active
     x, v, *staged = op.operands
     ct, index = cts[0], op.attrs["index"]
     zero = build.constant(0, ct.type.dtype)
@@ -310,7 +308,6 @@ def _vjp_setitem(op, cts: tuple) -> tuple:
 def _adjust_rank(found, v):
     """``found`` (the indexed target's shape) with the leading unit axes ``v`` may have beyond
     the target's rank (the sweep then sums it to ``v``'s shape)."""
-    build = op_registry.autodiff().build
     extra = v.type.ndim - found.type.ndim
     if extra > 0:
         found = build.op1("expand_dims", found, axis=tuple(range(extra)))
@@ -318,7 +315,6 @@ def _adjust_rank(found, v):
 
 
 def _vjp_scatter_add(op, cts: tuple) -> tuple:
-    build = op_registry.autodiff().build
     x, v, *staged = op.operands
     ct, index = cts[0], op.attrs["index"]
     at = _adjust_rank(build.op1("getitem", ct, *staged, index=index), v)
@@ -328,7 +324,6 @@ def _vjp_scatter_add(op, cts: tuple) -> tuple:
 def _vjp_take_along_axis(op, cts: tuple) -> tuple:
     """The cotangent added (``scatter_add``) into zeros at the positions read: the index of
     ``np.take_along_axis`` as NumPy builds it (an ``arange`` per other axis, broadcast)."""
-    build = op_registry.autodiff().build
     arr, indices = op.operands
     ct, axis = cts[0], op.attrs["axis"]
     int64 = np.dtype(np.int64)

@@ -10,6 +10,7 @@ import functools
 
 import numpy as np
 from autostage.runtime import dtype_rules, op_registry
+from autostage.runtime.autodiff import backprop, build
 from autostage.runtime.types import TensorType
 
 
@@ -122,7 +123,6 @@ op_registry.register(
 
 
 def _swap(v):
-    build = op_registry.autodiff().build
     n = v.type.ndim
     return build.op1("transpose", v, axes=(*range(n - 2), n - 1, n - 2))
 
@@ -130,7 +130,6 @@ def _swap(v):
 def _vjp_matmul(op, cts: tuple) -> tuple:
     """Through ``a @ b`` with 1-d operands made 2-d (and the cotangent with them): ct @ b.T and
     a.T @ ct, summed over broadcast batch axes and reshaped back."""
-    build = op_registry.autodiff().build
     a, b = op.operands
     ct = cts[0]
     a2 = build.op1("expand_dims", a, axis=(0,)) if a.type.ndim == 1 else a
@@ -160,7 +159,6 @@ def einsum_vjp(subscripts: str, operands: tuple, ct, wanted) -> list:
     Raises:
       GradientError: an operand repeats a label (a diagonal, ``'ii->i'``).
     """
-    build = op_registry.autodiff().build
     labels, output = parse_subscripts(subscripts, tuple(v.type.ndim for v in operands))
     found = []
     for i, (x, mine) in enumerate(zip(operands, labels, strict=True)):
@@ -168,7 +166,7 @@ def einsum_vjp(subscripts: str, operands: tuple, ct, wanted) -> list:
             found.append(None)
             continue
         if len(set(mine)) != len(mine):
-            raise op_registry.autodiff().GradientError(
+            raise backprop.GradientError(
                 f"autostage cannot differentiate einsum {subscripts!r} with respect to operand "
                 f"{i} yet: it repeats a label (a diagonal); take the diagonal with np.diagonal "
                 "first")
@@ -187,7 +185,7 @@ def einsum_vjp(subscripts: str, operands: tuple, ct, wanted) -> list:
 
 
 def _vjp_einsum(op, cts: tuple) -> tuple:
-    is_active = op_registry.autodiff().backprop.is_active
+    is_active = backprop.is_active
     return tuple(einsum_vjp(op.attrs["subscripts"], op.operands, cts[0], is_active))
 
 
@@ -204,8 +202,7 @@ def dot_subscripts(a_ndim: int, b_ndim: int) -> str:
 
 def _vjp_dot(op, cts: tuple) -> tuple:
     """A 0-d operand: a product; otherwise the einsum of ``np.dot``."""
-    build = op_registry.autodiff().build
-    is_active = op_registry.autodiff().backprop.is_active
+    is_active = backprop.is_active
     a, b = op.operands
     if a.type.ndim == 0 or b.type.ndim == 0:
         return (build.mul(cts[0], b), build.mul(cts[0], a))

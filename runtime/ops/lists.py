@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 from autostage.runtime import op_registry
+from autostage.runtime.autodiff import build
 from autostage.runtime.types import ListType, TensorType, join, scalar
 
 INDEX = scalar(np.int64)
@@ -149,7 +150,6 @@ for _name, _infer, _evaluate, _doc in (
 
 
 def _vjp_append(op, cts: tuple) -> tuple:
-    build = op_registry.autodiff().build
     ct, item = cts[0], op.operands[1]
     row = build.op1("getitem", ct, index=(-1,))
     build.check_same_shape(row, item)
@@ -157,7 +157,6 @@ def _vjp_append(op, cts: tuple) -> tuple:
 
 
 def _vjp_stack(op, cts: tuple) -> tuple:
-    build = op_registry.autodiff().build
     ct, axis = cts[0], op.attrs.get("axis", 0)
     if axis:
         order = (axis, *(k for k in range(ct.type.ndim) if k != axis))
@@ -167,21 +166,18 @@ def _vjp_stack(op, cts: tuple) -> tuple:
 
 def _rows(lst, like, count=None):
     """Zeros of shape ``(count, *like.shape)`` (``count``: the length of ``lst`` by default)."""
-    build = op_registry.autodiff().build
     shape, sizes = build.shape_of(like)
     count = build.op1("list_length", lst) if count is None else count
     return build.full((None, *shape), [count, *sizes], 0, like.type.dtype)
 
 
 def _vjp_get(op, cts: tuple) -> tuple:
-    build = op_registry.autodiff().build
     lst, index = op.operands
     ct = cts[0]
     return (build.op1("setitem", _rows(lst, ct), ct, index, index=("?",)), None)
 
 
 def _vjp_set(op, cts: tuple) -> tuple:
-    build = op_registry.autodiff().build
     lst, index, item = op.operands
     ct = cts[0]
     zero = build.constant(0, ct.type.dtype)
@@ -192,7 +188,6 @@ def _vjp_set(op, cts: tuple) -> tuple:
 
 def _vjp_pop(op, cts: tuple) -> tuple:
     """The popped item's cotangent put back between the remaining elements' rows."""
-    build = op_registry.autodiff().build
     lst, *index = op.operands
     rest, item = op.results
     ct_rest, ct_item = cts

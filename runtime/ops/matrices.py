@@ -15,6 +15,7 @@ import math
 
 import numpy as np
 from autostage.runtime import op_registry
+from autostage.runtime.autodiff import build
 from autostage.runtime.ops.reductions import reduced_shape
 from autostage.runtime.ops.vjp_support import builders, gradient_error, restore_axes
 from autostage.runtime.types import TensorType
@@ -125,7 +126,6 @@ def _vjp_norm(op, cts: tuple) -> tuple:
 def _vjp_diag(op, cts: tuple) -> tuple:
     """1-d v (the matrix's diagonal k): the cotangent's diagonal k. 2-d m: the cotangent added
     (``scatter_add``) into zeros at the diagonal's positions."""
-    build = op_registry.autodiff().build
     (v,), ct, k = op.operands, cts[0], op.attrs["k"]
     if v.type.ndim == 1:
         return (build.op1("diag", ct, k=k),)
@@ -142,7 +142,6 @@ def _vjp_diag(op, cts: tuple) -> tuple:
 def _vjp_triangle(op, cts: tuple) -> tuple:
     """The cotangent's own triangle; a 1-d operand (each row of the result is a masked copy of
     it) gets the sum of the rows."""
-    build = op_registry.autodiff().build
     ct = build.op1(op.name, cts[0], k=op.attrs["k"])
     if op.operands[0].type.ndim == 1:
         ct = build.op1("sum", ct, axis=(0,), keepdims=False, dtype=None)

@@ -11,39 +11,36 @@ zero on the other triangle. Functions without a rule here raise ``GradientError`
 from __future__ import annotations
 
 from autostage.runtime import op_registry
+from autostage.runtime.autodiff import backprop, build
 from autostage.runtime.ops import linalg
 from autostage.runtime.ops import numpy_linalg as _numpy_linalg  # noqa: F401 - registers the op
 
 
-def _b():
-    return op_registry.autodiff().build
-
-
 def _call(function: str, *operands, kwargs: tuple = ()):
-    return _b().emit("numpy_linalg", operands, {"function": function, "kwargs": kwargs})
+    return build.emit("numpy_linalg", operands, {"function": function, "kwargs": kwargs})
 
 
 def _mT(v):  # noqa: N802 - the matrix transpose, as NumPy's ``.mT``
     n = v.type.ndim
-    return _b().op1("transpose", v, axes=(*range(n - 2), n - 1, n - 2))
+    return build.op1("transpose", v, axes=(*range(n - 2), n - 1, n - 2))
 
 
 def _matmul(*factors):
     result = factors[0]
     for f in factors[1:]:
-        result = _b().op1("matmul", result, f)
+        result = build.op1("matmul", result, f)
     return result
 
 
 def _unit(v, count: int):
     """``v`` with ``count`` trailing unit axes (``v[..., None, None]``)."""
     n = v.type.ndim
-    return _b().op1("expand_dims", v, axis=tuple(range(n, n + count)))
+    return build.op1("expand_dims", v, axis=tuple(range(n, n + count)))
 
 
 def _eye_like(square):
     """The identity matrix of ``square``'s (last two axes') size."""
-    b = _b()
+    b = build
     n = square.type.shape[-1]
     sizes = [] if n is not None else [b.op1("dim", square, axis=square.type.ndim - 1)] * 2
     return b.op1("eye", *sizes, shape=(n, n), k=0, dtype=square.type.dtype)
@@ -53,19 +50,19 @@ def _one_triangle(sym, uplo: str):
     """The derivative with respect to the entries of one triangle of a function of a symmetric
     matrix whose symmetric-perturbation gradient is ``sym``: off-diagonal entries stand for two
     (a_ij and a_ji), the other triangle for none."""
-    b = _b()
+    b = build
     tri = "tril" if uplo.upper() == "L" else "triu"
     doubled = b.op1(tri, b.scale(sym, 2), k=0)
     return b.sub(doubled, b.mul(sym, _eye_like(sym)))
 
 
 def _symmetric(x):
-    b = _b()
+    b = build
     return b.scale(b.add(x, _mT(x)), 0.5)
 
 
 def _inv(op, cts):
-    b = _b()
+    b = build
     y = op.results[0]
     return (b.neg(_matmul(_mT(y), cts[0], _mT(y))),)
 
@@ -73,7 +70,7 @@ def _inv(op, cts):
 def _solve(op, cts):
     """x = solve(a, c): c gets solve(a.T, ct), a gets -(c's cotangent) x.T (outer products for
     a vector c, which NumPy recognizes by c being 1-d)."""
-    b = _b()
+    b = build
     a, c = op.operands
     x, ct = op.results[0], cts[0]
     vector = c.type.ndim == 1
@@ -87,7 +84,7 @@ def _solve(op, cts):
 
 
 def _det(op, cts):
-    b = _b()
+    b = build
     (a,), (y,) = op.operands, op.results
     (inverse,) = _call("linalg.inv", a)
     return (b.mul(_unit(b.mul(cts[0], y), 2), _mT(inverse)),)
@@ -95,7 +92,7 @@ def _det(op, cts):
 
 def _slogdet(op, cts):
     """Only the log of |det| has a derivative (the sign is piecewise constant)."""
-    b = _b()
+    b = build
     ct = cts[1]
     if ct is None:
         return (None,)
@@ -109,7 +106,7 @@ def _kwargs(op) -> dict:
 
 def _eigvalsh(op, cts):
     """d w = diag(V.T dA V): the gradient V diag(ct) V.T, on the triangle NumPy reads."""
-    b = _b()
+    b = build
     a = op.operands[0]
     uplo = _kwargs(op).get("UPLO", "L")
     _, v = _call("linalg.eigh", a, kwargs=(("UPLO", uplo),))
@@ -120,7 +117,7 @@ def _eigvalsh(op, cts):
 def _eigh(op, cts):
     """V (diag(ct_w) + F * (V.T ct_V)) V.T with F_ij = 1 / (w_j - w_i) off the diagonal (the
     symmetric part, on the triangle NumPy reads); repeated eigenvalues give inf or NaN."""
-    b = _b()
+    b = build
     w, v = op.results
     ct_w, ct_v = cts
     uplo = _kwargs(op).get("UPLO", "L")
@@ -139,7 +136,7 @@ def _eigh(op, cts):
 
 def _svdvals(op, cts, s_index: int = 0):
     """d s = diag(U.T dA V): the gradient U diag(ct) Vh (distinct singular values)."""
-    b = _b()
+    b = build
     a, ct = op.operands[0], cts[s_index]
     u, _, vh = _call("linalg.svd", a, kwargs=(("full_matrices", False),))
     scaled = b.mul(u, b.op1("expand_dims", ct, axis=(ct.type.ndim - 1,)))
@@ -161,7 +158,7 @@ def _svd(op, cts):
 def _cholesky(op, cts):
     """Murray's formula: S = L^-T Phi(L^T ct) L^-1 (Phi: the lower triangle, diagonal halved),
     on the lower triangle NumPy reads."""
-    b = _b()
+    b = build
     (l_,), ct = op.results, cts[0]
     if _kwargs(op).get("upper", False):
         return _refuse(op, "with upper=True")
@@ -175,7 +172,7 @@ def _pinv(op, cts):
     """Golub and Pereyra's derivative, exact where the rank does not change under small
     perturbations (a full-rank matrix): -P.T ct P.T + (I - A P) ct.T P P.T
     + P.T P ct.T (I - P A), with P = pinv(A)."""
-    b = _b()
+    b = build
     (a,), (p,), ct = op.operands, op.results, cts[0]
     if _kwargs(op).get("hermitian", False):
         return _refuse(op, "with hermitian=True")
@@ -189,7 +186,7 @@ def _pinv(op, cts):
 
 def _matrix_power(op, cts):
     """d(A^n) = sum over k of A^k dA A^(n-1-k); a negative power: a GradientError."""
-    b = _b()
+    b = build
     a, ct = op.operands[0], cts[0]
     n = int(_kwargs(op)["n"])
     if n < 0:
@@ -225,8 +222,8 @@ def _multi_dot(op, cts):
 
 
 def _dot_like(op, cts, subscripts: str | None):
-    is_active = op_registry.autodiff().backprop.is_active
-    b = _b()
+    is_active = backprop.is_active
+    b = build
     if subscripts is None:  # a 0-d operand: a product
         x, y = op.operands
         return (b.mul(cts[0], y), b.mul(cts[0], x))
@@ -264,7 +261,7 @@ def _tensordot(op, cts):
 
 def _vdot(op, cts):
     """Of the flattened arrays (real): each gets the other, flattened, times ct, in its shape."""
-    b = _b()
+    b = build
     x, y = op.operands
     found = []
     for mine, other in ((x, y), (y, x)):
@@ -294,7 +291,7 @@ _REFUSED = {
 
 def _refuse(op, why: str) -> tuple:
     where = f" (at {op.loc})" if op.loc is not None else ""
-    raise op_registry.autodiff().GradientError(
+    raise backprop.GradientError(
         f"autostage cannot differentiate np.{op.attrs['function']} {why}{where}")
 
 

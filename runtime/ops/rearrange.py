@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 from autostage.runtime import op_registry
+from autostage.runtime.autodiff import build
 from autostage.runtime.types import TensorType
 
 
@@ -40,7 +41,6 @@ op_registry.register(
 def _vjp_repeat(op, cts: tuple) -> tuple:
     """Each element of x gets the sum of its copies' cotangents: the cotangent added
     (``scatter_add``) into zeros at the positions ``repeat(arange(n), counts)`` along the axis."""
-    build = op_registry.autodiff().build
     x, counts = op.operands
     axis, int64 = op.attrs["axis"], np.dtype(np.int64)
     n = build.op1("dim", x, axis=axis)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from autostage.runtime import dtype_rules, op_registry
+from autostage.runtime.autodiff import build
 from autostage.runtime.types import TensorType
 
 INDEX_DTYPE = np.dtype(np.int64)  # the dtype of staged sizes (NumPy's intp on 64-bit)
@@ -212,7 +213,6 @@ def axis_slice(ndim: int, axis: int, start: object, stop: object) -> tuple[tuple
 
 
 def _vjp_reshape(op, cts: tuple) -> tuple:
-    build = op_registry.autodiff().build
     x = op.operands[0]
     shape, sizes = build.shape_of(x)
     ct = build.op1("reshape", cts[0], *sizes, shape=shape)
@@ -220,25 +220,21 @@ def _vjp_reshape(op, cts: tuple) -> tuple:
 
 
 def _vjp_transpose(op, cts: tuple) -> tuple:
-    build = op_registry.autodiff().build
     inverse = tuple(int(i) for i in np.argsort(op.attrs["axes"]))
     return (build.op1("transpose", cts[0], axes=inverse),)
 
 
 def _vjp_expand_dims(op, cts: tuple) -> tuple:
-    build = op_registry.autodiff().build
     return (build.op1("squeeze", cts[0], axis=tuple(op.attrs["axis"])),)
 
 
 def _vjp_squeeze(op, cts: tuple) -> tuple:
-    build = op_registry.autodiff().build
     return (build.op1("expand_dims", cts[0], axis=tuple(op.attrs["axis"])),)
 
 
 def _vjp_concatenate(op, cts: tuple) -> tuple:
     """Each operand's slice of the cotangent along the axis; offsets static where the lengths
     are, else staged sums of ``dim``s."""
-    build = op_registry.autodiff().build
     axis, ct = op.attrs["axis"], cts[0]
     found, start = [], 0
     for x in op.operands:
@@ -253,12 +249,10 @@ def _vjp_concatenate(op, cts: tuple) -> tuple:
 
 
 def _staged(n):
-    build = op_registry.autodiff().build
     return build.constant(n, INDEX_DTYPE) if isinstance(n, int) else n
 
 
 def _vjp_stack(op, cts: tuple) -> tuple:
-    build = op_registry.autodiff().build
     axis = op.attrs["axis"]
     lead = ((None, None, None),) * axis
     return tuple(build.op1("getitem", cts[0], index=(*lead, i)) for i in range(len(op.operands)))

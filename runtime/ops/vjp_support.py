@@ -2,9 +2,8 @@
 needs a cotangent, and the shape bookkeeping of reductions and scans (restoring reduced axes,
 counting reduced elements, reversing an axis, reshaping back).
 
-Rules run while a gradient is traced (``runtime/autodiff``), which imports the op modules; so
-the builders are imported when a rule runs, never when an op module is imported. Every helper
-emits ops that have VJPs themselves, so the backward program can be differentiated again.
+Rules run while a gradient is traced (``runtime/autodiff``, which imports no op module). Every
+helper emits ops that have VJPs themselves, so the backward program can be differentiated again.
 """
 
 from __future__ import annotations
@@ -12,31 +11,27 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from autostage.runtime.autodiff import backprop, build
 
 INDEX_DTYPE = np.dtype(np.int64)
 FULL_SLICE = (None, None, None)
 
 
-def _autodiff():
-    from autostage.runtime.autodiff import backprop, build
-    return backprop, build
-
-
 def builders():
     """``runtime/autodiff/build``: emits the backward program's ops."""
-    return _autodiff()[1]
+    return build
 
 
 def active(value) -> bool:
     """Whether the running sweep needs ``value``'s cotangent (rules build only those)."""
-    return _autodiff()[0].is_active(value)
+    return backprop.is_active(value)
 
 
 def gradient_error(op, what: str) -> Exception:
     """The ``GradientError`` of a rule that cannot differentiate ``op``: ``what`` says why;
     the message adds the user's line."""
     where = f" (at {op.loc})" if op.loc is not None else ""
-    return _autodiff()[0].GradientError(f"autostage cannot differentiate {what}{where}")
+    return backprop.GradientError(f"autostage cannot differentiate {what}{where}")
 
 
 def const(like, value: float):
