@@ -25,13 +25,22 @@ from test_staged import NOT_STAGEABLE, REFERENCE_NUMPY_CASES, STAGED_CASES
 import autostage
 
 # case id -> why its gradient is refused (a GradientError).
-REFUSED: dict[str, str] = {}
+REFUSED: dict[str, str] = {
+    "arrays.py::gram_schmidt[0]": "a staged loop reads the list it appends to (basis vectors "
+                                  "read back by index): only appending is differentiated yet",
+}
 # case id -> why finite differences cannot check it (the function is not smooth at the inputs:
 # a kink or a jump lies within the finite-difference step).
 _ZERO = ("evaluated where its branch condition (a sum or norm equal to 0) switches: not "
          "differentiable there")
 NOT_SMOOTH: dict[str, str] = {
     "early_returns.py::normalize[1]": _ZERO, "branches.py::normalize_or_keep[1]": _ZERO,
+    "branches.py::standardize[0]": "a constant column: std is 0 there, where np.std has no "
+                                   "derivative (the gradient is NaN, as in JAX)",
+    "exits_and_lists.py::first_above_2d[0]": "an element equals the threshold: which element "
+                                             "is returned jumps under any perturbation",
+    "effects.py::assert_probability[0]": "asserts that its input sums to exactly one: a "
+                                         "perturbed input fails the assertion",
 }
 
 
