@@ -1,6 +1,6 @@
 """IR passes run before lowering: inlining, dead code, common subexpressions, constants,
-fusion, the marking of setitems that may write in place, of loop temporaries that may reuse a
-buffer and of fills overwritten before they are read.
+fusion, the identity broadcasts of gradients, the marking of setitems that may write in place,
+of loop temporaries that may reuse a buffer and of fills overwritten before they are read.
 
 ``optimize(module)`` runs ``DEFAULT`` (or the named passes given) through the ``PassManager``.
 """
@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 from autostage.runtime import ir
 from autostage.runtime.passes import (
+    broadcast_adjoints,
     constant_folding,
     cse,
     dce,
@@ -26,6 +27,7 @@ from autostage.runtime.passes.pass_manager import Pass, PassError, PassManager, 
 PASSES: dict[str, Pass] = {p.name: p for p in (
     Pass("inline", inline.run),
     Pass("constant_folding", constant_folding.run),
+    Pass("broadcast_adjoints", broadcast_adjoints.run),
     Pass("cse", cse.run),
     Pass("dce", dce.run),
     Pass("fusion", fusion.run),
@@ -34,13 +36,14 @@ PASSES: dict[str, Pass] = {p.name: p for p in (
     Pass("written_prefix", written_prefix.run),
 )}
 # Inlining first, so every later pass sees small helpers' ops in their callers' loops; folding
-# next, so CSE merges the constants it makes; CSE before DCE, which removes what both
+# next, so CSE merges the constants it makes; the identity ``sum_to`` of gradients dropped before
+# CSE and fusion see them; CSE before DCE, which removes what both
 # left dead; fusion next, on the fewest ops, since it fuses only values with a single use; the
 # in-place marking next, on the very IR the backend lowers (it is a fact about all readers); the
 # buffer reuse of loop temporaries next, since it counts an in-place write as the same buffer;
 # the fills overwritten before they are read last (a mark only the lowering reads).
-DEFAULT: tuple[str, ...] = ("inline", "constant_folding", "cse", "dce", "fusion", "inplace",
-                            "loop_buffers", "written_prefix")
+DEFAULT: tuple[str, ...] = ("inline", "constant_folding", "broadcast_adjoints", "cse", "dce",
+                            "fusion", "inplace", "loop_buffers", "written_prefix")
 
 
 def optimize(module: ir.Module, passes: Sequence[str] = DEFAULT,

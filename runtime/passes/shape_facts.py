@@ -11,7 +11,9 @@ Rules (anything else gets a token of its own per axis):
 
 * element-wise ops and ``fused`` loops broadcast their operands' symbols: an output axis whose
   operands' axes are all one symbol (static 1s aside) has that symbol;
-* ``full_like``, ``copy``, ``setitem``, ``scatter_add`` keep their array operand's symbols;
+* ``full_like``, ``copy``, ``setitem``, ``scatter_add`` keep their array operand's symbols,
+  ``sum_to`` its ``like`` operand's; reductions keep those of the axes they do not reduce,
+  ``transpose`` permutes them, a 2-d ``matmul`` has its rows' and columns' operands' symbols;
   ``full`` takes each staged size from its operand (``x.shape[0]``, a ``dim`` op, has ``x``'s
   symbol); basic ``getitem`` keeps the symbols of the axes it takes whole (``x[:, 0]``,
   ``x[..., None]``);
@@ -33,6 +35,7 @@ from autostage.runtime.types import TensorType
 
 Symbol = object  # an int (a static size) or a hashable token
 _SAME_SHAPE = frozenset({"full_like", "copy", "setitem", "scatter_add"})
+_REDUCTIONS = frozenset({"sum", "prod", "mean", "max", "min", "any", "all", "std", "var"})
 _FULL_SLICE = (None, None, None)
 
 
@@ -116,7 +119,24 @@ class ShapeFacts:
                          for d in op.attrs["shape"])
         if op.name == "getitem":
             return self._basic_index(op)
+        if op.name == "sum_to":
+            return self.dims(op.operands[1])
+        if op.name == "transpose":
+            dims = self.dims(op.operands[0])
+            return tuple(dims[a] for a in op.attrs["axes"])
+        if op.name in _REDUCTIONS and isinstance(op.attrs.get("axis", 0), tuple | None):
+            return self._reduced(op)
+        if op.name == "matmul" and op.operands[0].type.ndim == op.operands[1].type.ndim == 2:
+            return (self.dims(op.operands[0])[0], self.dims(op.operands[1])[1])
         return None
+
+    def _reduced(self, op: ir.Op) -> tuple:
+        """A reduction keeps the symbols of the axes it does not reduce (1 where kept)."""
+        dims, axis = self.dims(op.operands[0]), op.attrs["axis"]
+        axes = range(len(dims)) if axis is None else axis
+        if op.attrs["keepdims"]:
+            return tuple(1 if i in axes else d for i, d in enumerate(dims))
+        return tuple(d for i, d in enumerate(dims) if i not in axes)
 
     def _size(self, value: ir.Value) -> Symbol:
         return self._sizes.setdefault(value, ("size", value))

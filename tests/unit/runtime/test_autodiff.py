@@ -270,3 +270,25 @@ def test_custom_gradient_function_with_staged_control_flow():
     x = np.array([3.0, 4.0])
     np.testing.assert_allclose(autostage.grad(safe_norm)(x), [0.6, 0.8])
     np.testing.assert_allclose(autostage.grad(safe_norm)(np.zeros(2)), [0.0, 0.0])
+
+
+def test_identity_broadcasts_are_dropped_and_real_ones_kept():
+    from autostage.runtime import ir
+    from autostage.runtime.targets import optimized
+
+    def f(x, b):
+        return np.sum(np.tanh(x) * x * b)
+
+    grad = autostage.grad(f, argnums=(0, 1))
+    x = RNG.standard_normal((3, 4))
+    for b in (RNG.standard_normal(4), RNG.standard_normal((1, 4)), RNG.standard_normal((3, 4))):
+        gx, gb = grad(x, b)  # cpu: b broadcast along rows sums back to b's shape
+        np.testing.assert_allclose(gx, finite_difference(f, (x, b), 0), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(gb, finite_difference(f, (x, b), 1), rtol=1e-6, atol=1e-8)
+    traced = grad.get_concrete_function(x, x).module
+
+    def count(module):
+        return sum(op.name == "sum_to" for op in module.main.body.walk())
+    # Left: the two operands of the product with b (either may be broadcast at run time); the
+    # cotangents inside x's own chain have x's shape, proven.
+    assert count(traced) > 2 and count(optimized(ir.copy_module(traced))) == 2
