@@ -292,3 +292,31 @@ def test_identity_broadcasts_are_dropped_and_real_ones_kept():
     # Left: the two operands of the product with b (either may be broadcast at run time); the
     # cotangents inside x's own chain have x's shape, proven.
     assert count(traced) > 2 and count(optimized(ir.copy_module(traced))) == 2
+
+
+def test_the_readme_examples_run_as_written():
+    def loss(params, x, y):
+        w, b = params
+        p = 1.0 / (1.0 + np.exp(-(x @ w + b)))
+        return -np.mean(y * np.log(p) + (1.0 - y) * np.log(1.0 - p))
+
+    x = RNG.standard_normal((8, 3))
+    y = (RNG.random(8) > 0.5).astype(np.float64)
+    loss_and_grads = autostage.value_and_grad(loss)
+    value, (dw, db) = loss_and_grads((np.zeros(3), np.float64(0.0)), x, y)
+    np.testing.assert_allclose(value, np.log(2.0))
+    np.testing.assert_allclose(dw, x.T @ (0.5 - y) / 8)
+    np.testing.assert_allclose(db, np.mean(0.5 - y))
+
+    w = autostage.Variable(np.zeros((3, 1)))
+
+    @autostage.convert
+    def train_step(x, y):
+        with autostage.GradientTape() as tape:          # Variables read inside are watched
+            loss = np.mean((x @ w.read() - y) ** 2)
+        w.assign(w.read() - 0.1 * tape.gradient(loss, w))
+        return loss
+
+    target = x @ np.array([[1.0], [-2.0], [0.5]])
+    losses = [float(train_step(x, target)) for _ in range(50)]
+    assert losses[-1] < 0.05 * losses[0]
