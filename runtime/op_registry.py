@@ -4,10 +4,11 @@ Each op module under ``runtime/ops/`` registers its ops beside their definitions
 backends add their lowering rules to the same ``OpDef`` (``lowerings[target]``). So the verifier,
 the printer, the passes and the interpreter read one record per op instead of side tables, and
 adding an op touches its op module and its lowering module only. ``infer(operand_types, attrs)``
-returns the result types or raises ``TypeError``/``ValueError`` with a message in the user's
-terms; ``evaluate(op, values, run)`` computes the results with NumPy (``run(region, args)``
-executes a region, for ops that have them). tests/unit/runtime/test_op_rules.py checks that every
-registered op has every rule, or says why it lacks one (``exemptions``).
+returns the result types or raises ``TypeError``/``ValueError`` with a message in the user's terms;
+``evaluate(op, values, run)`` computes the results with NumPy (``run(region, args)`` executes a
+region, for ops that have them; ``run.module`` is the module being run).
+tests/unit/runtime/test_op_rules.py checks that every registered op has every rule, or says why it
+lacks one (``exemptions``).
 """
 
 from __future__ import annotations
