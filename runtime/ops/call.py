@@ -49,4 +49,4 @@ def _check(op: ir.Op, module: ir.Module) -> str | None:
 op_registry.register(
     "call", _infer, _evaluate,
     doc="attrs: callee (function name in the module), result_types; operands: its arguments",
-    effects=_effects, verify=_check, bare_attr="callee", may_fail=False)  # its callee's ops may
+    effects=_effects, verify=_check, bare_attr="callee", raises=())  # its callee's ops may

@@ -21,6 +21,8 @@ REDUCTIONS: dict[str, tuple[str, ...]] = {
 }
 # A fused element-wise loop may end in one of these (under the conditions of ops/fused.py).
 FUSIBLE = frozenset({"sum", "max", "min"})
+# NumPy's ValueError for an empty array (no identity); the others give a value (nan for a mean).
+_EMPTY_FAILS = frozenset({"max", "min", "argmax", "argmin"})
 
 
 def reduced_shape(shape: tuple, axis: int | tuple | None, keepdims: bool) -> tuple:
@@ -55,4 +57,5 @@ for _name, _extra in REDUCTIONS.items():
     op_registry.register(
         _name, _infer, _evaluate,
         doc=f"np.{_name}(x, {_attrs}); attrs: {_attrs} (axis: None or a tuple of ints; one int "
-            "or None for argmax/argmin)", fusible_reduction=_name in FUSIBLE, fresh_results=True)
+            "or None for argmax/argmin)", fusible_reduction=_name in FUSIBLE, fresh_results=True,
+        raises=(ValueError,) if _name in _EMPTY_FAILS else ())

@@ -14,7 +14,7 @@ table's entry offers.
 from __future__ import annotations
 
 import numpy as np
-from autostage.runtime import ir, op_registry
+from autostage.runtime import effects, ir, op_registry
 from autostage.runtime.types import TensorType
 
 
@@ -65,12 +65,16 @@ def _evaluate_assign_add(op, values: tuple, run) -> tuple:
 
 
 op_registry.register("var_read", _infer_read, _evaluate_read, verify=_check,
+                     raises=effects.shape_errors,
                      effects=op_registry.Effects(reads_state=True),
                      doc="attrs: var (index into the module's state table), type; result: the "
                          "Variable's current value")
+# An assigned value's size unknown when tracing may not be the Variable's: ValueError.
 op_registry.register("var_assign", _infer_assign, _evaluate_assign, verify=_check,
+                     raises=(ValueError,),
                      effects=op_registry.Effects(writes_state=True),
                      doc="attrs: var, type; operand: the new value (cast to the Variable's dtype)")
 op_registry.register("var_assign_add", _infer_assign, _evaluate_assign_add, verify=_check,
+                     raises=(ValueError,),
                      effects=op_registry.STATE,
                      doc="attrs: var, type; operand: the value added to it in place")
