@@ -4,9 +4,10 @@ An op's own effects are declared where the op is defined (``runtime/ops/``); an 
 has those of every op inside them too, and a ``call`` has those of its callee's body, which only
 the module knows: without the module (while tracing) a call is assumed to do anything. A callee
 that reaches itself through calls may not terminate, so calling it is never pure. Unregistered
-ops count as doing anything: a pass must not delete what it does not understand. ``may_fail``
-says whether an op may raise at run time (an error Python would raise even if the result is
-unused).
+ops count as doing anything: a pass must not delete what it does not understand. ``raises``
+says which exceptions an op itself may raise at run time (``OpDef.raises``: errors Python would
+raise even if the result is unused, which try staging must not claim to catch); ``may_fail``
+says whether an op may raise at all, its regions and callee included (what DCE respects).
 """
 
 from __future__ import annotations
@@ -21,13 +22,18 @@ _RECURSION = Effects(may_not_terminate=True)
 _computing = threading.local()  # fact -> the callees whose fact is being computed
 
 
-def of_op(op: ir.Op, module: ir.Module | None = None) -> Effects:
-    """The effects of running ``op``: its own and those of the ops in its regions."""
+def own(op: ir.Op, module: ir.Module | None = None) -> Effects:
+    """The effects of ``op`` itself (``OpDef.effects``), not of the ops in its regions."""
     definition = op_registry.REGISTRY.get(op.name)
     if definition is None:
         return UNKNOWN
-    own = definition.effects
-    effects = own(op, module) if callable(own) else own
+    rule = definition.effects
+    return rule(op, module) if callable(rule) else rule
+
+
+def of_op(op: ir.Op, module: ir.Module | None = None) -> Effects:
+    """The effects of running ``op``: its own and those of the ops in its regions."""
+    effects = own(op, module)
     for region in op.regions:
         effects = effects | of_region(region, module)
     return effects
@@ -63,18 +69,24 @@ def _through_callee(fact: str, name: str, module: ir.Module | None, unknown, rec
         active.discard(name)
 
 
-def may_fail(op: ir.Op, module: ir.Module | None = None) -> bool:
-    """Whether ``op`` may raise at run time (``OpDef.may_fail``; unregistered ops may): by its
-    own rule, or because an op in its regions, or in its callee's body, may."""
+def raises(op: ir.Op) -> tuple[type[BaseException], ...]:
+    """The exceptions ``op`` itself may raise at run time (not those of its regions or callee),
+    by its ``OpDef.raises``; ``(Exception,)`` stands for any exception. By default an
+    element-wise op raises ValueError only where its operands may not broadcast, and any other
+    op (or an unregistered one) may raise anything."""
     definition = op_registry.REGISTRY.get(op.name)
     if definition is None:
-        return True
-    rule = definition.may_fail
+        return (Exception,)
+    rule = definition.raises
     if rule is None:
-        own = may_not_broadcast(op) if definition.elementwise else True
-    else:
-        own = rule(op) if callable(rule) else rule
-    if own:
+        return broadcast_errors(op) if definition.elementwise else (Exception,)
+    return rule(op) if callable(rule) else rule
+
+
+def may_fail(op: ir.Op, module: ir.Module | None = None) -> bool:
+    """Whether ``op`` may raise at run time: by its own rule (``raises``), or because an op in
+    its regions, or in its callee's body, may."""
+    if raises(op):
         return True
     if op.name == "call":
         return _callee_may_fail(op.attrs["callee"], module)
@@ -88,23 +100,25 @@ def _callee_may_fail(name: str, module: ir.Module | None) -> bool:
                            lambda body: any(may_fail(op, module) for op in body.ops))
 
 
-def may_not_broadcast(op: ir.Op) -> bool:
-    """An element-wise op fails only when its array operands may not broadcast (a size unknown
-    when tracing), or for NumPy's integer power to a negative exponent."""
-    if op.name in ("power", "float_power") and any(
-            isinstance(v.type, TensorType) and v.type.dtype.kind in "iu" for v in op.results):
-        return True
+def broadcast_errors(op: ir.Op) -> tuple[type[BaseException], ...]:
+    """``(ValueError,)`` when the array operands of ``op`` may not broadcast (more than one, and
+    a size unknown when tracing), else none: what an element-wise op may raise."""
     arrays = [v.type for v in op.operands if isinstance(v.type, TensorType) and v.type.ndim]
-    return len(arrays) > 1 and any(d is None for t in arrays for d in t.shape)
+    return (ValueError,) if len(arrays) > 1 and any(
+        d is None for t in arrays for d in t.shape) else ()
+
+
+def shape_errors(op: ir.Op) -> tuple[type[BaseException], ...]:
+    """``(ValueError,)`` unless ``op`` has two or more tensor operands that surely broadcast: the
+    conservative answer for an op whose shape errors, if any, show only at run time."""
+    if len(op.operands) >= 2 and all(isinstance(v.type, TensorType) for v in op.operands):
+        return broadcast_errors(op)
+    return (ValueError,)
 
 
 def has_effects(op: ir.Op, module: ir.Module | None = None) -> bool:
     """Whether ``op`` must run even if nothing reads its results (``bool(of_op(...))``, stopping
     at the first effect: passes ask this of every op)."""
-    definition = op_registry.REGISTRY.get(op.name)
-    if definition is None:
-        return True
-    own = definition.effects
-    if own(op, module) if callable(own) else own:
+    if own(op, module):
         return True
     return any(has_effects(inner, module) for region in op.regions for inner in region.ops)

@@ -9,10 +9,11 @@ answer than compiled code would. An op that fails (a shape known only at run tim
 of range) re-raises its error with a note naming the op and the user's file and line.
 
 Ops with regions run them through the ``run`` argument of ``evaluate``: ``run(region, args)``
-returns the region's results; ops that call a function of the module use ``run.call(name,
-args)``. Arithmetic on 0-d operands of one dtype uses the op's ``OpDef.scalar_operator`` (a
-Python operator on NumPy scalars: the same values as the ufunc, as the plain program's ``p *= v``
-computes them, and faster than the ufunc on 0-d arrays).
+returns the region's results; ops that call a function of the module use ``run.call(name, args)``,
+and Variable ops reach the module's state table as ``run.module.live_state(index)``. Arithmetic on
+0-d operands of one dtype uses the op's ``OpDef.scalar_operator`` (a Python operator on NumPy
+scalars: the same values as the ufunc, as the plain program's ``p *= v`` computes them, and faster
+than the ufunc on 0-d arrays).
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ def run(module: ir.Module, args: Sequence[np.ndarray | np.generic],
     Raises:
       KeyError: the module has no function of that name.
       TypeError / ValueError: the arguments do not match the function's parameters.
+      ir.UnboundStateError: a Variable op of a module read from text, whose state is a
+        description only.
       Whatever an op raises, with a note naming the op and the user's file and line.
     """
     name = function or module.entry
@@ -60,7 +63,7 @@ class _Frame:
     """One call of a function: the runtime values of its SSA values.
 
     An instance is also the ``run`` callable handed to ``evaluate`` (``run(region, args)``,
-    ``run.call(name, args)``).
+    ``run.call(name, args)``, ``run.module``).
     """
 
     __slots__ = ("module", "function", "values", "names")

@@ -6,7 +6,9 @@ operands and results (``Value``s), attributes (plain, hashable Python data) and 
 may use values defined earlier in any enclosing region (implicit capture), which is what tracing
 Python closures produces. Control flow is structured: ``cond`` has two regions, ``while`` a
 condition and a body region over loop-carried values; there are no jumps. Every op carries the
-user's file and line it came from.
+user's file and line it came from. State (a ``Variable``) is not an attribute: a module keeps a
+table of the state its functions use (``Module.state``), and an op names an entry by its index
+(``var=0``), so attributes stay plain data with an exact text form.
 """
 
 from __future__ import annotations
@@ -115,14 +117,58 @@ class Function:
         return self.body.result_types
 
 
-class Module:
-    """The functions of one trace: an entry function and the functions it calls (by name)."""
+@dataclass(frozen=True, slots=True)
+class UnboundState:
+    """A state table entry that is a description only: the name and type of a Variable, as a
+    module read from text (``ir_text.parse``) has them, bound to no storage."""
 
-    __slots__ = ("functions", "entry", "__weakref__")
+    name: str
+    type: Type
+
+
+class UnboundStateError(RuntimeError):
+    """A module whose state is not bound to live storage was asked to run.
+
+    Example: ``interpreter.run(ir.parse(text), args)`` where the text uses a Variable: the text
+    describes the Variable (name and type), not its value. Fix: run the module the trace made
+    (``f.get_concrete_function(...).module``), which holds the live Variables.
+    """
+
+
+class Module:
+    """The functions of one trace: an entry function and the functions it calls (by name), and
+    the state they use (``state``: live Variables, or ``UnboundState`` for a parsed module),
+    one table for all of them, so that a state index means the same in every function."""
+
+    __slots__ = ("functions", "entry", "state", "__weakref__")
 
     def __init__(self, entry: str):
         self.functions: dict[str, Function] = {}
         self.entry = entry
+        self.state: list[Any] = []
+
+    def state_index(self, entry: object) -> int:
+        """The index of ``entry`` in the state table, added at the end if it is not there yet;
+        by identity: two Variables holding equal values are different state."""
+        for i, known in enumerate(self.state):
+            if known is entry:
+                return i
+        self.state.append(entry)
+        return len(self.state) - 1
+
+    def live_state(self, index: int) -> Any:
+        """The live state at ``index`` (what an op with ``var=index`` reads or writes).
+
+        Raises:
+          UnboundStateError: the entry is a description only (a module read from text).
+        """
+        entry = self.state[index]
+        if isinstance(entry, UnboundState):
+            raise UnboundStateError(
+                f"state {index} of module @{self.entry} (variable {entry.name!r}: {entry.type}) "
+                "is a description read from text, bound to no storage: a parsed module cannot "
+                "run; run the module its trace made")
+        return entry
 
     def add(self, function: Function) -> Function:
         if function.name in self.functions:
@@ -157,8 +203,10 @@ def copy_region(region: Region, copies: dict[Value, Value]) -> Region:
 
 def copy_module(module: Module) -> Module:
     """A copy of ``module`` that passes may rewrite while the original (a cached trace, which
-    ``f.ir()`` prints) stays as it was traced."""
+    ``f.ir()`` prints) stays as it was traced. Its state table lists the same entries: the
+    state is live, and both modules read and write the same Variables."""
     new = Module(module.entry)
+    new.state = list(module.state)
     for function in module.functions.values():
         new.add(Function(function.name, copy_region(function.body, {})))
     return new

@@ -14,8 +14,12 @@ evaluator that accepts only literals and these constructors (never arbitrary cod
 ``dtype('f64')``, ``type('list<f64[3]>')``, ``array(dtype, shape, values)``,
 ``scalar(dtype, value)``, ``slice(a, b, c)``, ``exception('IndexError', *args)`` (a builtin
 exception, or ``'module:Class'`` of a module already imported: reading imports nothing),
-``operand(k)`` (a random draw's staged argument) and ``nan`` / ``inf``. An attribute holding live
-state (a ``Variable``) has no text form yet: ``format_module`` raises ``TextFormError`` naming it.
+``operand(k)`` (a random draw's staged argument) and ``nan`` / ``inf``. State is not an
+attribute: the module's state table follows the ``module`` line, one entry per line
+(``state 0 = variable 'v0' : f32[3]``, as the printer writes it), and Variable ops name an entry
+by index (``attrs(type=type('f32[3]'), var=0)``). ``parse`` reads the entries as
+``ir.UnboundState`` descriptions (name and type, no storage): a parsed module with state has
+the text's meaning but cannot run (``ir.UnboundStateError``).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import sys
 from typing import Any
 
 import numpy as np
-from autostage.runtime import ir, op_registry
+from autostage.runtime import ir, op_registry, printer
 from autostage.runtime.ops.random import Operand
 from autostage.runtime.types import (
     DTYPES,
@@ -51,9 +55,10 @@ class TextFormError(ValueError):
 # -- writing --------------------------------------------------------------------------------------
 
 def format_module(module: ir.Module) -> str:
-    """The exact text of ``module``: a ``module @entry`` line, then each function."""
+    """The exact text of ``module``: a ``module @entry`` line, its state table, then each
+    function."""
     order = [module.entry] + [name for name in module.functions if name != module.entry]
-    parts = [f"module @{module.entry}"]
+    parts = [f"module @{module.entry}", *printer.state_lines(module)]
     parts += [_format_function(module.functions[name]) for name in order
               if name in module.functions]
     return "\n".join(parts) + "\n"
@@ -139,7 +144,7 @@ def _literal(value: Any, op: ir.Op, key: str) -> str:
             f"{cls.__module__}:{cls.__qualname__}"
         return f"exception({', '.join([repr(name), *(_literal(a, op, key) for a in value.args)])})"
     raise TextFormError(f"attribute {key!r} of `{op.name}` holds a {kind.__name__}, which has no "
-                        "text form (live state such as a Variable is not written yet)")
+                        "text form")
 
 
 def _float(value: float) -> str:
@@ -157,6 +162,7 @@ def _dtype_name(dtype: np.dtype) -> str:
 # -- reading --------------------------------------------------------------------------------------
 
 _VALUE = re.compile(r"%(\d+):")
+_STATE = re.compile(r"state (\d+) = variable (.+) : (.+)")
 
 
 def parse(text: str) -> ir.Module:
@@ -190,6 +196,8 @@ class _Parser:
             self.at -= 1
             raise self.fail("expected `module @<entry>`")
         module = ir.Module(first[len("module @"):].strip())
+        while self.at < len(self.lines) and self.lines[self.at].startswith("state "):
+            module.state.append(self.state_entry(len(module.state)))
         while self.at < len(self.lines):
             if not self.lines[self.at].strip():
                 self.at += 1
@@ -198,6 +206,22 @@ class _Parser:
         if module.entry not in module.functions:
             raise self.fail(f"the entry function @{module.entry} is not defined")
         return module
+
+    def state_entry(self, index: int) -> ir.UnboundState:
+        match = _STATE.fullmatch(self.next_line())
+        if match is None or int(match.group(1)) != index:
+            self.at -= 1
+            raise self.fail(f"expected `state {index} = variable '<name>' : <type>`")
+        try:
+            name = ast.literal_eval(match.group(2))
+            entry_type = parse_type(match.group(3))
+        except (ValueError, SyntaxError, TextFormError) as e:
+            self.at -= 1
+            raise self.fail(f"cannot read the state entry ({e})") from None
+        if not isinstance(name, str):
+            self.at -= 1
+            raise self.fail("a state entry's name must be a string")
+        return ir.UnboundState(name, entry_type)
 
     def function(self) -> ir.Function:
         line = self.next_line()

@@ -4,10 +4,11 @@ Each op module under ``runtime/ops/`` registers its ops beside their definitions
 backends add their lowering rules to the same ``OpDef`` (``lowerings[target]``). So the verifier,
 the printer, the passes and the interpreter read one record per op instead of side tables, and
 adding an op touches its op module and its lowering module only. ``infer(operand_types, attrs)``
-returns the result types or raises ``TypeError``/``ValueError`` with a message in the user's
-terms; ``evaluate(op, values, run)`` computes the results with NumPy (``run(region, args)``
-executes a region, for ops that have them). tests/unit/runtime/test_op_rules.py checks that every
-registered op has every rule, or says why it lacks one (``exemptions``).
+returns the result types or raises ``TypeError``/``ValueError`` with a message in the user's terms;
+``evaluate(op, values, run)`` computes the results with NumPy (``run(region, args)`` executes a
+region, for ops that have them; ``run.module`` is the module being run).
+tests/unit/runtime/test_op_rules.py checks that every registered op has every rule, or says why it
+lacks one (``exemptions``).
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ class Effects:
     A pure op whose results are unused may be removed (DCE), merged with an equal one (CSE) or
     computed at compile time (constant folding); an op with any effect stays, in program order.
     ``raises`` marks ops whose purpose is to raise (``assert``, ``raise``, ``raise_if``): an op
-    that may fail incidentally (an index out of range) is still pure, as in every optimizing
-    compiler. ``may_not_terminate``: removing it could make a hanging program finish (``while``).
+    that may fail incidentally (an index out of range: ``OpDef.raises``) is still pure, as in every
+    optimizing compiler. ``may_not_terminate``: removing it could make a hanging program finish
+    (``while``).
     """
 
     reads_state: bool = False   # reads a Variable or a random generator
@@ -92,11 +94,14 @@ class OpDef:
       fusible_reduction: a fused loop may end in it (``sum``/``max``/``min``, see ops/fused.py).
       fresh_results: results share no memory with the operands: True, or a predicate on the
         op (ops/buffers.py).
-      may_fail: whether running the op may raise for reasons its operand types do not rule
-        out (an index out of range, shapes that do not broadcast): True, False, or a predicate
-        on the op; None (the default): element-wise ops fail only where their operands may not
-        broadcast (effects.may_fail), every other op may fail. DCE keeps an unused op that may
-        fail, since Python would raise there.
+      raises: the exceptions running the op may raise for reasons its operand types do not rule
+        out (an index out of range, shapes that do not broadcast): a tuple of exception classes
+        (``()``: it cannot raise; ``(Exception,)``: anything), or a rule ``raises(op) -> tuple``;
+        the op's own, not those of its regions or callee (``effects.may_fail`` adds those).
+        None (the default): an element-wise op raises ValueError only where its operands may
+        not broadcast, any other op may raise anything (``effects.raises``). DCE keeps an
+        unused op that may raise, since Python would raise there; a ``try`` around staged code
+        is refused when it would catch one of these exceptions (``staging/try_regions.py``).
       vjp: the op's reverse-mode derivative (``VjpRule``), written with ops that have VJPs
         themselves (so gradients of gradients work); ``NO_GRADIENT`` for ops whose results are
         piecewise constant in their operands; None: not differentiable yet (a clear error when a
@@ -120,7 +125,7 @@ class OpDef:
     scalar_operator: Callable[..., Any] | None = None
     elementwise: bool = False
     fusible_reduction: bool = False
-    may_fail: bool | Callable[[ir.Op], bool] | None = None
+    raises: tuple[type[BaseException], ...] | Callable[[ir.Op], tuple] | None = None
     vjp: VjpRule | None = None
     shape_operands: tuple[int, ...] = ()
     exemptions: dict[str, str] = field(default_factory=dict)

@@ -8,7 +8,8 @@ of definition: parameters, then each op's results before the arguments of its re
 (``%1:i64[]~ = dim %0``); an op's ``OpDef.bare_attr`` is printed right after its name
 (``constant 1.0``, ``call @helper``). Regions are indented under their op, headed by their name
 (``OpDef.region_names``) and arguments (``body(%4:i64[]):``) and closed by a ``yield`` line; a
-function ends with ``return``.
+function ends with ``return``. A module with state starts with its state table, one
+``state 0 = variable 'v0' : f32[3]`` line per entry; Variable ops name an entry (``var=0``).
 Printing never fails on malformed IR (the verifier prints the ops it rejects): a value that is not
 defined in the function prints as ``%?``.
 """
@@ -50,10 +51,19 @@ def value_names(function: ir.Function) -> dict[ir.Value, str]:
 
 
 def format_module(module: ir.Module) -> str:
-    """The text of every function of ``module``, the entry function first."""
+    """The text of every function of ``module``, the entry function first, after its state
+    table (if it has state)."""
     order = [module.entry] if module.entry in module.functions else []
     order += [name for name in module.functions if name != module.entry]
-    return "\n\n".join(format_function(module.functions[name]) for name in order)
+    state = ["\n".join(state_lines(module))] if module.state else []
+    return "\n\n".join(state + [format_function(module.functions[name]) for name in order])
+
+
+def state_lines(module: ir.Module) -> list[str]:
+    """One line per entry of the module's state table, which ops name by index (``var=0``):
+    ``state 0 = variable 'v0' : f32[3]``."""
+    return [f"state {i} = variable {entry.name!r} : {entry.type}"
+            for i, entry in enumerate(module.state)]
 
 
 def format_function(function: ir.Function) -> str:

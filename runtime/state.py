@@ -2,12 +2,13 @@
 
 A staged function's trace is reused across calls, so state it reads must not be frozen into the
 trace: inside a trace, reading a Variable emits ``var_read`` and assigning emits ``var_assign`` /
-``var_assign_add`` (``runtime/ops/variables.py``), ops that hold the Variable itself (captured by
-reference) and touch its storage when the op runs. They read and write state, so passes never
-drop or reorder them. Outside
-tracing a Variable is a plain holder of a NumPy value. A staged function may create Variables
-only on its first trace (later traces must reuse them, as in ``tf.function``): traces are reused,
-so a Variable created per trace would silently be a different one on each retrace.
+``var_assign_add`` (``runtime/ops/variables.py``). The Variable itself goes into the state table of
+the trace's module (``ir.Module.state``, shared by the functions of staged calls) and the op names
+its index, so the IR holds plain data while the module holds the live state; the op touches the
+Variable's storage when it runs. They read and write state, so passes never drop or reorder them.
+Outside tracing a Variable is a plain holder of a NumPy value. A staged function may create
+Variables only on its first trace (later traces must reuse them, as in ``tf.function``): traces are
+reused, so a Variable created per trace would silently be a different one on each retrace.
 """
 
 from __future__ import annotations
@@ -77,7 +78,7 @@ class Variable:
     def read(self) -> object:
         """The current value: a staged ``var_read`` inside a trace, else a NumPy copy."""
         if tracing.is_tracing():
-            (result,) = tracing.emit("var_read", (), {"var": self})
+            (result,) = tracing.emit("var_read", (), self._attrs())
             return Tensor(result)
         return _user_value(self._storage.copy())
 
@@ -97,16 +98,22 @@ class Variable:
         if isinstance(value, Variable):
             value = value.read()
         if tracing.is_tracing():
-            tracing.emit(op_name, (as_tensor(value).value,), {"var": self})
+            tracing.emit(op_name, (as_tensor(value).value,), self._attrs())
             return
         if isinstance(value, Tensor):
             tracing.check_visible(value.value)  # a leaked tensor: raises TracerLeakError
         _EVALUATE[op_name](self, np.asarray(value))
 
+    def _attrs(self) -> dict:
+        """The attributes of a Variable op in the current trace: this Variable's index in the
+        state table of the trace's module (added on first use) and its type."""
+        return {"var": tracing.current().module.state_index(self), "type": self.type}
+
     def _store(self, value: np.ndarray, add: bool) -> None:
         value = _checked(self, value)
         with self._lock:
-            self._storage = self._storage + value if add else value.copy()
+            # (np.asarray: a 0-d sum is a NumPy scalar, and compiled code writes into an array)
+            self._storage = np.asarray(self._storage + value) if add else value.copy()
             if self._storage.dtype != self.dtype:  # pragma: no cover - guarded by _checked
                 raise AssertionError("Variable dtype changed")
 
@@ -163,4 +170,4 @@ for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"
     setattr(Variable, f"__r{_name}__", _binary(f"__r{_name}__"))
 for _name in ("neg", "pos", "abs", "invert"):
     setattr(Variable, f"__{_name}__", lambda self, _n=_name: getattr(self.read(), f"__{_n}__")())
-Variable.__hash__ = object.__hash__  # identity: it is captured by reference
+Variable.__hash__ = object.__hash__  # identity: one Variable is one piece of state

@@ -100,8 +100,9 @@ class GradientTape:
         if isinstance(leaf, Variable):
             if not self.watch_accessed_variables:
                 return []
+            state = tracing.current().module.state
             return [op.results[0] for op in ops
-                    if op.name == "var_read" and op.attrs["var"] is leaf]
+                    if op.name == "var_read" and state[op.attrs["var"]] is leaf]
         if isinstance(leaf, Tensor):
             return [leaf.value] if leaf.value in self._watched else []
         raise GradientError(f"tape.gradient sources must be staged arrays or Variables, got "

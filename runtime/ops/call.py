@@ -51,4 +51,4 @@ op_registry.register(
     "call", _infer, _evaluate,
     doc="attrs: callee (function name in the module), result_types; operands: its arguments",
     effects=_effects, verify=_check, bare_attr="callee", vjp=call_vjp,
-    may_fail=False)  # its callee's ops may
+    raises=())  # its callee's ops may

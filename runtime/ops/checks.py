@@ -136,15 +136,16 @@ def _evaluate_python_arith(op, values: tuple, run) -> tuple:
 
 
 op_registry.register(
-    "python_arith", _infer_python_arith, _evaluate_python_arith,
+    "python_arith", _infer_python_arith, _evaluate_python_arith, raises=(),
     doc="attrs: op (int_true_divide, complex_true_divide, complex_power); Python's result of the "
         "two 0-d operands (correctly rounded int/int, CPython's complex algorithms)")
 op_registry.register(
-    "int_overflows", _infer_overflows, _evaluate_overflows, may_fail=False,
+    "int_overflows", _infer_overflows, _evaluate_overflows, raises=(),
     doc="attrs: op (add, subtract, multiply, left_shift, power, negative, absolute); whether "
         "Python's exact integer result of the int64 operands is outside int64")
 op_registry.register(
     "raise_if", _infer_raise_if, _evaluate_raise_if, effects=op_registry.Effects(raises=True),
+    raises=lambda op: (type(op.attrs["exception"]),),
     doc="operand: bool[] test; attrs: exception; raises a new exception like it when the test "
         "is true")
 

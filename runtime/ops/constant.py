@@ -19,7 +19,7 @@ def _evaluate(op, values: tuple, run) -> tuple:
 op_registry.register(
     "constant", _infer, _evaluate,
     doc="attrs: value (a read-only np.ndarray, 0-d for scalars); result: its tensor type",
-    bare_attr="value", may_fail=False)
+    bare_attr="value", raises=())
 
 
 def as_constant_array(value: object, dtype: object = None) -> np.ndarray:

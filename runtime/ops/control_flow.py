@@ -118,13 +118,13 @@ op_registry.register(
     "cond", _infer_cond, _evaluate_cond,
     doc="operands: pred bool[]; attrs: result_types; regions: then, else (no args, yield the "
         "results); runs one region",
-    verify=_check_cond, region_names=("then", "else"), may_fail=False, vjp=cond_vjp)
+    verify=_check_cond, region_names=("then", "else"), raises=(), vjp=cond_vjp)
 op_registry.register(
     "while", _infer_while, _evaluate_while,
     doc="operands: initial carried values; attrs: carried_types; regions: cond (args carried, "
         "yields bool[]) and body (args carried, yields new carried); results: final carried",
-    verify=_check_while, region_names=("cond", "body"), vjp=while_vjp,
+    verify=_check_while, region_names=("cond", "body"), raises=(), vjp=while_vjp,
     effects=op_registry.Effects(may_not_terminate=True))  # removing it could end a hang
 op_registry.register(
-    "undef", _infer_undef, _evaluate_undef, may_fail=False,
+    "undef", _infer_undef, _evaluate_undef, raises=(),
     doc="attrs: type; a value of that type for a variable not assigned yet, proven unread")

@@ -55,22 +55,29 @@ def _evaluate_eye(op, values: tuple, run) -> tuple:
     return (np.eye(n, m, k=op.attrs["k"], dtype=op.attrs["dtype"]),)
 
 
+def _negative_size(op) -> tuple:
+    """NumPy's ValueError for a negative size: only a staged size can be one (static sizes are
+    checked when tracing)."""
+    return (ValueError,) if None in op.attrs["shape"] else ()
+
+
 op_registry.register(
     "full", _infer_full, _evaluate_full,
     doc="attrs: shape (ints, None = staged size), dtype; operands: fill (0-d), sizes",
-    fresh_results=True)
+    fresh_results=True, raises=_negative_size)
 op_registry.register(
     "full_like", _infer_full_like,
-    lambda op, v, run: (np.full_like(v[0], v[1], dtype=op.attrs["dtype"]),), may_fail=False,
+    lambda op, v, run: (np.full_like(v[0], v[1], dtype=op.attrs["dtype"]),), raises=(),
     doc="attrs: dtype; operands: x (for its shape), fill (0-d)", fresh_results=True,
     shape_operands=(0,))
 op_registry.register(
     "arange", _infer_arange, _evaluate_arange,
-    doc="attrs: dtype; operands: start, stop, step (0-d); np.arange of them", fresh_results=True)
+    doc="attrs: dtype; operands: start, stop, step (0-d); np.arange of them", fresh_results=True,
+    raises=(ValueError, ZeroDivisionError))  # too long, or nan bounds; a zero step
 op_registry.register(
     "eye", _infer_eye, _evaluate_eye,
     doc="attrs: shape (N, M; None = staged size), k, dtype; operands: staged sizes",
-    fresh_results=True)
+    fresh_results=True, raises=_negative_size)
 
 
 def _total(ct):

@@ -16,7 +16,7 @@ import operator
 import warnings
 
 import numpy as np
-from autostage.runtime import dtype_rules, op_registry
+from autostage.runtime import dtype_rules, effects, op_registry
 from autostage.runtime.ops.vjp_support import active, builders, const
 from autostage.runtime.types import TensorType
 
@@ -78,12 +78,21 @@ def _ufunc_rule(name: str, ufunc: np.ufunc):
     return infer, evaluate
 
 
+def _power_raises(op) -> tuple:
+    """NumPy's ValueError for an integer to a negative integer power (an integer result), as
+    well as the broadcast errors of every element-wise op."""
+    if op.results[0].type.dtype.kind in "iu":
+        return (ValueError,)
+    return effects.broadcast_errors(op)
+
+
 for _name, _ufunc in UFUNCS.items():
     _infer, _evaluate = _ufunc_rule(_name, _ufunc)
     op_registry.register(_name, _infer, _evaluate,
                          doc=f"element-wise np.{_ufunc.__name__}, broadcasting; no attrs",
                          elementwise=True, fresh_results=_name != "positive",
-                         scalar_operator=SCALAR_OPERATORS.get(_name))
+                         scalar_operator=SCALAR_OPERATORS.get(_name),
+                         raises=_power_raises if _name == "power" else None)
 
 
 def _infer_where(operand_types: tuple, attrs: dict) -> tuple:

@@ -72,5 +72,5 @@ op_registry.register(
     "fused", _infer, _evaluate,
     doc="operands: the chain's inputs; attrs: result_types; region body (args = operands) of "
         "element-wise ops, optionally ending in a sum/max/min over all or the last axis",
-    verify=_check, region_names=("body",), may_fail=effects.may_not_broadcast,
+    verify=_check, region_names=("body",), raises=effects.broadcast_errors,
     fresh_results=True)

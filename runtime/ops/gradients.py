@@ -22,7 +22,7 @@ def _identity(op, values: tuple, run) -> tuple:
 
 
 op_registry.register(
-    "stop_gradient", _identity_type, _identity, may_fail=False, vjp=op_registry.NO_GRADIENT,
+    "stop_gradient", _identity_type, _identity, raises=(), vjp=op_registry.NO_GRADIENT,
     doc="operand x: x itself, through which no gradient flows")
 def _custom_vjp(op, cotangents: tuple) -> tuple:
     """The user's gradient: the backward region replayed on y's cotangent."""
@@ -43,7 +43,7 @@ def _check_custom(op, module) -> str | None:
 
 
 op_registry.register(
-    "custom_gradient", _identity_type, _identity, may_fail=False, verify=_check_custom,
+    "custom_gradient", _identity_type, _identity, raises=(), verify=_check_custom,
     vjp=_custom_vjp,
     region_names=("backward",),
     doc="operands y, inputs...; region backward (dy -> one gradient per input): y itself; its "

@@ -192,11 +192,12 @@ def _evaluate_getitem(op, values: tuple, run) -> tuple:
     return (result.copy() if result.ndim == 0 and result.base is not None else result,)
 
 
-def _may_fail(op) -> bool:
-    """Whether a getitem may raise: a staged index (int, array or mask), a staged slice step
-    (0 raises), or a literal int that the static size does not show in range."""
-    x, index = op.operands[0].type, op.attrs["index"]
+def _index_errors(x: TensorType, index: tuple) -> tuple:
+    """What indexing ``x`` may raise at run time: nothing when every index is a literal int the
+    static size shows in range (or a slice with a literal step); else IndexError, and ValueError
+    too for a staged slice step (0 raises)."""
     consumed = sum(entry is not None and entry != ELLIPSIS for entry in index)
+    may_fail = staged_step = False
     axis = 0
     for entry in index:
         if entry is None:
@@ -205,13 +206,30 @@ def _may_fail(op) -> bool:
             axis += x.ndim - consumed
             continue
         if isinstance(entry, tuple):
-            if entry[2] == STAGED:
-                return True
-        elif (entry == STAGED or x.shape[axis] is None
-              or not -x.shape[axis] <= entry < x.shape[axis]):
-            return True
+            staged_step |= entry[2] == STAGED
+        else:
+            may_fail |= (entry == STAGED or x.shape[axis] is None
+                         or not -x.shape[axis] <= entry < x.shape[axis])
         axis += 1
-    return False
+    if staged_step:
+        return (IndexError, ValueError)
+    return (IndexError,) if may_fail else ()
+
+
+def _getitem_raises(op) -> tuple:
+    return _index_errors(op.operands[0].type, op.attrs["index"])
+
+
+def _setitem_raises(op) -> tuple:
+    """IndexError for any index (even one the sizes show in range), ValueError too for a staged
+    step or a value whose shape may not broadcast into the indexed part (a size unknown when
+    tracing)."""
+    x, v, *staged = (operand.type for operand in op.operands)
+    target = index_shape(x.shape, op.attrs["index"], staged)
+    unknown = v.ndim and (None in v.shape or None in target)
+    if unknown or ValueError in _index_errors(x, op.attrs["index"]):
+        return (IndexError, ValueError)
+    return (IndexError,)
 
 
 def _getitem_fresh(op) -> bool:
@@ -226,10 +244,12 @@ def _setitem_fresh(op) -> bool:
 
 
 op_registry.register(
-    "getitem", _infer_getitem, _evaluate_getitem, may_fail=_may_fail, fresh_results=_getitem_fresh,
+    "getitem", _infer_getitem, _evaluate_getitem, raises=_getitem_raises,
+    fresh_results=_getitem_fresh,
     doc="attrs: index (see ops/indexing.py); operands: x, staged index parts")
 op_registry.register(
     "setitem", _infer_setitem, _evaluate_setitem, fresh_results=_setitem_fresh,
+    raises=_setitem_raises,
     doc="attrs: index, and in_place / copy_value set by passes/inplace.py; operands: x, v "
         "(x's dtype), staged index parts; a new array x' with x'[index] = v (x is not "
         "modified, or, in_place, is dead and x' is x written into)")

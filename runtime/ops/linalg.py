@@ -59,11 +59,11 @@ def _infer_binary(name: str, shape_rule, function):
 op_registry.register(
     "matmul", _infer_binary("matmul", matmul_shape, np.matmul),
     lambda op, v, run: (np.asarray(np.matmul(*v)),), doc="a @ b (np.matmul); no attrs",
-    fresh_results=True)
+    fresh_results=True, raises=(ValueError,))  # sizes that do not match at run time
 op_registry.register(
     "dot", _infer_binary("dot", dot_shape, np.dot),
     lambda op, v, run: (np.asarray(np.dot(*v)),), doc="np.dot(a, b); no attrs",
-    fresh_results=True)
+    fresh_results=True, raises=(ValueError,))
 
 
 def parse_subscripts(subscripts: str, ndims: tuple[int, ...]) -> tuple[list[str], str]:
@@ -119,7 +119,8 @@ def _infer_einsum(operand_types: tuple, attrs: dict) -> tuple:
 op_registry.register(
     "einsum", _infer_einsum,
     lambda op, v, run: (np.asarray(np.einsum(op.attrs["subscripts"], *v)),),
-    doc="attrs: subscripts (str with explicit '->'); np.einsum over the operands")
+    doc="attrs: subscripts (str with explicit '->'); np.einsum over the operands",
+    raises=(ValueError,))
 
 
 def _swap(v):

@@ -126,6 +126,9 @@ def _evaluate_stack(op, values: tuple, run) -> tuple:
     return (np.stack(values[0]),)
 
 
+# Python's IndexError for a position out of range or an empty pop; np.stack's ValueError.
+_RAISES = {"list_get": (IndexError,), "list_set": (IndexError,), "list_pop": (IndexError,),
+           "list_stack": (ValueError,)}
 for _name, _infer, _evaluate, _doc in (
     ("list_new", _infer_new, _evaluate_new, "attrs: element (TensorType); result: an empty list"),
     ("list_append", _infer_append, _evaluate_append, "operands: list, item; result: new list"),
@@ -139,7 +142,7 @@ for _name, _infer, _evaluate, _doc in (
      "as np.stack does); result: np.stack of its items (new axis 0)"),
 ):
     op_registry.register(_name, _infer, _evaluate, doc=_doc,
-                         may_fail=_name not in ("list_new", "list_append", "list_length"),
+                         raises=_RAISES.get(_name, ()),
                          fresh_results=_name == "list_stack")
 
 

@@ -14,7 +14,7 @@ import functools
 import math
 
 import numpy as np
-from autostage.runtime import op_registry
+from autostage.runtime import effects, op_registry
 from autostage.runtime.autodiff import build
 from autostage.runtime.ops.reductions import reduced_shape
 from autostage.runtime.ops.vjp_support import builders, gradient_error, restore_axes
@@ -78,19 +78,28 @@ def _evaluate_norm(op, values: tuple, run) -> tuple:
                                       keepdims=attrs["keepdims"])),)
 
 
+def _norm_raises(op) -> tuple:
+    """A matrix norm of ord 2, -2 or 'nuc' takes an SVD, which fails (LinAlgError) when it does
+    not converge (NaNs); the other norms are sums and maxima."""
+    x, axis = op.operands[0].type, op.attrs["axis"]
+    matrix = len(axis) == 2 if axis is not None else x.ndim == 2
+    return (np.linalg.LinAlgError,) if matrix and op.attrs["ord"] in (2, -2, "nuc") else ()
+
+
 op_registry.register(
     "diag", _infer_diag, lambda op, v, run: (np.asarray(np.diag(v[0], op.attrs["k"])),),
-    doc="np.diag(v, k): 1-d -> 2-d matrix, 2-d -> its diagonal; attrs: k")
+    doc="np.diag(v, k): 1-d -> 2-d matrix, 2-d -> its diagonal; attrs: k",
+    raises=effects.shape_errors)
 op_registry.register(
     "triu", _infer_triangle("triu"), lambda op, v, run: (np.triu(v[0], op.attrs["k"]),),
-    doc="np.triu(m, k) (a 1-d m gives a square matrix); attrs: k", fresh_results=True)
+    doc="np.triu(m, k) (a 1-d m gives a square matrix); attrs: k", fresh_results=True, raises=())
 op_registry.register(
     "tril", _infer_triangle("tril"), lambda op, v, run: (np.tril(v[0], op.attrs["k"]),),
-    doc="np.tril(m, k) (a 1-d m gives a square matrix); attrs: k", fresh_results=True)
+    doc="np.tril(m, k) (a 1-d m gives a square matrix); attrs: k", fresh_results=True, raises=())
 op_registry.register(
     "norm", _infer_norm, _evaluate_norm,
     doc="np.linalg.norm(x, ord, axis, keepdims); attrs: ord, axis (None or a tuple of 1 or 2 "
-        "axes), keepdims", fresh_results=True)
+        "axes), keepdims", fresh_results=True, raises=_norm_raises)
 
 
 # -- reverse-mode derivatives (runtime/autodiff) ------------------------------------------------

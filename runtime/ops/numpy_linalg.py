@@ -196,4 +196,5 @@ def _evaluate(op, values: tuple, run) -> tuple:
 op_registry.register(
     "numpy_linalg", _infer, _evaluate,
     doc="attrs: function (e.g. 'linalg.qr', 'tensordot'), kwargs (tuple of (name, value)); "
-        "one result per array NumPy returns; computed by NumPy itself")
+        "one result per array NumPy returns; computed by NumPy itself",
+    raises=(np.linalg.LinAlgError, ValueError))  # a singular matrix...; sizes at run time

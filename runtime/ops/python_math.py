@@ -60,7 +60,7 @@ def _evaluate(op, values: tuple, run) -> tuple:
 op_registry.register(
     "python_math", _infer, _evaluate,
     doc="attrs: function (a name in Python's math module); Python's math function of the "
-        "float64[] operands (nan or inf where Python raises: the front end checks)")
+        "float64[] operands (nan or inf where Python raises: the front end checks)", raises=())
 
 
 # -- reverse-mode derivatives (runtime/autodiff) ------------------------------------------------

@@ -262,6 +262,7 @@ def _infer(operand_types: tuple, attrs: dict) -> tuple:
 
 op_registry.register(
     "random_draw", _infer, _evaluate, effects=op_registry.STATE,  # advances the generator
+    raises=(ValueError,),  # NumPy's checks of staged arguments (a negative scale, low >= high)
     doc="attrs: source ('np.random' or 'Generator'), method, args, kwargs (with $i for staged "
         "operand i); operands: [generator], staged arguments; one fresh draw each time it runs")
 

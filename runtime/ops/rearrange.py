@@ -35,7 +35,8 @@ def _infer_repeat(operand_types: tuple, attrs: dict) -> tuple:
 op_registry.register(
     "repeat", _infer_repeat,
     lambda op, v, run: (np.repeat(v[0], v[1], axis=op.attrs["axis"]),),
-    doc="attrs: axis; operands: x, counts (1-d int64, broadcast); np.repeat(x, counts, axis)")
+    doc="attrs: axis; operands: x, counts (1-d int64, broadcast); np.repeat(x, counts, axis)",
+    raises=(ValueError,))  # a negative count, counts of another length
 
 
 def _vjp_repeat(op, cts: tuple) -> tuple:

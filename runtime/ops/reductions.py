@@ -29,6 +29,8 @@ REDUCTIONS: dict[str, tuple[str, ...]] = {
 }
 # A fused element-wise loop may end in one of these (under the conditions of ops/fused.py).
 FUSIBLE = frozenset({"sum", "max", "min"})
+# NumPy's ValueError for an empty array (no identity); the others give a value (nan for a mean).
+_EMPTY_FAILS = frozenset({"max", "min", "argmax", "argmin"})
 
 
 def reduced_shape(shape: tuple, axis: int | tuple | None, keepdims: bool) -> tuple:
@@ -63,7 +65,8 @@ for _name, _extra in REDUCTIONS.items():
     op_registry.register(
         _name, _infer, _evaluate,
         doc=f"np.{_name}(x, {_attrs}); attrs: {_attrs} (axis: None or a tuple of ints; one int "
-            "or None for argmax/argmin)", fusible_reduction=_name in FUSIBLE, fresh_results=True)
+            "or None for argmax/argmin)", fusible_reduction=_name in FUSIBLE, fresh_results=True,
+        raises=(ValueError,) if _name in _EMPTY_FAILS else ())
 
 
 def _infer_sum_to(operand_types: tuple, attrs: dict) -> tuple:
@@ -81,7 +84,7 @@ def _evaluate_sum_to(op, values: tuple, run) -> tuple:
 
 
 op_registry.register(
-    "sum_to", _infer_sum_to, _evaluate_sum_to, may_fail=False, shape_operands=(1,),
+    "sum_to", _infer_sum_to, _evaluate_sum_to, raises=(), shape_operands=(1,),
     doc="operands ct, like (one rank): ct summed over the axes where like has size 1 and ct "
         "does not, so it has like's shape (the adjoint of broadcasting; autodiff emits it)")
 

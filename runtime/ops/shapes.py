@@ -190,11 +190,13 @@ _OPS = {
     "size": (_scalar_index, lambda op, v, run: (np.asarray(np.size(v[0]), INDEX_DTYPE),),
              "x.size as a 0-d int64 (weak); no attrs"),
 }
-_CANNOT_FAIL = frozenset({"copy", "dim", "size"})  # (their operands' types suffice)
+# Sizes known only at run time may not fit (reshape, broadcast_to...); the others' operand types
+# and attrs, checked when tracing, suffice.
+_CANNOT_FAIL = frozenset({"copy", "dim", "size", "transpose", "expand_dims"})
 _FRESH = frozenset({"copy", "concatenate", "stack"})  # the others may return views
 for _name, (_infer, _evaluate, _doc) in _OPS.items():
-    op_registry.register(_name, _infer, _evaluate, doc=_doc, may_fail=_name not in _CANNOT_FAIL,
-                         fresh_results=_name in _FRESH)
+    op_registry.register(_name, _infer, _evaluate, doc=_doc, fresh_results=_name in _FRESH,
+                         raises=() if _name in _CANNOT_FAIL else (ValueError,))
 
 
 # -- reverse-mode derivatives (runtime/autodiff): cotangent of each operand given the result's ---

@@ -110,22 +110,22 @@ def _scan(name: str):
 op_registry.register(
     "sort", _infer_sort, _evaluate_sort,
     doc="np.sort(x, axis, kind); attrs: axis (int, or None = flattened), kind (None or name)",
-    fresh_results=True)
+    fresh_results=True, raises=())
 op_registry.register(
     "argsort", _infer_argsort, _evaluate_argsort,
     doc="np.argsort(x, axis, kind) (int64); attrs: axis (int, or None = flattened), kind",
-    fresh_results=True)
+    fresh_results=True, raises=())
 op_registry.register(
     "take_along_axis", _infer_take_along_axis,
     lambda op, v, run: (np.asarray(np.take_along_axis(v[0], v[1], axis=op.attrs["axis"])),),
     doc="np.take_along_axis(arr, indices, axis); operands arr, indices; attrs: axis (int or "
-        "None)", fresh_results=True)
+        "None)", fresh_results=True, raises=(IndexError,))  # out of bounds, or not broadcast
 for _name in ("cumsum", "cumprod"):
     _infer, _evaluate = _scan(_name)
     op_registry.register(
         _name, _infer, _evaluate,
         doc=f"np.{_name}(x, axis, dtype); attrs: axis (int, or None = flattened), dtype",
-        fresh_results=True)
+        fresh_results=True, raises=())
 
 
 # -- reverse-mode derivatives (runtime/autodiff) ------------------------------------------------

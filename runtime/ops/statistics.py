@@ -23,7 +23,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
-from autostage.runtime import dtype_rules, op_registry
+from autostage.runtime import dtype_rules, effects, op_registry
 from autostage.runtime.ops.reductions import reduced_shape
 from autostage.runtime.ops.vjp_support import (
     active,
@@ -158,21 +158,25 @@ def _evaluate_nonzero(op, values: tuple, run) -> tuple:
 
 op_registry.register(
     "median", _infer_median, _evaluate_median,
-    doc="np.median / np.nanmedian (attr nan); attrs: axis (None or int), keepdims, nan")
+    doc="np.median / np.nanmedian (attr nan); attrs: axis (None or int), keepdims, nan",
+    raises=effects.shape_errors)
 op_registry.register(
     "quantile", _infer_quantile, _evaluate_quantile,
     doc="np.quantile / np.nanquantile, method 'linear'; operands x, q (0-d or 1-d); attrs: "
-        "axis (None or int), keepdims, nan, weak_q")
+        "axis (None or int), keepdims, nan, weak_q",
+    raises=lambda op: (IndexError, *effects.shape_errors(op)))  # IndexError: an empty x
 op_registry.register(
     "searchsorted", _infer_searchsorted, _evaluate_searchsorted,
-    doc="np.searchsorted(a, v, side, sorter); operands a, v[, sorter]; attrs: side")
+    doc="np.searchsorted(a, v, side, sorter); operands a, v[, sorter]; attrs: side",
+    raises=effects.shape_errors)
 op_registry.register(
     "bincount", _infer_bincount, _evaluate_bincount,
     doc="np.bincount(x, weights, minlength); operands x[, weights]; attrs: minlength; the "
-        "result length is data dependent")
+        "result length is data dependent",
+    raises=(ValueError,))  # a negative x, weights of another length
 op_registry.register(
     "nonzero", _infer_nonzero, _evaluate_nonzero,
-    doc="np.nonzero(x): one int64[?] result per axis of x; no attrs")
+    doc="np.nonzero(x): one int64[?] result per axis of x; no attrs", raises=effects.shape_errors)
 
 
 # -- reverse-mode derivatives (runtime/autodiff) ------------------------------------------------

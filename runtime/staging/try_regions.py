@@ -10,11 +10,12 @@ the ``try`` catches one of them, tracing stops with a ``StagingTryError`` naming
 the op's line and the exception. A ``try`` whose handlers catch nothing staged code raises
 (``except KeyError``, ``except TypeError``...) stays as it is: it handles trace-time exceptions
 exactly as Python does. A ``finally`` clause is refused the same way when the body may raise at
-run time and the ``finally`` stages a side effect (print, assert, raise, a call) that Python
-would run before the exception propagates. A ``with`` statement is checked like a ``try`` whose
-handlers are the exceptions its context manager may swallow: ``contextlib.suppress(E)`` catches
-``E``; a few kinds that never swallow (``nullcontext``, ``np.errstate``,
-``warnings.catch_warnings``, locks) catch nothing; any other context manager may catch anything.
+run time and the ``finally`` stages a side effect (print, assert, raise, a call, a Variable or
+random-state update) that Python would run before the exception propagates. A ``with`` statement is
+checked like a ``try`` whose handlers are the exceptions its context manager may swallow:
+``contextlib.suppress(E)`` catches ``E``; a few kinds that never swallow (``nullcontext``,
+``np.errstate``, ``warnings.catch_warnings``, locks) catch nothing; any other context manager may
+catch anything.
 """
 
 from __future__ import annotations
@@ -26,10 +27,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
-from autostage.runtime import fp_state, ir, tracing
+from autostage.runtime import effects, fp_state, ir, tracing
 from autostage.runtime.operator_hooks import register_operator_hook
 from autostage.runtime.staging import errors
-from autostage.runtime.types import TensorType
 
 
 class StagingTryError(errors.StagingError, TypeError):
@@ -41,55 +41,18 @@ class StagingTryError(errors.StagingError, TypeError):
     """
 
 
-_INDEXING = frozenset(("getitem", "setitem", "list_get", "list_pop", "list_set",
-                       "take_along_axis"))
-# Ops that raise nothing at run time whatever their operands (NumPy gives nan/inf and warnings).
-_SAFE = frozenset((
-    "constant", "undef", "cast", "copy", "dim", "size", "list_new", "list_append",
-    "list_length", "print", "cond", "while", "absolute", "arccos", "arccosh", "arcsin",
-    "arcsinh", "arctan", "arctanh", "cbrt", "ceil", "conjugate", "cos", "cosh", "deg2rad", "exp",
-    "exp2", "expm1", "floor", "invert", "isfinite", "isinf", "isnan", "log", "log10", "log1p",
-    "log2", "logical_not", "negative", "positive", "rad2deg", "reciprocal", "rint", "sign",
-    "signbit", "sin", "sinh", "sqrt", "square", "tan", "tanh", "trunc", "transpose", "sum",
-    "any", "all", "cumsum", "cumprod", "prod", "full", "full_like", "eye", "arange", "sort",
-    "argsort", "var", "std", "mean", "norm", "tril", "triu", "expand_dims", "int_overflows",
-    "python_arith"))
-_SIDE_EFFECTS = frozenset(("print", "assert", "raise", "call", "var_assign", "var_assign_add"))
-# (``raise_if`` is not one: like an index check, it raises, and raising is checked separately)
-
-
-def _broadcasts_safely(op: ir.Op) -> bool:
-    """Whether the operands of an elementwise op surely broadcast (checked at trace time)."""
-    shapes = [v.type.shape for v in op.operands if isinstance(v.type, TensorType)]
-    ranked = [s for s in shapes if len(s) > 0]
-    return len(ranked) <= 1 or all(None not in s for s in ranked)
-
-
 def may_raise(op: ir.Op) -> tuple[type[BaseException], ...]:
-    """The exceptions ``op`` may raise at run time (``Exception`` for a call: anything)."""
-    if op.name == "raise":
-        return (type(op.attrs["exception"]),)
-    if op.name == "assert":
-        return (AssertionError,)
-    if op.name == "raise_if":  # Python-number checks: ZeroDivisionError, OverflowError...
-        return (type(op.attrs["exception"]),)
-    if op.name == "call":
-        return (Exception,)
-    if op.name in _INDEXING:
-        return (IndexError,)
-    if op.name == "numpy_linalg":  # LinAlgError('Singular matrix'...), shape errors
-        return (np.linalg.LinAlgError, ValueError)
-    if op.name in _SAFE:
-        return ()
-    if op.name == "power" and any(v.type.dtype.kind in "iu" for v in op.operands):
-        return (ValueError,)  # integers to negative integer powers
-    if len(op.operands) >= 2 and all(isinstance(v.type, TensorType) for v in op.operands) \
-            and op.name not in ("reshape", "matmul", "dot", "einsum", "concatenate", "stack",
-                                "list_stack", "squeeze", "broadcast_to", "diag", "where",
-                                "max", "min", "argmax", "argmin") \
-            and _broadcasts_safely(op):
-        return ()  # elementwise arithmetic of shapes known to broadcast
-    return (ValueError,)  # shape errors found at run time (reshape, matmul, empty max...)
+    """The exceptions ``op`` may raise at run time: its ``OpDef.raises`` (``effects.raises``);
+    a call may raise anything (its callee's ops, whose rules try staging does not follow)."""
+    return (Exception,) if op.name == "call" else effects.raises(op)
+
+
+def _side_effect(op: ir.Op) -> bool:
+    """Whether Python would see ``op`` run: a print, a Variable or random-state update, an
+    assert or raise, a call (its own ``OpDef.effects``; the ops of its regions are asked in
+    turn). Not ``raise_if``: like an index check, it only may raise, which is checked apart."""
+    own = effects.own(op)
+    return own.io or own.writes_state or (own.raises and op.name != "raise_if")
 
 
 @dataclass
@@ -136,7 +99,9 @@ def _handler_types(handlers: Callable[[], tuple] | None) -> tuple[type[BaseExcep
 
 
 def _catches(handler: type[BaseException], raised: type[BaseException], op: ir.Op) -> bool:
-    if op.name == "call":  # a called function may raise any exception
+    # ``Exception`` from a rule stands for any exception (a call's), except where the op raises
+    # the user's own exception (``raise``, ``raise_if``), whose class may be Exception itself.
+    if raised is Exception and "exception" not in op.attrs:
         return issubclass(handler, Exception) or issubclass(Exception, handler)
     return issubclass(raised, handler)
 
@@ -170,7 +135,7 @@ def exit_finally(body: Watched, final: Watched, exc: BaseException | None) -> No
     may raise at run time (Python would run them before the exception propagates)."""
     if isinstance(exc, tracing.StagingError) or not body.raises:
         return
-    effect = next((op for op in final.ops() if op.name in _SIDE_EFFECTS), None)
+    effect = next((op for op in final.ops() if _side_effect(op)), None)
     if effect is not None:
         raised, op = body.raises[0]
         raise StagingTryError(

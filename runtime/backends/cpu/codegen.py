@@ -89,15 +89,12 @@ class Emitter:
         self._function: ir.Function | None = None
         self._value_names: dict[ir.Value, str] | None = None
         self.op: ir.Op | None = None          # the op being lowered (for error messages)
-        # Variables' storage arrays, passed to every function as trailing parameters.
-        self.variables: dict[object, str] = {}
+        # The storage arrays of the module's state (index -> parameter), passed to every
+        # function as trailing parameters.
+        self.variables = {i: f"var{i}" for i in range(len(module.state))}
         self._uses: dict[ir.Value, int] = {}
         for function in module.functions.values():
             self._count_uses(function.body)
-            for op in function.body.walk():
-                var = op.attrs.get("var") if op.name.startswith("var_") else None
-                if var is not None and var not in self.variables:
-                    self.variables[var] = f"var{len(self.variables)}"
         self._reset()
 
     def _reset(self) -> None:
@@ -132,9 +129,10 @@ class Emitter:
         """Marks the current function as calling back into Python (``numba.objmode``)."""
         self.objmode = True
 
-    def variable(self, var: object) -> str:
-        """The parameter holding a Variable's storage array (every function takes them all)."""
-        return self.variables[var]
+    def variable(self, index: int) -> str:
+        """The parameter holding the storage array of state ``index`` (every function takes
+        them all)."""
+        return self.variables[index]
 
     @contextlib.contextmanager
     def block(self) -> Iterator[None]:

@@ -55,15 +55,14 @@ def load_lowerings() -> None:
 class Generated:
     """The source of a module and what running it needs."""
 
-    __slots__ = ("source", "line_ops", "helper_ops", "entry", "variables")
+    __slots__ = ("source", "line_ops", "helper_ops", "entry")
 
-    def __init__(self, source: str, line_ops: dict[int, ir.Op], entry: str, variables: list,
+    def __init__(self, source: str, line_ops: dict[int, ir.Op], entry: str,
                  helper_ops: dict[str, list[ir.Op]] | None = None):
         self.source = source
         self.line_ops = line_ops  # generated line number -> the op it was emitted for
         self.helper_ops = helper_ops or {}  # helper function name -> the ops calling it
         self.entry = entry        # the entry function's Python name
-        self.variables = variables  # Variables whose storage trails the arguments
 
 
 def generate(module: ir.Module) -> Generated:
@@ -72,8 +71,7 @@ def generate(module: ir.Module) -> Generated:
     emitter = codegen.Emitter(module)
     bodies = [emitter.function(f) for f in module.functions.values()]
     source, line_ops = emitter.module_source(bodies)
-    return Generated(source, line_ops, emitter.function_names[module.entry],
-                     list(emitter.variables), emitter.helper_ops)
+    return Generated(source, line_ops, emitter.function_names[module.entry], emitter.helper_ops)
 
 
 def compile_module(module: ir.Module) -> Callable[[list], tuple]:
@@ -87,7 +85,7 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
     dispatcher = getattr(python_module, generated.entry)
     params = module.main.body.args
     scalars = [i for i, v in enumerate(params) if _scalar(v.type)]
-    variables = generated.variables
+    variables = _state(module)  # their storage arrays trail the arguments
     convert = _result_converter(module.main.result_types)
 
     def run(args: list) -> tuple:
@@ -153,13 +151,18 @@ def llvm_ir(module: ir.Module) -> str:
     # Numba cannot show the LLVM IR of code loaded from its cache: compile a fresh copy.
     dispatcher = numba.njit(error_model="numpy")(runner.dispatcher.py_func)
     signature = [_numba_type(v.type) for v in module.main.body.args]
-    signature += [numba.typeof(var._storage) for var in generate(module).variables]
+    signature += [numba.typeof(var._storage) for var in _state(module)]
     try:
         dispatcher.compile(tuple(signature))
     except numba.core.errors.NumbaError as e:
         raise translate(e, generate(module), importlib.import_module(
             dispatcher.py_func.__module__)) from None
     return dispatcher.inspect_llvm(tuple(signature))
+
+
+def _state(module: ir.Module) -> list:
+    """The live Variables of ``module``'s state table (UnboundStateError for a parsed one)."""
+    return [module.live_state(i) for i in range(len(module.state))]
 
 
 def _numba_type(type_: object) -> object:

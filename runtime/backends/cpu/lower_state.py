@@ -1,10 +1,11 @@
 """CPU lowerings of Variable ops: ``var_read``, ``var_assign``, ``var_assign_add``.
 
-Each Variable's storage array is passed to every generated function as a trailing parameter
-(``Emitter.variable``), and compiled code reads and writes through it in program order, so the
-Python side sees the new value after the call (the runner passes the current storage at each
-call, since Python-side assignments replace it). Values are cast to the Variable's dtype as
-``Variable.assign`` does; a shape that differs at run time is the interpreter's ValueError.
+The storage array of each entry of the module's state table (``var`` is an index into it) is passed
+to every generated function as a trailing parameter (``Emitter.variable``), and compiled code reads
+and writes through it in program order, so the Python side sees the new value after the call (the
+runner passes the current storage at each call, since Python-side assignments replace it). Values
+are cast to the Variable's dtype as ``Variable.assign`` does; a shape that differs at run time is
+the interpreter's ValueError.
 """
 
 from __future__ import annotations
@@ -23,19 +24,20 @@ def _read(op: ir.Op, em: Emitter) -> None:
 
 
 def _update(op: ir.Op, em: Emitter, add: bool) -> None:
-    var = op.attrs["var"]
-    storage = em.variable(var)
+    index, var_type = op.attrs["var"], op.attrs["type"]
+    storage = em.variable(index)
     (value,) = op.operands
-    expr = cast_expr(em.name(value), value.type, var.dtype)
-    if is_scalar(value.type) and var.ndim == 0:
-        new = wrap_scalar(f"{storage}[()] + {expr}", var.dtype) if add else expr
+    expr = cast_expr(em.name(value), value.type, var_type.dtype)
+    if is_scalar(value.type) and var_type.ndim == 0:
+        new = wrap_scalar(f"{storage}[()] + {expr}", var_type.dtype) if add else expr
         em.line(f"{storage}[()] = {new}")
         return
     em.line(f"if {em.name(value)}.shape != {storage}.shape:")
     with em.block():
         em.line(f"raise ValueError('cannot assign a value of a different shape to Variable "
-                f"{var.name} of shape {var.shape}')")
-    em.line(f"{storage}[...] {'+=' if add else '='} {expr}")
+                f"{em.module.state[index].name} of shape {var_type.shape}')")
+    # (``a[...] += v`` is a getitem with an Ellipsis, which Numba does not lower)
+    em.line(f"{storage}[...] = {storage} + {expr}" if add else f"{storage}[...] = {expr}")
 
 
 @lowering("var_assign")

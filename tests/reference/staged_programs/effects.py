@@ -1,6 +1,12 @@
-"""print and assert in staged code: they run at run time, on every call, in program order."""
+"""print, assert and Variable updates in staged code: they run at run time, on every call, in
+program order (each Variable program starts by resetting its state, so every call agrees)."""
 
 import numpy as np
+
+import autostage
+
+TOTAL = autostage.Variable(np.zeros(3), name="total")
+STEPS = autostage.Variable(np.int64(0), name="steps")
 
 
 def print_each_step(x):
@@ -122,6 +128,21 @@ def print_bool_and_int(x):
     return count
 
 
+def accumulate_in_variables(x):
+    TOTAL.assign(np.zeros(3))
+    STEPS.assign(0)
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            _add_row(x[i] * np.ones(3))
+    return TOTAL.read(), STEPS.read()
+
+
+def _add_row(row):
+    TOTAL.assign_add(row)
+    STEPS.assign_add(1)
+    print("steps:", STEPS.read())
+
+
 CASES = [
     (print_each_step, (np.array([1.0, 2.5, -0.5]),)),
     (print_each_step, (np.array([3, 4], dtype=np.int32),)),
@@ -152,4 +173,6 @@ CASES = [
     (print_in_helper, (np.float64(5.0),)),
     (print_in_helper, (np.float64(12.0),)),
     (print_bool_and_int, (np.array([1.0, -1.0, 2.0]),)),
+    (accumulate_in_variables, (np.array([1.5, -2.0, 3.0]),)),
+    (accumulate_in_variables, (np.array([-1, 4], dtype=np.int32),)),
 ]

@@ -148,18 +148,20 @@ def test_assert_and_raise():
 
 def test_variables_are_written_through():
     v = state.Variable(np.float32(1.0))
+    v.assign_add(np.float32(0.0))  # a 0-d sum stays a 0-d array that compiled code writes
     w = state.Variable(np.zeros(3))
 
     def step(x):
         v.assign_add(x)
         w.assign(w.read() + x)
+        w.assign_add(np.ones(3))
         return v.read() * 2
 
     f = autostage.convert(step, target="cpu")
     assert f(np.float32(2.0)) == np.float32(6.0)
     assert f(np.float32(1.0)) == np.float32(8.0)
     assert v.read() == np.float32(4.0) and type(v.read()) is np.float32
-    np.testing.assert_array_equal(w.read(), [3.0, 3.0, 3.0])
+    np.testing.assert_array_equal(w.read(), [5.0, 5.0, 5.0])
 
 
 def helper(x):

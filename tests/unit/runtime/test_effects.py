@@ -88,3 +88,75 @@ def test_values_and_prints_are_pythons(fn, target, capsys):
     got = autostage.convert(fn, target=target)(X)
     np.testing.assert_array_equal(got, expected)
     assert capsys.readouterr().out == python_out
+
+
+def indexes_in_branch(x, i):
+    if x[0] > 0:
+        y = x[i] * 2.0  # a staged index: IndexError
+    else:
+        y = np.sum(x)
+    return y
+
+
+def test_what_an_op_may_raise_is_one_rule_for_dce_and_try_staging():
+    from autostage.runtime.staging.try_regions import may_raise
+
+    module = staged(indexes_in_branch, X, np.int64(1))
+    ops = list(module.main.body.walk())
+    (cond,) = [op for op in ops if op.name == "cond"]
+    assert effects.raises(cond) == () == may_raise(cond)  # its own rule: none...
+    assert effects.may_fail(cond, module)  # ...but an op of its regions may
+    for op in ops:
+        assert may_raise(op) == effects.raises(op)
+        if not op.regions:
+            assert effects.may_fail(op, module) == bool(effects.raises(op))
+    assert {op.name: effects.raises(op) for op in ops if op.name in ("getitem", "sum")} == {
+        "getitem": (IndexError,), "sum": ()}
+
+
+def counts_weighted(x, i):
+    return np.bincount(i * np.ones(4, np.int64), weights=x)
+
+
+def repeated(x, i):
+    return np.repeat(x, i * np.ones(4, np.int64))
+
+
+def drawn(x, scale):
+    return np.random.normal(0.0, scale)
+
+
+def quantile_of(x, q):
+    return np.quantile(x[x > 10.0], q)
+
+
+def spectral_norm(x, i):
+    return np.linalg.norm(np.outer(x, x), 2)
+
+
+def float_power_of_int(x, i):
+    return x ** i
+
+
+def int_power(x, i):
+    return i ** i
+
+
+V = np.arange(4.0)
+
+
+@pytest.mark.parametrize("fn, args, name, raised", [
+    (counts_weighted, (V, np.int64(-1)), "bincount", (ValueError,)),  # a negative x
+    (repeated, (V, np.int64(-1)), "repeat", (ValueError,)),  # a negative count
+    (drawn, (V, np.float64(-1.0)), "random_draw", (ValueError,)),  # a negative scale
+    (quantile_of, (V, np.float64(0.5)), "quantile", (IndexError,)),  # an empty x
+    (spectral_norm, (V * np.nan, np.int64(0)), "norm", (np.linalg.LinAlgError,)),  # NaNs: no SVD
+    (float_power_of_int, (V, np.int64(-1)), "power", ()),
+    (int_power, (V, np.int64(-1)), "power", (ValueError,)),  # an int to a negative int power
+])
+def test_what_ops_may_raise_whatever_their_operand_sizes(fn, args, name, raised):
+    (op,) = [op for op in staged(fn, *args).main.body.walk() if op.name == name]
+    assert effects.raises(op) == raised
+    if raised:  # as Python does with these arguments
+        with pytest.raises(raised):
+            fn(*args)

@@ -1,5 +1,6 @@
-"""The exact text form of the IR (runtime/ir_text.py): modules round-trip through ``parse``;
-bad text is a TextFormError naming the line, and reading never runs code from the text.
+"""The exact text form of the IR (runtime/ir_text.py): modules round-trip through ``parse``
+(state as the module's table, read back as descriptions that cannot run); bad text is a
+TextFormError naming the line, and reading never runs code from the text.
 
 (Every trace of the staged reference suite, as traced and after the cpu passes, is round-tripped
 in tests/reference/test_staged.py.)
@@ -7,8 +8,9 @@ in tests/reference/test_staged.py.)
 
 import numpy as np
 import pytest
-from autostage.runtime import ir, ir_text, state
+from autostage.runtime import interpreter, ir, ir_text, state, verifier
 from autostage.runtime.targets import optimized
+from autostage.runtime.types import TensorType
 
 import autostage
 
@@ -84,12 +86,45 @@ def test_bad_text_is_a_clear_error(text, message):
         ir.parse(text)
 
 
-def test_live_state_has_no_text_form_yet():
-    v = state.Variable(np.zeros(2), name="w")
+ACC = state.Variable(np.zeros(2), name="acc")
+STEPS = state.Variable(np.int64(0), name="it's \"steps\"")
 
-    def uses_state(x):
-        return x + v.read()
 
-    trace = autostage.convert(uses_state, target="interpreter").get_concrete_function(np.ones(2))
-    with pytest.raises(ir_text.TextFormError, match="attribute 'var' of `var_read`"):
-        ir_text.format_module(trace.module)
+def _bump(x):
+    ACC.assign_add(x)
+    STEPS.assign_add(1)
+    return ACC.read()
+
+
+def uses_state(x):
+    return (_bump(x) + _bump(x * 2.0)) * STEPS.read()
+
+
+@pytest.mark.parametrize("which", ["traced", "optimized"])
+def test_state_is_written_as_the_module_table_and_read_back_as_descriptions(which):
+    module = autostage.convert(uses_state, target="interpreter").get_concrete_function(
+        np.ones(2)).module
+    module = module if which == "traced" else optimized(ir.copy_module(module))
+    text = ir_text.format_module(module)
+    assert text.startswith("module @uses_state\nstate 0 = variable 'acc' : f64[2]\n"
+                           "state 1 = variable 'it\\'s \"steps\"' : i64[]\nfunc @")
+    assert "var_assign_add %1 attrs(type=type('i64[]'), var=1)" in text
+    parsed = ir.parse(text)
+    assert ir_text.format_module(parsed) == text
+    assert parsed.state == [ir.UnboundState("acc", TensorType("f64", (2,))),
+                            ir.UnboundState("it's \"steps\"", TensorType("i64", ()))]
+    verifier.verify(parsed)
+    with pytest.raises(ir.UnboundStateError, match="state 0 of module @uses_state .*'acc'.* "
+                                                   "cannot run"):
+        interpreter.run(parsed, [np.ones(2)])
+
+
+@pytest.mark.parametrize("line, message", [
+    ("state 1 = variable 'v' : f64[]", "expected `state 0 = variable"),
+    ("state 0 = variable v : f64[]", "cannot read the state entry"),
+    ("state 0 = variable 3 : f64[]", "a state entry's name must be a string"),
+    ("state 0 = variable 'v' : f65[]", "cannot read the state entry"),
+])
+def test_a_bad_state_entry_is_a_clear_error(line, message):
+    with pytest.raises(ir_text.TextFormError, match=f"line 2: {message}"):
+        ir.parse(f"module @f\n{line}\nfunc @f() -> ():\n  return\n")

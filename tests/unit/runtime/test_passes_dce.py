@@ -86,6 +86,20 @@ def test_unused_ops_that_may_raise_stay_and_raise_as_python_does():
         np.testing.assert_array_equal(staged_fn(X, X, 1), X - 1.0)
 
 
+def unused_that_cannot_raise_but_one(x, n):
+    a = np.cumsum(np.sort(x)) + np.mean(x)  # noqa: F841 - cannot fail (OpDef.raises): removed
+    b = np.zeros((2, 3)).T  # noqa: F841 - static sizes: removed
+    c = np.zeros(n)  # noqa: F841 - a staged size: ValueError when negative, kept
+    return x - 1.0
+
+
+def test_unused_ops_that_cannot_raise_go():
+    kept = [op.name for op in dce_only(unused_that_cannot_raise_but_one, X, np.int64(2))]
+    assert kept.count("full") == 1 and not {"cumsum", "sort", "mean", "transpose"} & set(kept)
+    with pytest.raises(ValueError, match="negative dimensions"):
+        autostage.convert(unused_that_cannot_raise_but_one, target="cpu")(X, np.int64(-1))
+
+
 def dce_only(fn, *args) -> list[ir.Op]:
     module = staged(fn, *args)
     dce.run(module)

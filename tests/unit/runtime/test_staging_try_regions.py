@@ -262,3 +262,72 @@ def test_a_manager_still_exits_when_a_staging_error_passes_through():
     with pytest.raises(StagingTypeError):
         autostage.convert(target="interpreter")(fn)(np.array([1.0]))
     assert log == ["StagingTypeError"]
+
+
+# --- what each op may raise is its OpDef.raises (runtime/effects.py raises) --------------------
+
+
+def zeros_or_empty(x, n):
+    try:
+        z = np.zeros(n)  # a staged negative size raises ValueError
+    except ValueError:
+        z = np.zeros(0)
+    return z
+
+
+def arange_or_empty(x, step):
+    try:
+        r = np.arange(0, 5, step)  # a staged zero step raises ZeroDivisionError
+    except ZeroDivisionError:
+        r = x
+    return r
+
+
+def reversed_or_same(x, step):
+    try:
+        r = x[::step]  # a staged zero step raises ValueError
+    except ValueError:
+        r = x
+    return r
+
+
+def drawn_in_finally(x, i):
+    try:
+        y = x[i]
+    finally:
+        np.random.rand()  # advances NumPy's global random state
+    return y
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn, text, caught, raiser", [
+    (zeros_or_empty, "try:", "catches ValueError", "np.zeros(n)"),
+    (arange_or_empty, "try:", "catches ZeroDivisionError", "np.arange"),
+    (reversed_or_same, "try:", "catches ValueError", "x[::step]"),
+])
+def test_ops_declare_what_they_raise(target, fn, text, caught, raiser):
+    with pytest.raises(StagingTryError) as e:
+        autostage.convert(fn, target=target)(np.zeros(3), np.int64(-1))
+    assert f"statement at {line_of(fn, text)} {caught}" in str(e.value)
+    assert f"op at {line_of(fn, raiser)}" in str(e.value)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_random_draw_in_a_finally_is_a_side_effect(target):
+    with pytest.raises(StagingTryError, match="stages a 'random_draw' op"):
+        autostage.convert(drawn_in_finally, target=target)(np.zeros(3), np.int64(1))
+
+
+def first_or_default(x):
+    try:
+        v = x[0]  # x has 3 elements in every trace of this test: it cannot raise
+    except IndexError:
+        v = -1.0
+    return v
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_index_the_static_sizes_show_in_range_raises_nothing(target):
+    spec = autostage.TensorSpec([3], np.float64)
+    f = autostage.convert(first_or_default, target=target, input_signature=[spec])
+    assert f(np.arange(1.0, 4.0)) == first_or_default(np.arange(1.0, 4.0))

@@ -1,9 +1,13 @@
 """Variable: NumPy holder outside tracing; var_read / var_assign / var_assign_add ops inside,
-run in program order; created only on a function's first trace."""
+run in program order, naming the Variable by its index in the module's state table; created only
+on a function's first trace."""
 
 import numpy as np
 import pytest
+from autostage.runtime import ir, verifier
 from autostage.runtime.state import Variable, VariableCreationError
+from autostage.runtime.targets import optimized
+from autostage.runtime.types import TensorType
 
 import autostage
 
@@ -43,7 +47,8 @@ def test_staged_reads_and_assignments_run_in_program_order_on_every_call():
     assert COUNTER.read() == 6.0
     concrete = f.get_concrete_function(np.float64(1.0))
     ops = [op.name for op in concrete.function.body.ops]
-    assert "var_assign_add %0 {var=Variable(v" in concrete.text()
+    assert concrete.text().startswith(f"state 0 = variable {COUNTER.name!r} : f64[]\n\n")
+    assert "var_assign_add %0 {type=f64[], var=0}" in concrete.text()
     assert ops == ["var_read", "var_assign_add", "var_read", "constant", "multiply",
                    "var_assign", "var_read"]
 
@@ -89,3 +94,50 @@ def test_converting_a_variable_to_an_array_while_tracing_is_an_error():
     f = autostage.convert(freezes, target="interpreter")
     with pytest.raises(Exception, match="use v.read"):
         f(np.float64(1.0))
+
+
+SCALE = Variable(np.float32(2.0), name="scale")
+
+
+def _scaled(x):
+    COUNTER.assign_add(1.0)
+    return x * SCALE.read()
+
+
+def calls_with_state(x):
+    SCALE.assign(SCALE.read() + np.float32(1))
+    return _scaled(x) + _scaled(x + np.float32(1))
+
+
+def _state_ops(module):
+    return [(name, op.name, op.attrs["var"]) for name, function in module.functions.items()
+            for op in function.body.walk() if op.name.startswith("var_")]
+
+
+def test_one_state_table_per_module_shared_by_its_functions_and_copies():
+    concrete = autostage.convert(calls_with_state, target="interpreter").get_concrete_function(
+        np.ones(2, np.float32))
+    module = concrete.module
+    assert all(entry is var for entry, var in zip(module.state, (SCALE, COUNTER), strict=True))
+    assert _state_ops(module) == [
+        ("calls_with_state", "var_read", 0), ("calls_with_state", "var_assign", 0),
+        ("_scaled", "var_assign_add", 1), ("_scaled", "var_read", 0)]
+    inlined = optimized(ir.copy_module(module))  # the callee's ops moved into the caller
+    assert list(inlined.functions) == ["calls_with_state"]
+    assert all(a is b for a, b in zip(inlined.state, module.state, strict=True))
+    assert [index for _, _, index in _state_ops(inlined)] == [0, 0, 1, 0, 1, 0]
+
+
+def test_the_verifier_checks_state_indices_and_types():
+    module = autostage.convert(calls_with_state, target="interpreter").get_concrete_function(
+        np.ones(2, np.float32)).module
+    read = module.main.body.ops[0]
+    read.attrs["var"] = 2
+    with pytest.raises(verifier.VerificationError, match="names state 2, which is not in the "
+                                                         "module's table of 2 entries"):
+        verifier.verify(module)
+    read.attrs["var"] = 1  # COUNTER: f64[], while the op says f32[]
+    with pytest.raises(verifier.VerificationError, match=r"says state 1 has type f32\[\], but "
+                                                         r"it has f64\[\]"):
+        verifier.verify(module)
+    assert read.attrs["type"] == TensorType("f32", ())
