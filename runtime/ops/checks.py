@@ -145,7 +145,7 @@ op_registry.register(
         "Python's exact integer result of the int64 operands is outside int64")
 op_registry.register(
     "raise_if", _infer_raise_if, _evaluate_raise_if, effects=op_registry.Effects(raises=True),
-    raises=lambda op: (type(op.attrs["exception"]),),
+    raises=lambda op: (type(op.attrs["exception"]),), vjp=op_registry.NO_GRADIENT,
     doc="operand: bool[] test; attrs: exception; raises a new exception like it when the test "
         "is true")
 

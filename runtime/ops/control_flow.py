@@ -126,5 +126,5 @@ op_registry.register(
     verify=_check_while, region_names=("cond", "body"), raises=(), vjp=while_vjp,
     effects=op_registry.Effects(may_not_terminate=True))  # removing it could end a hang
 op_registry.register(
-    "undef", _infer_undef, _evaluate_undef, raises=(),
+    "undef", _infer_undef, _evaluate_undef, raises=(), vjp=op_registry.NO_GRADIENT,
     doc="attrs: type; a value of that type for a variable not assigned yet, proven unread")

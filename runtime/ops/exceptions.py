@@ -22,6 +22,6 @@ def _evaluate_raise(op, values: tuple, run) -> tuple:
 
 op_registry.register(
     "raise", _infer_raise, _evaluate_raise, effects=op_registry.Effects(raises=True),
-    raises=lambda op: (type(op.attrs["exception"]),),
+    raises=lambda op: (type(op.attrs["exception"]),), vjp=op_registry.NO_GRADIENT,
     doc="attrs: exception (the instance raised while tracing); raises a new one like it at run "
         "time")

@@ -70,6 +70,7 @@ def _check(op: ir.Op, module: ir.Module) -> str | None:
 
 op_registry.register(
     "fused", _infer, _evaluate,
+    exemptions={"vjp": "made by the fusion pass after tracing; gradients are taken while tracing"},
     doc="operands: the chain's inputs; attrs: result_types; region body (args = operands) of "
         "element-wise ops, optionally ending in a sum/max/min over all or the last axis",
     verify=_check, region_names=("body",), raises=effects.broadcast_errors,

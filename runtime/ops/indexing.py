@@ -255,6 +255,7 @@ op_registry.register(
         "modified, or, in_place, is dead and x' is x written into)")
 op_registry.register(
     "scatter_add", _infer_setitem, _evaluate_scatter_add, fresh_results=True,
+    raises=_setitem_raises,
     doc="attrs: index; operands: x, v (x's dtype), staged index parts; a new array x' = x "
         "with np.add.at(x', index, v): positions an advanced index repeats accumulate")
 

@@ -71,9 +71,10 @@ def _single_value(parts: tuple, values: tuple) -> object:
 
 op_registry.register(
     "print", _infer_print, _evaluate_print, effects=op_registry.Effects(io=True), raises=(),
+    vjp=op_registry.NO_GRADIENT,
     doc="operands: printed staged values; attrs: parts (str | operand index), stream, flush")
 op_registry.register(
     "assert", _infer_assert, _evaluate_assert, effects=op_registry.Effects(raises=True),
-    raises=(AssertionError,),
+    raises=(AssertionError,), vjp=op_registry.NO_GRADIENT,
     doc="operands: test bool[], message values; attrs: parts (message template or None); "
         "raises AssertionError(message) when the test is false")

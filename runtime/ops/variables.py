@@ -71,11 +71,11 @@ op_registry.register("var_read", _infer_read, _evaluate_read, verify=_check,
                          "Variable's current value")
 # An assigned value's size unknown when tracing may not be the Variable's: ValueError.
 op_registry.register("var_assign", _infer_assign, _evaluate_assign, verify=_check,
-                     raises=(ValueError,),
+                     raises=(ValueError,), vjp=op_registry.NO_GRADIENT,
                      effects=op_registry.Effects(writes_state=True),
                      doc="attrs: var, type; operand: the new value (cast to the Variable's dtype)")
 op_registry.register("var_assign_add", _infer_assign, _evaluate_assign_add, verify=_check,
-                     raises=(ValueError,),
+                     raises=(ValueError,), vjp=op_registry.NO_GRADIENT,
                      effects=op_registry.STATE,
                      doc="attrs: var, type; operand: the value added to it in place")
 

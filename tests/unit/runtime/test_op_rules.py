@@ -3,16 +3,20 @@ lacks one; and an op added the way README "How to add an op" shows runs on both 
 
 import numpy as np
 import pytest
-from autostage.runtime import interpreter, ir, op_registry, printer, verifier
+from autostage.runtime import interpreter, ir, op_registry, printer, tracing, verifier
+from autostage.runtime.autodiff import build
+from autostage.runtime.autodiff.tape import GradientTape
 from autostage.runtime.backends.cpu import codegen
 from autostage.runtime.backends.cpu import compile as cpu_compile
 from autostage.runtime.op_registry import Effects
 from autostage.runtime.passes import dce
+from autostage.runtime.tensor import Tensor
 from autostage.runtime.types import TensorType
+from ops_harness import evaluate, trace
 
 cpu_compile.load_lowerings()  # imports autostage.runtime.ops too: every op and its cpu rule
 NAMES = sorted(op_registry.REGISTRY)
-EXEMPTIBLE = {"evaluate", "cpu"}  # rules an op may lack, saying why in ``exemptions``
+EXEMPTIBLE = {"evaluate", "cpu", "vjp"}  # rules an op may lack, saying why in ``exemptions``
 WITH_REGIONS = {"cond", "while", "fused"}
 
 
@@ -24,6 +28,8 @@ def test_every_op_has_every_rule(name):
     assert callable(op.evaluate) or op.exemptions.get("evaluate")
     assert isinstance(op.effects, Effects) or callable(op.effects)
     assert "cpu" in op.lowerings or op.exemptions.get("cpu")
+    # its reverse-mode derivative, or NO_GRADIENT (runtime/autodiff)
+    assert callable(op.vjp) or op.exemptions.get("vjp")
     assert set(op.exemptions) <= EXEMPTIBLE and all(op.exemptions.values())
     if name in WITH_REGIONS:  # the verifier refuses regions an op has no rule for
         assert op.verify is not None and len(op.region_names) >= 1
@@ -39,10 +45,11 @@ def test_every_op_has_every_rule(name):
 def test_the_ops_that_never_raise():
     never = {n for n in NAMES if op_registry.REGISTRY[n].raises == ()}
     assert never == {"all", "any", "argsort", "call", "cond", "constant", "copy", "cumprod",
-                     "cumsum", "dim", "expand_dims", "full_like", "int_overflows",
-                     "list_append", "list_length", "list_new", "mean", "print", "prod",
-                     "python_arith", "python_math", "size", "sort", "std", "sum", "transpose",
-                     "tril", "triu", "undef", "var", "while"}  # (a call: its callee's ops may)
+                     "cumsum", "custom_gradient", "dim", "expand_dims", "full_like",
+                     "int_overflows", "list_append", "list_length", "list_new", "mean", "print",
+                     "prod", "python_arith", "python_math", "size", "sort", "std",
+                     "stop_gradient", "sum", "sum_to", "transpose", "tril", "triu", "undef",
+                     "var", "while"}  # (a call: its callee's ops may)
 
 
 def test_the_effects_that_keep_an_op():
@@ -66,9 +73,16 @@ def _evaluate_softsign(op, values: tuple, run) -> tuple:
     return (np.asarray(x / (x.dtype.type(1) + np.abs(x))),)
 
 
+def _vjp_softsign(op, cotangents: tuple) -> tuple:
+    """d softsign(x) / dx = 1 / (1 + |x|)**2."""
+    (x,), (ct,) = op.operands, cotangents
+    denominator = build.add(build.constant(1, x.type.dtype), build.op1("absolute", x))
+    return (build.div(ct, build.mul(denominator, denominator)),)
+
+
 def _register_softsign() -> None:
     op_registry.register("softsign", _infer_softsign, _evaluate_softsign,
-                         doc="x / (1 + |x|), element-wise; no attrs", raises=())
+                         doc="x / (1 + |x|), element-wise; no attrs", raises=(), vjp=_vjp_softsign)
 
     # ... and the cpu lowering module (runtime/backends/cpu/lower_softsign.py).
     @codegen.lowering("softsign")
@@ -102,3 +116,13 @@ def test_an_op_added_as_the_readme_shows_runs_on_both_targets(monkeypatch, tmp_p
     (by_cpu,) = cpu_compile.compile_module(module)([x])
     np.testing.assert_array_equal(by_interpreter, expected, strict=True)
     np.testing.assert_array_equal(by_cpu, expected, strict=True)
+
+    def gradient(x):  # its VJP: d/dx sum(softsign(x)), traced with a tape
+        with GradientTape() as tape:
+            tape.watch(x)
+            (y,) = tracing.emit("softsign", [x.value])
+            total = Tensor(tracing.emit("sum", [y], {"axis": None, "keepdims": False,
+                                                     "dtype": None})[0])
+        return tape.gradient(total, x)
+    (by_vjp,) = evaluate(trace(gradient, [TensorType("f32", (None,))]), x)
+    np.testing.assert_allclose(by_vjp, 1 / (1 + np.abs(x)) ** 2, rtol=1e-6)
