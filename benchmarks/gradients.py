@@ -17,18 +17,28 @@ call; ratios in one run):
    count, which JAX cannot reverse-differentiate); ``autostage.grad`` against the finite
    differences it replaces (2n forward runs for n parameters) and JAX ``jacfwd`` (forward mode).
 
+Every variant runs on one thread (BLAS, XLA, PyTorch): on this 2-core machine a multi-threaded
+BLAS next to any other process slows down by up to 50x (seen here), which would measure the
+machine's load, not the code.
+
     .venv/bin/python benchmarks/gradients.py [--smoke] [--repeats R] [--target cpu|interpreter]
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
-import harness
-import numpy as np
-from sgd import BATCH, CLASSES, LEARNING_RATE, make_inputs, sgd
+for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_variable, "1")  # before NumPy, SciPy and PyTorch load their BLAS
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
+                                   "intra_op_parallelism_threads=1")
 
-import autostage
+import harness  # noqa: E402 - after the thread settings
+import numpy as np  # noqa: E402 - after the thread settings
+from sgd import BATCH, CLASSES, LEARNING_RATE, make_inputs, sgd  # noqa: E402 - after the thread settings
+
+import autostage  # noqa: E402 - after the thread settings
 
 REPEATS = 5
 SMOKE_FEATURES, FEATURES = 16, 784
@@ -150,6 +160,7 @@ def jax_rnn():
 
 def torch_rnn():
     import torch
+    torch.set_num_threads(1)
 
     def step(w_x, w_h, b, xs, h0):
         params = [torch.tensor(p, requires_grad=True) for p in (w_x, w_h, b)]
