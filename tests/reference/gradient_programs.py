@@ -45,7 +45,7 @@ def layer_norm(x, gamma, beta, eps=1e-5):
 
 
 # --------------------------------------------------------------------------------------------
-# 1-7. Classic models and losses
+# Classic models and losses
 # --------------------------------------------------------------------------------------------
 
 
@@ -108,7 +108,7 @@ def poly_fit_loss(coeffs, x, y):
 
 
 # --------------------------------------------------------------------------------------------
-# 8-11. Piecewise functions with branches on data
+# Piecewise functions with branches on data
 # --------------------------------------------------------------------------------------------
 
 
@@ -160,7 +160,7 @@ def leaky_layer(x, w):
 
 
 # --------------------------------------------------------------------------------------------
-# 12-15. Iterative solvers to a tolerance (staged while loops), Newton
+# Iterative solvers to a tolerance (staged while loops), Newton
 # --------------------------------------------------------------------------------------------
 
 
@@ -220,7 +220,7 @@ def newton_argmin(theta, x0, steps=8):
 
 
 # --------------------------------------------------------------------------------------------
-# 16-17. MAML: gradient of a loss after an inner gradient step (grad of grad)
+# MAML: gradient of a loss after an inner gradient step (grad of grad)
 # --------------------------------------------------------------------------------------------
 
 
@@ -253,7 +253,7 @@ def maml_step_tape(w, x_tr, y_tr, x_te, y_te, inner_lr=0.1, outer_lr=0.05):
 
 
 # --------------------------------------------------------------------------------------------
-# 18-21. Recurrent networks
+# Recurrent networks
 # --------------------------------------------------------------------------------------------
 
 
@@ -315,7 +315,7 @@ def lstm_loss(W, U, b, xs, y):
 
 
 # --------------------------------------------------------------------------------------------
-# 22. Physics: explicit Euler over a staged loop
+# Physics: explicit Euler over a staged loop
 # --------------------------------------------------------------------------------------------
 
 
@@ -330,17 +330,17 @@ def simulate_projectile(v0, dt, n_steps, drag=0.1):
     return pos
 
 
-def projectile_miss(v0, target):
-    pos = simulate_projectile(v0, 0.01, np.int64(120))
+def projectile_miss(v0, target, n_steps=120):
+    pos = simulate_projectile(v0, 0.01, n_steps)
     return np.sum((pos - target) ** 2)
 
 
-def projectile_x(v0):
-    return simulate_projectile(v0, 0.01, np.int64(120))[0]
+def projectile_x(v0, n_steps=120):
+    return simulate_projectile(v0, 0.01, n_steps)[0]
 
 
 # --------------------------------------------------------------------------------------------
-# 23-24. Hessian-vector products
+# Hessian-vector products
 # --------------------------------------------------------------------------------------------
 
 
@@ -383,7 +383,7 @@ def hvp_quadratic_form_args(x, v):
 
 
 # --------------------------------------------------------------------------------------------
-# 25-26. custom_gradient: gradient clipping
+# custom_gradient: gradient clipping
 # --------------------------------------------------------------------------------------------
 
 
@@ -415,7 +415,7 @@ def norm_clipped_loss(w, x, y):
 
 
 # --------------------------------------------------------------------------------------------
-# 27. stop_gradient: a DQN loss with the target computed from the same network
+# stop_gradient: a DQN loss with the target computed from the same network
 # --------------------------------------------------------------------------------------------
 
 
@@ -440,7 +440,7 @@ def dqn_loss_target_network(params, target_params, s, a, r, s_next, gamma=0.9):
 
 
 # --------------------------------------------------------------------------------------------
-# 28. checkpointed residual blocks
+# checkpointed residual blocks
 # --------------------------------------------------------------------------------------------
 
 
@@ -450,13 +450,13 @@ def residual_block(h, W, b):
 
 def deep_resnet_loss(Ws, bs, x, y):
     h = x
-    for W, b in zip(Ws, bs):
+    for W, b in zip(Ws, bs, strict=True):
         h = autostage.checkpoint(residual_block)(h, W, b)
     return np.mean((h - y) ** 2)
 
 
 # --------------------------------------------------------------------------------------------
-# 29-30. Pytrees of parameters, float32
+# Pytrees of parameters, float32
 # --------------------------------------------------------------------------------------------
 
 
@@ -486,7 +486,7 @@ def train_float32_classifier(w, b, x, y, lr=0.5, steps=20):
 
 
 # --------------------------------------------------------------------------------------------
-# 31-35. Training loops (early stopping), tapes, Variables
+# Training loops (early stopping), tapes, Variables
 # --------------------------------------------------------------------------------------------
 
 
@@ -562,8 +562,8 @@ def train_logistic_with_tape(w, b, x, y, lr=0.5, tol=0.3, max_steps=200):
     return w, b, loss, step
 
 
-def fit_polynomial(coeffs, x, y, lr=0.1, steps=np.int64(200)):
-    """Gradient descent on poly_fit_loss for a staged number of steps."""
+def fit_polynomial(coeffs, x, y, lr=0.1, steps=200):
+    """Gradient descent on poly_fit_loss (``steps`` an np.int64: a staged loop)."""
     first = poly_fit_loss(coeffs, x, y)
     for _ in range(steps):
         loss, g = autostage.value_and_grad(poly_fit_loss)(coeffs, x, y)
@@ -590,7 +590,7 @@ def make_train_step(model, lr=0.1, target="cpu"):
         with autostage.GradientTape() as tape:
             loss = np.mean((model(x) - y) ** 2)
         grads = tape.gradient(loss, model.variables())
-        for v, g in zip(model.variables(), grads):
+        for v, g in zip(model.variables(), grads, strict=True):
             v.assign(v.read() - lr * g)
         return loss
     return train_step
@@ -604,7 +604,7 @@ def make_train_step_inline(model, lr=0.1, target="cpu"):
             pred = x @ model.W.read() + model.b.read()
             loss = np.mean((pred - y) ** 2)
         grads = tape.gradient(loss, model.variables())
-        for v, g in zip(model.variables(), grads):
+        for v, g in zip(model.variables(), grads, strict=True):
             v.assign(v.read() - lr * g)
         return loss
     return train_step
@@ -634,14 +634,14 @@ def fit_two_layer_net(model, x, y, lr=0.2, tol=1e-3, max_steps=2000):
         with autostage.GradientTape() as tape:
             loss = np.mean((model(x) - y) ** 2)
         grads = tape.gradient(loss, model.trainable_variables())
-        for v, g in zip(model.trainable_variables(), grads):
+        for v, g in zip(model.trainable_variables(), grads, strict=True):
             v.assign_add(-lr * g)
         step += 1
     return first, loss, step
 
 
 # --------------------------------------------------------------------------------------------
-# 36-43. More losses users write
+# More losses users write
 # --------------------------------------------------------------------------------------------
 
 
@@ -713,7 +713,7 @@ def fit_two_layer_net_inline(model, x, y, lr=0.2, tol=1e-3, max_steps=2000):
             h = np.tanh(x @ W1.read() + b1.read())
             loss = np.mean((h @ w2.read() - y) ** 2)
         grads = tape.gradient(loss, [W1, b1, w2])
-        for v, g in zip([W1, b1, w2], grads):
+        for v, g in zip([W1, b1, w2], grads, strict=True):
             v.assign_add(-lr * g)
         step += 1
     return first, loss, step
@@ -814,7 +814,7 @@ def gan_step(g_params, d_params, z, real, lr=0.05):
     return g_params - lr * g_grad, d_params - lr * d_grad, g_loss, d_loss
 
 
-def power_iteration_rayleigh(A, v0, n_iter=np.int64(30)):
+def power_iteration_rayleigh(A, v0, n_iter=30):
     """A loop reading the matrix each iteration; differentiate the Rayleigh quotient w.r.t. A."""
     v = v0 / np.linalg.norm(v0)
     for _ in range(n_iter):
@@ -825,7 +825,7 @@ def power_iteration_rayleigh(A, v0, n_iter=np.int64(30)):
 
 def train_with_break(w, x, y, lr=0.1, tol=1e-4):
     losses = []
-    for step in range(200):
+    for _ in range(200):
         loss, g = autostage.value_and_grad(mse)(w, x, y)
         losses.append(loss)
         if loss < tol:
@@ -834,7 +834,7 @@ def train_with_break(w, x, y, lr=0.1, tol=1e-4):
     return w, len(losses)
 
 
-def loss_after_training(lr, w0, x, y, steps=np.int64(15)):
+def loss_after_training(lr, w0, x, y, steps=15):
     """Validation-free hyperparameter objective: the loss after `steps` gradient steps, to be
     differentiated w.r.t. the learning rate (a staged loop containing a gradient)."""
     w = w0
@@ -881,7 +881,7 @@ def trajectory_loss_staged(v0, target_traj, n, dt=0.05):
     return np.mean((traj[:n] - target_traj[:n]) ** 2)
 
 
-def bouncing_ball_x(v0, restitution, n_steps=np.int64(150), dt=0.01):
+def bouncing_ball_x(v0, restitution, n_steps=150, dt=0.01):
     """A ball bouncing on the floor: a staged if (the bounce) in a staged loop."""
     pos = np.array([0.0, 1.0])
     vel = v0.copy()
@@ -894,7 +894,7 @@ def bouncing_ball_x(v0, restitution, n_steps=np.int64(150), dt=0.01):
     return pos[0] * pos[1] + np.sum(vel ** 2)
 
 
-def landing_distance(v0, drag, dt=0.01, max_steps=np.int64(1000)):
+def landing_distance(v0, drag, dt=0.01, max_steps=1000):
     """Explicit Euler until the projectile hits the ground (break in a staged loop)."""
     pos = np.array([0.0, 0.0])
     vel = v0
@@ -957,7 +957,7 @@ def rnn_variable_train_step(model, xs, targets, length, lr=0.05):
             h = np.tanh(model.Wx.read() @ xs[t] + model.Wh.read() @ h)
             loss = loss + np.sum((h - targets[t]) ** 2)
     grads = tape.gradient(loss, [model.Wx, model.Wh])
-    for v, g in zip([model.Wx, model.Wh], grads):
+    for v, g in zip([model.Wx, model.Wh], grads, strict=True):
         v.assign(v.read() - lr * g)
     return loss
 
@@ -970,3 +970,14 @@ def rnn_sum_loss(Wx, Wh, xs, targets, length):
         h = np.tanh(Wx @ xs[t] + Wh @ h)
         loss = loss + np.sum((h - targets[t]) ** 2)
     return loss
+
+
+def hidden_activation_gradient(x, W1, W2, watch_hidden=False):
+    """d output / d hidden activations (a saliency map on the hidden layer), from a tape."""
+    with autostage.GradientTape() as tape:
+        tape.watch(x)
+        h = np.tanh(x @ W1)
+        if watch_hidden:
+            tape.watch(h)
+        out = np.sum(np.tanh(h @ W2))
+    return tape.gradient(out, h)
