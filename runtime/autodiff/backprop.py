@@ -71,11 +71,37 @@ def captured(op: ir.Op) -> list[ir.Value]:
 
     for region in op.regions:
         visit(region)
+    for inner in (o for region in op.regions for o in region.walk()):
+        found.update(dict.fromkeys(state_reads(inner)))
     return list(found)
 
 
-def reads(op: ir.Op) -> Iterator[ir.Value]:
-    """The values ``op`` reads for their contents (not those it reads only for a shape)."""
+def state_reads(op: ir.Op) -> list[build.StateSource]:
+    """The Variables ``op`` itself reads: a ``var_read``'s, or those its callee reads (at any
+    depth of calls), as state sources."""
+    if op.name == "var_read":
+        return [build.StateSource(op.attrs["var"], op.attrs["type"])]
+    if op.name != "call":
+        return []
+    module = tracing.current().module
+    found: dict = {}
+    pending, seen = [op.attrs["callee"]], set()
+    while pending:
+        name = pending.pop()
+        if name in seen or name not in module.functions:
+            continue
+        seen.add(name)
+        for inner in module.functions[name].body.walk():
+            if inner.name == "var_read":
+                found[build.StateSource(inner.attrs["var"], inner.attrs["type"])] = None
+            elif inner.name == "call":
+                pending.append(inner.attrs["callee"])
+    return list(found)
+
+
+def reads(op: ir.Op) -> Iterator[ir.Value | build.StateSource]:
+    """The values ``op`` reads for their contents (not those it reads only for a shape), and the
+    Variables it reads (``state_reads``; inside its regions: ``captured``)."""
     shape_only = op_registry.lookup(op.name).shape_operands
     if shape_only:
         yield from (v for i, v in enumerate(op.operands) if i not in shape_only)
@@ -83,6 +109,8 @@ def reads(op: ir.Op) -> Iterator[ir.Value]:
         yield from op.operands
     if op.regions:
         yield from captured(op)
+    if op.name in ("var_read", "call"):
+        yield from state_reads(op)
 
 
 def active_values(ops: Sequence[ir.Op], sources: set[ir.Value]) -> set[ir.Value]:
@@ -101,7 +129,9 @@ def accumulate(cotangents: dict[ir.Value, ir.Value], value: ir.Value, ct: ir.Val
     cotangents of a list read twice are arrays of one shape (checked at run time: the rows of a
     ragged list must not broadcast), which add up.
     """
-    if isinstance(value.type, TensorType):
+    if isinstance(value, build.StateSource):
+        ct = build.cast(ct, value.type.dtype)  # every read has the Variable's shape
+    elif isinstance(value.type, TensorType):
         ct = build.like(ct, value)
     previous = cotangents.get(value)
     if isinstance(value.type, ListType):

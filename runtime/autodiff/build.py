@@ -10,12 +10,23 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 from autostage.runtime import ir, tracing
 from autostage.runtime.types import ListType, TensorType
 
 _location: list[ir.Location | None] = [None]
+
+
+@dataclass(frozen=True)
+class StateSource:
+    """A Variable as a source of gradients: entry ``index`` of the module's state table, of
+    ``type``. It stands for every read of the Variable in the ops differentiated, inside
+    branches, loops and called functions too, so its cotangent sums theirs (``var_read``'s VJP)."""
+
+    index: int
+    type: TensorType
 
 
 @contextlib.contextmanager
@@ -80,8 +91,10 @@ def ct_type(value: ir.Value) -> TensorType:
     return t
 
 
-def zeros_of(value: ir.Value) -> ir.Value:
-    """A zero cotangent for ``value`` (a tensor, or a list: see ``ct_type``)."""
+def zeros_of(value: ir.Value | StateSource) -> ir.Value:
+    """A zero cotangent for ``value`` (a tensor, a list: see ``ct_type``, or a Variable)."""
+    if isinstance(value, StateSource):
+        return full(value.type.shape, [], 0, value.type.dtype)
     if not isinstance(value.type, ListType):
         return zeros_like(value)
     element = value.type.element

@@ -36,6 +36,7 @@ from autostage.runtime.autodiff.backprop import (
     captured,
     carries_gradient,
     is_active,
+    state_reads,
 )
 from autostage.runtime.types import ListType, scalar
 
@@ -203,7 +204,7 @@ def replay_all(region: ir.Region, args: Sequence[ir.Value]) -> tuple[list[ir.Op]
 
 def call_vjp(op: ir.Op, cotangents: tuple) -> dict:
     callee = tracing.current().module.functions[op.attrs["callee"]]
-    active = [v for v in op.operands if is_active(v)]
+    active = [v for v in (*op.operands, *state_reads(op)) if is_active(v)]
     seeds = list(zip(callee.body.results, cotangents, strict=True))
     body_args = list(op.operands)
     found = differentiate_region(callee.body, body_args, seeds, active)

@@ -14,7 +14,7 @@ from typing import Any
 
 from autostage.runtime import ir, pytree, tracing
 from autostage.runtime.autodiff import build
-from autostage.runtime.autodiff.backprop import GradientError, gradients
+from autostage.runtime.autodiff.backprop import GradientError, captured, gradients, state_reads
 from autostage.runtime.state import Variable
 from autostage.runtime.tensor import Tensor, as_tensor
 
@@ -84,6 +84,7 @@ class GradientTape:
             raise GradientError("tape.gradient must be called in the same staged branch or loop "
                                 "body as the `with GradientTape()` block that recorded")
         ops = self._region.ops[self._start:self._end]
+        _check_state_replays(ops)
         leaves, treedef = pytree.flatten(sources)
         values = [self._source(leaf, ops) for leaf in leaves]
         targets = [as_tensor(t).value for t in pytree.flatten(target)[0]]
@@ -95,18 +96,43 @@ class GradientTape:
             totals = _add_groups(totals, _regroup(found, values))
         return pytree.unflatten(treedef, [None if t is None else Tensor(t) for t in totals])
 
-    def _source(self, leaf: Any, ops: list[ir.Op]) -> list[ir.Value]:
-        """The values standing for source ``leaf``: the tensor, or each read of a Variable."""
+    def _source(self, leaf: Any, ops: list[ir.Op]) -> list:
+        """What stands for source ``leaf``: a watched tensor or one computed inside the tape (an
+        intermediate value, as in TensorFlow), or a Variable (``build.StateSource``: all its
+        reads, in branches, loops and calls too)."""
         if isinstance(leaf, Variable):
-            if not self.watch_accessed_variables:
-                return []
             state = tracing.current().module.state
-            return [op.results[0] for op in ops
-                    if op.name == "var_read" and state[op.attrs["var"]] is leaf]
+            index = next((i for i, entry in enumerate(state) if entry is leaf), None)
+            if not self.watch_accessed_variables or index is None:
+                return []
+            return [build.StateSource(index, leaf.type)]
         if isinstance(leaf, Tensor):
-            return [leaf.value] if leaf.value in self._watched else []
+            recorded = leaf.value in self._watched or leaf.value.producer in ops
+            return [leaf.value] if recorded else []
         raise GradientError(f"tape.gradient sources must be staged arrays or Variables, got "
                             f"{type(leaf).__name__}")
+
+
+def _check_state_replays(ops: list[ir.Op]) -> None:
+    """A Variable read inside a staged branch, loop or call is read again when the backward pass
+    replays that code: refused if the tape also assigns the Variable (the replay would read the
+    new value)."""
+    assigned, nested = set(), set()
+    for op in ops:
+        for inner in (op, *(o for r in op.regions for o in r.walk())):
+            if inner.name in ("var_assign", "var_assign_add"):
+                assigned.add(inner.attrs["var"])
+        if op.regions or op.name == "call":
+            nested.update(s.index for s in captured(op) + state_reads(op)
+                          if isinstance(s, build.StateSource))
+    clash = assigned & nested
+    if clash:
+        state = tracing.current().module.state
+        names = ", ".join(repr(getattr(state[i], "name", i)) for i in sorted(clash))
+        raise GradientError(
+            f"the tape assigns Variable {names} and reads it inside a staged branch, loop or "
+            "call, which the gradient replays (reading the assigned value): assign it after the "
+            "`with GradientTape()` block")
 
 
 def _regroup(found: list, groups: list[list]) -> list[ir.Value | None]:

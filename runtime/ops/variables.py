@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 from autostage.runtime import effects, ir, op_registry
+from autostage.runtime.autodiff import build
 from autostage.runtime.types import TensorType
 
 
@@ -79,4 +80,9 @@ op_registry.register("var_assign_add", _infer_assign, _evaluate_assign_add, veri
                      effects=op_registry.STATE,
                      doc="attrs: var, type; operand: the value added to it in place")
 
-op_registry.lookup("var_read").vjp = op_registry.NO_GRADIENT  # (no operands: the tape watches it)
+def _vjp_read(op, cotangents: tuple) -> dict:
+    """A read passes its cotangent to the Variable itself (a source of the tape's gradient)."""
+    return {build.StateSource(op.attrs["var"], op.attrs["type"]): cotangents[0]}
+
+
+op_registry.lookup("var_read").vjp = _vjp_read

@@ -632,14 +632,9 @@ def test_float32_training_stays_float32():
     np.testing.assert_allclose(w_s, w_p, rtol=1e-5, atol=1e-6)
 
 
-VARIABLE_IN_CALL_BUG = (
-    "BUG: a Variable read inside a function called from the tape's block (model.__call__ reads "
-    "self.W) is not watched: tape.gradient returns None for it (and silently drops that "
-    "contribution when the Variable is also read directly)")
-
 
 @pytest.mark.parametrize("inline", [
-    pytest.param(False, marks=xfail(VARIABLE_IN_CALL_BUG, WRONG)), True])
+    False, True])
 @pytest.mark.parametrize("target", [INTERP, "cpu"])
 def test_variable_linear_model_train_step(target, inline):
     x = rand(16, 3)
@@ -663,7 +658,7 @@ def test_variable_linear_model_train_step(target, inline):
 
 
 @pytest.mark.parametrize("fit", [
-    pytest.param(gp.fit_two_layer_net, marks=xfail(VARIABLE_IN_CALL_BUG, WRONG), id="model_call"),
+    pytest.param(gp.fit_two_layer_net, id="model_call"),
     pytest.param(gp.fit_two_layer_net_inline, id="inline")])
 def test_variable_two_layer_net_fit_staged_while(fit):
     rng = np.random.default_rng(13)
@@ -691,8 +686,7 @@ def test_variable_two_layer_net_fit_staged_while(fit):
 
 
 
-@xfail(VARIABLE_IN_CALL_BUG, WRONG)
-def test_bug_variable_read_in_called_function_minimal():
+def test_variable_read_in_called_function_minimal():
     """The minimal reproducer: got [1, 1] (only the direct read), expected x + 1 = [2, 4]."""
     w = autostage.Variable(np.array([1.0, -2.0]))
 
@@ -945,13 +939,9 @@ def test_take_along_axis():
                                                 np.array([0, 2, 1, 2])), (0,))
 
 
-VARIABLE_IN_REGION_BUG = (
-    "BUG: a Variable read inside a staged loop or staged if within the tape's block is not "
-    "watched: tape.gradient drops that contribution (None when it is the only read)")
-
 
 @pytest.mark.parametrize("length", [
-    pytest.param(np.int64(5), marks=xfail(VARIABLE_IN_REGION_BUG, WRONG), id="staged_loop"),
+    pytest.param(np.int64(5), id="staged_loop"),
     pytest.param(5, id="unrolled")])
 def test_variable_rnn_train_step(length):
     rng = np.random.default_rng(34)
@@ -969,8 +959,7 @@ def test_variable_rnn_train_step(length):
     assert losses[-1] < losses[0] < loss
 
 
-@xfail(VARIABLE_IN_REGION_BUG, WRONG)
-def test_bug_variable_read_in_staged_loop_minimal():
+def test_variable_read_in_staged_loop_minimal():
     """Got [1, 1] (only the read outside the loop), expected 2 * x * w + 1 = [2, -3]."""
     w = autostage.Variable(np.array([0.5, -1.0]))
 
@@ -987,8 +976,7 @@ def test_bug_variable_read_in_staged_loop_minimal():
     np.testing.assert_allclose(f(x, np.int64(2)), 2 * x * np.array([0.5, -1.0]) + 1)
 
 
-@xfail(VARIABLE_IN_REGION_BUG, WRONG)
-def test_bug_variable_read_in_staged_if_minimal():
+def test_variable_read_in_staged_if_minimal():
     """Got [1, 1] (only the read after the if), expected x + 1 = [2, 3]."""
     w = autostage.Variable(np.array([0.5, -1.0]))
 
@@ -1007,10 +995,7 @@ def test_bug_variable_read_in_staged_if_minimal():
 
 
 @pytest.mark.parametrize("watch_hidden", [
-    pytest.param(False, marks=xfail(
-        "BUG: tape.gradient(out, h) for an intermediate h computed inside the tape from a "
-        "watched x returns None (TensorFlow's tape, which the README says it works as, gives "
-        "d out / d h); only an explicitly watched h works", WRONG), id="intermediate"),
+    pytest.param(False, id="intermediate"),
     pytest.param(True, id="watched")])
 def test_gradient_wrt_hidden_activations(watch_hidden):
     rng = np.random.default_rng(35)

@@ -320,3 +320,33 @@ def test_the_readme_examples_run_as_written():
     target = x @ np.array([[1.0], [-2.0], [0.5]])
     losses = [float(train_step(x, target)) for _ in range(50)]
     assert losses[-1] < 0.05 * losses[0]
+
+
+def test_variables_read_in_loops_and_calls_are_sources_and_assigning_them_is_refused():
+    w = autostage.Variable(np.array([1.0, -2.0]))
+
+    def helper(x):
+        return np.sum(x * w.read())
+
+    @autostage.convert(target="interpreter")
+    def step(x, n):
+        with autostage.GradientTape() as tape:
+            loss = helper(x)  # a staged call reading w
+            for _ in range(n):  # a staged loop reading w
+                loss = loss + np.sum(w.read() * w.read())
+        return tape.gradient(loss, w)
+
+    x = np.array([1.0, 3.0])
+    np.testing.assert_allclose(step(x, np.int64(3)), x + 3 * 2 * w.read())
+
+    @autostage.convert(target="interpreter")
+    def assigns(x, n):
+        with autostage.GradientTape() as tape:
+            loss = 0.0
+            for _ in range(n):
+                loss = loss + np.sum(x * w.read())
+            w.assign(w.read() * 2.0)
+        return tape.gradient(loss, w)
+
+    with pytest.raises(GradientError, match="assigns Variable"):
+        assigns(x, np.int64(2))
