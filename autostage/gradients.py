@@ -160,14 +160,17 @@ def _zeros_where_none(gradient: Any, argument: Any) -> Any:
 
 
 def _as_arrays(args: tuple, argnums: tuple[int, ...]) -> tuple:
-    """Differentiated Python floats as float64 arrays (staged, not trace-time constants)."""
+    """Differentiated Python floats (also inside pytrees) as float64 scalars: staged, not
+    trace-time constants."""
     out = list(args)
     for i in argnums:
         if i >= len(out):
             raise TypeError(f"argnums {i} is out of range for {len(out)} positional arguments")
-        if isinstance(out[i], float):
-            out[i] = np.float64(out[i])
-        elif isinstance(out[i], int | bool):
-            raise TypeError(f"grad needs float arguments to differentiate, but argument {i} is "
-                            f"the {type(out[i]).__name__} {out[i]!r}; pass a float")
+        leaves, treedef = pytree.flatten(out[i])
+        for leaf in leaves:
+            if isinstance(leaf, int | bool) and not isinstance(leaf, np.generic):
+                raise TypeError(f"grad needs float arguments to differentiate, but argument {i} "
+                                f"holds the {type(leaf).__name__} {leaf!r}; pass a float")
+        out[i] = pytree.unflatten(treedef, [np.float64(leaf) if type(leaf) is float else leaf
+                                            for leaf in leaves])
     return tuple(out)

@@ -15,7 +15,6 @@ import zlib
 import gradient_programs as gp  # tests/reference is on sys.path
 import numpy as np
 import pytest
-from autostage.runtime.autodiff import GradientError
 from autostage.runtime.staging.random_draws import RandomStagingError
 from autostage.runtime.tensor import StagingTypeError
 from autostage.runtime.tracing import TracerLeakError
@@ -869,9 +868,6 @@ def test_train_with_aux_converted():
     np.testing.assert_allclose(w_s, w_p, rtol=1e-9)
 
 
-@xfail("refused: GradientError 'tape.watch needs staged arrays ..., got a constant float' for "
-       "a Python float leaf inside a differentiated dict (a top-level Python float is accepted "
-       "and converted to float64)", GradientError)
 def test_python_float_leaf_in_params_dict():
     rng = np.random.default_rng(27)
     params = {"W": rng.standard_normal((3, 4)), "temperature": 1.5}

@@ -350,3 +350,12 @@ def test_variables_read_in_loops_and_calls_are_sources_and_assigning_them_is_ref
 
     with pytest.raises(GradientError, match="assigns Variable"):
         assigns(x, np.int64(2))
+
+
+def test_python_floats_inside_a_differentiated_pytree():
+    def f(params, x):
+        return np.sum(params["w"] * x) * params["temperature"]
+
+    grads = autostage.grad(f)({"w": np.array([1.0, 2.0]), "temperature": 1.5}, np.ones(2))
+    np.testing.assert_allclose(grads["w"], [1.5, 1.5])
+    assert float(grads["temperature"]) == 3.0
