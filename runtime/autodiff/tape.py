@@ -84,7 +84,8 @@ class GradientTape:
             raise GradientError("tape.gradient must be called in the same staged branch or loop "
                                 "body as the `with GradientTape()` block that recorded")
         ops = self._region.ops[self._start:self._end]
-        _check_state_replays(ops)
+        # (assignments after the block, before this call, come before the replays too)
+        _check_state_replays(ops, self._region.ops[self._start:])
         leaves, treedef = pytree.flatten(sources)
         values = [self._source(leaf, ops) for leaf in leaves]
         targets = [as_tensor(t).value for t in pytree.flatten(target)[0]]
@@ -113,15 +114,16 @@ class GradientTape:
                             f"{type(leaf).__name__}")
 
 
-def _check_state_replays(ops: list[ir.Op]) -> None:
-    """A Variable read inside a staged branch, loop or call is read again when the backward pass
-    replays that code: refused if the tape also assigns the Variable (the replay would read the
-    new value)."""
+def _check_state_replays(ops: list[ir.Op], since_start: list[ir.Op]) -> None:
+    """A Variable read inside a staged branch, loop or call of ``ops`` is read again when the
+    backward pass replays that code: refused if the Variable is assigned after the tape began
+    (``since_start``: the replay would read the new value)."""
     assigned, nested = set(), set()
-    for op in ops:
+    for op in since_start:
         for inner in (op, *(o for r in op.regions for o in r.walk())):
             if inner.name in ("var_assign", "var_assign_add"):
                 assigned.add(inner.attrs["var"])
+    for op in ops:
         if op.regions or op.name == "call":
             nested.update(s.index for s in captured(op) + state_reads(op)
                           if isinstance(s, build.StateSource))
@@ -130,9 +132,9 @@ def _check_state_replays(ops: list[ir.Op]) -> None:
         state = tracing.current().module.state
         names = ", ".join(repr(getattr(state[i], "name", i)) for i in sorted(clash))
         raise GradientError(
-            f"the tape assigns Variable {names} and reads it inside a staged branch, loop or "
-            "call, which the gradient replays (reading the assigned value): assign it after the "
-            "`with GradientTape()` block")
+            f"Variable {names} is assigned after the tape began and read inside a staged branch, "
+            "loop or call that the gradient replays (it would read the assigned value): assign "
+            "it after the `tape.gradient` call")
 
 
 def _regroup(found: list, groups: list[list]) -> list[ir.Value | None]:

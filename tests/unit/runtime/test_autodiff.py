@@ -348,8 +348,20 @@ def test_variables_read_in_loops_and_calls_are_sources_and_assigning_them_is_ref
             w.assign(w.read() * 2.0)
         return tape.gradient(loss, w)
 
-    with pytest.raises(GradientError, match="assigns Variable"):
+    with pytest.raises(GradientError, match="assigned after the tape began"):
         assigns(x, np.int64(2))
+
+    @autostage.convert(target="interpreter")
+    def assigns_before_gradient(x, n):
+        with autostage.GradientTape() as tape:
+            loss = 0.0
+            for _ in range(n):
+                loss = loss + np.sum(x * w.read())
+        w.assign(w.read() * 2.0)
+        return tape.gradient(loss, w)
+
+    with pytest.raises(GradientError, match="assigned after the tape began"):
+        assigns_before_gradient(x, np.int64(2))
 
 
 def test_python_floats_inside_a_differentiated_pytree():
