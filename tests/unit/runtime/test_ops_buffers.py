@@ -55,7 +55,7 @@ def test_the_fresh_ops_are_declared_where_they_are_registered():
         "sum", "prod", "max", "min", "mean", "std", "var", "all", "any", "argmax", "argmin",
         "norm", "cumsum", "cumprod", "matmul", "dot",
         "arange", "full", "full_like", "eye", "copy", "tril", "triu", "concatenate", "stack",
-        "sort", "argsort", "take_along_axis", "list_stack"}
+        "sort", "argsort", "take_along_axis", "list_stack", "scatter_add"}
     assert callable(op_registry.REGISTRY["getitem"].fresh_results)
     assert callable(op_registry.REGISTRY["setitem"].fresh_results)
     assert buffers.is_fresh(ir.Op("add", (), ())) and not buffers.is_fresh(ir.Op("reshape", (), ()))
