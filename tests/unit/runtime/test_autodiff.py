@@ -339,29 +339,21 @@ def test_variables_read_in_loops_and_calls_are_sources_and_assigning_them_is_ref
     x = np.array([1.0, 3.0])
     np.testing.assert_allclose(step(x, np.int64(3)), x + 3 * 2 * w.read())
 
-    @autostage.convert(target="interpreter")
-    def assigns(x, n):
-        with autostage.GradientTape() as tape:
-            loss = 0.0
-            for _ in range(n):
-                loss = loss + np.sum(x * w.read())
-            w.assign(w.read() * 2.0)
-        return tape.gradient(loss, w)
+    for inside_the_block in (True, False):  # assigned in the with block, or after it
+        @autostage.convert(target="interpreter")
+        def assigns(x, n, inside=inside_the_block):
+            with autostage.GradientTape() as tape:
+                loss = 0.0
+                for _ in range(n):
+                    loss = loss + np.sum(x * w.read())
+                if inside:
+                    w.assign(w.read() * 2.0)
+            if not inside:
+                w.assign(w.read() * 2.0)
+            return tape.gradient(loss, w)
 
-    with pytest.raises(GradientError, match="assigned after the tape began"):
-        assigns(x, np.int64(2))
-
-    @autostage.convert(target="interpreter")
-    def assigns_before_gradient(x, n):
-        with autostage.GradientTape() as tape:
-            loss = 0.0
-            for _ in range(n):
-                loss = loss + np.sum(x * w.read())
-        w.assign(w.read() * 2.0)
-        return tape.gradient(loss, w)
-
-    with pytest.raises(GradientError, match="assigned after the tape began"):
-        assigns_before_gradient(x, np.int64(2))
+        with pytest.raises(GradientError, match="assigned after the tape began"):
+            assigns(x, np.int64(2))
 
 
 def test_python_floats_inside_a_differentiated_pytree():
