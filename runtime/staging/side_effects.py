@@ -15,7 +15,11 @@ call (reachable from the function's arguments, globals or closure: ``outlives_ca
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib.util
+import os
 import sys
+import sysconfig
 import types
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -159,7 +163,7 @@ def outlives_call(owner: object, kind: str = "") -> bool:
         seen.add(id(x))
         if len(seen) > _REACH_LIMIT:
             return True
-        stack.extend(_referents(x))
+        stack.extend(_referents(x, library_globals=any(x is r for r in roots)))
     return False
 
 
@@ -167,7 +171,27 @@ _LEAVES = (str, bytes, int, float, complex, bool, type(None), range, type,
            types.BuiltinFunctionType)
 
 
-def _referents(x: object) -> list:
+_LIBRARY_DIRS = tuple(os.path.join(os.path.realpath(p), "") for p in {
+    *(sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")),
+    os.path.dirname(tracing.__file__),  # autostage.runtime
+    os.path.dirname(importlib.util.find_spec("autostage").origin)})
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_library(filename: str) -> bool:
+    """Whether code in ``filename`` is the standard library, an installed package or autostage.
+
+    Their functions' globals are not user state: following them walked pytest's, argparse's and
+    autostage's caches, so that the answer depended on what the process had run before (a
+    function converted earlier made the walk pass its limit and a fresh cell "outlive the call").
+    Their closures are still followed (a decorator's wrapper holds the user's function), and so
+    are the globals of a traced function itself, wherever it lives (toolz and mpmath are
+    converted by the differential suite)."""
+    path = os.path.realpath(filename)
+    return filename.startswith("<frozen") or path.startswith(_LIBRARY_DIRS)
+
+
+def _referents(x: object, library_globals: bool = False) -> list:
     if isinstance(x, types.CellType):
         try:
             return [x.cell_contents]
@@ -180,8 +204,10 @@ def _referents(x: object) -> list:
     if isinstance(x, types.MethodType):
         return [x.__self__, x.__func__]
     if isinstance(x, types.FunctionType):
-        names = global_names(x.__code__)
         found = list(x.__closure__ or ())
+        if not library_globals and _is_library(x.__code__.co_filename):
+            return found
+        names = global_names(x.__code__)
         for name in names:
             value = x.__globals__.get(name, ABSENT)
             if isinstance(value, types.ModuleType):  # mod.NAME: the attributes the code names

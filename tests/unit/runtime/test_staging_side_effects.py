@@ -268,6 +268,28 @@ def test_nonlocal_of_an_enclosing_scope_outside_the_call_is_refused(target):
     assert counted.__closure__[0].cell_contents.__closure__[0].cell_contents == 0
 
 
+def cell_shared_with_a_closure(x):
+    if x > 0:
+        unit = x * 2.0
+    else:
+        unit = x * 0.0
+
+    def scale(dy):
+        return dy * unit
+    return scale(pytest.approx(1.0).expected)
+
+
+def test_a_fresh_cell_does_not_outlive_whatever_the_process_ran_before(target, monkeypatch):
+    """The reachability walk follows the user's objects, not the globals of library functions
+    (pytest's, NumPy's, autostage's own caches): with them it passed its limit once the process
+    had converted enough, and a cell made by the call was refused as outliving it."""
+    from autostage.runtime.staging import side_effects
+
+    monkeypatch.setattr(side_effects, "_REACH_LIMIT", 200)
+    assert both(cell_shared_with_a_closure, target, np.float64(1.5)) == 3.0
+    assert both(cell_shared_with_a_closure, target, np.float64(-1.5)) == 0.0
+
+
 def test_global_written_in_a_staged_loop_is_refused(target):
     with pytest.raises(PythonSideEffectError, match="the global variable 'TOTAL'") as info:
         autostage.convert(writes_global, target=target)(np.int64(3))
