@@ -6,9 +6,11 @@ region (copies its ops into the backward program) and differentiates the copy:
 * ``cond``: a backward ``cond`` on the same predicate; each branch replays its forward branch and
   yields the cotangents of the values the branches read.
 * ``while``: the forward loop is changed, when a gradient first needs it, to push its carried
-  values onto one stack (a tensor list) per value at the start of each iteration; the backward
-  loop runs the iterations in reverse, replaying the body from the saved values. Memory is
-  O(iterations x carried size); data-dependent trip counts need nothing else. A carried tensor
+  values onto one stack (a tensor list) per value in each iteration; the backward loop runs the
+  iterations in reverse, replaying the body from the saved values, and reads the residuals that
+  are costly to recompute (a matmul's result, a tanh's) from stacks of their own
+  (``residuals.py``). Memory is O(iterations x (carried + saved) size); data-dependent trip
+  counts need nothing else. A carried tensor
   list is not saved (a list of lists is not a type): the replay binds it to the loop's final
   list, which is right only when the body does nothing with it but ``list_append`` (the
   ``outs.append(h)`` pattern, whose VJP reads no element); any other read is refused. The
@@ -27,7 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from autostage.runtime import ir, tracing
-from autostage.runtime.autodiff import build, list_appends
+from autostage.runtime.autodiff import build, list_appends, residuals
 from autostage.runtime.autodiff.backprop import (
     GradientError,
     accumulate,
@@ -80,6 +82,13 @@ def differentiate_region(region: ir.Region, args: Sequence[ir.Value],
                          wanted: Sequence[ir.Value]) -> list[ir.Value]:
     """Replays ``region`` on ``args`` and returns the cotangents of ``wanted`` (zeros where
     none), given cotangents ``seeds`` of (region result, cotangent) pairs."""
+    return _differentiate(region, args, seeds, wanted)[0]
+
+
+def _differentiate(region: ir.Region, args: Sequence[ir.Value],
+                   seeds: Sequence[tuple[ir.Value, ir.Value | None]],
+                   wanted: Sequence[ir.Value]) -> tuple[list[ir.Value], list[ir.Op], dict]:
+    """``differentiate_region``, also returning the replayed ops and the replay's map."""
     ops, copies = replay(region, args)
     sources = {v for v in (*args, *wanted) if is_active(v) or v in args}
     active = active_values(ops, sources)
@@ -89,7 +98,8 @@ def differentiate_region(region: ir.Region, args: Sequence[ir.Value],
         if ct is not None and value in active:
             accumulate(cotangents, value, ct)
     backprop(ops, cotangents, active)
-    return [cotangents[v] if v in cotangents else build.zeros_of(v) for v in wanted]
+    found = [cotangents[v] if v in cotangents else build.zeros_of(v) for v in wanted]
+    return found, ops, copies
 
 
 def _free(op: ir.Op) -> list[ir.Value]:
@@ -114,7 +124,7 @@ def cond_vjp(op: ir.Op, cotangents: tuple) -> dict:
 def while_vjp(op: ir.Op, cotangents: tuple) -> dict:
     n = op.attrs.get("saved_inputs", len(op.operands))  # the loop's own carried values
     appended = list_appends.appended_lists(op, n)
-    stacks = _saved_inputs(op)
+    inputs_saved = _saved_inputs(op)
     # A carried list is carried backward only with a cotangent (the body only appends to it,
     # so none arises inside). The stacks are such lists too: they get cotangents only in a
     # higher derivative (from the backward loop's reads of them).
@@ -125,22 +135,21 @@ def while_vjp(op: ir.Op, cotangents: tuple) -> dict:
     initial = [ct if ct is not None else build.zeros_of(r) for r, ct in zip(
         carried, (cotangents[k] for k in positions), strict=True)]
     zeros = [build.zeros_of(v) for v in frees]
-    last = build.sub(build.op1("list_length", stacks[0]), build.constant(1, INDEX.dtype))
+    last = build.sub(build.op1("list_length", inputs_saved[0]), build.constant(1, INDEX.dtype))
     types = (INDEX, *(build.ct_type(v) for v in (*carried, *frees)))
     with tracing.region(types) as cond:
         cond.results = (build.op1("greater_equal", cond.args[0], build.constant(0, INDEX.dtype)),)
     with tracing.region(types) as body:
         i, *rest = body.args
         carried_cts, free_cts = rest[:len(carried)], rest[len(carried):]
-        saved = iter(build.op1("list_get", stack, i) for stack in stacks)
+        saved = iter(build.op1("list_get", stack, i) for stack in inputs_saved)
         # A carried list stands for itself at the end of the loop (see the module docstring).
         args = [r if isinstance(r.type, ListType) else next(saved) for r in op.results[:n]]
-        args += stacks
+        args += op.results[n:]  # every stack (the body as rebuilt pushes onto them)
         inputs = [args[k] for k in positions]
-        # The loop's body as rebuilt: it also pushes onto the stacks (dead in the replay).
         seeds = [(op.regions[1].results[k], ct) for k, ct in zip(
             positions, carried_cts, strict=True)]
-        found = differentiate_region(op.regions[1], args, seeds, [*inputs, *frees])
+        found, replayed, copies = _differentiate(op.regions[1], args, seeds, [*inputs, *frees])
         for k, grows in appended.items():
             if not grows and k in positions:  # a list the body makes anew: the one before
                 found[positions.index(k)] = build.zeros_of(op.operands[k])  # the loop gets 0s
@@ -149,11 +158,15 @@ def while_vjp(op: ir.Op, cotangents: tuple) -> dict:
         new_free = [build.add(total, ct) for total, ct in zip(
             free_cts, found[len(carried):], strict=True)]
         body.results = (build.sub(i, build.constant(1, INDEX.dtype)), *new_carried, *new_free)
+    residuals.read_saved(op, body, i, replayed, copies)
     results = build.emit("while", [last, *initial, *zeros], {"carried_types": types},
                          (cond, body))
-    found = dict(zip((op.operands[k] for k in positions), results[1:1 + len(carried)],
-                     strict=True))
-    found.update(zip(frees, results[1 + len(carried):], strict=True))
+    found: dict[ir.Value, ir.Value] = {}
+    # One value may start two carried values, or start one and be read in the body (`y = x`
+    # then `y * x`): its cotangents add up.
+    for value, ct in zip([*(op.operands[k] for k in positions), *frees], results[1:],
+                         strict=True):
+        found[value] = build.add(found[value], ct) if value in found else ct
     return found
 
 
@@ -163,43 +176,17 @@ def _saved_inputs(op: ir.Op) -> tuple[ir.Value, ...]:
     loop is rebuilt (in place, keeping its result values) to push them, once."""
     n = op.attrs.get("saved_inputs", len(op.operands))
     if "saved_inputs" in op.attrs:
-        return op.results[n:]
-    region = op.results[0].region
-    at = region.ops.index(op)
+        return op.results[n:n + op.attrs["input_stacks"]]
     saved = [k for k, v in enumerate(op.results) if not isinstance(v.type, ListType)]
-    with tracing.reopen(region):
-        mark = len(region.ops)
-        stacks = [build.op1("list_new", element=op.results[k].type if saved else INDEX)
-                  for k in saved or [None]]
-        news = region.ops[mark:]
-        del region.ops[mark:]
-    region.ops[at:at] = news
-    cond, body = op.regions
-    types = (*(v.type for v in op.results), *(s.type for s in stacks))
-    with tracing.region(types) as new_cond:
-        _, copies = replay_all(cond, new_cond.args[:n])
-        new_cond.results = tuple(copies.get(v, v) for v in cond.results)
-    with tracing.region(types) as new_body:
-        pushes = [new_body.args[k] for k in saved] or [build.constant(0, INDEX.dtype)]
-        pushed = [build.op1("list_append", s, x) for s, x in zip(
-            new_body.args[n:], pushes, strict=True)]
-        _, copies = replay_all(body, new_body.args[:n])
-        new_body.results = (*(copies.get(v, v) for v in body.results), *pushed)
-    op.operands = (*op.operands, *stacks)
-    op.regions = (new_cond, new_body)
-    op.attrs = {**op.attrs, "carried_types": types, "saved_inputs": n}
-    extra = tuple(ir.Value(s.type, op, n + k) for k, s in enumerate(stacks))
-    for value in extra:
-        value.region = region
-    op.results = (*op.results, *extra)
-    return extra
-
-
-def replay_all(region: ir.Region, args: Sequence[ir.Value]) -> tuple[list[ir.Op], dict]:
-    """Like ``replay``, but keeps every op: the forward loop rebuilt must still print."""
-    copies: dict[ir.Value, ir.Value] = dict(zip(region.args, args, strict=True))
-    target = tracing.current().region
-    return [target.append(ir.copy_op(op, copies)) for op in region.ops], copies
+    if saved:
+        pushed = [op.regions[1].args[k] for k in saved]
+        stacks = residuals.add_stacks(op, lambda copies: [copies[v] for v in pushed],
+                                      [v.type for v in pushed])
+    else:
+        stacks = residuals.add_stacks(op, lambda copies: [build.constant(0, INDEX.dtype)],
+                                      [INDEX])
+    op.attrs = {**op.attrs, "saved_inputs": n, "input_stacks": len(stacks)}
+    return stacks
 
 
 def call_vjp(op: ir.Op, cotangents: tuple) -> dict:

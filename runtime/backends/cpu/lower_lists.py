@@ -62,7 +62,7 @@ def {name}(buf, n, shape):
 '''
 _BUFFER_STACK = '''
 @numba.njit(**JIT)
-def {name}(lst, empty):
+def {name}(lst, empty, last):
     buf, n, mismatch = lst
     if mismatch:
         raise ValueError("all input arrays must have the same shape")
@@ -70,7 +70,7 @@ def {name}(lst, empty):
         if empty is None:
             raise ValueError("need at least one array to stack")
         return empty
-    return buf[:n].copy()
+    return buf[:n] if last else buf[:n].copy()
 '''
 
 
@@ -196,4 +196,7 @@ def _stack(op: ir.Op, em: Emitter) -> None:
     if op.attrs.get("empty_ok"):
         shape = (0, *(d or 0 for d in element.shape))
         empty = f"np.empty({shape}, {np_dtype(element.dtype)})"
-    em.line(f"{em.name(op.results[0])} = {helper}({em.name(op.operands[0])}, {empty})")
+    # The list's last use: its buffer is the stacked array (no copy; nothing writes it again).
+    last = ", True" if op.operands[0] in em.list_buffers and em.uses(op.operands[0]) == 1 else (
+        ", False" if op.operands[0] in em.list_buffers else "")
+    em.line(f"{em.name(op.results[0])} = {helper}({em.name(op.operands[0])}, {empty}{last})")

@@ -363,3 +363,57 @@ def test_python_floats_inside_a_differentiated_pytree():
     grads = autostage.grad(f)({"w": np.array([1.0, 2.0]), "temperature": 1.5}, np.ones(2))
     np.testing.assert_allclose(grads["w"], [1.5, 1.5])
     assert float(grads["temperature"]) == 3.0
+
+
+def rnn(w, b, xs, h):
+    for t in range(xs.shape[0]):
+        h = np.tanh(xs[t] @ w + h * b)
+    return np.sum(h * h)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_loop_saves_its_costly_residuals_instead_of_replaying_them(target):
+    """The backward loop reads each step's tanh from a stack; its matmul is not run again."""
+    xs, h0 = RNG.standard_normal((5, 2, 3)), RNG.standard_normal((2, 4))
+    w = RNG.standard_normal((3, 4)) * 0.5
+    grad = autostage.grad(autostage.convert(rnn, target=target), argnums=(0, 1))
+    for b in (RNG.standard_normal(4), RNG.standard_normal((1, 4)), RNG.standard_normal((2, 4))):
+        # b broadcast along rows, or not: the backward sums to its shape, read from the stack
+        # of each step's sizes (the product is not saved, only its shape is needed).
+        gw, gb = grad(w, b, xs, h0)
+        np.testing.assert_allclose(gw, finite_difference(rnn, (w, b, xs, h0), 0), rtol=1e-6,
+                                   atol=1e-8)
+        np.testing.assert_allclose(gb, finite_difference(rnn, (w, b, xs, h0), 1), rtol=1e-6,
+                                   atol=1e-8)
+    module = grad.get_concrete_function(w, b, xs, h0).module
+    loops = [op for op in module.main.body.ops if op.name == "while"]
+    counts = [[o.name for o in loop.regions[1].walk()].count for loop in loops]
+    assert [c("matmul") for c in counts] == [1, 1]  # forward: x @ w; backward: its dw
+    assert [c("tanh") for c in counts] == [1, 0]
+
+
+def starts_and_reads(x, n):
+    y = x  # x starts the carried y and is read in the body: its two cotangents add up
+    for _ in range(n):
+        y = np.tanh(y * x) + y
+    return y
+
+
+def test_a_value_that_starts_a_loop_and_is_read_in_it_gets_both_gradients():
+    x, eps = np.float64(0.3), 1e-5
+    expected = (starts_and_reads(x + eps, 3) - starts_and_reads(x - eps, 3)) / (2 * eps)
+    for target in TARGETS:
+        df = autostage.grad(autostage.convert(starts_and_reads, target=target))
+        np.testing.assert_allclose(df(x, np.int64(3)), expected, rtol=1e-6)
+
+
+def test_second_derivative_through_a_loop_with_saved_residuals():
+    def df(x, n):
+        return autostage.grad(starts_and_reads)(x, n)
+
+    x, n, eps = np.float64(0.3), np.int64(3), 1e-5
+    expected = (df(x + eps, n) - df(x - eps, n)) / (2 * eps)
+    np.testing.assert_allclose(autostage.grad(df)(x, n), expected, rtol=1e-6)
+    plain = (starts_and_reads(x + 2e-4, 3) - 2 * starts_and_reads(x, 3)
+             + starts_and_reads(x - 2e-4, 3)) / 4e-8
+    np.testing.assert_allclose(expected, plain, rtol=1e-4)

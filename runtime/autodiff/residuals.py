@@ -1,0 +1,241 @@
+"""What the backward loop of a staged ``while`` reads from the forward loop: saved or recomputed.
+
+The backward loop (``control_flow.while_vjp``) replays the forward body of each iteration from the
+carried values the forward loop pushed onto stacks, and differentiates the copy. Replaying all of
+it runs the forward pass a second time: in an RNN, the two matmuls and the tanh of every step.
+Once the backward body is built, ``read_saved`` finds the forward values (residuals) it reads — a
+tanh's result for its derivative, a matmul's operands — and for each one:
+
+* recomputes it when that is cheap: views and shape queries (``_RECOMPUTED``) and 0-d
+  arithmetic, from their operands (which are then residuals too);
+* otherwise saves it: the forward loop pushes it onto a stack of its own (``add_stacks``) and the
+  backward body reads it back by iteration index.
+
+The replayed ops that only computed saved values are then dead, and removed. A saved value is the
+one the forward pass computed (replays of random draws and Variable writes are refused anyway), so
+nothing changes but the work. Memory: O(iterations x size of the saved values), as for the
+carried values; ``autostage.checkpoint`` on a function called in the body trades the memory of
+its insides for recomputation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from autostage.runtime import ir, op_registry, tracing
+from autostage.runtime.autodiff import build
+from autostage.runtime.types import TensorType, scalar
+
+INDEX = scalar(np.int64)
+
+# Recomputed rather than saved: they copy no data (or only a shape), so a replay costs nothing.
+_RECOMPUTED = frozenset((
+    "getitem", "reshape", "transpose", "expand_dims", "squeeze", "broadcast_to", "dim", "size",
+    "constant", "full", "full_like", "list_get", "list_length", "stop_gradient"))
+
+
+def read_saved(op: ir.Op, backward: ir.Region, index: ir.Value, replayed: Sequence[ir.Op],
+               copies: dict[ir.Value, ir.Value]) -> None:
+    """Makes ``backward`` (the backward body of the ``while`` ``op``, built from a replay
+    ``replayed`` of its forward body with map ``copies``) read saved residuals at iteration
+    ``index`` instead of recomputing them, and removes the replayed ops left unused."""
+    original = {copies[r]: r for o in op.regions[1].ops for r in o.results if r in copies}
+    replay = set(replayed)
+    values, shapes = _to_save(op.regions[1], _residuals(backward, replay, original))
+    if not values and not shapes:
+        return
+    sized = [v for v in shapes if None in v.type.shape]
+    stacks = _stacks_of(op, values, sized)
+    with tracing.reopen(backward):
+        mark = len(backward.ops)
+        reads = {copies[v]: build.op1("list_get", stacks[v], index) for v in values}
+        proxies = {copies[v]: _proxy(v, [build.op1("list_get", stacks[v, k], index)
+                                         for k, size in enumerate(v.type.shape) if size is None])
+                   for v in shapes}
+        gets = backward.ops[mark:]
+        del backward.ops[mark:]
+    backward.ops[0:0] = gets
+    _substitute(backward, reads, skip=set(gets))
+    _substitute_shapes(backward, proxies, skip=replay)
+    _remove_unused(backward, replay)
+
+
+def _residuals(backward: ir.Region, replay: set[ir.Op],
+               original: dict[ir.Value, ir.Value]) -> dict[ir.Value, bool]:
+    """The forward body's values (as ``original`` maps the replay's) that the ops of
+    ``backward`` other than the replay read, in first-read order: True for those read only for
+    their shape (``OpDef.shape_operands``: a ``sum_to``'s primal, a ``full_like``'s)."""
+    found: dict[ir.Value, bool] = {}
+
+    def read(value: ir.Value, shape_only: bool) -> None:
+        if value in original:
+            found[value] = found.get(value, True) and shape_only
+
+    for op in backward.ops:
+        if op in replay:
+            continue
+        for inner in (op, *(o for r in op.regions for o in r.walk())):
+            shape_only = op_registry.lookup(inner.name).shape_operands
+            for k, v in enumerate(inner.operands):
+                read(v, k in shape_only)
+        for region in op.regions:
+            for v in _yields(region):
+                read(v, False)
+    for v in backward.results:
+        read(v, False)
+    return {original[v]: shape_only for v, shape_only in found.items()}
+
+
+def _yields(region: ir.Region) -> list[ir.Value]:
+    return [*region.results, *(v for o in region.walk() for r in o.regions for v in r.results)]
+
+
+def _to_save(body: ir.Region, needed: dict[ir.Value, bool]
+             ) -> tuple[list[ir.Value], list[ir.Value]]:
+    """Of the forward ``body``'s values ``needed`` (True: only for their shape), those to save
+    and those whose shape to save. Cheap values are recomputed from their operands, which are
+    needed in turn; an argument is saved already (the carried values' stacks); a list cannot
+    be saved (a list of lists is not a type): recomputed."""
+    produced = {r: o for o in body.ops for r in o.results}
+    chosen: dict[ir.Value, None] = {}
+    shapes: dict[ir.Value, None] = {}
+    seen: set[ir.Value] = set()
+    pending = [v for v, shape_only in needed.items() if not shape_only]
+    while pending:
+        value = pending.pop()
+        if value in seen or value not in produced:
+            continue
+        seen.add(value)
+        producer = produced[value]
+        if _cheap(producer) or not isinstance(value.type, TensorType):
+            pending.extend(producer.operands)
+            pending.extend(v for r in producer.regions for o in r.walk() for v in o.operands)
+        else:
+            chosen[value] = None
+    for value, shape_only in needed.items():
+        if shape_only and value in produced and value not in seen:
+            shapes[value] = None
+    return list(chosen), list(shapes)
+
+
+def _cheap(op: ir.Op) -> bool:
+    """A view, a shape query or 0-d arithmetic (not a reduction of an array to a 0-d value)."""
+    if op.name in _RECOMPUTED:
+        return True
+    return not op.regions and all(isinstance(v.type, TensorType) and v.type.shape == ()
+                                  for v in (*op.operands, *op.results))
+
+
+def _proxy(value: ir.Value, sizes: list[ir.Value]) -> ir.Value:
+    """A zero-strided array of ``value``'s dtype and shape (of staged ``sizes``): what a read
+    for the shape needs, without the data."""
+    zero = build.constant(0, value.type.dtype)
+    return build.op1("broadcast_to", zero, *sizes, shape=value.type.shape)
+
+
+def _stacks_of(op: ir.Op, values: list[ir.Value], sized: list[ir.Value]) -> dict:
+    """The stack of each body value in ``values`` (key: the value), and of each unknown size
+    of those in ``sized`` (key: (value, axis)): one the forward loop pushes it onto already, or
+    a new one (``add_stacks``)."""
+    body = op.regions[1]
+    stacks = body.args[op.attrs["saved_inputs"]:]
+    pushes = {o.operands[1]: op.results[body.args.index(o.operands[0])] for o in body.ops
+              if o.name == "list_append" and o.operands[0] in stacks}
+    dims = {(o.operands[0], o.attrs["axis"]): o.results[0] for o in body.ops if o.name == "dim"}
+    wanted = [*((v, v) for v in values), *(((v, k), dims.get((v, k))) for v in sized
+                                           for k, size in enumerate(v.type.shape) if size is None)]
+    found = {key: pushes[pushed] for key, pushed in wanted if pushed in pushes}
+    new = [key for key, _ in wanted if key not in found]
+    if new:
+        def pushed(copies: dict) -> list[ir.Value]:
+            return [copies[key] if isinstance(key, ir.Value) else
+                    build.op1("dim", copies[key[0]], axis=key[1]) for key in new]
+
+        types = [key.type if isinstance(key, ir.Value) else INDEX for key in new]
+        found.update(zip(new, add_stacks(op, pushed, types), strict=True))
+    return found
+
+
+def add_stacks(op: ir.Op, pushed: Callable[[dict], list[ir.Value]],
+               types: Sequence) -> tuple[ir.Value, ...]:
+    """Rebuilds the ``while`` ``op`` (in place, keeping its result values) to push, at the end
+    of each iteration, the values ``pushed(copies)`` picks from its rebuilt body (``copies``
+    maps the old body's values to the new) onto new stacks of element ``types``, which it
+    carries; returns the stacks, new results of ``op``."""
+    region = op.results[0].region
+    at = region.ops.index(op)
+    with tracing.reopen(region):
+        mark = len(region.ops)
+        stacks = [build.op1("list_new", element=t) for t in types]
+        news = region.ops[mark:]
+        del region.ops[mark:]
+    region.ops[at:at] = news
+    n = len(op.operands)
+    cond, body = op.regions
+    carried = (*(v.type for v in op.results), *(s.type for s in stacks))
+    with tracing.region(carried) as new_cond:
+        _, copies = replay_all(cond, new_cond.args[:n])
+        new_cond.results = tuple(copies.get(v, v) for v in cond.results)
+    with tracing.region(carried) as new_body:
+        _, copies = replay_all(body, new_body.args[:n])
+        pushes = [build.op1("list_append", s, x) for s, x in zip(
+            new_body.args[n:], pushed(copies), strict=True)]
+        new_body.results = (*(copies.get(v, v) for v in body.results), *pushes)
+    op.operands = (*op.operands, *stacks)
+    op.regions = (new_cond, new_body)
+    op.attrs = {**op.attrs, "carried_types": carried}
+    extra = tuple(ir.Value(s.type, op, n + k) for k, s in enumerate(stacks))
+    for value in extra:
+        value.region = region
+    op.results = (*op.results, *extra)
+    return extra
+
+
+def replay_all(region: ir.Region, args: Sequence[ir.Value]) -> tuple[list[ir.Op], dict]:
+    """Copies every op of ``region`` into the current region (the forward loop rebuilt must
+    still print), its arguments bound to ``args``; returns the copies and the map."""
+    copies: dict[ir.Value, ir.Value] = dict(zip(region.args, args, strict=True))
+    target = tracing.current().region
+    return [target.append(ir.copy_op(op, copies)) for op in region.ops], copies
+
+
+def _substitute(region: ir.Region, new: dict[ir.Value, ir.Value], skip: set[ir.Op]) -> None:
+    """Makes every op of ``region`` (at any depth) but ``skip``, and every yield, read
+    ``new[v]`` for each value ``v`` it read."""
+    for op in region.walk():
+        if op not in skip and any(v in new for v in op.operands):
+            op.operands = tuple(new.get(v, v) for v in op.operands)
+        for inner in op.regions:
+            inner.results = tuple(new.get(v, v) for v in inner.results)
+    region.results = tuple(new.get(v, v) for v in region.results)
+
+
+def _substitute_shapes(region: ir.Region, new: dict[ir.Value, ir.Value],
+                       skip: set[ir.Op]) -> None:
+    """Makes the top-level ops of ``region`` but ``skip`` (and the ops in their regions) read
+    ``new[v]`` where they read a value ``v`` for its shape only."""
+    for op in region.ops:
+        if op in skip:
+            continue
+        for inner in (op, *(o for r in op.regions for o in r.walk())):
+            shape_only = op_registry.lookup(inner.name).shape_operands
+            if any(k in shape_only and v in new for k, v in enumerate(inner.operands)):
+                inner.operands = tuple(new.get(v, v) if k in shape_only else v
+                                       for k, v in enumerate(inner.operands))
+
+
+def _remove_unused(region: ir.Region, removable: set[ir.Op]) -> None:
+    """Removes the ops of ``removable`` (top-level ops of ``region``, replays of ops that ran
+    in the forward pass) whose results nothing reads, last first."""
+    used: set[ir.Value] = set(region.results)
+    kept = []
+    for op in reversed(region.ops):
+        if op in removable and not any(r in used for r in op.results):
+            continue
+        kept.append(op)
+        for inner in (op, *(o for r in op.regions for o in r.walk())):
+            used.update(inner.operands)
+        for inner in op.regions:
+            used.update(_yields(inner))
+    region.ops[:] = reversed(kept)
