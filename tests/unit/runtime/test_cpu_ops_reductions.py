@@ -1,7 +1,8 @@
 """CPU lowerings of reductions against the NumPy reference: dtypes, axes, keepdims, NaNs.
 
-Float sums/means/vars are compared with rtol 1e-6 (f64) / 2e-6 (f32): the loops add in order,
-NumPy pairwise along contiguous axes. Everything else must be exact."""
+Float sums/means/vars are compared with rtol 1e-6 (f64) / 2e-6 (f32) where the loops add in
+order and NumPy pairwise; sums and means over trailing axes add pairwise as NumPy does and must
+give its bits. Everything else must be exact."""
 
 from __future__ import annotations
 
@@ -76,3 +77,30 @@ def test_empty_max_raises():
 def test_zero_d_input():
     run_cpu(lambda a: np.sum(a), np.float32(2.5))
     run_cpu(lambda a: np.argmax(a), np.float32(2.5))
+
+
+def _summed(dtype, shape, layout):
+    x = (RNG.standard_normal(shape) * 10.0 ** RNG.uniform(-3, 3, shape)).astype(dtype)
+    return {"C": x, "F": np.asfortranarray(x), "strided": x[..., ::2]}[layout]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("layout", ["C", "F", "strided"])
+@pytest.mark.parametrize("shape", [(7,), (129,), (5, 300), (3, 40, 50), (2, 70000)],
+                         ids=lambda s: "x".join(map(str, s)))
+def test_float_sums_are_numpys_pairwise_sums(dtype, layout, shape):
+    """Bit for bit where NumPy adds pairwise: a C-contiguous block, an F-contiguous array's
+    memory when every axis is reduced, each row of a strided last axis. Elsewhere NumPy adds
+    in an order of its iterator's choosing: within 1e-6 (f32) of the sum of magnitudes."""
+    x = _summed(dtype, shape, layout)
+    if layout == "F" and x.ndim == 1:
+        pytest.skip("a 1-d array is C-contiguous")
+    near = {"atol": float(np.sum(np.abs(x), dtype=np.float64)) * (
+        1e-6 if dtype == np.float32 else 1e-14), "rtol": 1e-300}
+    whole = {} if layout != "strided" or x.ndim == 1 else near
+    rows = {} if layout != "F" else near
+    run_cpu(lambda x: np.sum(x), x, **whole)
+    run_cpu(lambda x: np.mean(x), x, **whole)
+    run_cpu(lambda x: np.sum(x, axis=-1), x, **rows)
+    if x.ndim == 3:
+        run_cpu(lambda x: np.sum(x, axis=(1, 2)), x, **(rows or whole))
