@@ -157,8 +157,14 @@ CACHE_DIR: Option[str] = Option(
     "Where generated and compiled code is kept ('': $XDG_CACHE_HOME/autostage or "
     "~/.cache/autostage); it must be private to this user.")
 
+MALLOC_TUNING: Option[bool] = Option(
+    "malloc_tuning", True, _flag, _check_flag,
+    "cpu target, Linux (glibc): raise malloc's mmap and trim thresholds to 1 GiB when the backend"
+    " first compiles, so that big temporaries reuse freed memory instead of faulting in fresh"
+    " pages at every call (backends/cpu/allocator.py); 0 leaves malloc as it is.")
+
 OPTIONS: tuple[Option, ...] = (MAX_TRACES, TRACEBACK, DO_NOT_CONVERT, VERIFY, DUMP_BEFORE,
-                               DUMP_AFTER, CACHE_DIR)
+                               DUMP_AFTER, CACHE_DIR, MALLOC_TUNING)
 
 
 def cache_root() -> str:
@@ -170,5 +176,5 @@ def cache_root() -> str:
     return os.path.join(base, "autostage")
 
 
-__all__ = ["CACHE_DIR", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE", "MAX_TRACES", "OPTIONS",
-           "TRACEBACK", "VERIFY", "ConfigError", "Option", "cache_root"]
+__all__ = ["CACHE_DIR", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE", "MALLOC_TUNING",
+           "MAX_TRACES", "OPTIONS", "TRACEBACK", "VERIFY", "ConfigError", "Option", "cache_root"]

@@ -89,3 +89,31 @@ def test_cache_root(monkeypatch, tmp_path):
     assert config.cache_root() == str(tmp_path / "xdg" / "autostage")
     with config.CACHE_DIR.override(tmp_path / "o"):
         assert config.cache_root() == str(tmp_path / "o")
+
+
+def test_malloc_tuning_reuses_the_memory_of_big_arrays():
+    """glibc only: the thresholds are raised once (the first compile of the process did it
+    already, unless AUTOSTAGE_MALLOC_TUNING=0); then a 64 MiB block freed and allocated again
+    is memory the process has touched: writing it faults in (almost) no new pages."""
+    import ctypes
+    import platform
+    import resource
+
+    from autostage.runtime.backends.cpu import allocator
+
+    if platform.libc_ver()[0] != "glibc":
+        pytest.skip("malloc tuning is for glibc")
+    assert allocator.tune() is config.MALLOC_TUNING.value()
+    if not config.MALLOC_TUNING.value():
+        return
+    libc = ctypes.CDLL("libc.so.6")
+    libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, (ctypes.c_size_t,)
+    libc.free.argtypes = (ctypes.c_void_p,)
+    size = 64 << 20
+    for attempt in range(2):
+        block = libc.malloc(size)
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        ctypes.memset(block, 1, size)
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+        libc.free(block)
+    assert faults < size // 4096 // 100, faults

@@ -23,7 +23,7 @@ from pathlib import Path
 import numba
 import numpy as np
 from autostage.runtime import ir, tracing
-from autostage.runtime.backends.cpu import codegen, limits, module_cache, run_errors
+from autostage.runtime.backends.cpu import allocator, codegen, limits, module_cache, run_errors
 from autostage.runtime.types import GeneratorType, ListType, TensorType
 
 logger = logging.getLogger(__name__)
@@ -77,6 +77,7 @@ def generate(module: ir.Module) -> Generated:
 def compile_module(module: ir.Module) -> Callable[[list], tuple]:
     """A runner for ``module``'s entry function: ``run(args) -> tuple`` of NumPy results,
     compiling on its first call (from Numba's disk cache when another process did already)."""
+    allocator.tune()
     generated = generate(module)
     try:
         python_module = module_cache.load(generated.source)
