@@ -20,6 +20,7 @@ import dataclasses
 import importlib.util
 import statistics
 import time
+import tracemalloc
 import warnings
 from collections.abc import Callable, Sequence
 
@@ -118,6 +119,21 @@ def calls_per_timing(fn: Callable, smoke: bool) -> int:
         if time.perf_counter() - start >= MIN_TIMING_S or number >= 1 << 20:
             return number
         number *= 4
+
+
+def peak_bytes(fn: Callable[[], object]) -> int:
+    """The most memory ``fn()`` held at once beyond what was allocated before, as tracemalloc
+    sees it: Python objects, NumPy arrays and compiled code's arrays (Numba allocates through
+    CPython's raw allocator), not XLA's or PyTorch's own allocators. Call ``fn`` once before
+    (compiles and caches are not what this measures)."""
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        fn()
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
 
 
 def median_seconds(variants: dict[str, Callable], repeats: int, smoke: bool
