@@ -157,8 +157,15 @@ CACHE_DIR: Option[str] = Option(
     "Where generated and compiled code is kept ('': $XDG_CACHE_HOME/autostage or "
     "~/.cache/autostage); it must be private to this user.")
 
+EXACT_MATH: Option[bool] = Option(
+    "exact_math", False, _flag, _check_flag,
+    "cpu target: compute real exp, log and tanh with libm's functions (Numba's scalar calls)"
+    " instead of the vectorisable kernels of backends/cpu/vector_math.py (within 4 ulp of NumPy);"
+    " read when a trace is compiled, and part of the generated code (no code is shared between"
+    " the two settings).")
+
 OPTIONS: tuple[Option, ...] = (MAX_TRACES, TRACEBACK, DO_NOT_CONVERT, VERIFY, DUMP_BEFORE,
-                               DUMP_AFTER, CACHE_DIR)
+                               DUMP_AFTER, CACHE_DIR, EXACT_MATH)
 
 
 def cache_root() -> str:
@@ -170,5 +177,5 @@ def cache_root() -> str:
     return os.path.join(base, "autostage")
 
 
-__all__ = ["CACHE_DIR", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE", "MAX_TRACES", "OPTIONS",
-           "TRACEBACK", "VERIFY", "ConfigError", "Option", "cache_root"]
+__all__ = ["CACHE_DIR", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE", "EXACT_MATH", "MAX_TRACES",
+           "OPTIONS", "TRACEBACK", "VERIFY", "ConfigError", "Option", "cache_root"]
