@@ -6,7 +6,8 @@ every operand is first cast to the dtypes of the ufunc loop NumPy itself picks
 (``ufunc.resolve_dtypes``), and every 0-d result is wrapped in its dtype's constructor
 (``np.int32(a + b)``): identical inputs make Numba pick the same loop as NumPy, and the wrapper
 is free after LLVM. 0-d tensors are native scalars: Python operators where their njit semantics
-equal the ufunc's, else the ufunc called on scalars.
+equal the ufunc's, else the ufunc called on scalars. Real ``exp``, ``log`` and ``tanh`` call the
+vectorisable kernels of ``vector_math`` (libm under ``AUTOSTAGE_EXACT_MATH=1``).
 """
 
 from __future__ import annotations
