@@ -53,22 +53,24 @@ def _t_tanh(z):
 
 def tables() -> dict[str, tuple[list[str], float]]:
     """name -> (the coefficients in ascending order as literals, the fit's maximum error)."""
-    mp.mp.dps = 50
-    widen = 1 + mp.mpf(2) ** -30
-    s_max = (mp.sqrt(2) - 1) / (mp.sqrt(2) + 1)
-    fits = {
-        "EXP_Q": (_q_exp, [-mp.log(2) / 2 * widen, mp.log(2) / 2 * widen], 11),
-        "LOG_P": (_p_log, [0, s_max**2 * widen], 7),
-        "TANH_T": (_t_tanh, [0, mp.mpf(0.625) ** 2], 12),
-        "EXP32_Q": (_q_exp, [-mp.log(2) / 2 * widen, mp.log(2) / 2 * widen], 6),
-        "LOG32_P": (_p_log, [0, s_max**2 * widen], 4),
-        "TANH32_T": (_t_tanh, [0, mp.mpf(0.625) ** 2], 6),
-    }
-    result = {}
-    for name, (function, interval, n) in fits.items():
-        poly, error = mp.chebyfit(function, interval, n, error=True)
-        literal = (lambda c: str(np.float32(c))) if "32" in name else (lambda c: repr(float(c)))
-        result[name] = ([literal(c) for c in reversed(poly)], float(error))
+    with mp.workdps(50):
+        widen = 1 + mp.mpf(2) ** -30
+        half_ln2 = mp.log(2) / 2 * widen
+        s_max = (mp.sqrt(2) - 1) / (mp.sqrt(2) + 1)
+        fits = {
+            "EXP_Q": (_q_exp, [-half_ln2, half_ln2], 11),
+            "LOG_P": (_p_log, [0, s_max**2 * widen], 7),
+            "TANH_T": (_t_tanh, [0, mp.mpf(0.625) ** 2], 12),
+            "EXP32_Q": (_q_exp, [-half_ln2, half_ln2], 6),
+            "LOG32_P": (_p_log, [0, s_max**2 * widen], 4),
+            "TANH32_T": (_t_tanh, [0, mp.mpf(0.625) ** 2], 6),
+        }
+        result = {}
+        for name, (function, interval, n) in fits.items():
+            poly, error = mp.chebyfit(function, interval, n, error=True, asc=True)
+            literal = (lambda c: str(np.float32(c))) if "32" in name else (
+                lambda c: repr(float(c)))
+            result[name] = ([literal(c) for c in poly], float(error))
     return result
 
 

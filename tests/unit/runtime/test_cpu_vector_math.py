@@ -14,9 +14,11 @@ vectorises their loop.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import os
+import pathlib
 import re
 import subprocess
 import sys
@@ -124,6 +126,19 @@ def test_the_checker_fails_on_a_wrong_value_sign_or_nan():
     with pytest.raises(AssertionError):
         check("exp", x, np.array([np.finfo(np.float64).max]), np.array([np.inf]))
     assert ulps(np.array([np.float32(1.0)]), np.array([np.float32(-1.0)]))[0] > 2**30
+
+
+def test_coefficients_are_the_tools_fits():
+    # tools/vector_math_coefficients.py recomputes every table with mpmath; a hand-edited
+    # coefficient in vector_math.py fails here
+    path = pathlib.Path(__file__).resolve().parents[3] / "tools" / "vector_math_coefficients.py"
+    spec = importlib.util.spec_from_file_location("vector_math_coefficients", path)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    source = pathlib.Path(vector_math.__file__).read_text()
+    blocks = tool.blocks()
+    assert len(blocks) == 6 and all(block in source for block in blocks)
+    assert vector_math.EXP_Q[3] == float(blocks[0].splitlines()[5].strip(" ,"))
 
 
 # -- inputs --------------------------------------------------------------------------------------
