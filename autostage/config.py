@@ -11,6 +11,7 @@ option             environment variable        what it does
 ``DUMP_BEFORE``    ``AUTOSTAGE_DUMP_BEFORE``   print the IR before these passes (``cse,all``)
 ``DUMP_AFTER``     ``AUTOSTAGE_DUMP_AFTER``    print the IR after these passes
 ``CACHE_DIR``      ``AUTOSTAGE_CACHE_DIR``     where generated and compiled code is kept
+``EXACT_MATH``     ``AUTOSTAGE_EXACT_MATH``    cpu: real exp/log/tanh by libm, not kernels
 ``MALLOC_TUNING``  ``AUTOSTAGE_MALLOC_TUNING`` cpu: freed big arrays reused (glibc; ``0``: off)
 =================  ==========================  ==========================================
 
@@ -32,6 +33,7 @@ from autostage.runtime.config import (
     DO_NOT_CONVERT,
     DUMP_AFTER,
     DUMP_BEFORE,
+    EXACT_MATH,
     MALLOC_TUNING,
     MAX_TRACES,
     OPTIONS,
@@ -68,7 +70,7 @@ def set_max_traces(n: int) -> None:
     MAX_TRACES.set(n)
 
 
-__all__ = ["CACHE_DIR", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE", "MALLOC_TUNING",
-           "MAX_TRACES", "OPTIONS", "TRACEBACK", "TRACEBACK_MODES", "VERIFY", "ConfigError",
-           "Option", "cache_root", "do_not_convert_modules", "max_traces", "set_max_traces",
-           "traceback_mode"]
+__all__ = ["CACHE_DIR", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE", "EXACT_MATH",
+           "MALLOC_TUNING", "MAX_TRACES", "OPTIONS", "TRACEBACK", "TRACEBACK_MODES", "VERIFY",
+           "ConfigError", "Option", "cache_root", "do_not_convert_modules", "max_traces",
+           "set_max_traces", "traceback_mode"]

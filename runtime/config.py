@@ -157,6 +157,13 @@ CACHE_DIR: Option[str] = Option(
     "Where generated and compiled code is kept ('': $XDG_CACHE_HOME/autostage or "
     "~/.cache/autostage); it must be private to this user.")
 
+EXACT_MATH: Option[bool] = Option(
+    "exact_math", False, _flag, _check_flag,
+    "cpu target: compute real exp, log and tanh with libm's functions (Numba's scalar calls)"
+    " instead of the vectorisable kernels of backends/cpu/vector_math.py (within 4 ulp of NumPy);"
+    " read when a trace is compiled, and part of the generated code (no code is shared between"
+    " the two settings).")
+
 MALLOC_TUNING: Option[bool] = Option(
     "malloc_tuning", True, _flag, _check_flag,
     "cpu target, Linux (glibc): raise malloc's mmap and trim thresholds to 1 GiB when the backend"
@@ -164,7 +171,8 @@ MALLOC_TUNING: Option[bool] = Option(
     " pages at every call (backends/cpu/allocator.py); 0 leaves malloc as it is.")
 
 OPTIONS: tuple[Option, ...] = (MAX_TRACES, TRACEBACK, DO_NOT_CONVERT, VERIFY, DUMP_BEFORE,
-                               DUMP_AFTER, CACHE_DIR, MALLOC_TUNING)
+                               DUMP_AFTER, CACHE_DIR, EXACT_MATH,
+                               MALLOC_TUNING)
 
 
 def cache_root() -> str:
@@ -176,5 +184,6 @@ def cache_root() -> str:
     return os.path.join(base, "autostage")
 
 
-__all__ = ["CACHE_DIR", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE", "MALLOC_TUNING",
-           "MAX_TRACES", "OPTIONS", "TRACEBACK", "VERIFY", "ConfigError", "Option", "cache_root"]
+__all__ = ["CACHE_DIR", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE", "EXACT_MATH",
+           "MALLOC_TUNING", "MAX_TRACES", "OPTIONS", "TRACEBACK", "VERIFY", "ConfigError",
+           "Option", "cache_root"]

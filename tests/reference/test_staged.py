@@ -71,10 +71,12 @@ REFERENCE_NUMPY_CASES = tuple(
 # every op with NumPy, in program order, so results are expected to be bit-identical. An entry
 # here needs a reason (e.g. a float32 transcendental evaluated by a different NumPy loop: 1e-6).
 RTOL: dict[str, tuple[float, str]] = {}
-# Per compiled backend, by "file::program": (rtol, why). Compiled code may evaluate float
-# transcendentals with a different libm than NumPy's own loops (a few ulp apart).
-_LIBM = ("tanh/exp evaluated by libm in compiled code, by NumPy's own SIMD loops in the "
-         "interpreter: 1 ulp apart per call")
+# Per compiled backend, by "file::program": (rtol, why). Compiled code evaluates float
+# transcendentals with its own kernels (exp, log, tanh: backends/cpu/vector_math.py) or libm,
+# not NumPy's own loops (a few ulp apart).
+_LIBM = ("tanh/exp evaluated by autostage's vectorised kernels (libm under "
+         "AUTOSTAGE_EXACT_MATH=1) in compiled code, by NumPy's own SIMD loops in the interpreter: "
+         "a few ulp apart per call")
 _ORDER = ("float64 sums and BLAS products added in a different order than NumPy's pairwise "
           "summation and its BLAS: last-digit differences (printed numbers compared with the "
           "same tolerance)")

@@ -110,7 +110,7 @@ def test_malloc_tuning_reuses_the_memory_of_big_arrays():
     libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, (ctypes.c_size_t,)
     libc.free.argtypes = (ctypes.c_void_p,)
     size = 64 << 20
-    for attempt in range(2):
+    for _ in range(2):  # the second block reuses the first one's memory
         block = libc.malloc(size)
         before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         ctypes.memset(block, 1, size)

@@ -20,7 +20,7 @@ import re
 from collections.abc import Callable, Iterator
 
 import numpy as np
-from autostage.runtime import ir, op_registry, printer
+from autostage.runtime import config, ir, op_registry, printer
 from autostage.runtime.backends.cpu import list_buffers
 from autostage.runtime.passes.shape_facts import ShapeFacts
 from autostage.runtime.types import DTYPES, ListType, TensorType, TupleType, Type
@@ -92,6 +92,9 @@ class Emitter:
         # The storage arrays of the module's state (index -> parameter), passed to every
         # function as trailing parameters.
         self.variables = {i: f"var{i}" for i in range(len(module.state))}
+        # libm instead of vector_math's kernels (lower_core); read once, so that one module
+        # never mixes the two (the setting shows in the source, hence in its content hash)
+        self.exact_math = config.EXACT_MATH.value()
         self._uses: dict[ir.Value, int] = {}
         for function in module.functions.values():
             self._count_uses(function.body)

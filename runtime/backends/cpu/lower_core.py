@@ -6,14 +6,15 @@ every operand is first cast to the dtypes of the ufunc loop NumPy itself picks
 (``ufunc.resolve_dtypes``), and every 0-d result is wrapped in its dtype's constructor
 (``np.int32(a + b)``): identical inputs make Numba pick the same loop as NumPy, and the wrapper
 is free after LLVM. 0-d tensors are native scalars: Python operators where their njit semantics
-equal the ufunc's, else the ufunc called on scalars.
+equal the ufunc's, else the ufunc called on scalars. Real ``exp``, ``log`` and ``tanh`` call the
+vectorisable kernels of ``vector_math`` (libm under ``AUTOSTAGE_EXACT_MATH=1``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 from autostage.runtime import ir
-from autostage.runtime.backends.cpu import complex_math, run_errors
+from autostage.runtime.backends.cpu import complex_math, run_errors, vector_math
 from autostage.runtime.backends.cpu.codegen import Emitter, is_scalar, lowering, np_dtype
 from autostage.runtime.ops.elementwise import UFUNCS
 from autostage.runtime.types import TensorType
@@ -177,6 +178,13 @@ def {name}(a):
     d = re * r + im
     return CTYPE(complex(r / d, FTYPE(-1) / d))
 """
+# Real exp/log/tanh: the branch-free kernels of ``vector_math``, which LLVM vectorises in a loop
+# (Numba's calls to libm it cannot: a 128x256 tanh was 13x slower than NumPy's); arrays are a loop
+# of the scalar rule. The import names the kernels' source hash, so that editing them changes
+# the generated module's hash (Numba's cache holds them inlined). Emitter.exact_math keeps libm.
+_VECTOR_MATH = frozenset({"exp", "log", "tanh"})
+_VECTOR_MATH_IMPORT = ("import autostage.runtime.backends.cpu.vector_math as cpu_vmath  "
+                       f"# kernels {vector_math.SOURCE_HASH}")
 # Ufuncs Numba lacks (or types differently), as expressions on operands of the loop dtype.
 _SUBSTITUTES = {
     "positive": "{0}.copy()",
@@ -247,11 +255,16 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
         expr = complex_math.expr(em, op, loop, args)
         if is_scalar(out.type):
             expr = wrap_scalar(expr, out.type.dtype)
-    elif not is_scalar(out.type) and loop[0].kind in LOOPED.get(op.name, ""):
+    elif not is_scalar(out.type) and (loop[0].kind in LOOPED.get(op.name, "")
+                                      or _vector_math(op, loop, em)):
         from autostage.runtime.backends.cpu import lower_fused  # it imports this module
 
         lower_fused.elementwise_loop(op, em)
         return
+    elif _vector_math(op, loop, em):
+        em.module_line("cpu_vmath", _VECTOR_MATH_IMPORT)
+        kernel = op.name if loop[0] == np.float64 else f"{op.name}_f32"
+        expr = wrap_scalar(f"cpu_vmath.{kernel}({args[0]})", out.type.dtype)
     elif op.name == "power" and loop[0].kind in "iu":
         dtype = np_dtype(loop[0])
         helper = em.helper(f"power_{loop[0].name}", _INTEGER_POWER.replace("DTYPE", dtype))
@@ -297,6 +310,11 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
     else:
         expr = _call_expr(op.name, args, out.type.dtype)
     em.line(f"{em.name(out)} = {expr}")
+
+
+def _vector_math(op: ir.Op, loop: tuple[np.dtype, ...], em: Emitter) -> bool:
+    """Whether ``op`` is computed by a kernel of ``vector_math`` (not libm)."""
+    return op.name in _VECTOR_MATH and loop[0] in (np.float32, np.float64) and not em.exact_math
 
 
 def _complex_types(dtype: np.dtype) -> dict[str, str]:

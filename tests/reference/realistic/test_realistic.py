@@ -1,9 +1,9 @@
 """Realistic model programs (``models.py``): plain Python vs ``to_graph`` vs ``convert`` on the
 ``interpreter`` and ``cpu`` targets. Every scenario's observable results must be the same (floats
-within a small relative tolerance on cpu, where BLAS and libm may round the last bits differently,
-DESIGN "Floating-point accuracy"). Scenarios that fail today are xfail(strict=True) with the
-finding they show (notes/issue8-h6-findings.md); they turn into failures once fixed, so that the
-mark is removed.
+within a small relative tolerance on cpu, where BLAS, libm and the vectorised exp/log/tanh may
+round the last bits differently, DESIGN "Floating-point accuracy"). Scenarios that fail today are
+xfail(strict=True) with the finding they show (notes/issue8-h6-findings.md); they turn into
+failures once fixed, so that the mark is removed.
 """
 
 from __future__ import annotations
