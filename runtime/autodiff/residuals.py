@@ -40,24 +40,33 @@ def read_saved(op: ir.Op, backward: ir.Region, index: ir.Value, replayed: Sequen
     """Makes ``backward`` (the backward body of the ``while`` ``op``, built from a replay
     ``replayed`` of its forward body with map ``copies``) read saved residuals at iteration
     ``index`` instead of recomputing them, and removes the replayed ops left unused."""
-    original = {copies[r]: r for o in op.regions[1].ops for r in o.results if r in copies}
+    body = op.regions[1]
+    original = {copies[r]: r for o in body.ops for r in o.results if r in copies}
     replay = set(replayed)
-    values, shapes = _to_save(op.regions[1], _residuals(backward, replay, original))
+    values, shapes, recomputed = _to_save(body, _residuals(backward, replay, original))
     if not values and not shapes:
         return
-    sized = [v for v in shapes if None in v.type.shape]
-    stacks = _stacks_of(op, values, sized)
+    sizes = _Sizes(body, copies, set(values), recomputed)
+    pushed = [v for v in shapes if not sizes.derivable(v)]
+    stacks = _stacks_of(op, values, [v for v in pushed if None in v.type.shape])
     with tracing.reopen(backward):
         mark = len(backward.ops)
         reads = {copies[v]: build.op1("list_get", stacks[v], index) for v in values}
-        proxies = {copies[v]: _proxy(v, [build.op1("list_get", stacks[v, k], index)
-                                         for k, size in enumerate(v.type.shape) if size is None])
-                   for v in shapes}
+        sizes.read = reads
+        sizes.pushed = {v: [d if d is not None else build.op1("list_get", stacks[v, k], index)
+                            for k, d in enumerate(v.type.shape)] for v in pushed}
         gets = backward.ops[mark:]
         del backward.ops[mark:]
     backward.ops[0:0] = gets
     _substitute(backward, reads, skip=set(gets))
-    _substitute_shapes(backward, proxies, skip=replay)
+    after = max(backward.ops.index(o) for o in replay) + 1 if replay else len(gets)
+    with tracing.reopen(backward):
+        mark = len(backward.ops)
+        targets = {copies[v]: (v, sizes.of(v)) for v in shapes}
+        derived = backward.ops[mark:]
+        del backward.ops[mark:]
+    backward.ops[after:after] = derived
+    _read_shapes(backward, targets, skip=replay)
     _remove_unused(backward, replay)
 
 
@@ -92,11 +101,11 @@ def _yields(region: ir.Region) -> list[ir.Value]:
 
 
 def _to_save(body: ir.Region, needed: dict[ir.Value, bool]
-             ) -> tuple[list[ir.Value], list[ir.Value]]:
-    """Of the forward ``body``'s values ``needed`` (True: only for their shape), those to save
-    and those whose shape to save. Cheap values are recomputed from their operands, which are
-    needed in turn; an argument is saved already (the carried values' stacks); a list cannot
-    be saved (a list of lists is not a type): recomputed."""
+             ) -> tuple[list[ir.Value], list[ir.Value], set[ir.Value]]:
+    """Of the forward ``body``'s values ``needed`` (True: only for their shape), those to save,
+    those whose shape is needed, and those recomputed. Cheap values are recomputed from their
+    operands, which are needed in turn; an argument is saved already (the carried values'
+    stacks); a list cannot be saved (a list of lists is not a type): recomputed."""
     produced = {r: o for o in body.ops for r in o.results}
     chosen: dict[ir.Value, None] = {}
     shapes: dict[ir.Value, None] = {}
@@ -116,7 +125,7 @@ def _to_save(body: ir.Region, needed: dict[ir.Value, bool]
     for value, shape_only in needed.items():
         if shape_only and value in produced and value not in seen:
             shapes[value] = None
-    return list(chosen), list(shapes)
+    return list(chosen), list(shapes), seen - set(chosen)
 
 
 def _cheap(op: ir.Op) -> bool:
@@ -127,11 +136,100 @@ def _cheap(op: ir.Op) -> bool:
                                   for v in (*op.operands, *op.results))
 
 
-def _proxy(value: ir.Value, sizes: list[ir.Value]) -> ir.Value:
-    """A zero-strided array of ``value``'s dtype and shape (of staged ``sizes``): what a read
-    for the shape needs, without the data."""
-    zero = build.constant(0, value.type.dtype)
-    return build.op1("broadcast_to", zero, *sizes, shape=value.type.shape)
+class _Sizes:
+    """The sizes of forward values in the backward body, without their data: read from a saved
+    or recomputed value, derived by the shape rule of an element-wise op (broadcasting: the
+    larger of the operands' sizes) or a 2-d matmul, or else pushed by the forward loop."""
+
+    def __init__(self, body: ir.Region, copies: dict, saved: set, recomputed: set):
+        self.produced = {r: o for o in body.ops for r in o.results}
+        self.copies, self.saved, self.recomputed = copies, saved, recomputed
+        self.read: dict[ir.Value, ir.Value] = {}  # replay value -> its saved copy
+        self.pushed: dict[ir.Value, list] = {}  # value -> its sizes read back
+        self._found: dict[ir.Value, list] = {}
+
+    def _available(self, v: ir.Value) -> bool:
+        return v in self.saved or v in self.recomputed or v not in self.produced
+
+    def derivable(self, v: ir.Value) -> bool:
+        if self._available(v) or v.type.shape == ():
+            return True
+        producer = self.produced[v]
+        if op_registry.lookup(producer.name).elementwise:
+            return all(self.derivable(u) for u in producer.operands)
+        return _is_matmul(producer) and all(self.derivable(u) for u in producer.operands)
+
+    def of(self, v: ir.Value) -> list:
+        """One entry per axis of ``v``: an int, or a 0-d int64 value (emitted here)."""
+        if v not in self._found:
+            self._found[v] = self._sizes(v)
+        return self._found[v]
+
+    def _sizes(self, v: ir.Value) -> list:
+        if v in self.pushed:
+            return self.pushed[v]
+        if self._available(v):
+            there = self.copies.get(v, v)
+            there = self.read.get(there, there)
+            return [d if d is not None else build.op1("dim", there, axis=k)
+                    for k, d in enumerate(v.type.shape)]
+        producer = self.produced[v]
+        if _is_matmul(producer):
+            a, b = producer.operands
+            return [self.of(a)[0], self.of(b)[1]]
+        rank = len(v.type.shape)
+        found = []
+        for k, static in enumerate(v.type.shape):
+            if static is not None:
+                found.append(static)
+                continue
+            candidates = [self.of(u)[k - rank + u.type.ndim] for u in producer.operands
+                          if k - rank + u.type.ndim >= 0]
+            staged = [c for c in candidates if not isinstance(c, int)]
+            larger = [c for c in candidates if isinstance(c, int) and c != 1]
+            if larger:  # the operands broadcast: any other size is 1 or this one
+                found.append(larger[0])
+                continue
+            size = staged[0]
+            for other in staged[1:]:
+                size = build.op1("maximum", size, other)
+            found.append(size)
+        return found
+
+
+def _is_matmul(op: ir.Op) -> bool:
+    return op.name == "matmul" and all(u.type.ndim == 2 for u in op.operands)
+
+
+def _read_shapes(region: ir.Region, targets: dict, skip: set[ir.Op]) -> None:
+    """Makes the ops of ``region`` but ``skip`` (at any depth) that read a value of
+    ``targets`` (replay value -> (forward value, sizes)) for its shape only take the sizes
+    instead: a ``sum_to`` its staged sizes, any other op a zero-strided stand-in."""
+    stand_ins: dict[ir.Value, ir.Value] = {}
+    for op in region.ops:
+        if op in skip:
+            continue
+        for inner in (op, *(o for r in op.regions for o in r.walk())):
+            shape_only = op_registry.lookup(inner.name).shape_operands
+            for k, v in enumerate(inner.operands):
+                if k not in shape_only or v not in targets:
+                    continue
+                value, sizes = targets[v]
+                staged = [d for d in sizes if not isinstance(d, int)]
+                if inner.name == "sum_to":
+                    inner.operands = (inner.operands[0], *staged)
+                    inner.attrs = {**inner.attrs, "shape": value.type.shape}
+                    break
+                if v not in stand_ins:
+                    with tracing.reopen(region):
+                        zero = build.constant(0, value.type.dtype)
+                        stand_ins[v] = build.op1("broadcast_to", zero, *staged,
+                                                 shape=value.type.shape)
+                        made = region.ops[-2:]
+                        del region.ops[-2:]
+                    region.ops[region.ops.index(op):region.ops.index(op)] = made
+                inner.operands = tuple(stand_ins[v] if j == k else u
+                                       for j, u in enumerate(inner.operands))
 
 
 def _stacks_of(op: ir.Op, values: list[ir.Value], sized: list[ir.Value]) -> dict:
@@ -209,20 +307,6 @@ def _substitute(region: ir.Region, new: dict[ir.Value, ir.Value], skip: set[ir.O
         for inner in op.regions:
             inner.results = tuple(new.get(v, v) for v in inner.results)
     region.results = tuple(new.get(v, v) for v in region.results)
-
-
-def _substitute_shapes(region: ir.Region, new: dict[ir.Value, ir.Value],
-                       skip: set[ir.Op]) -> None:
-    """Makes the top-level ops of ``region`` but ``skip`` (and the ops in their regions) read
-    ``new[v]`` where they read a value ``v`` for its shape only."""
-    for op in region.ops:
-        if op in skip:
-            continue
-        for inner in (op, *(o for r in op.regions for o in r.walk())):
-            shape_only = op_registry.lookup(inner.name).shape_operands
-            if any(k in shape_only and v in new for k, v in enumerate(inner.operands)):
-                inner.operands = tuple(new.get(v, v) if k in shape_only else v
-                                       for k, v in enumerate(inner.operands))
 
 
 def _remove_unused(region: ir.Region, removable: set[ir.Op]) -> None:

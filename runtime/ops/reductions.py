@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 from autostage.runtime import dtype_rules, op_registry
+from autostage.runtime.ops.shapes import check_sizes, fill_shape
 from autostage.runtime.ops.vjp_support import (
     INDEX_DTYPE,
     builders,
@@ -70,23 +71,31 @@ for _name, _extra in REDUCTIONS.items():
 
 
 def _infer_sum_to(operand_types: tuple, attrs: dict) -> tuple:
-    ct, like = operand_types
-    if ct.ndim != like.ndim:
-        raise TypeError(f"sum_to needs operands of one rank, got {ct} and {like}")
-    return (TensorType(ct.dtype, like.shape),)
+    ct, *rest = operand_types
+    if "shape" in attrs:
+        check_sizes(tuple(rest), attrs["shape"], "sum_to")
+        shape = attrs["shape"]
+    else:
+        (like,) = rest
+        shape = like.shape
+    if ct.ndim != len(shape):
+        raise TypeError(f"sum_to needs a cotangent of the target's rank, got {ct} for {shape}")
+    return (TensorType(ct.dtype, tuple(shape)),)
 
 
 def _evaluate_sum_to(op, values: tuple, run) -> tuple:
-    ct, like = values
-    axes = tuple(i for i, (c, n) in enumerate(zip(ct.shape, like.shape, strict=True))
+    ct, *rest = values
+    shape = fill_shape(op.attrs["shape"], rest) if "shape" in op.attrs else rest[0].shape
+    axes = tuple(i for i, (c, n) in enumerate(zip(ct.shape, shape, strict=True))
                  if n == 1 and c != 1)
     return (np.asarray(np.sum(ct, axis=axes, keepdims=True) if axes else ct),)
 
 
 op_registry.register(
     "sum_to", _infer_sum_to, _evaluate_sum_to, raises=(), shape_operands=(1,),
-    doc="operands ct, like (one rank): ct summed over the axes where like has size 1 and ct "
-        "does not, so it has like's shape (the adjoint of broadcasting; autodiff emits it)")
+    doc="operands ct, like (one rank), or ct and the staged sizes of attr shape (ints, None = "
+        "next size operand): ct summed over the axes where the target has size 1 and ct does "
+        "not, so it has the target's shape (the adjoint of broadcasting; autodiff emits it)")
 
 
 # -- reverse-mode derivatives (runtime/autodiff) ------------------------------------------------
@@ -151,7 +160,7 @@ def _vjp_moment(op, cts: tuple) -> tuple:
 
 def _broadcast_back(op, cts: tuple) -> tuple:
     b = builders()
-    return (b.add(cts[0], b.zeros_like(op.operands[0])), None)
+    return (b.add(cts[0], b.zeros_like(op.operands[0])), *(None,) * (len(op.operands) - 1))
 
 
 op_registry.lookup("sum").vjp = _vjp_sum

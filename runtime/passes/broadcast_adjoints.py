@@ -23,7 +23,7 @@ def run(module: ir.Module) -> bool:
             continue
         facts = ShapeFacts(function)
         mapping = {op.results[0]: op.operands[0] for op in ops
-                   if facts.dims(op.operands[0]) == facts.dims(op.operands[1])}
+                   if facts.dims(op.operands[0]) == facts.dims(op.results[0])}
         replace_uses(function.body, mapping)
         changed |= bool(mapping)
     return changed

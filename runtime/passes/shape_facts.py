@@ -12,8 +12,9 @@ Rules (anything else gets a token of its own per axis):
 * element-wise ops and ``fused`` loops broadcast their operands' symbols: an output axis whose
   operands' axes are all one symbol (static 1s aside) has that symbol;
 * ``full_like``, ``copy``, ``setitem``, ``scatter_add`` keep their array operand's symbols,
-  ``sum_to`` its ``like`` operand's; reductions keep those of the axes they do not reduce,
-  ``transpose`` permutes them, a 2-d ``matmul`` has its rows' and columns' operands' symbols;
+  ``sum_to`` its ``like`` operand's (or its staged sizes', as ``full``); reductions keep those
+  of the axes they do not reduce, ``transpose`` permutes them, a 2-d ``matmul`` has its rows'
+  and columns' operands' symbols;
   ``full`` takes each staged size from its operand (``x.shape[0]``, a ``dim`` op, has ``x``'s
   symbol); basic ``getitem`` keeps the symbols of the axes it takes whole (``x[:, 0]``,
   ``x[..., None]``);
@@ -113,7 +114,7 @@ class ShapeFacts:
             full = looped.type.ndim if looped is not None else rank
             dims = self.broadcast([v for v in op.operands if v.type.ndim], full)
             return _tokens(dims[:rank], result)
-        if op.name == "full":
+        if op.name == "full" or op.name == "sum_to" and "shape" in op.attrs:
             sizes = iter(op.operands[1:])
             return tuple(self._size(next(sizes)) if d is None else d
                          for d in op.attrs["shape"])

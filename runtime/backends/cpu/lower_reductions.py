@@ -23,6 +23,7 @@ import numpy as np
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu import lower_support as s
 from autostage.runtime.backends.cpu.codegen import Emitter, lowering, np_dtype
+from autostage.runtime.backends.cpu.lower_shapes import staged_shape
 
 
 def accumulation_dtype(x: np.dtype, requested: np.dtype | None) -> np.dtype:
@@ -360,12 +361,18 @@ for _name in REDUCERS:
 
 @lowering("sum_to")
 def lower_sum_to(op: ir.Op, em: Emitter) -> None:
-    """One pass over ``ct`` adding each element into the ``like``-shaped result, at index 0 on
-    the axes where ``like`` has size 1; equal shapes (the common case) take ``ct`` as it is."""
-    ct, like = op.operands
+    """One pass over ``ct`` adding each element into the target-shaped result (``like``'s shape,
+    or the staged sizes of attr ``shape``), at index 0 on the axes where the target has size 1;
+    equal shapes (the common case) take ``ct`` as it is."""
+    ct, *rest = op.operands
     out, name = em.name(op.results[0]), em.name(ct)
-    sizes, have = s.dims(em, like), s.dims(em, ct)
-    em.line(f"if {name}.shape == {em.name(like)}.shape:")
+    if "shape" in op.attrs:
+        sizes = staged_shape(em, op.attrs["shape"], tuple(rest))
+        target = s.shape_tuple(sizes)
+    else:
+        sizes, target = s.dims(em, rest[0]), f"{em.name(rest[0])}.shape"
+    have = s.dims(em, ct)
+    em.line(f"if {name}.shape == {target}:")
     with em.block():
         em.line(f"{out} = np.ascontiguousarray({name})")
     em.line("else:")
