@@ -20,11 +20,13 @@ call; ratios in one run):
 Every variant runs on one thread (BLAS, XLA, PyTorch): on this 2-core machine a multi-threaded
 BLAS next to any other process slows down by up to 50x (seen here), which would measure the
 machine's load, not the code. On a CPU with AVX-512, OpenBLAS (used by NumPy, SciPy and so by
-compiled code) is told to use its AVX-512 kernels (``OPENBLAS_CORETYPE=SkylakeX``, unless set):
-it takes this machine's AMD Zen 4 for a Haswell and multiplies 128x256 by 256x256 matrices at
-half the speed (0.35 vs 0.18 ms), while XLA and PyTorch use AVX-512 anyway.
+compiled code) runs its AVX-512 kernels (``OPENBLAS_CORETYPE=SkylakeX``): this machine's
+environment sets ``OPENBLAS_CORETYPE=Haswell`` (AVX2), which multiplies 128x256 by 256x256
+matrices at half the speed (0.35 vs 0.18 ms), while XLA and PyTorch use AVX-512 anyway.
+``--blas-env`` keeps the environment's setting.
 
     .venv/bin/python benchmarks/gradients.py [--smoke] [--repeats R] [--target cpu|interpreter]
+                                             [--blas-env]
 """
 
 from __future__ import annotations
@@ -45,8 +47,11 @@ def _has_avx512() -> bool:
         return False
 
 
-if _has_avx512():  # OpenBLAS takes a Zen 4 for a Haswell (AVX2): its AVX-512 kernels
-    os.environ.setdefault("OPENBLAS_CORETYPE", "SkylakeX")  # for every OpenBLAS variant
+BLAS_ENV = "--blas-env" in sys.argv  # keep the environment's OPENBLAS_CORETYPE
+if BLAS_ENV:
+    sys.argv.remove("--blas-env")
+elif _has_avx512():  # OpenBLAS's AVX-512 kernels, for every OpenBLAS variant
+    os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
 os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
                                    "intra_op_parallelism_threads=1")
 
@@ -330,6 +335,7 @@ def run(args) -> harness.Report:
 def main(argv=None) -> int:
     args = harness.parse_args(__doc__.partition("\n")[0], argv, repeats=REPEATS)
     harness.note_optional_frameworks()
+    print(f"OpenBLAS kernels: OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '')!r}")
     return harness.finish(run(args))
 
 
