@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from autostage.runtime import ir, tracing
-from autostage.runtime.autodiff import build, list_appends, residuals
+from autostage.runtime.autodiff import build, list_appends, list_reads, residuals
 from autostage.runtime.autodiff.backprop import (
     GradientError,
     accumulate,
@@ -87,9 +87,13 @@ def differentiate_region(region: ir.Region, args: Sequence[ir.Value],
 
 def _differentiate(region: ir.Region, args: Sequence[ir.Value],
                    seeds: Sequence[tuple[ir.Value, ir.Value | None]],
-                   wanted: Sequence[ir.Value]) -> tuple[list[ir.Value], list[ir.Op], dict]:
-    """``differentiate_region``, also returning the replayed ops and the replay's map."""
+                   wanted: Sequence[ir.Value], prepare=None
+                   ) -> tuple[list[ir.Value], list[ir.Op], dict]:
+    """``differentiate_region``, also returning the replayed ops and the replay's map;
+    ``prepare(ops, copies)`` may change the replay before it is differentiated, and returns
+    what to run once the backward ops exist (or None)."""
     ops, copies = replay(region, args)
+    finish = prepare(ops, copies) if prepare is not None else None
     sources = {v for v in (*args, *wanted) if is_active(v) or v in args}
     active = active_values(ops, sources)
     cotangents: dict[ir.Value, ir.Value] = {}
@@ -99,6 +103,8 @@ def _differentiate(region: ir.Region, args: Sequence[ir.Value],
             accumulate(cotangents, value, ct)
     backprop(ops, cotangents, active)
     found = [cotangents[v] if v in cotangents else build.zeros_of(v) for v in wanted]
+    if finish is not None:
+        finish()
     return found, ops, copies
 
 
@@ -124,11 +130,13 @@ def cond_vjp(op: ir.Op, cotangents: tuple) -> dict:
 def while_vjp(op: ir.Op, cotangents: tuple) -> dict:
     n = op.attrs.get("saved_inputs", len(op.operands))  # the loop's own carried values
     appended = list_appends.appended_lists(op, n)
+    read = list_reads.read_lists(op.regions[1], n)
     inputs_saved = _saved_inputs(op)
-    # A carried list is carried backward only with a cotangent (the body only appends to it,
-    # so none arises inside). The stacks are such lists too: they get cotangents only in a
-    # higher derivative (from the backward loop's reads of them).
-    positions = [k for k, ct in enumerate(cotangents) if ct is not None or (
+    lengths = list_reads.length_stacks(op, read)
+    # A carried list is carried backward with a cotangent, or when the body reads it (else the
+    # body only appends to it, so none arises inside). The stacks are such lists too: they get
+    # cotangents only in a higher derivative (from the backward loop's reads of them).
+    positions = [k for k, ct in enumerate(cotangents) if ct is not None or k in read or (
         k < n and not isinstance(op.results[k].type, ListType))]
     carried = [op.results[k] for k in positions]
     frees = _free(op)
@@ -149,7 +157,10 @@ def while_vjp(op: ir.Op, cotangents: tuple) -> dict:
         inputs = [args[k] for k in positions]
         seeds = [(op.regions[1].results[k], ct) for k, ct in zip(
             positions, carried_cts, strict=True)]
-        found, replayed, copies = _differentiate(op.regions[1], args, seeds, [*inputs, *frees])
+        starts = {args[k]: build.op1("list_get", stack, i) for k, stack in lengths.items()}
+        found, replayed, copies = _differentiate(
+            op.regions[1], args, seeds, [*inputs, *frees],
+            prepare=lambda ops, _: list_reads.rewrite(body, ops, starts))
         for k, grows in appended.items():
             if not grows and k in positions:  # a list the body makes anew: the one before
                 found[positions.index(k)] = build.zeros_of(op.operands[k])  # the loop gets 0s

@@ -2,11 +2,13 @@
 
 The VJP of ``while`` (control_flow.py) saves the carried tensors of each iteration, but not the
 carried lists (a list of lists is not a type): its replay of the body binds a carried list to the
-loop's final list. That computes what the forward pass did only when the body never looks at the
-list: it may append to it (``list_append``, whose VJP reads no element), directly or in a
-branch or an inner loop that only appends, and yield the result as the same carried value, or
-replace it with a list it makes. Any other use (an element, the length, a stack, a pop, a call)
-is refused with a ``GradientError`` naming the line.
+loop's final list. That computes what the forward pass did when the body appends to the list
+(``list_append``, whose VJP reads no element), directly or in a branch or an inner loop that only
+appends, and yields the result as the same carried value, or replaces it with a list it makes.
+The body may also read the list at its top level (``lst[-1]``, ``len(lst)``): the replay then
+reads the final list at the index the list of that moment had (``reads.py``), from the length
+the forward loop saves per iteration. Any other use (a read inside a branch or an inner loop, a
+stack, a pop, a call) is refused with a ``GradientError`` naming the line.
 """
 
 from __future__ import annotations
@@ -24,10 +26,13 @@ class _Read(Exception):
         self.op = op
 
 
-def appended_lists(op: ir.Op, n: int) -> dict[int, bool]:
+_READS = ("list_get", "list_length")
+
+
+def appended_lists(op: ir.Op, n: int, reads: bool = True) -> dict[int, bool]:
     """For each carried list of the ``while`` ``op`` (by position among its ``n`` carried
-    values): True when the body yields it after appends only, False when the body yields a list
-    it makes instead.
+    values): True when the body yields it after appends (and, with ``reads``, top-level reads)
+    only, False when the body yields a list it makes instead.
 
     Raises:
       GradientError: the body uses a carried list in any other way.
@@ -38,7 +43,7 @@ def appended_lists(op: ir.Op, n: int) -> dict[int, bool]:
         if not isinstance(arg.type, ListType):
             continue
         try:
-            position = _yield_position(body, arg)
+            position = _yield_position(body, arg, reads)
             if position not in (k, None):
                 raise _Read(None)
         except _Read as read:
@@ -46,23 +51,28 @@ def appended_lists(op: ir.Op, n: int) -> dict[int, bool]:
             at = f" (at {where.loc})" if where.loc is not None else ""
             raise GradientError(
                 f"autostage can differentiate a staged loop that carries a list only when the "
-                f"loop body does nothing with the list but append to it (outs.append(h)); "
-                f"this one reads it{at}: collect the values in the loop and read them after "
-                "it, or keep the list outside the gradient") from None
+                f"loop body appends to the list (outs.append(h)) and reads it (outs[-1], "
+                f"len(outs)) outside its branches and inner loops; this one uses it otherwise"
+                f"{at}: read it into a variable before the branch, or keep the list outside "
+                "the gradient") from None
         found[k] = position == k
     return found
 
 
-def _yield_position(region: ir.Region, start: ir.Value) -> int | None:
-    """Where ``region`` yields ``start`` after appends only; None when it neither uses nor
-    yields it. Raises ``_Read`` for any other use."""
+def _yield_position(region: ir.Region, start: ir.Value, reads: bool = False) -> int | None:
+    """Where ``region`` yields ``start`` after appends (and, with ``reads``, reads by its own
+    ops) only; None when it neither appends to nor yields it. Raises ``_Read`` for any other
+    use."""
     uses: dict[ir.Value, list[ir.Op]] = {}
     for inner in region.ops:
         for v in (*inner.operands, *(captured(inner) if inner.regions else ())):
             uses.setdefault(v, []).append(inner)
     value = start
-    while uses.get(value):
-        users = uses[value]
+    while True:
+        users = [u for u in uses.get(value, ()) if not (
+            reads and u.name in _READS and u.operands[0] is value and value not in u.operands[1:])]
+        if not users:
+            break
         if len(users) != 1 or value in region.results:
             raise _Read(users[0])
         value = _appends_to(users[0], value)
@@ -82,7 +92,7 @@ def _appends_to(op: ir.Op, lst: ir.Value) -> ir.Value:
     if op.name == "while" and lst not in captured(op) and list(op.operands).count(lst) == 1:
         k = op.operands.index(lst)
         n = op.attrs.get("saved_inputs", len(op.operands))  # (the rest: control_flow's stacks)
-        if k < n and appended_lists(op, n).get(k):
+        if k < n and appended_lists(op, n, reads=False).get(k):
             return op.results[k]
     if op.name == "cond" and list(op.operands).count(lst) <= 1 and op.operands[0] is not lst:
         passed = list(op.operands[1:])

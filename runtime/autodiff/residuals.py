@@ -255,12 +255,14 @@ def _stacks_of(op: ir.Op, values: list[ir.Value], sized: list[ir.Value]) -> dict
     return found
 
 
-def add_stacks(op: ir.Op, pushed: Callable[[dict], list[ir.Value]],
-               types: Sequence) -> tuple[ir.Value, ...]:
+def add_stacks(op: ir.Op, pushed: Callable[[dict], list[ir.Value]], types: Sequence,
+               at_start: bool = False) -> tuple[ir.Value, ...]:
     """Rebuilds the ``while`` ``op`` (in place, keeping its result values) to push, at the end
     of each iteration, the values ``pushed(copies)`` picks from its rebuilt body (``copies``
     maps the old body's values to the new) onto new stacks of element ``types``, which it
-    carries; returns the stacks, new results of ``op``."""
+    carries; returns the stacks, new results of ``op``. ``at_start``: ``pushed`` computes its
+    values before the body's ops, from the arguments (a list's length before its appends,
+    which may then update it in place)."""
     region = op.results[0].region
     at = region.ops.index(op)
     with tracing.reopen(region):
@@ -276,9 +278,10 @@ def add_stacks(op: ir.Op, pushed: Callable[[dict], list[ir.Value]],
         _, copies = replay_all(cond, new_cond.args[:n])
         new_cond.results = tuple(copies.get(v, v) for v in cond.results)
     with tracing.region(carried) as new_body:
+        early = pushed(dict(zip(body.args, new_body.args, strict=False))) if at_start else None
         _, copies = replay_all(body, new_body.args[:n])
         pushes = [build.op1("list_append", s, x) for s, x in zip(
-            new_body.args[n:], pushed(copies), strict=True)]
+            new_body.args[n:], early if at_start else pushed(copies), strict=True)]
         new_body.results = (*(copies.get(v, v) for v in body.results), *pushes)
     op.operands = (*op.operands, *stacks)
     op.regions = (new_cond, new_body)

@@ -881,6 +881,27 @@ def trajectory_loss_staged(v0, target_traj, n, dt=0.05):
     return np.mean((traj[:n] - target_traj[:n]) ** 2)
 
 
+def autoregressive_decoder_loss(W, U, h0, targets):
+    """Each step feeds the previous output back (``outputs[-1]``): a loop that reads the list
+    it appends to."""
+    outputs = [h0]
+    for _ in range(targets.shape[0]):
+        prev = outputs[-1]
+        outputs.append(np.tanh(prev @ W + np.tanh(outputs[0] @ U)))
+    return np.mean((np.stack(outputs[1:]) - targets) ** 2)
+
+
+def running_average_loss(alpha, xs):
+    """An average over the history so far (``len(history)``, ``history[-1]``)."""
+    history = [xs[0]]
+    total = 0.0
+    for t in range(1, xs.shape[0]):
+        mean = (history[-1] * (len(history) - 1) + xs[t]) / len(history)
+        history.append(alpha * mean + (1 - alpha) * history[-1])
+        total = total + np.sum(history[-1] ** 2)
+    return total
+
+
 def bouncing_ball_x(v0, restitution, n_steps=150, dt=0.01):
     """A ball bouncing on the floor: a staged if (the bounce) in a staged loop."""
     pos = np.array([0.0, 1.0])

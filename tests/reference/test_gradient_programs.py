@@ -883,6 +883,16 @@ def test_float64_scalar_leaf_in_params_dict():
 
 
 @pytest.mark.parametrize("target", [INTERP, "cpu"])
+def test_loops_that_read_the_list_they_append_to(target):
+    rng = np.random.default_rng(5)
+    W, U = rng.standard_normal((3, 3)) * 0.5, rng.standard_normal((3, 3)) * 0.5
+    h0, targets = rng.standard_normal((2, 3)), rng.standard_normal((6, 2, 3))
+    directional_check(gp.autoregressive_decoder_loss, (W, U, h0, targets), (0, 1, 2), target)
+    directional_check(gp.running_average_loss, (np.float64(0.3), rng.standard_normal((7, 4))),
+                      (0, 1), target)
+
+
+@pytest.mark.parametrize("target", [INTERP, "cpu"])
 def test_bouncing_ball_staged_if_in_staged_loop(target):
     (g_v, g_r) = directional_check(gp.bouncing_ball_x, (np.array([1.0, 0.5]), np.float64(0.8),
                                                         np.int64(150)), (0, 1), target)

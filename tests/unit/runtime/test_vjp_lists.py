@@ -185,9 +185,48 @@ def _length_in_the_loop(x, w):
     return np.sum(np.stack(outs) * w)
 
 
-@pytest.mark.parametrize("f", [_reads_in_the_loop, _length_in_the_loop])
-def test_a_loop_that_reads_its_list_is_refused(f):
-    with pytest.raises(GradientError, match="does nothing with the list but append"):
+def _reads_after_appending(x, w):
+    outs = [x[0]]
+    total = 0.0
+    for i in range(x.shape[0] - 1):
+        outs.append(np.tanh(outs[-1] * x[i] + 0.5 * outs[0]))
+        total = total + np.sum(outs[-1] * outs[-2] * w[i])
+    return total
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+@pytest.mark.parametrize("f", [_reads_in_the_loop, _length_in_the_loop, _reads_after_appending])
+def test_a_loop_that_reads_the_list_it_appends_to(f, target):
+    """The replay reads the final list at the index the list of that iteration had (its length
+    saved per iteration): outs[-1], outs[0], len(outs), before and after the iteration's
+    append, and the list is not used after the loop (only its reads carry the gradient)."""
+    check_gradient(f, X, weights((4, 3)), argnums=(0, 1), target=target)
+
+
+def _read_in_a_branch(x, w):
+    outs = [x[0]]
+    for i in range(x.shape[0] - 1):
+        if np.sum(x[i]) > 0:
+            h = outs[-1] * x[i]
+        else:
+            h = outs[-1] + x[i]
+        outs.append(h)
+    return np.sum(np.stack(outs) * w)
+
+
+def _read_after_a_branch_appends(x, w):
+    outs = [x[0]]
+    for i in range(x.shape[0] - 1):
+        if np.sum(x[i]) > 0:
+            outs.append(x[i] * 2.0)
+        h = outs[-1] * x[i]
+        outs.append(h)
+    return np.sum(outs[-1] * w[0])
+
+
+@pytest.mark.parametrize("f", [_read_in_a_branch, _read_after_a_branch_appends])
+def test_a_loop_that_reads_its_list_in_or_after_a_branch_is_refused(f):
+    with pytest.raises(GradientError, match="outside its branches and inner loops|one by one"):
         autostage.grad(autostage.convert(f, target="interpreter"))(X, weights((4, 3)))
 
 
