@@ -80,6 +80,12 @@ def merge(name: str, a: object, b: object, regions: tuple[ir.Region, ir.Region],
         return Merged(([], []), lambda results: b if a is None else a)
     if "list" in (ka, kb):
         return _merge_lists(name, a, b, regions, pred, where)
+    if ka == kb == "python" and type(a) is type(b) and not isinstance(a, (str, bytes)):
+        kind = type(a).__name__
+        raise errors.StagingTypeError(
+            f"{what} is a different Python {kind} at the end of each branch of the staged "
+            f"{where}{errors.at()}; a staged {where} merges arrays, numbers, lists and tuples "
+            f"of them, not {kind}s: keep the arrays in variables or a tuple across the {where}")
     if "python" in (ka, kb) or (ka == kb == "number" and not _same_number_type(a, b)):
         raise mismatch(what, a, b, where, "Python values that differ between the branches "
                        "of a staged if must be numbers of the same type")

@@ -532,9 +532,10 @@ def test_train_until_converged_early_stopping():
 
 DICT_REFUSED = (
     "refused: a dict of staged arrays assigned in a staged if (best_params = params) is refused "
-    "with StagingTypeError 'variable best_params is Python dict {...} in one branch and Python "
-    "dict {...} in the other ... must give it the same dtype and rank' (the leaves have the same "
-    "dtypes and ranks); a dict carried by a staged while raises TracerLeakError")
+    "with StagingTypeError 'variable best_params is a different Python dict at the end of each "
+    "branch of the staged if ... merges arrays, numbers, lists and tuples of them, not dicts' "
+    "(merging would make a new dict, which Python's aliasing does not); a dict carried by a "
+    "staged while raises TracerLeakError")
 
 
 @xfail(DICT_REFUSED, StagingTypeError)

@@ -10,6 +10,8 @@ from autostage.runtime.staging import StagingUnboundError
 from autostage.runtime.tensor import StagingTypeError
 from test_staging_support import ops, run, staged
 
+import autostage
+
 
 def line_of(fn, text):
     """The file:line of the first line of ``fn`` containing ``text``."""
@@ -196,6 +198,24 @@ def test_mismatched_dtypes_name_the_variable_both_types_and_the_line():
     message = str(e.value)
     assert "variable 'y' is f64[] in one branch and f32[] in the other" in message
     assert line_of(mismatched_dtypes, "if x > 0") in message
+
+
+def dict_in_each_branch(x, params):
+    best = {"w": x * 0.0}
+    if x > 0:
+        best = params
+    return best["w"]
+
+
+def test_a_dict_that_differs_between_branches_is_refused_as_a_dict():
+    """Not as a dtype mismatch (the arrays in it agree): merging would make a new dict where
+    Python keeps one of the two objects."""
+    with pytest.raises(StagingTypeError) as e:
+        autostage.convert(dict_in_each_branch)(np.float64(1.0), {"w": np.float64(2.0)})
+    message = str(e.value)
+    assert "variable 'best' is a different Python dict at the end of each branch" in message
+    assert "not dicts" in message and "dtype" not in message
+    assert line_of(dict_in_each_branch, "if x > 0") in message
 
 
 def test_mismatched_ranks_are_an_error():
