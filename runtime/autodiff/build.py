@@ -9,7 +9,7 @@ user's line. Cotangents have their primal's dtype: the builders cast where NumPy
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,6 +37,20 @@ def at(loc: ir.Location | None) -> Iterator[None]:
         yield
     finally:
         _location[0] = previous
+
+
+def placed(region: ir.Region, at: int | ir.Op, make: Callable, *args: object
+           ) -> tuple[object, list[ir.Op]]:
+    """``make(*args)``, with the ops it emits put in ``region`` at index ``at`` (or just before
+    the op ``at``) rather than at its end; returns the value and those ops."""
+    with tracing.reopen(region):
+        mark = len(region.ops)
+        value = make(*args)
+        made = region.ops[mark:]
+        del region.ops[mark:]
+    index = region.ops.index(at) if isinstance(at, ir.Op) else at
+    region.ops[index:index] = made
+    return value, made
 
 
 def emit(name: str, operands: list[ir.Value] | tuple, attrs: dict | None = None,

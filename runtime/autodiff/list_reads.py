@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from autostage.runtime import ir, tracing
+from autostage.runtime import ir
 from autostage.runtime.autodiff import build, residuals
 from autostage.runtime.autodiff.backprop import GradientError, captured
 from autostage.runtime.types import ListType, scalar
@@ -88,9 +88,10 @@ def rewrite(region: ir.Region, replayed: Sequence[ir.Op], lengths: dict[ir.Value
         if lst not in lengths:
             continue
         if op.name == "list_append":
-            lengths[op.results[0]] = _before(region, op, _one_more, lengths[lst])
+            lengths[op.results[0]], _ = build.placed(region, op, _one_more, lengths[lst])
         elif op.name == "list_get":
-            op.operands = (lst, _before(region, op, _normalized, op.operands[1], lengths[lst]))
+            index, _ = build.placed(region, op, _normalized, op.operands[1], lengths[lst])
+            op.operands = (lst, index)
         elif op.name == "list_length":
             lens[op.results[0]] = lengths[lst]
     return lambda: substitute_lengths(region, lengths, lens)
@@ -120,18 +121,6 @@ def _normalized(index: ir.Value, length: ir.Value) -> ir.Value:
 
 def _one_more(length: ir.Value) -> ir.Value:
     return build.add(length, build.constant(1, INDEX.dtype))
-
-
-def _before(region: ir.Region, op: ir.Op, make, *args: ir.Value) -> ir.Value:
-    """``make(*args)``'s value, its ops placed in ``region`` just before ``op``."""
-    with tracing.reopen(region):
-        mark = len(region.ops)
-        value = make(*args)
-        made = region.ops[mark:]
-        del region.ops[mark:]
-    at = region.ops.index(op)
-    region.ops[at:at] = made
-    return value
 
 
 def _captured(op: ir.Op) -> list[ir.Value]:

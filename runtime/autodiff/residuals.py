@@ -49,23 +49,17 @@ def read_saved(op: ir.Op, backward: ir.Region, index: ir.Value, replayed: Sequen
     sizes = _Sizes(body, copies, set(values), recomputed)
     pushed = [v for v in shapes if not sizes.derivable(v)]
     stacks = _stacks_of(op, values, [v for v in pushed if None in v.type.shape])
-    with tracing.reopen(backward):
-        mark = len(backward.ops)
-        reads = {copies[v]: build.op1("list_get", stacks[v], index) for v in values}
-        sizes.read = reads
+
+    def read_back() -> dict[ir.Value, ir.Value]:  # at the top of the backward body
         sizes.pushed = {v: [d if d is not None else build.op1("list_get", stacks[v, k], index)
                             for k, d in enumerate(v.type.shape)] for v in pushed}
-        gets = backward.ops[mark:]
-        del backward.ops[mark:]
-    backward.ops[0:0] = gets
-    _substitute(backward, reads, skip=set(gets))
+        return {copies[v]: build.op1("list_get", stacks[v], index) for v in values}
+
+    sizes.read, gets = build.placed(backward, 0, read_back)
+    _substitute(backward, sizes.read, skip=set(gets))
     after = max(backward.ops.index(o) for o in replay) + 1 if replay else len(gets)
-    with tracing.reopen(backward):
-        mark = len(backward.ops)
-        targets = {copies[v]: (v, sizes.of(v)) for v in shapes}
-        derived = backward.ops[mark:]
-        del backward.ops[mark:]
-    backward.ops[after:after] = derived
+    targets, _ = build.placed(backward, after, lambda: {  # once the replay made the operands
+        copies[v]: (v, sizes.of(v)) for v in shapes})
     _read_shapes(backward, targets, skip=replay)
     _remove_unused(backward, replay)
 
@@ -201,6 +195,12 @@ def _is_matmul(op: ir.Op) -> bool:
     return op.name == "matmul" and all(u.type.ndim == 2 for u in op.operands)
 
 
+def _stand_in(value: ir.Value, sizes: list[ir.Value]) -> ir.Value:
+    """A zero-strided array of ``value``'s dtype and shape, for an op that reads the shape."""
+    zero = build.constant(0, value.type.dtype)
+    return build.op1("broadcast_to", zero, *sizes, shape=value.type.shape)
+
+
 def _read_shapes(region: ir.Region, targets: dict, skip: set[ir.Op]) -> None:
     """Makes the ops of ``region`` but ``skip`` (at any depth) that read a value of
     ``targets`` (replay value -> (forward value, sizes)) for its shape only take the sizes
@@ -221,13 +221,7 @@ def _read_shapes(region: ir.Region, targets: dict, skip: set[ir.Op]) -> None:
                     inner.attrs = {**inner.attrs, "shape": value.type.shape}
                     break
                 if v not in stand_ins:
-                    with tracing.reopen(region):
-                        zero = build.constant(0, value.type.dtype)
-                        stand_ins[v] = build.op1("broadcast_to", zero, *staged,
-                                                 shape=value.type.shape)
-                        made = region.ops[-2:]
-                        del region.ops[-2:]
-                    region.ops[region.ops.index(op):region.ops.index(op)] = made
+                    stand_ins[v], _ = build.placed(region, op, _stand_in, value, staged)
                 inner.operands = tuple(stand_ins[v] if j == k else u
                                        for j, u in enumerate(inner.operands))
 
@@ -264,13 +258,7 @@ def add_stacks(op: ir.Op, pushed: Callable[[dict], list[ir.Value]], types: Seque
     values before the body's ops, from the arguments (a list's length before its appends,
     which may then update it in place)."""
     region = op.results[0].region
-    at = region.ops.index(op)
-    with tracing.reopen(region):
-        mark = len(region.ops)
-        stacks = [build.op1("list_new", element=t) for t in types]
-        news = region.ops[mark:]
-        del region.ops[mark:]
-    region.ops[at:at] = news
+    stacks, _ = build.placed(region, op, lambda: [build.op1("list_new", element=t) for t in types])
     n = len(op.operands)
     cond, body = op.regions
     carried = (*(v.type for v in op.results), *(s.type for s in stacks))
