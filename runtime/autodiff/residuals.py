@@ -20,7 +20,7 @@ its insides for recomputation.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 from autostage.runtime import ir, op_registry, tracing
@@ -75,13 +75,11 @@ def _residuals(backward: ir.Region, replay: set[ir.Op],
         if value in original:
             found[value] = found.get(value, True) and shape_only
 
+    for _, inner, k, shape_only in _operand_reads(backward, replay):
+        read(inner.operands[k], shape_only)
     for op in backward.ops:
         if op in replay:
             continue
-        for inner in (op, *(o for r in op.regions for o in r.walk())):
-            shape_only = op_registry.lookup(inner.name).shape_operands
-            for k, v in enumerate(inner.operands):
-                read(v, k in shape_only)
         for region in op.regions:
             for v in _yields(region):
                 read(v, False)
@@ -195,6 +193,19 @@ def _is_matmul(op: ir.Op) -> bool:
     return op.name == "matmul" and all(u.type.ndim == 2 for u in op.operands)
 
 
+def _operand_reads(region: ir.Region, skip: set[ir.Op]
+                   ) -> Iterator[tuple[ir.Op, ir.Op, int, bool]]:
+    """(top-level op, op at any depth in it, operand position, read only for the shape) for
+    each operand of the ops of ``region`` but ``skip`` and the ops inside them."""
+    for op in region.ops:
+        if op in skip:
+            continue
+        for inner in (op, *(o for r in op.regions for o in r.walk())):
+            shape_only = op_registry.lookup(inner.name).shape_operands
+            for k in range(len(inner.operands)):
+                yield op, inner, k, k in shape_only
+
+
 def _stand_in(value: ir.Value, sizes: list[ir.Value]) -> ir.Value:
     """A zero-strided array of ``value``'s dtype and shape, for an op that reads the shape."""
     zero = build.constant(0, value.type.dtype)
@@ -206,24 +217,20 @@ def _read_shapes(region: ir.Region, targets: dict, skip: set[ir.Op]) -> None:
     ``targets`` (replay value -> (forward value, sizes)) for its shape only take the sizes
     instead: a ``sum_to`` its staged sizes, any other op a zero-strided stand-in."""
     stand_ins: dict[ir.Value, ir.Value] = {}
-    for op in region.ops:
-        if op in skip:
+    for op, inner, k, shape_only in _operand_reads(region, skip):
+        v = inner.operands[k] if k < len(inner.operands) else None
+        if not shape_only or v not in targets:
             continue
-        for inner in (op, *(o for r in op.regions for o in r.walk())):
-            shape_only = op_registry.lookup(inner.name).shape_operands
-            for k, v in enumerate(inner.operands):
-                if k not in shape_only or v not in targets:
-                    continue
-                value, sizes = targets[v]
-                staged = [d for d in sizes if not isinstance(d, int)]
-                if inner.name == "sum_to":
-                    inner.operands = (inner.operands[0], *staged)
-                    inner.attrs = {**inner.attrs, "shape": value.type.shape}
-                    break
-                if v not in stand_ins:
-                    stand_ins[v], _ = build.placed(region, op, _stand_in, value, staged)
-                inner.operands = tuple(stand_ins[v] if j == k else u
-                                       for j, u in enumerate(inner.operands))
+        value, sizes = targets[v]
+        staged = [d for d in sizes if not isinstance(d, int)]
+        if inner.name == "sum_to":  # (its only shape operand: the target's sizes instead)
+            inner.operands = (inner.operands[0], *staged)
+            inner.attrs = {**inner.attrs, "shape": value.type.shape}
+            continue
+        if v not in stand_ins:
+            stand_ins[v], _ = build.placed(region, op, _stand_in, value, staged)
+        inner.operands = tuple(stand_ins[v] if j == k else u
+                               for j, u in enumerate(inner.operands))
 
 
 def _stacks_of(op: ir.Op, values: list[ir.Value], sized: list[ir.Value]) -> dict:
