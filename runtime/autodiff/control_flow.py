@@ -130,7 +130,7 @@ def cond_vjp(op: ir.Op, cotangents: tuple) -> dict:
 def while_vjp(op: ir.Op, cotangents: tuple) -> dict:
     n = op.attrs.get("saved_inputs", len(op.operands))  # the loop's own carried values
     appended = list_appends.appended_lists(op, n)
-    read = list_reads.read_lists(op.regions[1], n)
+    read = list_reads.read_lists(op.regions[1], n, appended)
     inputs_saved = _saved_inputs(op)
     lengths = list_reads.length_stacks(op, read)
     # A carried list is carried backward with a cotangent, or when the body reads it (else the

@@ -25,12 +25,15 @@ INDEX = scalar(np.int64)
 _READS = ("list_get", "list_length")
 
 
-def read_lists(body: ir.Region, n: int) -> list[int]:
+def read_lists(body: ir.Region, n: int, appended: dict[int, bool]) -> list[int]:
     """The positions of the carried lists (among the ``n`` carried values) that ``body`` reads
-    at its top level, directly or after appends.
+    at its top level, directly or after appends; ``appended``: whether the body yields each
+    one after appends (``list_appends``), rather than a list it makes.
 
     Raises:
-      GradientError: a read of the list after a branch or an inner loop appended to it.
+      GradientError: a read of the list after a branch or an inner loop appended to it, or of
+        a list the body replaces with one it makes (the final list does not hold the earlier
+        iterations' lists).
     """
     found = []
     for k, arg in enumerate(body.args[:n]):
@@ -41,12 +44,16 @@ def read_lists(body: ir.Region, n: int) -> list[int]:
             if op.name == "list_append" and op.operands[0] in chain:
                 chain.add(op.results[0])
             elif op.name in _READS and op.operands[0] in chain:
+                if not appended.get(k, True):
+                    raise GradientError(
+                        "autostage can differentiate a staged loop that reads a list it carries "
+                        "only when the loop appends to that list; this one replaces it with a "
+                        f"new list{_at(op)}: carry the value read (h = outs[-1]) instead")
                 found.append(k) if k not in found else None
             elif op.name in _READS and op.operands[0] in derived:
-                where = f" (at {op.loc})" if op.loc is not None else ""
                 raise GradientError(
                     "autostage can differentiate a staged loop that reads a list it carries "
-                    f"only where the read sees the list's appends one by one{where}: read it "
+                    f"only where the read sees the list's appends one by one{_at(op)}: read it "
                     "before a branch or an inner loop appends to it")
             elif any(v in chain or v in derived for v in (*op.operands, *_captured(op))):
                 derived.update(r for r in op.results if isinstance(r.type, ListType))
@@ -121,6 +128,10 @@ def _normalized(index: ir.Value, length: ir.Value) -> ir.Value:
 
 def _one_more(length: ir.Value) -> ir.Value:
     return build.add(length, build.constant(1, INDEX.dtype))
+
+
+def _at(op: ir.Op) -> str:
+    return f" (at {op.loc})" if op.loc is not None else ""
 
 
 def _captured(op: ir.Op) -> list[ir.Value]:

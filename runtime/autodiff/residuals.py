@@ -9,7 +9,11 @@ tanh's result for its derivative, a matmul's operands — and for each one:
 * recomputes it when that is cheap: views and shape queries (``_RECOMPUTED``) and 0-d
   arithmetic, from their operands (which are then residuals too);
 * otherwise saves it: the forward loop pushes it onto a stack of its own (``add_stacks``) and the
-  backward body reads it back by iteration index.
+  backward body reads it back by iteration index;
+* but a value read only for its shape (the primal of a ``sum_to`` that undoes broadcasting) is
+  neither: the backward body derives its sizes from those of saved and recomputed values by the
+  shape rules of element-wise ops and 2-d matmul (``_Sizes``; else the forward loop pushes the
+  sizes alone), and the ``sum_to`` takes them, so no data is kept and the forward ops stay fused.
 
 The replayed ops that only computed saved values are then dead, and removed. A saved value is the
 one the forward pass computed (replays of random draws and Variable writes are refused anyway), so

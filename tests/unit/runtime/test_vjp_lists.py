@@ -224,10 +224,37 @@ def _read_after_a_branch_appends(x, w):
     return np.sum(outs[-1] * w[0])
 
 
-@pytest.mark.parametrize("f", [_read_in_a_branch, _read_after_a_branch_appends])
-def test_a_loop_that_reads_its_list_in_or_after_a_branch_is_refused(f):
-    with pytest.raises(GradientError, match="outside its branches and inner loops|one by one"):
+def _reads_a_list_it_replaces(x, w):
+    outs = [x[0]]
+    for i in range(x.shape[0] - 1):
+        h = outs[-1]
+        outs = [np.tanh(h * x[i])]  # the final list holds the last iteration's list only
+    return np.sum(outs[-1] * w[0])
+
+
+@pytest.mark.parametrize("f, message", [
+    (_read_in_a_branch, "outside its branches and inner loops"),
+    (_read_after_a_branch_appends, "one by one"),
+    (_reads_a_list_it_replaces, "replaces it with a new list")])
+def test_a_loop_that_reads_its_list_where_the_final_list_cannot_tell_is_refused(f, message):
+    with pytest.raises(GradientError, match=message):
         autostage.grad(autostage.convert(f, target="interpreter"))(X, weights((4, 3)))
+
+
+def test_second_derivative_of_a_loop_that_reads_its_list():
+    def f(x, n):
+        outs = [x]
+        for _ in range(n):
+            outs.append(np.tanh(outs[-1] * x) + 0.1 * outs[0])
+        return outs[-1]
+
+    def df(x, n):
+        return autostage.grad(f)(x, n)
+
+    x, n, eps = np.float64(0.4), np.int64(3), 1e-5
+    np.testing.assert_allclose(df(x, n), (f(x + eps, 3) - f(x - eps, 3)) / (2 * eps), rtol=1e-7)
+    np.testing.assert_allclose(autostage.grad(df)(x, n),
+                               (df(x + eps, n) - df(x - eps, n)) / (2 * eps), rtol=1e-6)
 
 
 def _ragged(x, w):
