@@ -15,8 +15,12 @@ line: the backend never falls back silently.
 from __future__ import annotations
 
 import contextlib
+import functools
+import hashlib
 import keyword
+import pathlib
 import re
+import types
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -24,6 +28,17 @@ from autostage.runtime import config, ir, op_registry, printer
 from autostage.runtime.backends.cpu import list_buffers
 from autostage.runtime.passes.shape_facts import ShapeFacts
 from autostage.runtime.types import DTYPES, ListType, TensorType, TupleType, Type
+
+
+@functools.cache
+def hashed_import(module: types.ModuleType, alias: str) -> str:
+    """``import <module> as <alias>`` for generated code, naming the hash of the module's source.
+
+    Numba's disk cache of a generated module holds the compiled code of the helpers it calls
+    from ``module`` (inlined or linked in) and is keyed by the generated source, so a changed
+    helper module (a new autostage) must change that source: else the old code would run."""
+    digest = hashlib.sha256(pathlib.Path(module.__file__).read_bytes()).hexdigest()[:16]
+    return f"import {module.__name__} as {alias}  # source {digest}"
 
 BACKEND = "cpu"
 _INDENT = "    "

@@ -10,11 +10,18 @@ CPython's algorithms compiled by Numba (``python_arith.py``).
 from __future__ import annotations
 
 from autostage.runtime import ir
-from autostage.runtime.backends.cpu.codegen import Emitter, LoweringError, is_scalar, lowering
+from autostage.runtime.backends.cpu import int_overflow, python_arith
+from autostage.runtime.backends.cpu.codegen import (
+    Emitter,
+    LoweringError,
+    hashed_import,
+    is_scalar,
+    lowering,
+)
 from autostage.runtime.backends.cpu.lower_io import _raise
 
-_IMPORT = "import autostage.runtime.backends.cpu.int_overflow as cpu_ovf"
-_ARITH_IMPORT = "import autostage.runtime.backends.cpu.python_arith as cpu_pyarith"
+_IMPORT = hashed_import(int_overflow, "cpu_ovf")
+_ARITH_IMPORT = hashed_import(python_arith, "cpu_pyarith")
 
 
 @lowering("raise_if")

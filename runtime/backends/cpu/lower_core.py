@@ -15,7 +15,13 @@ from __future__ import annotations
 import numpy as np
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu import complex_math, run_errors, vector_math
-from autostage.runtime.backends.cpu.codegen import Emitter, is_scalar, lowering, np_dtype
+from autostage.runtime.backends.cpu.codegen import (
+    Emitter,
+    hashed_import,
+    is_scalar,
+    lowering,
+    np_dtype,
+)
 from autostage.runtime.ops.elementwise import UFUNCS
 from autostage.runtime.types import TensorType
 
@@ -180,11 +186,10 @@ def {name}(a):
 """
 # Real exp/log/tanh: the branch-free kernels of ``vector_math``, which LLVM vectorises in a loop
 # (Numba's calls to libm it cannot: a 128x256 tanh was 13x slower than NumPy's); arrays are a loop
-# of the scalar rule. The import names the kernels' source hash, so that editing them changes
-# the generated module's hash (Numba's cache holds them inlined). Emitter.exact_math keeps libm.
+# of the scalar rule. The import names the kernels' source hash (``hashed_import``): Numba's cache
+# holds them inlined. Emitter.exact_math keeps libm.
 _VECTOR_MATH = frozenset({"exp", "log", "tanh"})
-_VECTOR_MATH_IMPORT = ("import autostage.runtime.backends.cpu.vector_math as cpu_vmath  "
-                       f"# kernels {vector_math.SOURCE_HASH}")
+_VECTOR_MATH_IMPORT = hashed_import(vector_math, "cpu_vmath")
 # Ufuncs Numba lacks (or types differently), as expressions on operands of the loop dtype.
 _SUBSTITUTES = {
     "positive": "{0}.copy()",

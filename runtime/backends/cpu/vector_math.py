@@ -29,20 +29,13 @@ minimax; ``--check`` compares them with this file).
 
 from __future__ import annotations
 
-import hashlib
 import math
-import pathlib
 
 import numba
 import numpy as np
 from llvmlite import ir as llvm_ir
 from numba import types
 from numba.extending import intrinsic
-
-# The fingerprint of this file, part of the generated source that imports it (``lower_core``):
-# Numba's cache of a generated module holds these kernels inlined, so a change here must give the
-# module another content hash.
-SOURCE_HASH = hashlib.sha256(pathlib.Path(__file__).read_bytes()).hexdigest()[:16]
 
 _JIT = dict(inline="always", cache=True, error_model="numpy", nogil=True)
 

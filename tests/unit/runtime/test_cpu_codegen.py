@@ -120,3 +120,24 @@ def test_cli_prints_backend_source_and_llvm(tmp_path, capsys, monkeypatch):
     assert cli.main([f"{program}:scale", "--llvm", "--args", "f32[],f32[]"]) == 0
     llvm = capsys.readouterr().out
     assert "define" in llvm and "fmul float" in llvm
+
+
+def count_steps(x):
+    n = x.shape[0]
+    return n * 3 + 1, np.tanh(x)
+
+
+def test_helper_modules_are_imported_with_their_source_hash():
+    """Numba's cache of a generated module holds what it calls from autostage's helper modules
+    (inlined or linked): their source hash is part of the generated source, so a new version of
+    a helper never runs with old compiled code."""
+    import hashlib
+    import pathlib
+
+    from autostage.runtime.backends.cpu import int_overflow, vector_math
+
+    f = autostage.convert(count_steps, target="interpreter")
+    source = cpu_compile.generate(f.get_concrete_function(np.zeros(3)).module).source
+    for module, alias in ((int_overflow, "cpu_ovf"), (vector_math, "cpu_vmath")):
+        digest = hashlib.sha256(pathlib.Path(module.__file__).read_bytes()).hexdigest()[:16]
+        assert f"\nimport {module.__name__} as {alias}  # source {digest}\n" in source
