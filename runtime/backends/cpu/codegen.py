@@ -291,8 +291,8 @@ class Emitter:
         """The whole file (header, globals and helpers in creation order, functions) and the op
         of each generated line number (1-based) that a lowering emitted."""
         lines = list(HEADER)
-        if self._globals:
-            lines += [""] + list(self._globals.values())
+        if self._globals:  # (a helper's source is several lines: they count one by one)
+            lines += [""] + [line for g in self._globals.values() for line in g.split("\n")]
         ops: dict[int, ir.Op] = {}
         for body in bodies:
             lines += ["", ""]

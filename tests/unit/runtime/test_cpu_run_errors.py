@@ -74,6 +74,13 @@ def raises(a):
     return a
 
 
+def raises_after_a_product(a):
+    p = a @ a  # a helper function in the generated module, before the raising function
+    if p > 0:
+        raise KeyError("positive product")
+    return a
+
+
 def asserts(a):
     assert a.sum() < 0, "must be negative"
     return a
@@ -120,6 +127,7 @@ CASES = [
     (fancy, (np.ones(3), np.array([0, 7])), IndexError, "a[i]",
      ["index 7 is out of bounds for axis 0 with size 3"]),
     (raises, (np.ones(3),), KeyError, "raise KeyError", ["positive sum"]),
+    (raises_after_a_product, (np.ones(3),), KeyError, "raise KeyError", ["positive product"]),
     (asserts, (np.ones(3),), AssertionError, "assert a.sum", ["must be negative"]),
     (divides, (np.ones(3),), ZeroDivisionError, "n //", ["division or modulo by zero"]),
     (unnamed, (np.ones(3),), NameError, "name_that", ["name_that_does_not_exist"]),
