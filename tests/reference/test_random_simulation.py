@@ -92,6 +92,7 @@ def test_the_staged_simulation_gives_pythons_numbers_at_every_call(target):
     (kick_one_particle, (np.zeros(4), 4),
      ["while kick_one_particle was traced", "Python's random module", "not staged"]),
 ])
+@pytest.mark.sees_old_objects  # the library's generator is made at import (tests/conftest.py)
 def test_a_library_drawing_from_its_own_generator_is_refused(target, fn, args, words):
     first, second = fn(*args), fn(*args)  # plain Python runs, drawing new numbers each call
     if fn is diffuse_with_library_rng:

@@ -20,6 +20,9 @@ from autostage.runtime.staging.random_draws import RandomStagingError
 
 import autostage
 
+# Generators made at import time (frozen by the suite: tests/conftest.py) must stay visible.
+pytestmark = pytest.mark.sees_old_objects
+
 TARGETS = ["interpreter", "cpu"]
 HERE = __name__
 
