@@ -1,19 +1,20 @@
 """Configuration, the public face of ``autostage.runtime.config``: every option has one name,
 one ``AUTOSTAGE_*`` environment variable and one context manager (``OPTION.override(value)``).
 
-=================  ==========================  ==========================================
-option             environment variable        what it does
-=================  ==========================  ==========================================
-``MAX_TRACES``     ``AUTOSTAGE_MAX_TRACES``    traces kept per staged function (32; 0: all)
-``TRACEBACK``      ``AUTOSTAGE_TRACEBACK``     ``filtered`` (user frames) or ``full``
-``DO_NOT_CONVERT`` ``AUTOSTAGE_DO_NOT_CONVERT`` more modules never converted (``a,b``)
-``VERIFY``         ``AUTOSTAGE_VERIFY``        run the IR verifier after every pass
-``DUMP_BEFORE``    ``AUTOSTAGE_DUMP_BEFORE``   print the IR before these passes (``cse,all``)
-``DUMP_AFTER``     ``AUTOSTAGE_DUMP_AFTER``    print the IR after these passes
-``CACHE_DIR``      ``AUTOSTAGE_CACHE_DIR``     where generated and compiled code is kept
-``EXACT_MATH``     ``AUTOSTAGE_EXACT_MATH``    cpu: real exp/log/tanh by libm, not kernels
-``MALLOC_TUNING``  ``AUTOSTAGE_MALLOC_TUNING`` cpu: freed big arrays reused (glibc; ``0``: off)
-=================  ==========================  ==========================================
+===================  ==============================  ==========================================
+option               environment variable            what it does
+===================  ==============================  ==========================================
+``MAX_TRACES``       ``AUTOSTAGE_MAX_TRACES``        traces kept per staged function (32; 0: all)
+``TRACEBACK``        ``AUTOSTAGE_TRACEBACK``         ``filtered`` (user frames) or ``full``
+``DO_NOT_CONVERT``   ``AUTOSTAGE_DO_NOT_CONVERT``    more modules never converted (``a,b``)
+``VERIFY``           ``AUTOSTAGE_VERIFY``            run the IR verifier after every pass
+``DUMP_BEFORE``      ``AUTOSTAGE_DUMP_BEFORE``       print the IR before these passes (``cse,all``)
+``DUMP_AFTER``       ``AUTOSTAGE_DUMP_AFTER``        print the IR after these passes
+``CACHE_DIR``        ``AUTOSTAGE_CACHE_DIR``         where generated and compiled code is kept
+``EXACT_MATH``       ``AUTOSTAGE_EXACT_MATH``        cpu: real exp/log/tanh by libm, not kernels
+``MALLOC_TUNING``    ``AUTOSTAGE_MALLOC_TUNING``     cpu: freed big arrays reused (``0``: off)
+``RECURSION_LIMIT``  ``AUTOSTAGE_RECURSION_LIMIT``   staged recursion depth (1000)
+===================  ==============================  ==========================================
 
 ``do_not_convert_modules``: top-level modules whose functions ``converted_call`` always calls as
 they are (never converted); ``AUTOSTAGE_DO_NOT_CONVERT`` extends it when autostage is imported,
@@ -37,6 +38,7 @@ from autostage.runtime.config import (
     MALLOC_TUNING,
     MAX_TRACES,
     OPTIONS,
+    RECURSION_LIMIT,
     TRACEBACK,
     VERIFY,
     ConfigError,
@@ -71,6 +73,7 @@ def set_max_traces(n: int) -> None:
 
 
 __all__ = ["CACHE_DIR", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE", "EXACT_MATH",
-           "MALLOC_TUNING", "MAX_TRACES", "OPTIONS", "TRACEBACK", "TRACEBACK_MODES", "VERIFY",
+           "MALLOC_TUNING", "MAX_TRACES", "OPTIONS", "RECURSION_LIMIT", "TRACEBACK",
+           "TRACEBACK_MODES", "VERIFY",
            "ConfigError", "Option", "cache_root", "do_not_convert_modules", "max_traces",
            "set_max_traces", "traceback_mode"]

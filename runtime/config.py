@@ -170,9 +170,14 @@ MALLOC_TUNING: Option[bool] = Option(
     " first compiles, so that big temporaries reuse freed memory instead of faulting in fresh"
     " pages at every call (backends/cpu/allocator.py); 0 leaves malloc as it is.")
 
+RECURSION_LIMIT: Option[int] = Option(
+    "recursion_limit", 1000, _count, _check_count,
+    "cpu target: how deep staged recursion may go before RecursionError (native frames: a"
+    " runaway recursion must not overflow the thread's stack); read when a trace is compiled.")
+
 OPTIONS: tuple[Option, ...] = (MAX_TRACES, TRACEBACK, DO_NOT_CONVERT, VERIFY, DUMP_BEFORE,
                                DUMP_AFTER, CACHE_DIR, EXACT_MATH,
-                               MALLOC_TUNING)
+                               MALLOC_TUNING, RECURSION_LIMIT)
 
 
 def cache_root() -> str:
@@ -185,5 +190,6 @@ def cache_root() -> str:
 
 
 __all__ = ["CACHE_DIR", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE", "EXACT_MATH",
-           "MALLOC_TUNING", "MAX_TRACES", "OPTIONS", "TRACEBACK", "VERIFY", "ConfigError",
+           "MALLOC_TUNING", "MAX_TRACES", "OPTIONS", "RECURSION_LIMIT", "TRACEBACK", "VERIFY",
+           "ConfigError",
            "Option", "cache_root"]

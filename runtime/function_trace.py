@@ -140,6 +140,10 @@ class ModuleState:
     def __init__(self, variable_policy: Callable[[], None] | None):
         self.callees: dict[tuple, Any] = {}  # callee key -> staged_calls.Callee
         self.active: set[tuple] = set()  # callee keys being traced (recursion check)
+        # Staged recursion (staged_calls): the callee each recursive key is assumed to be in
+        # the current pass, and the keys whose result types a trace needed before knowing them.
+        self.assumed: dict[tuple, Any] = {}
+        self.unknown: set[tuple] = set()
         self.variable_policy = variable_policy
         self.reads: dict[captures.Path, dict] = {}  # path read through an object -> its checks
         self.stand_ins: dict[captures.Path, Any] = {}  # path -> the stand-in given to the code

@@ -18,13 +18,16 @@ than the ufunc on 0-d arrays).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 
 import numpy as np
-from autostage.runtime import ir, op_registry, printer
+from autostage.runtime import config, ir, op_registry, printer
 from autostage.runtime.types import TensorType, Type
 
 _NOTE_PREFIX = "autostage: "
+_PYTHON_FRAMES_PER_CALL = 12  # Python's limit is raised to this times RECURSION_LIMIT
+_RECURSION_NOTES = 4  # notes kept on a RecursionError (one per staged call otherwise)
 
 
 class TypeRuleMismatchError(TypeError):
@@ -66,11 +69,12 @@ class _Frame:
     ``run.call(name, args)``, ``run.module``).
     """
 
-    __slots__ = ("module", "function", "values", "names")
+    __slots__ = ("module", "function", "values", "names", "depth")
 
-    def __init__(self, module: ir.Module, function: ir.Function):
+    def __init__(self, module: ir.Module, function: ir.Function, depth: int = 0):
         self.module = module
         self.function = function
+        self.depth = depth  # calls between this frame and the entry function's
         self.values: dict[ir.Value, object] = {}
         self.names: dict[ir.Value, str] | None = None  # print names, computed for error notes
 
@@ -112,15 +116,43 @@ class _Frame:
         return tuple([values[v] for v in region.results])
 
     def call(self, name: str, args: Sequence) -> tuple:
-        """Runs function ``name`` of the module in a new frame (the ``call`` op's semantics)."""
-        return _Frame(self.module, self.module.functions[name]).run_function(args)
+        """Runs function ``name`` of the module in a new frame (the ``call`` op's semantics).
+        Staged recursion deeper than ``RECURSION_LIMIT`` raises RecursionError, as the cpu
+        target does; so does Python's own limit, reached first when it is lower than about
+        six Python frames per staged call (the error then says so)."""
+        limit = config.RECURSION_LIMIT.value()
+        if self.depth >= limit:
+            raise RecursionError(f"maximum recursion depth exceeded in staged recursion "
+                                 f"(AUTOSTAGE_RECURSION_LIMIT={limit})")
+        saved = raised = sys.getrecursionlimit()
+        if self.depth == 0 and saved < _PYTHON_FRAMES_PER_CALL * limit:
+            raised = _PYTHON_FRAMES_PER_CALL * limit  # for this call tree only
+            sys.setrecursionlimit(raised)
+        try:
+            return _Frame(self.module, self.module.functions[name], self.depth + 1
+                          ).run_function(args)
+        except RecursionError as e:
+            if str(e).startswith("maximum recursion depth exceeded in staged"):
+                raise
+            raise RecursionError(
+                f"maximum recursion depth exceeded in staged recursion after {self.depth + 1} "
+                f"calls: the interpreter target runs each staged call in several Python frames "
+                f"and reached Python's limit (sys.getrecursionlimit() = "
+                f"{sys.getrecursionlimit()}); the cpu target allows "
+                f"AUTOSTAGE_RECURSION_LIMIT calls") from None
+        finally:
+            if self.depth == 0 and sys.getrecursionlimit() == raised != saved:
+                sys.setrecursionlimit(saved)  # (unless another thread set it meanwhile)
 
     def _add_note(self, error: BaseException, op: ir.Op) -> None:
         """Names the failing op and its user location once; enclosing calls add where they were
         called from, like a traceback of the staged program."""
-        noted = any(n.startswith(_NOTE_PREFIX) for n in getattr(error, "__notes__", ()))
+        notes = getattr(error, "__notes__", ())
+        noted = any(n.startswith(_NOTE_PREFIX) for n in notes)
         if noted and "callee" not in op.attrs:
             return
+        if isinstance(error, RecursionError) and len(notes) >= _RECURSION_NOTES:
+            return  # a runaway recursion: the innermost calls tell where
         if self.names is None:
             self.names = printer.value_names(self.function)
         where = f"at {op.loc}" if op.loc is not None else "at an unknown location"

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 from autostage.runtime import captures, ir, pytree, tracing, value_info
+from autostage.runtime import types as types_
 from autostage.runtime.cache_keys import ById, constant_key
 from autostage.runtime.environment import bind_environment, made_here
 from autostage.runtime.function_outputs import Outputs, collect_outputs
@@ -116,16 +117,127 @@ def _mutable(treedef: pytree.TreeDef) -> bool:
     return any(_mutable(child) for child in treedef[-1])
 
 
+class RecursionPending(Exception):  # noqa: N818 - not an error: a pass of the fixpoint
+    """Raised by a recursive call whose result types are not known yet (the first pass of
+    ``_trace_callee``). An Exception, so that the staged ``if`` around it takes the branch as
+    one that raises and the other branch's results give the types (Numba's rule: types come
+    from the paths that return without recursing)."""
+
+    def __init__(self, keys: set, name: str):
+        super().__init__(f"staged recursion of {name}: result types not known yet")
+        self.keys = keys
+
+
+_FIXPOINT_PASSES = 6  # passes of a recursive callee before its types must have settled
+
+
 def _trace_callee(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDef,
                   caller: FunctionTrace) -> Callee:
+    """Traces ``fn`` into the module; recursion (``key`` called while it is traced) is solved
+    by a fixpoint over its result types and implicit parameters."""
     shared = caller.shared
-    if key in shared.active:
-        where = tracing.user_location()
+    name = getattr(fn, "__qualname__", fn)
+    if key in shared.active:  # a recursive call
+        assumed = shared.assumed.get(key)
+        if assumed is None:
+            shared.unknown.add(key)
+            raise RecursionPending({key}, name)
+        return assumed
+    outer_unknown, shared.unknown = shared.unknown, set()
+    assumed = None
+    try:
+        for _ in range(_FIXPOINT_PASSES):
+            mark = (set(caller.module.functions), set(shared.callees))
+            if assumed is not None:
+                shared.assumed[key] = assumed
+            try:
+                callee = _trace_once(fn, key, leaves, treedef, caller)
+            except RecursionPending as e:
+                if key not in e.keys:  # (outer_unknown is the caller's pass: updated in place)
+                    _undo(caller, shared, mark)
+                    outer_unknown |= e.keys
+                    raise
+                callee = None  # it recursed before any staged if
+            except tracing.StagingError:
+                if key not in shared.unknown:
+                    raise
+                callee = None  # e.g. both branches of an if recurse (in this first pass)
+            finally:
+                shared.assumed.pop(key, None)
+            unknown, shared.unknown = shared.unknown, set()
+            if unknown - {key}:  # it needs the types of a function being traced outside it
+                _undo(caller, shared, mark)
+                outer_unknown |= unknown - {key}
+                raise RecursionPending(unknown - {key}, name)
+            if key in unknown:  # the first pass: types of the paths that do not recurse
+                if callee is None or isinstance(callee.raised, RecursionPending):
+                    raise tracing.StagingError(
+                        f"staged recursion: {name} has no path that returns without calling "
+                        f"itself{_at()}; its result types cannot be found (give it a base case "
+                        "under a staged if, or make the recursion depend on a Python constant)")
+                _undo(caller, shared, mark)
+                assumed = callee
+                continue
+            if assumed is None or _settled(assumed, callee):
+                shared.callees[key] = callee
+                return callee
+            _undo(caller, shared, mark)
+            assumed = _widened(assumed, callee, name)
         raise tracing.StagingError(
-            f"staged recursion is not supported yet: {getattr(fn, '__qualname__', fn)} calls "
-            f"itself with staged arguments of the same types"
-            f"{f' at {where}' if where is not None else ''}; make the recursion depend on a "
-            "Python constant, or write it as a loop")
+            f"staged recursion: the result types of {name} did not settle after "
+            f"{_FIXPOINT_PASSES} passes{_at()}: {assumed.result_types} then "
+            f"{callee.result_types}")
+    finally:
+        shared.unknown = outer_unknown
+
+
+def _at() -> str:
+    where = tracing.user_location()
+    return f" at {where}" if where is not None else ""
+
+
+def _undo(caller: FunctionTrace, shared: Any, mark: tuple[set, set]) -> None:
+    """Forgets the functions and callees traced since ``mark`` (a pass that was provisional)."""
+    functions, callees = mark
+    for name in set(caller.module.functions) - functions:
+        del caller.module.functions[name]
+    for key in set(shared.callees) - callees:
+        del shared.callees[key]
+
+
+def _settled(assumed: Callee, callee: Callee) -> bool:
+    """Whether the pass's callee is what its recursive calls assumed: same outputs, result
+    types (weak-ness included) and implicit parameters."""
+    return (assumed.outputs.treedef == callee.outputs.treedef
+            and assumed.captures == callee.captures
+            and assumed.array_results == callee.array_results
+            and [(t, getattr(t, "weak", False)) for t in assumed.result_types]
+            == [(t, getattr(t, "weak", False)) for t in callee.result_types])
+
+
+def _widened(assumed: Callee, callee: Callee, name: str) -> Callee:
+    """The next assumption: the pass's callee with each result type joined with the assumed
+    one (a shape seen static then different becomes unknown)."""
+    if assumed.outputs.treedef != callee.outputs.treedef:
+        raise tracing.StagingError(
+            f"staged recursion: {name} returns different structures on its paths{_at()}: "
+            f"{assumed.outputs.treedef} and {callee.outputs.treedef}")
+    results = []
+    for a, b in zip(assumed.result_types, callee.result_types, strict=True):
+        joined = types_.join(a, b)
+        if joined is None:
+            raise tracing.StagingError(
+                f"staged recursion: a result of {name} changes type between its paths{_at()}: "
+                f"{a} and {b}")
+        joined = types_.TensorType(joined.dtype, joined.shape, a.weak and b.weak)
+        results.append(joined)
+    return Callee(callee.name, callee.outputs, callee.captures, tuple(results),
+                  callee.array_results, callee.raised)
+
+
+def _trace_once(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDef,
+                caller: FunctionTrace) -> Callee:
+    shared = caller.shared
     name = _unique_name(caller.module, getattr(fn, "__name__", "callee"))
     tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
     arrays = [value_info.is_array(leaf.value) for leaf in tensors]  # facts of the caller's trace
@@ -150,10 +262,8 @@ def _trace_callee(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDe
         shared.active.discard(key)
         trace.finished = True
     caller.sources.update(trace.sources)
-    callee = Callee(name, outputs, tuple(trace.captures), trace.function.result_types,
-                    array_results, trace.raised)
-    shared.callees[key] = callee
-    return callee
+    return Callee(name, outputs, tuple(trace.captures), trace.function.result_types,
+                  array_results, trace.raised)
 
 
 def _unique_name(module: ir.Module, base: str) -> str:

@@ -25,6 +25,7 @@ ran in the forward pass).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -200,11 +201,26 @@ def _saved_inputs(op: ir.Op) -> tuple[ir.Value, ...]:
     return stacks
 
 
+_replaying = threading.local()  # .callees: those whose bodies call_vjp replays in this thread
+
+
 def call_vjp(op: ir.Op, cotangents: tuple) -> dict:
-    callee = tracing.current().module.functions[op.attrs["callee"]]
+    name = op.attrs["callee"]
+    replaying = _replaying.__dict__.setdefault("callees", [])
+    if name in replaying:  # the body is replayed inline: recursion would never end
+        where = f" at {op.loc}" if op.loc is not None else ""
+        raise GradientError(
+            f"gradients through staged recursion are not supported yet: @{name} calls itself"
+            f"{where}; differentiate a version that recurses on a Python constant (unrolled), "
+            "or write the recursion as a loop")
+    callee = tracing.current().module.functions[name]
     active = [v for v in (*op.operands, *state_reads(op)) if is_active(v)]
     seeds = list(zip(callee.body.results, cotangents, strict=True))
     body_args = list(op.operands)
-    found = differentiate_region(callee.body, body_args, seeds, active)
+    replaying.append(name)
+    try:
+        found = differentiate_region(callee.body, body_args, seeds, active)
+    finally:
+        replaying.pop()
     return dict(zip(active, found, strict=True))
 

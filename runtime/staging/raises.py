@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from autostage.runtime import ir, tracing
 from autostage.runtime.operator_hooks import Staged
-from autostage.runtime.staging import errors
+from autostage.runtime.staging import errors, values
 from autostage.runtime.tensor import Tensor
 
 
@@ -28,6 +28,13 @@ def trace_branch(fn: Callable[[], object]) -> tuple[object, BaseException | None
         return fn(), None
     except tracing.StagingError:
         raise
+    except RecursionError as e:  # tracing recursed, not the program: never stage it
+        raise tracing.StagingError(
+            f"Python's recursion limit was reached while tracing{errors.at()}: a function that "
+            "recurses on staged values runs inline here (a method of an object made in the "
+            "staged function, or a call with list or dict arguments), so its recursion cannot "
+            "end at trace time; pass the object in as an argument (its methods then become "
+            "staged calls, which may recurse), or pass arrays instead of lists") from e
     except Exception as e:  # the branch raises whenever it runs: stage that
         loc = tracing.traceback_location(e.__traceback__)
         _check_message(e, loc)
@@ -77,8 +84,11 @@ def _check_message(e: BaseException, loc: ir.Location | None) -> None:
 
 
 def placeholder(value: object, region: ir.Region) -> object:
-    """A stand-in for ``value`` in ``region`` (after a raise there, so never read)."""
-    if isinstance(value, Tensor):
+    """A stand-in for ``value`` in ``region`` (after a raise there, so never read). A value
+    the other path assigns only on some paths (``MaybeUnbound``) is assigned on this one: a path
+    that raises never reaches a use, so ``if not done: raise E`` after ``if c: r = x; done =
+    True`` leaves ``r`` assigned wherever the code goes on."""
+    if isinstance(value, (Tensor, values.MaybeUnbound)):
         with tracing.reopen(region):
             (result,) = tracing.emit("undef", (), {"type": value.type})
         return Tensor(result)

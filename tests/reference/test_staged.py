@@ -150,10 +150,6 @@ NOT_STAGEABLE: dict[str, str] = {
     "exits_and_lists.py::index_or_default[0]": _TRY,
     "exits_and_lists.py::suppressed_index[0]": _TRY,
     "arrays.py::in_place_input_update[0]": _IN_PLACE,
-    "arrays.py::recursive_sum[0]": "staged recursion (a data-dependent recursive call) is not "
-                                   "supported yet: calls stay calls, recursion comes later",
-    "arrays.py::recursive_sum[1]": "staged recursion (a data-dependent recursive call) is not "
-                                   "supported yet: calls stay calls, recursion comes later",
 }
 
 

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 from autostage.runtime import config, ir, op_registry, printer
 from autostage.runtime.backends.cpu import list_buffers
+from autostage.runtime.backends.cpu.recursion import CallCycles
 from autostage.runtime.passes.shape_facts import ShapeFacts
 from autostage.runtime.types import DTYPES, ListType, TensorType, TupleType, Type
 
@@ -110,6 +111,7 @@ class Emitter:
         # libm instead of vector_math's kernels (lower_core); read once, so that one module
         # never mixes the two (the setting shows in the source, hence in its content hash)
         self.exact_math = config.EXACT_MATH.value()
+        self.cycles = CallCycles(module)  # staged recursion: depth arguments, no disk cache
         self._uses: dict[ir.Value, int] = {}
         for function in module.functions.values():
             self._count_uses(function.body)
@@ -227,6 +229,12 @@ class Emitter:
             self.helper_ops.setdefault(name, []).append(self.op)
         return name
 
+    def call_arguments(self, callee: str) -> list[str]:
+        """What a call passes after its operands: the state's storage arrays, and the depth
+        of staged recursion where the callee is recursive (recursion.py)."""
+        return [*self.variables.values(),
+                *self.cycles.depth_argument(self._function.name, callee)]
+
     def region(self, region: ir.Region, args: list[str]) -> list[str]:
         """Emits the ops of ``region`` inline with its arguments bound to ``args`` (variables);
         returns the expressions of the values it yields."""
@@ -278,12 +286,14 @@ class Emitter:
         self.shape_facts = ShapeFacts(function)
         args = [self.name(v) for v in function.body.args]
         results = self.region(function.body, args)
-        params = ", ".join(args + list(self.variables.values()))
+        recursive = function.name in self.cycles.recursive
+        params = ", ".join(args + list(self.variables.values()) + ["depth"] * recursive)
         returned = "(" + ", ".join(results) + ("," if len(results) == 1 else "") + ")"
         jit = "JIT_IO" if self.objmode else "JIT"  # objmode blocks cannot release the GIL
         head = [f"@numba.njit(**{jit})",
                 f"def {self.function_names[function.name]}({params}):"]
-        body = self._prologue + self._lines or [(_INDENT + "pass", None)]
+        check = [(_INDENT + line, None) for line in self.cycles.entry_check().split("\n")]
+        body = check * recursive + self._prologue + self._lines or [(_INDENT + "pass", None)]
         return [(text, None) for text in head] + body + [(f"{_INDENT}return {returned}", None)]
 
     def module_source(self, bodies: list[list[tuple[str, ir.Op | None]]]
@@ -291,6 +301,8 @@ class Emitter:
         """The whole file (header, globals and helpers in creation order, functions) and the op
         of each generated line number (1-based) that a lowering emitted."""
         lines = list(HEADER)
+        if self.cycles.recursive:  # Numba's cache crashes loading recursion (numba#6061)
+            lines = [line.replace("cache=True", "cache=False") for line in lines]
         if self._globals:  # (a helper's source is several lines: they count one by one)
             lines += [""] + [line for g in self._globals.values() for line in g.split("\n")]
         ops: dict[int, ir.Op] = {}

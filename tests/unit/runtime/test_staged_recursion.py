@@ -1,0 +1,186 @@
+"""Staged recursion (runtime/staged_calls.py, backends/cpu/recursion.py): the IR's recursive
+call, the fixpoint over result types, errors, the depth limit on both targets and the cpu
+target's disk cache (off for recursive modules: Numba's crashes loading them). The reference
+programs (fib, merge sort, trees, mutual recursion, ...) are in
+tests/reference/staged_programs/recursion.py."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from autostage.runtime import config, tracing
+from autostage.runtime.autodiff import GradientError
+from autostage.runtime.backends.cpu.recursion import CallCycles
+
+import autostage
+
+TARGETS = ["interpreter", "cpu"]
+
+
+def countdown(n):
+    if n == 0:
+        return np.int64(0)
+    return countdown(n - 1) + 1
+
+
+def no_base_case(n):
+    return no_base_case(n - 1) + 1
+
+
+def power(x, n):
+    """Recursion on a Python int: unrolled at trace time."""
+    if n == 0:
+        return np.ones_like(x)
+    return x * power(x, n - 1)
+
+
+def grows(x, n):
+    """Base case of one shape, recursive case another: the fixpoint joins them."""
+    if n == 0:
+        return x
+    return np.concatenate([grows(x, n - 1), x])
+
+
+class Node:
+    def __init__(self, values):
+        self.values = values
+
+    def total(self, i):
+        if i == self.values.shape[0]:
+            return 0.0
+        return self.values[i] + self.total(i + 1)
+
+
+def made_inside(values, i):
+    return Node(values).total(i)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_recursive_function_is_a_call_to_itself_in_the_ir(target):
+    f = autostage.convert(countdown, target=target)
+    assert f(np.int64(30)) == 30
+    text = f.ir(np.int64(30))
+    callee = text.split("call @")[1].split()[0]
+    body = text.split(f"func @{callee}(")[1]
+    assert f"call @{callee}" in body  # the callee calls itself
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_recursion_on_python_values_still_unrolls(target):
+    f = autostage.convert(power, target=target)
+    x = np.array([1.5, -2.0])
+    np.testing.assert_array_equal(f(x, 3), power(x, 3))
+    module = f.get_concrete_function(x, 3).module
+    assert len(module.functions) == 4  # power, and one function per value of n: no cycle
+    assert not CallCycles(module).recursive
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_result_types_that_differ_between_paths_are_joined(target):
+    f = autostage.convert(grows, target=target)
+    x = np.array([1.0, 2.0])
+    for n in (0, 3):
+        np.testing.assert_array_equal(f(x, np.int64(n)), grows(x, n))
+
+
+def test_a_function_without_a_base_case_is_a_clear_error():
+    f = autostage.convert(no_base_case)
+    with pytest.raises(tracing.StagingError, match="no_base_case has no path that returns "
+                                                   "without calling itself"):
+        f(np.int64(3))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_runaway_recursion_raises_recursion_error(target):
+    f = autostage.convert(countdown, target=target)
+    with pytest.raises(RecursionError, match="AUTOSTAGE_RECURSION_LIMIT=1000"):
+        f(np.int64(10**6))
+    assert f(np.int64(900)) == 900  # deep, within the limit (native and interpreted alike)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_recursion_limit_is_configurable(target):
+    def shallow(n):
+        if n == 0:
+            return np.int64(0)
+        return shallow(n - 1) + 1
+
+    with config.RECURSION_LIMIT.override(20):
+        f = autostage.convert(shallow, target=target)
+        assert f(np.int64(15)) == 15
+        with pytest.raises(RecursionError, match="AUTOSTAGE_RECURSION_LIMIT=20"):
+            f(np.int64(25))
+
+
+def test_inline_recursion_on_staged_values_is_a_clear_error():
+    f = autostage.convert(made_inside)
+    with pytest.raises(tracing.StagingError, match="recursion limit was reached while tracing"
+                                                   ".*pass the object in as an argument"):
+        f(np.arange(4.0), np.int64(0))
+    g = autostage.convert(lambda node, i: node.total(i))  # the object passed in: a staged call
+    assert g(Node(np.arange(4.0)), np.int64(1)) == 6.0
+
+
+def nested_sine(x, n):
+    if n == 0:
+        return x
+    return np.sin(nested_sine(x, n - 1)) * x
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_gradients_through_staged_recursion_are_refused_clearly(target):
+    g = autostage.grad(autostage.convert(nested_sine, target=target))
+    with pytest.raises(GradientError, match="gradients through staged recursion are not "
+                                            "supported yet: @nested_sine.* calls itself at "
+                                            r".*test_staged_recursion.py:\d+"):
+        g(np.float64(0.7), np.int64(3))
+    # recursion on a Python int is unrolled: differentiable
+    assert g(np.float64(0.7), 3) == pytest.approx(_numeric(0.7), rel=1e-6)
+
+
+def _numeric(x, eps=1e-6):
+    return (nested_sine(x + eps, 3) - nested_sine(x - eps, 3)) / (2 * eps)
+
+
+def test_recursive_modules_are_compiled_without_the_disk_cache(tmp_path):
+    """Numba's cache segfaults loading recursive functions (numba#6061; seen here with
+    self-recursion): the second process must compile again, and run."""
+    script = textwrap.dedent("""
+        import numpy as np, autostage
+
+        @autostage.convert(target="cpu")
+        def fib(n):
+            if n < 2:
+                return n
+            return fib(n - 1) + fib(n - 2)
+
+        @autostage.convert(target="cpu")
+        def even(n):
+            if n == 0:
+                return True
+            return odd(n - 1)
+
+        @autostage.convert(target="cpu")
+        def odd(n):
+            if n == 0:
+                return False
+            return even(n - 1)
+
+        print(fib(np.int64(15)), even(np.int64(9)))
+        from autostage.runtime.backends.cpu import compile as cpu
+        module = fib.get_concrete_function(np.int64(15)).module
+        print("cache=False" in cpu.generate(module).source)
+    """)
+    env = {**os.environ, "AUTOSTAGE_CACHE_DIR": str(tmp_path / "cache")}
+    program = tmp_path / "fibs.py"
+    program.write_text(script)
+    for _ in range(2):
+        run = subprocess.run([sys.executable, str(program)], env=env, capture_output=True,
+                             text=True, timeout=600)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout.split() == ["610", "False", "True"]
