@@ -26,6 +26,7 @@ ran in the forward pass).
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Sequence
 
 import numpy as np
@@ -202,17 +203,17 @@ def _saved_inputs(op: ir.Op) -> tuple[ir.Value, ...]:
 
 
 _replaying = threading.local()  # .callees: those whose bodies call_vjp replays in this thread
+# module -> callee name -> the name of its backward function (recursive callees)
+_BACKWARD: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def call_vjp(op: ir.Op, cotangents: tuple) -> dict:
+    """The callee's body replayed inline and differentiated; a recursive call (its callee is
+    being replayed already) calls the callee's backward function instead."""
     name = op.attrs["callee"]
     replaying = _replaying.__dict__.setdefault("callees", [])
-    if name in replaying:  # the body is replayed inline: recursion would never end
-        where = f" at {op.loc}" if op.loc is not None else ""
-        raise GradientError(
-            f"gradients through staged recursion are not supported yet: @{name} calls itself"
-            f"{where}; differentiate a version that recurses on a Python constant (unrolled), "
-            "or write the recursion as a loop")
+    if name in replaying:
+        return _recursive_call_vjp(op, cotangents)
     callee = tracing.current().module.functions[name]
     active = [v for v in (*op.operands, *state_reads(op)) if is_active(v)]
     seeds = list(zip(callee.body.results, cotangents, strict=True))
@@ -223,4 +224,69 @@ def call_vjp(op: ir.Op, cotangents: tuple) -> dict:
     finally:
         replaying.pop()
     return dict(zip(active, found, strict=True))
+
+
+def _recursive_call_vjp(op: ir.Op, cotangents: tuple) -> dict:
+    """``call @f_vjp(operands..., result cotangents...)``: the backward function of a
+    recursive callee, which recomputes the callee's forward values (its nested calls included)
+    and returns the cotangents of its float parameters. No residuals are saved across calls:
+    a call at depth d recomputes its subtree, the price of not keeping a stack per call."""
+    name = op.attrs["callee"]
+    if state_reads(op):
+        raise GradientError(
+            f"gradients through staged recursion that reads Variables are not supported yet: "
+            f"@{name}{_at(op)}; pass the values as arguments")
+    callee = tracing.current().module.functions[name]
+    floats = [i for i, p in enumerate(callee.body.args) if carries_gradient(p)]
+    outs = [i for i, r in enumerate(callee.body.results) if carries_gradient(r)]
+    for v in (*callee.body.args, *callee.body.results):
+        if isinstance(v.type, ListType):
+            raise GradientError(f"gradients through staged recursion with list arguments or "
+                                f"results are not supported yet: @{name}{_at(op)}")
+    backward = _backward_function(callee, floats, outs)
+    cts = [cotangents[i] if cotangents[i] is not None else build.zeros_of(op.results[i])
+           for i in outs]
+    results = tracing.emit("call", [*op.operands, *cts],
+                           {"callee": backward, "result_types": tuple(
+                               callee.body.args[i].type for i in floats)})
+    found: dict = {}
+    for i, ct in zip(floats, results, strict=True):
+        if is_active(op.operands[i]):
+            accumulate(found, op.operands[i], ct)
+    return found
+
+
+def _backward_function(callee: ir.Function, floats: list[int], outs: list[int]) -> str:
+    """The name of ``callee``'s backward function in the module, built on first use."""
+    module = tracing.current().module
+    names = _BACKWARD.setdefault(module, {})
+    if callee.name in names:
+        return names[callee.name]
+    name, n = f"{callee.name}_vjp", 0
+    while name in module.functions:
+        n += 1
+        name = f"{callee.name}_vjp{n}"
+    names[callee.name] = name
+    params = [*(a.type for a in callee.body.args), *(callee.body.results[i].type for i in outs)]
+    trace = tracing.Trace(module, name, params)
+    module.functions[name] = trace.function  # nested recursive calls find it
+    args = trace.function.body.args
+    primal, seeds = args[:len(callee.body.args)], args[len(callee.body.args):]
+    replaying = _replaying.__dict__.setdefault("callees", [])
+    replaying.append(callee.name)
+    try:
+        with tracing.tracing(trace):
+            found = differentiate_region(
+                callee.body, list(primal),
+                [(callee.body.results[i], ct) for i, ct in zip(outs, seeds, strict=True)],
+                [primal[i] for i in floats])
+            trace.function.body.results = tuple(found)
+    finally:
+        replaying.pop()
+        trace.finished = True
+    return name
+
+
+def _at(op: ir.Op) -> str:
+    return f" at {op.loc}" if op.loc is not None else ""
 

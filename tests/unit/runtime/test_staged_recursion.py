@@ -14,7 +14,6 @@ import textwrap
 import numpy as np
 import pytest
 from autostage.runtime import config, tracing
-from autostage.runtime.autodiff import GradientError
 from autostage.runtime.backends.cpu.recursion import CallCycles
 
 import autostage
@@ -132,15 +131,56 @@ def nested_sine(x, n):
     return np.sin(nested_sine(x, n - 1)) * x
 
 
+def tree_loss(left, right, w, values, node):
+    """A tiny recursive model: h(node) = tanh(w * (value + h(left) + h(right)))."""
+    if node < 0:
+        return np.zeros_like(w)
+    below = tree_loss(left, right, w, values, left[node]) + \
+        tree_loss(left, right, w, values, right[node])
+    return np.tanh(w * (values[node] + below))
+
+
+def _central(f, x, eps=1e-6):
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        d = np.zeros_like(x)
+        d[i] = eps
+        g[i] = (f(x + d) - f(x - d)) / (2 * eps)
+    return g
+
+
 @pytest.mark.parametrize("target", TARGETS)
-def test_gradients_through_staged_recursion_are_refused_clearly(target):
+def test_gradients_through_staged_recursion_match_finite_differences(target):
     g = autostage.grad(autostage.convert(nested_sine, target=target))
-    with pytest.raises(GradientError, match="gradients through staged recursion are not "
-                                            "supported yet: @nested_sine.* calls itself at "
-                                            r".*test_staged_recursion.py:\d+"):
-        g(np.float64(0.7), np.int64(3))
-    # recursion on a Python int is unrolled: differentiable
-    assert g(np.float64(0.7), 3) == pytest.approx(_numeric(0.7), rel=1e-6)
+    assert g(np.float64(0.7), np.int64(3)) == pytest.approx(_numeric(0.7), rel=1e-6)
+    assert g(np.float64(0.7), 3) == pytest.approx(_numeric(0.7), rel=1e-6)  # unrolled
+    left, right = np.array([1, 3, 5, -1, -1, -1, -1]), np.array([2, 4, 6, -1, -1, -1, -1])
+    values = np.linspace(-1.0, 1.0, 7)
+    w = np.array([0.3, -0.8])
+
+    def loss(w, values):
+        return np.sum(tree_loss(left, right, w, values[:, None] * np.ones(2), np.int64(0)))
+
+    grads = autostage.grad(autostage.convert(loss, target=target), argnums=(0, 1))(w, values)
+    np.testing.assert_allclose(grads[0], _central(lambda w: loss(w, values), w), rtol=1e-6)
+    np.testing.assert_allclose(grads[1], _central(lambda v: loss(w, v), values), rtol=1e-6)
+
+
+def test_gradients_through_mutual_recursion():
+    def ping(x, n):
+        if n == 0:
+            return x
+        return np.sin(pong(x, n - 1))
+
+    def pong(x, n):
+        if n == 0:
+            return x * x
+        return ping(x, n - 1) * 2.0
+
+    g = autostage.grad(autostage.convert(ping))
+    for n in (0, 1, 4, 5):
+        expected = _central(lambda x, n=n: ping(x, n), np.array(0.4))
+        assert g(np.float64(0.4), np.int64(n)) == pytest.approx(float(expected), rel=1e-6)
 
 
 def _numeric(x, eps=1e-6):
