@@ -76,6 +76,17 @@ def test_gradient_benchmark_smoke_run_checks_every_variant(tmp_path):
     assert "FAILED" not in result.stdout + result.stderr
 
 
+def test_treelstm_benchmark_smoke_run_checks_against_pytorch(tmp_path):
+    """On the interpreter: the cpu target's first compile of the recursive gradient takes
+    minutes (README, "Staged recursion"). Losses, gradients and the weights after the epoch are
+    checked against PyTorch's where torch is installed (the ``bench`` extra)."""
+    result = run_script("treelstm.py", "--target", "interpreter", tmp_path=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(r"^variant\s+median ms\s+steps/s\s+vs (pytorch eager|numpy forward)$",
+                     result.stdout, re.MULTILINE), result.stdout
+    assert "FAILED" not in result.stdout + result.stderr
+
+
 def test_run_all_prints_the_combined_table(tmp_path):
     result = run_script("run_all.py", "--target", workload_target(), "--only", "call_overhead",
                         "collatz", tmp_path=tmp_path)
