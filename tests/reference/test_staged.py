@@ -49,7 +49,7 @@ import pytest
 MIN_STAGED_PROGRAMS = 70
 STAGED_CATEGORIES = [
     "arrays.py", "branches.py", "effects.py", "exits_and_lists.py", "iterative_numerics.py",
-    "models.py", "scans_and_search.py",
+    "models.py", "recursion.py", "scans_and_search.py",
 ]
 
 

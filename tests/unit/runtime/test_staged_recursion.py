@@ -6,7 +6,9 @@ tests/reference/staged_programs/recursion.py."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -164,6 +166,24 @@ def test_gradients_through_staged_recursion_match_finite_differences(target):
     grads = autostage.grad(autostage.convert(loss, target=target), argnums=(0, 1))(w, values)
     np.testing.assert_allclose(grads[0], _central(lambda w: loss(w, values), w), rtol=1e-6)
     np.testing.assert_allclose(grads[1], _central(lambda v: loss(w, v), values), rtol=1e-6)
+
+
+def test_the_gradient_of_merge_sort_matches_finite_differences_away_from_ties():
+    path = pathlib.Path(__file__).parents[2] / "reference" / "staged_programs" / "recursion.py"
+    spec = importlib.util.spec_from_file_location("recursion_programs", path)
+    programs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(programs)
+    merge_sort = programs.merge_sort
+
+    w = np.random.default_rng(0).standard_normal(7)
+
+    def loss(x):
+        return np.sum(merge_sort(x) * w)
+
+    x = np.array([5.0, 1.0, 4.0, 1.5, 3.0, 9.0, 2.0])
+    for target in TARGETS:
+        g = autostage.grad(autostage.convert(loss, target=target))(x)
+        np.testing.assert_allclose(g, _central(loss, x), rtol=1e-6, atol=1e-8)
 
 
 def test_gradients_through_mutual_recursion():
