@@ -118,8 +118,9 @@ class _Frame:
     def call(self, name: str, args: Sequence) -> tuple:
         """Runs function ``name`` of the module in a new frame (the ``call`` op's semantics).
         Staged recursion deeper than ``RECURSION_LIMIT`` raises RecursionError, as the cpu
-        target does; so does Python's own limit, reached first when it is lower than about
-        six Python frames per staged call (the error then says so)."""
+        target does. Python's own limit is raised for the call tree to
+        ``_PYTHON_FRAMES_PER_CALL`` frames per staged call (about 8 are used); if it is reached
+        anyway (a caller lowered it), the RecursionError says so."""
         limit = config.RECURSION_LIMIT.value()
         if self.depth >= limit:
             raise RecursionError(f"maximum recursion depth exceeded in staged recursion "
@@ -132,7 +133,9 @@ class _Frame:
             return _Frame(self.module, self.module.functions[name], self.depth + 1
                           ).run_function(args)
         except RecursionError as e:
-            if str(e).startswith("maximum recursion depth exceeded in staged"):
+            text = str(e)  # Python's own, not a RecursionError the program raises itself
+            if (not text.startswith("maximum recursion depth exceeded")
+                    or text.startswith("maximum recursion depth exceeded in staged")):
                 raise
             raise RecursionError(
                 f"maximum recursion depth exceeded in staged recursion after {self.depth + 1} "

@@ -48,7 +48,8 @@ def finish_with(e: Exception, body: ir.Region) -> bool:
     is a staging error or is made of staged values (then it is raised as it is)."""
     from autostage.runtime.passes.analysis import has_effects
 
-    if isinstance(e, tracing.StagingError) or not any(has_effects(op) for op in body.ops):
+    if isinstance(e, tracing.StagingError | RecursionError) or not any(  # (tracing recursed)
+            has_effects(op) for op in body.ops):
         return False
     try:
         text = str(e)

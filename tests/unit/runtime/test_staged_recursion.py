@@ -244,3 +244,21 @@ def test_recursive_modules_are_compiled_without_the_disk_cache(tmp_path):
                              text=True, timeout=600)
         assert run.returncode == 0, run.stderr
         assert run.stdout.split() == ["610", "False", "True"]
+
+
+def raises_its_own(n):
+    if n > 2:
+        raise RecursionError("the program's own message")
+    return n
+
+
+def calls_one_that_raises(n):
+    return raises_its_own(n) + 1
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_recursion_error_the_program_raises_keeps_its_message(target):
+    f = autostage.convert(calls_one_that_raises, target=target)
+    assert f(np.int64(1)) == 2
+    with pytest.raises(RecursionError, match="^the program's own message$"):
+        f(np.int64(5))
