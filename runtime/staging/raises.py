@@ -28,7 +28,9 @@ def trace_branch(fn: Callable[[], object]) -> tuple[object, BaseException | None
         return fn(), None
     except tracing.StagingError:
         raise
-    except RecursionError as e:  # tracing recursed, not the program: never stage it
+    except RecursionError as e:
+        if not tracing_recursed(e):
+            return _staged(e)
         raise tracing.StagingError(
             f"Python's recursion limit was reached while tracing{errors.at()}: a function that "
             "recurses on staged values runs inline here (a method of an object made in the "
@@ -36,10 +38,21 @@ def trace_branch(fn: Callable[[], object]) -> tuple[object, BaseException | None
             "end at trace time; pass the object in as an argument (its methods then become "
             "staged calls, which may recurse), or pass arrays instead of lists") from e
     except Exception as e:  # the branch raises whenever it runs: stage that
-        loc = tracing.traceback_location(e.__traceback__)
-        _check_message(e, loc)
-        tracing.emit("raise", (), {"exception": e}, loc=loc)
-        return None, e
+        return _staged(e)
+
+
+def _staged(e: Exception) -> tuple[None, Exception]:
+    loc = tracing.traceback_location(e.__traceback__)
+    _check_message(e, loc)
+    tracing.emit("raise", (), {"exception": e}, loc=loc)
+    return None, e
+
+
+def tracing_recursed(e: BaseException) -> bool:
+    """Whether ``e`` is Python's RecursionError (tracing recursed too deep), not one the
+    program raises itself: that one is never staged."""
+    return isinstance(e, RecursionError) and str(e).startswith(
+        "maximum recursion depth exceeded")
 
 
 def finish_with(e: Exception, body: ir.Region) -> bool:
@@ -48,7 +61,7 @@ def finish_with(e: Exception, body: ir.Region) -> bool:
     is a staging error or is made of staged values (then it is raised as it is)."""
     from autostage.runtime.passes.analysis import has_effects
 
-    if isinstance(e, tracing.StagingError | RecursionError) or not any(  # (tracing recursed)
+    if isinstance(e, tracing.StagingError) or tracing_recursed(e) or not any(
             has_effects(op) for op in body.ops):
         return False
     try:

@@ -260,5 +260,6 @@ def calls_one_that_raises(n):
 def test_a_recursion_error_the_program_raises_keeps_its_message(target):
     f = autostage.convert(calls_one_that_raises, target=target)
     assert f(np.int64(1)) == 2
-    with pytest.raises(RecursionError, match="^the program's own message$"):
+    with pytest.raises(RecursionError) as caught:
         f(np.int64(5))
+    assert str(caught.value) == "the program's own message"
