@@ -150,6 +150,7 @@ def _trace_callee(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDe
             mark = (set(caller.module.functions), set(shared.callees))
             if assumed is not None:
                 shared.assumed[key] = assumed
+            failure = None
             try:
                 callee = _trace_once(fn, key, leaves, treedef, caller)
             except RecursionPending as e:
@@ -158,10 +159,10 @@ def _trace_callee(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDe
                     outer_unknown |= e.keys
                     raise
                 callee = None  # it recursed before any staged if
-            except tracing.StagingError:
+            except tracing.StagingError as e:
                 if key not in shared.unknown:
                     raise
-                callee = None  # e.g. both branches of an if recurse (in this first pass)
+                callee, failure = None, e  # e.g. both branches of an if recurse (first pass)
             finally:
                 shared.assumed.pop(key, None)
             unknown, shared.unknown = shared.unknown, set()
@@ -171,10 +172,12 @@ def _trace_callee(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDe
                 raise RecursionPending(unknown - {key}, name)
             if key in unknown:  # the first pass: types of the paths that do not recurse
                 if callee is None or isinstance(callee.raised, RecursionPending):
+                    why = f" (tracing its other paths failed: {failure})" if failure else ""
                     raise tracing.StagingError(
                         f"staged recursion: {name} has no path that returns without calling "
-                        f"itself{_at()}; its result types cannot be found (give it a base case "
-                        "under a staged if, or make the recursion depend on a Python constant)")
+                        f"itself{_at()}{why}; its result types cannot be found (give it a base "
+                        "case under a staged if, or make the recursion depend on a Python "
+                        "constant)") from failure
                 _undo(caller, shared, mark)
                 assumed = callee
                 continue
@@ -224,12 +227,14 @@ def _widened(assumed: Callee, callee: Callee, name: str) -> Callee:
             f"{assumed.outputs.treedef} and {callee.outputs.treedef}")
     results = []
     for a, b in zip(assumed.result_types, callee.result_types, strict=True):
-        joined = types_.join(a, b)
+        both = isinstance(a, types_.TensorType) and isinstance(b, types_.TensorType)
+        joined = types_.join(a, b) if both else (a if a == b else None)  # (lists: equal only)
         if joined is None:
             raise tracing.StagingError(
                 f"staged recursion: a result of {name} changes type between its paths{_at()}: "
                 f"{a} and {b}")
-        joined = types_.TensorType(joined.dtype, joined.shape, a.weak and b.weak)
+        if both:
+            joined = types_.TensorType(joined.dtype, joined.shape, a.weak and b.weak)
         results.append(joined)
     return Callee(callee.name, callee.outputs, callee.captures, tuple(results),
                   callee.array_results, callee.raised)
