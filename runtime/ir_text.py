@@ -59,12 +59,13 @@ def format_module(module: ir.Module) -> str:
     function."""
     order = [module.entry] + [name for name in module.functions if name != module.entry]
     parts = [f"module @{module.entry}", *printer.state_lines(module)]
-    parts += [_format_function(module.functions[name]) for name in order
+    parts += [format_function(module.functions[name]) for name in order
               if name in module.functions]
     return "\n".join(parts) + "\n"
 
 
-def _format_function(function: ir.Function) -> str:
+def format_function(function: ir.Function) -> str:
+    """The exact text of one function (constants in full, unlike the printer's)."""
     names: dict[ir.Value, str] = {}
     params = _define(function.body.args, names)
     results = ", ".join(str(t) for t in function.result_types)

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from autostage.runtime import captures, ir, pytree, tracing, value_info
+from autostage.runtime import captures, ir, ir_text, pytree, tracing, value_info
 from autostage.runtime import types as types_
 from autostage.runtime.cache_keys import ById, constant_key
 from autostage.runtime.environment import bind_environment, made_here
@@ -67,12 +67,17 @@ def call_from_trace(fn: Callable, args: tuple, kwargs: dict) -> Any:
     owner = ById(fn.__self__) if method else None  # a method's callee is per object
     # A weak argument (a Python scalar such as `x.shape[0]`) stays weak in the callee, as Python
     # would pass the int itself: it is part of the key (types compare without weak-ness).
-    key = (ById(target), owner, treedef, *[
-        (leaf.type, value_info.is_weak(leaf.value), value_info.is_array(leaf.value))
-        if isinstance(leaf, Tensor) else constant_key(leaf) for leaf in leaves])
+    parts = [(leaf.type, value_info.is_weak(leaf.value), value_info.is_array(leaf.value))
+             if isinstance(leaf, Tensor) else constant_key(leaf) for leaf in leaves]
+    key = (ById(target), owner, treedef, *parts)
     callee = trace.shared.callees.get(key)
     if callee is None:
         callee = _trace_callee(fn, key, leaves, treedef, trace)
+        strong = (*key[:3], *[(p[0], False, p[2]) if isinstance(leaf, Tensor) else p
+                              for leaf, p in zip(leaves, parts, strict=True)])
+        if strong != key:
+            callee = _strong_twin(callee, trace.shared.callees.get(strong), trace)
+            trace.shared.callees[key] = callee
     operands = [leaf.value for leaf in leaves if isinstance(leaf, Tensor)]
     operands += [trace.capture(source, source.read()).value for source in callee.captures]
     results = tracing.emit("call", operands, {"callee": callee.name,
@@ -86,6 +91,28 @@ def call_from_trace(fn: Callable, args: tuple, kwargs: dict) -> Any:
     if callee.raised is not None:
         raise callee.raised
     return callee.outputs.build(tuple(Tensor(value) for value in results))
+
+
+def _strong_twin(callee: Callee, twin: Callee | None, trace: tracing.Trace) -> Callee:
+    """``twin`` (traced for the same arguments made strong) in place of ``callee`` (traced for
+    weak ones) where the two functions are the same op for op, type for type: a recursion
+    started on a Python int (``n - 1``) and continued on NumPy ints (``left[i]``) then is one
+    function in the module, not two (each compiled, and differentiated, on its own)."""
+    if twin is None or (callee.outputs.treedef, callee.array_results, callee.captures) != (
+            twin.outputs.treedef, twin.array_results, twin.captures) or (
+            callee.raised is not None or twin.raised is not None):
+        return callee
+    functions = trace.module.functions
+    mine, theirs = (ir_text.format_function(functions[c.name]).split("\n", 1)
+                    for c in (callee, twin))
+
+    def header(line: str, name: str) -> str:  # the parameters' weak-ness aside
+        params, results = line.replace(f"@{name}(", "@(", 1).split(") -> ", 1)
+        return params.replace("~", "") + results
+    if mine[1:] != theirs[1:] or header(mine[0], callee.name) != header(theirs[0], twin.name):
+        return callee
+    del functions[callee.name]
+    return twin
 
 
 def made_in_trace(cls: type) -> Callable:

@@ -16,7 +16,7 @@ region (copies its ops into the backward program) and differentiates the copy:
   ``outs.append(h)`` pattern, whose VJP reads no element); any other read is refused. The
   backward loop carries the list's dense cotangent (``build.ct_type``), one row shorter per
   append undone.
-* ``call``: the callee's body replayed inline.
+* ``call``: the callee's body replayed inline; a recursive callee's backward function called.
 
 A replay must compute what the forward pass computed: regions that draw random numbers or assign
 Variables cannot be replayed (a clear error); prints, asserts and raises are not replayed (they
@@ -30,7 +30,7 @@ import weakref
 from collections.abc import Sequence
 
 import numpy as np
-from autostage.runtime import ir, tracing
+from autostage.runtime import call_graph, ir, tracing
 from autostage.runtime.autodiff import build, list_appends, list_reads, residuals
 from autostage.runtime.autodiff.backprop import (
     GradientError,
@@ -208,13 +208,15 @@ _BACKWARD: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def call_vjp(op: ir.Op, cotangents: tuple) -> dict:
-    """The callee's body replayed inline and differentiated; a recursive call (its callee is
-    being replayed already) calls the callee's backward function instead."""
+    """The callee's body replayed inline and differentiated; a call of a recursive function
+    calls the callee's backward function instead (inlining it would copy its body into the
+    caller's backward pass once per call site, for nothing)."""
     name = op.attrs["callee"]
     replaying = _replaying.__dict__.setdefault("callees", [])
-    if name in replaying:
+    module = tracing.current().module
+    if name in replaying or name in call_graph.recursive(module):
         return _recursive_call_vjp(op, cotangents)
-    callee = tracing.current().module.functions[name]
+    callee = module.functions[name]
     active = [v for v in (*op.operands, *state_reads(op)) if is_active(v)]
     seeds = list(zip(callee.body.results, cotangents, strict=True))
     body_args = list(op.operands)

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 from autostage.runtime import config, ir, op_registry, printer
-from autostage.runtime.backends.cpu import list_buffers
+from autostage.runtime.backends.cpu import list_buffers, self_calls
 from autostage.runtime.backends.cpu.recursion import CallCycles
 from autostage.runtime.passes.shape_facts import ShapeFacts
 from autostage.runtime.types import DTYPES, ListType, TensorType, TupleType, Type
@@ -111,7 +111,7 @@ class Emitter:
         # libm instead of vector_math's kernels (lower_core); read once, so that one module
         # never mixes the two (the setting shows in the source, hence in its content hash)
         self.exact_math = config.EXACT_MATH.value()
-        self.cycles = CallCycles(module)  # staged recursion: depth arguments, no disk cache
+        self.cycles = CallCycles(module)  # staged recursion: depth arguments, self-calls
         self._uses: dict[ir.Value, int] = {}
         for function in module.functions.values():
             self._count_uses(function.body)
@@ -128,6 +128,7 @@ class Emitter:
         self._last_line = -1  # the user line of the last comment, to comment line changes only
         self.list_buffers: frozenset[ir.Value] = frozenset()  # lists kept as one buffer
         self.shape_facts: ShapeFacts | None = None  # sizes proven equal (passes/shape_facts)
+        self._params = ""  # the current function's parameters (self-calls pass them along)
 
     # -- the lowering API ---------------------------------------------------------------------
 
@@ -229,11 +230,20 @@ class Emitter:
             self.helper_ops.setdefault(name, []).append(self.op)
         return name
 
-    def call_arguments(self, callee: str) -> list[str]:
-        """What a call passes after its operands: the state's storage arrays, and the depth
-        of staged recursion where the callee is recursive (recursion.py)."""
-        return [*self.variables.values(),
-                *self.cycles.depth_argument(self._function.name, callee)]
+    def call(self, callee: str, operands: list[str]) -> str:
+        """The expression calling IR function ``callee`` with ``operands``, then the state's
+        storage arrays and the depth of staged recursion where the callee is recursive; a
+        function's call of itself goes through its ``recurse`` intrinsic (recursion.py)."""
+        args = ", ".join([*operands, *self.variables.values(),
+                          *self.cycles.depth_argument(self._function.name, callee)])
+        name = self.function_names[callee]
+        if callee != self._function.name or callee not in self.cycles.direct:
+            return f"{name}({args})"
+        self.module_line("self_calls", hashed_import(self_calls, "cpu_self"))
+        self.module_line(f"self_call {name}", CallCycles.self_call_globals(
+            name, self._function.result_types))
+        recurse, _ = CallCycles.self_call_names(name)
+        return f"{recurse}(({self._params}), ({args}))"
 
     def region(self, region: ir.Region, args: list[str]) -> list[str]:
         """Emits the ops of ``region`` inline with its arguments bound to ``args`` (variables);
@@ -285,13 +295,16 @@ class Emitter:
         self.list_buffers = list_buffers.find(function)
         self.shape_facts = ShapeFacts(function)
         args = [self.name(v) for v in function.body.args]
-        results = self.region(function.body, args)
         recursive = function.name in self.cycles.recursive
-        params = ", ".join(args + list(self.variables.values()) + ["depth"] * recursive)
+        self._params = ", ".join(args + list(self.variables.values()) + ["depth"] * recursive)
+        results = self.region(function.body, args)
         returned = "(" + ", ".join(results) + ("," if len(results) == 1 else "") + ")"
+        if function.name in self.cycles.direct:  # the type its self-calls were told
+            returned = f"{CallCycles.self_call_names(self.function_names[function.name])[1]}" \
+                       f"({returned})"
         jit = "JIT_IO" if self.objmode else "JIT"  # objmode blocks cannot release the GIL
         head = [f"@numba.njit(**{jit})",
-                f"def {self.function_names[function.name]}({params}):"]
+                f"def {self.function_names[function.name]}({self._params}):"]
         check = [(_INDENT + line, None) for line in self.cycles.entry_check().split("\n")]
         body = check * recursive + self._prologue + self._lines or [(_INDENT + "pass", None)]
         return [(text, None) for text in head] + body + [(f"{_INDENT}return {returned}", None)]
@@ -301,7 +314,7 @@ class Emitter:
         """The whole file (header, globals and helpers in creation order, functions) and the op
         of each generated line number (1-based) that a lowering emitted."""
         lines = list(HEADER)
-        if self.cycles.recursive:  # Numba's cache crashes loading recursion (numba#6061)
+        if self.cycles.uncacheable:  # Numba's cache crashes loading recursion (numba#6061)
             lines = [line.replace("cache=True", "cache=False") for line in lines]
         if self._globals:  # (a helper's source is several lines: they count one by one)
             lines += [""] + [line for g in self._globals.values() for line in g.split("\n")]

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu import codegen
+from autostage.runtime.call_graph import callees
 from autostage.runtime.types import TensorType
 
 MAX_CALL_DEPTH = 100  # nested calls the CPU backend compiles (the interpreter has no bound)
@@ -55,7 +56,7 @@ def _types(op: ir.Op) -> list[TensorType]:
 def call_depth(module: ir.Module) -> int:
     """The longest chain of nested calls from the entry function (1: no calls), without
     recursion; a function calling itself (native recursion) counts once."""
-    callees = {name: _callees(fn) for name, fn in module.functions.items()}
+    calls = {name: callees(fn) for name, fn in module.functions.items()}
     depth: dict[str, int] = {}
     stack = [(module.entry, False)]
     visiting: set[str] = set()
@@ -63,26 +64,15 @@ def call_depth(module: ir.Module) -> int:
         name, done = stack.pop()
         if done:
             visiting.discard(name)
-            depth[name] = 1 + max((depth.get(c, 0) for c in callees.get(name, ())
+            depth[name] = 1 + max((depth.get(c, 0) for c in calls.get(name, ())
                                    if c not in visiting and c != name), default=0)
             continue
         if name in depth or name in visiting:
             continue
         visiting.add(name)
         stack.append((name, True))
-        stack.extend((c, False) for c in callees.get(name, ()) if c not in depth)
+        stack.extend((c, False) for c in calls.get(name, ()) if c not in depth)
     return depth.get(module.entry, 1)
-
-
-def _callees(function: ir.Function) -> set[str]:
-    names: set[str] = set()
-    regions = [function.body]
-    while regions:
-        for op in regions.pop().ops:
-            if op.name == "call":
-                names.add(op.attrs["callee"])
-            regions.extend(op.regions)
-    return names
 
 
 @contextlib.contextmanager

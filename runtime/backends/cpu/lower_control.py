@@ -99,8 +99,6 @@ def _while(op: ir.Op, em: Emitter) -> None:
 
 @lowering("call")
 def _call(op: ir.Op, em: Emitter) -> None:
-    callee = em.function_names[op.attrs["callee"]]
-    args = ", ".join([em.name(v) for v in op.operands] + em.call_arguments(op.attrs["callee"]))
+    call = em.call(op.attrs["callee"], [em.name(v) for v in op.operands])
     outs = [em.name(v) for v in op.results]
-    target = "".join(f"{o}, " for o in outs)
-    em.line(f"{target}= {callee}({args})" if outs else f"{callee}({args})")
+    em.line(f"{''.join(f'{o}, ' for o in outs)}= {call}" if outs else call)

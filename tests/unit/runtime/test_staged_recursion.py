@@ -1,6 +1,7 @@
 """Staged recursion (runtime/staged_calls.py, backends/cpu/recursion.py): the IR's recursive
-call, the fixpoint over result types, errors, the depth limit on both targets and the cpu
-target's disk cache (off for recursive modules: Numba's crashes loading them). The reference
+call, the fixpoint over result types, errors, the depth limit on both targets, the cpu
+target's self-calls (backends/cpu/self_calls.py) and its disk cache (off for functions calling
+each other: Numba's crashes loading them). The reference
 programs (fib, merge sort, trees, mutual recursion, ...) are in
 tests/reference/staged_programs/recursion.py."""
 
@@ -207,9 +208,11 @@ def _numeric(x, eps=1e-6):
     return (nested_sine(x + eps, 3) - nested_sine(x - eps, 3)) / (2 * eps)
 
 
-def test_recursive_modules_are_compiled_without_the_disk_cache(tmp_path):
-    """Numba's cache segfaults loading recursive functions (numba#6061; seen here with
-    self-recursion): the second process must compile again, and run."""
+def test_self_recursion_is_cached_and_mutual_recursion_is_compiled_each_process(tmp_path):
+    """A function calling itself calls itself through typed intrinsics (self_calls.py): its
+    module is loaded from Numba's disk cache by the second process. Functions calling each
+    other are typed by Numba's recursion, whose cached code segfaults when loaded
+    (numba#6061): that module is compiled again, and runs."""
     script = textwrap.dedent("""
         import numpy as np, autostage
 
@@ -232,18 +235,20 @@ def test_recursive_modules_are_compiled_without_the_disk_cache(tmp_path):
             return even(n - 1)
 
         print(fib(np.int64(15)), even(np.int64(9)))
-        from autostage.runtime.backends.cpu import compile as cpu
-        module = fib.get_concrete_function(np.int64(15)).module
-        print("cache=False" in cpu.generate(module).source)
+        for f in (fib, even):
+            stats = f.concrete_functions[0]._runner.dispatcher.stats
+            print(sum(stats.cache_hits.values()))
     """)
     env = {**os.environ, "AUTOSTAGE_CACHE_DIR": str(tmp_path / "cache")}
     program = tmp_path / "fibs.py"
     program.write_text(script)
+    outputs = []
     for _ in range(2):
         run = subprocess.run([sys.executable, str(program)], env=env, capture_output=True,
                              text=True, timeout=600)
         assert run.returncode == 0, run.stderr
-        assert run.stdout.split() == ["610", "False", "True"]
+        outputs.append(run.stdout.split())
+    assert outputs == [["610", "False", "0", "0"], ["610", "False", "1", "0"]]
 
 
 def raises_its_own(n):
@@ -263,3 +268,59 @@ def test_a_recursion_error_the_program_raises_keeps_its_message(target):
     with pytest.raises(RecursionError) as caught:
         f(np.int64(5))
     assert str(caught.value) == "the program's own message"
+
+
+def halves(x):
+    """Recursion on strided views: the cpu target's entry is compiled for a contiguous array,
+    the self-call passes layout 'A' (another specialisation, called through the dispatcher)."""
+    n = x.shape[0]
+    if n <= 2:
+        return np.sum(x) * np.ones(2)
+    if n % 2 == 1:
+        return halves(x[1:]) + x[0]  # contiguous
+    return halves(x[::2]) + 2.0 * halves(x[1::2])
+
+
+def counts(x, n):
+    """The base case returns a folded constant (read-only on the cpu target), which callers
+    then write into: each call must get a fresh array, as in Python."""
+    if n == 0:
+        return np.zeros(3)
+    y = counts(x, n - 1)
+    y[0] += x
+    return y
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("program, args", [
+    (halves, (np.arange(16.0),)),
+    (halves, (np.arange(15.0),)),
+    (halves, (np.arange(23.0)[::-1],)),
+    (counts, (np.float64(1.5), np.int64(4))),
+])
+def test_self_calls_pass_views_and_return_fresh_arrays(program, args, target):
+    f = autostage.convert(program, target=target)
+    for _ in range(2):  # the constant must be the same the second time
+        np.testing.assert_array_equal(f(*args), program(*args))
+
+
+def test_self_calls_go_through_typed_intrinsics_and_cache(tmp_path, monkeypatch):
+    from autostage.runtime.backends.cpu import compile as cpu
+    monkeypatch.setenv("AUTOSTAGE_CACHE_DIR", str(tmp_path / "cache"))  # compiled here
+
+    def quarters(x):  # halves, under a name no other test compiles (a module of its own)
+        n = x.shape[0]
+        if n <= 2:
+            return np.sum(x) * np.ones(2)
+        if n % 2 == 1:
+            return quarters(x[1:]) + x[0]
+        return quarters(x[::2]) + 2.0 * quarters(x[1::2])
+
+    f = autostage.convert(quarters, target="cpu")
+    assert f(np.arange(15.0)).tolist() == halves(np.arange(15.0)).tolist()
+    generated = cpu.generate(f.concrete_functions[0].module).source
+    assert "recurse_f_quarters_1((" in generated and "returns_f_quarters_1((" in generated
+    assert "cache=True" in generated
+    namespace = f.concrete_functions[0]._runner.dispatcher.py_func.__globals__
+    signatures = namespace["f_quarters_1"].nopython_signatures
+    assert sorted(sig.args[0].layout for sig in signatures) == ["A", "C"]  # then strided views
