@@ -147,6 +147,14 @@ class Module:
         self.entry = entry
         self.state: list[Any] = []
 
+    def unique_name(self, base: str) -> str:
+        """``base``, or ``base_1``, ``base_2``...: the first that names no function yet."""
+        name, n = base, 0
+        while name in self.functions:
+            n += 1
+            name = f"{base}_{n}"
+        return name
+
     def state_index(self, entry: object) -> int:
         """The index of ``entry`` in the state table, added at the end if it is not there yet;
         by identity: two Variables holding equal values are different state."""

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from autostage.runtime import captures, ir, ir_text, pytree, tracing, value_info
+from autostage.runtime import captures, ir_text, pytree, tracing, value_info
 from autostage.runtime import types as types_
 from autostage.runtime.cache_keys import ById, constant_key
 from autostage.runtime.environment import bind_environment, made_here
@@ -270,7 +270,7 @@ def _widened(assumed: Callee, callee: Callee, name: str) -> Callee:
 def _trace_once(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDef,
                 caller: FunctionTrace) -> Callee:
     shared = caller.shared
-    name = _unique_name(caller.module, getattr(fn, "__name__", "callee"))
+    name = caller.module.unique_name(getattr(fn, "__name__", "callee"))
     tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
     arrays = [value_info.is_array(leaf.value) for leaf in tensors]  # facts of the caller's trace
     # The parameters have the arguments' types, weak ones included.
@@ -296,14 +296,6 @@ def _trace_once(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDef,
     caller.sources.update(trace.sources)
     return Callee(name, outputs, tuple(trace.captures), trace.function.result_types,
                   array_results, trace.raised)
-
-
-def _unique_name(module: ir.Module, base: str) -> str:
-    name, n = base, 0
-    while name in module.functions:
-        n += 1
-        name = f"{base}_{n}"
-    return name
 
 
 def traced_call(fn: Callable) -> Callable:

@@ -31,7 +31,13 @@ from collections.abc import Sequence
 
 import numpy as np
 from autostage.runtime import call_graph, ir, tracing
-from autostage.runtime.autodiff import build, list_appends, list_reads, residuals
+from autostage.runtime.autodiff import (
+    build,
+    list_appends,
+    list_reads,
+    recursion_tape,
+    residuals,
+)
 from autostage.runtime.autodiff.backprop import (
     GradientError,
     accumulate,
@@ -214,6 +220,11 @@ def call_vjp(op: ir.Op, cotangents: tuple) -> dict:
     name = op.attrs["callee"]
     replaying = _replaying.__dict__.setdefault("callees", [])
     module = tracing.current().module
+    backward = recursion_tape.saved_backward(module, name)
+    if backward is not None:  # a recursive call inside a taped backward function
+        n = len(backward.tape.f.body.args)
+        return _call_backward(op, cotangents, backward.name, backward.tape.f, backward.floats,
+                              list(op.operands[n:]), op.operands[:n])
     if name in replaying or name in call_graph.recursive(module):
         return _recursive_call_vjp(op, cotangents)
     callee = module.functions[name]
@@ -245,16 +256,32 @@ def _recursive_call_vjp(op: ir.Op, cotangents: tuple) -> dict:
         if isinstance(v.type, ListType):
             raise GradientError(f"gradients through staged recursion with list arguments or "
                                 f"results are not supported yet: @{name}{_at(op)}")
-    backward = _backward_function(callee, floats, outs)
+    tape = recursion_tape.tape_of(tracing.current().module, name, _check_replayable)
+    if tape is not None:  # record the calls' results once, then read them back
+        empty = [build.emit("list_new", [], {"element": t.element})[0] for t in tape.lists]
+        taped = build.emit("call", [*op.operands, *empty], {
+            "callee": tape.forward, "result_types": (*tape.results, INDEX, *tape.lists)})
+        backward = tape.backward({i for i in floats if is_active(op.operands[i])})
+        return _call_backward(op, cotangents, backward.name, callee, backward.floats,
+                              list(taped[len(tape.results):]), op.operands)
+    return _call_backward(op, cotangents, _backward_function(callee, floats, outs), callee,
+                          floats, [], op.operands, outs=outs)
+
+
+def _call_backward(op: ir.Op, cotangents: tuple, backward: str, callee: ir.Function,
+                   floats: list[int], extra: list, args: Sequence[ir.Value],
+                   outs: list[int] | None = None) -> dict:
+    """``call @backward(args..., cotangents of results outs..., extra...)``: the cotangents
+    of ``callee``'s float parameters, accumulated onto the active ``args``."""
+    outs = list(range(len(callee.body.results))) if outs is None else outs
     cts = [cotangents[i] if cotangents[i] is not None else build.zeros_of(op.results[i])
            for i in outs]
-    results = tracing.emit("call", [*op.operands, *cts],
-                           {"callee": backward, "result_types": tuple(
-                               callee.body.args[i].type for i in floats)})
+    results = tracing.emit("call", [*args, *cts, *extra], {
+        "callee": backward, "result_types": tuple(callee.body.args[i].type for i in floats)})
     found: dict = {}
     for i, ct in zip(floats, results, strict=True):
-        if is_active(op.operands[i]):
-            accumulate(found, op.operands[i], ct)
+        if is_active(args[i]):
+            accumulate(found, args[i], ct)
     return found
 
 
@@ -264,10 +291,7 @@ def _backward_function(callee: ir.Function, floats: list[int], outs: list[int]) 
     names = _BACKWARD.setdefault(module, {})
     if callee.name in names:
         return names[callee.name]
-    name, n = f"{callee.name}_vjp", 0
-    while name in module.functions:
-        n += 1
-        name = f"{callee.name}_vjp{n}"
+    name = module.unique_name(f"{callee.name}_vjp")
     names[callee.name] = name
     params = [*(a.type for a in callee.body.args), *(callee.body.results[i].type for i in outs)]
     trace = tracing.Trace(module, name, params)

@@ -5,7 +5,7 @@ overflow the thread's stack (a segfault). Each such function takes a trailing ``
 argument, raises ``RecursionError`` past ``RECURSION_LIMIT`` (as Python does past its own
 limit), and passes ``depth + 1`` to the functions of its cycle.
 
-A function calling itself whose results are arrays and scalars calls itself through
+A function calling itself whose results are arrays, scalars and tensor lists calls itself through
 ``self_calls``' intrinsics (typed from the IR, no recursive type inference in Numba; cached on
 disk like any module). Other cycles (functions calling each other, or results that are lists)
 are typed by Numba's own recursion rule, which is slow to compile and whose code Numba's disk
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from autostage.runtime import config, ir
 from autostage.runtime.call_graph import callees, reachable
-from autostage.runtime.types import TensorType
+from autostage.runtime.types import ListType, TensorType
 
 
 class CallCycles:
@@ -29,7 +29,8 @@ class CallCycles:
         # self-calls through self_calls' intrinsics: results Numba can be told up front
         self.direct = frozenset(
             name for name in self.recursive if name in calls[name]
-            and all(isinstance(t, TensorType) for t in module.functions[name].result_types))
+            and all(isinstance(t, TensorType | ListType)
+                    for t in module.functions[name].result_types))
         others = {name: callees - {name} for name, callees in calls.items()}
         mutual = any(name in reachable(name, others) for name in calls)
         self.uncacheable = mutual or bool(
@@ -56,6 +57,8 @@ class CallCycles:
     def self_call_globals(function: str, result_types: tuple) -> str:
         """The module-level line that makes ``function``'s self-call intrinsics."""
         recurse, returns = CallCycles.self_call_names(function)
-        declared = "".join(f", ({str(t.dtype)!r}, {t.ndim})" for t in result_types)
+        declared = "".join(
+            f", ({str(t.element.dtype)!r}, {t.element.ndim}, 'list')" if isinstance(t, ListType)
+            else f", ({str(t.dtype)!r}, {t.ndim})" for t in result_types)
         return (f"{recurse}, {returns} = cpu_self.self_call(globals(), {function!r}"
                 f"{declared})")

@@ -33,8 +33,9 @@ def self_call(namespace: dict, name: str, *results: tuple[str, int]
               ) -> tuple[Callable, Callable]:
     """The ``recurse`` and ``returns`` intrinsics of the generated function ``name`` (looked up
     in ``namespace``, the generated module's globals, when a call needs its dispatcher), whose
-    results are arrays or scalars of the given (dtype, ndim)."""
-    declared = types.Tuple(tuple(_declared(np.dtype(dtype), ndim) for dtype, ndim in results))
+    results are arrays or scalars of the given (dtype, ndim), or typed lists of them (dtype,
+    ndim, "list")."""
+    declared = types.Tuple(tuple(_declared(*spec) for spec in results))
 
     def call_self(context, builder, sig, llargs):
         own, args = sig.args
@@ -87,9 +88,12 @@ def self_call(namespace: dict, name: str, *results: tuple[str, int]
     return recurse, returns
 
 
-def _declared(dtype: np.dtype, ndim: int) -> types.Type:
-    scalar = numba.from_dtype(dtype)
-    return scalar if ndim == 0 else types.Array(scalar, ndim, "A")
+def _declared(dtype: str, ndim: int, kind: str = "tensor") -> types.Type:
+    """A tensor, or (``kind="list"``) a typed list of them as lower_control.list_item_type
+    makes it."""
+    scalar = numba.from_dtype(np.dtype(dtype))
+    item = scalar if ndim == 0 else types.Array(scalar, ndim, "A")
+    return types.ListType(item) if kind == "list" else item
 
 
 def _passes(typingctx, arg: types.Type, param: types.Type) -> bool:

@@ -324,3 +324,28 @@ def test_self_calls_go_through_typed_intrinsics_and_cache(tmp_path, monkeypatch)
     namespace = f.concrete_functions[0]._runner.dispatcher.py_func.__globals__
     signatures = namespace["f_quarters_1"].nopython_signatures
     assert sorted(sig.args[0].layout for sig in signatures) == ["A", "C"]  # then strided views
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_gradient_of_a_self_recursive_call_reads_a_tape(target):
+    """d loss / d w of the tree model: a taped forward (f_fwd) then a backward function that
+    reads each child's results from the tape and never calls the forward function again, and
+    computes the cotangents of the wanted parameter only (not of ``values``, a float
+    parameter no gradient is asked for)."""
+    left, right = np.array([1, 3, 5, -1, -1, -1, -1]), np.array([2, 4, 6, -1, -1, -1, -1])
+    values = np.linspace(-1.0, 1.0, 14).reshape(7, 2)
+
+    def loss(w, values):
+        return np.sum(tree_loss(left, right, w, values, np.int64(0)))
+
+    g = autostage.grad(autostage.convert(loss, target=target))
+    w = np.array([0.3, -0.8])
+    np.testing.assert_allclose(g(w, values), _central(lambda w: loss(w, values), w), rtol=1e-6)
+    module = g.concrete_functions[0].module
+    names = set(module.functions)
+    assert {"tree_loss_fwd", "tree_loss_bwd", "tree_loss_saved"} <= names
+    assert not any(name.endswith("_vjp") for name in names)  # nothing recomputes subtrees
+    backward = module.functions["tree_loss_bwd"]
+    called = {op.attrs["callee"] for op in backward.body.walk() if op.name == "call"}
+    assert "tree_loss" not in called and "tree_loss_bwd" in called
+    assert backward.result_types == (backward.body.args[2].type,)  # w's cotangent only
