@@ -261,7 +261,8 @@ def _recursive_call_vjp(op: ir.Op, cotangents: tuple) -> dict:
         empty = [build.emit("list_new", [], {"element": t.element})[0] for t in tape.lists]
         taped = build.emit("call", [*op.operands, *empty], {
             "callee": tape.forward, "result_types": (*tape.results, INDEX, *tape.lists)})
-        backward = tape.backward({i for i in floats if is_active(op.operands[i])})
+        backward = tape.backward({i for i in floats if is_active(op.operands[i])},
+                                 differentiate_region)
         return _call_backward(op, cotangents, backward.name, callee, backward.floats,
                               list(taped[len(tape.results):]), op.operands)
     return _call_backward(op, cotangents, _backward_function(callee, floats, outs), callee,

@@ -47,12 +47,13 @@ class Tape:
         self.forward = module.unique_name(f"{f.name}_fwd")
         self._backwards: dict[frozenset, Backward] = {}
 
-    def backward(self, wanted: set[int]) -> Backward:
+    def backward(self, wanted: set[int], differentiate) -> Backward:
         """The backward function returning the cotangents of the parameters ``wanted`` and
-        of those the recursion passes them on to (``floats``)."""
+        of those the recursion passes them on to (``floats``); ``differentiate`` is
+        ``control_flow.differentiate_region``."""
         floats = self._closed(wanted)
         if floats not in self._backwards:
-            self._backwards[floats] = Backward(self, sorted(floats))
+            self._backwards[floats] = Backward(self, sorted(floats), differentiate)
         return self._backwards[floats]
 
     def _closed(self, wanted: set[int]) -> frozenset[int]:
@@ -75,7 +76,7 @@ class Tape:
 class Backward:
     """``f_saved`` and ``f_bwd`` for one set of wanted parameters (``floats``)."""
 
-    def __init__(self, tape: Tape, floats: list[int]):
+    def __init__(self, tape: Tape, floats: list[int], differentiate):
         self.tape, self.floats = tape, floats
         module, f = tape.module, tape.f
         self.saved = module.unique_name(f"{f.name}_saved")
@@ -86,7 +87,7 @@ class Backward:
             build.emit("list_get", [params[len(args) + 1 + k], params[len(args)]])[0]
             for k in range(len(tape.results))])
         _define(module, self.name, [*args, *tape.results, INDEX, *tape.lists],
-                lambda params: _backward_body(self, params))
+                lambda params: _backward_body(self, params, differentiate))
 
 
 # module -> function name -> its Tape (None: not taped)
@@ -178,10 +179,9 @@ def _forward_body(tape: Tape, args: list, lists: list) -> list:
     return [*results, me, *lists]
 
 
-def _backward_body(backward: Backward, params: list) -> list:
+def _backward_body(backward: Backward, params: list, differentiate) -> list:
     """``f``'s body with its recursive calls read from the tape, differentiated: the
     cotangents of the parameters ``backward.floats``."""
-    from autostage.runtime.autodiff.control_flow import differentiate_region
     tape = backward.tape
     f = tape.f
     n_args, n_results = len(f.body.args), len(tape.results)
@@ -203,7 +203,7 @@ def _backward_body(backward: Backward, params: list) -> list:
         saved_body.results = tuple(copies.get(v, v) for v in f.body.results)
     pairs = [(r, ct) for r, ct in zip(saved_body.results, seeds, strict=True)
              if carries_gradient(r)]
-    return differentiate_region(saved_body, args, pairs, [args[i] for i in backward.floats])
+    return differentiate(saved_body, args, pairs, [args[i] for i in backward.floats])
 
 
 def _rebuild(region: ir.Region, copies: dict, state: list, site, tape: Tape) -> list:
