@@ -52,8 +52,6 @@ from autostage.runtime.types import ListType, scalar
 
 INDEX = scalar(np.int64)
 
-# Ops a replay leaves out: they have no results and already ran in the forward pass.
-_NOT_REPLAYED = frozenset(("print", "assert", "raise", "raise_if"))
 # Ops whose replay would not compute what the forward pass did.
 _NOT_REPLAYABLE = {
     "random_draw": "draws random numbers (draw them before the loop or branch)",
@@ -68,7 +66,7 @@ def replay(region: ir.Region, args: Sequence[ir.Value]) -> tuple[list[ir.Op], di
     target = tracing.current().region
     ops = []
     for op in region.ops:
-        if op.name in _NOT_REPLAYED:
+        if op.name in recursion_tape.NOT_REPLAYED:
             continue
         _check_replayable(op)
         ops.append(target.append(ir.copy_op(op, copies)))

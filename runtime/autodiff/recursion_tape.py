@@ -13,9 +13,9 @@ tape at that point; the tape is a tensor list per result and per site, threaded 
 calls and through the ``cond`` ops around the sites. ``f_bwd`` replays ``f``'s body with each
 recursive call replaced by ``call @f_saved(operands..., number, tape...)``, which reads the
 child's saved results, and is differentiated as any body: the gradient of ``f_saved`` is
-``f_bwd`` of the child (``saved_call_vjp``). Each call's forward values are thus computed twice
-(once by the outside's forward pass, once by ``f_fwd``) and its local ops replayed once more by
-``f_bwd``: no subtree is ever recomputed. Memory: O(calls x result size).
+``f_bwd`` of the child (``control_flow.call_vjp``). Each call's forward values are thus
+computed twice (by the outside's forward pass and by ``f_fwd``) and its local ops replayed once
+more by ``f_bwd``: no subtree is ever recomputed. Memory: O(calls x result size).
 
 Taped when ``f`` calls only itself in its cycle and its recursive calls sit in ``cond`` ops
 (not in loops); other recursion recomputes (``control_flow._recursive_call_vjp``).
@@ -32,7 +32,8 @@ from autostage.runtime.autodiff.backprop import carries_gradient
 from autostage.runtime.types import ListType, TensorType, scalar
 
 INDEX = scalar(np.int64)
-_NOT_REPLAYED = frozenset(("print", "assert", "raise", "raise_if"))  # they ran in the forward
+# Ops a replay leaves out (here and in control_flow): no results, and they ran in the forward pass.
+NOT_REPLAYED = frozenset(("print", "assert", "raise", "raise_if"))
 
 
 class Tape:
@@ -103,14 +104,16 @@ def tape_of(module: ir.Module, name: str, check) -> Tape | None:
     if name not in tapes:
         f = module.functions[name]
         sites = _self_call_sites(module, f)
-        tapes[name] = None if sites is None else Tape(module, f, sites)
-        if sites is not None:
-            for op in f.body.walk():
-                check(op)
-            tape = tapes[name]
-            args = [v.type for v in f.body.args]
-            _define(module, tape.forward, [*args, *tape.lists], lambda params: _forward_body(
-                tape, params[:len(args)], params[len(args):]))
+        if sites is None:
+            tapes[name] = None
+            return None
+        for op in f.body.walk():
+            check(op)
+        tape = Tape(module, f, sites)
+        args = [v.type for v in f.body.args]
+        _define(module, tape.forward, [*args, *tape.lists], lambda params: _forward_body(
+            tape, params[:len(args)], params[len(args):]))
+        tapes[name] = tape
     return tapes[name]
 
 
@@ -225,6 +228,6 @@ def _rebuild(region: ir.Region, copies: dict, state: list, site, tape: Tape) -> 
                                              *(v.type for v in state))}, tuple(branches))
             copies.update(zip(op.results, outs, strict=False))
             state = list(outs[len(op.results):])
-        elif op.name not in _NOT_REPLAYED:
+        elif op.name not in NOT_REPLAYED:
             tracing.current().region.append(ir.copy_op(op, copies))
     return state
