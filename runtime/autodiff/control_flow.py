@@ -85,22 +85,25 @@ def _check_replayable(op: ir.Op) -> None:
 
 def differentiate_region(region: ir.Region, args: Sequence[ir.Value],
                          seeds: Sequence[tuple[ir.Value, ir.Value | None]],
-                         wanted: Sequence[ir.Value]) -> list[ir.Value]:
+                         wanted: Sequence[ir.Value], only_wanted: bool = False
+                         ) -> list[ir.Value]:
     """Replays ``region`` on ``args`` and returns the cotangents of ``wanted`` (zeros where
-    none), given cotangents ``seeds`` of (region result, cotangent) pairs."""
-    return _differentiate(region, args, seeds, wanted)[0]
+    none), given cotangents ``seeds`` of (region result, cotangent) pairs. ``only_wanted``:
+    the other arguments are constants of the differentiation (nothing computed for them)."""
+    return _differentiate(region, args, seeds, wanted, only_wanted=only_wanted)[0]
 
 
 def _differentiate(region: ir.Region, args: Sequence[ir.Value],
                    seeds: Sequence[tuple[ir.Value, ir.Value | None]],
-                   wanted: Sequence[ir.Value], prepare=None
+                   wanted: Sequence[ir.Value], prepare=None, only_wanted: bool = False
                    ) -> tuple[list[ir.Value], list[ir.Op], dict]:
     """``differentiate_region``, also returning the replayed ops and the replay's map;
     ``prepare(ops, copies)`` may change the replay before it is differentiated, and returns
     what to run once the backward ops exist (or None)."""
     ops, copies = replay(region, args)
     finish = prepare(ops, copies) if prepare is not None else None
-    sources = {v for v in (*args, *wanted) if is_active(v) or v in args}
+    sources = {v for v in (*args, *wanted)
+               if (v in wanted if only_wanted else is_active(v) or v in args)}
     active = active_values(ops, sources)
     cotangents: dict[ir.Value, ir.Value] = {}
     for result, ct in seeds:

@@ -206,7 +206,8 @@ def _backward_body(backward: Backward, params: list, differentiate) -> list:
         saved_body.results = tuple(copies.get(v, v) for v in f.body.results)
     pairs = [(r, ct) for r, ct in zip(saved_body.results, seeds, strict=True)
              if carries_gradient(r)]
-    return differentiate(saved_body, args, pairs, [args[i] for i in backward.floats])
+    return differentiate(saved_body, args, pairs, [args[i] for i in backward.floats],
+                         only_wanted=True)
 
 
 def _rebuild(region: ir.Region, copies: dict, state: list, site, tape: Tape) -> list:

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 from autostage.runtime import config, ir, op_registry, printer
-from autostage.runtime.backends.cpu import list_buffers, self_calls
+from autostage.runtime.backends.cpu import list_buffers, list_params, self_calls
 from autostage.runtime.backends.cpu.recursion import CallCycles
 from autostage.runtime.passes.shape_facts import ShapeFacts
 from autostage.runtime.types import DTYPES, ListType, TensorType, TupleType, Type
@@ -112,6 +112,7 @@ class Emitter:
         # never mixes the two (the setting shows in the source, hence in its content hash)
         self.exact_math = config.EXACT_MATH.value()
         self.cycles = CallCycles(module)  # staged recursion: depth arguments, self-calls
+        self.read_only_lists = list_params.read_only(module)  # lists a call need not copy
         self._uses: dict[ir.Value, int] = {}
         for function in module.functions.values():
             self._count_uses(function.body)

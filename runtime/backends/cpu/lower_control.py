@@ -100,8 +100,10 @@ def _while(op: ir.Op, em: Emitter) -> None:
 @lowering("call")
 def _call(op: ir.Op, em: Emitter) -> None:
     # a callee may update a list argument in place (its only reader): hand it a copy unless
-    # this call is the list's only use (the tapes of recursive gradients, autodiff)
-    call = em.call(op.attrs["callee"], [owned(em, v) if isinstance(v.type, ListType)
-                                        else em.name(v) for v in op.operands])
+    # this call is the list's only use or the callee only reads it (list_params.py)
+    reads = em.read_only_lists.get(op.attrs["callee"], frozenset())
+    call = em.call(op.attrs["callee"], [
+        owned(em, v) if isinstance(v.type, ListType) and k not in reads else em.name(v)
+        for k, v in enumerate(op.operands)])
     outs = [em.name(v) for v in op.results]
     em.line(f"{''.join(f'{o}, ' for o in outs)}= {call}" if outs else call)

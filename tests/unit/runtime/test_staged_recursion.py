@@ -349,3 +349,67 @@ def test_the_gradient_of_a_self_recursive_call_reads_a_tape(target):
     called = {op.attrs["callee"] for op in backward.body.walk() if op.name == "call"}
     assert "tree_loss" not in called and "tree_loss_bwd" in called
     assert backward.result_types == (backward.body.args[2].type,)  # w's cotangent only
+
+
+_ALIASING = """module @main
+func @main(%0:f64[]) -> (i64[], i64[], i64[]):
+  %1:list<f64[]> = list_new attrs(element=type('f64[]'))
+  %2:list<f64[]> = call %1 %0 attrs(callee='push', result_types=(type('list<f64[]>'),))
+  %3:list<f64[]> = call %1 %0 attrs(callee='push', result_types=(type('list<f64[]>'),))
+  %4:i64[] = list_length %1
+  %5:i64[] = list_length %2
+  %6:i64[] = list_length %3
+  return %4 %5 %6
+func @push(%0:list<f64[]>, %1:f64[]) -> (list<f64[]>):
+  %2:list<f64[]> = list_append %0 %1
+  return %2
+func @peek(%0:list<f64[]>) -> (i64[]):
+  %1:i64[] = list_length %0
+  return %1
+"""
+
+
+def test_a_list_passed_to_calls_is_copied_only_where_a_callee_may_update_it():
+    """The cpu backend updates a list in place when that is its only use (parameters
+    included), so a caller passing a list it uses again hands the callee a copy: Python's
+    values, not aliasing. A parameter the callee only reads is passed uncopied (the backward
+    functions of recursive gradients pass their tape to every call)."""
+    from autostage.runtime import ir_text
+    from autostage.runtime.backends.cpu import compile as cpu
+    from autostage.runtime.backends.cpu import list_params
+
+    module = ir_text.parse(_ALIASING)
+    assert list_params.read_only(module) == {
+        "main": frozenset(), "push": frozenset(), "peek": frozenset({0})}
+    results = cpu.compile_module(module)([np.float64(2.0)])
+    assert [int(r) for r in results] == [0, 1, 1]  # the empty list stays empty
+    calls = [line.split("= ", 1)[1] for line in cpu.generate(module).source.splitlines()
+             if "= f_push(" in line]
+    assert len(calls) == 2 and all(".copy()" in call for call in calls)
+
+
+def test_the_backward_function_reads_its_tape_uncopied():
+    """The tape is passed to every call of the backward function, which only reads it: no copy
+    (a copy per call made the gradient quadratic in the number of calls)."""
+    from autostage.runtime.backends.cpu import compile as cpu
+    from autostage.runtime.backends.cpu import list_params
+
+    left, right = np.array([1, -1, -1]), np.array([2, -1, -1])
+    values = np.ones((3, 2))
+
+    def loss(w):
+        return np.sum(tree_loss(left, right, w, values, np.int64(0)))
+
+    g = autostage.grad(autostage.convert(loss, target="cpu"))
+    w = np.array([0.3, -0.8])
+    np.testing.assert_allclose(g(w), _central(loss, w), rtol=1e-6)
+    module = g.concrete_functions[0].module
+    read_only = list_params.read_only(module)
+    n_args = len(module.functions["tree_loss"].body.args)
+    lists = len(module.functions["tree_loss_fwd"].body.args) - n_args
+    assert read_only["tree_loss_bwd"] == frozenset(range(n_args + 2, n_args + 2 + lists))
+    assert read_only["tree_loss_fwd"] == frozenset()  # it appends
+    backward = cpu.generate(module).source.split("def f_tree_loss_bwd(", 1)[1]
+    calls = [line for line in backward.splitlines() if "lst" in line and "(" in line
+             and ("recurse_" in line or "= f_" in line)]
+    assert calls and not any(".copy()" in line for line in calls)
