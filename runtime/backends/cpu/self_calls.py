@@ -29,8 +29,7 @@ from numba.core.typeconv import Conversion
 from numba.extending import intrinsic
 
 
-def self_call(namespace: dict, name: str, *results: tuple[str, int]
-              ) -> tuple[Callable, Callable]:
+def self_call(namespace: dict, name: str, *results: tuple) -> tuple[Callable, Callable]:
     """The ``recurse`` and ``returns`` intrinsics of the generated function ``name`` (looked up
     in ``namespace``, the generated module's globals, when a call needs its dispatcher), whose
     results are arrays or scalars of the given (dtype, ndim), or typed lists of them (dtype,
