@@ -19,7 +19,9 @@ from collections.abc import Callable
 from autostage.runtime import ir, tracing
 from autostage.runtime.operator_hooks import Staged
 from autostage.runtime.staging import errors, values
+from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor
+from autostage.runtime.types import ListType
 
 
 def trace_branch(fn: Callable[[], object]) -> tuple[object, BaseException | None]:
@@ -105,7 +107,7 @@ def placeholder(value: object, region: ir.Region) -> object:
     if isinstance(value, (Tensor, values.MaybeUnbound)):
         with tracing.reopen(region):
             (result,) = tracing.emit("undef", (), {"type": value.type})
-        return Tensor(result)
+        return TensorList(result) if isinstance(value.type, ListType) else Tensor(result)
     if isinstance(value, tuple):
         return tuple(placeholder(v, region) for v in value)
     return value

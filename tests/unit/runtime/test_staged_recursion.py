@@ -413,3 +413,21 @@ def test_the_backward_function_reads_its_tape_uncopied():
     calls = [line for line in backward.splitlines() if "lst" in line and "(" in line
              and ("recurse_" in line or "= f_" in line)]
     assert calls and not any(".copy()" in line for line in calls)
+
+
+def doublings(x, n):
+    """A recursive function returning a Python list (a tensor list when staged)."""
+    if n == 0:
+        return [x]
+    found = doublings(x * 2.0, n - 1)
+    found.append(x)
+    return found
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_recursive_function_may_return_a_list(target):
+    f = autostage.convert(doublings, target=target)
+    got = f(np.float64(1.5), np.int64(4))
+    assert isinstance(got, list)
+    assert [float(v) for v in got] == [float(v) for v in doublings(np.float64(1.5), np.int64(4))]
+    assert [float(v) for v in f(np.float64(1.0), np.int64(0))] == [1.0]
