@@ -66,7 +66,8 @@ def to_graph(entity: Callable) -> Callable:
       SourceUnavailableError: its source code is not available.
     """
     fn, bound_to = _function_of(entity)
-    if conversion.is_generator_function(fn):
+    if conversion.is_generator_function(fn) or hasattr(fn, "__autostage_converted__"):
+        # (a to_graph result already: converting its wrapper would stage autostage's own try)
         return fn if bound_to is None else types.MethodType(fn, bound_to)
     # A function that converted code created (a closure a converted factory returned) is
     # converted code already: converting it again would parse generated source.

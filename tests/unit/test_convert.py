@@ -77,6 +77,28 @@ def test_cli_ir_prints_the_trace(tmp_path, capsys):
     assert "multiply" in out and "add" in out and "model.py:4" in out
 
 
+def test_cli_ir_of_a_decorated_function_calling_another(tmp_path, capsys):
+    """The file's own @convert wrappers are not converted again (their try would be staged)."""
+    source = tmp_path / "model.py"
+    source.write_text(textwrap.dedent("""\
+        import autostage
+
+        @autostage.convert
+        def inner(x):
+            return x * 2.0
+
+        @autostage.convert
+        def outer(x):
+            return inner(x) + 1.0
+        """))
+    assert cli.main([f"{source}:outer", "--ir", "--args", "f64[?]"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("func @outer(%0:f64[?]) -> (f64[?]):")
+    assert "call @inner %0" in out and "func @inner(%0:f64[?])" in out
+    once = autostage.to_graph(lambda x: x + 1)
+    assert autostage.to_graph(once) is once  # a to_graph result is converted already
+
+
 @pytest.mark.parametrize("args, message", [
     ("f64[?", "neither a type"), ("q64[?]", "expected a type like"),
 ])
