@@ -234,7 +234,7 @@ def call_vjp(op: ir.Op, cotangents: tuple) -> dict:
     body_args = list(op.operands)
     replaying.append(name)
     try:
-        found = differentiate_region(callee.body, body_args, seeds, active)
+        found = differentiate_region(callee.body, body_args, seeds, active, only_wanted=True)
     finally:
         replaying.pop()
     return dict(zip(active, found, strict=True))
