@@ -7,8 +7,8 @@ limit), and passes ``depth + 1`` to the functions of its cycle.
 
 A function calling itself whose results are arrays, scalars and tensor lists calls itself through
 ``self_calls``' intrinsics (typed from the IR, no recursive type inference in Numba; cached on
-disk like any module). Other cycles (functions calling each other, or results that are lists)
-are typed by Numba's own recursion rule, which is slow to compile and whose code Numba's disk
+disk like any module). Other cycles (functions calling each other, results of other kinds) are
+typed by Numba's own recursion rule, which is slow to compile and whose code Numba's disk
 cache crashes loading (numba#6061, shared/TOOLCHAIN.md): a module with such a cycle is compiled
 without the cache (every new process compiles it again).
 """
