@@ -9,12 +9,12 @@ user's line. Cotangents have their primal's dtype: the builders cast where NumPy
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from autostage.runtime import ir, tracing
-from autostage.runtime.types import ListType, TensorType
+from autostage.runtime.types import ListType, TensorType, Type
 
 _location: list[ir.Location | None] = [None]
 
@@ -51,6 +51,20 @@ def placed(region: ir.Region, at: int | ir.Op, make: Callable, *args: object
     index = region.ops.index(at) if isinstance(at, ir.Op) else at
     region.ops[index:index] = made
     return value, made
+
+
+def define_function(module: ir.Module, name: str, params: Sequence[Type],
+                    body: Callable[[list[ir.Value]], Sequence[ir.Value]]) -> None:
+    """Adds function ``name`` to ``module``: its results are what ``body(parameters)`` emits
+    and returns. It is in the module while ``body`` runs, so the body may call it (the
+    backward functions of staged recursion)."""
+    trace = tracing.Trace(module, name, params)
+    module.functions[name] = trace.function
+    try:
+        with tracing.tracing(trace):
+            trace.function.body.results = tuple(body(list(trace.function.body.args)))
+    finally:
+        trace.finished = True
 
 
 def emit(name: str, operands: list[ir.Value] | tuple, attrs: dict | None = None,

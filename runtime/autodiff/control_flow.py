@@ -241,10 +241,11 @@ def call_vjp(op: ir.Op, cotangents: tuple) -> dict:
 
 
 def _recursive_call_vjp(op: ir.Op, cotangents: tuple) -> dict:
-    """``call @f_vjp(operands..., result cotangents...)``: the backward function of a
-    recursive callee, which recomputes the callee's forward values (its nested calls included)
-    and returns the cotangents of its float parameters. No residuals are saved across calls:
-    a call at depth d recomputes its subtree, the price of not keeping a stack per call."""
+    """The gradient of a call of a recursive function. A function calling only itself, from
+    outside loops, is taped (``recursion_tape``: each call's results saved once, read back by
+    the backward function). Otherwise ``call @f_vjp(operands..., result cotangents...)``, a
+    backward function that recomputes the callee's forward values (its nested calls included):
+    a call at depth d recomputes its subtree."""
     name = op.attrs["callee"]
     if state_reads(op):
         raise GradientError(
@@ -296,22 +297,20 @@ def _backward_function(callee: ir.Function, floats: list[int], outs: list[int]) 
     name = module.unique_name(f"{callee.name}_vjp")
     names[callee.name] = name
     params = [*(a.type for a in callee.body.args), *(callee.body.results[i].type for i in outs)]
-    trace = tracing.Trace(module, name, params)
-    module.functions[name] = trace.function  # nested recursive calls find it
-    args = trace.function.body.args
-    primal, seeds = args[:len(callee.body.args)], args[len(callee.body.args):]
+
+    def body(args: list[ir.Value]) -> list[ir.Value]:
+        primal, seeds = args[:len(callee.body.args)], args[len(callee.body.args):]
+        return differentiate_region(
+            callee.body, primal,
+            [(callee.body.results[i], ct) for i, ct in zip(outs, seeds, strict=True)],
+            [primal[i] for i in floats])
+
     replaying = _replaying.__dict__.setdefault("callees", [])
     replaying.append(callee.name)
     try:
-        with tracing.tracing(trace):
-            found = differentiate_region(
-                callee.body, list(primal),
-                [(callee.body.results[i], ct) for i, ct in zip(outs, seeds, strict=True)],
-                [primal[i] for i in floats])
-            trace.function.body.results = tuple(found)
+        build.define_function(module, name, params, body)
     finally:
         replaying.pop()
-        trace.finished = True
     return name
 
 

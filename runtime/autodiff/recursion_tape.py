@@ -84,11 +84,11 @@ class Backward:
         self.name = module.unique_name(f"{f.name}_bwd")
         _SAVED.setdefault(module, {})[self.saved] = self
         args = [v.type for v in f.body.args]
-        _define(module, self.saved, [*args, INDEX, *tape.lists], lambda params: [
+        build.define_function(module, self.saved, [*args, INDEX, *tape.lists], lambda params: [
             build.emit("list_get", [params[len(args) + 1 + k], params[len(args)]])[0]
             for k in range(len(tape.results))])
-        _define(module, self.name, [*args, *tape.results, INDEX, *tape.lists],
-                lambda params: _backward_body(self, params, differentiate))
+        build.define_function(module, self.name, [*args, *tape.results, INDEX, *tape.lists],
+                              lambda params: _backward_body(self, params, differentiate))
 
 
 # module -> function name -> its Tape (None: not taped)
@@ -111,8 +111,8 @@ def tape_of(module: ir.Module, name: str, check) -> Tape | None:
             check(op)
         tape = Tape(module, f, sites)
         args = [v.type for v in f.body.args]
-        _define(module, tape.forward, [*args, *tape.lists], lambda params: _forward_body(
-            tape, params[:len(args)], params[len(args):]))
+        build.define_function(module, tape.forward, [*args, *tape.lists], lambda params: (
+            _forward_body(tape, params[:len(args)], params[len(args):])))
         tapes[name] = tape
     return tapes[name]
 
@@ -143,16 +143,6 @@ def _self_call_sites(module: ir.Module, f: ir.Function) -> list[ir.Op] | None:
                     return False
         return True
     return sites if visit(f.body, False) and sites else None
-
-
-def _define(module: ir.Module, name: str, params: list, body) -> None:
-    trace = tracing.Trace(module, name, params)
-    module.functions[name] = trace.function  # its own body may call it
-    try:
-        with tracing.tracing(trace):
-            trace.function.body.results = tuple(body(list(trace.function.body.args)))
-    finally:
-        trace.finished = True
 
 
 def _forward_body(tape: Tape, args: list, lists: list) -> list:
