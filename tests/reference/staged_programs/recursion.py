@@ -107,10 +107,78 @@ def polynomial_at(polynomial, x, start):
     return polynomial.horner(x, start)
 
 
+def evaluate(op, left, right, value, x, node):
+    """An expression tree over arrays: op 0 a constant, 1 the variable, 2 add, 3 multiply,
+    4 sin of the left child."""
+    kind = op[node]
+    if kind == 0:
+        return value[node] * np.ones_like(x)
+    if kind == 1:
+        return x.copy()
+    a = evaluate(op, left, right, value, x, left[node])
+    if kind == 4:
+        return np.sin(a)
+    b = evaluate(op, left, right, value, x, right[node])
+    if kind == 2:
+        return a + b
+    return a * b
+
+
+def bisect_left(xs, target, lo, hi):
+    if lo >= hi:
+        return lo
+    mid = (lo + hi) // 2
+    if xs[mid] < target:
+        return bisect_left(xs, target, mid + 1, hi)
+    return bisect_left(xs, target, lo, mid)
+
+
+def karatsuba(a, b):
+    """The product of two polynomials of the same length: three half-size products."""
+    n = a.shape[0]
+    if n <= 1:
+        return a * b
+    h = n // 2
+    a0, a1, b0, b1 = a[:h], a[h:], b[:h], b[h:]
+    z0 = karatsuba(a0, b0)
+    z2 = karatsuba(a1, b1)
+    m = a1.shape[0]
+    pa = np.zeros(m)
+    pa[:h] += a0
+    pa += a1
+    pb = np.zeros(m)
+    pb[:h] += b0
+    pb += b1
+    z1 = karatsuba(pa, pb)
+    out = np.zeros(2 * n - 1)
+    out[:z0.shape[0]] += z0
+    out[2 * h:] += z2
+    z1[:z0.shape[0]] -= z0
+    z1 -= z2
+    out[h:h + z1.shape[0]] += z1
+    return out
+
+
+def doublings(x, n):
+    """A list built on the way back up."""
+    if n == 0:
+        return [x]
+    found = doublings(x * 2.0, n - 1)
+    found.append(x)
+    return found
+
+
 _LEFT = np.array([1, 3, 5, -1, -1, -1, -1])
 _RIGHT = np.array([2, 4, 6, -1, -1, -1, -1])
 _CHAIN_LEFT = np.array([1, 2, 3, -1])
 _NONE = np.array([-1, -1, -1, -1])
+
+# (x * 2 + sin(x)) * (x + 3)
+_OP = np.array([3, 2, 2, 3, 4, 1, 0, 1, 1, 0])
+_OP_LEFT = np.array([1, 3, 7, 5, 8, -1, -1, -1, -1, -1])
+_OP_RIGHT = np.array([2, 4, 9, 6, -1, -1, -1, -1, -1, -1])
+_OP_VALUE = np.array([0, 0, 0, 0, 0, 0, 2.0, 0, 0, 3.0])
+_SORTED = np.array([-2.5, -1.0, -1.0, 0.0, 0.25, 3.0, 7.5])
 
 CASES = [
     (fib, (np.int64(0),)),
@@ -138,4 +206,12 @@ CASES = [
     (polynomial_at, (Polynomial(np.array([1.0, -2.0, 0.5])), np.array([0.0, 1.0, 3.0]),
                      np.int64(0))),
     (polynomial_at, (Polynomial(np.array([2.0])), np.array([4.0]), np.int64(0))),
+    (evaluate, (_OP, _OP_LEFT, _OP_RIGHT, _OP_VALUE, np.linspace(-2.0, 2.0, 5), np.int64(0))),
+    (evaluate, (_OP, _OP_LEFT, _OP_RIGHT, _OP_VALUE, np.array([0.5]), np.int64(6))),
+    (bisect_left, (_SORTED, -1.0, np.int64(0), np.int64(7))),
+    (bisect_left, (_SORTED, 10.0, np.int64(0), np.int64(7))),
+    (bisect_left, (_SORTED, 0.1, np.int64(2), np.int64(5))),
+    (karatsuba, (np.arange(1.0, 8.0), np.linspace(-1.0, 1.0, 7))),
+    (karatsuba, (np.array([2.0]), np.array([3.0]))),
+    (doublings, (np.float64(1.5), np.int64(4))),
 ]
