@@ -19,8 +19,8 @@ region (copies its ops into the backward program) and differentiates the copy:
 * ``call``: the callee's body replayed inline; a recursive callee's backward function called.
 
 A replay must compute what the forward pass computed: regions that draw random numbers or assign
-Variables cannot be replayed (a clear error); prints, asserts and raises are not replayed (they
-ran in the forward pass).
+Variables cannot be replayed (a clear error); prints, asserts and raises are not replayed, at
+any depth, nor in the callees a replay calls (they ran in the forward pass; ``quiet.py``).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from autostage.runtime.autodiff import (
     build,
     list_appends,
     list_reads,
+    quiet,
     recursion_tape,
     residuals,
 )
@@ -63,13 +64,13 @@ def replay(region: ir.Region, args: Sequence[ir.Value]) -> tuple[list[ir.Op], di
     """Copies ``region``'s ops into the current region with its arguments bound to ``args``;
     returns the copies and the map from the region's values to theirs."""
     copies: dict[ir.Value, ir.Value] = dict(zip(region.args, args, strict=True))
-    target = tracing.current().region
+    context = tracing.current()
     ops = []
     for op in region.ops:
-        if op.name in recursion_tape.NOT_REPLAYED:
-            continue
         _check_replayable(op)
-        ops.append(target.append(ir.copy_op(op, copies)))
+        new = quiet.copy(op, copies, context.module)
+        if new is not None:
+            ops.append(context.region.append(new))
     return ops, copies
 
 

@@ -27,13 +27,11 @@ import weakref
 
 import numpy as np
 from autostage.runtime import call_graph, ir, tracing
-from autostage.runtime.autodiff import build
+from autostage.runtime.autodiff import build, quiet
 from autostage.runtime.autodiff.backprop import carries_gradient
 from autostage.runtime.types import ListType, TensorType, scalar
 
 INDEX = scalar(np.int64)
-# Ops a replay leaves out (here and in control_flow): no results, and they ran in the forward pass.
-NOT_REPLAYED = frozenset(("print", "assert", "raise", "raise_if"))
 
 
 class Tape:
@@ -219,6 +217,8 @@ def _rebuild(region: ir.Region, copies: dict, state: list, site, tape: Tape) -> 
                                              *(v.type for v in state))}, tuple(branches))
             copies.update(zip(op.results, outs, strict=False))
             state = list(outs[len(op.results):])
-        elif op.name not in NOT_REPLAYED:
-            tracing.current().region.append(ir.copy_op(op, copies))
+        else:
+            new = quiet.copy(op, copies, tape.module)
+            if new is not None:
+                tracing.current().region.append(new)
     return state

@@ -10,7 +10,7 @@ lower both to ``y`` (the region never runs forwards).
 from __future__ import annotations
 
 from autostage.runtime import op_registry
-from autostage.runtime.autodiff.control_flow import replay
+from autostage.runtime.autodiff.residuals import replay_all
 
 
 def _identity_type(types: tuple, attrs: dict) -> tuple:
@@ -25,9 +25,10 @@ op_registry.register(
     "stop_gradient", _identity_type, _identity, raises=(), vjp=op_registry.NO_GRADIENT,
     doc="operand x: x itself, through which no gradient flows")
 def _custom_vjp(op, cotangents: tuple) -> tuple:
-    """The user's gradient: the backward region replayed on y's cotangent."""
+    """The user's gradient: the backward region run on y's cotangent (all of it: grad_fn runs
+    only here, so its prints print)."""
     (backward,) = op.regions
-    _, copies = replay(backward, [cotangents[0]])
+    _, copies = replay_all(backward, [cotangents[0]])
     return (None, *(copies.get(v, v) for v in backward.results))
 
 
