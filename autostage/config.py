@@ -14,6 +14,7 @@ option               environment variable            what it does
 ``EXACT_MATH``       ``AUTOSTAGE_EXACT_MATH``        cpu: real exp/log/tanh by libm, not kernels
 ``MALLOC_TUNING``    ``AUTOSTAGE_MALLOC_TUNING``     cpu: freed big arrays reused (``0``: off)
 ``RECURSION_LIMIT``  ``AUTOSTAGE_RECURSION_LIMIT``   staged recursion depth (1000)
+``UNROLL_LIMIT``     ``AUTOSTAGE_UNROLL_LIMIT``      longer Python ranges staged, not unrolled (8)
 ===================  ==============================  ==========================================
 
 ``do_not_convert_modules``: top-level modules whose functions ``converted_call`` always calls as
@@ -40,6 +41,7 @@ from autostage.runtime.config import (
     OPTIONS,
     RECURSION_LIMIT,
     TRACEBACK,
+    UNROLL_LIMIT,
     VERIFY,
     ConfigError,
     Option,
@@ -74,6 +76,6 @@ def set_max_traces(n: int) -> None:
 
 __all__ = ["CACHE_DIR", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE", "EXACT_MATH",
            "MALLOC_TUNING", "MAX_TRACES", "OPTIONS", "RECURSION_LIMIT", "TRACEBACK",
-           "TRACEBACK_MODES", "VERIFY",
+           "TRACEBACK_MODES", "UNROLL_LIMIT", "VERIFY",
            "ConfigError", "Option", "cache_root", "do_not_convert_modules", "max_traces",
            "set_max_traces", "traceback_mode"]

@@ -175,9 +175,15 @@ RECURSION_LIMIT: Option[int] = Option(
     "cpu target: how deep staged recursion may go before RecursionError (native frames: a"
     " runaway recursion must not overflow the thread's stack); read when a trace is compiled.")
 
+UNROLL_LIMIT: Option[int] = Option(
+    "unroll_limit", 8, _count, _check_count,
+    "A for loop over a Python range() longer than this, inside a trace and carrying staged"
+    " values, is staged as one loop (its variable a staged int) instead of unrolled, when its"
+    " body stages the same way; read while tracing. 0 stages every such loop.")
+
 OPTIONS: tuple[Option, ...] = (MAX_TRACES, TRACEBACK, DO_NOT_CONVERT, VERIFY, DUMP_BEFORE,
                                DUMP_AFTER, CACHE_DIR, EXACT_MATH,
-                               MALLOC_TUNING, RECURSION_LIMIT)
+                               MALLOC_TUNING, RECURSION_LIMIT, UNROLL_LIMIT)
 
 
 def cache_root() -> str:

@@ -101,8 +101,10 @@ class FunctionTrace(tracing.Trace):
         self.variable_policy = shared.variable_policy
         self.written: list[tuple[str, Source, Any]] = []  # (label, source, value before)
         # The Python lists given as arguments: staged code cannot change them in place
-        # (the caller's list would not see it; tensor_lists.from_python refuses).
+        # (the caller's list would not see it; tensor_lists.from_python refuses, and
+        # check_escapes compares them with their items when the trace began).
         self.argument_lists: list[list] = []
+        self._argument_items: list[tuple[list | dict, list]] = []
         self.raised: Exception | None = None  # the trace ended with a raise op of this
 
     def check_escapes(self) -> None:
@@ -119,6 +121,32 @@ class FunctionTrace(tracing.Trace):
             except escapes.PythonSideEffectError:
                 source.write(before)
                 raise
+        for container, items in self._argument_items:
+            now = _items(container)
+            if len(now) != len(items) or any(a is not b for a, b in zip(now, items, strict=True)):
+                kind = type(container).__name__
+                raise escapes.PythonSideEffectError(
+                    f"the staged function {self.function.name} changes a Python {kind} given "
+                    f"to it as an argument (or inside one): {len(container)} items after the "
+                    "trace, and other items than when it began. A staged function runs its "
+                    "Python code once per trace, not at every call, and on its own copy of "
+                    f"the {kind}: the caller's {kind} would not change. Build a new {kind} and "
+                    f"return it (`xs = {kind}(xs)` first)")
+
+    def watch_argument_lists(self, arguments: list) -> None:
+        """Notes the Python lists and dicts given as (or inside) ``arguments``, and their
+        items, to refuse changes to them (``check_escapes``)."""
+        self.argument_lists = lists_in(arguments)
+        dicts = []
+        todo = list(arguments)
+        while todo:
+            item = todo.pop()
+            if isinstance(item, dict):
+                dicts.append(item)
+                todo += item.values()
+            elif isinstance(item, (list, tuple)):
+                todo += item
+        self._argument_items = [(c, _items(c)) for c in (*self.argument_lists, *dicts)]
 
     def capture(self, source: Source, value: np.ndarray | np.random.Generator) -> Tensor | Any:
         """The tensor (or staged Generator) that stands for ``source`` in this function: a new
@@ -148,6 +176,13 @@ class ModuleState:
         self.reads: dict[captures.Path, dict] = {}  # path read through an object -> its checks
         self.stand_ins: dict[captures.Path, Any] = {}  # path -> the stand-in given to the code
         self.made: dict[int, object] = {}  # id -> a user object the traced code constructed
+
+
+def _items(container: list | dict) -> list:
+    """What a change to ``container`` changes: its items (a dict's keys and values)."""
+    if isinstance(container, dict):
+        return [x for pair in container.items() for x in pair]
+    return list(container)
 
 
 def lists_in(arguments: list) -> list[list]:

@@ -20,7 +20,7 @@ from autostage.runtime import types as types_
 from autostage.runtime.cache_keys import ById, constant_key
 from autostage.runtime.environment import bind_environment, made_here
 from autostage.runtime.function_outputs import Outputs, collect_outputs
-from autostage.runtime.function_trace import FunctionTrace, lists_in, run_traced
+from autostage.runtime.function_trace import FunctionTrace, run_traced
 from autostage.runtime.operator_hooks import register_operator_hook
 from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
 from autostage.runtime.tensor import Tensor
@@ -279,7 +279,7 @@ def _trace_once(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDef,
     params = iter(trace.function.body.args)
     args, kwargs = pytree.unflatten(treedef, [
         Tensor(next(params)) if isinstance(leaf, Tensor) else leaf for leaf in leaves])
-    trace.argument_lists = lists_in([*args, *kwargs.values()])
+    trace.watch_argument_lists([*args, *kwargs.values()])
     shared.active.add(key)
     try:
         with tracing.tracing(trace):

@@ -45,7 +45,6 @@ from autostage.runtime.function_trace import (
     ModuleState,
     is_staged_leaf,
     leaf_type,
-    lists_in,
     mark_arguments,
     run_traced,
     staged_input,
@@ -293,7 +292,7 @@ class StagedFunction:
             parameter(leaf) if is_staged_leaf(leaf) else captures.proxy_root(
                 leaf, captures.Root("arg", i, labels[i])) for i, leaf in enumerate(leaves)])
         positional, keywords = self._binding.call_args(inputs)
-        trace.argument_lists = lists_in([*positional, *keywords.values()])
+        trace.watch_argument_lists([*positional, *keywords.values()])
         random_check = random_freeze.FreezeCheck()  # no draw may be frozen into the trace
         function_trace.enter()
         try:

@@ -89,23 +89,31 @@ def for_stmt(iterable: Iterable, extra_test: Callable[..., Any] | None,
     runtime; so does the rest of a ``range``/list/tuple once ``extra_test`` (a break or return
     that depends on staged values) becomes staged. Over other Python iterables a staged
     ``extra_test`` meets ``bool()``, which the staged class refuses with its own error.
+    Inside a trace, the rest of a long ``range`` after its first iteration may be staged instead
+    of unrolled (hook ``for_range``, which returns None to unroll): the first iteration, which
+    always runs, assigns the body's variables and settles their types as Python would.
     """
     if isinstance(iterable, Staged):
         return stage_operator("for_stmt", iterable, extra_test, body, state, opts)
-    if extra_test is None:
+    staging = type(iterable) is range and len(iterable) > 2 and checkpoint() is not None
+    if extra_test is None and not staging:
         for item in iterable:
             state = body(item, *state) or ()  # a stateless body returns None
         return state
     iterator = iter(iterable)
     position = 0
     while True:
-        more = extra_test(*state)
+        more = True if extra_test is None else extra_test(*state)
         if isinstance(more, Staged) and isinstance(iterable, (range, list, tuple)):
             # A break or return became staged during the Python iterations: the rest of the
             # loop is staged, from the current position.
             return stage_operator("for_stmt", iterable[position:], extra_test, body, state, opts)
         if not more:
             break
+        if staging and position == 1:  # the first iteration ran as Python: the rest, staged?
+            staged = stage_operator("for_range", iterable[1:], extra_test, body, state, opts)
+            if staged is not None:
+                return staged
         item = next(iterator, _EXHAUSTED)
         if item is _EXHAUSTED:
             break

@@ -43,8 +43,8 @@ class Slot:
 
 def initial_slot(name: str, x: object) -> Slot:
     if isinstance(x, values.MaybeUnbound):
-        return Slot(name, x, x.type, maybe=True, alias=values.alias_base(x.value),
-                    elements=tensor_lists.elements_of(x))
+        return Slot(name, x, x.type, maybe=True, weak=values.is_weak(x),
+                    alias=values.alias_base(x.value), elements=tensor_lists.elements_of(x))
     if isinstance(x, Tensor):
         return Slot(name, x, x.type, weak=values.is_weak(x),
                     alias=values.alias_base(x.value))

@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from autostage.runtime import array_api, array_identity, ir, tracing, value_info
+from autostage.runtime import array_api, array_identity, config, ir, tracing, value_info
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.staging import (
     errors,
@@ -456,5 +456,42 @@ def _check_strict_zip(source: iteration.StagedZip, extra_test: Callable | None,
         stage_if(exhausted & predicate(condition), fail, None, ())
 
 
+def stage_range(rest: range, extra_test: Callable | None, body: Callable, state: tuple,
+                opts: dict | None = None) -> tuple | None:
+    """Hook of ``for_stmt`` inside a trace for the ``rest`` of a Python ``range`` after its
+    first iteration (run as Python): staged like a range with staged bounds (one body in the IR,
+    its variable a staged int) when the whole range is longer than ``config.UNROLL_LIMIT`` and
+    the state holds a staged value; None (unroll) otherwise.
+
+    Unrolling a training loop of a hundred steps made a program a hundred bodies long, which
+    Numba compiles in time worse than linear. The staged loop computes what the unrolled one
+    does (the variable is a weak int, as a Python int is), unless the body needs Python values:
+    then staging it fails (a type that changes per iteration, a Python list it grows, an object
+    it changes...), what the attempt traced is dropped, its Python state was put back
+    (``side_effects.Watch``), and the loop unrolls. One difference remains, and it is an error,
+    never a value: a Python int the loop carries becomes int64, so one that outgrows int64
+    raises OverflowError (naming the line) where unrolled Python ints would have grown.
+    """
+    if len(rest) + 1 <= config.UNROLL_LIMIT.value() or not _holds_staged(state):
+        return None
+    mark = tracing.checkpoint()
+    try:
+        return stage_for(rest, extra_test, body, state, opts)
+    except Exception:  # noqa: BLE001 - any failure: Python's unrolled loop decides
+        tracing.rollback(mark)
+        return None
+
+
+def _holds_staged(x: object) -> bool:
+    if isinstance(x, Staged):
+        return True
+    if isinstance(x, (tuple, list)):
+        return any(_holds_staged(v) for v in x)
+    if isinstance(x, dict):
+        return any(_holds_staged(v) for v in x.values())
+    return False
+
+
 register_operator_hook("while_stmt", stage_while)
+register_operator_hook("for_range", stage_range)
 register_operator_hook("for_stmt", stage_for)

@@ -1,0 +1,214 @@
+"""A long ``for`` over a Python ``range`` inside a trace is staged as one loop, not unrolled.
+
+The first iteration runs as Python (it assigns the body's variables and settles their types); the
+rest becomes a staged ``while`` when the range is longer than ``config.UNROLL_LIMIT`` and the
+loop carries a staged value. Each program below is compared with plain Python (values, dtypes,
+Python result types, stdout); the IR says whether the loop was staged or unrolled.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from autostage.runtime.staging.errors import PythonSideEffectError
+
+import autostage
+from autostage import config
+
+TARGETS = ["interpreter", "cpu"]
+
+
+def weak_index(x, n):
+    for i in range(n):
+        x = x * i + 1
+    return x
+
+
+def printing(x, n):
+    for i in range(n):
+        print(f"step {i}", x.sum())
+        x = x + 1
+    return x
+
+
+def breaking(x, n):
+    for i in range(n):
+        if x.sum() > 20:
+            break
+        x = x + i
+    return x, i
+
+
+def returning(x, n):
+    for i in range(n):
+        if x.sum() > 20:
+            return x * 0, i
+        x = x + i
+    return x, -1
+
+
+def python_list_read(x, n):
+    words = ["a", "bb", "ccc", "dddd", "e", "ff", "ggg", "hhhh", "i", "jj", "k", "l"]
+    for i in range(n):
+        x = x + len(words[i])
+    return x
+
+
+def type_from_first_iteration(x, n):
+    y = None
+    for i in range(n):
+        y = x * i
+    return y
+
+
+def python_string(x, n):
+    s = ""
+    for i in range(n):
+        s = s + str(i)
+        x = x + 1
+    return x, s
+
+
+def nested(x, n):
+    for i in range(n):
+        for j in range(i):
+            x = x + j
+    return x
+
+
+def float32_weak(x, n):
+    for i in range(n):
+        x = x + 0.5 * i
+    return x
+
+
+def dict_state(x, n):
+    d = {"a": x}
+    for i in range(n):
+        d["a"] = d["a"] + i
+    return d["a"]
+
+
+def list_of_steps(x, n):
+    out = []
+    for i in range(n):
+        out.append(x * i)
+    return np.stack(out)
+
+
+def stepped(x, n):
+    total = 0
+    for i in range(2, n, 3):
+        total += i
+        x = x - i
+    return x, total
+
+
+def backwards(x, n):
+    for i in range(n, 0, -2):
+        x = x * 2 + i
+    return x
+
+
+def softmax_steps(w, x, y, n):
+    for _ in range(n):
+        z = x @ w
+        p = np.exp(z - z.max(axis=1, keepdims=True))
+        p = p / p.sum(axis=1, keepdims=True)
+        p[np.arange(y.shape[0]), y] -= 1.0
+        w = w - 0.1 * (x.T @ p) / x.shape[0]
+    return w
+
+
+PROGRAMS = [weak_index, printing, breaking, returning, python_list_read,
+            type_from_first_iteration, python_string, nested, float32_weak, dict_state,
+            list_of_steps, stepped, backwards]
+
+
+def _same(want, got) -> None:
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for w, g in zip(want, got, strict=True):
+            _same(w, g)
+    elif isinstance(want, np.ndarray):
+        assert isinstance(got, np.ndarray) and got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    else:
+        assert type(got) is type(want) and got == want
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn", PROGRAMS, ids=[f.__name__ for f in PROGRAMS])
+def test_same_as_python(fn, target, capsys):
+    x = np.ones(3, np.float32)
+    for n in (3, 12):
+        want = fn(x, n)
+        printed = capsys.readouterr().out
+        _same(want, autostage.convert(fn, target=target)(x, n))
+        assert capsys.readouterr().out == printed
+
+
+def _loops(fn, *args) -> int:
+    return autostage.convert(fn).ir(*args).count(" = while ")
+
+
+def test_long_range_is_one_staged_loop():
+    x = np.ones(3, np.float32)
+    limit = config.UNROLL_LIMIT.value()
+    assert _loops(float32_weak, x, limit) == 0  # unrolled: no loop in the IR
+    assert _loops(float32_weak, x, limit + 1) == 1
+    with config.UNROLL_LIMIT.override(0):
+        assert _loops(float32_weak, x, 3) == 1
+    with config.UNROLL_LIMIT.override(100):
+        assert _loops(float32_weak, x, 50) == 0
+
+
+def test_loops_that_need_python_values_unroll():
+    x = np.ones(3, np.float32)
+    with config.UNROLL_LIMIT.override(0):
+        assert _loops(python_string, x, 12) == 0  # a Python str carried
+        assert _loops(nested, x, 12) == 2  # staged, and the inner range(i) inside it
+
+
+def test_a_training_loop_of_a_hundred_steps_stays_small():
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((16, 4)), rng.integers(0, 3, 16)
+    w = np.zeros((4, 3))
+    staged = autostage.convert(softmax_steps)
+    np.testing.assert_allclose(staged(w, x, y, 100), softmax_steps(w, x, y, 100), rtol=1e-10)
+    assert staged.ir(w, x, y, 100).count("matmul") == 2 * 2  # the peeled step and the loop's
+
+
+def test_python_int_carried_past_int64_is_a_clear_error():
+    def powers(x, n):
+        c = 1
+        for _ in range(n):
+            c = c * 10
+            x = x + 1
+        return x, c
+
+    x = np.ones(2)
+    assert autostage.convert(powers)(x, 12)[1] == 10 ** 12
+    with pytest.raises(OverflowError, match=r"does not fit in int64 .*test_range_staging.py"):
+        autostage.convert(powers)(x, 25)
+
+
+def test_argument_lists_and_dicts_are_not_changed_silently():
+    def logs(x, log):
+        log.append(1)
+        return x + 1
+
+    def sets(x, d):
+        d["k"] = x
+        return x + 1
+
+    def reads(x, d):
+        return x + d["a"]
+
+    log: list = []
+    with pytest.raises(PythonSideEffectError, match="changes a Python list given to it"):
+        autostage.convert(logs)(np.ones(2), log)
+    assert log == []
+    with pytest.raises(PythonSideEffectError, match="changes a Python dict given to it"):
+        autostage.convert(sets)(np.ones(2), {})
+    np.testing.assert_array_equal(autostage.convert(reads)(np.ones(2), {"a": np.ones(2)}), 2.0)
