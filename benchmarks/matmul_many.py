@@ -3,7 +3,8 @@
 ``matmul_many(a)`` multiplies ``x = x @ a`` a hundred times in a ``for`` over ``range(100)``. A
 Python ``range`` longer than ``UNROLL_LIMIT`` is staged (its first iteration, then one loop of 99
 ``matmul`` ops on 2x2 arrays; it was unrolled into 100 ops before): what it measures is the
-per-op cost of the backend (allocation, a BLAS call or a loop), not arithmetic. Variants, timed alternately in this process (median time per call):
+per-op cost of the backend (allocation, a BLAS call or a loop), not arithmetic. Variants, timed
+alternately in this process (median time per call):
 
 * autostage: ``autostage.convert(matmul_many, target=--target)``;
 * numba: hand-written ``@numba.njit``, what an expert writes for tiny matrices (TOOLCHAIN.md):

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 from autostage.runtime import ir
-from autostage.runtime.backends.cpu import complex_math, run_errors, vector_math
+from autostage.runtime.backends.cpu import complex_math, fusible, run_errors, vector_math
 from autostage.runtime.backends.cpu.codegen import (
     Emitter,
     hashed_import,
@@ -261,7 +261,9 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
         if is_scalar(out.type):
             expr = wrap_scalar(expr, out.type.dtype)
     elif not is_scalar(out.type) and (loop[0].kind in LOOPED.get(op.name, "")
-                                      or _vector_math(op, loop, em)):
+                                      or _vector_math(op, loop, em) or fusible.fuses(op)):
+        # A loop of the scalar rule, as fusion's: Numba's array ufuncs took 0.2-0.3 s each to
+        # compile (a broadcasting kernel per call site), and some differ from NumPy (LOOPED).
         from autostage.runtime.backends.cpu import lower_fused  # it imports this module
 
         lower_fused.elementwise_loop(op, em)

@@ -201,6 +201,8 @@ def _failing_ops(tb: TracebackType | None, filename: str, line_ops: dict[int, ir
         if code.co_filename == filename:
             op = line_ops.get(tb.tb_lineno)
             found = [op] if op is not None else helper_ops.get(code.co_name, found)
+        elif code.co_name in helper_ops:  # a helper shared by programs (shared_helpers)
+            found = helper_ops[code.co_name]
         tb = tb.tb_next
     return [op for op in found if op is not None]
 

@@ -1,0 +1,119 @@
+"""Compile time of realistic programs: the first run of each, cold and from the disk cache.
+
+The programs are the realistic scenarios of the reference suite (tests/reference/realistic:
+models, training loops, decoders, solvers, statistics), each a small application that converts
+one or more functions and calls them. Each measurement runs one scenario in a fresh Python
+subprocess of this script (``--child``), which imports NumPy, Numba and autostage first, then
+times the scenario as plain Python (its own work) and under ``convert`` on the target; the
+difference is what autostage added (conversion, tracing, passes, code generation, Numba):
+
+* empty cache: the scenario alone, with an empty ``AUTOSTAGE_CACHE_DIR``: nothing compiled
+  before on this machine, the helpers every program shares (products, sums, error reporters:
+  ``backends/cpu/shared_helpers.py``) included;
+* new program: the scenario with a cache that the scenarios run before it (in list order)
+  filled: its own functions are new, the shared helpers are mostly compiled already — what a
+  user meets with each new program on a machine that has run autostage before;
+* cached: the scenario again in a new process: everything loads from the disk cache.
+
+Reported per scenario (ms) and as a distribution (min / median / max), with the goal of issue 14
+(each cold compile <= 1.5 s). The scenario's results are checked by the reference suite, not here.
+
+    .venv/bin/python benchmarks/compile_time.py [--smoke] [--target cpu|interpreter]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import harness
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REALISTIC = os.path.join(HERE, os.pardir, "tests", "reference", "realistic")
+GOAL_S = 1.5
+MARKER = "COMPILE_TIME_RESULT "
+SMOKE_SCENARIOS = 2
+
+
+def scenarios() -> list:
+    sys.path[:0] = [REALISTIC, os.path.join(REALISTIC, os.pardir)]
+    import realistic_models
+    import realistic_numerics
+    return realistic_models.SCENARIOS + realistic_numerics.SCENARIOS
+
+
+def child(index: str, target: str) -> None:
+    """Runs scenario ``index`` plain, then staged; prints both times as JSON."""
+    import warnings
+
+    import autostage
+
+    scenario = scenarios()[int(index)]
+    start = time.perf_counter()
+    scenario(lambda f: f)
+    plain_s = time.perf_counter() - start
+    start = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scenario(lambda f: autostage.convert(f, target=target))
+    staged_s = time.perf_counter() - start
+    print(MARKER + json.dumps({"plain_s": plain_s, "staged_s": staged_s}))
+
+
+def run_child(index: int, target: str, cache: str) -> float:
+    """Seconds autostage added to scenario ``index`` in a fresh process with cache ``cache``."""
+    env = {**os.environ, "AUTOSTAGE_CACHE_DIR": cache}
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", str(index),
+                           target], capture_output=True, text=True, env=env, timeout=900)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith(MARKER)]
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"compile_time child {index} failed:\n{proc.stdout}{proc.stderr}")
+    report = json.loads(lines[-1][len(MARKER):])
+    return max(report["staged_s"] - report["plain_s"], 0.0)
+
+
+def run(args) -> harness.Report:
+    names = [s.__name__.removeprefix("scenario_") for s in scenarios()]
+    count = SMOKE_SCENARIOS if args.smoke else len(names)
+    seconds: dict[str, list[float]] = {"empty cache": [], "new program": [], "cached": []}
+    with tempfile.TemporaryDirectory(prefix="autostage_compile_time_") as workdir:
+        shared = os.path.join(workdir, "shared")
+        for i in range(count):
+            seconds["empty cache"].append(
+                run_child(i, args.target, os.path.join(workdir, f"alone{i}")))
+            seconds["new program"].append(run_child(i, args.target, shared))
+            seconds["cached"].append(run_child(i, args.target, shared))
+    print(f"\ncompile time of realistic programs, target={args.label}: what autostage adds to "
+          "the first run (ms)")
+    print(f"{'program':<28} {'empty cache':>12} {'new program':>12} {'cached':>9}")
+    for i in range(count):
+        print(f"{names[i]:<28} " + " ".join(
+            f"{harness.format_ms(seconds[k][i]):>{w}}"
+            for k, w in (("empty cache", 12), ("new program", 12), ("cached", 9))))
+    print(f"{'min / median / max':<28} " + " ".join(
+        f"{'/'.join(harness.format_ms(f(seconds[k])) for f in (min, statistics.median, max))}"
+        for k in seconds))
+    rows = []
+    for kind in ("empty cache", "new program"):
+        worst = max(seconds[kind])
+        rows.append(harness.Row(f"compile_time {kind}, worst of {count}", worst, None,
+                                None, args.label, f"<={GOAL_S:g} s", worst <= GOAL_S))
+    return harness.Report(rows, [])
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "--child":
+        child(*argv[1:3])
+        return 0
+    args = harness.parse_args(__doc__.partition("\n")[0], argv, repeats=1)
+    return harness.finish(run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
