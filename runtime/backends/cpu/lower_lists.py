@@ -51,13 +51,18 @@ def {name}(items, empty):
 
 
 # A list of arrays kept as one buffer (list_buffers.py): ``(buffer, count, mismatch)``.
-# Room for an item of ``shape`` after ``n`` rows of ``buf``: twice the rows (at least 4).
+# Room for an item of ``shape`` after ``n`` rows of ``buf``: twice the rows (at least 4). The
+# rows are copied as flat elements (both buffers are C-contiguous, and rows are kept only while
+# they have ``shape``): ``grown[:n] = buf[:n]`` took Numba 1.8 s to compile (broadcasting code).
 _BUFFER_GROW = '''
 @numba.njit(**JIT)
 def {name}(buf, n, shape):
     grown = np.empty((max(2 * n, 4),) + shape, buf.dtype)
     if n > 0:
-        grown[:n] = buf[:n]
+        old = buf.reshape(-1)
+        new = grown.reshape(-1)
+        for i in range(n * (old.size // buf.shape[0])):
+            new[i] = old[i]
     return grown
 '''
 _BUFFER_STACK = '''
