@@ -14,7 +14,7 @@ option               environment variable            what it does
 ``EXACT_MATH``       ``AUTOSTAGE_EXACT_MATH``        cpu: real exp/log/tanh by libm, not kernels
 ``MALLOC_TUNING``    ``AUTOSTAGE_MALLOC_TUNING``     cpu: freed big arrays reused (``0``: off)
 ``RECURSION_LIMIT``  ``AUTOSTAGE_RECURSION_LIMIT``   staged recursion depth (1000)
-``UNROLL_LIMIT``     ``AUTOSTAGE_UNROLL_LIMIT``      longer Python ranges staged, not unrolled (8)
+``UNROLL_LIMIT``     ``AUTOSTAGE_UNROLL_LIMIT``      longer Python ranges staged, not unrolled (3)
 ===================  ==============================  ==========================================
 
 ``do_not_convert_modules``: top-level modules whose functions ``converted_call`` always calls as

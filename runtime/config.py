@@ -176,7 +176,7 @@ RECURSION_LIMIT: Option[int] = Option(
     " runaway recursion must not overflow the thread's stack); read when a trace is compiled.")
 
 UNROLL_LIMIT: Option[int] = Option(
-    "unroll_limit", 8, _count, _check_count,
+    "unroll_limit", 3, _count, _check_count,
     "A for loop over a Python range() longer than this, inside a trace and carrying staged"
     " values, is staged as one loop (its variable a staged int) instead of unrolled, when its"
     " body stages the same way; read while tracing. 0 stages every such loop.")
