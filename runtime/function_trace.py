@@ -127,11 +127,10 @@ class FunctionTrace(tracing.Trace):
                 kind = type(container).__name__
                 raise escapes.PythonSideEffectError(
                     f"the staged function {self.function.name} changes a Python {kind} given "
-                    f"to it as an argument (or inside one): {len(container)} items after the "
-                    "trace, and other items than when it began. A staged function runs its "
-                    "Python code once per trace, not at every call, and on its own copy of "
-                    f"the {kind}: the caller's {kind} would not change. Build a new {kind} and "
-                    f"return it (`xs = {kind}(xs)` first)")
+                    "to it as an argument (or inside one). A staged function runs its Python "
+                    f"code once per trace, not at every call, and on its own copy of the {kind}:"
+                    f" the caller's {kind} would not change. Build a new {kind} and return it "
+                    f"(`xs = {kind}(xs)` first)")
 
     def watch_argument_lists(self, arguments: list) -> None:
         """Notes the Python lists and dicts given as (or inside) ``arguments``, and their
