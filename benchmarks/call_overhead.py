@@ -11,7 +11,11 @@ median time per call):
   ``float32 + 1`` to float64);
 * numpy: ``add_one`` itself (one NumPy scalar addition).
 
-A second row times a model object holding 10 weight attributes (0-d float32 arrays read through
+Two more rows time calls with arrays: ``x + 1`` on one float32 array of 3 elements, and the sum
+of ten float64 arrays of 3 elements (issue 14's goals: at most 1 us and 2 us per call; numba: the
+same functions under ``@numba.njit``; numpy: eager).
+
+A last row times a model object holding 10 weight attributes (0-d float32 arrays read through
 ``self`` at each call, runtime/captures.py) called as ``model(x)``: its extra cost over the first
 row is what reading and checking the weights costs per call (numba: the same sum with the weights
 passed as arguments; numpy: the model itself).
@@ -61,6 +65,41 @@ def ten_weights_numba(x, w0, w1, w2, w3, w4, w5, w6, w7, w8, w9):
     return x + w0 + w1 + w2 + w3 + w4 + w5 + w6 + w7 + w8 + w9
 
 
+@numba.njit
+def add_one_array_numba(x):
+    return x + np.float32(1)
+
+
+def add_ten(a, b, c, d, e, f, g, h, i, j):
+    """The user's code: ten arrays in."""
+    return a + b + c + d + e + f + g + h + i + j
+
+
+add_ten_numba = numba.njit(add_ten)
+
+
+def run_arrays(args) -> tuple[list[harness.Row], list[str]]:
+    rows, failures = [], []
+    one, ten = [np.ones(3, np.float32)], [np.full(3, float(i)) for i in range(10)]
+    for name, fn, numba_fn, inputs, goal_us in (
+            ("call_overhead x+1 (one array)", add_one, add_one_array_numba, one, 1.0),
+            ("call_overhead ten arrays", add_ten, add_ten_numba, ten, 2.0)):
+        variants = {"autostage": harness.staged(fn, args.target), "numba": numba_fn,
+                    "numpy": fn}
+        expected = fn(*inputs)
+        failures += [f"{name} {label}: {why}" for label, f in variants.items()
+                     if (why := harness.mismatch(f(*inputs), expected))]
+        seconds = harness.median_seconds(
+            {k: (lambda f=f, xs=inputs: f(*xs)) for k, f in variants.items()}, args.repeats,
+            args.smoke)
+        harness.print_variant_table(f"{name}, target={args.label}, median of {args.repeats}",
+                                    seconds, unit="us")
+        rows.append(harness.Row(name, seconds["autostage"], seconds["numba"], seconds["numpy"],
+                                args.label, f"<={goal_us:g} us",
+                                seconds["autostage"] <= goal_us * 1e-6))
+    return rows, failures
+
+
 def run_model(args) -> tuple[harness.Row, list[str]]:
     x, model = np.float32(1.5), TenWeights()
     weights = [getattr(model, f"w{i}") for i in range(10)]
@@ -104,8 +143,10 @@ def run(args) -> harness.Report:
     row = harness.Row("call_overhead x+1 (0-d f32)", seconds["autostage"], seconds["numba"],
                       seconds["numpy"], args.label, f"<={GOAL_US:g} us",
                       seconds["autostage"] <= GOAL_US * 1e-6)
+    array_rows, array_failures = run_arrays(args)
     model_row, model_failures = run_model(args)
-    return harness.Report([row, model_row], failures + model_failures)
+    return harness.Report([row, *array_rows, model_row],
+                          failures + array_failures + model_failures)
 
 
 def main(argv=None) -> int:

@@ -61,6 +61,10 @@ class ConcreteFunction:
             return outputs.build(runner(staged))
         return outputs.build(outputs.as_python(runner(staged)))
 
+    def prepared_runner(self) -> Callable[[list], tuple] | None:
+        """The backend's runner, if this trace has been prepared (run) already."""
+        return self._runner
+
     def _prepared(self) -> Callable[[list], tuple]:
         with self._lock:
             if self._runner is None:

@@ -89,18 +89,32 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
     variables = _state(module)  # their storage arrays trail the arguments
     convert = _result_converter(module.main.result_types)
 
+    def locate(e: Exception) -> None:  # the program's run-time error: its op, the user's line
+        run_errors.locate(e, module, python_module.__file__, generated.line_ops,
+                          generated.helper_ops)
+
     def run(args: list) -> tuple:
         for i in scalars:
             args[i] = args[i][()]  # 0-d arrays and NumPy scalars alike become scalars
         if variables:
             args = [*args, *[var._storage for var in variables]]
         try:
-            return convert(dispatcher(*args))
+            results = dispatcher(*args)
+            return results if convert is None else convert(results)
         except numba.core.errors.NumbaError as e:  # a later specialisation failed to compile
             raise translate(e, generated, python_module) from None
-        except Exception as e:  # the program's run-time error: name the op and the user's line
-            run_errors.locate(e, module, python_module.__file__, generated.line_ops,
-                              generated.helper_ops)
+        except Exception as e:
+            locate(e)
+            raise
+
+    def run_arrays(args: list) -> tuple:  # no scalar parameter, no Variable: the common case
+        try:
+            results = dispatcher(*args)
+            return results if convert is None else convert(results)
+        except numba.core.errors.NumbaError as e:
+            raise translate(e, generated, python_module) from None
+        except Exception as e:
+            locate(e)
             raise
 
     def first_call(args: list) -> tuple:
@@ -108,11 +122,12 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
         prepared += [var._storage for var in variables]
         with limits.headroom(module):  # Numba compiles callees recursively
             _compile(dispatcher, prepared, generated, python_module)
-        cell[0] = run
-        return run(args)
+        cell[0] = runner.steady = run if scalars or variables else run_arrays
+        return cell[0](args)
 
     cell = [first_call]
     runner = lambda args: cell[0](args)  # noqa: E731 - attributes below are for inspection
+    runner.steady = None  # once compiled, what the runner calls (``StagedFunction`` fast path)
     runner.dispatcher = dispatcher  # stats (cache hits), inspect_llvm()
     runner.path = python_module.__file__
     runner.source = generated.source
@@ -179,12 +194,13 @@ def _scalar(type_: object) -> bool:
     return isinstance(type_, TensorType) and type_.is_scalar
 
 
-def _result_converter(result_types: tuple) -> Callable[[tuple], tuple]:
+def _result_converter(result_types: tuple) -> Callable[[tuple], tuple] | None:
     """Turns the njit function's results into what the interpreter returns: 0-d values as
-    NumPy scalars of their dtype (Numba returns Python scalars), writable arrays, lists."""
+    NumPy scalars of their dtype (Numba returns Python scalars), writable arrays, lists; None
+    when the results need nothing."""
     converters = [_converter(t) for t in result_types]
     if all(c is None for c in converters):
-        return lambda results: results
+        return None
     if len(converters) == 1:
         (only,) = converters
         return lambda results: (only(results[0]),)
