@@ -1,6 +1,7 @@
 """Runs every workload benchmark and prints one combined table.
 
-The scripts (matmul_many, dynamic_rnn, sgd, collatz, inplace, call_overhead, first_call) run in
+The scripts (matmul_many, dynamic_rnn, sgd, collatz, inplace, call_overhead, first_call,
+compile_time) run in
 this process one after the other with the same flags, each printing its own table; then one table
 lists every row: workload, autostage / hand-written Numba / NumPy eager medians in ms, the ratio
 autostage / Numba, the goal (issue 5: steady state at most 1.2x Numba, call overhead at most
@@ -20,7 +21,7 @@ import sys
 import harness
 
 SCRIPTS = ("matmul_many", "dynamic_rnn", "sgd", "collatz", "inplace", "call_overhead",
-           "first_call")
+           "first_call", "compile_time")
 
 
 def main(argv=None) -> int:
