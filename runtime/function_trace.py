@@ -135,17 +135,9 @@ class FunctionTrace(tracing.Trace):
     def watch_argument_lists(self, arguments: list) -> None:
         """Notes the Python lists and dicts given as (or inside) ``arguments``, and their
         items, to refuse changes to them (``check_escapes``)."""
-        self.argument_lists = lists_in(arguments)
-        dicts = []
-        todo = list(arguments)
-        while todo:
-            item = todo.pop()
-            if isinstance(item, dict):
-                dicts.append(item)
-                todo += item.values()
-            elif isinstance(item, (list, tuple)):
-                todo += item
-        self._argument_items = [(c, _items(c)) for c in (*self.argument_lists, *dicts)]
+        containers = _containers_in(arguments)
+        self.argument_lists = [c for c in containers if isinstance(c, list)]
+        self._argument_items = [(c, _items(c)) for c in containers]
 
     def capture(self, source: Source, value: np.ndarray | np.random.Generator) -> Tensor | Any:
         """The tensor (or staged Generator) that stands for ``source`` in this function: a new
@@ -184,13 +176,14 @@ def _items(container: list | dict) -> list:
     return list(container)
 
 
-def lists_in(arguments: list) -> list[list]:
-    """The Python lists given as (or inside) ``arguments``, held so that their ids stay theirs."""
-    found: list[list] = []
+def _containers_in(arguments: list) -> list[list | dict]:
+    """The Python lists and dicts given as (or inside) ``arguments``."""
+    found: list[list | dict] = []
     todo = list(arguments)
     while todo:
         item = todo.pop()
         if isinstance(item, dict):
+            found.append(item)
             todo += item.values()
         elif isinstance(item, (list, tuple)):
             if isinstance(item, list):

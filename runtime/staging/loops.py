@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from autostage.runtime import array_api, array_identity, config, ir, tracing, value_info
+from autostage.runtime import array_api, array_identity, config, ir, pytree, tracing, value_info
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.staging import (
     errors,
@@ -472,7 +472,8 @@ def stage_range(rest: range, extra_test: Callable | None, body: Callable, state:
     never a value: a Python int the loop carries becomes int64, so one that outgrows int64
     raises OverflowError (naming the line) where unrolled Python ints would have grown.
     """
-    if len(rest) + 1 <= config.UNROLL_LIMIT.value() or not _holds_staged(state):
+    if len(rest) + 1 <= config.UNROLL_LIMIT.value() or not any(
+            isinstance(leaf, Staged) for leaf in pytree.flatten(state)[0]):
         return None
     mark = tracing.checkpoint()
     try:
@@ -480,16 +481,6 @@ def stage_range(rest: range, extra_test: Callable | None, body: Callable, state:
     except Exception:  # noqa: BLE001 - any failure: Python's unrolled loop decides
         tracing.rollback(mark)
         return None
-
-
-def _holds_staged(x: object) -> bool:
-    if isinstance(x, Staged):
-        return True
-    if isinstance(x, (tuple, list)):
-        return any(_holds_staged(v) for v in x)
-    if isinstance(x, dict):
-        return any(_holds_staged(v) for v in x.values())
-    return False
 
 
 register_operator_hook("while_stmt", stage_while)

@@ -89,33 +89,23 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
     variables = _state(module)  # their storage arrays trail the arguments
     convert = _result_converter(module.main.result_types)
 
-    def locate(e: Exception) -> None:  # the program's run-time error: its op, the user's line
-        run_errors.locate(e, module, python_module.__file__, generated.line_ops,
-                          generated.helper_ops)
+    def run_arrays(args: list) -> tuple:  # no scalar parameter, no Variable: the common case
+        try:
+            results = dispatcher(*args)
+            return results if convert is None else convert(results)
+        except numba.core.errors.NumbaError as e:  # a later specialisation failed to compile
+            raise translate(e, generated, python_module) from None
+        except Exception as e:  # the program's run-time error: name the op and the user's line
+            run_errors.locate(e, module, python_module.__file__, generated.line_ops,
+                              generated.helper_ops)
+            raise
 
     def run(args: list) -> tuple:
         for i in scalars:
             args[i] = args[i][()]  # 0-d arrays and NumPy scalars alike become scalars
         if variables:
             args = [*args, *[var._storage for var in variables]]
-        try:
-            results = dispatcher(*args)
-            return results if convert is None else convert(results)
-        except numba.core.errors.NumbaError as e:  # a later specialisation failed to compile
-            raise translate(e, generated, python_module) from None
-        except Exception as e:
-            locate(e)
-            raise
-
-    def run_arrays(args: list) -> tuple:  # no scalar parameter, no Variable: the common case
-        try:
-            results = dispatcher(*args)
-            return results if convert is None else convert(results)
-        except numba.core.errors.NumbaError as e:
-            raise translate(e, generated, python_module) from None
-        except Exception as e:
-            locate(e)
-            raise
+        return run_arrays(args)
 
     def first_call(args: list) -> tuple:
         prepared = [a[()] if i in scalars else a for i, a in enumerate(args)]

@@ -50,9 +50,12 @@ def free_names(text: str) -> set[str] | None:
     """The names ``text`` reads but neither defines nor gets from the shared header (None when
     it does not parse)."""
     try:
-        tree = ast.parse(text)
+        return _free(ast.parse(text))
     except SyntaxError:
         return None
+
+
+def _free(tree: ast.Module) -> set[str]:
     read, bound = set(), set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
@@ -70,10 +73,14 @@ def reference(text: str, imports: dict[str, str]) -> str | None:
     """The generated module's line binding the functions ``text`` defines from its shared
     module, or None when ``text`` reads a name that only the generated module has (a constant,
     another helper). ``imports``: alias -> the generated module's import line for it."""
-    free = free_names(text)
-    if free is None or not free <= imports.keys():
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
         return None
-    names = tuple(node.name for node in ast.parse(text).body if isinstance(node, ast.FunctionDef))
+    free = _free(tree)
+    if not free <= imports.keys():
+        return None
+    names = tuple(node.name for node in tree.body if isinstance(node, ast.FunctionDef))
     lines = tuple(imports[alias] for alias in sorted(free))
     body = "".join(f"    {line!r}\n" for line in text.splitlines(keepends=True))
     return f"{', '.join(names)}, = cpu_shared.helpers({names!r}, (\n{body}), {lines!r})"

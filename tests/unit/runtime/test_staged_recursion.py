@@ -24,6 +24,15 @@ import autostage
 TARGETS = ["interpreter", "cpu"]
 
 
+def _programs():
+    """The reference recursion programs (tests/reference/staged_programs/recursion.py)."""
+    path = pathlib.Path(__file__).parents[2] / "reference" / "staged_programs" / "recursion.py"
+    spec = importlib.util.spec_from_file_location("recursion_programs", path)
+    programs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(programs)
+    return programs
+
+
 def countdown(n):
     if n == 0:
         return np.int64(0)
@@ -170,11 +179,7 @@ def test_gradients_through_staged_recursion_match_finite_differences(target):
 
 
 def test_the_gradient_of_merge_sort_matches_finite_differences_away_from_ties():
-    path = pathlib.Path(__file__).parents[2] / "reference" / "staged_programs" / "recursion.py"
-    spec = importlib.util.spec_from_file_location("recursion_programs", path)
-    programs = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(programs)
-    merge_sort = programs.merge_sort
+    merge_sort = _programs().merge_sort
 
     w = np.random.default_rng(0).standard_normal(7)
 
@@ -415,17 +420,9 @@ def test_the_backward_function_reads_its_tape_uncopied():
     assert calls and not any(".copy()" in line for line in calls)
 
 
-def doublings(x, n):
-    """A recursive function returning a Python list (a tensor list when staged)."""
-    if n == 0:
-        return [x]
-    found = doublings(x * 2.0, n - 1)
-    found.append(x)
-    return found
-
-
 @pytest.mark.parametrize("target", TARGETS)
 def test_a_recursive_function_may_return_a_list(target):
+    doublings = _programs().doublings  # a Python list, a tensor list when staged
     f = autostage.convert(doublings, target=target)
     got = f(np.float64(1.5), np.int64(4))
     assert isinstance(got, list)
