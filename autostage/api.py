@@ -93,8 +93,8 @@ def convert(fn: Callable | None = None, *, input_signature: Sequence[Any] | None
 
     Targets: ``"cpu"`` (the default) compiles the IR with Numba (cached on disk across
     processes); ``"interpreter"`` runs it on the NumPy reference interpreter (for debugging: the
-    semantic oracle the compiled code is tested against). ``"cuda"`` raises NotImplementedError
-    until its backend lands.
+    semantic oracle the compiled code is tested against); ``"cuda"`` runs array ops as CUDA
+    kernels on an NVIDIA GPU, driven from the host (needs the ``gpu`` extra; README "CUDA").
 
     Raises:
       ValueError: an unknown target.

@@ -51,15 +51,22 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument(
         "--backend-source", action="store_true",
         help="trace the function for the argument types of --args and print the Python source "
-             "the CPU backend generates for Numba")
+             "the backend of --target generates (Numba code for cpu, kernels for cuda)")
     show.add_argument(
         "--llvm", action="store_true",
         help="trace the function for the argument types of --args, compile it with the CPU "
              "backend and print Numba's LLVM IR of it")
     show.add_argument(
+        "--ptx", metavar="CC",
+        help="trace the function for the argument types of --args and print the PTX of its "
+             "cuda kernels for compute capability CC (like 9.0); no GPU is needed")
+    show.add_argument(
         "--cfg", action="store_true",
         help="instead of converting, print the control-flow graph of the function (and of "
              "functions nested in it)")
+    parser.add_argument(
+        "--target", dest="backend", default="cpu", choices=("cpu", "cuda"),
+        help="with --backend-source: the backend whose source to print (default cpu)")
     parser.add_argument(
         "--args", default="", metavar="TYPES",
         help="with --ir, --backend-source, --llvm: the arguments, comma-separated: types like "
@@ -122,8 +129,9 @@ def _run_file(path: pathlib.Path) -> dict:
         sys.path.pop(0)
 
 
-def _traced(path: pathlib.Path, dotted: str, args_text: str, show: str) -> str:
-    """What ``show`` ("ir", "backend_source", "llvm") prints for the traced function."""
+def _traced(path: pathlib.Path, dotted: str, args_text: str, show: str, backend: str = "cpu",
+            cc: str | None = None) -> str:
+    """What ``show`` ("ir", "backend_source", "llvm", "ptx") prints for the traced function."""
     from autostage import api
     from autostage.runtime.function import StagedFunction
 
@@ -140,20 +148,35 @@ def _traced(path: pathlib.Path, dotted: str, args_text: str, show: str) -> str:
     try:
         if show == "ir":
             return staged.ir(*args)
-        return _backend_text(staged.get_concrete_function(*args).module, show)
+        return _backend_text(staged.get_concrete_function(*args).module, show, backend, cc)
     except Exception as e:
         raise UsageError(f"tracing {dotted}({args_text}) failed: {type(e).__name__}: "
                          f"{str(e).splitlines()[0] if str(e) else ''}") from e
 
 
-def _backend_text(module: object, show: str) -> str:
+def _backend_text(module: object, show: str, backend: str, cc: str | None) -> str:
     from autostage.runtime.backends.cpu import compile as cpu_compile
     from autostage.runtime.function import optimized
+    from autostage.runtime.targets import target_for
 
+    if show == "ptx" or backend == "cuda":
+        from autostage.runtime.backends.cuda import ptx
+
+        module = target_for("cuda").optimize(module)
+        if show == "backend_source":
+            return ptx.backend_source(module)
+        return ptx.module_ptx(module, _compute_capability(cc)).rstrip("\n")
     module = optimized(module)
     if show == "llvm":
         return cpu_compile.llvm_ir(module)
     return cpu_compile.generate(module).source.rstrip("\n")
+
+
+def _compute_capability(text: str) -> tuple[int, int]:
+    major, dot, minor = text.partition(".")
+    if not (major.isdigit() and minor.isdigit() and dot):
+        raise UsageError(f"--ptx: expected a compute capability like 9.0, got '{text}'")
+    return int(major), int(minor)
 
 
 def _owning_class(module: gast.Module, dotted: str) -> str | None:
@@ -217,12 +240,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         path, source, node = load_target(args.target)
-        show = next((s for s in ("ir", "backend_source", "llvm") if getattr(args, s)), None)
+        show = next((s for s in ("ir", "backend_source", "llvm", "ptx") if getattr(args, s)),
+                    None)
         if show:
-            print(_traced(path, args.target.rpartition(":")[2], args.args, show))
+            print(_traced(path, args.target.rpartition(":")[2], args.args, show, args.backend,
+                          args.ptx))
             return 0
         if args.args:
-            raise UsageError("--args is used with --ir, --backend-source or --llvm only")
+            raise UsageError("--args is used with --ir, --backend-source, --llvm or --ptx only")
         if not (args.cfg or args.analysis):
             print(_converted_source(path, source, node, args.target.rpartition(":")[2]))
             return 0

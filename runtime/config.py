@@ -181,9 +181,15 @@ UNROLL_LIMIT: Option[int] = Option(
     " values, is staged as one loop (its variable a staged int) instead of unrolled, when its"
     " body stages the same way; read while tracing. 0 stages every such loop.")
 
+CUDA_CUBLAS: Option[bool] = Option(
+    "cuda_cublas", True, _flag, _check_flag,
+    "cuda target: float matrix products call cuBLAS through CuPy when CuPy is installed (no"
+    " copies: CuPy reads the device arrays in place); 0, or no CuPy, uses autostage's tiled"
+    " kernel. Read at each product.")
+
 OPTIONS: tuple[Option, ...] = (MAX_TRACES, TRACEBACK, DO_NOT_CONVERT, VERIFY, DUMP_BEFORE,
                                DUMP_AFTER, CACHE_DIR, EXACT_MATH,
-                               MALLOC_TUNING, RECURSION_LIMIT, UNROLL_LIMIT)
+                               MALLOC_TUNING, RECURSION_LIMIT, UNROLL_LIMIT, CUDA_CUBLAS)
 
 
 def cache_root() -> str:
@@ -195,7 +201,7 @@ def cache_root() -> str:
     return os.path.join(base, "autostage")
 
 
-__all__ = ["CACHE_DIR", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE", "EXACT_MATH",
+__all__ = ["CACHE_DIR", "CUDA_CUBLAS", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE", "EXACT_MATH",
            "MALLOC_TUNING", "MAX_TRACES", "OPTIONS", "RECURSION_LIMIT", "TRACEBACK", "VERIFY",
            "ConfigError",
            "Option", "cache_root"]

@@ -13,6 +13,10 @@ Around that rule:
   (``native_order``), as NumPy computes in native order too.
 - **Other dtypes** (object, str, bytes, datetime64, timedelta64, structured/void, longdouble)
   are refused with a ``StagingTypeError`` naming the argument and its dtype.
+- **Arrays of other libraries** (CuPy, PyTorch, JAX, numba.cuda device arrays: anything with
+  ``__cuda_array_interface__``, ``__dlpack__`` or ``__array_interface__``) are refused: as
+  compile-time constants, what the function computed from them at trace time would be frozen
+  into the trace and returned again after they change.
 """
 
 from __future__ import annotations
@@ -67,6 +71,22 @@ def check(leaf: np.ndarray | np.generic, label: str, function: str) -> None:
         raise StagingTypeError(
             f"{function}(): {label} has dtype {dtype} ({_dtype_kind(dtype)}), which autostage "
             f"cannot stage; supported dtypes: {', '.join(str(d) for d in DTYPES)}")
+
+
+_FOREIGN = ("__cuda_array_interface__", "__dlpack__", "__array_interface__")
+
+
+def check_foreign(leaf: object, label: str, function: str) -> None:
+    """Raises StagingTypeError when argument ``leaf`` is an array of another library."""
+    if isinstance(leaf, np.ndarray | np.generic) or not any(hasattr(leaf, a) for a in _FOREIGN):
+        return
+    kind = type(leaf)
+    raise StagingTypeError(
+        f"{function}(): {label} is a {kind.__module__}.{kind.__qualname__}, an array of another "
+        "library: autostage stages NumPy arrays and scalars, and anything computed from another "
+        "array while tracing would be frozen into the trace. Pass a NumPy array (for a GPU "
+        "array: cupy.asnumpy(x), x.copy_to_host(), x.cpu().numpy()); device arrays as inputs "
+        "of target='cuda' are not supported yet")
 
 
 def _short(label: str) -> str:

@@ -58,11 +58,11 @@ def run(module: ir.Module, args: Sequence[np.ndarray | np.generic],
         raise KeyError(f"the module has no function named {name!r}; it has "
                        f"{', '.join(module.functions)}")
     with np.errstate(all="ignore"):  # as compiled code: no FloatingPointError, no warnings
-        results = _Frame(module, module.functions[name]).run_function(args)
-    return tuple(_to_user(value) for value in results)
+        results = Frame(module, module.functions[name]).run_function(args)
+    return tuple(to_user(value) for value in results)
 
 
-class _Frame:
+class Frame:
     """One call of a function: the runtime values of its SSA values.
 
     An instance is also the ``run`` callable handed to ``evaluate`` (``run(region, args)``,
@@ -96,12 +96,7 @@ class _Frame:
         for op in region.ops:
             operands = tuple([values[v] for v in op.operands])
             try:
-                definition = op_registry.REGISTRY[op.name]
-                scalar_op = definition.scalar_operator  # same values, faster on 0-d operands
-                if scalar_op is not None and _same_dtype_scalars(operands):
-                    results = (np.asarray(scalar_op(*[v[()] for v in operands])),)
-                else:
-                    results = definition.evaluate(op, operands, self)
+                results = self.evaluate(op, operands)
                 if len(results) != len(op.results):
                     raise TypeRuleMismatchError(
                         f"op {op.name!r} computed {len(results)} results, its type rule gives "
@@ -114,6 +109,19 @@ class _Frame:
                 self._add_note(e, op)
                 raise
         return tuple([values[v] for v in region.results])
+
+    def evaluate(self, op: ir.Op, operands: tuple) -> tuple:
+        """The results of ``op`` on ``operands`` (a backend that runs the IR op by op, as the
+        cuda target does, overrides this)."""
+        definition = op_registry.REGISTRY[op.name]
+        scalar_op = definition.scalar_operator  # same values, faster on 0-d operands
+        if scalar_op is not None and _same_dtype_scalars(operands):
+            return (np.asarray(scalar_op(*[v[()] for v in operands])),)
+        return definition.evaluate(op, operands, self)
+
+    def callee_frame(self, function: ir.Function) -> Frame:
+        """The frame of a call of ``function`` from this one."""
+        return Frame(self.module, function, self.depth + 1)
 
     def call(self, name: str, args: Sequence) -> tuple:
         """Runs function ``name`` of the module in a new frame (the ``call`` op's semantics).
@@ -130,8 +138,7 @@ class _Frame:
             raised = _PYTHON_FRAMES_PER_CALL * limit  # for this call tree only
             sys.setrecursionlimit(raised)
         try:
-            return _Frame(self.module, self.module.functions[name], self.depth + 1
-                          ).run_function(args)
+            return self.callee_frame(self.module.functions[name]).run_function(args)
         except RecursionError as e:
             text = str(e)  # Python's own, not a RecursionError the program raises itself
             if (not text.startswith("maximum recursion depth exceeded")
@@ -184,7 +191,7 @@ def _same_dtype_scalars(operands: tuple) -> bool:
 def _check_argument(function: str, index: int, expected: Type, arg: object) -> None:
     if not isinstance(expected, TensorType):
         return
-    if not isinstance(arg, np.ndarray | np.generic):
+    if not (isinstance(arg, np.ndarray | np.generic) or hasattr(arg, "__cuda_array_interface__")):
         raise TypeError(f"argument {index} of @{function} must be a NumPy array or scalar of type "
                         f"{expected}, not {type(arg).__name__}")
     if arg.dtype != expected.dtype or arg.ndim != expected.ndim:
@@ -209,7 +216,7 @@ def _check_result(op: ir.Op, expected: TensorType, result: object) -> None:
         "and its type rule disagree (a bug in the op)")
 
 
-def _to_user(value: object) -> object:
+def to_user(value: object) -> object:
     """What NumPy would hand the user: 0-d arrays as NumPy scalars, writable arrays."""
     if isinstance(value, np.ndarray):
         if value.ndim == 0:

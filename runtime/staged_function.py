@@ -136,7 +136,7 @@ class StagedFunction:
       input_signature: TensorSpecs (nested like the arguments) of the leading parameters: one
         trace, and calls whose arguments do not fit are a TypeError.
       target: ``"interpreter"`` (NumPy reference), ``"cpu"`` (Numba, compiled on the first call
-        of each trace and cached on disk) or ``"cuda"`` (not yet).
+        of each trace and cached on disk) or ``"cuda"`` (kernels on an NVIDIA GPU).
       error_hook: called with every exception leaving a call (the compiler adds source notes).
     """
 
@@ -335,6 +335,8 @@ class StagedFunction:
         for label, leaf in zip(self._binding.labels(values), leaves, strict=True):
             if isinstance(leaf, np.ndarray | np.generic):
                 _inputs.check(leaf, label, self.name)
+            else:
+                _inputs.check_foreign(leaf, label, self.name)
         module = ir.Module(self.name)
         specs = iter(self._spec_leaves)
         types_ = [next(specs, None) or leaf_type(leaf) for leaf in leaves

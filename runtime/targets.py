@@ -38,6 +38,8 @@ class Target:
       fuses: whether one loop of this target computes ``op`` element by element (asked by the
         fusion pass; ops it answers False for stay whole-array ops).
       verify_after: whether the optimized module is verified before lowering.
+      available: raises a clear error when the backend cannot run here (a missing package);
+        asked when a function is converted for this target.
     """
 
     name: str
@@ -45,6 +47,7 @@ class Target:
     lower: Callable[[ir.Module], Runner] | None
     fuses: Callable[[ir.Op], bool] = fuses_anything
     verify_after: bool = True
+    available: Callable[[], None] | None = None
 
     @property
     def implemented(self) -> bool:
@@ -78,6 +81,25 @@ def _run_interpreted(module: ir.Module) -> Runner:
     return lambda args: interpreter.run(module, args)
 
 
+def _run_cuda(module: ir.Module) -> Runner:
+    """Runs the IR from the host with kernels for array ops (numba-cuda, the ``gpu`` extra)."""
+    from autostage.runtime.backends.cuda.executor import prepare  # deferred: numba.cuda
+
+    return prepare(module)
+
+
+def _cuda_installed() -> None:
+    from autostage.runtime.backends.cuda.device import require_installed
+
+    require_installed()
+
+
+def _cuda_fuses(op: ir.Op) -> bool:
+    from autostage.runtime.backends.cuda.scalar_code import fuses
+
+    return fuses(op)
+
+
 def _compile_cpu(module: ir.Module) -> Runner:
     """Compiles with Numba (on the first call of a trace; see ConcreteFunction.run)."""
     # deferred: Numba and the CPU lowering load only when a cpu trace first runs
@@ -90,7 +112,7 @@ def _compile_cpu(module: ir.Module) -> Runner:
 # tracer; the cpu target runs the default pipeline and verifies what it lowers.
 INTERPRETER = Target("interpreter", ("inplace",), _run_interpreted, verify_after=False)
 CPU = Target("cpu", DEFAULT, _compile_cpu, fuses=cpu_fusible.fuses)
-CUDA = Target("cuda", DEFAULT, None)
+CUDA = Target("cuda", DEFAULT, _run_cuda, fuses=_cuda_fuses, available=_cuda_installed)
 
 TARGETS: dict[str, Target] = {t.name: t for t in (CPU, INTERPRETER, CUDA)}
 
@@ -112,6 +134,8 @@ def target_for(name: str) -> Target:
         raise ValueError(f"unknown target {name!r}; choose one of {', '.join(TARGETS)}")
     if not target.implemented:
         raise not_implemented(name)
+    if target.available is not None:
+        target.available()
     return target
 
 

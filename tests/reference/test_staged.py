@@ -158,7 +158,11 @@ NOT_STAGEABLE: dict[str, str] = {
 
 
 # Every staged case runs on each of these backends, compared with plain Python the same way.
-TARGETS = ("interpreter", "cpu")
+# AUTOSTAGE_REFERENCE_TARGETS=cuda (a GPU, or NUMBA_ENABLE_CUDASIM=1) runs the cuda target too.
+TARGETS = tuple(os.environ.get("AUTOSTAGE_REFERENCE_TARGETS", "interpreter,cpu").split(","))
+# A target's own tolerance for float results: the cuda target's kernels call libdevice (a few
+# ulp from NumPy's functions) and reduce in a tree (another order than NumPy's pairwise sum).
+TARGET_RTOL = {"cuda": 1e-6}
 
 
 @pytest.fixture(scope="module", params=TARGETS)
@@ -188,7 +192,7 @@ def _program_key(case) -> str:
 
 
 def _comparison(case, target: str = "interpreter"):
-    rtol, _ = RTOL.get(_program_key(case), (0.0, ""))
+    rtol = max(RTOL.get(_program_key(case), (0.0, ""))[0], TARGET_RTOL.get(target, 0.0))
     if target != "interpreter":
         rtol = max(rtol, BACKEND_RTOL.get(target, {}).get(_program_key(case), (0.0, ""))[0])
 
@@ -246,7 +250,8 @@ def _check_calls(case, stage, expected, converted) -> None:
         if case.id in BACKEND_WARNINGS_DIFFER.get(target, {}):
             actual.warnings = expected.warnings
         expected.warnings = _without_fp_warnings(expected.warnings)
-        rtol = BACKEND_RTOL.get(target, {}).get(_program_key(case), (0.0, ""))[0]
+        rtol = max(BACKEND_RTOL.get(target, {}).get(_program_key(case), (0.0, ""))[0],
+                   TARGET_RTOL.get(target, 0.0))
         if rtol and _same_text_within(expected.stdout, actual.stdout, rtol):
             actual.stdout = expected.stdout
         diffs = harness.compare_outcomes(

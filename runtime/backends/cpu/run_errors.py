@@ -3,7 +3,7 @@
 An op that fails while compiled code runs (an index out of bounds, operands whose shapes do not
 match, a staged ``raise``/``assert``/``raise_if``) must raise the exception NumPy or Python would
 raise, with the operand sizes in the message and a note naming the op and the user's file and
-line, exactly like ``interpreter._Frame._add_note``. Two mechanisms give that:
+line, exactly like ``interpreter.Frame._add_note``. Two mechanisms give that:
 
 * **Checked sites.** A lowering that can fail emits ``check(em, op, test, kind, template,
   sizes)``: a native test and, when it is true, a call of a small helper that enters Python

@@ -9,6 +9,7 @@ failures once fixed, so that the mark is removed.
 from __future__ import annotations
 
 import functools
+import os
 import warnings
 
 import harness
@@ -18,8 +19,10 @@ import realistic_numerics as numerics
 
 import autostage
 
-WRAPS = ("to_graph", "interpreter", "cpu")
-RTOL = {"to_graph": 0.0, "interpreter": 0.0, "cpu": 1e-10}
+# AUTOSTAGE_REFERENCE_TARGETS=cuda adds the cuda target (a GPU or the CUDA simulator).
+WRAPS = ("to_graph", "interpreter", "cpu") + tuple(
+    t for t in os.environ.get("AUTOSTAGE_REFERENCE_TARGETS", "").split(",") if t == "cuda")
+RTOL = {"to_graph": 0.0, "interpreter": 0.0, "cpu": 1e-10, "cuda": 1e-6}
 
 # (scenario name, wrap) -> the finding it shows.
 KNOWN: dict[tuple[str, str], str] = {}

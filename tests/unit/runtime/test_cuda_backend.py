@@ -1,0 +1,271 @@
+"""The cuda target without a GPU: which ops get kernels, the kernels' source, PTX for sm_80 and
+sm_90 assembled by ptxas for every staged reference program, the errors when numba-cuda or a
+GPU is missing, and results on the CUDA simulator (in a subprocess: the simulator must be
+chosen before numba is imported) equal to the interpreter's.
+
+CI installs the ``gpu`` extra, so these tests fail there (instead of skipping) without it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from autostage.runtime import ir
+from autostage.runtime.backends.cuda import device
+from autostage.runtime.tensor import StagingTypeError
+from autostage.runtime.types import TensorType
+
+import autostage
+
+if not device.installed():
+    if os.environ.get("CI"):
+        raise RuntimeError("CI installs the gpu extra (numba-cuda); it is missing")
+    pytest.skip("numba-cuda is not installed (pip install 'autostage[gpu]')",
+                allow_module_level=True)
+
+from autostage.runtime.backends.cuda import kernels, ptx, scalar_code  # noqa: E402
+from autostage.runtime.targets import target_for  # noqa: E402
+
+
+def _op(name: str, *dtypes, out=None, shape=(None,)):
+    region = ir.Region([TensorType(np.dtype(d), shape) for d in dtypes])
+    result = TensorType(np.dtype(out or dtypes[0]), shape)
+    return ir.Op(name, region.args, [result], {})
+
+
+@pytest.mark.parametrize("name,dtypes,out,expected", [
+    ("add", ("f4", "f4"), None, True),
+    ("add", ("i8", "i4"), "i8", True),
+    ("add", ("?", "?"), None, False),  # logical or in NumPy
+    ("tanh", ("f8",), None, True),
+    ("tanh", ("f2",), None, False),  # float16: not a kernel type
+    ("floor_divide", ("i8", "i8"), None, False),  # a zero divisor gives 0 in NumPy
+    ("less", ("i8", "u8"), "?", False),  # mixed signs compare exactly in NumPy
+    ("less", ("f4", "f4"), "?", True),
+    ("true_divide", ("i8", "i8"), "f8", True),
+    ("exp", ("c16",), None, False),
+])
+def test_kernel_ops(name, dtypes, out, expected):
+    assert scalar_code.supports(_op(name, *dtypes, out=out)) is expected
+
+
+def test_float_to_int_cast_stays_on_the_host():
+    assert not scalar_code.supports(_op("cast", "f8", out="i4"))
+    assert scalar_code.supports(_op("cast", "i4", out="f8"))
+
+
+def test_elementwise_kernel_source_is_readable_and_stable():
+    op = _op("multiply", "f4", "f4")
+    direct = kernels.elementwise([op], list(op.operands), op.results[0], [1, 0], 1, True)
+    assert direct.source == kernels.elementwise(
+        [op], list(op.operands), op.results[0], [1, 0], 1, True).source
+    assert "v0 = np.float32(e0 * s1)" in direct.source
+    assert "out[i] = v0" in direct.source
+    wide = kernels.elementwise([op], list(op.operands), op.results[0], [1, 0], 2, False)
+    assert "(i1 if a0.shape[0] != 1 else 0)" in wide.source
+    assert "out[i0, i1] = v0" in wide.source
+
+
+def _staged_modules():
+    """Each staged reference program's traces for its cases, optimized for the cuda target."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "reference"))
+    try:
+        import harness
+    finally:
+        sys.path.pop(0)
+    target = target_for("cuda")
+    modules = {}
+    for case in harness.collect_staged_cases():
+        staged = autostage.convert(case.fn, target="interpreter")
+        try:
+            module = staged.get_concrete_function(*case.args, **case.kwargs).module
+        except Exception:  # noqa: BLE001 - a case that is a clear error when traced
+            continue
+        modules.setdefault(case.id.split("[")[0], target.optimize(ir.copy_module(module)))
+    return modules
+
+
+def test_every_staged_reference_program_assembles_for_sm80_and_sm90():
+    """Each distinct kernel of every staged reference program: PTX from NVVM, then ptxas."""
+    modules = _staged_modules()
+    assert len(modules) >= 60
+    unique = {}
+    for module in modules.values():
+        for kernel in ptx.module_kernels(module):
+            unique.setdefault(kernel.source, kernel)
+    assert len(unique) >= 50
+    assemble = ptx.ptxas() is not None or os.environ.get("CI")  # (CI has the nvcc wheel)
+    failures = []
+    for kernel in unique.values():
+        for cc in ((8, 0), (9, 0)):
+            try:
+                code = ptx.compile_ptx(kernel, cc)
+                if assemble:
+                    ptx.assemble(code, cc)
+            except Exception as e:  # noqa: BLE001 - collected and reported together
+                failures.append(f"{kernel.name} sm_{cc[0]}{cc[1]}: {type(e).__name__}: {e}")
+    assert not failures, "\n".join(failures[:20])
+
+
+def test_kernels_round_a_product_and_a_sum_separately_as_numpy():
+    """NVVM contracts ``a * b + c`` into one fma by default; NumPy rounds twice."""
+    region = ir.Region([TensorType(np.dtype("f8"), (None,))] * 3)
+    a, b, c = region.args
+    f64 = TensorType(np.dtype("f8"), (None,))
+    product = ir.Op("multiply", [a, b], [f64], {})
+    total = ir.Op("add", [product.results[0], c], [f64], {})
+    kernel = kernels.elementwise([product, total], [a, b, c], total.results[0], [1, 1, 1], 1,
+                                 True)
+    code = ptx.compile_ptx(kernel, (9, 0))
+    assert "mul.rn.f64" in code and "fma" not in code
+
+
+def test_without_numba_cuda_convert_says_how_to_install(monkeypatch):
+    monkeypatch.setattr(device, "installed", lambda: False)
+    with pytest.raises(device.CudaUnavailableError, match=r"pip install 'autostage\[gpu\]'"):
+        autostage.convert(lambda x: x + 1, target="cuda")
+
+
+@pytest.mark.skipif(device.simulated(), reason="the simulator is a device")
+def test_without_a_gpu_the_call_fails_clearly():
+    from numba import cuda
+
+    if cuda.is_available():
+        pytest.skip("a GPU is present")
+    f = autostage.convert(lambda x: x + 1, target="cuda")
+    with pytest.raises(device.CudaUnavailableError, match="NUMBA_ENABLE_CUDASIM=1"):
+        f(np.ones(3))
+
+
+def test_backend_source_and_ptx_from_the_command_line(tmp_path):
+    path = tmp_path / "prog.py"
+    path.write_text(textwrap.dedent("""
+        import numpy as np
+
+        def step(x, w):
+            h = np.tanh(x @ w)
+            return h / np.sum(h)
+    """))
+    cli = [sys.executable, "-m", "autostage", f"{path}:step", "--args", "f32[?,?],f32[?,?]"]
+    shown = subprocess.run([*cli, "--backend-source", "--target", "cuda"], capture_output=True,
+                           text=True, check=True).stdout
+    assert "def matmul_" in shown and "math.tanh(e0)" in shown and "def sum_all_" in shown
+    code = subprocess.run([*cli, "--ptx", "9.0"], capture_output=True, text=True, check=True)
+    assert ".target sm_90" in code.stdout
+    bad = subprocess.run([*cli, "--ptx", "nine"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "compute capability like 9.0" in bad.stderr
+
+
+_SIMULATED = textwrap.dedent("""
+    import json
+    import numpy as np
+    import autostage
+
+    def rnn(xs, w, u, b):
+        h = np.zeros((xs.shape[1], w.shape[1]), dtype=xs.dtype)
+        for t in range(xs.shape[0]):
+            h = np.tanh(xs[t] @ u + h @ w + b)
+        return h
+
+    def newton(a, tol):
+        x = np.ones_like(a)
+        steps = 0
+        while np.max(np.abs(x * x - a)) > tol:
+            x = 0.5 * (x + a / x)
+            steps += 1
+        return x, steps
+
+    def softmax_rows(z):
+        e = np.exp(z - np.max(z, axis=-1, keepdims=True))
+        return e / np.sum(e, axis=-1, keepdims=True), np.mean(z), z.T.shape
+
+    def branches(x, k):
+        if np.sum(x) > 0:
+            y = x * k
+        else:
+            y = -x
+        print("min", np.min(y))
+        return np.where(y > 1, y, 0.0).reshape(2, -1), np.sum(x > 0)
+
+    def columns(x, i):
+        rows = []
+        for k in range(x.shape[0]):
+            rows.append(x[k, 1:] * 2.0)
+        return np.sum(x, axis=0), np.max(x[i:], axis=0, keepdims=True), np.stack(rows), x[-1]
+
+    def errors(x, y):
+        return x + y
+
+    rng = np.random.default_rng(0)
+    f32 = lambda *s: rng.standard_normal(s).astype(np.float32)
+    cases = [
+        (rnn, (f32(3, 4, 5), f32(6, 6), f32(5, 6), f32(6))),
+        (newton, (np.array([2.0, 9.0, 1e4]), 1e-9)),
+        (softmax_rows, (rng.standard_normal((3, 5)),)),
+        (branches, (np.arange(-2.0, 4.0), 3.0)),
+        (branches, (np.arange(-4.0, 2.0), 3)),
+        (columns, (rng.standard_normal((4, 3)).astype(np.float32), 1)),
+    ]
+    out = []
+    for fn, args in cases:
+        want = autostage.convert(fn, target="interpreter")(*args)
+        got = autostage.convert(fn, target="cuda")(*args)
+        flat = lambda r: [np.asarray(v) for v in (r if isinstance(r, tuple) else (r,))]
+        out.append([fn.__name__, [
+            (str(g.dtype), str(w.dtype), g.shape == w.shape,
+             float(np.max(np.abs(g - w) / (np.abs(w) + 1e-30))) if g.size else 0.0)
+            for g, w in zip(flat(got), flat(want))]])
+    try:
+        autostage.convert(errors, target="cuda")(np.ones(3), np.ones(4))
+    except ValueError as e:
+        out.append(["error", [str(e).splitlines()[0], " ".join(getattr(e, "__notes__", []))]])
+    print("RESULT", json.dumps(out))
+""")
+
+
+def test_results_on_the_cuda_simulator_equal_the_interpreter(tmp_path):
+    script = tmp_path / "sim.py"
+    script.write_text(_SIMULATED)
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
+    results = dict((name, rows) for name, rows in json.loads(line[len("RESULT "):]))
+    assert done.stdout.count("min -6.0\n") == 2  # printed on the host, by both targets
+    for name, rows in results.items():
+        if name == "error":
+            continue
+        for got, want, same_shape, error in rows:
+            assert (got, same_shape) == (want, True), name
+            bound = 1e-5 if got == "float32" else 1e-12  # libdevice vs NumPy, a few ulp
+            assert error <= bound, f"{name}: relative error {error}"
+    message, notes = results["error"]
+    assert "broadcast" in message and "errors" in notes and "sim.py" in notes
+
+
+
+class _DeviceArrayLike:
+    """Stands for a CuPy / numba.cuda / PyTorch array: an array autostage does not stage."""
+
+    __cuda_array_interface__ = {"shape": (3,), "typestr": "<f8", "data": (0, False),
+                                "version": 3}
+
+    def __mul__(self, other):
+        return 2.0
+
+
+@pytest.mark.parametrize("target", ["cpu", "cuda"])
+def test_arrays_of_other_libraries_are_refused_not_frozen(target):
+    def f(x):
+        return x * 2
+
+    with pytest.raises(StagingTypeError,
+                       match=r"argument 'x' is a .*_DeviceArrayLike, an array of another"):
+        autostage.convert(f, target=target)(_DeviceArrayLike())
