@@ -48,7 +48,8 @@ def staging_active() -> bool:
 
 def is_staged_leaf(leaf: object) -> bool:
     """Whether ``leaf`` of the arguments is staged (a run-time input), not a constant."""
-    return isinstance(leaf, np.ndarray | np.generic | TensorSpec | np.random.Generator)
+    return isinstance(leaf, np.ndarray | np.generic | TensorSpec | np.random.Generator) or (
+        inputs.device_array(leaf))
 
 
 def leaf_type(leaf: object) -> TensorType | GeneratorType:
@@ -57,6 +58,9 @@ def leaf_type(leaf: object) -> TensorType | GeneratorType:
         return leaf.type
     if type(leaf) is np.random.Generator:
         return GeneratorType()
+    if inputs.device_array(leaf):
+        dtype, ndim = inputs.device_dtype_ndim(leaf)
+        return TensorType(inputs.native(dtype), (None,) * ndim)
     return TensorType(inputs.native(leaf.dtype), (None,) * np.ndim(leaf))
 
 

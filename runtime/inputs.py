@@ -76,17 +76,45 @@ def check(leaf: np.ndarray | np.generic, label: str, function: str) -> None:
 _FOREIGN = ("__cuda_array_interface__", "__dlpack__", "__array_interface__")
 
 
-def check_foreign(leaf: object, label: str, function: str) -> None:
-    """Raises StagingTypeError when argument ``leaf`` is an array of another library."""
-    if isinstance(leaf, np.ndarray | np.generic) or not any(hasattr(leaf, a) for a in _FOREIGN):
+def device_array(leaf: object) -> bool:
+    """Whether ``leaf`` is a GPU array (``__cuda_array_interface__``: numba.cuda, CuPy, ...),
+    which the cuda target stages like an ndarray, without copying it."""
+    return hasattr(leaf, "__cuda_array_interface__") or _simulated(leaf)
+
+
+def _simulated(leaf: object) -> bool:
+    """A device array of the CUDA simulator (it has no ``__cuda_array_interface__``)."""
+    return type(leaf).__module__.startswith("numba.cuda.simulator.")
+
+
+def device_dtype_ndim(leaf: object) -> tuple[np.dtype, int]:
+    if _simulated(leaf):
+        return np.dtype(leaf.dtype), len(leaf.shape)
+    interface = leaf.__cuda_array_interface__
+    return np.dtype(interface["typestr"]), len(interface["shape"])
+
+
+def check_foreign(leaf: object, label: str, function: str, target: str) -> None:
+    """Raises StagingTypeError when argument ``leaf`` is an array of another library (a GPU
+    array is staged on the cuda target, if its dtype is)."""
+    if isinstance(leaf, np.ndarray | np.generic) or not (
+            device_array(leaf) or any(hasattr(leaf, a) for a in _FOREIGN)):
         return
     kind = type(leaf)
+    name = f"{kind.__module__}.{kind.__qualname__}"
+    if device_array(leaf) and target == "cuda":
+        dtype = device_dtype_ndim(leaf)[0]
+        if dtype not in DTYPES:
+            raise StagingTypeError(
+                f"{function}(): {label} has dtype {dtype}, which autostage cannot stage; "
+                f"supported dtypes: {', '.join(str(d) for d in DTYPES)}")
+        return
+    where = ("; GPU arrays are staged by target='cuda'" if device_array(leaf) else "")
     raise StagingTypeError(
-        f"{function}(): {label} is a {kind.__module__}.{kind.__qualname__}, an array of another "
-        "library: autostage stages NumPy arrays and scalars, and anything computed from another "
-        "array while tracing would be frozen into the trace. Pass a NumPy array (for a GPU "
-        "array: cupy.asnumpy(x), x.copy_to_host(), x.cpu().numpy()); device arrays as inputs "
-        "of target='cuda' are not supported yet")
+        f"{function}(): {label} is a {name}, an array of another library: autostage stages "
+        "NumPy arrays and scalars, and anything computed from another array while tracing "
+        "would be frozen into the trace. Pass a NumPy array (for a GPU array: "
+        f"cupy.asnumpy(x), x.copy_to_host(), x.cpu().numpy()){where}")
 
 
 def _short(label: str) -> str:

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Sequence
 
 import numpy as np
-from autostage.runtime import config, ir, op_registry, printer
+from autostage.runtime import config, inputs, ir, op_registry, printer
 from autostage.runtime.types import TensorType, Type
 
 _NOTE_PREFIX = "autostage: "
@@ -191,7 +191,7 @@ def _same_dtype_scalars(operands: tuple) -> bool:
 def _check_argument(function: str, index: int, expected: Type, arg: object) -> None:
     if not isinstance(expected, TensorType):
         return
-    if not (isinstance(arg, np.ndarray | np.generic) or hasattr(arg, "__cuda_array_interface__")):
+    if not (isinstance(arg, np.ndarray | np.generic) or inputs.device_array(arg)):
         raise TypeError(f"argument {index} of @{function} must be a NumPy array or scalar of type "
                         f"{expected}, not {type(arg).__name__}")
     if arg.dtype != expected.dtype or arg.ndim != expected.ndim:

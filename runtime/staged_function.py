@@ -68,6 +68,7 @@ _fp_current, _fp_accepted = fp_state.current, fp_state.accepted
 _traces = function_trace  # ``_traces.active_traces``: read on each call, changed by tracing
 
 _GENERATOR_KEY = (GeneratorType(),)
+_DEVICE_KEY = "device array"  # a GPU array's key: its dtype and rank (target 'cuda' stages it)
 
 
 _MISS = object()  # what a fast path returns for arguments it does not cover
@@ -266,6 +267,9 @@ class StagedFunction:
             elif isinstance(leaf, np.ndarray):  # a subclass: staged or refused by its trace
                 key.append(_inputs.subclass_key(leaf))
                 staged.append(leaf)
+            elif _inputs.device_array(leaf):  # staged by the cuda target, else refused
+                key.append((_DEVICE_KEY, *_inputs.device_dtype_ndim(leaf)))
+                staged.append(leaf)
             else:
                 key.append(leaf_key(leaf))
         return tuple(key), staged
@@ -336,7 +340,7 @@ class StagedFunction:
             if isinstance(leaf, np.ndarray | np.generic):
                 _inputs.check(leaf, label, self.name)
             else:
-                _inputs.check_foreign(leaf, label, self.name)
+                _inputs.check_foreign(leaf, label, self.name, self._target.name)
         module = ir.Module(self.name)
         specs = iter(self._spec_leaves)
         types_ = [next(specs, None) or leaf_type(leaf) for leaf in leaves

@@ -21,6 +21,7 @@ from collections.abc import Callable
 import numpy as np
 from autostage.runtime import config, interpreter, ir
 from autostage.runtime.backends.cuda import device, kernels, scalar_code
+from autostage.runtime.inputs import device_array
 from autostage.runtime.ops import fused as fused_op
 from autostage.runtime.ops.elementwise import UFUNCS
 from autostage.runtime.ops.indexing import build_index
@@ -29,39 +30,54 @@ from autostage.runtime.types import TensorType
 
 
 def on_device(value: object) -> bool:
-    return hasattr(value, "copy_to_host")
+    """A GPU array: ours (numba.cuda), or an argument of another library (CuPy, ...)."""
+    return not isinstance(value, np.ndarray | np.generic) and device_array(value)
 
 
 class _Transfers:
-    """The copies made during one call, both ways (keyed by the identity of the source)."""
+    """The copies made during one call, each way (keyed by the identity of the source, which
+    each entry keeps alive)."""
 
-    __slots__ = ("cuda", "copies")
+    __slots__ = ("cuda", "hosted", "placed")
 
     def __init__(self, cuda):
         self.cuda = cuda
-        self.copies: dict[int, tuple[object, object]] = {}
+        self.hosted: dict[int, tuple[object, np.ndarray]] = {}
+        self.placed: dict[int, tuple[object, object]] = {}
 
     def host(self, value: object) -> object:
+        """``value`` as NumPy (a tensor list with its items as NumPy)."""
         if type(value) is list:  # a tensor list may hold device arrays
             return [self.host(v) for v in value]
         if not on_device(value):
             return value
-        found = self.copies.get(id(value))
+        found = self.hosted.get(id(value))
         if found is None:
-            found = self.copies[id(value)] = (value, value.copy_to_host())
+            found = self.hosted[id(value)] = (value, self._numba(value).copy_to_host())
+        return found[1]
+
+    def device(self, value: object):
+        """``value`` as a C-contiguous numba.cuda array."""
+        if hasattr(value, "copy_to_host") and value.is_c_contiguous():  # ours (the usual case)
+            return value
+        found = self.placed.get(id(value))
+        if found is None:
+            array = (self._numba(value) if on_device(value)
+                     else self.cuda.to_device(np.ascontiguousarray(value)))
+            found = self.placed[id(value)] = (value, array)
         return found[1]
 
     def forget(self, value: object) -> None:
-        self.copies.pop(id(value), None)
+        self.hosted.pop(id(value), None)
+        self.placed.pop(id(value), None)
 
-    def device(self, value: object):
-        if on_device(value):
-            return value
-        found = self.copies.get(id(value))
-        if found is None:
-            found = self.copies[id(value)] = (
-                value, self.cuda.to_device(np.ascontiguousarray(value)))
-        return found[1]
+    def _numba(self, value):
+        """A GPU array as a numba.cuda array of the same memory, C-contiguous (a strided
+        argument of another library is copied: kernels read contiguous arrays)."""
+        array = value if hasattr(value, "copy_to_host") else self.cuda.as_cuda_array(value)
+        if array.is_c_contiguous():
+            return array
+        return self.cuda.to_device(np.ascontiguousarray(array.copy_to_host()))
 
 
 class CudaFrame(interpreter.Frame):
@@ -352,7 +368,7 @@ def _reshape(op: ir.Op, operands: tuple, frame: CudaFrame):
     if not on_device(x):
         return None
     shape = _resolve(fill_shape(op.attrs["shape"], operands[1:]), int(np.prod(x.shape)))
-    return (_shaped(x, shape),)
+    return (_shaped(frame.transfers.device(x), shape),)
 
 
 def _view(op: ir.Op, operands: tuple, frame: CudaFrame):
@@ -360,9 +376,10 @@ def _view(op: ir.Op, operands: tuple, frame: CudaFrame):
     x = operands[0]
     if not on_device(x):
         return None
-    standin = np.lib.stride_tricks.as_strided(np.zeros(1, x.dtype), x.shape, (0,) * x.ndim)
+    shape = tuple(x.shape)
+    standin = np.lib.stride_tricks.as_strided(np.zeros(1, x.dtype), shape, (0,) * len(shape))
     (shaped,) = interpreter.Frame.evaluate(frame, op, (standin,))
-    return (_shaped(x, shaped.shape),)
+    return (_shaped(frame.transfers.device(x), shaped.shape),)
 
 
 def _getitem(op: ir.Op, operands: tuple, frame: CudaFrame):
@@ -430,7 +447,10 @@ def prepare(module: ir.Module) -> Callable[[list], tuple]:
         # as compiled code: no FloatingPointError, no warnings; kernels round as NumPy does
         with np.errstate(all="ignore"), device.separate_roundings():
             results = frame.run_function(args)
-        return tuple(interpreter.to_user(transfers.host(v)) for v in results)
+        # NumPy results, except an argument returned itself (Python's identity)
+        given = {id(a) for a in args}
+        return tuple(v if id(v) in given else interpreter.to_user(transfers.host(v))
+                     for v in results)
 
     return run
 

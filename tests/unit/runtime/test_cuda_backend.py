@@ -221,6 +221,22 @@ _SIMULATED = textwrap.dedent("""
             (str(g.dtype), str(w.dtype), g.shape == w.shape,
              float(np.max(np.abs(g - w) / (np.abs(w) + 1e-30))) if g.size else 0.0)
             for g, w in zip(flat(got), flat(want))]])
+    from numba import cuda
+
+    def returns_its_argument(x, w):
+        return x, x @ w, np.sum(x[1:])
+
+    x, w = rng.standard_normal((3, 4)), rng.standard_normal((4, 2))
+    on_gpu = cuda.to_device(x)
+    got = autostage.convert(returns_its_argument, target="cuda")(on_gpu, w)
+    want = returns_its_argument(x, w)
+    out.append(["device inputs", [got[0] is on_gpu, type(got[1]).__name__,
+                                  bool(np.allclose(got[1], want[1])),
+                                  bool(np.isclose(got[2], want[2]))]])
+    try:
+        autostage.convert(returns_its_argument, target="cpu")(on_gpu, w)
+    except TypeError as e:  # a StagingTypeError
+        out.append(["refused", [str(e)]])
     try:
         autostage.convert(errors, target="cuda")(np.ones(3), np.ones(4))
     except ValueError as e:
@@ -239,6 +255,8 @@ def test_results_on_the_cuda_simulator_equal_the_interpreter(tmp_path):
     line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
     results = dict((name, rows) for name, rows in json.loads(line[len("RESULT "):]))
     assert done.stdout.count("min -6.0\n") == 2  # printed on the host, by both targets
+    assert results.pop("device inputs") == [True, "ndarray", True, True]
+    assert "GPU arrays are staged by target='cuda'" in results.pop("refused")[0]
     for name, rows in results.items():
         if name == "error":
             continue
@@ -252,7 +270,7 @@ def test_results_on_the_cuda_simulator_equal_the_interpreter(tmp_path):
 
 
 class _DeviceArrayLike:
-    """Stands for a CuPy / numba.cuda / PyTorch array: an array autostage does not stage."""
+    """Stands for a CuPy / numba.cuda array: staged by the cuda target only."""
 
     __cuda_array_interface__ = {"shape": (3,), "typestr": "<f8", "data": (0, False),
                                 "version": 3}
@@ -261,11 +279,22 @@ class _DeviceArrayLike:
         return 2.0
 
 
-@pytest.mark.parametrize("target", ["cpu", "cuda"])
-def test_arrays_of_other_libraries_are_refused_not_frozen(target):
+class _DlpackArrayLike:
+    """Stands for a PyTorch / JAX array: an array autostage does not stage."""
+
+    def __dlpack__(self, stream=None):
+        raise NotImplementedError
+
+    def __mul__(self, other):
+        return 2.0
+
+
+@pytest.mark.parametrize("target,value", [("cpu", _DeviceArrayLike()),
+                                          ("cpu", _DlpackArrayLike()),
+                                          ("cuda", _DlpackArrayLike())])
+def test_arrays_of_other_libraries_are_refused_not_frozen(target, value):
     def f(x):
         return x * 2
 
-    with pytest.raises(StagingTypeError,
-                       match=r"argument 'x' is a .*_DeviceArrayLike, an array of another"):
-        autostage.convert(f, target=target)(_DeviceArrayLike())
+    with pytest.raises(StagingTypeError, match=r"argument 'x' is a .*ArrayLike, an array of"):
+        autostage.convert(f, target=target)(value)
