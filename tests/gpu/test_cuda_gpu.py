@@ -95,3 +95,27 @@ def test_errors_name_the_users_line():
     with pytest.raises(ValueError, match="broadcast") as info:
         autostage.convert(f, target="cuda")(np.ones(3), np.ones(4))
     assert any("test_cuda_gpu.py" in note for note in info.value.__notes__)
+
+
+def test_device_arrays_as_arguments():
+    from numba import cuda
+
+    def f(x, w):
+        return x, np.tanh(x @ w), np.sum(x[1:], axis=0)
+
+    rng = np.random.default_rng(5)
+    x, w = rng.standard_normal((64, 32)), rng.standard_normal((32, 8))
+    want = f(x, w)
+    staged = autostage.convert(f, target="cuda")
+    arguments = [cuda.to_device(x)]
+    try:
+        import cupy
+    except ImportError:
+        cupy = None
+    if cupy is not None:
+        arguments += [cupy.asarray(x), cupy.asarray(np.asfortranarray(x))]  # strided: copied
+    for argument in arguments:
+        got = staged(argument, w)
+        assert got[0] is argument
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+        np.testing.assert_allclose(got[2], want[2], rtol=1e-12)
