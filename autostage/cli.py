@@ -155,21 +155,18 @@ def _traced(path: pathlib.Path, dotted: str, args_text: str, show: str, backend:
 
 
 def _backend_text(module: object, show: str, backend: str, cc: str | None) -> str:
-    from autostage.runtime.backends.cpu import compile as cpu_compile
-    from autostage.runtime.function import optimized
-    from autostage.runtime.targets import target_for
+    from autostage.runtime.targets import backend_source, optimized, target_for
 
-    if show == "ptx" or backend == "cuda":
+    if show == "ptx":
         from autostage.runtime.backends.cuda import ptx
 
         module = target_for("cuda").optimize(module)
-        if show == "backend_source":
-            return ptx.backend_source(module)
         return ptx.module_ptx(module, _compute_capability(cc)).rstrip("\n")
-    module = optimized(module)
     if show == "llvm":
-        return cpu_compile.llvm_ir(module)
-    return cpu_compile.generate(module).source.rstrip("\n")
+        from autostage.runtime.backends.cpu import compile as cpu_compile
+
+        return cpu_compile.llvm_ir(optimized(module))
+    return backend_source(module, backend)
 
 
 def _compute_capability(text: str) -> tuple[int, int]:

@@ -59,7 +59,7 @@ from autostage.runtime.signature_binding import (
 )
 from autostage.runtime.staged_calls import call_from_trace
 from autostage.runtime.staging import random_freeze
-from autostage.runtime.targets import target_for
+from autostage.runtime.targets import backend_source, target_for
 from autostage.runtime.tensor import Tensor
 from autostage.runtime.tensor_spec import TensorSpec
 from autostage.runtime.types import GeneratorType
@@ -298,6 +298,13 @@ class StagedFunction:
     def ir(self, *args: Any, **kwargs: Any) -> str:
         """The printed IR of the trace for these arguments (arrays, scalars or TensorSpecs)."""
         return self.get_concrete_function(*args, **kwargs).text()
+
+    def backend_source(self, *args: Any, **kwargs: Any) -> str:
+        """What this function's target generates for the trace of these arguments: the Python
+        source the cpu backend compiles with Numba, the CUDA kernels of the cuda target (and the
+        ops it leaves on the host), or the IR the interpreter runs."""
+        module = ir.copy_module(self.get_concrete_function(*args, **kwargs).module)
+        return backend_source(module, self._target.name)
 
     # Input signatures.
     def _set_signature(self, signature: Any) -> None:

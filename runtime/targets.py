@@ -145,6 +145,24 @@ def backend_for(target: str, stacklevel: int = 1) -> tuple[str, Callable[[ir.Mod
     return found.name, found.prepare
 
 
+def backend_source(module: ir.Module, name: str) -> str:
+    """What target ``name`` makes of ``module`` (optimized in place), for a reader: the Python
+    source the cpu backend hands Numba, the cuda kernels and the ops left on the host, or the
+    IR the interpreter runs."""
+    module = target_for(name).optimize(module)
+    if name == "cpu":
+        from autostage.runtime.backends.cpu import compile as cpu_compile
+
+        return cpu_compile.generate(module).source.rstrip("\n")
+    if name == "cuda":
+        from autostage.runtime.backends.cuda import ptx
+
+        return ptx.backend_source(module)
+    from autostage.runtime import printer
+
+    return printer.format_module(module)
+
+
 def optimized(module: ir.Module) -> ir.Module:
     """``module`` after the cpu target's pass pipeline, verified: what compiled backends lower."""
     return CPU.optimize(module)

@@ -298,3 +298,30 @@ def test_arrays_of_other_libraries_are_refused_not_frozen(target, value):
 
     with pytest.raises(StagingTypeError, match=r"argument 'x' is a .*ArrayLike, an array of"):
         autostage.convert(f, target=target)(value)
+
+
+def test_backend_source_of_a_staged_function():
+    def step(x, w):
+        return np.tanh(x @ w) * 2.0
+
+    x = np.ones((2, 3), np.float32)
+    w = np.ones((3, 4), np.float32)
+    shown = autostage.convert(step, target="cuda").backend_source(x, w)
+    assert "def matmul_" in shown and "v1 = np.float32(v0 * s1)" in shown
+    assert "tanh" in autostage.convert(step, target="cpu").backend_source(x, w)
+    assert "matmul" in autostage.convert(step, target="interpreter").backend_source(x, w)
+
+
+@pytest.mark.slow
+def test_staged_reference_suite_on_the_cuda_simulator():
+    """Every staged reference program on the simulator (about 20 minutes on 2 cores): the
+    tests of ``tests/reference/test_staged.py`` for the cuda target, in a subprocess."""
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "..")
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "AUTOSTAGE_REFERENCE_TARGETS": "cuda",
+           "AUTOSTAGE_REFERENCE_TIME_SCALE": "10"}  # the simulator runs a thread per element
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+         "tests/reference/test_staged.py", "-k", "cuda and not text_round_trip"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=3600)
+    assert done.returncode == 0, done.stdout[-4000:]
+    assert " passed" in done.stdout and " failed" not in done.stdout
