@@ -410,6 +410,29 @@ def _getitem(op: ir.Op, operands: tuple, frame: CudaFrame):
     return (frame.transfers.device(x)[tuple(view)],)
 
 
+def _fill(op: ir.Op, operands: tuple, frame: CudaFrame):
+    """``full`` / ``full_like``: a kernel writes the fill value, cast as np.full casts it."""
+    t = op.results[0].type
+    shape = (tuple(operands[0].shape) if op.name == "full_like"
+             else fill_shape(op.attrs["shape"], operands[1:]))
+    if any(d < 0 for d in shape) or t.dtype.kind not in "biuf" or t.dtype == np.float16:
+        return None  # (NumPy's error for a negative size, on the host)
+    value = np.full((), frame.transfers.host(operands[-1] if op.name == "full_like"
+                                             else operands[0]), t.dtype)[()]
+    out = frame.empty(shape, t.dtype)
+    n = int(np.prod(shape))
+    if n:
+        kernel = frame.kernel(op, len(shape), lambda: fill_kernel(t.dtype, len(shape)))
+        frame.launch(kernel, kernels.blocks(n), kernels.THREADS)(out, n, value)
+    return (out,)
+
+
+def fill_kernel(dtype: np.dtype, rank: int) -> kernels.Kernel:
+    """The kernel writing its one scalar argument into every element of ``out``."""
+    (value,) = ir.Region([TensorType(np.dtype(dtype), ())]).args
+    return kernels.elementwise([], [value], value, [0], rank, True)
+
+
 def _resolve(shape: tuple[int, ...], total: int) -> tuple[int, ...]:
     """``shape`` with its -1 filled in, as ``np.reshape`` does (and its ValueError)."""
     known = int(np.prod([d for d in shape if d != -1]))
@@ -427,7 +450,7 @@ RULES: dict[str, Callable] = {
     "sum": _reduction, "max": _reduction, "min": _reduction, "mean": _mean,
     "matmul": _matmul, "dot": _matmul,
     "transpose": _transpose, "reshape": _reshape, "expand_dims": _view, "squeeze": _view,
-    "list_stack": _stack, "getitem": _getitem,
+    "list_stack": _stack, "getitem": _getitem, "full": _fill, "full_like": _fill,
 }
 # List ops only move their items: a device array stays on the device in a tensor list.
 _PASS_THROUGH = frozenset({"list_new", "list_append", "list_pop", "list_get", "list_set",

@@ -84,8 +84,11 @@ def op_kernels(op: ir.Op) -> list[kernels.Kernel]:
     if op.name == "transpose":
         return ([kernels.permute(tuple(op.attrs["axes"]), t.dtype)]
                 if t.ndim >= 2 else [])
-    if op.name in ("reshape", "expand_dims", "squeeze"):
+    if op.name in ("reshape", "expand_dims", "squeeze", "getitem"):
         return []  # views
+    if op.name in ("full", "full_like"):
+        return ([executor.fill_kernel(t.dtype, t.ndim)]
+                if t.dtype.kind in "biuf" and t.dtype != np.float16 else [])
     if t.ndim and scalar_code.supports(op):
         return _elementwise([op], list(op.operands), op.results[0],
                             [v.type.ndim for v in op.operands])
@@ -152,8 +155,17 @@ def module_ptx(module: ir.Module, cc: tuple[int, int]) -> str:
 
 
 def is_kernel_op(op: ir.Op) -> bool:
-    return bool(op_kernels(op)) or op.name in ("reshape", "expand_dims", "squeeze") and (
-        isinstance(op.results[0].type, TensorType))
+    """Whether ``op`` runs on the device: a kernel, a view, or device-to-device copies."""
+    if op.name in ("reshape", "expand_dims", "squeeze", "list_stack"):
+        return isinstance(op.results[0].type, TensorType) and op.results[0].type.ndim > (
+            op.name == "list_stack")
+    if op.name == "getitem":  # integers, then a slice of step 1: a view
+        entries = op.attrs["index"]
+        steps = [e[2] for e in entries if isinstance(e, tuple)]
+        return (all(v.type.ndim == 0 for v in op.operands[1:]) and "..." not in entries
+                and None not in entries and len(steps) <= 1 and steps in ([], [None], [1])
+                and (not steps or isinstance(entries[-1], tuple)))
+    return bool(op_kernels(op))
 
 
 def backend_source(module: ir.Module) -> str:

@@ -197,7 +197,8 @@ _SIMULATED = textwrap.dedent("""
         rows = []
         for k in range(x.shape[0]):
             rows.append(x[k, 1:] * 2.0)
-        return np.sum(x, axis=0), np.max(x[i:], axis=0, keepdims=True), np.stack(rows), x[-1]
+        return (np.sum(x, axis=0), np.max(x[i:], axis=0, keepdims=True), np.stack(rows), x[-1],
+                np.full_like(x, 0.5) * x, np.zeros((2, x.shape[1]), dtype=np.int32))
 
     def errors(x, y):
         return x + y
