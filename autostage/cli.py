@@ -155,18 +155,13 @@ def _traced(path: pathlib.Path, dotted: str, args_text: str, show: str, backend:
 
 
 def _backend_text(module: object, show: str, backend: str, cc: str | None) -> str:
-    from autostage.runtime.targets import backend_source, optimized, target_for
+    from autostage.runtime.targets import backend_text
 
     if show == "ptx":
-        from autostage.runtime.backends.cuda import ptx
-
-        module = target_for("cuda").optimize(module)
-        return ptx.module_ptx(module, _compute_capability(cc)).rstrip("\n")
+        return backend_text(module, "cuda", "ptx", _compute_capability(cc))
     if show == "llvm":
-        from autostage.runtime.backends.cpu import compile as cpu_compile
-
-        return cpu_compile.llvm_ir(optimized(module))
-    return backend_source(module, backend)
+        return backend_text(module, "cpu", "llvm")
+    return backend_text(module, backend)
 
 
 def _compute_capability(text: str) -> tuple[int, int]:

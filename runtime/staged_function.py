@@ -59,7 +59,7 @@ from autostage.runtime.signature_binding import (
 )
 from autostage.runtime.staged_calls import call_from_trace
 from autostage.runtime.staging import random_freeze
-from autostage.runtime.targets import backend_source, target_for
+from autostage.runtime.targets import backend_text, target_for
 from autostage.runtime.tensor import Tensor
 from autostage.runtime.tensor_spec import TensorSpec
 from autostage.runtime.types import GeneratorType
@@ -304,7 +304,7 @@ class StagedFunction:
         source the cpu backend compiles with Numba, the CUDA kernels of the cuda target (and the
         ops it leaves on the host), or the IR the interpreter runs."""
         module = ir.copy_module(self.get_concrete_function(*args, **kwargs).module)
-        return backend_source(module, self._target.name)
+        return backend_text(module, self._target.name)
 
     # Input signatures.
     def _set_signature(self, signature: Any) -> None:

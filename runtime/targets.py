@@ -14,8 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from autostage.runtime import ir, verifier
+from autostage.runtime import interpreter, ir, printer, verifier
 from autostage.runtime.backends.cpu import fusible as cpu_fusible
+from autostage.runtime.backends.cuda import device as cuda_device
+from autostage.runtime.backends.cuda import scalar_code as cuda_scalar
 from autostage.runtime.passes import DEFAULT, optimize
 
 Runner = Callable[[list], tuple]  # run(args) -> the results, as NumPy values
@@ -76,43 +78,40 @@ class Target:
 def _run_interpreted(module: ir.Module) -> Runner:
     """Runs the traced IR as it is (after the in-place marking of setitems, so a write into a
     dead array does not copy it, as in compiled code)."""
-    from autostage.runtime import interpreter  # deferred: the interpreter imports the ops
-
     return lambda args: interpreter.run(module, args)
 
 
-def _run_cuda(module: ir.Module) -> Runner:
-    """Runs the IR from the host with kernels for array ops (numba-cuda, the ``gpu`` extra)."""
-    from autostage.runtime.backends.cuda.executor import prepare  # deferred: numba.cuda
+def _cpu_backend():
+    """``backends/cpu/compile``, imported when a cpu trace is first compiled or shown (Numba)."""
+    from autostage.runtime.backends.cpu import compile as cpu_compile
 
-    return prepare(module)
-
-
-def _cuda_installed() -> None:
-    from autostage.runtime.backends.cuda.device import require_installed
-
-    require_installed()
+    return cpu_compile
 
 
-def _cuda_fuses(op: ir.Op) -> bool:
-    from autostage.runtime.backends.cuda.scalar_code import fuses
+def _cuda_backend():
+    """``backends/cuda/ptx`` (and through it the executor), imported when a cuda trace is first
+    run or shown."""
+    from autostage.runtime.backends.cuda import ptx
 
-    return fuses(op)
+    return ptx
 
 
 def _compile_cpu(module: ir.Module) -> Runner:
     """Compiles with Numba (on the first call of a trace; see ConcreteFunction.run)."""
-    # deferred: Numba and the CPU lowering load only when a cpu trace first runs
-    from autostage.runtime.backends.cpu.compile import compile_module
+    return _cpu_backend().compile_module(module)
 
-    return compile_module(module)
+
+def _run_cuda(module: ir.Module) -> Runner:
+    """Runs the IR from the host with kernels for array ops (numba-cuda, the ``gpu`` extra)."""
+    return _cuda_backend().executor.prepare(module)
 
 
 # The interpreter runs the IR as traced (its semantics are the oracle), verified only by the
 # tracer; the cpu target runs the default pipeline and verifies what it lowers.
 INTERPRETER = Target("interpreter", ("inplace",), _run_interpreted, verify_after=False)
 CPU = Target("cpu", DEFAULT, _compile_cpu, fuses=cpu_fusible.fuses)
-CUDA = Target("cuda", DEFAULT, _run_cuda, fuses=_cuda_fuses, available=_cuda_installed)
+CUDA = Target("cuda", DEFAULT, _run_cuda, fuses=cuda_scalar.fuses,
+              available=cuda_device.require_installed)
 
 TARGETS: dict[str, Target] = {t.name: t for t in (CPU, INTERPRETER, CUDA)}
 
@@ -145,21 +144,21 @@ def backend_for(target: str, stacklevel: int = 1) -> tuple[str, Callable[[ir.Mod
     return found.name, found.prepare
 
 
-def backend_source(module: ir.Module, name: str) -> str:
-    """What target ``name`` makes of ``module`` (optimized in place), for a reader: the Python
-    source the cpu backend hands Numba, the cuda kernels and the ops left on the host, or the
-    IR the interpreter runs."""
+def backend_text(module: ir.Module, name: str, form: str = "source",
+                 cc: tuple[int, int] = (9, 0)) -> str:
+    """What target ``name`` makes of ``module`` (optimized in place), for a reader. ``form``
+    "source": the Python source the cpu backend hands Numba, the cuda kernels with the ops left
+    on the host, or the IR the interpreter runs; "llvm": Numba's LLVM IR (cpu); "ptx": the PTX
+    of the cuda kernels for compute capability ``cc``."""
     module = target_for(name).optimize(module)
+    if form == "llvm":
+        return _cpu_backend().llvm_ir(module)
+    if form == "ptx":
+        return _cuda_backend().module_ptx(module, cc).rstrip("\n")
     if name == "cpu":
-        from autostage.runtime.backends.cpu import compile as cpu_compile
-
-        return cpu_compile.generate(module).source.rstrip("\n")
+        return _cpu_backend().generate(module).source.rstrip("\n")
     if name == "cuda":
-        from autostage.runtime.backends.cuda import ptx
-
-        return ptx.backend_source(module)
-    from autostage.runtime import printer
-
+        return _cuda_backend().backend_source(module)
     return printer.format_module(module)
 
 

@@ -19,7 +19,10 @@ LAYERS = {
     "autostage/pyct": ("autostage.pyct", {"gast", "autostage.common"}),
     "autostage/converters": ("autostage.converters", {"gast", "autostage.pyct"}),
     "autostage/operators": ("autostage.operators", {"numpy", "autostage.runtime"}),
-    "runtime": ("autostage.runtime", {"numpy", "numba", "llvmlite", "autostage.common"}),
+    # (the cuda backend's optional libraries, imported where used: cupy for cuBLAS products,
+    # nvidia.cuda_nvcc for ptxas; numba.cuda is numba-cuda's)
+    "runtime": ("autostage.runtime", {"numpy", "numba", "llvmlite", "autostage.common", "cupy",
+                                      "nvidia.cuda_nvcc"}),
 }
 
 

@@ -144,6 +144,9 @@ _SCALAR_FORMS = {
     ("sign", "u"): "({0} != 0)",
     # NumPy's integer reciprocal is 1.0 / x cast back: 0 for unsigned 0 (Numba's gave MAX).
     ("reciprocal", "u"): "({0} == 1)",
+    # Signed: 1, -1, and for 0 whatever the installed NumPy gives ({z}: its loop converts 1.0 / 0
+    # to the integer type, which is 0 for int8/int16 and MIN for int32/int64 in NumPy 2.4).
+    ("reciprocal", "i"): "({z} if {0} == 0 else {0} if {0} == 1 or {0} == -1 else {t}(0))",
     ("sign", "f"): "({t}(1) if {0} > 0 else {t}(-1) if {0} < 0 else {0} if {0} != {0} else {t}(0))",
     ("rad2deg", "f"): "({0} * ({t}(180.0) / {t}(np.pi)))",
     ("deg2rad", "f"): "({0} * ({t}(np.pi) / {t}(180.0)))",
@@ -153,7 +156,7 @@ _COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_
 # kinds: arrays are computed by a loop of their scalar rule (``lower_fused.elementwise_loop``).
 LOOPED = {"floor_divide": "iuf", "remainder": "iuf", "fmod": "iu", "lcm": "iu", "sign": "ufc",
           "maximum": "f", "minimum": "f", "fmax": "f", "fmin": "f", "true_divide": "c",
-          "power": "iu", "reciprocal": "uc", "rad2deg": "f", "deg2rad": "f"}
+          "power": "iu", "reciprocal": "iuc", "rad2deg": "f", "deg2rad": "f"}
 # NumPy's complex sign (z / |z|, with |z| libm's hypot; an infinite part gives its sign, a zero
 # gives +0) and reciprocal (Smith's method; 1 / (1+0j) is 1-0j). Numba's kept signed zeros of
 # the input (sign(-2.5-0j) was -1+0j) and rounded the reciprocal differently.
@@ -197,6 +200,13 @@ _SUBSTITUTES = {
     "heaviside": "np.where({0} < 0, {z}, np.where({0} > 0, {one}, np.where({0} == 0, {1}, {0})))",
     "conjugate": "np.conjugate({0})",
 }
+
+
+def _reciprocal_of_zero(dtype: np.dtype) -> str:
+    """NumPy's ``reciprocal`` of an integer 0 of ``dtype``, as a constant of that dtype."""
+    with np.errstate(all="ignore"):
+        value = np.reciprocal(np.zeros(1, dtype))[0]
+    return f"{np_dtype(dtype)}({int(value)})"
 
 
 def cast_expr(expr: str, source: TensorType, dtype: np.dtype) -> str:
@@ -298,7 +308,8 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
         expr = wrap_scalar(_FLOAT_OPERATORS[op.name].format(*args), out.type.dtype)
     elif is_scalar(out.type) and (op.name, loop[0].kind) in _SCALAR_FORMS:
         form = _SCALAR_FORMS[op.name, loop[0].kind]
-        expr = wrap_scalar(form.format(*args, t=np_dtype(loop[0])), out.type.dtype)
+        zero = _reciprocal_of_zero(loop[0]) if "{z}" in form else ""
+        expr = wrap_scalar(form.format(*args, t=np_dtype(loop[0]), z=zero), out.type.dtype)
     elif is_scalar(out.type):
         if op.name in _INTEGER_OPERATORS and loop[0].kind in "iu":
             # Scalar ufunc calls go through Numba's ufunc machinery (3x slower in Collatz, and

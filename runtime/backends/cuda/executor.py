@@ -182,8 +182,8 @@ def _fused(op: ir.Op, operands: tuple, frame: CudaFrame):
 
 
 def reduces_on_device(op: ir.Op) -> bool:
-    """A sum/max/min a reduction kernel computes: over all axes or the last, keepdims or not,
-    in its result dtype (no ``dtype=``), of plain numbers (max/min: ordered by ``>``)."""
+    """A sum/max/min a reduction kernel computes: over all axes or one, keepdims or not, in its
+    result dtype (no ``dtype=``), of plain numbers (max/min: ordered by ``>``)."""
     if len(op.operands) != 1 or op.attrs.get("dtype") is not None:
         return False
     x = op.operands[0].type

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from autostage.runtime import ir
-from autostage.runtime.backends.cuda import scalar_code
+from autostage.runtime.backends.cuda import device, scalar_code
 from autostage.runtime.backends.cuda.scalar_code import dtype_name
 
 THREADS = 256  # threads per block of element-wise and reduction kernels (a power of two)
@@ -60,8 +60,6 @@ _COMPILED: dict[str, object] = {}
 
 
 def _define(kernel: Kernel, jit: bool = True):
-    from autostage.runtime.backends.cuda import device
-
     cuda = device.cuda_module()
     filename = f"<autostage-cuda {kernel.name}>"
     linecache.cache[filename] = (len(kernel.source), None, kernel.source.splitlines(True),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 from autostage.runtime import ir
-from autostage.runtime.backends.cuda import executor, kernels, scalar_code
+from autostage.runtime.backends.cuda import device, executor, kernels, scalar_code
 from autostage.runtime.ops import fused as fused_op
 from autostage.runtime.types import TensorType
 
@@ -113,8 +113,6 @@ def _numba_type(dtype: np.dtype, ndim: int):
 
 def compile_ptx(kernel: kernels.Kernel, cc: tuple[int, int]) -> str:
     """The PTX of ``kernel`` for compute capability ``cc`` (no GPU needed)."""
-    from autostage.runtime.backends.cuda import device
-
     cuda = device.cuda_module()
     signature = tuple(_numba_type(d, n) for d, n in kernel.params)
     with device.separate_roundings():
