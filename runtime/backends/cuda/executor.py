@@ -467,12 +467,14 @@ def prepare(module: ir.Module) -> Callable[[list], tuple]:
         cuda = device.require_device()
         transfers = _Transfers(cuda)
         frame = CudaFrame(module, function, transfers, compiled)
+        # GPU arrays of other libraries (CuPy, PyTorch) as numba.cuda arrays of their memory
+        own = [transfers.device(a) if on_device(a) else a for a in args]
         # as compiled code: no FloatingPointError, no warnings; kernels round as NumPy does
         with np.errstate(all="ignore"), device.separate_roundings():
-            results = frame.run_function(args)
+            results = frame.run_function(own)
         # NumPy results, except an argument returned itself (Python's identity)
-        given = {id(a) for a in args}
-        return tuple(v if id(v) in given else interpreter.to_user(transfers.host(v))
+        given = {id(o): a for o, a in zip(own, args, strict=True)}
+        return tuple(given[id(v)] if id(v) in given else interpreter.to_user(transfers.host(v))
                      for v in results)
 
     return run
