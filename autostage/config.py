@@ -15,6 +15,7 @@ option               environment variable            what it does
 ``MALLOC_TUNING``    ``AUTOSTAGE_MALLOC_TUNING``     cpu: freed big arrays reused (``0``: off)
 ``RECURSION_LIMIT``  ``AUTOSTAGE_RECURSION_LIMIT``   staged recursion depth (1000)
 ``UNROLL_LIMIT``     ``AUTOSTAGE_UNROLL_LIMIT``      longer Python ranges staged, not unrolled (3)
+``CUDA_CUBLAS``      ``AUTOSTAGE_CUDA_CUBLAS``       cuda: products by cuBLAS via CuPy (``0``: off)
 ===================  ==============================  ==========================================
 
 ``do_not_convert_modules``: top-level modules whose functions ``converted_call`` always calls as
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 from autostage.runtime.config import (
     CACHE_DIR,
+    CUDA_CUBLAS,
     DO_NOT_CONVERT,
     DUMP_AFTER,
     DUMP_BEFORE,
@@ -74,7 +76,7 @@ def set_max_traces(n: int) -> None:
     MAX_TRACES.set(n)
 
 
-__all__ = ["CACHE_DIR", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE", "EXACT_MATH",
+__all__ = ["CACHE_DIR", "CUDA_CUBLAS", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE", "EXACT_MATH",
            "MALLOC_TUNING", "MAX_TRACES", "OPTIONS", "RECURSION_LIMIT", "TRACEBACK",
            "TRACEBACK_MODES", "UNROLL_LIMIT", "VERIFY",
            "ConfigError", "Option", "cache_root", "do_not_convert_modules", "max_traces",
