@@ -212,12 +212,17 @@ def _reduction(op: ir.Op, operands: tuple, frame: CudaFrame):
     return (out.reshape(kept) if not on_device(out) else _shaped(out, kept),)
 
 
+def _check_identity(name: str, reduced: int) -> None:
+    """NumPy's error for a max/min over no elements (a sum of none is 0)."""
+    if name != "sum" and reduced == 0:
+        ufunc = {"max": "maximum", "min": "minimum"}[name]
+        raise ValueError(f"zero-size array to reduction operation {ufunc} which has no identity")
+
+
 def _reduced_axis(op: ir.Op, axis: int, dtype: np.dtype, x, frame: CudaFrame):
     """The reduction of ``x`` over ``axis`` (not the last), as a device array (0-d: host)."""
     shape = tuple(x.shape)
-    if op.name != "sum" and shape[axis] == 0:
-        ufunc = {"max": "maximum", "min": "minimum"}[op.name]
-        raise ValueError(f"zero-size array to reduction operation {ufunc} which has no identity")
+    _check_identity(op.name, shape[axis])
     outer, inner = int(np.prod(shape[:axis])), int(np.prod(shape[axis + 1:]))
     n = outer * inner
     out = frame.empty(n, dtype)
@@ -235,9 +240,7 @@ def _reduced(name: str, whole: bool, dtype: np.dtype, x, frame: CudaFrame, key: 
     accumulated in ``dtype`` on the device; a 0-d result comes back to the host."""
     shape = tuple(x.shape)
     reduced = int(np.prod(shape)) if whole else shape[-1]
-    if name != "sum" and reduced == 0:
-        ufunc = {"max": "maximum", "min": "minimum"}[name]
-        raise ValueError(f"zero-size array to reduction operation {ufunc} which has no identity")
+    _check_identity(name, reduced)
     x = frame.transfers.device(x)
     source = np.dtype(x.dtype)
     if whole:
