@@ -15,6 +15,7 @@ option               environment variable            what it does
 ``MALLOC_TUNING``    ``AUTOSTAGE_MALLOC_TUNING``     cpu: freed big arrays reused (``0``: off)
 ``RECURSION_LIMIT``  ``AUTOSTAGE_RECURSION_LIMIT``   staged recursion depth (1000)
 ``UNROLL_LIMIT``     ``AUTOSTAGE_UNROLL_LIMIT``      longer Python ranges staged, not unrolled (3)
+``STATIC_SIZES``     ``AUTOSTAGE_STATIC_SIZES``      argument sizes up to this traced as known (16)
 ``CUDA_CUBLAS``      ``AUTOSTAGE_CUDA_CUBLAS``       cuda: products by cuBLAS via CuPy (``0``: off)
 ===================  ==============================  ==========================================
 
@@ -42,6 +43,7 @@ from autostage.runtime.config import (
     MAX_TRACES,
     OPTIONS,
     RECURSION_LIMIT,
+    STATIC_SIZES,
     TRACEBACK,
     UNROLL_LIMIT,
     VERIFY,
@@ -77,7 +79,8 @@ def set_max_traces(n: int) -> None:
 
 
 __all__ = ["CACHE_DIR", "CUDA_CUBLAS", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE", "EXACT_MATH",
-           "MALLOC_TUNING", "MAX_TRACES", "OPTIONS", "RECURSION_LIMIT", "TRACEBACK",
+           "MALLOC_TUNING", "MAX_TRACES", "OPTIONS", "RECURSION_LIMIT", "STATIC_SIZES",
+           "TRACEBACK",
            "TRACEBACK_MODES", "UNROLL_LIMIT", "VERIFY",
            "ConfigError", "Option", "cache_root", "do_not_convert_modules", "max_traces",
            "set_max_traces", "traceback_mode"]

@@ -181,6 +181,14 @@ UNROLL_LIMIT: Option[int] = Option(
     " values, is staged as one loop (its variable a staged int) instead of unrolled, when its"
     " body stages the same way; read while tracing. 0 stages every such loop.")
 
+STATIC_SIZES: Option[int] = Option(
+    "static_sizes", 16, _count, _check_count,
+    "Array arguments' sizes up to this are part of a trace (its code is specialised on them:"
+    " loops of known length, small products unrolled); a second call of the same ranks with"
+    " other small sizes traces once more with every size unknown, and that trace serves all"
+    " later calls (runtime/static_sizes.py). 0: every size unknown. Read at a function's first"
+    " call.")
+
 CUDA_CUBLAS: Option[bool] = Option(
     "cuda_cublas", True, _flag, _check_flag,
     "cuda target: float matrix products call cuBLAS through CuPy when CuPy is installed (no"
@@ -189,7 +197,8 @@ CUDA_CUBLAS: Option[bool] = Option(
 
 OPTIONS: tuple[Option, ...] = (MAX_TRACES, TRACEBACK, DO_NOT_CONVERT, VERIFY, DUMP_BEFORE,
                                DUMP_AFTER, CACHE_DIR, EXACT_MATH,
-                               MALLOC_TUNING, RECURSION_LIMIT, UNROLL_LIMIT, CUDA_CUBLAS)
+                               MALLOC_TUNING, RECURSION_LIMIT, UNROLL_LIMIT, STATIC_SIZES,
+                               CUDA_CUBLAS)
 
 
 def cache_root() -> str:

@@ -191,7 +191,7 @@ def broadcast_shapes(*shapes: Sequence[int | None]) -> tuple:
         try:
             result = [broadcast_dim(r, d) for r, d in zip(result, padded, strict=True)]
         except ValueError:
-            listed = " ".join(format_shape(s) for s in shapes)
+            listed = "".join(f"{format_shape(s)} " for s in shapes)  # NumPy's trailing space
             raise ValueError(
                 f"operands could not be broadcast together with shapes {listed}") from None
     return tuple(result)

@@ -52,8 +52,9 @@ def is_staged_leaf(leaf: object) -> bool:
         inputs.device_array(leaf))
 
 
-def leaf_type(leaf: object) -> TensorType | GeneratorType:
-    """The IR type of the parameter that stands for staged ``leaf``: sizes unknown."""
+def leaf_type(leaf: object, shape: tuple | None = None) -> TensorType | GeneratorType:
+    """The IR type of the parameter that stands for staged ``leaf``: sizes unknown, or those of
+    ``shape`` for an ndarray (its known sizes, ``static_sizes``)."""
     if type(leaf) is TensorSpec:
         return leaf.type
     if type(leaf) is np.random.Generator:
@@ -61,7 +62,7 @@ def leaf_type(leaf: object) -> TensorType | GeneratorType:
     if inputs.device_array(leaf):
         dtype, ndim = inputs.device_dtype_ndim(leaf)
         return TensorType(inputs.native(dtype), (None,) * ndim)
-    return TensorType(inputs.native(leaf.dtype), (None,) * np.ndim(leaf))
+    return TensorType(inputs.native(leaf.dtype), shape or (None,) * np.ndim(leaf))
 
 
 def staged_input(value: ir.Value) -> Tensor | Any:
@@ -111,6 +112,9 @@ class FunctionTrace(tracing.Trace):
         self._argument_items: list[tuple[list | dict, list]] = []
         self.raised: Exception | None = None  # the trace ended with a raise op of this
 
+
+    def sizes_staged(self) -> bool:
+        return self.shared.sizes_staged
     def check_escapes(self) -> None:
         """Raises TensorEscapeError if a staged value was left in a global/nonlocal variable or
         in an object the trace was given, and PythonSideEffectError if the trace changed a
@@ -171,6 +175,8 @@ class ModuleState:
         self.reads: dict[captures.Path, dict] = {}  # path read through an object -> its checks
         self.stand_ins: dict[captures.Path, Any] = {}  # path -> the stand-in given to the code
         self.made: dict[int, object] = {}  # id -> a user object the traced code constructed
+        # The trace knows argument sizes (static_sizes) that code must still see staged.
+        self.sizes_staged = False
 
 
 def _items(container: list | dict) -> list:

@@ -32,6 +32,7 @@ from autostage.runtime import (
     ir,
     pytree,
     retrace_warnings,
+    static_sizes,
     tracing,
     verifier,
 )
@@ -80,7 +81,7 @@ def _fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
     arguments (no reads through objects, no frozen arrays) and they are plain arrays or NumPy
     scalars given positionally: the same types, dtypes and ranks run ``concrete`` without
     flattening, keying and looking up (about 1 us of a 2 us call); anything else returns
-    ``_MISS``."""
+    ``_MISS``. A trace with known sizes (``static_sizes``) also checks those sizes."""
     if concrete.read is not None or concrete.guards or len(leaves) != len(args):
         return None
     if not all(leaf is arg and (type(arg) is np.ndarray or isinstance(arg, np.generic))
@@ -97,6 +98,11 @@ def _fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
         def run(given: list, implicit: None) -> Any:
             concrete.used = True
             return build(steady(given))
+    known = [tuple((axis, size) for axis, size in enumerate(static_sizes.shape(
+        part, arg.ndim)) if size is not None) for part, arg in zip(
+        concrete.key[1:], args, strict=False)]
+    if any(known):
+        return _sized_fast_path(run, kinds, known)
     if len(kinds) == 1 and direct and kinds[0][0] is np.ndarray:  # the common case, written out
         ((_, dtype, ndim),) = kinds
 
@@ -119,6 +125,28 @@ def _fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
                 return _MISS
         return run(list(given), None)
     return fast_n
+
+
+def _sized_fast_path(run: Callable[[list, None], Any], kinds: tuple, known: list
+                     ) -> Callable[[tuple], Any]:
+    """``_fast_path`` for a trace with known sizes: ``known[i]`` lists argument i's
+    ``(axis, size)`` pairs, checked after its type, dtype and rank."""
+    checks = tuple(zip(kinds, known, strict=True))
+
+    def fast_sized(given: tuple) -> Any:
+        if len(given) != len(checks) or _fp_current() is not _fp_accepted[0]:
+            return _MISS
+        for x, ((kind, dtype, ndim), sizes) in zip(given, checks, strict=True):
+            if type(x) is not kind or kind is np.ndarray and (
+                    x.dtype is not dtype or x.ndim != ndim):
+                return _MISS
+            if sizes:
+                shape = x.shape
+                for axis, size in sizes:
+                    if shape[axis] != size:
+                        return _MISS
+        return run(list(given), None)
+    return fast_sized
 
 
 def _unwrap(fn: Callable) -> Callable:
@@ -173,6 +201,10 @@ class StagedFunction:
         self._key_locks: dict[tuple, threading.Lock] = {}
         self._local = threading.local()  # keys this thread is tracing (recursion check)
         self._warned: set[str] = set()
+        # Argument sizes up to this are part of trace keys (``static_sizes``): read at the first
+        # call (None before), 0 once calls varied in them or with an input signature.
+        self._size_limit: int | None = 0 if input_signature is not None else None
+        self._sized: dict[tuple, tuple] = {}  # a key without sizes -> the first with them
 
     @property
     def trace_count(self) -> int:
@@ -248,13 +280,21 @@ class StagedFunction:
                 del self._cache[k]
         return None
 
-    @staticmethod
-    def _key(treedef: pytree.TreeDef, leaves: list) -> tuple[tuple, list]:
+    def _key(self, treedef: pytree.TreeDef, leaves: list, sized: bool = True
+             ) -> tuple[tuple, list]:
+        """The trace key of these arguments and the staged ones among them; ``sized=False``:
+        whatever their sizes, a key without any (``static_sizes``)."""
         key, staged = [treedef], []
+        limit = self._size_limit
+        if limit is None:
+            limit = self._size_limit = config.STATIC_SIZES.value()
+        limit = limit if sized else 0
         for leaf in leaves:
             kind = type(leaf)
             if kind is np.ndarray:
-                key.append((leaf.dtype, leaf.ndim))
+                sizes = static_sizes.of(leaf.shape, limit) if limit else None
+                key.append((leaf.dtype, leaf.ndim) if sizes is None else (
+                    leaf.dtype, leaf.ndim, sizes))
                 staged.append(leaf)
             elif kind is float or kind is int or kind is bool:  # the common constants first
                 key.append(constant_key(leaf))
@@ -285,12 +325,13 @@ class StagedFunction:
                                           [example(s) for s in self._spec_leaves]))
         values = self._binding.canonical(args, kwargs)
         leaves, treedef = pytree.flatten(values)
+        specs = any(type(leaf) is TensorSpec for leaf in leaves)
         leaves = [example(leaf) if type(leaf) is TensorSpec and (
             self.input_signature is not None or all(d is None for d in leaf.shape)) else leaf
             for leaf in leaves]
         if self.input_signature is not None:
             self._check_signature(args, kwargs, values=pytree.unflatten(treedef, leaves))
-        key, _ = self._key(treedef, leaves)
+        key, _ = self._key(treedef, leaves, sized=not specs)  # a spec's None: size unknown
         env = [environment_key(source.read()) for source in self._sources]
         key = (*key, *env)
         return self._cache.get(key) or self._miss(key, values, leaves, treedef)
@@ -318,7 +359,16 @@ class StagedFunction:
     # Tracing.
     def _miss(self, key: tuple, values: tuple, leaves: list, treedef: pytree.TreeDef
               ) -> ConcreteFunction:
-        """Traces once per key: other threads wanting the same key wait for that trace."""
+        """Traces once per key: other threads wanting the same key wait for that trace. A key
+        with sizes whose ranks and dtypes were traced with other sizes ends the function's
+        specialising on sizes (``static_sizes``): it traces without them."""
+        if static_sizes.specialised(key):
+            generic = static_sizes.generic(key)
+            with self._lock:
+                first = self._sized.setdefault(generic, key)
+                if first != key:  # traced before with other sizes
+                    self._size_limit, self._fast = 0, None
+                    key = generic
         mine = self._local.__dict__.setdefault("keys", set())
         if key in mine:
             raise tracing.StagingError(
@@ -350,10 +400,12 @@ class StagedFunction:
                 _inputs.check_foreign(leaf, label, self.name, self._target.name)
         module = ir.Module(self.name)
         specs = iter(self._spec_leaves)
-        types_ = [next(specs, None) or leaf_type(leaf) for leaf in leaves
-                  if is_staged_leaf(leaf)]
+        parts = key[1:1 + len(leaves)]  # each leaf's part of the key: its known sizes
+        types_ = [next(specs, None) or leaf_type(leaf, static_sizes.shape(part, np.ndim(leaf)))
+                  for leaf, part in zip(leaves, parts, strict=True) if is_staged_leaf(leaf)]
         types_ = [t.type if type(t) is TensorSpec else t for t in types_]
         trace = FunctionTrace(module, self.name, types_, ModuleState(self._variable_policy))
+        trace.shared.sizes_staged = static_sizes.specialised(key)
         trace.roots = (self._traced, values)
         params = iter(trace.function.body.args)
         scalars: dict[int, bool] = {}  # id(tensor) -> whether the argument is a NumPy scalar

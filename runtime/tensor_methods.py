@@ -140,19 +140,36 @@ def inplace(op: str, a: object, b: object) -> object:
             raise TypeError(f"Cannot cast ufunc '{name}' output from {result.dtype!r} to "
                             f"{a.dtype!r} with casting rule 'same_kind'")
         result = array_api.astype(result, a.dtype)
-    try:
-        ok = dtype_rules.broadcast_shapes(result.type.shape, a.type.shape) == a.type.shape
-    except ValueError:
-        ok = False
-    if not ok or result.ndim != a.ndim:
-        raise ValueError(f"non-broadcastable output operand with shape "
-                         f"{dtype_rules.format_shape(a.type.shape)} doesn't match the broadcast "
-                         f"shape {dtype_rules.format_shape(result.type.shape)}")
+    _check_output_shape(a, result)
     if value_info.view_base(a.value) is None:
         array_identity.written(a.value, result.value)
     else:  # `x[a:b] += v` writes its view back itself; any other view write is refused
         view_writes.changed_view(a.value, result.value)
     return result
+
+
+def _check_output_shape(a: Tensor, result: Tensor) -> None:
+    """NumPy's error when ``a op= b`` broadcasts ``a`` to a larger shape: now where the types
+    tell, else at run time (``a`` of size 1 and ``b`` of size 20 along an axis whose sizes the
+    trace does not know)."""
+    error = ValueError(f"non-broadcastable output operand with shape "
+                       f"{dtype_rules.format_shape(a.type.shape)} doesn't match the broadcast "
+                       f"shape {dtype_rules.format_shape(result.type.shape)}")
+    if result.ndim != a.ndim:
+        raise error
+    differs = None
+    for axis, (r, d) in enumerate(zip(result.type.shape, a.type.shape, strict=True)):
+        if r is not None and d is not None:
+            if r != d:
+                raise error
+            continue
+        test = array_api.ufunc("not_equal", array_shapes.dim(result, axis),
+                               array_shapes.dim(a, axis))
+        differs = test if differs is None else array_api.ufunc("logical_or", differs, test)
+    if differs is not None:
+        numpy_shapes.check(differs, ValueError(
+            f"{error} (at run time: a size shown as ? made the result larger than the operand "
+            "written in place)"))
 
 
 def _no_python_value(what: str, fix: str):
@@ -167,7 +184,7 @@ def _no_python_value(what: str, fix: str):
 def _len(self: Tensor) -> int:
     if self.ndim == 0:
         raise TypeError("len() of unsized object")
-    if self.type.shape[0] is not None:
+    if self.type.shape[0] is not None and not array_shapes.sizes_staged():
         return self.type.shape[0]
     raise StagingTypeError(
         f"len() of a staged tensor{self._where()} whose first dimension is unknown must be "

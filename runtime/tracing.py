@@ -103,6 +103,11 @@ class Trace:
         # from them outlive the call (None: unknown, so every object is assumed to).
         self.roots: tuple | None = None
 
+    def sizes_staged(self) -> bool:
+        """Whether code reading a known size gets it staged, not as an int (``static_sizes``:
+        a trace that knows argument sizes the code did not know)."""
+        return False
+
     def guards(self) -> list[tuple[weakref.ref, bytes]]:
         """The arrays frozen into this trace as constants that are still alive after it.
 

@@ -49,7 +49,7 @@ from autostage.runtime.autodiff.backprop import (
     is_active,
     state_reads,
 )
-from autostage.runtime.types import ListType, scalar
+from autostage.runtime.types import ListType, TensorType, join, scalar
 
 INDEX = scalar(np.int64)
 
@@ -132,9 +132,18 @@ def cond_vjp(op: ir.Op, cotangents: tuple) -> dict:
             seeds = list(zip(region.results, cotangents, strict=True))
             backward.results = tuple(differentiate_region(region, passed, seeds, frees))
         branches.append(backward)
-    results = build.emit("cond", [pred], {"result_types": tuple(build.ct_type(v) for v in frees)},
-                         tuple(branches))
+    types = [build.ct_type(v) for v in frees]
+    for branch in branches:  # a branch's cotangent may know fewer sizes than its primal
+        types = [_join(t, r.type) for t, r in zip(types, branch.results, strict=True)]
+    results = build.emit("cond", [pred], {"result_types": tuple(types)}, tuple(branches))
     return dict(zip(frees, results, strict=True))
+
+
+def _join(a, b):
+    """The type of a cond result yielded as ``a`` by one branch and ``b`` by another."""
+    if isinstance(a, TensorType) and isinstance(b, TensorType):
+        return join(a, b) or a
+    return a
 
 
 def while_vjp(op: ir.Op, cotangents: tuple) -> dict:

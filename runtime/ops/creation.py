@@ -69,7 +69,7 @@ op_registry.register(
     "full_like", _infer_full_like,
     lambda op, v, run: (np.full_like(v[0], v[1], dtype=op.attrs["dtype"]),), raises=(),
     doc="attrs: dtype; operands: x (for its shape), fill (0-d)", fresh_results=True,
-    shape_operands=(0,))
+    shape_operands=(0,), elementwise=True)  # element-wise: a fused loop computes the fill
 op_registry.register(
     "arange", _infer_arange, _evaluate_arange,
     doc="attrs: dtype; operands: start, stop, step (0-d); np.arange of them", fresh_results=True,

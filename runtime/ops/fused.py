@@ -25,15 +25,15 @@ def per_element(op: ir.Op) -> bool:
 
 
 def is_fusible_reduction(op: ir.Op) -> bool:
-    """A reduction one loop can accumulate: over all axes or the last one, no keepdims/dtype,
-    and max/min only of numbers ordered by ``>``."""
+    """A reduction one loop can accumulate: over all axes or the last one (keepdims or not), no
+    ``dtype=``, and max/min only of numbers ordered by ``>``."""
     definition = op_registry.REGISTRY.get(op.name)
     if definition is None or not definition.fusible_reduction or len(op.operands) != 1:
         return False
     x = op.operands[0].type
     if not isinstance(x, TensorType) or x.ndim == 0:
         return False
-    if op.attrs.get("keepdims") or op.attrs.get("dtype") is not None:
+    if op.attrs.get("dtype") is not None:
         return False
     if op.name != "sum" and x.dtype.kind not in "iuf":
         return False  # bool and complex max/min order differently from a ``>`` test

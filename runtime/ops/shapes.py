@@ -47,8 +47,9 @@ def _infer_reshape(operand_types: tuple, attrs: dict) -> tuple:
         total = math.prod(x.shape)
         rest = math.prod(known)
         if (-1 not in shape and rest != total) or (-1 in shape and (rest == 0 or total % rest)):
-            raise ValueError(f"cannot reshape array of size {total} into shape "
-                             f"{dtype_rules.format_shape(shape)}")
+            text = "(" + ",".join("newaxis" if d == -1 else str(d) for d in shape) + (
+                ",)" if len(shape) == 1 else ")")  # NumPy's text for -1
+            raise ValueError(f"cannot reshape array of size {total} into shape {text}")
     if -1 in shape:
         missing = None
         if None not in x.shape and None not in shape and math.prod(known):
@@ -144,8 +145,8 @@ def _infer_broadcast_to(operand_types: tuple, attrs: dict) -> tuple:
     for have, want in zip(reversed(x.shape), reversed(shape), strict=False):
         if have is not None and want is not None and have not in (1, want):
             raise ValueError(f"operands could not be broadcast together with remapped shapes "
-                             f"[original->remapped]: {dtype_rules.format_shape(x.shape)} and "
-                             f"requested shape {dtype_rules.format_shape(shape)}")
+                             f"[original->remapped]: {dtype_rules.format_shape(x.shape)}  and "
+                             f"requested shape {dtype_rules.format_shape(shape)}")  # NumPy's 2
     return (TensorType(x.dtype, shape),)
 
 

@@ -64,11 +64,15 @@ def _fold(op: ir.Op, known: dict, module: ir.Module) -> list[ir.Op] | None:
     if (op.name == "constant" or op.regions or not op.results
             or analysis.has_effects(op, module)):
         return None
-    if not all(v in known for v in op.operands):
-        return None
-    if not all(isinstance(v.type, TensorType) and _small(v.type) for v in op.results):
-        return None
-    values = _evaluate(op, tuple(known[v] for v in op.operands))
+    if op.name in ("dim", "size"):  # a size the type knows (static_sizes): its value
+        values = _known_size(op)
+    else:
+        operands = _operand_values(op, known)
+        if operands is None:
+            return None
+        if not all(isinstance(v.type, TensorType) and _small(v.type) for v in op.results):
+            return None
+        values = _evaluate(op, operands)
     if values is None or len(values) != len(op.results):
         return None
     constants = []
@@ -79,6 +83,34 @@ def _fold(op: ir.Op, known: dict, module: ir.Module) -> list[ir.Op] | None:
         constant = ir.Op("constant", (), (result.type,), {"value": array}, loc=op.loc)
         constants.append(constant)
     return constants
+
+
+def _known_size(op: ir.Op) -> tuple | None:
+    """``dim``/``size`` of an operand whose type has the sizes asked for, else None."""
+    t = op.operands[0].type
+    if not isinstance(t, TensorType):
+        return None
+    sizes = t.shape if op.name == "size" else (t.shape[op.attrs["axis"]],)
+    if None in sizes:
+        return None
+    return (np.asarray(int(np.prod(sizes, dtype=np.int64)), op.results[0].type.dtype),)
+
+
+def _operand_values(op: ir.Op, known: dict) -> tuple | None:
+    """The operands' constant arrays, or None if one is not known. An operand read only for its
+    shape (``OpDef.shape_operands``: ``full_like``'s) is known when its shape is static, so a
+    ``zeros_like`` of a 0-d value folds and no longer keeps that value's computation alive."""
+    shape_only = op_registry.REGISTRY[op.name].shape_operands if (
+        op.name in op_registry.REGISTRY) else ()
+    values = []
+    for i, v in enumerate(op.operands):
+        if v in known:
+            values.append(known[v])
+        elif (i in shape_only and isinstance(v.type, TensorType) and _small(v.type)):
+            values.append(np.zeros(v.type.shape, v.type.dtype))
+        else:
+            return None
+    return tuple(values)
 
 
 def _small(t: TensorType) -> bool:

@@ -109,11 +109,15 @@ class ShapeFacts:
         if per_element(op):
             return _tokens(self.broadcast(list(op.operands), rank), result)
         if op.name == "fused":
-            body = op.regions[0]
-            looped = body.ops[-1].operands[0] if is_fusible_reduction(body.ops[-1]) else None
-            full = looped.type.ndim if looped is not None else rank
+            last = op.regions[0].ops[-1]
+            if not is_fusible_reduction(last):
+                return _tokens(self.broadcast([v for v in op.operands if v.type.ndim], rank),
+                               result)
+            full = last.operands[0].type.ndim
             dims = self.broadcast([v for v in op.operands if v.type.ndim], full)
-            return _tokens(dims[:rank], result)
+            outer = () if last.attrs.get("axis") is None else dims[:-1]
+            kept = (1,) * (full - len(outer)) if last.attrs.get("keepdims") else ()
+            return _tokens((*outer, *kept), result)
         if op.name == "full" or op.name == "sum_to" and "shape" in op.attrs:
             sizes = iter(op.operands[1:])
             return tuple(self._size(next(sizes)) if d is None else d

@@ -168,15 +168,19 @@ def _read(em: Emitter, operand: ir.Value, indices: list[str], extents: list[str]
 
 def _reduce(op: ir.Op, em: Emitter, reduction: ir.Op, element_ops: list[ir.Op],
             indices: list[str], extents: list[str]):
-    """The element-wise values accumulated over all axes, or over the last one per row: emits
-    the result and the empty check, returns ``nest(direct)`` that emits the loops."""
+    """The element-wise values accumulated over all axes, or over the last one per row (the
+    reduced axes kept as size 1 with ``keepdims``): emits the result and the empty check,
+    returns ``nest(direct)`` that emits the loops."""
     out = em.name(op.results[0])
     dtype = op.results[0].type.dtype
     looped = reduction.operands[0]
     whole = reduction.attrs.get("axis") is None
+    kept = ["0"] * len(indices) if whole else ["0"]  # the result index of the reduced axes
+    if not reduction.attrs.get("keepdims"):
+        kept = []
     outer, inner = ([], indices) if whole else (indices[:-1], indices[-1:])
-    if not whole:
-        em.line(f"{out} = {s.empty(extents[:-1], dtype)}")
+    if kept or not whole:
+        em.line(f"{out} = {s.empty(extents[:len(outer)] + ['1'] * len(kept), dtype)}")
     reduced = " * ".join(extents if whole else extents[-1:])
     if reduction.name != "sum":
         ufunc = {"max": "maximum", "min": "minimum"}[reduction.name]
@@ -187,7 +191,7 @@ def _reduce(op: ir.Op, em: Emitter, reduction: ir.Op, element_ops: list[ir.Op],
 
     def nest(direct: bool) -> None:
         with s.loops(em, outer, extents[:len(outer)]):
-            acc = out if whole else em.fresh("acc")
+            acc = out if whole and not kept else em.fresh("acc")
             em.line(f"{acc} = {_identity(reduction.name, dtype)}")
             with s.loops(em, inner, extents[len(outer):]):
                 value = s.cast(_element(op, em, element_ops, looped, indices, extents, direct),
@@ -201,8 +205,8 @@ def _reduce(op: ir.Op, em: Emitter, reduction: ir.Op, element_ops: list[ir.Op],
                     em.line(f"if {v} {compare} {acc} or {v} != {v}:")
                     with em.block():
                         em.line(f"{acc} = {v}")
-            if not whole:
-                em.line(f"{s.index_expr(out, outer)} = {acc}")
+            if acc != out:
+                em.line(f"{s.index_expr(out, outer + kept)} = {acc}")
 
     return nest
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu import lower_support as s
-from autostage.runtime.backends.cpu import run_errors
+from autostage.runtime.backends.cpu import run_errors, skinny_products
 from autostage.runtime.backends.cpu.codegen import Emitter, lowering
 from autostage.runtime.ops.linalg import parse_subscripts
 
@@ -153,9 +153,18 @@ def _matmul_loops(em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value) -> No
 @lowering("matmul")
 def lower_matmul(op: ir.Op, em: Emitter) -> None:
     a, b = op.operands
+    result = op.results[0]
     _check_core(em, op, a, b)
-    key = f"matmul_{s.type_key(a, b, op.results[0])}"
-    s.call_helper(em, op, key, lambda w: _matmul_body(w, a, b, op.results[0]))
+    key = f"matmul_{s.type_key(a, b, result)}"
+
+    def general() -> None:
+        s.call_helper(em, op, key, lambda w: _matmul_body(w, a, b, result))
+
+    m = skinny_products.columns(a, b, result)
+    if m is None or not _use_blas(a, b, result):
+        general()
+    else:
+        skinny_products.emit(em, a, b, result, m, general)
 
 
 def _check_core(em: Emitter, op: ir.Op, a: ir.Value, b: ir.Value) -> None:

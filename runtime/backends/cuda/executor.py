@@ -178,7 +178,8 @@ def _fused(op: ir.Op, operands: tuple, frame: CudaFrame):
     if reduction is None:
         return (values,)
     whole = reduction.attrs.get("axis") is None
-    return _reduced(reduction.name, whole, op.results[0].type.dtype, values, frame, op)
+    (out,) = _reduced(reduction.name, whole, op.results[0].type.dtype, values, frame, op)
+    return (_kept(out, tuple(values.shape), whole) if reduction.attrs.get("keepdims") else out,)
 
 
 def reduces_on_device(op: ir.Op) -> bool:
@@ -208,8 +209,15 @@ def _reduction(op: ir.Op, operands: tuple, frame: CudaFrame):
         out = _reduced_axis(op, axis[0], dtype, x, frame)
     if not op.attrs.get("keepdims"):
         return (out,)
-    kept = tuple(1 if axis is None or k == axis[0] else d for k, d in enumerate(shape))
-    return (out.reshape(kept) if not on_device(out) else _shaped(out, kept),)
+    return (_kept(out, shape, axis is None, axis),)
+
+
+def _kept(out, shape: tuple[int, ...], whole: bool, axis: tuple[int] | None = None):
+    """A reduction's result ``out`` with the reduced axes of ``shape`` kept (size 1): all of
+    them (``whole``), else ``axis`` (default: the last)."""
+    reduced = len(shape) - 1 if axis is None else axis[0]
+    kept = tuple(1 if whole or k == reduced else d for k, d in enumerate(shape))
+    return out.reshape(kept) if not on_device(out) else _shaped(out, kept)
 
 
 def _check_identity(name: str, reduced: int) -> None:

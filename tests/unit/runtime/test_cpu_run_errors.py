@@ -10,8 +10,17 @@ import numpy as np
 import pytest
 
 import autostage
+from autostage import config
 
 TARGETS = ["interpreter", "cpu"]
+
+
+@pytest.fixture(autouse=True)
+def _sizes_unknown():
+    """Errors of compiled code at run time: with sizes the trace knows (``static_sizes``), the
+    same errors are found while tracing (``test_the_message_is_numpys_or_pythons`` checks both)."""
+    with config.STATIC_SIZES.override(0):
+        yield
 
 
 def _line(fn, text: str) -> str:
@@ -144,9 +153,11 @@ def test_run_time_error_names_the_users_line_and_sizes(target, fn, args, kind, a
     assert "error in `" in notes
 
 
+@pytest.mark.parametrize("sizes", [0, 16])
 @pytest.mark.parametrize("target", TARGETS)
-def test_the_message_is_numpys_or_pythons(target):
-    """The whole message equals what NumPy itself says for the same operands."""
+def test_the_message_is_numpys_or_pythons(target, sizes):
+    """The whole message equals what NumPy itself says for the same operands, found at run
+    time or (sizes known to the trace) while tracing."""
     cases = [(matmul, (np.ones((2, 3)), np.ones((4, 5)))),
              (add, (np.ones(3), np.ones(4))),
              (concat, (np.ones((2, 3)), np.ones((3, 3)))),
@@ -154,7 +165,7 @@ def test_the_message_is_numpys_or_pythons(target):
     for fn, args in cases:
         with pytest.raises(Exception) as expected:
             fn(*args)
-        with pytest.raises(type(expected.value)) as got:
+        with config.STATIC_SIZES.override(sizes), pytest.raises(type(expected.value)) as got:
             autostage.convert(fn, target=target)(*args)
         assert str(got.value) == str(expected.value)
 

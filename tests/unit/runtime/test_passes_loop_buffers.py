@@ -13,13 +13,17 @@ from autostage.runtime.function import optimized
 from autostage.runtime.passes import loop_buffers
 
 import autostage
+from autostage import config
 
 TARGETS = ("interpreter", "cpu")
 
 
 def reused(fn, *args):
-    """For each allocating op, in program order: (op name, marked for reuse)."""
-    module = optimized(autostage.convert(fn, target="cpu").get_concrete_function(*args).module)
+    """For each allocating op, in program order: (op name, marked for reuse); sizes unknown
+    (with known ones, a small ``zeros_like`` is a constant: nothing to allocate)."""
+    with config.STATIC_SIZES.override(0):
+        module = autostage.convert(fn, target="cpu").get_concrete_function(*args).module
+    module = optimized(module)
     return [(op.name, bool(op.attrs.get(loop_buffers.MARK)))
             for op in module.main.body.walk() if op.name in loop_buffers.ALLOCATING]
 

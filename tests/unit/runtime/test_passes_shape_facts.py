@@ -16,13 +16,18 @@ from autostage.runtime.passes import written_prefix
 from autostage.runtime.passes.shape_facts import ShapeFacts
 
 import autostage
+from autostage import config
 
 TARGETS = ("interpreter", "cpu")
 SIZES = (0, 1, 2, 5)
 
 
 def module_of(fn, *args):
-    return optimized(autostage.convert(fn, target="cpu").get_concrete_function(*args).module)
+    """The optimized module of ``fn`` for ``args``' dtypes and ranks, sizes unknown: what the
+    facts must prove (sizes the trace knows need no proof, ``static_sizes``)."""
+    with config.STATIC_SIZES.override(0):
+        module = autostage.convert(fn, target="cpu").get_concrete_function(*args).module
+    return optimized(module)
 
 
 def cpu_source(fn, *args) -> str:

@@ -12,6 +12,9 @@ from autostage.runtime.tensor import StagingTypeError, Tensor
 from autostage.runtime.types import TensorType
 from ops_harness import check_against_numpy, evaluate, stage, trace
 
+import autostage
+from autostage import config
+
 F = np.array([[1.5, -2.0, 0.0], [4.0, np.nan, -0.5]], dtype=np.float32)
 INTS = np.array([[1, -2, 3], [4, 5, -6]], dtype=np.int8)
 
@@ -219,3 +222,21 @@ def test_text_of_a_tensor_in_converted_code_names_the_user_line(fn):
     with pytest.raises(StagingTypeError, match=r"test_tensor\.py:\d+"):
         autostage.convert(fn, target="interpreter")(np.float64(1.0))
 
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+@pytest.mark.parametrize("sizes", ["0", "16"])
+def test_an_in_place_operator_never_grows_its_target(target, sizes):
+    """``w -= g`` with w of size 1 and g of size 20: NumPy refuses (the result would not fit
+    in w); staged code once returned a 20-element w."""
+    def shrink(w, g):
+        w = w.copy()
+        w -= g
+        return w
+
+    with config.STATIC_SIZES.override(int(sizes)):
+        f = autostage.convert(shrink, target=target)
+        np.testing.assert_array_equal(f(np.ones(20), np.ones(20)), np.zeros(20))
+        with pytest.raises(ValueError, match=r"non-broadcastable output operand with shape "):
+            f(np.ones(1), np.ones(20))
+        np.testing.assert_array_equal(f(np.ones(20), np.ones(1)), np.zeros(20))
