@@ -51,7 +51,7 @@ def dim(x: Tensor, axis: int) -> int | Tensor:
     """``x.shape[axis]``: a Python int when known, else a staged (weak) 0-d int64 (also when
     known only to the trace: ``static_sizes``, where the code sees what it saw without it)."""
     known = x.type.shape[axis]
-    if known is not None and not sizes_staged():
+    if known is not None and not sizes_staged(x):
         return known
     result = _emit("dim", (x,), {"axis": dtype_rules.normalize_axis(axis, x.ndim)})
     value_info.mark_weak(result.value)
@@ -63,15 +63,16 @@ def shape_of(x: Tensor) -> tuple:
     return tuple(dim(x, i) for i in range(x.ndim))
 
 
-def sizes_staged() -> bool:
+def sizes_staged(x: Tensor) -> bool:
+    """Whether the current trace stages the sizes of ``x`` it knows (``Trace.sizes_staged``)."""
     trace = tracing.current()
-    return trace is not None and trace.sizes_staged()
+    return trace is not None and trace.sizes_staged(x.value)
 
 
 def size_of(x: Tensor) -> int | Tensor:
     """``x.size``: an int when every dimension is known (and not only to the trace, as in
     ``dim``), else a staged (weak) 0-d int64."""
-    if None not in x.type.shape and not sizes_staged():
+    if None not in x.type.shape and not sizes_staged(x):
         return int(np.prod(x.type.shape, dtype=np.int64))
     result = _emit("size", (x,))
     value_info.mark_weak(result.value)

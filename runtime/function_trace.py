@@ -113,8 +113,33 @@ class FunctionTrace(tracing.Trace):
         self.raised: Exception | None = None  # the trace ended with a raise op of this
 
 
-    def sizes_staged(self) -> bool:
-        return self.shared.sizes_staged
+    def sizes_staged(self, value: ir.Value) -> bool:
+        """Whether ``value``'s known sizes may be argument sizes only the trace knows: it is
+        computed from a value with known sizes that no op made (a parameter, a value carried by
+        a loop), or by an op with regions; sizes of constants and what only they make stay
+        ints, as without ``static_sizes``."""
+        if not self.shared.sizes_staged:
+            return False
+        cache = self.shared.from_sizes
+        pending = [value]
+        while pending:
+            v = pending[-1]
+            if v in cache:
+                pending.pop()
+                continue
+            producer = v.producer
+            if not isinstance(producer, ir.Op) or producer.regions:
+                cache[v] = isinstance(v.type, TensorType) and any(
+                    d is not None for d in v.type.shape)
+                pending.pop()
+                continue
+            operands = [o for o in producer.operands if o not in cache]
+            if operands:
+                pending.extend(operands)
+                continue
+            cache[v] = any(cache[o] for o in producer.operands)
+            pending.pop()
+        return cache[value]
     def check_escapes(self) -> None:
         """Raises TensorEscapeError if a staged value was left in a global/nonlocal variable or
         in an object the trace was given, and PythonSideEffectError if the trace changed a
@@ -177,6 +202,7 @@ class ModuleState:
         self.made: dict[int, object] = {}  # id -> a user object the traced code constructed
         # The trace knows argument sizes (static_sizes) that code must still see staged.
         self.sizes_staged = False
+        self.from_sizes: dict[ir.Value, bool] = {}  # value -> whether it knows such a size
 
 
 def _items(container: list | dict) -> list:

@@ -361,14 +361,30 @@ class StagedFunction:
               ) -> ConcreteFunction:
         """Traces once per key: other threads wanting the same key wait for that trace. A key
         with sizes whose ranks and dtypes were traced with other sizes ends the function's
-        specialising on sizes (``static_sizes``): it traces without them."""
+        specialising on sizes (``static_sizes``): it traces without them. So does a staging
+        error of a trace with sizes, which may come from what the sizes tell alone (an index
+        out of range in both branches of an ``if`` that the call never runs)."""
         if static_sizes.specialised(key):
             generic = static_sizes.generic(key)
             with self._lock:
                 first = self._sized.setdefault(generic, key)
-                if first != key:  # traced before with other sizes
-                    self._size_limit, self._fast = 0, None
-                    key = generic
+            if first != key:  # traced before with other sizes
+                return self._generic_miss(generic, values, leaves, treedef)
+            try:
+                return self._traced_once(key, values, leaves, treedef)
+            except tracing.StagingError:
+                return self._generic_miss(generic, values, leaves, treedef)
+        return self._traced_once(key, values, leaves, treedef)
+
+    def _generic_miss(self, key: tuple, values: tuple, leaves: list, treedef: pytree.TreeDef
+                      ) -> ConcreteFunction:
+        """Stops keying on sizes; the trace of ``key`` (a key without sizes)."""
+        with self._lock:
+            self._size_limit, self._fast = 0, None
+        return self._lookup(key, leaves) or self._traced_once(key, values, leaves, treedef)
+
+    def _traced_once(self, key: tuple, values: tuple, leaves: list, treedef: pytree.TreeDef
+                     ) -> ConcreteFunction:
         mine = self._local.__dict__.setdefault("keys", set())
         if key in mine:
             raise tracing.StagingError(

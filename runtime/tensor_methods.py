@@ -184,7 +184,7 @@ def _no_python_value(what: str, fix: str):
 def _len(self: Tensor) -> int:
     if self.ndim == 0:
         raise TypeError("len() of unsized object")
-    if self.type.shape[0] is not None and not array_shapes.sizes_staged():
+    if self.type.shape[0] is not None and not array_shapes.sizes_staged(self):
         return self.type.shape[0]
     raise StagingTypeError(
         f"len() of a staged tensor{self._where()} whose first dimension is unknown must be "

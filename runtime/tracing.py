@@ -103,9 +103,9 @@ class Trace:
         # from them outlive the call (None: unknown, so every object is assumed to).
         self.roots: tuple | None = None
 
-    def sizes_staged(self) -> bool:
-        """Whether code reading a known size gets it staged, not as an int (``static_sizes``:
-        a trace that knows argument sizes the code did not know)."""
+    def sizes_staged(self, value: ir.Value) -> bool:
+        """Whether code reading a known size of ``value`` gets it staged, not as an int
+        (``static_sizes``: a trace that knows argument sizes the code did not know)."""
         return False
 
     def guards(self) -> list[tuple[weakref.ref, bytes]]:

@@ -93,6 +93,7 @@ def _joined(operand_types: tuple, skip: int | None, what: str) -> list:
     messages: concatenate names the arrays and sizes, stack only says the shapes differ)."""
     first = operand_types[0]
     dims = list(first.shape)
+    conflicts: set[int] = set()  # axes whose known sizes differ where array 0's is unknown
     for index, t in enumerate(operand_types[1:], 1):
         if t.ndim != first.ndim:
             if what == "stack":
@@ -103,7 +104,13 @@ def _joined(operand_types: tuple, skip: int | None, what: str) -> list:
         for i, d in enumerate(t.shape):
             if i == skip:
                 continue
+            if i in conflicts:
+                continue
             if d is not None and dims[i] is not None and d != dims[i]:
+                if first.shape[i] is None:  # NumPy's message names array 0's size: at run time
+                    conflicts.add(i)
+                    dims[i] = None
+                    continue
                 if what == "stack":
                     raise ValueError("all input arrays must have the same shape")
                 raise ValueError(f"all the input array dimensions except for the concatenation "

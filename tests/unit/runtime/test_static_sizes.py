@@ -110,3 +110,34 @@ def test_a_size_mismatch_known_while_tracing_is_raised_where_python_raises_it(ta
                                          r"\(4,\)"):
         f(a, b, np.int64(1))
     assert capsys.readouterr().out == "before\nbefore\n"
+
+
+
+def merge_sort(x):
+    n = x.shape[0]
+    if n <= 1:
+        return x
+    left = merge_sort(x[:n // 2])
+    right = merge_sort(x[n // 2:])
+    out = np.empty_like(x)
+    i = 0
+    j = 0
+    while i + j < n:
+        if j >= right.shape[0] or (i < left.shape[0] and left[i] <= right[j]):
+            out[i + j] = left[i]
+            i += 1
+        else:
+            out[i + j] = right[j]
+            j += 1
+    return out
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_refusal_that_only_the_sizes_make_traces_without_them(target):
+    """With x of size 0 known, both branches of the inner ``if`` write out of range, an ``if``
+    that always raises, which staging refuses; the call never runs it (n <= 1), so the
+    function traces without sizes instead."""
+    f = autostage.convert(merge_sort, target=target)
+    assert f(np.array([])).shape == (0,)
+    assert f.trace_count == 1 and "(%0:f64[?])" in first_trace(f)
+    np.testing.assert_array_equal(f(np.array([3.0, 1.0, 2.0])), [1.0, 2.0, 3.0])
