@@ -112,7 +112,6 @@ class FunctionTrace(tracing.Trace):
         self._argument_items: list[tuple[list | dict, list]] = []
         self.raised: Exception | None = None  # the trace ended with a raise op of this
 
-
     def sizes_staged(self, value: ir.Value) -> bool:
         """Whether ``value``'s known sizes may be argument sizes only the trace knows: it is
         computed from a value with known sizes that no op made (a parameter, a value carried by
@@ -140,6 +139,7 @@ class FunctionTrace(tracing.Trace):
             cache[v] = any(cache[o] for o in producer.operands)
             pending.pop()
         return cache[value]
+
     def check_escapes(self) -> None:
         """Raises TensorEscapeError if a staged value was left in a global/nonlocal variable or
         in an object the trace was given, and PythonSideEffectError if the trace changed a

@@ -60,6 +60,7 @@ from autostage.runtime.signature_binding import (
 )
 from autostage.runtime.staged_calls import call_from_trace
 from autostage.runtime.staging import random_freeze
+from autostage.runtime.staging.errors import AlwaysRaisesError
 from autostage.runtime.targets import backend_text, target_for
 from autostage.runtime.tensor import Tensor
 from autostage.runtime.tensor_spec import TensorSpec
@@ -361,9 +362,9 @@ class StagedFunction:
               ) -> ConcreteFunction:
         """Traces once per key: other threads wanting the same key wait for that trace. A key
         with sizes whose ranks and dtypes were traced with other sizes ends the function's
-        specialising on sizes (``static_sizes``): it traces without them. So does a staging
-        error of a trace with sizes, which may come from what the sizes tell alone (an index
-        out of range in both branches of an ``if`` that the call never runs)."""
+        specialising on sizes (``static_sizes``): it traces without them. So does a trace with
+        sizes refused for an ``if`` whose branches both raise, which the sizes alone may cause
+        (an index out of range in both, in code the call never runs)."""
         if static_sizes.specialised(key):
             generic = static_sizes.generic(key)
             with self._lock:
@@ -372,7 +373,7 @@ class StagedFunction:
                 return self._generic_miss(generic, values, leaves, treedef)
             try:
                 return self._traced_once(key, values, leaves, treedef)
-            except tracing.StagingError:
+            except AlwaysRaisesError:
                 return self._generic_miss(generic, values, leaves, treedef)
         return self._traced_once(key, values, leaves, treedef)
 

@@ -14,8 +14,16 @@ shapes do, with a bound on retracing:
   so varying sizes cost one more trace, not one per size.
 
 Known sizes only make code more specific; every value and error is the one the unknown-size
-code gives (a size mismatch found while tracing is raised where the program reaches it, as at
-run time).
+code gives:
+
+* the code sees what it saw without them: ``x.shape[0]``, ``len(x)``, ``x.size`` of an argument,
+  or of anything computed from one, stay staged integers (``Trace.sizes_staged``), so
+  ``np.zeros(x.shape[0])`` is still a staged array and ``range(n)`` a staged loop; sizes of
+  constants stay Python ints;
+* a size mismatch found while tracing is raised where the program reaches it, as at run time;
+* a trace with sizes refused for an ``if`` whose branches both raise (which the sizes alone may
+  cause: both index out of range, in code the call never runs) traces again without sizes
+  (``StagedFunction._miss``); other errors are raised after the one trace.
 """
 
 from __future__ import annotations

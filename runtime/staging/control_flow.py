@@ -164,7 +164,7 @@ def stage_if(cond: object, body: Callable, orelse: Callable | None, state: tuple
     (out_then, out_else), (raised_then, raised_else) = paths.outs, paths.raised
     regions = paths.regions
     if raised_then and raised_else:
-        raise errors.StagingValueError(
+        raise errors.AlwaysRaisesError(
             f"both branches of the staged if{errors.at()} raise an exception; autostage cannot "
             "stage an if that always raises: raise after the if instead")
     if raised_then:
@@ -199,7 +199,7 @@ def _select(pred: Tensor, if_true: Callable[[], object], if_false: Callable[[], 
     paths = _trace_paths(watch, (if_true, if_false))
     (a, b), regions = paths.outs, paths.regions
     if paths.raised[0] and paths.raised[1]:
-        raise errors.StagingValueError(
+        raise errors.AlwaysRaisesError(
             f"both operands of the staged {where}{errors.at()} raise an exception; autostage "
             "cannot stage an expression that always raises")
     if paths.raised[0]:

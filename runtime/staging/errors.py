@@ -30,6 +30,13 @@ class StagingValueError(StagingError, ValueError):
     """
 
 
+class AlwaysRaisesError(StagingValueError):
+    """Both branches of a staged ``if`` (or both operands of a staged conditional expression)
+    raise while tracing: the values after it have no type. Fix: raise after the ``if``. A trace
+    that knows argument sizes (``static_sizes``) traces again without them instead, since the
+    sizes alone may make both raise (an index out of range in code the call never runs)."""
+
+
 class StagingUnboundError(StagingError, UnboundLocalError):
     """A variable is assigned on some paths of staged control flow only, and used after it.
 

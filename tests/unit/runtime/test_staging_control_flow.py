@@ -267,7 +267,7 @@ def test_an_array_on_one_path_and_a_number_on_the_other_is_a_clear_error(target,
 
     with pytest.raises(StagingTypeError) as e:  # it was an internal AttributeError
         autostage.convert(fn, target=target)(np.float64(1.0), np.ones(3))
-    assert "f64[3]" in str(e.value) and "Python float 0.0" in str(e.value)  # sizes known
+    assert "f64[3]" in str(e.value) and "Python float 0.0" in str(e.value)  # its size known
     assert f"{inspect.getsourcefile(fn)}:" in str(e.value)
 
 
