@@ -102,10 +102,10 @@ def _fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
     known = [tuple((axis, size) for axis, size in enumerate(static_sizes.shape(
         part, arg.ndim)) if size is not None) for part, arg in zip(
         concrete.key[1:], args, strict=False)]
-    if any(known):
-        return _sized_fast_path(run, kinds, known)
     if len(kinds) == 1 and direct and kinds[0][0] is np.ndarray:  # the common case, written out
         ((_, dtype, ndim),) = kinds
+        ((sizes),) = known
+        shape = tuple(size for _, size in sizes) if len(sizes) == ndim else None
 
         def fast(given: tuple) -> Any:
             if len(given) != 1 or _fp_current() is not _fp_accepted[0]:
@@ -113,9 +113,14 @@ def _fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
             x = given[0]
             if type(x) is not np.ndarray or x.dtype is not dtype or x.ndim != ndim:
                 return _MISS
+            if sizes and (x.shape != shape if shape is not None else any(
+                    x.shape[axis] != size for axis, size in sizes)):
+                return _MISS
             concrete.used = True
             return build(steady([x]))
         return fast
+    if any(known):
+        return _sized_fast_path(run, kinds, known)
 
     def fast_n(given: tuple) -> Any:
         if len(given) != len(kinds) or _fp_current() is not _fp_accepted[0]:
@@ -131,21 +136,26 @@ def _fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
 def _sized_fast_path(run: Callable[[list, None], Any], kinds: tuple, known: list
                      ) -> Callable[[tuple], Any]:
     """``_fast_path`` for a trace with known sizes: ``known[i]`` lists argument i's
-    ``(axis, size)`` pairs, checked after its type, dtype and rank."""
-    checks = tuple(zip(kinds, known, strict=True))
+    ``(axis, size)`` pairs, checked after its type, dtype and rank (as one shape comparison
+    when every size is known)."""
+    checks = tuple((kind, dtype, ndim, tuple(size for _, size in sizes) if len(sizes) == ndim
+                    else None, sizes) for (kind, dtype, ndim), sizes in zip(
+                        kinds, known, strict=True))
 
     def fast_sized(given: tuple) -> Any:
         if len(given) != len(checks) or _fp_current() is not _fp_accepted[0]:
             return _MISS
-        for x, ((kind, dtype, ndim), sizes) in zip(given, checks, strict=True):
-            if type(x) is not kind or kind is np.ndarray and (
-                    x.dtype is not dtype or x.ndim != ndim):
+        for x, (kind, dtype, ndim, shape, sizes) in zip(given, checks, strict=True):
+            if type(x) is not kind:
                 return _MISS
-            if sizes:
-                shape = x.shape
-                for axis, size in sizes:
-                    if shape[axis] != size:
+            if kind is np.ndarray:
+                if x.dtype is not dtype or x.ndim != ndim:
+                    return _MISS
+                if shape is not None:
+                    if x.shape != shape:
                         return _MISS
+                elif sizes and any(x.shape[axis] != size for axis, size in sizes):
+                    return _MISS
         return run(list(given), None)
     return fast_sized
 

@@ -97,16 +97,18 @@ def _known_size(op: ir.Op) -> tuple | None:
 
 
 def _operand_values(op: ir.Op, known: dict) -> tuple | None:
-    """The operands' constant arrays, or None if one is not known. An operand read only for its
-    shape (``OpDef.shape_operands``: ``full_like``'s) is known when its shape is static, so a
-    ``zeros_like`` of a 0-d value folds and no longer keeps that value's computation alive."""
+    """The operands' constant arrays, or None if one is not known. A 0-d operand read only for
+    its shape (``OpDef.shape_operands``: ``full_like``'s) is known, so the ``ones_like`` seed of
+    a gradient folds and no longer keeps the loss's computation alive. (A small array of known
+    shape is not: a ``zeros_like`` later written into would become a constant copied at each
+    write.)"""
     shape_only = op_registry.REGISTRY[op.name].shape_operands if (
         op.name in op_registry.REGISTRY) else ()
     values = []
     for i, v in enumerate(op.operands):
         if v in known:
             values.append(known[v])
-        elif (i in shape_only and isinstance(v.type, TensorType) and _small(v.type)):
+        elif i in shape_only and isinstance(v.type, TensorType) and v.type.ndim == 0:
             values.append(np.zeros(v.type.shape, v.type.dtype))
         else:
             return None
