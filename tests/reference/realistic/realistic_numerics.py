@@ -502,3 +502,48 @@ SCENARIOS = [
     scenario_conv_and_median, scenario_kalman, scenario_pca, scenario_histogram_equalization,
     scenario_row_comprehensions, scenario_global_table_lookup,
 ]
+
+
+# --- small matrices (their sizes known to the trace) ------------------------------------------
+
+
+def tracking_filter(zs, f, h, q, r, x0, p0):
+    x, p = x0, p0
+    out = []
+    for z in zs:
+        x = f @ x
+        p = f @ p @ f.T + q
+        s = h @ p @ h.T + r
+        k = p @ h.T @ np.linalg.inv(s)
+        x = x + k @ (z - h @ x)
+        p = (np.eye(p.shape[0]) - k @ h) @ p
+        out.append(x)
+    return np.stack(out), p
+
+
+def scenario_tracking_filter(wrap):
+    rng = _rng(31)
+    f = np.array([[1.0, 1.0], [0.0, 1.0]])
+    return wrap(tracking_filter)(rng.standard_normal((30, 2)), f, np.eye(2), 0.01 * np.eye(2),
+                                 0.1 * np.eye(2), np.zeros(2), np.eye(2))
+
+
+def running_stats(x):
+    n = x.shape[0]
+    mean = np.zeros(x.shape[1])
+    m2 = np.zeros(x.shape[1])
+    for i in range(n):
+        delta = x[i] - mean
+        mean += delta / (i + 1)
+        m2 += delta * (x[i] - mean)
+    return mean, m2 / max(n - 1, 1)
+
+
+def scenario_running_stats(wrap):
+    rng = _rng(32)
+    stats = wrap(running_stats)
+    return stats(rng.standard_normal((7, 3))), stats(np.zeros((0, 3))), stats(
+        rng.standard_normal((40, 3)))
+
+
+SCENARIOS += [scenario_tracking_filter, scenario_running_stats]
