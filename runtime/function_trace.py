@@ -114,9 +114,10 @@ class FunctionTrace(tracing.Trace):
 
     def sizes_staged(self, value: ir.Value) -> bool:
         """Whether ``value``'s known sizes may be argument sizes only the trace knows: it is
-        computed from a value with known sizes that no op made (a parameter, a value carried by
-        a loop), or by an op with regions; sizes of constants and what only they make stay
-        ints, as without ``static_sizes``."""
+        computed from a parameter whose sizes the key holds (``StagedFunction._trace`` marks
+        them; an array read from the environment is not one) or from a value with known sizes
+        that a region receives (a loop's carried value, a callee's parameter); sizes of
+        constants and of what only they make stay ints, as without ``static_sizes``."""
         if not self.shared.sizes_staged:
             return False
         cache = self.shared.from_sizes
@@ -127,16 +128,17 @@ class FunctionTrace(tracing.Trace):
                 pending.pop()
                 continue
             producer = v.producer
-            if not isinstance(producer, ir.Op) or producer.regions:
+            if not isinstance(producer, ir.Op):
                 cache[v] = isinstance(v.type, TensorType) and any(
                     d is not None for d in v.type.shape)
                 pending.pop()
                 continue
-            operands = [o for o in producer.operands if o not in cache]
-            if operands:
-                pending.extend(operands)
+            inputs = _inputs_of(producer)
+            missing = [o for o in inputs if o not in cache]
+            if missing:
+                pending.extend(missing)
                 continue
-            cache[v] = any(cache[o] for o in producer.operands)
+            cache[v] = any(cache[o] for o in inputs)
             pending.pop()
         return cache[value]
 
@@ -182,8 +184,25 @@ class FunctionTrace(tracing.Trace):
                 value, exact_shape=True)
             param = ir.Value(type_, body, len(body.args))
             body.args = (*body.args, param)
+            self.shared.from_sizes[param] = False  # a global's sizes were always known
             tensor = self.captures[source] = staged_input(param)
         return tensor
+
+
+def _inputs_of(op: ir.Op) -> list[ir.Value]:
+    """What ``op`` computes from: its operands, and the values its regions read from outside."""
+    inputs = list(op.operands)
+    if op.regions:
+        inside: set[ir.Value] = set()
+        for region in op.regions:
+            inside.update(region.args)
+            for inner in region.walk():
+                inside.update(inner.results)
+                inside.update(arg for sub in inner.regions for arg in sub.args)
+        inputs += [v for region in op.regions for o in region.walk() for v in o.operands
+                   if v not in inside]
+        inputs += [v for region in op.regions for v in region.results if v not in inside]
+    return inputs
 
 
 class ModuleState:

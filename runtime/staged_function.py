@@ -433,6 +433,10 @@ class StagedFunction:
         types_ = [t.type if type(t) is TensorSpec else t for t in types_]
         trace = FunctionTrace(module, self.name, types_, ModuleState(self._variable_policy))
         trace.shared.sizes_staged = static_sizes.specialised(key)
+        staged_parts = [part for leaf, part in zip(leaves, parts, strict=True)
+                        if is_staged_leaf(leaf)]
+        for param, part in zip(trace.function.body.args, staged_parts, strict=True):
+            trace.shared.from_sizes[param] = static_sizes.specialised((part,))
         trace.roots = (self._traced, values)
         params = iter(trace.function.body.args)
         scalars: dict[int, bool] = {}  # id(tensor) -> whether the argument is a NumPy scalar
