@@ -141,3 +141,20 @@ def test_a_refusal_that_only_the_sizes_make_traces_without_them(target):
     assert f(np.array([])).shape == (0,)
     assert f.trace_count == 1 and "(%0:f64[?])" in first_trace(f)
     np.testing.assert_array_equal(f(np.array([3.0, 1.0, 2.0])), [1.0, 2.0, 3.0])
+
+
+WEIGHTS = np.array([1.0, 2.0, 3.0])
+
+
+def scaled_by_global_size(x):
+    """An f-string needs a Python int: the size of an array read from the environment (a
+    global) was always known, and stays an int in a trace that knows argument sizes."""
+    return x * float(f"{WEIGHTS.shape[0]}") + np.sum(WEIGHTS)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_sizes_of_arrays_from_the_environment_stay_ints(target):
+    f = autostage.convert(scaled_by_global_size, target=target)
+    x = np.ones(4)
+    np.testing.assert_array_equal(f(x), scaled_by_global_size(x))
+    assert "f64[4]" in first_trace(f)
