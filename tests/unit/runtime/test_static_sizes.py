@@ -4,6 +4,9 @@ serves every later call. Whatever is known must never change a value, an error o
 
 from __future__ import annotations
 
+import importlib.util
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -113,24 +116,17 @@ def test_a_size_mismatch_known_while_tracing_is_raised_where_python_raises_it(ta
 
 
 
-def merge_sort(x):
-    n = x.shape[0]
-    if n <= 1:
-        return x
-    left = merge_sort(x[:n // 2])
-    right = merge_sort(x[n // 2:])
-    out = np.empty_like(x)
-    i = 0
-    j = 0
-    while i + j < n:
-        if j >= right.shape[0] or (i < left.shape[0] and left[i] <= right[j]):
-            out[i + j] = left[i]
-            i += 1
-        else:
-            out[i + j] = right[j]
-            j += 1
-    return out
 
+def _reference_program(name):
+    """A program of the staged reference suite (tests/reference/staged_programs/recursion.py)."""
+    path = pathlib.Path(__file__).parents[2] / "reference" / "staged_programs" / "recursion.py"
+    spec = importlib.util.spec_from_file_location("recursion_programs", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, name)
+
+
+merge_sort = _reference_program("merge_sort")
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_a_refusal_that_only_the_sizes_make_traces_without_them(target):
