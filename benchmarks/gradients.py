@@ -19,14 +19,16 @@ call; ratios in one run):
 
 Every variant runs on one thread (BLAS, XLA, PyTorch): on this 2-core machine a multi-threaded
 BLAS next to any other process slows down by up to 50x (seen here), which would measure the
-machine's load, not the code. On a CPU with AVX-512, OpenBLAS (used by NumPy, SciPy and so by
+machine's load, not the code. ``--default-threads`` instead leaves each library its own default
+(every core: NumPy's OpenBLAS, which compiled products call, XLA's and PyTorch's thread pools),
+which is what a user gets. On a CPU with AVX-512, OpenBLAS (used by NumPy, SciPy and so by
 compiled code) runs its AVX-512 kernels (``OPENBLAS_CORETYPE=SkylakeX``): this machine's
 environment sets ``OPENBLAS_CORETYPE=Haswell`` (AVX2), which multiplies 128x256 by 256x256
 matrices at half the speed (0.35 vs 0.18 ms), while XLA and PyTorch use AVX-512 anyway.
 ``--blas-env`` keeps the environment's setting.
 
     .venv/bin/python benchmarks/gradients.py [--smoke] [--repeats R] [--target cpu|interpreter]
-                                             [--blas-env]
+                                             [--blas-env] [--default-threads]
 """
 
 from __future__ import annotations
@@ -34,8 +36,14 @@ from __future__ import annotations
 import os
 import sys
 
-for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_variable, "1")  # before NumPy, SciPy and PyTorch load their BLAS
+DEFAULT_THREADS = "--default-threads" in sys.argv
+if DEFAULT_THREADS:
+    sys.argv.remove("--default-threads")
+else:
+    for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_variable, "1")  # before NumPy, SciPy and PyTorch load their BLAS
+    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
+                                       "intra_op_parallelism_threads=1")
 
 
 def _has_avx512() -> bool:
@@ -52,8 +60,6 @@ if BLAS_ENV:
     sys.argv.remove("--blas-env")
 elif _has_avx512():  # OpenBLAS's AVX-512 kernels, for every OpenBLAS variant
     os.environ["OPENBLAS_CORETYPE"] = "SkylakeX"
-os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
-                                   "intra_op_parallelism_threads=1")
 
 import harness  # noqa: E402 - after the thread settings
 import numpy as np  # noqa: E402 - after the thread settings
@@ -181,7 +187,8 @@ def jax_rnn():
 
 def torch_rnn():
     import torch
-    torch.set_num_threads(1)
+    if not DEFAULT_THREADS:
+        torch.set_num_threads(1)
 
     def step(w_x, w_h, b, xs, h0):
         params = [torch.tensor(p, requires_grad=True) for p in (w_x, w_h, b)]
@@ -335,7 +342,8 @@ def run(args) -> harness.Report:
 def main(argv=None) -> int:
     args = harness.parse_args(__doc__.partition("\n")[0], argv, repeats=REPEATS)
     harness.note_optional_frameworks()
-    print(f"OpenBLAS kernels: OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '')!r}")
+    print(f"OpenBLAS kernels: OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '')!r}; "
+          f"threads: {'each library default' if DEFAULT_THREADS else 'one per library'}")
     return harness.finish(run(args))
 
 

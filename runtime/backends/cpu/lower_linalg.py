@@ -1,12 +1,13 @@
 """CPU lowerings of the products: matmul, dot and einsum.
 
-Float and complex products of 1-d/2-d operands call ``np.dot`` (BLAS through scipy), on
-contiguous operands of the result dtype, unless both shapes are static and tiny: then, as for
-integer, bool, batched, N-d ``dot`` and every ``einsum``, they are one loop nest (a contraction:
-result axes outside, summed axes inside), which for a 2x2 product costs ~20 ns instead of a
-~160 ns BLAS call (shared/TOOLCHAIN.md); static extents let LLVM unroll it. Operands are cast
-to the result dtype before multiplying, as NumPy does. Sums are in index order, so float
-results can differ from NumPy's (BLAS, einsum) in the last bits.
+Float and complex products of 1-d/2-d operands call BLAS on operands of the result dtype (real
+matrix products NumPy's own library, ``blas``; the rest ``np.dot``, through SciPy's), unless
+both shapes are static and tiny: then, as for integer, bool, batched, N-d ``dot`` and every
+``einsum``, they are one loop nest (a contraction: result axes outside, summed axes inside),
+which for a 2x2 product costs ~20 ns instead of a ~160 ns BLAS call (shared/TOOLCHAIN.md);
+static extents let LLVM unroll it. Operands are cast to the result dtype before multiplying, as
+NumPy does. Loop sums are in index order, so float results can differ from NumPy's (BLAS,
+einsum) in the last bits.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from dataclasses import dataclass
 
 import numpy as np
 from autostage.runtime import ir
+from autostage.runtime.backends.cpu import blas, run_errors, skinny_products
 from autostage.runtime.backends.cpu import lower_support as s
-from autostage.runtime.backends.cpu import run_errors, skinny_products
-from autostage.runtime.backends.cpu.codegen import Emitter, lowering
+from autostage.runtime.backends.cpu.codegen import Emitter, hashed_import, lowering
 from autostage.runtime.ops.linalg import parse_subscripts
 
 TINY = 64  # n*k*m at most this (all static): loops instead of a BLAS call
+_BLAS_IMPORT = hashed_import(blas, "cpu_blas")
 
 
 @dataclass
@@ -73,9 +75,8 @@ def _use_blas(a: ir.Value, b: ir.Value, result: ir.Value) -> bool:
 
 
 def _blas(em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value) -> None:
-    """``np.dot`` on operands Numba types as contiguous. A 2-d operand that is Fortran-ordered
-    at run time (a transpose, ``x.T @ y``) goes to BLAS as such (``np.asfortranarray`` is then
-    no copy, and BLAS reads it transposed) instead of being copied to C order."""
+    """The product by BLAS: real float matrices (and matrix-vector products) through NumPy's own
+    library (``blas``: threaded as NumPy's, operands read in place), the rest by ``np.dot``."""
     dtype = result.type.dtype
     names = []
     for v in (a, b):
@@ -85,13 +86,30 @@ def _blas(em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value) -> None:
             em.line(f"{cast} = {name}")
             name = cast
         names.append(name)
+    out = em.name(result)
+    if blas.AVAILABLE and dtype in (np.float32, np.float64) and 2 in (a.type.ndim, b.type.ndim):
+        em.module_line("cpu_blas", _BLAS_IMPORT)
+        if a.type.ndim == b.type.ndim:
+            em.line(f"{out} = cpu_blas.gemm({names[0]}, {names[1]})")
+        elif a.type.ndim == 2:
+            em.line(f"{out} = cpu_blas.gemv({names[0]}, {names[1]}, False)")
+        else:
+            em.line(f"{out} = cpu_blas.gemv({names[1]}, {names[0]}, True)")
+        return
+    _numpy_dot(em, a, b, names, out)
+
+
+def _numpy_dot(em: Emitter, a: ir.Value, b: ir.Value, names: list[str], out: str) -> None:
+    """``np.dot`` on operands Numba types as contiguous. A 2-d operand that is Fortran-ordered
+    at run time (a transpose, ``x.T @ y``) goes to BLAS as such (``np.asfortranarray`` is then
+    no copy, and BLAS reads it transposed) instead of being copied to C order."""
     fortran = [f"({n}.flags.f_contiguous and not {n}.flags.c_contiguous)" if v.type.ndim == 2
                else None for n, v in zip(names, (a, b), strict=True)]
 
     def call(orders: tuple[str, str]) -> None:
         args = [f"np.as{'fortran' if o == 'F' else 'contiguous'}array({n})"
                 for n, o in zip(names, orders, strict=True)]
-        em.line(f"{em.name(result)} = np.dot({args[0]}, {args[1]})")
+        em.line(f"{out} = np.dot({args[0]}, {args[1]})")
 
     def second(first: str) -> None:
         if fortran[1] is None:

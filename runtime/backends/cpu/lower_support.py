@@ -156,6 +156,10 @@ class HelperWriter:
         self.counter += 1
         return f"{hint}{self.counter}"
 
+    def module_line(self, key: str, text: str) -> None:
+        """An import the helper's body needs, added to the module."""
+        self.emitter.module_line(key, text)
+
 
 def call_helper(em: Emitter, op: ir.Op, key: str, body) -> None:
     """Emits ``result = h(operands...)`` where helper ``h`` (one per ``key``, which must name

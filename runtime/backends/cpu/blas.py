@@ -1,0 +1,170 @@
+"""Float products through the BLAS NumPy itself uses, called directly from compiled code.
+
+Numba's ``np.dot`` calls BLAS through SciPy's Cython bindings; SciPy's wheel bundles its own
+OpenBLAS, which here runs products of the sizes models use (a 128x256 by 256x256 float64 product)
+on one thread, where NumPy's OpenBLAS uses every core: 0.52 vs 0.26 ms on this two-core machine,
+and JAX's XLA also computes its products on every core. So ``gemm``/``gemv`` below call NumPy's
+own library (found through NumPy's extension module, whose dependencies ``dlsym`` searches) by
+symbol name: the symbols are registered with LLVM at import (``llvmlite.binding.add_symbol``),
+and compiled code refers to them by name only, so that Numba's on-disk cache stays valid across
+processes. Threads follow NumPy's (``OPENBLAS_NUM_THREADS``, threadpoolctl). Where NumPy's BLAS
+is not an ILP64 OpenBLAS with CBLAS symbols (another build of NumPy), ``AVAILABLE`` is false and
+products keep ``np.dot``.
+
+Operands are passed as they lie in memory: a 2-d array whose rows or whose columns are
+contiguous (``x`` or ``x.T``, a slice of columns) goes to BLAS with its leading dimension and a
+transpose flag, without a copy; any other layout is copied first. Results are C-contiguous.
+Results equal NumPy's for the same call; sums are in BLAS's order, as in NumPy.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numba
+import numpy as np
+from llvmlite import binding as llvm
+from numba import types
+from numba.extending import overload
+
+_ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
+_JIT = dict(cache=True, nogil=True)
+
+# NumPy's OpenBLAS wheels export ``scipy_cblas_<f>64_`` (ILP64: 64-bit sizes; the CBLAS enums
+# stay C ints); other ILP64 OpenBLAS builds ``cblas_<f>64_``.
+_NAMES = ("scipy_cblas_{}64_", "cblas_{}64_")
+_FUNCTIONS = ("dgemm", "sgemm", "dgemv", "sgemv")
+
+
+def _find_symbols() -> dict[str, int]:
+    """Address of each of NumPy's CBLAS functions we call, or {} if one is missing."""
+    try:
+        from numpy._core import _multiarray_umath
+        library = ctypes.CDLL(_multiarray_umath.__file__)
+    except (ImportError, OSError):
+        return {}
+    for pattern in _NAMES:
+        found = {}
+        for function in _FUNCTIONS:
+            try:
+                found[function] = ctypes.cast(getattr(library, pattern.format(function)),
+                                              ctypes.c_void_p).value
+            except AttributeError:
+                break
+        else:
+            return found
+    return {}
+
+
+_ADDRESSES = _find_symbols()
+AVAILABLE = bool(_ADDRESSES)
+for _function, _address in _ADDRESSES.items():
+    llvm.add_symbol(f"autostage_cblas_{_function}", _address)
+
+# Pointers pass as 64-bit integers (the same registers in the x86-64 and AArch64 C ABIs).
+_i32, _i64 = types.int32, types.int64
+_GEMM = {scalar: types.ExternalFunction(f"autostage_cblas_{prefix}gemm", types.void(
+    _i32, _i32, _i32, _i64, _i64, _i64, scalar, _i64, _i64, _i64, _i64, scalar, _i64, _i64))
+    for prefix, scalar in (("d", types.float64), ("s", types.float32))}
+_GEMV = {scalar: types.ExternalFunction(f"autostage_cblas_{prefix}gemv", types.void(
+    _i32, _i32, _i64, _i64, scalar, _i64, _i64, _i64, _i64, scalar, _i64, _i64))
+    for prefix, scalar in (("d", types.float64), ("s", types.float32))}
+
+
+# The BLAS calls take the arrays, not their addresses, and are functions of their own: the
+# caller then holds every operand (a copy included) until BLAS returns. (Numba releases a
+# variable after its last use, which for ``x.ctypes.data`` would be before the call.)
+
+def _gemm_call(trans_a, trans_b, m, n, k, a, lda, b, ldb, out):
+    """``out = op(a) @ op(b)`` (CBLAS, row-major)."""
+
+
+@overload(_gemm_call, jit_options=_JIT)
+def _gemm_call_typed(trans_a, trans_b, m, n, k, a, lda, b, ldb, out):
+    call = _GEMM[out.dtype]
+
+    def blas(trans_a, trans_b, m, n, k, a, lda, b, ldb, out):
+        call(_ROW_MAJOR, trans_a, trans_b, m, n, k, 1.0, a.ctypes.data, lda, b.ctypes.data, ldb,
+             0.0, out.ctypes.data, n)
+    return blas
+
+
+def _gemv_call(flag, rows, cols, a, lda, x, incx, out):
+    """``out = op(a) @ x`` (CBLAS, row-major)."""
+
+
+@overload(_gemv_call, jit_options=_JIT)
+def _gemv_call_typed(flag, rows, cols, a, lda, x, incx, out):
+    call = _GEMV[out.dtype]
+
+    def blas(flag, rows, cols, a, lda, x, incx, out):
+        call(_ROW_MAJOR, flag, rows, cols, 1.0, a.ctypes.data, lda, x.ctypes.data, incx, 0.0,
+             out.ctypes.data, 1)
+    return blas
+
+
+@numba.njit(inline="always", **_JIT)
+def _layout(x, rows, cols):
+    """(transpose flag, leading dimension) under which BLAS reads ``x`` (rows x cols, row-major
+    terms) in place; (0, 0) when neither its rows nor its columns are contiguous. Strides of an
+    axis of length 1 are arbitrary in NumPy, so such an axis counts as contiguous."""
+    item = x.itemsize
+    s0, s1 = x.strides[0] // item, x.strides[1] // item
+    if (s1 == 1 or cols == 1) and (rows == 1 or s0 >= max(1, cols)):
+        return _NO_TRANS, max(s0 if rows > 1 else cols, 1)
+    if (s0 == 1 or rows == 1) and (cols == 1 or s1 >= max(1, rows)):
+        return _TRANS, max(s1 if cols > 1 else rows, 1)
+    return 0, 0
+
+
+@numba.njit(**_JIT)
+def gemm(a, b):
+    """``a @ b`` for 2-d arrays of one float dtype (sizes already checked)."""
+    m, k = a.shape
+    n = b.shape[1]
+    out = np.empty((m, n), a.dtype)
+    if m == 0 or n == 0:
+        return out
+    if k == 0:
+        out[:] = 0
+        return out
+    trans_a, lda = _layout(a, m, k)
+    if trans_a == 0:
+        a = np.ascontiguousarray(a)
+        trans_a, lda = _NO_TRANS, k
+    trans_b, ldb = _layout(b, k, n)
+    if trans_b == 0:
+        b = np.ascontiguousarray(b)
+        trans_b, ldb = _NO_TRANS, n
+    _gemm_call(trans_a, trans_b, m, n, k, a, lda, b, ldb, out)
+    return out
+
+
+@numba.njit(**_JIT)
+def gemv(a, x, transpose):
+    """``a @ x`` (``transpose``: ``x @ a``) for a 2-d ``a`` and a 1-d ``x``."""
+    if transpose:
+        k, m = a.shape
+    else:
+        m, k = a.shape
+    out = np.empty(m, a.dtype)
+    if m == 0:
+        return out
+    if k == 0:
+        out[:] = 0
+        return out
+    rows, cols = a.shape
+    flag, lda = _layout(a, rows, cols)
+    if flag == 0:
+        a = np.ascontiguousarray(a)
+        flag, lda = _NO_TRANS, cols
+    if flag == _TRANS:  # BLAS names the shape of the matrix as stored
+        rows, cols = cols, rows
+    if transpose:
+        flag = _TRANS if flag == _NO_TRANS else _NO_TRANS
+    incx = x.strides[0] // x.itemsize
+    if incx <= 0:  # a reversed or broadcast vector: BLAS would read it from its other end
+        x = np.ascontiguousarray(x)
+        incx = 1
+    _gemv_call(flag, rows, cols, a, lda, x, incx, out)
+    return out

@@ -1,0 +1,124 @@
+"""Real float products through NumPy's own BLAS (``backends/cpu/blas``): every layout an operand
+can have (rows or columns contiguous, slices, reversed and strided axes, size-1 axes with odd
+strides, empty axes), against NumPy, directly and from staged code; and ``np.dot`` where the
+library is not there."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from autostage.runtime.backends.cpu import blas
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import autostage
+
+pytestmark = pytest.mark.skipif(not blas.AVAILABLE, reason="NumPy's BLAS has no ILP64 CBLAS here")
+
+RTOL = {np.float32: 1e-4, np.float64: 1e-12}
+
+
+def _layouts(x: np.ndarray) -> list[np.ndarray]:
+    """``x``'s values in several memory layouts."""
+    reversed_rows = np.ascontiguousarray(x[::-1])[::-1]
+    padded = np.zeros((x.shape[0], x.shape[1] + 3), x.dtype)
+    padded[:, 1:1 + x.shape[1]] = x
+    strided = np.zeros((2 * x.shape[0], 2 * x.shape[1]), x.dtype)
+    strided[::2, ::2] = x
+    return [x, np.asfortranarray(x), reversed_rows, padded[:, 1:1 + x.shape[1]],
+            strided[::2, ::2], np.asfortranarray(padded)[:, 1:1 + x.shape[1]]]
+
+
+def _check(got, expected, dtype):
+    assert got.dtype == dtype and got.shape == expected.shape and got.flags.c_contiguous
+    np.testing.assert_allclose(got, expected, rtol=RTOL[dtype], atol=RTOL[dtype] * 10)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(7, 5, 3), (1, 5, 3), (7, 1, 3), (7, 5, 1), (1, 1, 1),
+                                   (0, 5, 3), (7, 0, 3), (7, 5, 0), (40, 33, 29)])
+def test_gemm_every_layout(dtype, shape):
+    m, k, n = shape
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((m, k)).astype(dtype)
+    b = rng.standard_normal((k, n)).astype(dtype)
+    for x in _layouts(a):
+        for y in _layouts(b):
+            _check(blas.gemm(x, y), a @ b, dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(7, 5), (1, 5), (7, 1), (0, 4), (4, 0), (31, 45)])
+def test_gemv_both_sides_every_layout(dtype, shape):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal(shape).astype(dtype)
+    right = rng.standard_normal(shape[1]).astype(dtype)
+    left = rng.standard_normal(shape[0]).astype(dtype)
+    for x in _layouts(a):
+        for v in (right, right[::-1].copy()[::-1], np.repeat(right, 2)[::2]):
+            _check(blas.gemv(x, v, False), a @ v, dtype)
+        for v in (left, left[::-1].copy()[::-1], np.repeat(left, 3)[::3]):
+            _check(blas.gemv(x, v, True), v @ a, dtype)
+
+
+def test_broadcast_vector_is_read_as_its_values():
+    a = np.arange(12.0).reshape(3, 4)
+    v = np.broadcast_to(np.float64(2.0), (4,))  # stride 0
+    _check(blas.gemv(a, v, False), a @ v, np.float64)
+
+
+def test_nan_and_inf_propagate_as_in_numpy():
+    a = np.ones((30, 40))
+    a[3, 5], a[7, 2] = np.nan, np.inf
+    b = np.ones((40, 20))
+    b[2, 1] = 0.0  # inf * 0 is nan
+    np.testing.assert_array_equal(blas.gemm(a, b), a @ b)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 12), st.integers(0, 12), st.integers(0, 12), st.booleans(), st.booleans(),
+       st.integers(1, 3), st.sampled_from([np.float32, np.float64]))
+def test_staged_products_match_numpy(m, k, n, transpose_a, transpose_b, step, dtype):
+    """``a @ b`` of staged code on transposed and strided views, sizes from 0 (hypothesis)."""
+    rng = np.random.default_rng(m * 169 + k * 13 + n)
+    a = rng.standard_normal((k, m * step) if transpose_a else (m, k * step)).astype(dtype)
+    b = rng.standard_normal((n, k) if transpose_b else (k, n)).astype(dtype)
+
+    def product(a, b):
+        x = a.T[::step] if transpose_a else a[:, ::step]
+        return x @ (b.T if transpose_b else b)
+
+    f = autostage.convert(product, target="cpu")
+    with autostage.config.STATIC_SIZES.override(0):  # the BLAS path for every size
+        got = f(a, b)
+    expected = product(a, b)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_allclose(got, expected, rtol=RTOL[dtype], atol=RTOL[dtype] * 10)
+
+
+def matrix_vector(w, x, y):
+    return w @ x, y @ w, np.dot(w, x)
+
+
+def test_staged_code_calls_numpy_blas():
+    f = autostage.convert(matrix_vector, target="cpu")
+    rng = np.random.default_rng(2)
+    w, x, y = rng.standard_normal((50, 40)), rng.standard_normal(40), rng.standard_normal(50)
+    for got, expected in zip(f(w, x, y), matrix_vector(w, x, y), strict=True):
+        _check(got, expected, np.float64)
+    source = f.backend_source(w, x, y)
+    assert "cpu_blas.gemv(" in source and "np.dot(" not in source
+
+
+def test_without_numpy_blas_products_take_np_dot(monkeypatch):
+    monkeypatch.setattr(blas, "AVAILABLE", False)
+
+    def product(a, b):
+        return a.T @ b + 1.0
+
+    f = autostage.convert(product, target="cpu")
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((60, 30)), rng.standard_normal((60, 20))
+    _check(f(a, b), product(a, b), np.float64)
+    source = f.backend_source(a, b)
+    assert "np.dot(" in source and "cpu_blas" not in source
