@@ -7,9 +7,12 @@ at the loop index with its own broadcasting (``lower_support.broadcast_index``),
 native scalars.
 The body runs per element as 0-d ("shadow") copies of its ops lowered by their ordinary CPU rules
 (``lower_core``), so each op has exactly the dtype rules of its unfused scalar form. A final
-``sum`` accumulates in its result dtype in order (as ``lower_reductions`` does; floats agree with
-NumPy's pairwise sum to a few ulps); ``max``/``min`` propagate NaN and raise NumPy's error on an
-empty reduction. Requires ``runtime/ops/fused`` (the op) and ``lower_core`` (scalar rules).
+``sum`` accumulates in its result dtype: integers in order, floats pairwise as NumPy adds the
+C-contiguous array the element-wise values would form (``lower_reductions.PairwiseSum``: NumPy's
+bits, over the whole array or each row), complex values with their real and imaginary parts
+each pairwise (within a few ulps of NumPy's); ``max``/``min`` propagate NaN and raise NumPy's
+error on an empty reduction. Requires ``runtime/ops/fused`` (the op) and ``lower_core`` (scalar
+rules).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from autostage.runtime.backends.cpu import (
 )
 from autostage.runtime.backends.cpu import lower_support as s
 from autostage.runtime.backends.cpu.codegen import Emitter, lowering, np_dtype
+from autostage.runtime.backends.cpu.lower_reductions import PairwiseSum
 from autostage.runtime.ops import fused as fused_op
 from autostage.runtime.types import TensorType, scalar
 
@@ -182,6 +186,12 @@ def _reduce(op: ir.Op, em: Emitter, reduction: ir.Op, element_ops: list[ir.Op],
     if kept or not whole:
         em.line(f"{out} = {s.empty(extents[:len(outer)] + ['1'] * len(kept), dtype)}")
     reduced = " * ".join(extents if whole else extents[-1:])
+    pairwise = []  # float sums add pairwise, as NumPy adds the array these values would form
+    if reduction.name == "sum" and dtype.kind in "fc":
+        count = em.fresh("n")
+        em.line(f"{count} = {reduced}")
+        part = np.empty(0, dtype).real.dtype
+        pairwise = [PairwiseSum(em, part, count) for _ in range(1 + (dtype.kind == "c"))]
     if reduction.name != "sum":
         ufunc = {"max": "maximum", "min": "minimum"}[reduction.name]
         em.line(f"if {reduced} == 0:")
@@ -192,11 +202,21 @@ def _reduce(op: ir.Op, em: Emitter, reduction: ir.Op, element_ops: list[ir.Op],
     def nest(direct: bool) -> None:
         with s.loops(em, outer, extents[:len(outer)]):
             acc = out if whole and not kept else em.fresh("acc")
-            em.line(f"{acc} = {_identity(reduction.name, dtype)}")
+            for part in pairwise:
+                part.start()
+            if not pairwise:
+                em.line(f"{acc} = {_identity(reduction.name, dtype)}")
             with s.loops(em, inner, extents[len(outer):]):
                 value = s.cast(_element(op, em, element_ops, looped, indices, extents, direct),
                                dtype)
-                if reduction.name == "sum":
+                if len(pairwise) == 1:
+                    pairwise[0].add(value)
+                elif pairwise:  # complex: real and imaginary parts each pairwise
+                    v = em.fresh("v")
+                    em.line(f"{v} = {value}")
+                    pairwise[0].add(f"{v}.real")
+                    pairwise[1].add(f"{v}.imag")
+                elif reduction.name == "sum":
                     em.line(f"{acc} += {value}")
                 else:
                     v = em.fresh("v")
@@ -205,6 +225,11 @@ def _reduce(op: ir.Op, em: Emitter, reduction: ir.Op, element_ops: list[ir.Op],
                     em.line(f"if {v} {compare} {acc} or {v} != {v}:")
                     with em.block():
                         em.line(f"{acc} = {v}")
+            if len(pairwise) == 1:
+                em.line(f"{acc} = {pairwise[0].total()}")
+            elif pairwise:
+                em.line(f"{acc} = {np_dtype(dtype)}(complex({pairwise[0].total()}, "
+                        f"{pairwise[1].total()}))")
             if acc != out:
                 em.line(f"{s.index_expr(out, outer + kept)} = {acc}")
 

@@ -112,7 +112,108 @@ def {name}_run(flat, start, n):
 @numba.njit(**JIT)
 def {name}(x, start, n):
     return {name}_run(np.ascontiguousarray(x).reshape(-1), start, n)
+
+
+@numba.njit(**JIT)
+def {name}_tiles(n, limit):
+    """The sizes, in order, of the nodes of n's pairwise tree that hold at most limit elements
+    and whose parents hold more: they tile the n elements."""
+    out = np.empty(n // (limit // 4) + 2, np.int64)
+    count = 0
+    stack = np.empty(64, np.int64)
+    stack[0] = n
+    top = 1 if n > 0 else 0
+    while top > 0:
+        top -= 1
+        size = stack[top]
+        if size > limit:
+            half = size // 2
+            half -= half % 8
+            stack[top], stack[top + 1] = size - half, half  # the left half on top: first
+            top += 2
+        else:
+            out[count] = size
+            count += 1
+    return out[:count]
+
+
+@numba.njit(**JIT)
+def {name}_join(sums, n, limit):
+    """The pairwise sum of n elements from the sums of its tiles (``_tiles``), added as the
+    tree adds them."""
+    if n <= limit:
+        return sums[0] if n > 0 else sums.dtype.type(0)
+    sizes = np.empty(64, np.int64)
+    lefts = np.empty(64, sums.dtype)
+    waiting = np.zeros(64, np.bool_)
+    top = 0
+    k = 0
+    sizes[0] = n
+    while True:
+        if sizes[top] > limit:
+            half = sizes[top] // 2
+            half -= half % 8
+            sizes[top + 1], waiting[top + 1] = half, False
+            top += 1
+            continue
+        value = sums[k]
+        k += 1
+        while True:
+            if top == 0:
+                return value
+            top -= 1
+            if waiting[top]:
+                value = lefts[top] + value
+                continue
+            lefts[top], waiting[top] = value, True
+            half = sizes[top] // 2
+            half -= half % 8
+            sizes[top + 1], waiting[top + 1] = sizes[top] - half, False
+            top += 1
+            break
 '''
+TILE = 1024  # the most values a PairwiseSum buffers (8 KiB of float64)
+
+
+class PairwiseSum:
+    """A float sum of values computed one at a time, in the order of a C-contiguous block,
+    added as NumPy adds such a block (``_PAIRWISE``) without storing the block: each value goes
+    into a buffer holding one tile of the pairwise tree (a subtree of at most ``TILE`` values);
+    a full tile is summed by the pairwise helper, and the tile sums combined as the tree
+    combines them. Fused reductions and variances sum values no array holds; added in order
+    instead, 4e6 float32 values of 0.1 summed to 769,050 instead of NumPy's 800,000."""
+
+    def __init__(self, em: Emitter, dtype: np.dtype, count: str):
+        """Emits the tiles and buffers of a block of ``count`` values (outside the loops)."""
+        self.em, self.count = em, count
+        self.helper = em.helper("pairwise_sum", _PAIRWISE)
+        self.tiles, self.buffer, self.sums = em.fresh("tiles"), em.fresh("buf"), em.fresh("sums")
+        self.tile, self.filled = em.fresh("tile"), em.fresh("filled")
+        em.line(f"{self.tiles} = {self.helper}_tiles(np.int64({count}), {TILE})")
+        em.line(f"{self.buffer} = np.empty({TILE}, {np_dtype(dtype)})")
+        em.line(f"{self.sums} = np.empty(max(len({self.tiles}), 1), {np_dtype(dtype)})")
+
+    def start(self) -> None:
+        """Before the values of one block."""
+        self.em.line(f"{self.tile} = 0")
+        self.em.line(f"{self.filled} = 0")
+
+    def add(self, value: str) -> None:
+        em, buffer, filled = self.em, self.buffer, self.filled
+        em.line(f"{buffer}[{filled}] = {value}")
+        em.line(f"{filled} += 1")
+        em.line(f"if {filled} == {self.tiles}[{self.tile}]:")
+        with em.block():
+            em.line(f"{self.sums}[{self.tile}] = {self.helper}_block({buffer}, np.int64(0), "
+                    f"{filled}) if {filled} <= 128 else {self.helper}_run({buffer}, "
+                    f"np.int64(0), {filled})")
+            em.line(f"{self.tile} += 1")
+            em.line(f"{filled} = 0")
+
+    def total(self) -> str:
+        """The block's sum, after its values."""
+        return (f"({self.sums}[0] if len({self.tiles}) == 1 else "
+                f"{self.helper}_join({self.sums}, np.int64({self.count}), {TILE}))")
 
 
 def _accumulate(em: Emitter, inner: ReducedLoops, element: str, acc: str, dtype: np.dtype,
@@ -121,6 +222,17 @@ def _accumulate(em: Emitter, inner: ReducedLoops, element: str, acc: str, dtype:
     over the trailing axes adds pairwise where NumPy does: over the whole block of a
     C-contiguous array (of an F-contiguous one when every axis is reduced: NumPy follows the
     memory), else along the last axis, the rows in order."""
+    if combine == "+" and dtype.kind == "c" and "imag" in inner.pairwise:
+        real, imag = inner.pairwise["real"], inner.pairwise["imag"]
+        real.start()
+        imag.start()
+        with inner():
+            v = em.fresh("v")
+            em.line(f"{v} = {s.cast(element, dtype)}")
+            real.add(f"{v}.real")
+            imag.add(f"{v}.imag")
+        em.line(f"{acc} = {np_dtype(dtype)}(complex({real.total()}, {imag.total()}))")
+        return
     start = inner.pairwise_start(dtype) if combine == "+" and inner.flat else ""
     if not start:
         _accumulate_in_order(em, inner, element, acc, dtype, combine)
@@ -184,12 +296,21 @@ def _var_value(op, em, inner, element, count) -> str:
     em.line(f"{mean} = {s.cast(f'{wide}({acc}) / np.float64({count})', acc_dtype)}")
     sq_dtype = np.empty(0, diff_dtype).real.dtype  # |d|^2 is real
     ss = em.fresh("ss")
-    em.line(f"{ss} = {s.zero(sq_dtype)}")
+    squares = inner.pairwise.get("squares")
+    if squares:
+        squares.start()
+    else:
+        em.line(f"{ss} = {s.zero(sq_dtype)}")
     with inner():
         em.line(f"{d} = {s.cast(element, diff_dtype)} - {mean}")
         square = (f"{d}.real * {d}.real + {d}.imag * {d}.imag" if diff_dtype.kind == "c"
                   else f"{d} * {d}")
-        em.line(f"{ss} += {square}")
+        if squares:
+            squares.add(square)
+        else:
+            em.line(f"{ss} += {square}")
+    if squares:
+        em.line(f"{ss} = {squares.total()}")
     ddof = op.attrs["ddof"]
     return s.cast(f"np.float64({ss}) / np.float64(max({count} - {ddof!r}, 0))",
                   op.results[0].type.dtype)
@@ -302,6 +423,12 @@ class ReducedLoops:
         self.operand, self.count = x, count
         self.x = em.name(x) if x is not None else ""
         self.flat = ""  # the operand's flat view when it is C-contiguous (pairwise sums)
+        self.pairwise: dict[str, PairwiseSum] = {}  # sums of computed values (_pairwise_parts)
+
+    def trailing(self) -> bool:
+        """Whether the reduced axes are the trailing ones (a C-contiguous block per result)."""
+        ndim = len(self.sizes)
+        return bool(self.axes) and self.axes == tuple(range(ndim - len(self.axes), ndim))
 
     def pairwise_start(self, dtype: np.dtype) -> str:
         """The flat index where the reduced block starts, when NumPy would add it pairwise
@@ -310,7 +437,7 @@ class ReducedLoops:
         if self.operand is None or self.operand.type.dtype != dtype or dtype.kind != "f":
             return ""
         ndim = len(self.sizes)
-        if self.axes != tuple(range(ndim - len(self.axes), ndim)) or not self.axes:
+        if not self.trailing():
             return ""
         start = "0"
         for a in range(ndim - len(self.axes)):
@@ -327,6 +454,23 @@ class ReducedLoops:
 def lower_reduction(op: ir.Op, em: Emitter) -> None:
     emit_reduction(op, em, reduced_axes(op.attrs["axis"], op.operands[0].type.ndim),
                    op.attrs["keepdims"], REDUCERS[op.name])
+
+
+def _pairwise_parts(op: ir.Op) -> dict[str, np.dtype]:
+    """The sums of computed values a reduction over trailing axes adds pairwise, as NumPy adds
+    the arrays it computes them in: a complex sum's real and imaginary parts (NumPy pairs them
+    in its own blocks: within a few ulps), and a variance's squared deviations (NumPy's bits)."""
+    x = op.operands[0].type.dtype
+    acc = accumulation_dtype(x, op.attrs.get("dtype")) if op.name != "sum" else (
+        op.results[0].type.dtype)
+    parts = {}
+    if acc.kind == "c":
+        parts["real"] = parts["imag"] = np.empty(0, acc).real.dtype
+    if op.name in ("var", "std"):
+        squares = np.empty(0, np.result_type(x, accumulation_dtype(x, None))).real.dtype
+        if squares.kind == "f":
+            parts["squares"] = squares
+    return parts
 
 
 def emit_reduction(op: ir.Op, em: Emitter, axes: tuple[int, ...], keepdims: bool,
@@ -350,6 +494,9 @@ def emit_reduction(op: ir.Op, em: Emitter, axes: tuple[int, ...], keepdims: bool
         inner.flat = em.fresh("flat")
         em.line(f"{inner.flat} = np.ascontiguousarray({xname}).reshape(-1) if "
                 f"{xname}.flags.c_contiguous else np.empty(0, {np_dtype(x.type.dtype)})")
+    if op.name in _PAIRWISE_SUMS and inner.trailing():
+        inner.pairwise = {key: PairwiseSum(em, dtype, count) for key, dtype in
+                          _pairwise_parts(op).items()}
     out = em.name(result)
     if result.type.ndim == 0:
         em.line(f"{out} = {reducer(op, em, inner, element, first, count)}")

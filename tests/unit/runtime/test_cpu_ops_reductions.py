@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from test_cpu_ops_harness import run_cpu
 
+import autostage
+
 RNG = np.random.default_rng(0)
 F64 = RNG.standard_normal((3, 4, 5))
 F32 = RNG.standard_normal((4, 6)).astype(np.float32)
@@ -104,3 +106,66 @@ def test_float_sums_are_numpys_pairwise_sums(dtype, layout, shape):
     run_cpu(lambda x: np.sum(x, axis=-1), x, **rows)
     if x.ndim == 3:
         run_cpu(lambda x: np.sum(x, axis=(1, 2)), x, **(rows or whole))
+
+
+# -- sums of computed values: fused reductions and variances add pairwise, as NumPy adds the array
+# those values would form (added in order, 4e6 float32 values of 0.2 summed to 769,050 instead of
+# 800,000; a float32 variance was 0.7% off).
+
+def fused_sum(x):
+    return np.sum(x * 2)
+
+
+def fused_row_sums(x):
+    return np.sum(x * 2, axis=-1, keepdims=True)
+
+
+def fused_mean_of_squares(x):
+    return np.mean(x * x)
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 127, 128, 129, 1023, 1024, 1025, 2047, 2048, 5000,
+                               100_003])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fused_sums_give_numpys_bits_across_tile_sizes(n, dtype):
+    x = (np.random.default_rng(n).random(n) * 10).astype(dtype)
+    f = autostage.convert(fused_sum, target="cpu")
+    with autostage.config.STATIC_SIZES.override(0):  # one trace for every size
+        got = f(x)
+    assert got.dtype == dtype and got == fused_sum(x)
+    assert "pairwise_sum_tiles" in f.backend_source(x)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_long_fused_sums_of_float32_are_not_sequential(dtype):
+    x = np.full(4_000_000, 0.1, dtype)
+    got = autostage.convert(fused_sum, target="cpu")(x)
+    assert got == fused_sum(x)  # NumPy's bits; in order, float32 gave 769049.56
+    rows = np.full((3, 1_500_000), 0.1, dtype)
+    np.testing.assert_array_equal(autostage.convert(fused_row_sums, target="cpu")(rows),
+                                  fused_row_sums(rows))
+    y = np.random.default_rng(1).random(3_000_001).astype(dtype)
+    assert autostage.convert(fused_mean_of_squares, target="cpu")(y) == fused_mean_of_squares(y)
+
+
+def variance(x):
+    return np.var(x), np.std(x, axis=-1), np.var(x, axis=(0, 1), ddof=1)
+
+
+def test_long_variances_give_numpys_bits():
+    x = (np.random.default_rng(2).random((2, 3, 700_001)) + 100).astype(np.float32)
+    f = autostage.convert(variance, target="cpu")
+    for got, expected in zip(f(x), variance(x), strict=True):
+        np.testing.assert_array_equal(got, expected)  # in order: 0.08270668 for 0.08332185
+
+
+def complex_sums(z):
+    return np.sum(z), np.mean(z), np.sum(z * 2, axis=-1), np.var(z)
+
+
+def test_long_complex_sums_add_pairwise():
+    z = np.full((2, 2_000_000), 0.1 + 0.3j, np.complex64)
+    got = autostage.convert(complex_sums, target="cpu")(z)
+    for g, e in zip(got, complex_sums(z), strict=True):
+        # NumPy pairs complex values in its own blocks: a few ulps (in order: 4% off)
+        np.testing.assert_allclose(g, e, rtol=2e-6)
