@@ -10,7 +10,9 @@ max/min/argmax raise ValueError, mean/var divide in float64 and cast back (as ``
 var subtracts the mean in a second pass. Float sums and means over the trailing axes of a
 C-contiguous array add pairwise exactly as NumPy does (``_PAIRWISE``: eight running sums per block
 of 128, blocks combined in halves), so they give NumPy's bits, and eight independent sums run
-several times faster than one chain of additions. Other float sums add in order: results agree
+several times faster than one chain of additions. Sums of computed values (``PairwiseSum``: a
+variance's squared deviations, complex parts, and fused reductions in ``lower_fused``) add
+pairwise as NumPy adds the array they would form. Other float sums add in order: results agree
 to a few ulps of the sum (exact for ints, bools, max/min/arg*, and for sums along a leading axis,
 which NumPy also adds in order).
 """
@@ -181,7 +183,7 @@ class PairwiseSum:
     into a buffer holding one tile of the pairwise tree (a subtree of at most ``TILE`` values);
     a full tile is summed by the pairwise helper, and the tile sums combined as the tree
     combines them. Fused reductions and variances sum values no array holds; added in order
-    instead, 4e6 float32 values of 0.1 summed to 769,050 instead of NumPy's 800,000."""
+    instead, 4e6 float32 values of 0.2 summed to 769,050 instead of NumPy's 800,000."""
 
     def __init__(self, em: Emitter, dtype: np.dtype, count: str):
         """Emits the tiles and buffers of a block of ``count`` values (outside the loops)."""
