@@ -186,12 +186,11 @@ def _reduce(op: ir.Op, em: Emitter, reduction: ir.Op, element_ops: list[ir.Op],
     if kept or not whole:
         em.line(f"{out} = {s.empty(extents[:len(outer)] + ['1'] * len(kept), dtype)}")
     reduced = " * ".join(extents if whole else extents[-1:])
-    pairwise = []  # float sums add pairwise, as NumPy adds the array these values would form
+    pairwise = None  # float sums add pairwise, as NumPy adds the array these values would form
     if reduction.name == "sum" and dtype.kind in "fc":
         count = em.fresh("n")
         em.line(f"{count} = {reduced}")
-        part = np.empty(0, dtype).real.dtype
-        pairwise = [PairwiseSum(em, part, count) for _ in range(1 + (dtype.kind == "c"))]
+        pairwise = PairwiseSum(em, dtype, count)
     if reduction.name != "sum":
         ufunc = {"max": "maximum", "min": "minimum"}[reduction.name]
         em.line(f"if {reduced} == 0:")
@@ -202,34 +201,33 @@ def _reduce(op: ir.Op, em: Emitter, reduction: ir.Op, element_ops: list[ir.Op],
     def nest(direct: bool) -> None:
         with s.loops(em, outer, extents[:len(outer)]):
             acc = out if whole and not kept else em.fresh("acc")
-            for part in pairwise:
-                part.start()
-            if not pairwise:
+
+            def element() -> str:
+                return s.cast(_element(op, em, element_ops, looped, indices, extents, direct),
+                              dtype)
+
+            if pairwise is not None and len(inner) == 1:  # one axis: tile by tile
+                with pairwise.over(inner[0]) as store:
+                    store(element())
+            elif pairwise is not None:
+                pairwise.start()
+                with s.loops(em, inner, extents[len(outer):]):
+                    pairwise.add(element())
+            else:
                 em.line(f"{acc} = {_identity(reduction.name, dtype)}")
-            with s.loops(em, inner, extents[len(outer):]):
-                value = s.cast(_element(op, em, element_ops, looped, indices, extents, direct),
-                               dtype)
-                if len(pairwise) == 1:
-                    pairwise[0].add(value)
-                elif pairwise:  # complex: real and imaginary parts each pairwise
-                    v = em.fresh("v")
-                    em.line(f"{v} = {value}")
-                    pairwise[0].add(f"{v}.real")
-                    pairwise[1].add(f"{v}.imag")
-                elif reduction.name == "sum":
-                    em.line(f"{acc} += {value}")
-                else:
-                    v = em.fresh("v")
-                    compare = ">" if reduction.name == "max" else "<"
-                    em.line(f"{v} = {value}")
-                    em.line(f"if {v} {compare} {acc} or {v} != {v}:")
-                    with em.block():
-                        em.line(f"{acc} = {v}")
-            if len(pairwise) == 1:
-                em.line(f"{acc} = {pairwise[0].total()}")
-            elif pairwise:
-                em.line(f"{acc} = {np_dtype(dtype)}(complex({pairwise[0].total()}, "
-                        f"{pairwise[1].total()}))")
+                with s.loops(em, inner, extents[len(outer):]):
+                    value = element()
+                    if reduction.name == "sum":
+                        em.line(f"{acc} += {value}")
+                    else:
+                        v = em.fresh("v")
+                        compare = ">" if reduction.name == "max" else "<"
+                        em.line(f"{v} = {value}")
+                        em.line(f"if {v} {compare} {acc} or {v} != {v}:")
+                        with em.block():
+                            em.line(f"{acc} = {v}")
+            if pairwise is not None:
+                em.line(f"{acc} = {pairwise.total()}")
             if acc != out:
                 em.line(f"{s.index_expr(out, outer + kept)} = {acc}")
 

@@ -20,6 +20,7 @@ which NumPy also adds in order).
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable, Iterator
 
 import numpy as np
 from autostage.runtime import ir
@@ -183,39 +184,82 @@ class PairwiseSum:
     into a buffer holding one tile of the pairwise tree (a subtree of at most ``TILE`` values);
     a full tile is summed by the pairwise helper, and the tile sums combined as the tree
     combines them. Fused reductions and variances sum values no array holds; added in order
-    instead, 4e6 float32 values of 0.2 summed to 769,050 instead of NumPy's 800,000."""
+    instead, 4e6 float32 values of 0.2 summed to 769,050 instead of NumPy's 800,000. A complex
+    sum adds its real and imaginary parts so, each in a buffer of its own (NumPy pairs complex
+    values in other blocks: within a few ulps)."""
 
     def __init__(self, em: Emitter, dtype: np.dtype, count: str):
         """Emits the tiles and buffers of a block of ``count`` values (outside the loops)."""
-        self.em, self.count = em, count
+        self.em, self.count, self.dtype = em, count, np.dtype(dtype)
         self.helper = em.helper("pairwise_sum", _PAIRWISE)
-        self.tiles, self.buffer, self.sums = em.fresh("tiles"), em.fresh("buf"), em.fresh("sums")
-        self.tile, self.filled = em.fresh("tile"), em.fresh("filled")
+        self.tiles, self.tile, self.filled = em.fresh("tiles"), em.fresh("tile"), em.fresh("filled")
         em.line(f"{self.tiles} = {self.helper}_tiles(np.int64({count}), {TILE})")
-        em.line(f"{self.buffer} = np.empty({TILE}, {np_dtype(dtype)})")
-        em.line(f"{self.sums} = np.empty(max(len({self.tiles}), 1), {np_dtype(dtype)})")
+        part = np_dtype(np.empty(0, dtype).real.dtype)
+        self.parts = []  # (buffer, sums) of each real part
+        for _ in range(1 + (self.dtype.kind == "c")):
+            buffer, sums = em.fresh("buf"), em.fresh("sums")
+            em.line(f"{buffer} = np.empty({TILE}, {part})")
+            em.line(f"{sums} = np.empty(max(len({self.tiles}), 1), {part})")
+            self.parts.append((buffer, sums))
 
     def start(self) -> None:
-        """Before the values of one block."""
+        """Before the values of one block added one by one (``add``)."""
         self.em.line(f"{self.tile} = 0")
         self.em.line(f"{self.filled} = 0")
 
+    @contextlib.contextmanager
+    def over(self, index: str) -> Iterator[Callable[[str], None]]:
+        """The loop over one block along one axis (``index`` from 0 to ``count``), tile by tile:
+        the body stores the value at ``index`` with the function this yields. No test per value
+        (``add``'s), so LLVM can vectorise the loop computing a tile's values."""
+        em, first = self.em, self.filled  # ``filled``: the index where the tile starts
+        em.line(f"{first} = 0")
+        em.line(f"for {self.tile} in range(len({self.tiles})):")
+        with em.block():
+            size = em.fresh("size")
+            em.line(f"{size} = {self.tiles}[{self.tile}]")
+            em.line(f"for {index} in range({first}, {first} + {size}):")
+            with em.block():
+                yield lambda value: self._store(value, f"{index} - {first}")
+            self._sum_tile(size)
+            em.line(f"{first} += {size}")
+
     def add(self, value: str) -> None:
-        em, buffer, filled = self.em, self.buffer, self.filled
-        em.line(f"{buffer}[{filled}] = {value}")
+        em, filled = self.em, self.filled
+        self._store(value, filled)
         em.line(f"{filled} += 1")
         em.line(f"if {filled} == {self.tiles}[{self.tile}]:")
         with em.block():
-            em.line(f"{self.sums}[{self.tile}] = {self.helper}_block({buffer}, np.int64(0), "
-                    f"{filled}) if {filled} <= 128 else {self.helper}_run({buffer}, "
-                    f"np.int64(0), {filled})")
+            self._sum_tile(filled)
             em.line(f"{self.tile} += 1")
             em.line(f"{filled} = 0")
 
+    def _store(self, value: str, position: str) -> None:
+        em = self.em
+        if len(self.parts) == 2:
+            v = em.fresh("v")
+            em.line(f"{v} = {value}")
+            values = [f"{v}.real", f"{v}.imag"]
+        else:
+            values = [value]
+        for (buffer, _), part in zip(self.parts, values, strict=True):
+            em.line(f"{buffer}[{position}] = {part}")
+
+    def _sum_tile(self, size: str) -> None:
+        """The sum of the tile's ``size`` buffered values, as NumPy adds them."""
+        helper = self.helper
+        for buffer, sums in self.parts:
+            self.em.line(f"{sums}[{self.tile}] = {helper}_block({buffer}, np.int64(0), {size}) "
+                         f"if {size} <= 128 else {helper}_run({buffer}, np.int64(0), {size})")
+
     def total(self) -> str:
         """The block's sum, after its values."""
-        return (f"({self.sums}[0] if len({self.tiles}) == 1 else "
-                f"{self.helper}_join({self.sums}, np.int64({self.count}), {TILE}))")
+        totals = [f"({sums}[0] if len({self.tiles}) == 1 else "
+                  f"{self.helper}_join({sums}, np.int64({self.count}), {TILE}))"
+                  for _, sums in self.parts]
+        if len(totals) == 1:
+            return totals[0]
+        return f"{np_dtype(self.dtype)}(complex({totals[0]}, {totals[1]}))"
 
 
 def _accumulate(em: Emitter, inner: ReducedLoops, element: str, acc: str, dtype: np.dtype,
@@ -224,16 +268,12 @@ def _accumulate(em: Emitter, inner: ReducedLoops, element: str, acc: str, dtype:
     over the trailing axes adds pairwise where NumPy does: over the whole block of a
     C-contiguous array (of an F-contiguous one when every axis is reduced: NumPy follows the
     memory), else along the last axis, the rows in order."""
-    if combine == "+" and dtype.kind == "c" and "imag" in inner.pairwise:
-        real, imag = inner.pairwise["real"], inner.pairwise["imag"]
-        real.start()
-        imag.start()
+    if combine == "+" and dtype.kind == "c" and "complex" in inner.pairwise:
+        sum_ = inner.pairwise["complex"]
+        sum_.start()
         with inner():
-            v = em.fresh("v")
-            em.line(f"{v} = {s.cast(element, dtype)}")
-            real.add(f"{v}.real")
-            imag.add(f"{v}.imag")
-        em.line(f"{acc} = {np_dtype(dtype)}(complex({real.total()}, {imag.total()}))")
+            sum_.add(s.cast(element, dtype))
+        em.line(f"{acc} = {sum_.total()}")
         return
     start = inner.pairwise_start(dtype) if combine == "+" and inner.flat else ""
     if not start:
@@ -460,14 +500,14 @@ def lower_reduction(op: ir.Op, em: Emitter) -> None:
 
 def _pairwise_parts(op: ir.Op) -> dict[str, np.dtype]:
     """The sums of computed values a reduction over trailing axes adds pairwise, as NumPy adds
-    the arrays it computes them in: a complex sum's real and imaginary parts (NumPy pairs them
-    in its own blocks: within a few ulps), and a variance's squared deviations (NumPy's bits)."""
+    the arrays it computes them in: a complex sum (NumPy pairs complex values in its own blocks:
+    within a few ulps), and a variance's squared deviations (NumPy's bits)."""
     x = op.operands[0].type.dtype
     acc = accumulation_dtype(x, op.attrs.get("dtype")) if op.name != "sum" else (
         op.results[0].type.dtype)
     parts = {}
     if acc.kind == "c":
-        parts["real"] = parts["imag"] = np.empty(0, acc).real.dtype
+        parts["complex"] = acc
     if op.name in ("var", "std"):
         squares = np.empty(0, np.result_type(x, accumulation_dtype(x, None))).real.dtype
         if squares.kind == "f":
