@@ -2,13 +2,13 @@
 
 Requires use counts (``analysis.use_counts``) and builds ``fused`` ops (``ops/fused.py``). A group
 grows from a root (an element-wise op of rank >= 1, or a ``sum``/``max``/``min`` that one loop can
-accumulate) up through operands produced by element-wise ops of the same region whose only use is
-in the group, so no intermediate is needed elsewhere and none is materialized. Groups of one op
-stay as they are. Operations never move across a side-effect op (each group lies between the
-same two effects), so errors and warnings keep their order with prints. The target decides which
-ops its loops compute (``fuses``, e.g. the CPU's: no float16, no complex transcendentals; see
-``targets.Target``): the others stay unfused. Fused ops' bodies are nested regions of their own
-and are never fused again.
+accumulate) up through operands produced by element-wise ops of the same region whose only uses are
+by one op of the group (``x * x`` reads ``x`` twice), so no intermediate is needed elsewhere and
+none is materialized. Groups of one op stay as they are. Operations never move across a side-effect
+op (each group lies between the same two effects), so errors and warnings keep their order with
+prints. The target decides which ops its loops compute (``fuses``, e.g. the CPU's: no float16, no
+complex transcendentals; see ``targets.Target``): the others stay unfused. Fused ops' bodies are
+nested regions of their own and are never fused again.
 """
 
 from __future__ import annotations
@@ -87,11 +87,14 @@ def _grow(root: ir.Op, counts: Counter, epoch: dict, taken: set,
           fuses: Callable[[ir.Op], bool]) -> set[ir.Op]:
     members, stack = {root}, [root]
     while stack:
-        for value in stack.pop().operands:
+        consumer = stack.pop()
+        for value in consumer.operands:
             producer = value.producer
+            # its only uses are this consumer's (``x * x`` reads x twice)
+            only_here = counts[value] == consumer.operands.count(value)
             if (isinstance(producer, ir.Op) and producer in epoch and producer not in members
                     and producer not in taken and per_element(producer)
-                    and len(producer.results) == 1 and counts[value] == 1
+                    and len(producer.results) == 1 and only_here
                     and epoch[producer] == epoch[root] and _tensors_only(producer)
                     and fuses(producer)):
                 members.add(producer)

@@ -1,5 +1,6 @@
 """Fusion: element-wise chains (and a final sum/max/min) become one ``fused`` op whose NumPy
-reference equals the unfused program; values used twice stay materialized; nothing moves across
+reference equals the unfused program; values used twice stay materialized (unless one op reads
+them twice); nothing moves across
 a print; random element-wise chains keep their results through ``optimize``."""
 
 import numpy as np
@@ -53,6 +54,19 @@ def test_value_used_twice_stays_materialized():
     module = staged(shared, X, Y)
     after = optimized(module, ["fusion"], (X, Y))
     assert after.count("fused") == 1 and "= multiply %0 %1" in after
+
+
+def squared_deviation(x, y):
+    d = x - y
+    return np.sum(d * d, axis=-1)
+
+
+def test_value_read_twice_by_one_op_fuses():
+    module = staged(squared_deviation, X, Y)
+    after = optimized(module, ["fusion"], (X, Y), (X[:, :1], Y))
+    assert after.count("fused") == 1 and "= subtract %0 %1" not in after
+    body = after[after.index("body("):]
+    assert "subtract" in body and "multiply" in body and "sum" in body
 
 
 def test_nothing_moves_across_a_print():
