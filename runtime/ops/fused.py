@@ -26,7 +26,7 @@ def per_element(op: ir.Op) -> bool:
 
 def is_fusible_reduction(op: ir.Op) -> bool:
     """A reduction one loop can accumulate: over all axes or the last one (keepdims or not), no
-    ``dtype=``, and max/min only of numbers ordered by ``>``."""
+    ``dtype=``, max/min only of numbers ordered by ``>``, mean only of floats."""
     definition = op_registry.REGISTRY.get(op.name)
     if definition is None or not definition.fusible_reduction or len(op.operands) != 1:
         return False
@@ -35,8 +35,10 @@ def is_fusible_reduction(op: ir.Op) -> bool:
         return False
     if op.attrs.get("dtype") is not None:
         return False
-    if op.name != "sum" and x.dtype.kind not in "iuf":
+    if op.name in ("max", "min") and x.dtype.kind not in "iuf":
         return False  # bool and complex max/min order differently from a ``>`` test
+    if op.name == "mean" and x.dtype.kind != "f":
+        return False  # NumPy adds other dtypes cast to float64 in buffers of its own
     return op.attrs.get("axis") in (None, (x.ndim - 1,))
 
 

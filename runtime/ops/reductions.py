@@ -29,7 +29,7 @@ REDUCTIONS: dict[str, tuple[str, ...]] = {
     "std": ("ddof",), "var": ("ddof",),
 }
 # A fused element-wise loop may end in one of these (under the conditions of ops/fused.py).
-FUSIBLE = frozenset({"sum", "max", "min"})
+FUSIBLE = frozenset({"sum", "mean", "max", "min"})
 # NumPy's ValueError for an empty array (no identity); the others give a value (nan for a mean).
 _EMPTY_FAILS = frozenset({"max", "min", "argmax", "argmin"})
 

@@ -41,6 +41,7 @@ def run(module: ir.Module, fuses: Callable[[ir.Op], bool] = every_op) -> bool:
 
 
 def _function(function: ir.Function, fuses: Callable[[ir.Op], bool]) -> bool:
+    _shapes_from_operands(function)
     counts = analysis.use_counts(function)
     regions = [function.body] + [r for op in function.body.walk() if op.name != "fused"
                                  for r in op.regions]
@@ -55,6 +56,29 @@ def _function(function: ir.Function, fuses: Callable[[ir.Op], bool]) -> bool:
     for fused, body in bodies:
         fused.regions = (body,)
     return bool(bodies)
+
+
+def _shapes_from_operands(function: ir.Function) -> None:
+    """``dim``/``size``/``full_like`` of an element-wise result whose array operands are all one
+    value read that value instead (``x * x`` has ``x``'s shape; ``full_like`` only where the
+    dtypes agree), so that asking for the result's shape (a mean's gradient does) does not keep
+    the result from fusing into its one consumer."""
+    for op in function.body.walk():
+        if op.name not in ("dim", "size", "full_like") or not op.operands:
+            continue
+        value = source = op.operands[0]
+        while isinstance(value.producer, ir.Op) and per_element(value.producer):
+            arrays = {v for v in value.producer.operands
+                      if isinstance(v.type, TensorType) and v.type.ndim}
+            if len(value.producer.results) != 1 or len(arrays) != 1:
+                break
+            (value,) = arrays
+            if value.type.ndim != source.type.ndim or op.name == "full_like" and (
+                    value.type.dtype != source.type.dtype):
+                break
+            source = value
+        if source is not op.operands[0]:
+            op.operands = (source, *op.operands[1:])
 
 
 def _plan(region: ir.Region, counts: Counter, fuses: Callable[[ir.Op], bool]

@@ -11,7 +11,8 @@ The body runs per element as 0-d ("shadow") copies of its ops lowered by their o
 C-contiguous array the element-wise values would form (``lower_reductions.PairwiseSum``: NumPy's
 bits, over the whole array or each row), complex values with their real and imaginary parts
 each pairwise (within a few ulps of NumPy's); ``max``/``min`` propagate NaN and raise NumPy's
-error on an empty reduction. Requires ``runtime/ops/fused`` (the op) and ``lower_core`` (scalar
+error on an empty reduction; a float ``mean`` is that sum divided by the count in float64, as
+``np.mean`` computes it. Requires ``runtime/ops/fused`` (the op) and ``lower_core`` (scalar
 rules).
 """
 
@@ -187,11 +188,11 @@ def _reduce(op: ir.Op, em: Emitter, reduction: ir.Op, element_ops: list[ir.Op],
         em.line(f"{out} = {s.empty(extents[:len(outer)] + ['1'] * len(kept), dtype)}")
     reduced = " * ".join(extents if whole else extents[-1:])
     pairwise = None  # float sums add pairwise, as NumPy adds the array these values would form
-    if reduction.name == "sum" and dtype.kind in "fc":
+    if reduction.name in ("sum", "mean") and dtype.kind in "fc":
         count = em.fresh("n")
         em.line(f"{count} = {reduced}")
         pairwise = PairwiseSum(em, dtype, count)
-    if reduction.name != "sum":
+    if reduction.name in ("max", "min"):
         ufunc = {"max": "maximum", "min": "minimum"}[reduction.name]
         em.line(f"if {reduced} == 0:")
         with em.block():
@@ -226,7 +227,10 @@ def _reduce(op: ir.Op, em: Emitter, reduction: ir.Op, element_ops: list[ir.Op],
                         em.line(f"if {v} {compare} {acc} or {v} != {v}:")
                         with em.block():
                             em.line(f"{acc} = {v}")
-            if pairwise is not None:
+            if reduction.name == "mean":  # NumPy divides in float64 (``lower_reductions``)
+                mean = s.cast(f"np.float64({pairwise.total()}) / np.float64({count})", dtype)
+                em.line(f"{acc} = {mean}")
+            elif pairwise is not None:
                 em.line(f"{acc} = {pairwise.total()}")
             if acc != out:
                 em.line(f"{s.index_expr(out, outer + kept)} = {acc}")

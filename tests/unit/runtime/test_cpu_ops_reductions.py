@@ -124,16 +124,24 @@ def fused_mean_of_squares(x):
     return np.mean(x * x)
 
 
+def fused_row_means(x):
+    return np.mean(x * x, axis=-1, keepdims=True)
+
+
 @pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 127, 128, 129, 1023, 1024, 1025, 2047, 2048, 5000,
                                100_003])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_fused_sums_give_numpys_bits_across_tile_sizes(n, dtype):
     x = (np.random.default_rng(n).random(n) * 10).astype(dtype)
     f = autostage.convert(fused_sum, target="cpu")
-    with autostage.config.STATIC_SIZES.override(0):  # one trace for every size
-        got = f(x)
+    g = autostage.convert(fused_mean_of_squares, target="cpu")
+    with autostage.config.STATIC_SIZES.override(0), np.errstate(invalid="ignore"):
+        got, mean = f(x), g(x)  # one trace for every size
+        expected = fused_mean_of_squares(x)  # (nan for n = 0)
     assert got.dtype == dtype and got == fused_sum(x)
+    assert mean.dtype == dtype and (mean == expected or n == 0 and np.isnan(mean))
     assert "pairwise_sum_tiles" in f.backend_source(x)
+    assert "pairwise_sum_tiles" in g.backend_source(x)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -146,6 +154,8 @@ def test_long_fused_sums_of_float32_are_not_sequential(dtype):
                                   fused_row_sums(rows))
     y = np.random.default_rng(1).random(3_000_001).astype(dtype)
     assert autostage.convert(fused_mean_of_squares, target="cpu")(y) == fused_mean_of_squares(y)
+    np.testing.assert_array_equal(autostage.convert(fused_row_means, target="cpu")(rows * 3),
+                                  fused_row_means(rows * 3))
 
 
 def variance(x):

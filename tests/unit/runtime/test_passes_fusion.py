@@ -69,6 +69,24 @@ def test_value_read_twice_by_one_op_fuses():
     assert "subtract" in body and "multiply" in body and "sum" in body
 
 
+def mean_square_and_size(x, y):
+    s = (x - y) * (x - y)
+    return np.mean(s), s.size, np.mean(x, axis=-1, keepdims=True), np.mean(x.astype(np.int32))
+
+
+def test_float_means_fuse_and_sizes_read_the_operand():
+    module = staged(mean_square_and_size, X, Y)
+    after = optimized(module, ["cse", "fusion"], (X, Y), (X[:, :1], Y))
+    # the squares fuse into the mean although their size is asked for: it is x - y's size
+    first = after[after.index("fused"):]
+    assert "multiply" in first.split("yield")[0] and "mean" in first.split("yield")[0]
+    assert "= size %0" in after or "= size %2" in after
+    # a mean of ints does not take in the cast before it (NumPy adds ints cast to float64 in
+    # buffers of its own); a mean alone stays as it is
+    assert after.count(" mean ") == 3 and after.count("= fused") == 1
+    assert "= cast %0 {dtype=i32}" in after
+
+
 def test_nothing_moves_across_a_print():
     module = staged(across_print, X, Y)
     after = optimized(module, ["fusion"], (X, Y))
