@@ -9,7 +9,8 @@ The body runs per element as 0-d ("shadow") copies of its ops lowered by their o
 (``lower_core``), so each op has exactly the dtype rules of its unfused scalar form. A final
 ``sum`` accumulates in its result dtype: integers in order, floats pairwise as NumPy adds the
 C-contiguous array the element-wise values would form (``lower_reductions.PairwiseSum``: NumPy's
-bits, over the whole array or each row), complex values with their real and imaginary parts
+bits, over the whole array or each row; fewer than 8 values known to the trace add in order, as
+NumPy adds them, without the buffers), complex values with their real and imaginary parts
 each pairwise (within a few ulps of NumPy's); ``max``/``min`` propagate NaN and raise NumPy's
 error on an empty reduction; a float ``mean`` is that sum divided by the count in float64, as
 ``np.mean`` computes it. Requires ``runtime/ops/fused`` (the op) and ``lower_core`` (scalar
@@ -17,6 +18,8 @@ rules).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from autostage.runtime import ir
@@ -188,10 +191,15 @@ def _reduce(op: ir.Op, em: Emitter, reduction: ir.Op, element_ops: list[ir.Op],
         em.line(f"{out} = {s.empty(extents[:len(outer)] + ['1'] * len(kept), dtype)}")
     reduced = " * ".join(extents if whole else extents[-1:])
     pairwise = None  # float sums add pairwise, as NumPy adds the array these values would form
-    if reduction.name in ("sum", "mean") and dtype.kind in "fc":
+    if reduction.name in ("sum", "mean"):
         count = em.fresh("n")
         em.line(f"{count} = {reduced}")
-        pairwise = PairwiseSum(em, dtype, count)
+        static = [e for e in (extents if whole else extents[-1:]) if e.isdigit()]
+        # NumPy adds fewer than 8 floats in order: no buffers (a step of a small ODE's loop)
+        few = len(static) == len(extents if whole else extents[-1:]) and math.prod(
+            int(e) for e in static) < 8 and dtype.kind == "f"
+        if dtype.kind in "fc" and not few:
+            pairwise = PairwiseSum(em, dtype, count)
     if reduction.name in ("max", "min"):
         ufunc = {"max": "maximum", "min": "minimum"}[reduction.name]
         em.line(f"if {reduced} == 0:")
@@ -218,7 +226,7 @@ def _reduce(op: ir.Op, em: Emitter, reduction: ir.Op, element_ops: list[ir.Op],
                 em.line(f"{acc} = {_identity(reduction.name, dtype)}")
                 with s.loops(em, inner, extents[len(outer):]):
                     value = element()
-                    if reduction.name == "sum":
+                    if reduction.name in ("sum", "mean"):
                         em.line(f"{acc} += {value}")
                     else:
                         v = em.fresh("v")
@@ -228,8 +236,8 @@ def _reduce(op: ir.Op, em: Emitter, reduction: ir.Op, element_ops: list[ir.Op],
                         with em.block():
                             em.line(f"{acc} = {v}")
             if reduction.name == "mean":  # NumPy divides in float64 (``lower_reductions``)
-                mean = s.cast(f"np.float64({pairwise.total()}) / np.float64({count})", dtype)
-                em.line(f"{acc} = {mean}")
+                total = pairwise.total() if pairwise is not None else acc
+                em.line(f"{acc} = {s.cast(f'np.float64({total}) / np.float64({count})', dtype)}")
             elif pairwise is not None:
                 em.line(f"{acc} = {pairwise.total()}")
             if acc != out:
@@ -241,7 +249,7 @@ def _reduce(op: ir.Op, em: Emitter, reduction: ir.Op, element_ops: list[ir.Op],
 def _identity(name: str, dtype: np.dtype) -> str:
     """The start of an accumulation: 0, or the value every element beats (NaN sticks after)."""
     dtype = np.dtype(dtype)
-    if name == "sum":
+    if name in ("sum", "mean"):
         return s.zero(dtype)
     low = name == "max"
     if dtype.kind == "f":
