@@ -184,10 +184,11 @@ def test_long_complex_sums_add_pairwise():
 def test_fewer_than_eight_known_values_add_in_order_without_buffers():
     """NumPy adds fewer than 8 values in order; with the sizes known to the trace the fused loop
     does so too, with no tile buffers to allocate at each step of a small ODE's loop."""
-    f = autostage.convert(fused_mean_of_squares, target="cpu")
-    for n in (1, 2, 7):
+    for n in (1, 2, 7):  # (a new function each: a second size stops a function's specialising)
+        f = autostage.convert(fused_mean_of_squares, target="cpu")
         x = np.random.default_rng(n).random(n) * 3
         assert f(x) == fused_mean_of_squares(x)
         assert "_tiles(np.int64(" not in f.backend_source(x)
+    f = autostage.convert(fused_mean_of_squares, target="cpu")
     x = np.random.default_rng(8).random(8) * 3
     assert f(x) == fused_mean_of_squares(x) and "_tiles(np.int64(" in f.backend_source(x)
