@@ -79,23 +79,29 @@ def {name}_block(flat, start, n):
 
 
 @numba.njit(**JIT)
-def {name}_run(flat, start, n):
-    if n <= 128:
-        return {name}_block(flat, start, n)
+def {name}_tree(flat, start, n, limit, tiled):
+    """The halves of n's pairwise tree split until they hold at most limit values, summed
+    as the tree adds them: each such part by ``_block`` from flat[start:], or (``tiled``) the
+    next of the part sums in ``flat`` (``_tiles``' order)."""
     starts = np.empty(64, np.int64)
     sizes = np.empty(64, np.int64)
     lefts = np.empty(64, flat.dtype)
     waiting = np.zeros(64, np.bool_)  # the left half is summed, the right one pending
     top = 0
+    k = 0
     starts[0], sizes[0] = start, n
     while True:
-        if sizes[top] > 128:  # split: the left half first
+        if sizes[top] > limit:  # split: the left half first
             half = sizes[top] // 2
             half -= half % 8
             starts[top + 1], sizes[top + 1], waiting[top + 1] = starts[top], half, False
             top += 1
             continue
-        value = {name}_block(flat, starts[top], sizes[top])
+        if tiled:
+            value = flat[k]
+            k += 1
+        else:
+            value = {name}_block(flat, starts[top], sizes[top])
         while True:  # hand the sum up until a frame still needs its right half
             if top == 0:
                 return value
@@ -110,6 +116,13 @@ def {name}_run(flat, start, n):
             waiting[top + 1] = False
             top += 1
             break
+
+
+@numba.njit(**JIT)
+def {name}_run(flat, start, n):
+    if n <= 128:
+        return {name}_block(flat, start, n)
+    return {name}_tree(flat, start, n, 128, False)
 
 
 @numba.njit(**JIT)
@@ -146,34 +159,7 @@ def {name}_join(sums, n, limit):
     tree adds them."""
     if n <= limit:
         return sums[0] if n > 0 else sums.dtype.type(0)
-    sizes = np.empty(64, np.int64)
-    lefts = np.empty(64, sums.dtype)
-    waiting = np.zeros(64, np.bool_)
-    top = 0
-    k = 0
-    sizes[0] = n
-    while True:
-        if sizes[top] > limit:
-            half = sizes[top] // 2
-            half -= half % 8
-            sizes[top + 1], waiting[top + 1] = half, False
-            top += 1
-            continue
-        value = sums[k]
-        k += 1
-        while True:
-            if top == 0:
-                return value
-            top -= 1
-            if waiting[top]:
-                value = lefts[top] + value
-                continue
-            lefts[top], waiting[top] = value, True
-            half = sizes[top] // 2
-            half -= half % 8
-            sizes[top + 1], waiting[top + 1] = sizes[top] - half, False
-            top += 1
-            break
+    return {name}_tree(sums, 0, n, limit, True)
 '''
 TILE = 1024  # the most values a PairwiseSum buffers (8 KiB of float64)
 
