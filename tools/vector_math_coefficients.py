@@ -11,10 +11,10 @@ prints the tables that vector_math.py holds; ``--check`` exits 1 when they diffe
 - log: ``log((1 + s) / (1 - s)) = 2*s + s * z * P(z)``, ``z = s**2``,
   ``|s| <= (sqrt(2) - 1) / (sqrt(2) + 1)`` (mantissas in ``[sqrt(1/2), sqrt(2))``), ``P`` of
   degree 6.
-- tanh: ``tanh(x) = x + x**3 * T(x**2)`` for ``|x| < 0.625``, ``T`` of degree 11.
 
-The float32 kernels (computing in float32) use the same fits with lower degrees (5, 3 and 5),
-printed as float32 literals.
+tanh needs no fit of its own: it is computed from exp's reduction and polynomial. The float32
+kernels (computing in float32) use the same fits with lower degrees (5 and 3), printed as float32
+literals.
 """
 
 from __future__ import annotations
@@ -44,13 +44,6 @@ def _p_log(z):
     return (2 * mp.atanh(s) - 2 * s) / (s * z)
 
 
-def _t_tanh(z):
-    if z < TINY:
-        return -mp.mpf(1) / 3 + 2 * z / 15
-    x = mp.sqrt(z)
-    return (mp.tanh(x) - x) / (x * z)
-
-
 def tables() -> dict[str, tuple[list[str], float]]:
     """name -> (the coefficients in ascending order as literals, the fit's maximum error)."""
     with mp.workdps(50):
@@ -60,10 +53,8 @@ def tables() -> dict[str, tuple[list[str], float]]:
         fits = {
             "EXP_Q": (_q_exp, [-half_ln2, half_ln2], 11),
             "LOG_P": (_p_log, [0, s_max**2 * widen], 7),
-            "TANH_T": (_t_tanh, [0, mp.mpf(0.625) ** 2], 12),
             "EXP32_Q": (_q_exp, [-half_ln2, half_ln2], 6),
             "LOG32_P": (_p_log, [0, s_max**2 * widen], 4),
-            "TANH32_T": (_t_tanh, [0, mp.mpf(0.625) ** 2], 6),
         }
         result = {}
         for name, (function, interval, n) in fits.items():

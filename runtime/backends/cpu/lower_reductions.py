@@ -14,7 +14,9 @@ several times faster than one chain of additions. Sums of computed values (``Pai
 variance's squared deviations, complex parts, and fused reductions in ``lower_fused``) add
 pairwise as NumPy adds the array they would form. Other float sums add in order: results agree
 to a few ulps of the sum (exact for ints, bools, max/min/arg*, and for sums along a leading axis,
-which NumPy also adds in order).
+which NumPy also adds in order). A sum over leading axes (a bias gradient, column sums) runs with
+the kept axes innermost: one running sum per result element, filled along memory, where a loop
+per element would stride across rows (11x slower at 128x256: 85 vs 7.8 us).
 """
 
 from __future__ import annotations
@@ -516,6 +518,9 @@ def emit_reduction(op: ir.Op, em: Emitter, axes: tuple[int, ...], keepdims: bool
     em.line(f"{count} = {' * '.join(sizes[a] for a in axes) or '1'}")
     element = s.index_expr(xname, idx)
     first = s.index_expr(xname, [idx[a] if a in kept else "0" for a in range(ndim)])
+    requested = op.attrs.get("dtype")
+    if x.type.dtype.kind == "c" and requested is not None and np.dtype(requested).kind != "c":
+        element, first = f"{element}.real", f"{first}.real"  # NumPy drops the imaginary part
     inner = ReducedLoops(em, idx, sizes, tuple(sorted(axes)), x, count)
     if op.name in _PAIRWISE_SUMS and inner.pairwise_start(x.type.dtype):
         # The C-contiguous operand as one flat view, made once outside the kept loops.
@@ -533,6 +538,13 @@ def emit_reduction(op: ir.Op, em: Emitter, axes: tuple[int, ...], keepdims: bool
         sizes[a] for a in kept]
     out_index = [idx[a] if a in kept else "0" for a in range(ndim)] if keepdims else [
         idx[a] for a in kept]
+    if op.name == "sum" and axes == tuple(range(len(axes))) and kept:
+        # Leading axes: the kept ones innermost, one running sum per result element: the same
+        # additions in the same order, along memory (LLVM vectorises them) instead of across.
+        em.line(f"{out} = {s.zeros(out_sizes, result.type.dtype)}")
+        with s.loops(em, [idx[a] for a in (*axes, *kept)], [sizes[a] for a in (*axes, *kept)]):
+            em.line(f"{s.index_expr(out, out_index)} += {s.cast(element, result.type.dtype)}")
+        return
     em.line(f"{out} = {s.empty(out_sizes, result.type.dtype)}")
     with s.loops(em, [idx[a] for a in kept], [sizes[a] for a in kept]):
         value = reducer(op, em, inner, element, first, count)

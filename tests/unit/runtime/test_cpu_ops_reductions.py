@@ -71,6 +71,30 @@ def test_complex_sum_mean_var():
         run_cpu(lambda a, name=name: getattr(np, name)(a, axis=0), z, rtol=2e-6)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int16, np.complex64, np.bool_])
+@pytest.mark.parametrize("shape,axis", [((300, 257), 0), ((3, 40, 50), (0, 1)),
+                                        ((3, 40, 50), 0), ((0, 5), 0), ((6, 0), 0)])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_sums_over_leading_axes_add_along_memory_in_numpys_order(dtype, shape, axis, keepdims):
+    """A sum over the leading axes runs with the kept axes innermost (one running sum per result
+    element, along memory) and adds each column in order, as NumPy does: its bits."""
+    x = (RNG.standard_normal(shape) * 100).astype(dtype)
+    source = run_cpu(lambda a: np.sum(a, axis=axis, keepdims=keepdims), x)
+    assert "np.zeros(" in source and "] += " in source  # the running sums, not one per loop
+
+
+def test_sum_of_complex_values_in_a_real_dtype_keeps_the_real_part():
+    z = (RNG.standard_normal((3, 4)) + 1j * RNG.standard_normal((3, 4))).astype(np.complex64)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        for axis in (0, 1, None):
+            # cast values add in order (NumPy: pairwise in its cast buffers): a few ulps apart
+            run_cpu(lambda a, axis=axis: np.sum(a, axis=axis, dtype=np.float32), z, rtol=2e-6)
+            run_cpu(lambda a, axis=axis: np.mean(a, axis=axis, dtype=np.float64), z,
+                    rtol=1e-12)
+
+
 def test_empty_max_raises():
     with pytest.raises(ValueError, match="zero-size array"):
         run_cpu(lambda a: np.max(a, axis=1), np.zeros((2, 0)))

@@ -75,7 +75,7 @@ SHAPES = [((3,), (1,), (3,)), ((1,), (1,), (4,)), ((0,), (1,), (1,)), ((1,), (0,
 @pytest.mark.parametrize("target", ["interpreter", "cpu"])
 def test_fused_loop_shape_is_numpys_broadcast(target):
     """The inline loop extents (first size other than 1 per axis) give NumPy's broadcast shape,
-    size 0 against 1 included, and NumPy's exact values."""
+    size 0 against 1 included, and NumPy's values."""
     import autostage
 
     staged_three = autostage.convert(three, target=target)
@@ -83,4 +83,7 @@ def test_fused_loop_shape_is_numpys_broadcast(target):
         args = [np.linspace(-1, 1, int(np.prod(s))).reshape(s) for s in shapes]
         got, expected = staged_three(*args), three(*args)
         assert got.shape == expected.shape, shapes
-        np.testing.assert_array_equal(got, expected)
+        if target == "interpreter":
+            np.testing.assert_array_equal(got, expected)
+        else:  # tanh is the cpu kernel's: within a few ulp of NumPy's (then minus a)
+            np.testing.assert_allclose(got, expected, rtol=1e-14, atol=1e-15)
