@@ -37,6 +37,16 @@ def count_op(op: ir.Op, counts: Counter, sign: int) -> None:
             counts[value] += sign
 
 
+def region_reads(region: ir.Region) -> list[ir.Value]:
+    """Every value read in ``region`` and its nested regions (operands and yields)."""
+    values = list(region.results)
+    for op in region.ops:
+        values += op.operands
+        for inner in op.regions:
+            values += region_reads(inner)
+    return values
+
+
 def has_effects(op: ir.Op, module: ir.Module | None = None) -> bool:
     """Whether ``op`` (or any op in its regions) must run even if nothing reads its results
     (``runtime/effects.py``; pass the module, or every ``call`` counts as effectful)."""

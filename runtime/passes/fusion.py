@@ -4,11 +4,15 @@ Requires use counts (``analysis.use_counts``) and builds ``fused`` ops (``ops/fu
 grows from a root (an element-wise op of rank >= 1, or a ``sum``/``max``/``min`` that one loop can
 accumulate) up through operands produced by element-wise ops of the same region whose only uses are
 by one op of the group (``x * x`` reads ``x`` twice), so no intermediate is needed elsewhere and
-none is materialized. Groups of one op stay as they are. Operations never move across a side-effect
-op (each group lies between the same two effects), so errors and warnings keep their order with
-prints. The target decides which ops its loops compute (``fuses``, e.g. the CPU's: no float16, no
-complex transcendentals; see ``targets.Target``): the others stay unfused. Fused ops' bodies are
-nested regions of their own and are never fused again.
+none is materialized. Groups of one op stay as they are. A cheap element-wise value (a compare, a
+sum, a cast: ``CHEAP``) read by several ops that each fuse is first copied, one copy per reader,
+so that each loop recomputes it instead of all reading an array written for them (a gradient's
+``logits == max`` mask and the shifted logits of a softmax were each a pass of their own).
+Operations never move across a side-effect op (each group lies between the same two effects), so
+errors and warnings keep their order with prints. The target decides which ops its loops
+compute (``fuses``, e.g. the CPU's: no float16, no complex transcendentals; see
+``targets.Target``): the others stay unfused. Fused ops' bodies are nested regions of their own
+and are never fused again.
 """
 
 from __future__ import annotations
@@ -20,6 +24,13 @@ from autostage.runtime import ir
 from autostage.runtime.ops.fused import is_fusible_reduction, per_element
 from autostage.runtime.passes import analysis
 from autostage.runtime.types import TensorType
+
+# Element-wise ops cheap enough to compute again in each loop that reads them (no division, no
+# transcendental: at most one instruction or two per element).
+CHEAP = frozenset({
+    "add", "subtract", "multiply", "negative", "positive", "absolute", "square", "maximum",
+    "minimum", "equal", "not_equal", "less", "less_equal", "greater", "greater_equal", "where",
+    "logical_and", "logical_or", "logical_not", "cast", "full_like"})
 
 
 def every_op(op: ir.Op) -> bool:
@@ -42,9 +53,11 @@ def run(module: ir.Module, fuses: Callable[[ir.Op], bool] = every_op) -> bool:
 
 def _function(function: ir.Function, fuses: Callable[[ir.Op], bool]) -> bool:
     _shapes_from_operands(function)
-    counts = analysis.use_counts(function)
     regions = [function.body] + [r for op in function.body.walk() if op.name != "fused"
                                  for r in op.regions]
+    for region in regions:
+        _copy_cheap_values(region, fuses)
+    counts = analysis.use_counts(function)
     mapping: dict[ir.Value, ir.Value] = {}
     bodies: list[tuple[ir.Op, ir.Region]] = []
     for region in regions:
@@ -79,6 +92,41 @@ def _shapes_from_operands(function: ir.Function) -> None:
             source = value
         if source is not op.operands[0]:
             op.operands = (source, *op.operands[1:])
+
+
+def _copy_cheap_values(region: ir.Region, fuses: Callable[[ir.Op], bool]) -> None:
+    """Gives each reader of a ``CHEAP`` value its own copy of the op computing it, where every
+    reader is an op of ``region`` that fuses (a root or member of a group with its copy) with no
+    side effect in between, and the value is not yielded; consumers first, so that a cheap
+    value feeding a copied one is copied in turn. The original, read by its first reader
+    only, then fuses into it."""
+    readers: dict[ir.Value, list[ir.Op]] = {}
+    nested: set[ir.Value] = set(region.results)
+    for op in region.ops:
+        for value in op.operands:
+            readers.setdefault(value, []).append(op)
+        for inner in op.regions:
+            nested.update(analysis.region_reads(inner))
+    epoch, effects = {}, 0
+    for op in region.ops:
+        effects += analysis.has_effects(op)
+        epoch[op] = effects
+    for op in reversed(list(region.ops)):
+        if op.name not in CHEAP or len(op.results) != 1 or not _is_root(op, fuses):
+            continue
+        value = op.results[0]
+        users = list(dict.fromkeys(readers.get(value, ())))
+        if len(users) < 2 or value in nested or not all(
+                epoch[user] == epoch[op] and (_is_root(user, fuses)) for user in users):
+            continue
+        for user in users[1:]:
+            copy = ir.Op(op.name, op.operands, (value.type,), op.attrs, loc=op.loc)
+            region.ops.insert(region.ops.index(user), copy)
+            epoch[copy] = epoch[op]
+            user.operands = tuple(copy.results[0] if v is value else v for v in user.operands)
+            for operand in op.operands:
+                readers.setdefault(operand, []).append(copy)
+        readers[value] = users[:1]
 
 
 def _plan(region: ir.Region, counts: Counter, fuses: Callable[[ir.Op], bool]

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from autostage.runtime import ir
 from autostage.runtime.ops import buffers
+from autostage.runtime.passes import analysis
 from autostage.runtime.types import ListType
 
 NESTED = -1  # the slot of a use inside an op's regions (a captured value)
@@ -56,22 +57,12 @@ def _use_table(region: ir.Region) -> dict[ir.Value, list[tuple[int, int]]]:
         for slot, value in enumerate(op.operands):
             table.setdefault(value, []).append((index, slot))
         for inner in op.regions:
-            for value in _reads(inner):
+            for value in analysis.region_reads(inner):
                 table.setdefault(value, []).append((index, NESTED))
     end = len(region.ops)
     for position, value in enumerate(region.results):
         table.setdefault(value, []).append((end, position))
     return table
-
-
-def _reads(region: ir.Region) -> list[ir.Value]:
-    """Every value read in ``region`` and its nested regions (operands and yields)."""
-    values = list(region.results)
-    for op in region.ops:
-        values += op.operands
-        for inner in op.regions:
-            values += _reads(inner)
-    return values
 
 
 class Analysis:

@@ -199,7 +199,9 @@ def _reduce(op: ir.Op, em: Emitter, reduction: ir.Op, element_ops: list[ir.Op],
         few = len(static) == len(extents if whole else extents[-1:]) and math.prod(
             int(e) for e in static) < 8 and dtype.kind == "f"
         if dtype.kind in "fc" and not few:
-            pairwise = PairwiseSum(em, dtype, count)
+            known = math.prod(int(e) for e in static) if len(static) == len(
+                extents if whole else extents[-1:]) else None
+            pairwise = PairwiseSum(em, dtype, count, known)
     if reduction.name in ("max", "min"):
         ufunc = {"max": "maximum", "min": "minimum"}[reduction.name]
         em.line(f"if {reduced} == 0:")

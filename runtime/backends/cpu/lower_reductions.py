@@ -164,6 +164,7 @@ def {name}_join(sums, n, limit):
     return {name}_tree(sums, 0, n, limit, True)
 '''
 TILE = 1024  # the most values a PairwiseSum buffers (8 KiB of float64)
+BLOCK = 128  # NumPy's pairwise block: up to this many values add in eight running sums
 
 
 class PairwiseSum:
@@ -176,23 +177,29 @@ class PairwiseSum:
     sum adds its real and imaginary parts so, each in a buffer of its own (NumPy pairs complex
     values in other blocks: within a few ulps)."""
 
-    def __init__(self, em: Emitter, dtype: np.dtype, count: str):
-        """Emits the tiles and buffers of a block of ``count`` values (outside the loops)."""
+    def __init__(self, em: Emitter, dtype: np.dtype, count: str, known: int | None = None):
+        """Emits the tiles and buffers of a block of ``count`` values (outside the loops).
+        A count ``known`` to the trace that fits one block of NumPy's (<= 128 values, a
+        softmax's row of classes) needs one buffer of its size and one block sum, no tiles."""
         self.em, self.count, self.dtype = em, count, np.dtype(dtype)
+        self.block = known if known is not None and known <= BLOCK else None
         self.helper = em.helper("pairwise_sum", _PAIRWISE)
         self.tiles, self.tile, self.filled = em.fresh("tiles"), em.fresh("tile"), em.fresh("filled")
-        em.line(f"{self.tiles} = {self.helper}_tiles(np.int64({count}), {TILE})")
+        if self.block is None:
+            em.line(f"{self.tiles} = {self.helper}_tiles(np.int64({count}), {TILE})")
         part = np_dtype(np.empty(0, dtype).real.dtype)
         self.parts = []  # (buffer, sums) of each real part
         for _ in range(1 + (self.dtype.kind == "c")):
             buffer, sums = em.fresh("buf"), em.fresh("sums")
-            em.line(f"{buffer} = np.empty({TILE}, {part})")
-            em.line(f"{sums} = np.empty(max(len({self.tiles}), 1), {part})")
+            em.line(f"{buffer} = np.empty({self.block or TILE}, {part})")
+            if self.block is None:
+                em.line(f"{sums} = np.empty(max(len({self.tiles}), 1), {part})")
             self.parts.append((buffer, sums))
 
     def start(self) -> None:
         """Before the values of one block added one by one (``add``)."""
-        self.em.line(f"{self.tile} = 0")
+        if self.block is None:
+            self.em.line(f"{self.tile} = 0")
         self.em.line(f"{self.filled} = 0")
 
     @contextlib.contextmanager
@@ -201,6 +208,11 @@ class PairwiseSum:
         the body stores the value at ``index`` with the function this yields. No test per value
         (``add``'s), so LLVM can vectorise the loop computing a tile's values."""
         em, first = self.em, self.filled  # ``filled``: the index where the tile starts
+        if self.block is not None:
+            em.line(f"for {index} in range({self.block}):")
+            with em.block():
+                yield lambda value: self._store(value, index)
+            return
         em.line(f"{first} = 0")
         em.line(f"for {self.tile} in range(len({self.tiles})):")
         with em.block():
@@ -216,6 +228,8 @@ class PairwiseSum:
         em, filled = self.em, self.filled
         self._store(value, filled)
         em.line(f"{filled} += 1")
+        if self.block is not None:
+            return
         em.line(f"if {filled} == {self.tiles}[{self.tile}]:")
         with em.block():
             self._sum_tile(filled)
@@ -242,9 +256,13 @@ class PairwiseSum:
 
     def total(self) -> str:
         """The block's sum, after its values."""
-        totals = [f"({sums}[0] if len({self.tiles}) == 1 else "
-                  f"{self.helper}_join({sums}, np.int64({self.count}), {TILE}))"
-                  for _, sums in self.parts]
+        if self.block is not None:
+            totals = [f"{self.helper}_block({buffer}, np.int64(0), {self.block})"
+                      for buffer, _ in self.parts]
+        else:
+            totals = [f"({sums}[0] if len({self.tiles}) == 1 else "
+                      f"{self.helper}_join({sums}, np.int64({self.count}), {TILE}))"
+                      for _, sums in self.parts]
         if len(totals) == 1:
             return totals[0]
         return f"{np_dtype(self.dtype)}(complex({totals[0]}, {totals[1]}))"

@@ -205,14 +205,21 @@ def test_long_complex_sums_add_pairwise():
         np.testing.assert_allclose(g, e, rtol=2e-6)
 
 
-def test_fewer_than_eight_known_values_add_in_order_without_buffers():
+def test_known_counts_add_without_tiles():
     """NumPy adds fewer than 8 values in order; with the sizes known to the trace the fused loop
-    does so too, with no tile buffers to allocate at each step of a small ODE's loop."""
+    does so too, with no tile buffers to allocate at each step of a small ODE's loop; up to 128
+    known values (one block of NumPy's) go into one buffer summed as one block."""
     for n in (1, 2, 7):  # (a new function each: a second size stops a function's specialising)
         f = autostage.convert(fused_mean_of_squares, target="cpu")
         x = np.random.default_rng(n).random(n) * 3
         assert f(x) == fused_mean_of_squares(x)
         assert "_tiles(np.int64(" not in f.backend_source(x)
+    for n in (8, 10, 16):  # one block of NumPy's: one buffer of that size, no tiles
+        f = autostage.convert(fused_mean_of_squares, target="cpu")
+        x = np.random.default_rng(n).random(n) * 3
+        source = f.backend_source(x)
+        assert f(x) == fused_mean_of_squares(x) and "_tiles(np.int64(" not in source
+        assert f"np.empty({n}, np.float64)" in source and "_block(buf" in source
     f = autostage.convert(fused_mean_of_squares, target="cpu")
-    x = np.random.default_rng(8).random(8) * 3
+    x = np.random.default_rng(17).random(17) * 3  # 17: a size the trace does not know
     assert f(x) == fused_mean_of_squares(x) and "_tiles(np.int64(" in f.backend_source(x)

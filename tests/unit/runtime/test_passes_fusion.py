@@ -1,7 +1,7 @@
 """Fusion: element-wise chains (and a final sum/max/min) become one ``fused`` op whose NumPy
 reference equals the unfused program; values used twice stay materialized (unless one op reads
-them twice); nothing moves across
-a print; random element-wise chains keep their results through ``optimize``."""
+them twice, or they are cheap and every reader fuses: then each computes its own); nothing
+moves across a print; random element-wise chains keep their results through ``optimize``."""
 
 import numpy as np
 import pytest
@@ -85,6 +85,38 @@ def test_float_means_fuse_and_sizes_read_the_operand():
     # buffers of its own); a mean alone stays as it is
     assert after.count(" mean ") == 3 and after.count("= fused") == 1
     assert "= cast %0 {dtype=i32}" in after
+
+
+def mask_read_twice(x, y):
+    m = (x > y).astype(np.float32)
+    return np.sum(m, axis=-1), m * x
+
+
+def shift_read_by_a_product(x, y):
+    d = x + y
+    return d @ y, d * 2.0
+
+
+def shift_read_across_a_print(x, y):
+    d = x + y
+    a = d * 2.0
+    print(y)
+    return a, d * 3.0
+
+
+def test_cheap_value_read_by_two_loops_is_computed_in_each():
+    module = staged(mask_read_twice, X, Y)
+    after = optimized(module, ["fusion"], (X, Y), (X[:, :1], Y))
+    top = "\n".join(line for line in after.splitlines() if line.startswith("  %"))
+    assert after.count("= fused") == 2 and "greater" not in top and "cast" not in top
+    assert after.count("greater") == 2 and after.count("cast") == 2  # one copy per loop
+
+
+def test_cheap_value_stays_when_a_reader_does_not_fuse_or_an_effect_intervenes():
+    for fn in (shift_read_by_a_product, shift_read_across_a_print):
+        module = staged(fn, X, Y)
+        after = optimized(module, ["fusion"], (X, Y))
+        assert after.count(" add ") == 1, fn.__name__
 
 
 def test_nothing_moves_across_a_print():
