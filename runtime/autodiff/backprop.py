@@ -11,6 +11,11 @@ so a gradient of a gradient (a tape inside a tape, ``grad(grad(f))``) is the sam
 2. *Reverse sweep*: from the seed, each active op with a cotangent on a result runs its
    ``OpDef.vjp`` (``op_registry.VjpRule``); cotangents of a value read twice add up. Cotangents
    have their primal's dtype and shape (``build.like``).
+3. *Threaded cotangents*: a rule of an op with regions or a call may take a value's cotangent
+   so far (``cotangent_so_far``) into its backward code and return the sum (``Threaded``),
+   which replaces it: a ``cond`` whose branch does not use a weight passes its cotangent
+   through instead of yielding zeros to be added, and a recursive model's backward calls add
+   into one running cotangent per weight instead of each returning a dense one.
 
 Integer and boolean values carry no gradient; an op that would pass a gradient through a value of
 another kind (a tensor list, a tuple) without a rule is a clear error, never a zero.
@@ -36,6 +41,24 @@ class GradientError(tracing.StagingError, TypeError):
 # The active values of the sweeps running now (innermost last): rules of ops with regions read
 # it to differentiate only what depends on the sources.
 _active: list[set] = []
+# The cotangents of the sweeps running now (innermost last), for ``cotangent_so_far``.
+_sweeps: list[dict] = []
+
+
+class Threaded:
+    """A rule's cotangent for a value that already includes that value's cotangent so far
+    (``cotangent_so_far``, passed into the rule's backward code): it replaces it."""
+
+    __slots__ = ("ct",)
+
+    def __init__(self, ct: ir.Value):
+        self.ct = ct
+
+
+def cotangent_so_far(value: ir.Value) -> ir.Value | None:
+    """``value``'s cotangent in the innermost running sweep, from the ops after the one whose
+    rule runs now (None: none yet)."""
+    return _sweeps[-1].get(value) if _sweeps else None
 
 
 def carries_gradient(value: ir.Value) -> bool:
@@ -122,13 +145,22 @@ def active_values(ops: Sequence[ir.Op], sources: set[ir.Value]) -> set[ir.Value]
     return active
 
 
-def accumulate(cotangents: dict[ir.Value, ir.Value], value: ir.Value, ct: ir.Value) -> None:
-    """Adds ``ct`` (cast and summed to ``value``'s dtype and shape) to ``value``'s cotangent.
+def accumulate(cotangents: dict, value: ir.Value, ct: ir.Value | Threaded) -> None:
+    """Adds ``ct`` (cast and summed to ``value``'s dtype and shape) to ``value``'s cotangent;
+    a ``Threaded`` one replaces it (it includes it), where ``cotangents`` is the sweep's, and
+    stays ``Threaded`` in a rule's own result dict.
 
     A tensor list's cotangent is a dense array, one row per element (``build.ct_type``): the
     cotangents of a list read twice are arrays of one shape (checked at run time: the rows of a
     ragged list must not broadcast), which add up.
     """
+    if isinstance(ct, Threaded):
+        _thread(cotangents, value, ct)
+        return
+    previous = cotangents.get(value)
+    if isinstance(previous, Threaded):  # a rule's result: a threaded sum, and more to add
+        cotangents[value] = Threaded(build.add(previous.ct, build.like(ct, value)))
+        return
     if isinstance(value, build.StateSource):
         ct = build.cast(ct, value.type.dtype)  # every read has the Variable's shape
     elif isinstance(value.type, TensorType):
@@ -141,11 +173,23 @@ def accumulate(cotangents: dict[ir.Value, ir.Value], value: ir.Value, ct: ir.Val
     cotangents[value] = ct if previous is None else build.add(previous, ct)
 
 
+def _thread(cotangents: dict, value: ir.Value, ct: Threaded) -> None:
+    total = build.like(ct.ct, value)
+    previous = cotangents.get(value)
+    if cotangents is (_sweeps[-1] if _sweeps else None):
+        cotangents[value] = total  # it includes the sweep's cotangent so far
+    elif previous is None:
+        cotangents[value] = Threaded(total)
+    else:  # a second threaded sum for the value in one rule: it took none of the first
+        raise AssertionError("a rule threaded one value's cotangent twice")
+
+
 def backprop(ops: Sequence[ir.Op], cotangents: dict[ir.Value, ir.Value],
              active: set[ir.Value]) -> None:
     """Emits the reverse sweep over ``ops``: ``cotangents`` (seeded with the cotangents of
     some results) gains the cotangent of every active value the seeds depend on."""
     _active.append(active)
+    _sweeps.append(cotangents)
     try:
         for op in reversed(ops):
             outgoing = tuple(cotangents.get(r) for r in op.results)
@@ -169,6 +213,7 @@ def backprop(ops: Sequence[ir.Op], cotangents: dict[ir.Value, ir.Value],
                         accumulate(cotangents, value, ct)
     finally:
         _active.pop()
+        _sweeps.pop()
 
 
 def gradients(ops: Sequence[ir.Op], target: ir.Value, seed: ir.Value,

@@ -41,11 +41,13 @@ from autostage.runtime.autodiff import (
 )
 from autostage.runtime.autodiff.backprop import (
     GradientError,
+    Threaded,
     accumulate,
     active_values,
     backprop,
     captured,
     carries_gradient,
+    cotangent_so_far,
     is_active,
     state_reads,
 )
@@ -86,18 +88,21 @@ def _check_replayable(op: ir.Op) -> None:
 
 def differentiate_region(region: ir.Region, args: Sequence[ir.Value],
                          seeds: Sequence[tuple[ir.Value, ir.Value | None]],
-                         wanted: Sequence[ir.Value], only_wanted: bool = False
-                         ) -> list[ir.Value]:
+                         wanted: Sequence[ir.Value], only_wanted: bool = False,
+                         start: dict | None = None) -> list[ir.Value]:
     """Replays ``region`` on ``args`` and returns the cotangents of ``wanted`` (zeros where
     none), given cotangents ``seeds`` of (region result, cotangent) pairs. ``only_wanted``:
-    the other arguments are constants of the differentiation (nothing computed for them)."""
-    return _differentiate(region, args, seeds, wanted, only_wanted=only_wanted)[0]
+    the other arguments are constants of the differentiation (nothing computed for them).
+    ``start``: cotangents some ``wanted`` values have already (the region's are added to
+    them, and one the region does not touch comes back as it is, not as zeros)."""
+    return _differentiate(region, args, seeds, wanted, only_wanted=only_wanted,
+                          start=start)[0]
 
 
 def _differentiate(region: ir.Region, args: Sequence[ir.Value],
                    seeds: Sequence[tuple[ir.Value, ir.Value | None]],
-                   wanted: Sequence[ir.Value], prepare=None, only_wanted: bool = False
-                   ) -> tuple[list[ir.Value], list[ir.Op], dict]:
+                   wanted: Sequence[ir.Value], prepare=None, only_wanted: bool = False,
+                   start: dict | None = None) -> tuple[list[ir.Value], list[ir.Op], dict]:
     """``differentiate_region``, also returning the replayed ops and the replay's map;
     ``prepare(ops, copies)`` may change the replay before it is differentiated, and returns
     what to run once the backward ops exist (or None)."""
@@ -106,7 +111,7 @@ def _differentiate(region: ir.Region, args: Sequence[ir.Value],
     sources = {v for v in (*args, *wanted)
                if (v in wanted if only_wanted else is_active(v) or v in args)}
     active = active_values(ops, sources)
-    cotangents: dict[ir.Value, ir.Value] = {}
+    cotangents: dict[ir.Value, ir.Value] = dict(start or {})
     for result, ct in seeds:
         value = copies.get(result, result)
         if ct is not None and value in active:
@@ -124,19 +129,25 @@ def _free(op: ir.Op) -> list[ir.Value]:
 
 
 def cond_vjp(op: ir.Op, cotangents: tuple) -> dict:
+    """Both branches differentiated under the predicate. A value with a cotangent already
+    (from the ops after the ``cond``) has it added to inside the branches (``Threaded``): a
+    branch that does not use the value yields it unchanged, where it would yield zeros."""
     pred, *passed = op.operands
-    frees = [*(v for v in passed if is_active(v)), *_free(op)]
+    frees = list(dict.fromkeys((*(v for v in passed if is_active(v)), *_free(op))))
+    start = {v: ct for v in frees if (ct := cotangent_so_far(v)) is not None}
     branches = []
     for region in op.regions:
         with tracing.region() as backward:
             seeds = list(zip(region.results, cotangents, strict=True))
-            backward.results = tuple(differentiate_region(region, passed, seeds, frees))
+            backward.results = tuple(differentiate_region(region, passed, seeds, frees,
+                                                          start=start))
         branches.append(backward)
     types = [build.ct_type(v) for v in frees]
     for branch in branches:  # a branch's cotangent may know fewer sizes than its primal
         types = [_join(t, r.type) for t, r in zip(types, branch.results, strict=True)]
     results = build.emit("cond", [pred], {"result_types": tuple(types)}, tuple(branches))
-    return dict(zip(frees, results, strict=True))
+    return {v: Threaded(ct) if v in start else ct
+            for v, ct in zip(frees, results, strict=True)}
 
 
 def _join(a, b):
@@ -235,7 +246,7 @@ def call_vjp(op: ir.Op, cotangents: tuple) -> dict:
     if backward is not None:  # a recursive call inside a taped backward function
         n = len(backward.tape.f.body.args)
         return _call_backward(op, cotangents, backward.name, backward.tape.f, backward.floats,
-                              list(op.operands[n:]), op.operands[:n])
+                              list(op.operands[n:]), op.operands[:n], threaded=True)
     if name in replaying or name in call_graph.recursive(module):
         return _recursive_call_vjp(op, cotangents)
     callee = module.functions[name]
@@ -276,25 +287,32 @@ def _recursive_call_vjp(op: ir.Op, cotangents: tuple) -> dict:
         backward = tape.backward({i for i in floats if is_active(op.operands[i])},
                                  differentiate_region)
         return _call_backward(op, cotangents, backward.name, callee, backward.floats,
-                              list(taped[len(tape.results):]), op.operands)
+                              list(taped[len(tape.results):]), op.operands, threaded=True)
     return _call_backward(op, cotangents, _backward_function(callee, floats, outs), callee,
                           floats, [], op.operands, outs=outs)
 
 
 def _call_backward(op: ir.Op, cotangents: tuple, backward: str, callee: ir.Function,
                    floats: list[int], extra: list, args: Sequence[ir.Value],
-                   outs: list[int] | None = None) -> dict:
+                   outs: list[int] | None = None, threaded: bool = False) -> dict:
     """``call @backward(args..., cotangents of results outs..., extra...)``: the cotangents
-    of ``callee``'s float parameters, accumulated onto the active ``args``."""
+    of ``callee``'s float parameters, accumulated onto the active ``args``. ``threaded`` (a
+    taped backward function): the call also takes each float argument's cotangent so far
+    (zeros where none, and for the second reading of one value) and returns the sums."""
     outs = list(range(len(callee.body.results))) if outs is None else outs
     cts = [cotangents[i] if cotangents[i] is not None else build.zeros_of(op.results[i])
            for i in outs]
-    results = tracing.emit("call", [*args, *cts, *extra], {
+    so_far, first = [], {}
+    for i in floats if threaded else ():
+        ct = cotangent_so_far(args[i]) if args[i] not in first else None
+        first.setdefault(args[i], i)
+        so_far.append(ct if ct is not None else build.zeros_of(args[i]))
+    results = tracing.emit("call", [*args, *cts, *extra, *so_far], {
         "callee": backward, "result_types": tuple(callee.body.args[i].type for i in floats)})
     found: dict = {}
     for i, ct in zip(floats, results, strict=True):
         if is_active(args[i]):
-            accumulate(found, args[i], ct)
+            accumulate(found, args[i], Threaded(ct) if first.get(args[i]) == i else ct)
     return found
 
 

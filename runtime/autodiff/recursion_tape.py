@@ -5,7 +5,8 @@ recomputing its whole subtree (a call at depth d computed d times). Instead, the
 call of ``f`` from outside its recursion is
 
     results..., root, tape... = call @f_fwd(operands..., empty tape...)
-    cotangents...             = call @f_bwd(operands..., result cotangents..., root, tape...)
+    cotangents...             = call @f_bwd(operands..., result cotangents..., root, tape...,
+                                            cotangents so far...)
 
 ``f_fwd`` is ``f`` that records, as it returns, its results and the call number of each of its
 recursive call sites (-1 where a site did not run) at its own call number, the length of the
@@ -15,7 +16,11 @@ recursive call replaced by ``call @f_saved(operands..., number, tape...)``, whic
 child's saved results, and is differentiated as any body: the gradient of ``f_saved`` is
 ``f_bwd`` of the child (``control_flow.call_vjp``). Each call's forward values are thus
 computed twice (by the outside's forward pass and by ``f_fwd``) and its local ops replayed once
-more by ``f_bwd``: no subtree is ever recomputed. Memory: O(calls x result size).
+more by ``f_bwd``: no subtree is ever recomputed. Memory: O(calls x result size). ``f_bwd``
+takes the cotangents its float parameters have so far and returns them with its own added
+(``backprop.Threaded``): a weight passed down the recursion has one running cotangent, where
+each call returned a dense one of its own (zeros in a leaf that does not use it) for its
+caller to add.
 
 Taped when ``f`` calls only itself in its cycle and its recursive calls sit in ``cond`` ops
 (not in loops); other recursion recomputes (``control_flow._recursive_call_vjp``).
@@ -85,7 +90,9 @@ class Backward:
         build.define_function(module, self.saved, [*args, INDEX, *tape.lists], lambda params: [
             build.emit("list_get", [params[len(args) + 1 + k], params[len(args)]])[0]
             for k in range(len(tape.results))])
-        build.define_function(module, self.name, [*args, *tape.results, INDEX, *tape.lists],
+        so_far = [args[i] for i in floats]  # the cotangents so far of the float parameters
+        build.define_function(module, self.name,
+                              [*args, *tape.results, INDEX, *tape.lists, *so_far],
                               lambda params: _backward_body(self, params, differentiate))
 
 
@@ -177,7 +184,9 @@ def _backward_body(backward: Backward, params: list, differentiate) -> list:
     f = tape.f
     n_args, n_results = len(f.body.args), len(tape.results)
     args, seeds = params[:n_args], params[n_args:n_args + n_results]
-    me, lists = params[n_args + n_results], params[n_args + n_results + 1:]
+    me = params[n_args + n_results]
+    lists = params[n_args + n_results + 1:n_args + n_results + 1 + len(tape.lists)]
+    so_far = params[n_args + n_results + 1 + len(tape.lists):]
     with tracing.region([v.type for v in f.body.args]) as saved_body:  # replayed below
         copies = dict(zip(f.body.args, saved_body.args, strict=True))
         numbers = [build.emit("list_get", [lists[n_results + i], me])[0]
@@ -194,8 +203,9 @@ def _backward_body(backward: Backward, params: list, differentiate) -> list:
         saved_body.results = tuple(copies.get(v, v) for v in f.body.results)
     pairs = [(r, ct) for r, ct in zip(saved_body.results, seeds, strict=True)
              if carries_gradient(r)]
-    return differentiate(saved_body, args, pairs, [args[i] for i in backward.floats],
-                         only_wanted=True)
+    wanted = [args[i] for i in backward.floats]
+    return differentiate(saved_body, args, pairs, wanted, only_wanted=True,
+                         start=dict(zip(wanted, so_far, strict=True)))
 
 
 def _rebuild(region: ir.Region, copies: dict, state: list, site, tape: Tape) -> list:
