@@ -417,3 +417,31 @@ def test_second_derivative_through_a_loop_with_saved_residuals():
     plain = (starts_and_reads(x + 2e-4, 3) - 2 * starts_and_reads(x, 3)
              + starts_and_reads(x - 2e-4, 3)) / 4e-8
     np.testing.assert_allclose(expected, plain, rtol=1e-4)
+
+
+# -- threaded cotangents: a branch that does not use a weight passes its cotangent through ------
+
+def weight_in_one_branch(w, x):
+    y = np.sum(x)
+    if y > 0:
+        y = y + np.sum((x @ w) ** 2)
+    return y + np.sum(np.tanh(x @ w))  # w's cotangent from here reaches the branch first
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_branch_that_does_not_use_a_weight_passes_its_cotangent_through(target):
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((3, 4))
+    for x in (rng.standard_normal((2, 3)) + 2, rng.standard_normal((2, 3)) - 2):  # both ways
+        check_gradients(weight_in_one_branch, (w, x), target)
+    staged = autostage.grad(autostage.convert(weight_in_one_branch, target=target))
+    text = staged.ir(w, x)
+    start = text.rindex("\n", 0, text.rindex(" = cond ")) + 1
+    backward = text[start:]  # from the backward cond's line on
+    first = int(backward.strip().split(":")[0].lstrip("%"))  # the cond's first result
+    else_branch = backward[backward.index("else:"):].split("yield")
+    # the else branch yields the weight's cotangent so far (a value from before the cond), not
+    # zeros of the weight's shape made in the branch
+    assert "full_like" not in else_branch[0] and "add" not in else_branch[0]
+    yielded = else_branch[1].splitlines()[0].replace(",", " ").split()
+    assert yielded and all(int(v.lstrip("%")) < first for v in yielded)

@@ -355,6 +355,11 @@ def test_the_gradient_of_a_self_recursive_call_reads_a_tape(target):
     called = {op.attrs["callee"] for op in backward.body.walk() if op.name == "call"}
     assert "tree_loss" not in called and "tree_loss_bwd" in called
     assert backward.result_types == (backward.body.args[2].type,)  # w's cotangent only
+    # it takes w's cotangent so far and adds to it: a leaf, which does not use w, passes it on
+    # (it returned zeros, which every caller added to its own dense cotangent)
+    so_far = backward.body.args[-1]
+    assert so_far.type == backward.body.args[2].type
+    assert any(so_far in region.results for op in backward.body.walk() for region in op.regions)
 
 
 _ALIASING = """module @main
