@@ -445,3 +445,18 @@ def test_branch_that_does_not_use_a_weight_passes_its_cotangent_through(target):
     assert "full_like" not in else_branch[0] and "add" not in else_branch[0]
     yielded = else_branch[1].splitlines()[0].replace(",", " ").split()
     assert yielded and all(int(v.lstrip("%")) < first for v in yielded)
+
+
+def vector_matrix(w, x):
+    return np.sum(np.tanh(x @ w)) + np.sum(np.tanh(w @ x[:2]) ** 2)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_matrix_cotangent_of_a_vector_product_is_an_outer_product(target):
+    """``x @ w`` and ``w @ v`` (1-d x, v): w's cotangent is a broadcast multiply, which fuses
+    with the addition of the two (no product with an inner size of 1)."""
+    rng = np.random.default_rng(4)
+    w, x = rng.standard_normal((3, 2)), rng.standard_normal(3)
+    check_gradients(vector_matrix, (w, x), target, argnums=(0, 1))
+    text = autostage.grad(autostage.convert(vector_matrix, target=target)).ir(w, x)
+    assert text.count(" = matmul ") == 2  # the forward products only
