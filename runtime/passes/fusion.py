@@ -117,7 +117,7 @@ def _copy_cheap_values(region: ir.Region, fuses: Callable[[ir.Op], bool]) -> Non
         value = op.results[0]
         users = list(dict.fromkeys(readers.get(value, ())))
         if len(users) < 2 or value in nested or not all(
-                epoch[user] == epoch[op] and (_is_root(user, fuses)) for user in users):
+                epoch[user] == epoch[op] and _is_root(user, fuses) for user in users):
             continue
         for user in users[1:]:
             copy = ir.Op(op.name, op.operands, (value.type,), op.attrs, loc=op.loc)
