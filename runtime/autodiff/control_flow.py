@@ -4,7 +4,9 @@ The values computed inside a region are not visible after it, so the backward pa
 region (copies its ops into the backward program) and differentiates the copy:
 
 * ``cond``: a backward ``cond`` on the same predicate; each branch replays its forward branch and
-  yields the cotangents of the values the branches read.
+  yields the cotangents of the values the branches read. The forward ``cond`` is changed to
+  yield the costly values of its branches too (``residuals.yield_saved``), which the backward
+  branch reads instead of computing them again.
 * ``while``: the forward loop is changed, when a gradient first needs it, to push its carried
   values onto one stack (a tensor list) per value in each iteration; the backward loop runs the
   iterations in reverse, replaying the body from the saved values, and reads the residuals that
@@ -129,19 +131,22 @@ def _free(op: ir.Op) -> list[ir.Value]:
 
 
 def cond_vjp(op: ir.Op, cotangents: tuple) -> dict:
-    """Both branches differentiated under the predicate. A value with a cotangent already
+    """Both branches differentiated under the predicate, reading the costly values the forward
+    branch computed (``residuals.yield_saved``). A value with a cotangent already
     (from the ops after the ``cond``) has it added to inside the branches (``Threaded``): a
     branch that does not use the value yields it unchanged, where it would yield zeros."""
     pred, *passed = op.operands
     frees = list(dict.fromkeys((*(v for v in passed if is_active(v)), *_free(op))))
     start = {v: ct for v in frees if (ct := cotangent_so_far(v)) is not None}
-    branches = []
+    branches, replays = [], []
     for region in op.regions:
         with tracing.region() as backward:
             seeds = list(zip(region.results, cotangents, strict=True))
-            backward.results = tuple(differentiate_region(region, passed, seeds, frees,
-                                                          start=start))
+            found, replayed, copies = _differentiate(region, passed, seeds, frees, start=start)
+            backward.results = tuple(found)
         branches.append(backward)
+        replays.append((backward, replayed, copies))
+    residuals.yield_saved(op, replays)
     types = [build.ct_type(v) for v in frees]
     for branch in branches:  # a branch's cotangent may know fewer sizes than its primal
         types = [_join(t, r.type) for t, r in zip(types, branch.results, strict=True)]
@@ -268,6 +273,10 @@ def _recursive_call_vjp(op: ir.Op, cotangents: tuple) -> dict:
     backward function that recomputes the callee's forward values (its nested calls included):
     a call at depth d recomputes its subtree."""
     name = op.attrs["callee"]
+    module = tracing.current().module
+    tape = recursion_tape.taped_forward(module, name)  # a call made to record already
+    if tape is not None:
+        return _taped_call_vjp(op, cotangents, tape)
     if state_reads(op):
         raise GradientError(
             f"gradients through staged recursion that reads Variables are not supported yet: "
@@ -279,17 +288,22 @@ def _recursive_call_vjp(op: ir.Op, cotangents: tuple) -> dict:
         if isinstance(v.type, ListType):
             raise GradientError(f"gradients through staged recursion with list arguments or "
                                 f"results are not supported yet: @{name}{_at(op)}")
-    tape = recursion_tape.tape_of(tracing.current().module, name, _check_replayable)
+    tape = recursion_tape.tape_of(module, name, _check_replayable)
     if tape is not None:  # record the calls' results once, then read them back
-        empty = [build.emit("list_new", [], {"element": t.element})[0] for t in tape.lists]
-        taped = build.emit("call", [*op.operands, *empty], {
-            "callee": tape.forward, "result_types": (*tape.results, INDEX, *tape.lists)})
-        backward = tape.backward({i for i in floats if is_active(op.operands[i])},
-                                 differentiate_region)
-        return _call_backward(op, cotangents, backward.name, callee, backward.floats,
-                              list(taped[len(tape.results):]), op.operands, threaded=True)
+        return _taped_call_vjp(op, cotangents, tape)
     return _call_backward(op, cotangents, _backward_function(callee, floats, outs), callee,
                           floats, [], op.operands, outs=outs)
+
+
+def _taped_call_vjp(op: ir.Op, cotangents: tuple, tape: recursion_tape.Tape) -> dict:
+    """The call ``op`` made to record its calls (``recursion_tape.record``), and the call of
+    the backward function that reads them."""
+    recorded = recursion_tape.record(op, tape)
+    args = op.operands[:len(tape.f.body.args)]
+    floats = [i for i, p in enumerate(tape.f.body.args) if carries_gradient(p)]
+    backward = tape.backward({i for i in floats if is_active(args[i])}, differentiate_region)
+    return _call_backward(op, cotangents[:len(tape.results)], backward.name, tape.f,
+                          backward.floats, recorded, args, threaded=True)
 
 
 def _call_backward(op: ir.Op, cotangents: tuple, backward: str, callee: ir.Function,

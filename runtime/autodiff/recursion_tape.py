@@ -1,10 +1,13 @@
 """Gradients of a function that calls itself, with a tape: every call's results saved once.
 
 Differentiating ``f`` by replaying its body would replay its recursive calls too, each
-recomputing its whole subtree (a call at depth d computed d times). Instead, the gradient of a
-call of ``f`` from outside its recursion is
+recomputing its whole subtree (a call at depth d computed d times). Instead, a call of ``f``
+from outside its recursion that a gradient goes through is changed, in place, to
 
     results..., root, tape... = call @f_fwd(operands..., empty tape...)
+
+and its gradient is
+
     cotangents...             = call @f_bwd(operands..., result cotangents..., root, tape...,
                                             cotangents so far...)
 
@@ -15,12 +18,12 @@ calls and through the ``cond`` ops around the sites. ``f_bwd`` replays ``f``'s b
 recursive call replaced by ``call @f_saved(operands..., number, tape...)``, which reads the
 child's saved results, and is differentiated as any body: the gradient of ``f_saved`` is
 ``f_bwd`` of the child (``control_flow.call_vjp``). Each call's forward values are thus
-computed twice (by the outside's forward pass and by ``f_fwd``) and its local ops replayed once
-more by ``f_bwd``: no subtree is ever recomputed. Memory: O(calls x result size). ``f_bwd``
-takes the cotangents its float parameters have so far and returns them with its own added
-(``backprop.Threaded``): a weight passed down the recursion has one running cotangent, where
-each call returned a dense one of its own (zeros in a leaf that does not use it) for its
-caller to add.
+computed once, by ``f_fwd`` (which prints, asserts and raises as ``f`` does, being the forward
+pass), and its local ops replayed once more by ``f_bwd``: no subtree is ever recomputed.
+Memory: O(calls x result size). ``f_bwd`` takes the cotangents its float parameters have so
+far and returns them with its own added (``backprop.Threaded``): a weight passed down the
+recursion has one running cotangent, where each call returned a dense one of its own (zeros
+in a leaf that does not use it) for its caller to add.
 
 Taped when ``f`` calls only itself in its cycle and its recursive calls sit in ``cond`` ops
 (not in loops); other recursion recomputes (``control_flow._recursive_call_vjp``).
@@ -122,6 +125,31 @@ def tape_of(module: ir.Module, name: str, check) -> Tape | None:
     return tapes[name]
 
 
+def record(op: ir.Op, tape: Tape) -> list[ir.Value]:
+    """Makes the ``call`` ``op`` of ``tape.f`` (or of its forward function already) call the
+    forward function, which records the calls on a tape, in place: its results keep their
+    values, and the root's number and the tape lists, returned, are new results."""
+    n = len(tape.results)
+    if op.attrs["callee"] != tape.forward:
+        region = op.results[0].region
+        empty, _ = build.placed(region, op, lambda: [
+            build.op1("list_new", element=t.element) for t in tape.lists])
+        extra = [ir.Value(t, op, n + k) for k, t in enumerate((INDEX, *tape.lists))]
+        for value in extra:
+            value.region = region
+        op.operands = (*op.operands, *empty)
+        op.results = (*op.results, *extra)
+        op.attrs = {**op.attrs, "callee": tape.forward,
+                    "result_types": tuple(v.type for v in op.results)}
+    return list(op.results[n:])
+
+
+def taped_forward(module: ir.Module, callee: str) -> Tape | None:
+    """The Tape whose forward function is ``callee`` (None for other functions)."""
+    return next((t for t in _TAPES.get(module, {}).values()
+                 if t is not None and t.forward == callee), None)
+
+
 def saved_backward(module: ir.Module, callee: str) -> Backward | None:
     """The Backward whose ``f_saved`` function is ``callee`` (None for other functions)."""
     return _SAVED.get(module, {}).get(callee)
@@ -168,7 +196,7 @@ def _forward_body(tape: Tape, args: list, lists: list) -> list:
         state[n_lists + tape.sites[op]] = outs[k]
         return state
 
-    state = _rebuild(f.body, copies, state, site, tape)
+    state = _rebuild(f.body, copies, state, site, tape, loud=True)
     results = [copies.get(v, v) for v in f.body.results]
     lists, numbers = state[:n_lists], state[n_lists:]
     me = build.op1("list_length", lists[-1])
@@ -208,10 +236,13 @@ def _backward_body(backward: Backward, params: list, differentiate) -> list:
                          start=dict(zip(wanted, so_far, strict=True)))
 
 
-def _rebuild(region: ir.Region, copies: dict, state: list, site, tape: Tape) -> list:
+def _rebuild(region: ir.Region, copies: dict, state: list, site, tape: Tape,
+             loud: bool = False) -> list:
     """Emits ``region``'s ops into the current region: each recursive call through
     ``site(op, state) -> state``, each ``cond`` around one rebuilt with ``state`` threaded
-    through as extra results; returns the state after the region."""
+    through as extra results; returns the state after the region. The copies print, assert
+    and raise as ``region`` does when ``loud`` (the forward function runs in place of ``f``),
+    else they are quiet (a replay)."""
     for op in region.ops:
         if op in tape.sites:
             state = site(op, state)
@@ -219,7 +250,7 @@ def _rebuild(region: ir.Region, copies: dict, state: list, site, tape: Tape) -> 
             branches = []
             for inner in op.regions:
                 with tracing.region() as branch:
-                    after = _rebuild(inner, copies, state, site, tape)
+                    after = _rebuild(inner, copies, state, site, tape, loud)
                     branch.results = (*(copies.get(v, v) for v in inner.results), *after)
                 branches.append(branch)
             outs = build.emit("cond", [copies.get(op.operands[0], op.operands[0])], {
@@ -228,7 +259,7 @@ def _rebuild(region: ir.Region, copies: dict, state: list, site, tape: Tape) -> 
             copies.update(zip(op.results, outs, strict=False))
             state = list(outs[len(op.results):])
         else:
-            new = quiet.copy(op, copies, tape.module)
+            new = ir.copy_op(op, copies) if loud else quiet.copy(op, copies, tape.module)
             if new is not None:
                 tracing.current().region.append(new)
     return state

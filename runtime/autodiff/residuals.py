@@ -1,4 +1,5 @@
-"""What the backward loop of a staged ``while`` reads from the forward loop: saved or recomputed.
+"""What the backward loop of a staged ``while`` (or a backward branch of a ``cond``) reads from
+the forward one: saved or recomputed.
 
 The backward loop (``control_flow.while_vjp``) replays the forward body of each iteration from the
 carried values the forward loop pushed onto stacks, and differentiates the copy. Replaying all of
@@ -20,6 +21,11 @@ one the forward pass computed (replays of random draws and Variable writes are r
 nothing changes but the work. Memory: O(iterations x size of the saved values), as for the
 carried values; ``autostage.checkpoint`` on a function called in the body trades the memory of
 its insides for recomputation.
+
+A backward ``cond`` replays the taken branch in the same way; ``yield_saved`` makes the forward
+``cond`` yield the costly values each branch computes (the other branch yields placeholders of
+their types, ``undef``) and the backward branch read them: the branch's matmuls and
+transcendentals run once, not twice.
 """
 
 from __future__ import annotations
@@ -66,6 +72,44 @@ def read_saved(op: ir.Op, backward: ir.Region, index: ir.Value, replayed: Sequen
         copies[v]: (v, sizes.of(v)) for v in shapes})
     _read_shapes(backward, targets, skip=replay)
     _remove_unused(backward, replay)
+
+
+def yield_saved(op: ir.Op, backwards: Sequence[tuple[ir.Region, Sequence[ir.Op], dict]]
+                ) -> None:
+    """Makes each backward branch of the ``cond`` ``op`` (``backwards``: per forward branch,
+    the backward region, its replay of the branch and the replay's map) read the costly
+    values of the replay from new results of ``op`` (rebuilt in place, keeping its result
+    values), and removes the replayed ops left unused. Values read for their shape only are
+    saved too: yielding a value computed anyway costs nothing."""
+    if not op.results:
+        return
+    saved = []
+    for region, (backward, replayed, copies) in zip(op.regions, backwards, strict=True):
+        original = {copies[r]: r for o in region.ops for r in o.results if r in copies}
+        needed = _residuals(backward, set(replayed), original)
+        values, shapes, _ = _to_save(region, needed)
+        saved.append([*values, *shapes])
+    if not any(saved):
+        return
+    outer = op.results[0].region
+    extra: list[ir.Value] = []
+    for k, region in enumerate(op.regions):
+        def yields(k: int = k) -> list[ir.Value]:
+            return [v if j == k else build.op1("undef", type=v.type)
+                    for j, values in enumerate(saved) for v in values]
+        with tracing.reopen(region):
+            region.results = (*region.results, *yields())
+    n = len(op.results)
+    for v in (v for values in saved for v in values):
+        value = ir.Value(v.type, op, n + len(extra))
+        value.region = outer
+        extra.append(value)
+    op.results = (*op.results, *extra)
+    op.attrs = {**op.attrs, "result_types": tuple(v.type for v in op.results)}
+    found = iter(extra)
+    for values, (backward, replayed, copies) in zip(saved, backwards, strict=True):
+        _substitute(backward, {copies[v]: next(found) for v in values}, skip=set())
+        _remove_unused(backward, set(replayed))
 
 
 def _residuals(backward: ir.Region, replay: set[ir.Op],

@@ -131,12 +131,12 @@ def _swap(v):
 def _vjp_matmul(op, cts: tuple) -> tuple:
     """Through ``a @ b`` with 1-d operands made 2-d (and the cotangent with them): ct @ b.T and
     a.T @ ct, summed over broadcast batch axes and reshaped back; only for active operands (a
-    product nothing needs would still run: it may fail, so DCE keeps it). The matrix's
-    cotangent in a vector-matrix product is an outer product: a broadcast ``multiply``, which
-    fuses with the addition into the matrix's running cotangent (one pass where a product, then
-    an addition, wrote two arrays; a zero product may have the other sign: -0.0 for 0.0)."""
+    product nothing needs would still run: it may fail, so DCE keeps it). A vector and a
+    matrix: ``_vjp_matrix_vector``."""
     a, b = op.operands
     ct = cts[0]
+    if {a.type.ndim, b.type.ndim} == {1, 2}:
+        return _vjp_matrix_vector(a, b, ct)
     if a.type.ndim == 1:
         ct = build.op1("expand_dims", ct, axis=(ct.type.ndim - (b.type.ndim != 1),))
     if b.type.ndim == 1:
@@ -144,21 +144,34 @@ def _vjp_matmul(op, cts: tuple) -> tuple:
     ct_a = ct_b = None
     if backprop.is_active(a):
         b2 = build.op1("expand_dims", b, axis=(1,)) if b.type.ndim == 1 else b
-        if a.type.ndim == 2 and b.type.ndim == 1:  # an outer product
-            ct_a = build.mul(ct, build.op1("expand_dims", b, axis=(0,)))
-        else:
-            ct_a = build.op1("matmul", ct, _swap(b2))
+        ct_a = build.op1("matmul", ct, _swap(b2))
         if a.type.ndim == 1:
             ct_a = build.op1("squeeze", ct_a, axis=(ct_a.type.ndim - 2,))
     if backprop.is_active(b):
         a2 = build.op1("expand_dims", a, axis=(0,)) if a.type.ndim == 1 else a
-        if a.type.ndim == 1 and b.type.ndim == 2:  # an outer product
-            ct_b = build.mul(build.op1("expand_dims", a, axis=(1,)), ct)
-        else:
-            ct_b = build.op1("matmul", _swap(a2), ct)
+        ct_b = build.op1("matmul", _swap(a2), ct)
         if b.type.ndim == 1:
             ct_b = build.op1("squeeze", ct_b, axis=(ct_b.type.ndim - 1,))
     return (ct_a, ct_b)
+
+
+def _vjp_matrix_vector(a, b, ct) -> tuple:
+    """``x @ w`` or ``w @ x`` (a vector and a matrix): the vector's cotangent is a
+    matrix-vector product (``w @ ct``, ``ct @ w``: BLAS gemv on ``w`` as it lies, where a
+    1-row product with ``w.T`` packs all of ``w`` for a gemm) and the matrix's an outer
+    product: a broadcast ``multiply``, which fuses with the addition into the matrix's running
+    cotangent (one pass where a product, then an addition, wrote two arrays; a zero product may
+    have the other sign: -0.0 for 0.0)."""
+    vector_first = a.type.ndim == 1
+    x, w = (a, b) if vector_first else (b, a)
+    ct_x = ct_w = None
+    if backprop.is_active(x):
+        ct_x = build.op1("matmul", *((w, ct) if vector_first else (ct, w)))
+    if backprop.is_active(w):
+        column, row = (x, ct) if vector_first else (ct, x)
+        ct_w = build.mul(build.op1("expand_dims", column, axis=(1,)),
+                         build.op1("expand_dims", row, axis=(0,)))
+    return (ct_x, ct_w) if vector_first else (ct_w, ct_x)
 
 
 op_registry.lookup("matmul").vjp = _vjp_matmul

@@ -460,3 +460,69 @@ def test_the_matrix_cotangent_of_a_vector_product_is_an_outer_product(target):
     check_gradients(vector_matrix, (w, x), target, argnums=(0, 1))
     text = autostage.grad(autostage.convert(vector_matrix, target=target)).ir(w, x)
     assert text.count(" = matmul ") == 2  # the forward products only
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_vector_cotangent_of_a_vector_product_is_a_matrix_vector_product(target):
+    """x's cotangent in ``x @ w`` is ``w @ ct`` and in ``w @ v`` is ``ct @ w``: products on w
+    as it lies (gemv), not 1-row products with w's transpose (a gemm that packs w)."""
+    rng = np.random.default_rng(5)
+    w, x = rng.standard_normal((3, 2)), rng.standard_normal(3)
+    check_gradients(vector_matrix, (w, x), target, argnums=(1,))
+    text = autostage.grad(autostage.convert(vector_matrix, target=target), argnums=1).ir(w, x)
+    assert text.count(" = matmul ") == 4  # two forward, two backward
+    assert "transpose" not in text and "expand_dims" not in text
+
+
+def two_layers_in_branches(w, x):
+    if np.sum(x) > 0:
+        y = np.tanh(x @ w)
+    else:
+        y = np.exp((x * 0.5) @ w)
+    return np.sum(y * y)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_backward_branch_reads_what_the_forward_branch_computed(target):
+    """The forward cond yields its product and transcendental (the other branch yields
+    placeholders) and the backward branch reads them: each computed once per branch."""
+    rng = np.random.default_rng(6)
+    w = 0.3 * rng.standard_normal((3, 4))
+    for x in (rng.standard_normal((2, 3)) + 2, rng.standard_normal((2, 3)) - 2):  # both ways
+        check_gradients(two_layers_in_branches, (w, x), target)
+    text = autostage.grad(autostage.convert(two_layers_in_branches, target=target)).ir(w, x)
+    assert text.count(" = matmul ") == 2 + 2  # the forward products, then x.T @ ct per branch
+    assert text.count(" = tanh ") == 1 and text.count(" = exp ") == 1
+    assert " = undef " in text  # a branch's placeholder for the other branch's values
+
+
+def branches_in_a_loop(w, x):
+    total = np.sum(x) * 0.0
+    i = 0
+    while i < x.shape[0]:
+        if np.sum(x[i]) > 0:
+            total = total + np.sum(np.tanh(x[i] @ w))
+        else:
+            total = total + np.sum(np.sin(x[i] @ w) * w[0])
+        i += 1
+    return total
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_branch_residuals_inside_a_loop_and_with_a_persistent_tape(target):
+    rng = np.random.default_rng(7)
+    w, x = 0.3 * rng.standard_normal((3, 4)), rng.standard_normal((5, 3))
+    check_gradients(branches_in_a_loop, (w, x), target, argnums=(0, 1))
+
+    def twice(w, x):
+        with autostage.GradientTape(persistent=True) as tape:
+            tape.watch(w)
+            y = two_layers_in_branches(w, x)
+            tripled = y * 3.0
+        return tape.gradient(y, w), tape.gradient(tripled, w)
+
+    for x in (rng.standard_normal((2, 3)) + 2, rng.standard_normal((2, 3)) - 2):
+        first, second = autostage.convert(twice, target=target)(w, x)
+        expected = finite_difference(two_layers_in_branches, (w, x), 0)
+        np.testing.assert_allclose(first, expected, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(second, 3.0 * expected, rtol=1e-6, atol=1e-6)
