@@ -351,6 +351,9 @@ def test_the_gradient_of_a_self_recursive_call_reads_a_tape(target):
     names = set(module.functions)
     assert {"tree_loss_fwd", "tree_loss_bwd", "tree_loss_saved"} <= names
     assert not any(name.endswith("_vjp") for name in names)  # nothing recomputes subtrees
+    main = module.functions[module.entry]
+    called = [op.attrs["callee"] for op in main.body.walk() if op.name == "call"]
+    assert set(called) == {"tree_loss_fwd", "tree_loss_bwd"}  # the forward pass is the taped one
     backward = module.functions["tree_loss_bwd"]
     called = {op.attrs["callee"] for op in backward.body.walk() if op.name == "call"}
     assert "tree_loss" not in called and "tree_loss_bwd" in called
