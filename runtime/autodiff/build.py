@@ -53,6 +53,18 @@ def placed(region: ir.Region, at: int | ir.Op, make: Callable, *args: object
     return value, made
 
 
+def add_results(op: ir.Op, types: Sequence[Type]) -> tuple[ir.Value, ...]:
+    """New results of ``types`` for ``op``, rebuilt in place by a VJP rule (its old results
+    keep their values), defined where its first result is; the caller updates the attrs
+    that declare them."""
+    region = op.results[0].region
+    extra = tuple(ir.Value(t, op, len(op.results) + k) for k, t in enumerate(types))
+    for value in extra:
+        value.region = region
+    op.results = (*op.results, *extra)
+    return extra
+
+
 def define_function(module: ir.Module, name: str, params: Sequence[Type],
                     body: Callable[[list[ir.Value]], Sequence[ir.Value]]) -> None:
     """Adds function ``name`` to ``module``: its results are what ``body(parameters)`` emits

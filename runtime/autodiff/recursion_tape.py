@@ -131,14 +131,10 @@ def record(op: ir.Op, tape: Tape) -> list[ir.Value]:
     values, and the root's number and the tape lists, returned, are new results."""
     n = len(tape.results)
     if op.attrs["callee"] != tape.forward:
-        region = op.results[0].region
-        empty, _ = build.placed(region, op, lambda: [
+        empty, _ = build.placed(op.results[0].region, op, lambda: [
             build.op1("list_new", element=t.element) for t in tape.lists])
-        extra = [ir.Value(t, op, n + k) for k, t in enumerate((INDEX, *tape.lists))]
-        for value in extra:
-            value.region = region
         op.operands = (*op.operands, *empty)
-        op.results = (*op.results, *extra)
+        build.add_results(op, (INDEX, *tape.lists))
         op.attrs = {**op.attrs, "callee": tape.forward,
                     "result_types": tuple(v.type for v in op.results)}
     return list(op.results[n:])

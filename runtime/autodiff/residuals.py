@@ -80,7 +80,8 @@ def yield_saved(op: ir.Op, backwards: Sequence[tuple[ir.Region, Sequence[ir.Op],
     the backward region, its replay of the branch and the replay's map) read the costly
     values of the replay from new results of ``op`` (rebuilt in place, keeping its result
     values), and removes the replayed ops left unused. Values read for their shape only are
-    saved too: yielding a value computed anyway costs nothing."""
+    saved too: yielding a value the branch computes costs at most writing it to an array where
+    it was fused."""
     if not op.results:
         return
     saved = []
@@ -91,20 +92,12 @@ def yield_saved(op: ir.Op, backwards: Sequence[tuple[ir.Region, Sequence[ir.Op],
         saved.append([*values, *shapes])
     if not any(saved):
         return
-    outer = op.results[0].region
-    extra: list[ir.Value] = []
     for k, region in enumerate(op.regions):
-        def yields(k: int = k) -> list[ir.Value]:
-            return [v if j == k else build.op1("undef", type=v.type)
-                    for j, values in enumerate(saved) for v in values]
         with tracing.reopen(region):
-            region.results = (*region.results, *yields())
-    n = len(op.results)
-    for v in (v for values in saved for v in values):
-        value = ir.Value(v.type, op, n + len(extra))
-        value.region = outer
-        extra.append(value)
-    op.results = (*op.results, *extra)
+            region.results = (*region.results, *(
+                v if j == k else build.op1("undef", type=v.type)
+                for j, values in enumerate(saved) for v in values))
+    extra = build.add_results(op, [v.type for values in saved for v in values])
     op.attrs = {**op.attrs, "result_types": tuple(v.type for v in op.results)}
     found = iter(extra)
     for values, (backward, replayed, copies) in zip(saved, backwards, strict=True):
@@ -329,11 +322,7 @@ def add_stacks(op: ir.Op, pushed: Callable[[dict], list[ir.Value]], types: Seque
     op.operands = (*op.operands, *stacks)
     op.regions = (new_cond, new_body)
     op.attrs = {**op.attrs, "carried_types": carried}
-    extra = tuple(ir.Value(s.type, op, n + k) for k, s in enumerate(stacks))
-    for value in extra:
-        value.region = region
-    op.results = (*op.results, *extra)
-    return extra
+    return build.add_results(op, [s.type for s in stacks])
 
 
 def replay_all(region: ir.Region, args: Sequence[ir.Value]) -> tuple[list[ir.Op], dict]:
