@@ -119,6 +119,6 @@ def convert(fn: Callable | None = None, *, input_signature: Sequence[Any] | None
                 "it as written)", fn=original)
         return StagedFunction(to_graph(f), name=original.__name__,
                               input_signature=input_signature, target=target,
-                              error_hook=errors.report)
+                              error_hook=errors.report, tiered=True)
 
     return decorate if fn is None else decorate(fn)

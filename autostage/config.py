@@ -16,6 +16,7 @@ option               environment variable            what it does
 ``RECURSION_LIMIT``  ``AUTOSTAGE_RECURSION_LIMIT``   staged recursion depth (1000)
 ``UNROLL_LIMIT``     ``AUTOSTAGE_UNROLL_LIMIT``      longer Python ranges staged, not unrolled (3)
 ``STATIC_SIZES``     ``AUTOSTAGE_STATIC_SIZES``      argument sizes up to this traced as known (16)
+``TIERED``           ``AUTOSTAGE_TIERED``            cpu: Python runs calls while a trace compiles
 ``CUDA_CUBLAS``      ``AUTOSTAGE_CUDA_CUBLAS``       cuda: products by cuBLAS via CuPy (``0``: off)
 ===================  ==============================  ==========================================
 
@@ -44,6 +45,7 @@ from autostage.runtime.config import (
     OPTIONS,
     RECURSION_LIMIT,
     STATIC_SIZES,
+    TIERED,
     TRACEBACK,
     UNROLL_LIMIT,
     VERIFY,
@@ -80,7 +82,7 @@ def set_max_traces(n: int) -> None:
 
 __all__ = ["CACHE_DIR", "CUDA_CUBLAS", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE", "EXACT_MATH",
            "MALLOC_TUNING", "MAX_TRACES", "OPTIONS", "RECURSION_LIMIT", "STATIC_SIZES",
-           "TRACEBACK",
+           "TIERED", "TRACEBACK",
            "TRACEBACK_MODES", "UNROLL_LIMIT", "VERIFY",
            "ConfigError", "Option", "cache_root", "do_not_convert_modules", "max_traces",
            "set_max_traces", "traceback_mode"]

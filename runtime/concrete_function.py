@@ -3,7 +3,9 @@
 It holds the traced IR module (as traced: ``f.ir()``), how its results map back to the returned
 structure (``Outputs``), what reads its implicit parameters and which frozen arrays guard it.
 The first run hands a copy of the module to the target (``Target.prepare``: the cpu target
-optimizes and compiles it), under a lock, so that each later run is one closure call.
+optimizes and compiles it), under a lock, so that each later run is one closure call. A tiered
+start (``StagedFunction``) asks for that preparation on a background thread instead
+(``prepare_in_background``) and runs Python meanwhile.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from autostage.runtime import ir, printer, result_identity
+from autostage.runtime import config, ir, printer, result_identity
 from autostage.runtime.function_outputs import Outputs
 
 
@@ -20,7 +22,8 @@ class ConcreteFunction:
     """One trace: an IR module and how to turn its results back into the returned structure."""
 
     __slots__ = ("module", "key", "description", "read", "alternative", "outputs", "guards",
-                 "used", "_prepare", "_runner", "_lock", "_released")
+                 "used", "_prepare", "_runner", "_lock", "_released", "_background",
+                 "background_error")
 
     def __init__(self, module: ir.Module, key: tuple, description: dict[str, tuple],
                  read: Callable | None, outputs: Outputs, prepare: Callable,
@@ -44,6 +47,8 @@ class ConcreteFunction:
         self._lock = threading.Lock()  # one thread prepares (compiles); the others wait for it
         self.used = True  # run since the trace cache last looked (StagedFunction._bound)
         self._released = False  # dropped from the trace cache (release)
+        self._background: threading.Thread | None = None  # preparing it (prepare_in_background)
+        self.background_error: BaseException | None = None  # what that thread raised, if any
 
     @property
     def function(self) -> ir.Function:
@@ -64,6 +69,34 @@ class ConcreteFunction:
     def prepared_runner(self) -> Callable[[list], tuple] | None:
         """The backend's runner, if this trace has been prepared (run) already."""
         return self._runner
+
+    def prepare(self) -> Callable[[list], tuple]:
+        """The backend's runner, preparing (compiling) it now if needed; waits for a preparation
+        running in the background."""
+        return self._runner or self._prepared()
+
+    def prepare_in_background(self) -> bool:
+        """Starts preparing this trace on a daemon thread, once (with the caller's configuration
+        overrides); whether it is still running. False once it finished: the runner is ready,
+        or preparing failed and ``run`` will prepare again in the caller's thread and raise."""
+        thread = self._background
+        if thread is None:
+            with _STARTING:
+                if self._background is None:  # published once started: alive until it ends
+                    thread = threading.Thread(
+                        target=self._prepare_quietly, args=(config.snapshot(),), daemon=True,
+                        name=f"autostage-compile-{self.function.name}")
+                    thread.start()
+                    self._background = thread
+                thread = self._background
+        return thread.is_alive()
+
+    def _prepare_quietly(self, settings: tuple) -> None:
+        try:
+            with config.applied(settings):
+                self._prepared()
+        except BaseException as e:  # noqa: BLE001 - the caller's next run raises it again
+            self.background_error = e
 
     def _prepared(self) -> Callable[[list], tuple]:
         with self._lock:
@@ -93,6 +126,9 @@ class ConcreteFunction:
     def __repr__(self) -> str:
         params = ", ".join(str(t) for t in self.function.param_types)
         return f"<ConcreteFunction {self.function.name}({params})>"
+
+
+_STARTING = threading.Lock()  # one background preparation per trace
 
 
 def _release_runner(runner: Callable | None) -> None:

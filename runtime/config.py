@@ -189,6 +189,13 @@ STATIC_SIZES: Option[int] = Option(
     " later calls (runtime/static_sizes.py). 0: every size unknown. Read at a function's first"
     " call.")
 
+TIERED: Option[bool] = Option(
+    "tiered", True, _flag, _check_flag,
+    "cpu target: while a trace compiles (in a background thread), calls of a function made with"
+    " autostage.convert run its converted Python code with the NumPy values given (Python's"
+    " semantics, so the same results and side effects); compiled code takes over when ready."
+    " 0: each trace compiles on its first call, which waits for it. Read at each such call.")
+
 CUDA_CUBLAS: Option[bool] = Option(
     "cuda_cublas", True, _flag, _check_flag,
     "cuda target: float matrix products call cuBLAS through CuPy when CuPy is installed (no"
@@ -198,7 +205,23 @@ CUDA_CUBLAS: Option[bool] = Option(
 OPTIONS: tuple[Option, ...] = (MAX_TRACES, TRACEBACK, DO_NOT_CONVERT, VERIFY, DUMP_BEFORE,
                                DUMP_AFTER, CACHE_DIR, EXACT_MATH,
                                MALLOC_TUNING, RECURSION_LIMIT, UNROLL_LIMIT, STATIC_SIZES,
-                               CUDA_CUBLAS)
+                               TIERED, CUDA_CUBLAS)
+
+
+def snapshot() -> tuple[tuple[Option, Any], ...]:
+    """This thread's overrides (``Option.override``), for ``applied`` in another thread: a
+    compilation started in the background must see the caller's settings."""
+    return tuple((option, stack[-1]) for option in OPTIONS
+                 if (stack := getattr(option._local, "stack", None)))
+
+
+@contextlib.contextmanager
+def applied(values: tuple[tuple[Option, Any], ...]) -> Iterator[None]:
+    """Overrides each option with its value in ``values`` (a ``snapshot``) for a block."""
+    with contextlib.ExitStack() as stack:
+        for option, value in values:
+            stack.enter_context(option.override(value))
+        yield
 
 
 def cache_root() -> str:
@@ -211,6 +234,5 @@ def cache_root() -> str:
 
 
 __all__ = ["CACHE_DIR", "CUDA_CUBLAS", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE", "EXACT_MATH",
-           "MALLOC_TUNING", "MAX_TRACES", "OPTIONS", "RECURSION_LIMIT", "TRACEBACK", "VERIFY",
-           "ConfigError",
-           "Option", "cache_root"]
+           "MALLOC_TUNING", "MAX_TRACES", "OPTIONS", "RECURSION_LIMIT", "TIERED", "TRACEBACK",
+           "VERIFY", "ConfigError", "Option", "applied", "cache_root", "snapshot"]

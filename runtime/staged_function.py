@@ -178,11 +178,15 @@ class StagedFunction:
       target: ``"interpreter"`` (NumPy reference), ``"cpu"`` (Numba, compiled on the first call
         of each trace and cached on disk) or ``"cuda"`` (kernels on an NVIDIA GPU).
       error_hook: called with every exception leaving a call (the compiler adds source notes).
+      tiered: while a cpu trace compiles in the background, calls run ``python_function`` with
+        the NumPy values given (``config.TIERED``): for a converted user function, whose Python
+        run is the original's. ``compile(*args)`` waits for the compiled code instead.
     """
 
     def __init__(self, python_function: Callable, name: str | None = None,
                  input_signature: Any = None, target: str = "interpreter",
-                 error_hook: Callable[[BaseException], None] | None = None):
+                 error_hook: Callable[[BaseException], None] | None = None,
+                 tiered: bool = False):
         self.python_function = python_function
         self._traced = _unwrap(python_function)
         self.name = name or getattr(python_function, "__name__", "staged")
@@ -199,6 +203,7 @@ class StagedFunction:
         if input_signature is not None:
             self._set_signature(input_signature)
         self._error_hook = error_hook
+        self._tiered = tiered and self._target.name == "cpu"
         self._cache: dict[tuple, ConcreteFunction] = {}
         # A trace called with positional arrays only, checked by their dtypes and ranks before
         # anything else (``_fast_path``): set by the first call that finds a trace after the
@@ -265,6 +270,9 @@ class StagedFunction:
                 concrete = self._miss(key, values, leaves, treedef)
                 env = [source.read() for source in self._sources]
                 implicit = concrete.read(leaves, env) if concrete.read is not None else None
+            if concrete.prepared_runner() is None:  # not compiled yet
+                if self._tiered and config.TIERED.value() and concrete.prepare_in_background():
+                    return self._traced(*args, **kwargs)  # Python meanwhile: tiered start
             elif self._fast is None:  # the first call since the cache changed: a fast path?
                 self._fast = values is args and not self._sources and (
                     self.input_signature is None) and _fast_path(concrete, args, leaves) or False
@@ -346,6 +354,14 @@ class StagedFunction:
         env = [environment_key(source.read()) for source in self._sources]
         key = (*key, *env)
         return self._cache.get(key) or self._miss(key, values, leaves, treedef)
+
+    def compile(self, *args: Any, **kwargs: Any) -> ConcreteFunction:
+        """Traces (if needed) and compiles the trace for these arguments (arrays, scalars or
+        TensorSpecs) now, waiting for a compilation running in the background: later calls
+        with such arguments run compiled code, never the tiered start's Python."""
+        concrete = self.get_concrete_function(*args, **kwargs)
+        concrete.prepare()
+        return concrete
 
     def ir(self, *args: Any, **kwargs: Any) -> str:
         """The printed IR of the trace for these arguments (arrays, scalars or TensorSpecs)."""

@@ -1,4 +1,5 @@
-"""Test-suite settings: the IR verifier runs after every pass (AUTOSTAGE_VERIFY); hypothesis
+"""Test-suite settings: the IR verifier runs after every pass (AUTOSTAGE_VERIFY), no tiered start
+(AUTOSTAGE_TIERED=0: every call runs compiled code, as the tests mean to check); hypothesis
 does not judge speed (no deadline, no too-slow health check), since on a loaded 2-core CI
 machine that measures the machine, not the code.
 
@@ -18,6 +19,9 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 os.environ.setdefault("AUTOSTAGE_VERIFY", "1")
+# Compiled code is what the suite tests: a tiered start would run a trace's first calls as Python
+# (tests/unit/runtime/test_tiered_start.py turns it on where it is the subject).
+os.environ.setdefault("AUTOSTAGE_TIERED", "0")
 
 settings.register_profile("autostage", deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
