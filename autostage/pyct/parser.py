@@ -9,6 +9,8 @@ source maps of generated code are built from.
 from __future__ import annotations
 
 import inspect
+import linecache
+import re
 import textwrap
 import types
 from collections.abc import Callable
@@ -43,14 +45,36 @@ def _describe(code: types.CodeType) -> str:
            f" ({code.co_filename}:{code.co_firstlineno})"
 
 
-def _file_lines(code: types.CodeType) -> tuple[list[str], int]:
+# A line that may start a function's block: what inspect.findsource looks back for.
+_BLOCK_START = re.compile(r"^(\s*def\s)|(\s*async\s+def\s)|(.*(?<!\w)lambda(:|\s))|^(\s*@)")
+
+
+def _file_lines(code: types.CodeType, module_globals: dict | None
+                ) -> tuple[list[str], int]:
+    """The lines of ``code``'s file and the index of the line its block starts on.
+
+    ``inspect.findsource`` without its ``getmodule``, which resolves the path of every loaded
+    module on its first use (about 50 ms of a first conversion): the caller has the module's
+    globals, which is what ``linecache`` needs for sources kept by a loader (zip imports)."""
     try:
-        return inspect.findsource(code)
-    except (OSError, TypeError) as e:
-        raise errors.SourceUnavailableError(
-            f"cannot parse {_describe(code)}: its source code is not available ({e}). Functions"
-            " built in the REPL or with exec/eval have no source file; define the function in a"
-            " .py file, or mark it autostage.do_not_convert") from e
+        filename = inspect.getsourcefile(code) or code.co_filename
+    except TypeError as e:
+        raise _unavailable(code, e) from e
+    linecache.checkcache(filename)
+    lines = linecache.getlines(filename, module_globals)
+    start = code.co_firstlineno - 1
+    if not lines or not 0 <= start < len(lines):
+        raise _unavailable(code, "no source lines")
+    while start > 0 and not _BLOCK_START.match(lines[start]):
+        start -= 1
+    return lines, start
+
+
+def _unavailable(code: types.CodeType, why: object) -> errors.SourceUnavailableError:
+    return errors.SourceUnavailableError(
+        f"cannot parse {_describe(code)}: its source code is not available ({why}). Functions"
+        " built in the REPL or with exec/eval have no source file; define the function in a"
+        " .py file, or mark it autostage.do_not_convert")
 
 
 def _shift_lines(node: gast.AST, delta: int) -> None:
@@ -100,7 +124,7 @@ def parse_entity(entity: Callable, future_features: tuple[str, ...] = ()
     module_globals = getattr(getattr(entity, "__func__", entity), "__globals__", None)
     if code.co_name == "<lambda>":
         return _parse_lambda(code, module_globals)
-    lines, start = _file_lines(code)
+    lines, start = _file_lines(code, module_globals)
     source_check.check(code, lines, module_globals)
     block = inspect.getblock(lines[start:])
     source = "".join(block)
@@ -163,7 +187,7 @@ def _innermost(nodes: list[gast.Lambda]) -> list[gast.Lambda]:
 
 def _parse_lambda(code: types.CodeType, module_globals: dict | None
                   ) -> tuple[gast.Lambda, str]:
-    lines, _ = _file_lines(code)
+    lines, _ = _file_lines(code, module_globals)
     source_check.check(code, lines, module_globals)
     try:
         module = gast.parse("".join(lines))
