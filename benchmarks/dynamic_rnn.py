@@ -13,10 +13,15 @@ staged, the list becomes a staged tensor list). Variants, timed alternately in t
 * numba fast tanh: the same with a float32 rational approximation of tanh (the kind XLA/Eigen
   use, max abs error ~1e-6) that LLVM vectorises: without Intel SVML, libm ``tanhf`` dominates
   (TOOLCHAIN.md), so this row shows what a backend could gain from such a lowering;
-* numpy: ``rnn`` itself, eager.
+* numpy: ``rnn`` itself, eager;
+* jax jit (when jax imports): the cell in ``jax.lax.scan`` under ``jax.jit``, float32, on the
+  CPU with XLA's default threads, as an expert writes it; inputs put on the device once, the
+  timing waits for the result (``block_until_ready``).
 
 Every variant must match NumPy eager within rtol=1e-4, atol=1e-5; autostage must return float32
-of the same shape. Exit status 1 on a mismatch.
+of the same shape. Issue 14's goal: autostage at most 0.75x NumPy eager; the best peer is the
+fastest of numpy, numba fast tanh (the best hand-written tanh) and jax. Exit status 1 on a
+mismatch.
 
     .venv/bin/python benchmarks/dynamic_rnn.py [--smoke] [--repeats R] [--target cpu|interpreter]
 """
@@ -24,6 +29,7 @@ of the same shape. Exit status 1 on a mismatch.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 import harness
 import numba
@@ -101,6 +107,24 @@ def rnn_numba_fast_tanh(xs, h0, w, u, b):
     return out
 
 
+def rnn_jax() -> Callable | None:
+    """``rnn`` in JAX: ``lax.scan`` of the cell under ``jax.jit`` (None without jax)."""
+    jax = harness.cpu_jax()
+    if jax is None:
+        return None
+    import jax.numpy as jnp
+
+    @jax.jit
+    def run(xs, h0, w, u, b):
+        def cell(h, x):
+            h = jnp.tanh(x @ w + h @ u + b)
+            return h, h
+
+        return jax.lax.scan(cell, h0, xs)[1]
+
+    return lambda *inputs: jax.block_until_ready(run(*inputs))
+
+
 def make_inputs(batch: int, steps: int, n_in: int, hidden: int) -> tuple[np.ndarray, ...]:
     rng = np.random.default_rng(0)
     xs = rng.standard_normal((steps, batch, n_in), dtype=np.float32)
@@ -120,23 +144,26 @@ def run(args) -> harness.Report:
         "numba fast tanh": rnn_numba_fast_tanh,
         "numpy": rnn,
     }
+    jax_fn = rnn_jax()
+    if jax_fn is not None:
+        variants["jax jit"] = jax_fn
     rows, failures = [], []
     for batch, steps in shapes:
         inputs = make_inputs(batch, steps, n_in, hidden)
         expected = rnn(*inputs)
-        for label, fn in variants.items():  # also the warm-up: traces and compiles
-            why = harness.mismatch(fn(*inputs), expected, RTOL, ATOL,
-                                   check_dtype=label == "autostage")
+        calls = harness.bind(variants, inputs)
+        for label, call in calls.items():  # also the warm-up: traces and compiles
+            why = harness.mismatch(call(), expected, RTOL, ATOL,
+                                   check_dtype=not label.startswith("numba"))
             if why:
                 failures.append(f"rnn batch {batch} sequence {steps}, {label}: {why}")
-        seconds = harness.median_seconds(
-            {k: (lambda f=f, a=inputs: f(*a)) for k, f in variants.items()}, args.repeats,
-            args.smoke)
+        seconds = harness.median_seconds(calls, args.repeats, args.smoke)
         harness.print_variant_table(
             f"dynamic_rnn: tanh cell {n_in}->{hidden}, batch {batch}, sequence {steps}, "
             f"target={args.label}, median of {args.repeats}",
             seconds, rate=("sequences/s", batch))
-        rows.append(harness.ratio_row(f"rnn b{batch} t{steps}", seconds, args.label))
+        rows.append(harness.goal_row(f"rnn b{batch} t{steps}", seconds, args.label,
+                                     harness.Goal(0.75, "numpy"), numba="numba fast tanh"))
     return harness.Report(rows, failures)
 
 

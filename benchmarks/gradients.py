@@ -146,7 +146,8 @@ def run_sgd(args) -> tuple[list, list]:
         baseline="autostage hand", rate=("steps/s", steps))
     row = harness.Row(f"sgd grad vs hand x{steps}", seconds["autostage grad"],
                       seconds["autostage hand"], None, args.label, "<=1.1x hand",
-                      seconds["autostage grad"] <= 1.1 * seconds["autostage hand"])
+                      seconds["autostage grad"] <= 1.1 * seconds["autostage hand"],
+                      numba_label="autostage hand")
     return [row], failures
 
 
@@ -236,7 +237,8 @@ def run_rnn(args) -> tuple[list, list]:
         f"median of {args.repeats}", seconds, baseline="autostage forward")
     row = harness.Row("rnn grad step vs forward", seconds["autostage grad"],
                       seconds["autostage forward"], None, args.label, "<=3x forward",
-                      seconds["autostage grad"] <= 3 * seconds["autostage forward"])
+                      seconds["autostage grad"] <= 3 * seconds["autostage forward"],
+                      numba_label="autostage forward")
     return [row], failures
 
 
@@ -317,7 +319,7 @@ def run_fixed_point(args) -> tuple[list, list]:
     row = harness.Row(f"while-loop gradient n={n} vs finite diff", seconds["autostage grad"],
                       seconds["finite differences (numpy)"], None, args.label,
                       "< finite diff", seconds["autostage grad"]
-                      < seconds["finite differences (numpy)"])
+                      < seconds["finite differences (numpy)"], numba_label="finite diff")
     return [row], failures
 
 

@@ -1,12 +1,14 @@
 """What the workload benchmarks share: flags, the target check, timing, result checks, tables.
 
 Every workload script (matmul_many.py, dynamic_rnn.py, sgd.py, collatz.py, call_overhead.py,
-first_call.py) runs one algorithm three ways — autostage (the plain NumPy function staged with
-``autostage.convert(fn, target=...)``), hand-written ``@numba.njit`` code, and NumPy eager (the
-undecorated function) — and uses this module to time them alternately in one process (so drift hits
-all alike), to check every variant's result against NumPy eager, and to print one table per workload
-with medians and the ratio to hand-written Numba. ``run_all.py`` collects the scripts' rows into
-one combined table.
+first_call.py) runs one algorithm three or four ways — autostage (the plain NumPy function staged
+with ``autostage.convert(fn, target=...)``), hand-written ``@numba.njit`` code, NumPy eager (the
+undecorated function) and, where natural and jax imports, ``jax.jit`` on the CPU — and uses this
+module to time them alternately in one process (so drift hits all alike), to check every variant's
+result against NumPy eager, and to print one table per workload with medians and the ratio to
+hand-written Numba. Each script's rows state issue 14's goal (a ``Goal``: a ratio to one reference
+variant, or a time) and whether it is met; ``run_all.py`` collects them into one combined table
+with the best peer (the fastest reference measured for the row).
 
 Timing: each variant's call is repeated ``number`` times per timing, with ``number`` chosen so that
 one timing lasts at least ``MIN_TIMING_S`` (one call in ``--smoke``); a table shows the median over
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import importlib.util
 import statistics
 import time
@@ -93,6 +96,35 @@ def staged(fn: Callable, target: str) -> Callable:
 def installed(module: str) -> bool:
     """Whether an optional framework (jax, tensorflow) could be imported."""
     return importlib.util.find_spec(module) is not None
+
+
+def cpu_jax():
+    """The ``jax`` module set to run on the CPU, or None when ``import jax`` fails.
+
+    XLA keeps its default threads, as the other variants of the workload scripts keep their
+    libraries' defaults.
+    """
+    try:
+        import jax
+    except ImportError:
+        return None
+    jax.config.update("jax_platforms", "cpu")
+    return jax
+
+
+def bind(variants: dict[str, Callable], inputs: Sequence) -> dict[str, Callable[[], object]]:
+    """Zero-argument calls of each variant on ``inputs``; a variant labelled "jax ..." gets
+    them put on its device once (as a JAX user keeps their data), the others the NumPy values."""
+    device_inputs = None
+    calls = {}
+    for label, fn in variants.items():
+        args = inputs
+        if label.startswith("jax"):
+            if device_inputs is None:
+                device_inputs = tuple(cpu_jax().device_put(x) for x in inputs)
+            args = device_inputs
+        calls[label] = functools.partial(fn, *args)
+    return calls
 
 
 def note_optional_frameworks() -> None:
@@ -199,23 +231,73 @@ def mismatch(got, expected, rtol: float = 0.0, atol: float = 0.0, check_dtype: b
 # -- tables ----------------------------------------------------------------------------------------
 
 
+@dataclasses.dataclass(frozen=True)
+class Goal:
+    """Issue 14's goal for a row: autostage at most ``limit`` times the time of the
+    ``reference`` variant ("numba", "numpy"), or at most ``limit`` seconds when ``reference`` is
+    None."""
+
+    limit: float
+    reference: str | None = None
+
+    def __str__(self) -> str:
+        if self.reference is not None:
+            return f"<={self.limit:g}x {self.reference}"
+        for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+            if self.limit >= scale:
+                return f"<={self.limit / scale:g} {unit}"
+        return f"<={self.limit * 1e9:g} ns"
+
+
 @dataclasses.dataclass
 class Row:
-    """One line of run_all's combined table (seconds; None where a variant does not apply)."""
+    """One line of run_all's combined table (seconds; None where a variant does not apply).
+
+    ``goal`` is a ``Goal`` (``met`` is then left None and computed) or, for the scripts outside
+    issue 14 (gradients.py, treelstm.py), a text with ``met`` given and ``numba_s`` as the
+    ratio's reference. ``numba_label`` names what ``numba_s`` timed in the best-peer column
+    ("numba fast tanh" for the RNN; "pytorch eager" in treelstm.py).
+    """
 
     workload: str
     autostage_s: float | None
     numba_s: float | None
     numpy_s: float | None
     target: str
-    goal: str  # e.g. "<=1.2x numba", "<=5 us", "<=2 s"
-    met: bool | None
+    goal: Goal | str
+    met: bool | None = None
+    jax_s: float | None = None
+    numba_label: str = "numba"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.goal, Goal) and self.met is None and self.autostage_s is not None:
+            if self.goal.reference is None:
+                self.met = self.autostage_s <= self.goal.limit
+            elif self.ratio is not None:
+                self.met = self.ratio <= self.goal.limit
+
+    @property
+    def peers(self) -> dict[str, float]:
+        """The references measured for this row, by name."""
+        named = ((self.numba_label, self.numba_s), ("numpy", self.numpy_s), ("jax", self.jax_s))
+        return {name: s for name, s in named if s is not None}
+
+    @property
+    def best_peer(self) -> tuple[str, float] | None:
+        """(name, seconds) of the fastest reference, None if none was measured."""
+        return min(self.peers.items(), key=lambda item: item[1], default=None)
 
     @property
     def ratio(self) -> float | None:
-        if self.autostage_s is None or not self.numba_s:
+        """autostage / the goal's reference (Numba for a text goal); None for a time goal."""
+        if isinstance(self.goal, Goal):
+            reference = {"numba": self.numba_s, "numpy": self.numpy_s,
+                         "jax": self.jax_s}.get(self.goal.reference or "")
+        else:
+            reference = self.numba_s
+        if self.autostage_s is None or not reference:
             return None
-        return self.autostage_s / self.numba_s
+        return self.autostage_s / reference
 
 
 @dataclasses.dataclass
@@ -256,15 +338,20 @@ def print_variant_table(title: str, seconds: dict[str, float], baseline: str = "
 
 def print_rows(rows: list[Row]) -> None:
     """The combined table (run_all.py), also printed by each script for its own rows."""
-    print(f"\n{'workload':<30} {'autostage ms':>12} {'numba ms':>10} {'numpy ms':>10} "
-          f"{'ratio':>7} {'goal':>14} {'met':>4} {'target':>11}")
+    targets = sorted({row.target for row in rows})
+    print(f"\n(autostage target: {', '.join(targets) or '-'}; ratio: autostage / the goal's "
+          "reference)")
+    print(f"{'workload':<36} {'autostage ms':>12} {'numba ms':>10} {'numpy ms':>10} "
+          f"{'jax ms':>9} {'best peer':>24} {'ratio':>7} {'goal':>14} {'met':>4}")
     for row in rows:
         ratio = "-" if row.ratio is None else f"{row.ratio:.2f}x"
         met = "-" if row.met is None else "yes" if row.met else "NO"
-        print(f"{row.workload:<30} {format_ms(row.autostage_s):>12} {format_ms(row.numba_s):>10} "
-              f"{format_ms(row.numpy_s):>10} {ratio:>7} {row.goal:>14} {met:>4} "
-              f"{row.target:>11}")
-    if any(row.target.endswith("*") for row in rows):
+        best = row.best_peer
+        peer = "-" if best is None else f"{best[0]} {format_ms(best[1])}"
+        print(f"{row.workload:<36} {format_ms(row.autostage_s):>12} {format_ms(row.numba_s):>10} "
+              f"{format_ms(row.numpy_s):>10} {format_ms(row.jax_s):>9} {peer:>24} {ratio:>7} "
+              f"{str(row.goal):>14} {met:>4}")
+    if any(target.endswith("*") for target in targets):
         print(TARGET_FOOTNOTE)
 
 
@@ -279,10 +366,10 @@ def finish(report: Report) -> int:
     return 0
 
 
-def ratio_row(workload: str, seconds: dict[str, float], target: str,
-              autostage: str = "autostage", max_ratio: float = 1.2) -> Row:
-    """A Row for a steady-state workload whose goal is a ratio to hand-written Numba."""
-    row = Row(workload, seconds[autostage], seconds["numba"], seconds["numpy"], target,
-              f"<={max_ratio}x numba", None)
-    row.met = row.ratio <= max_ratio
-    return row
+def goal_row(workload: str, seconds: dict[str, float], target: str, goal: Goal,
+             numba: str = "numba", jax: str = "jax jit") -> Row:
+    """A Row of a steady-state workload from its variants' medians (``seconds``, by label):
+    "autostage", the hand-written ``numba`` label, "numpy" and, when measured, ``jax``."""
+    return Row(workload, seconds["autostage"], seconds[numba], seconds["numpy"], target, goal,
+               jax_s=seconds.get(jax), numba_label=numba)
+

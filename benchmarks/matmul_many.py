@@ -9,11 +9,15 @@ alternately in this process (median time per call):
 * autostage: ``autostage.convert(matmul_many, target=--target)``;
 * numba: hand-written ``@numba.njit``, what an expert writes for tiny matrices (TOOLCHAIN.md):
   explicit loops into two preallocated buffers that are swapped, no BLAS call, no allocation;
-* numpy: ``matmul_many`` itself, eager.
+* numpy: ``matmul_many`` itself, eager;
+* jax jit (when jax imports): the 100 products in a ``jax.lax.fori_loop`` under ``jax.jit``
+  on the CPU (faster here than the Python loop unrolled under ``jit``), the matrix put on the
+  device once, the timing waiting for the result.
 
 The matrix is random with spectral radius 1, so the product stays of order 1; every variant must
 match NumPy eager within rtol=1e-4, atol=1e-5 (float32 rounding over 100 products), and autostage
-must return float32 of shape (2, 2). Exit status 1 on a mismatch.
+and jax must return float32 of shape (2, 2). Issue 14's goal: autostage at most 1.2x
+hand-written Numba. Exit status 1 on a mismatch.
 
     .venv/bin/python benchmarks/matmul_many.py [--smoke] [--repeats R] [--target cpu|interpreter]
 """
@@ -21,6 +25,7 @@ must return float32 of shape (2, 2). Exit status 1 on a mismatch.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 import harness
 import numba
@@ -55,6 +60,19 @@ def matmul_many_numba(a):
     return x
 
 
+def matmul_many_jax() -> Callable | None:
+    """``matmul_many`` in JAX: a ``lax.fori_loop`` under ``jax.jit`` (None without jax)."""
+    jax = harness.cpu_jax()
+    if jax is None:
+        return None
+
+    @jax.jit
+    def run(a):
+        return jax.lax.fori_loop(0, 100, lambda _, x: x @ a, a)
+
+    return lambda a: jax.block_until_ready(run(a))
+
+
 def make_input() -> np.ndarray:
     rng = np.random.default_rng(0)
     a = rng.standard_normal((2, 2)).astype(np.float32)
@@ -68,19 +86,23 @@ def run(args) -> harness.Report:
         "numba": matmul_many_numba,
         "numpy": matmul_many,
     }
+    jax_fn = matmul_many_jax()
+    if jax_fn is not None:
+        variants["jax jit"] = jax_fn
     expected = matmul_many(a)
+    calls = harness.bind(variants, (a,))
     failures = []
-    for label, fn in variants.items():  # also the warm-up: traces and compiles
-        why = harness.mismatch(fn(a), expected, RTOL, ATOL, check_dtype=label == "autostage")
+    for label, call in calls.items():  # also the warm-up: traces and compiles
+        why = harness.mismatch(call(), expected, RTOL, ATOL, check_dtype=label != "numba")
         if why:
             failures.append(f"matmul_many {label}: {why}")
-    seconds = harness.median_seconds({k: (lambda f=f: f(a)) for k, f in variants.items()},
-                                     args.repeats, args.smoke)
+    seconds = harness.median_seconds(calls, args.repeats, args.smoke)
     harness.print_variant_table(
         f"matmul_many: 100 chained 2x2 float32 matmuls, target={args.label}, median of "
         f"{args.repeats}", seconds)
-    return harness.Report([harness.ratio_row("matmul_many 2x2 x100", seconds, args.label)],
-                          failures)
+    row = harness.goal_row("matmul_many 2x2 x100", seconds, args.label,
+                           harness.Goal(1.2, "numba"))
+    return harness.Report([row], failures)
 
 
 def main(argv=None) -> int:

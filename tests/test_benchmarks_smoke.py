@@ -16,7 +16,8 @@ import sys
 import pytest
 
 BENCHMARKS = pathlib.Path(__file__).resolve().parents[1] / "benchmarks"
-COMBINED_HEADER = r"^workload\s+autostage ms\s+numba ms\s+numpy ms\s+ratio\s+goal\s+met\s+target$"
+COMBINED_HEADER = (r"^workload\s+autostage ms\s+numba ms\s+numpy ms\s+jax ms\s+best peer\s+ratio"
+                   r"\s+goal\s+met$")
 
 
 @functools.cache
