@@ -70,43 +70,52 @@ class ConcreteFunction:
         """The backend's runner, if this trace has been prepared (run) already."""
         return self._runner
 
-    def prepare(self) -> Callable[[list], tuple]:
-        """The backend's runner, preparing (compiling) it now if needed; waits for a preparation
-        running in the background."""
-        return self._runner or self._prepared()
+    def prepare(self, example: list | None = None) -> Callable[[list], tuple]:
+        """The backend's runner, preparing it now if needed (compiled for the types of
+        ``example``, a run's arguments, when given); waits for a preparation running in the
+        background."""
+        return self._runner or self._prepared(example)
 
-    def prepare_in_background(self) -> bool:
+    def prepare_in_background(self, staged: list, implicit: list | None) -> bool:
         """Starts preparing this trace on a daemon thread, once (with the caller's configuration
-        overrides); whether it is still running. False once it finished: the runner is ready,
-        or preparing failed and ``run`` will prepare again in the caller's thread and raise."""
+        overrides), compiled for the types of these arguments (a run's); whether it is still
+        running. False once it finished: the runner is ready, or preparing failed and ``run``
+        will prepare again in the caller's thread and raise."""
         thread = self._background
         if thread is None:
             with _STARTING:
                 if self._background is None:  # published once started: alive until it ends
                     thread = threading.Thread(
-                        target=self._prepare_quietly, args=(config.snapshot(),), daemon=True,
+                        target=self._prepare_quietly, daemon=True,
+                        args=(config.snapshot(), staged + implicit if implicit else staged),
                         name=f"autostage-compile-{self.function.name}")
                     thread.start()
                     self._background = thread
                 thread = self._background
         return thread.is_alive()
 
-    def _prepare_quietly(self, settings: tuple) -> None:
+    def _prepare_quietly(self, settings: tuple, args: list) -> None:
         try:
             with config.applied(settings):
-                self._prepared()
+                self._prepared(args)
         except BaseException as e:  # noqa: BLE001 - the caller's next run raises it again
             self.background_error = e
 
-    def _prepared(self) -> Callable[[list], tuple]:
+    def _prepared(self, example: list | None = None) -> Callable[[list], tuple]:
+        """Prepares the runner (once), compiled for ``example``'s types if given, before it is
+        published: a caller that finds it runs compiled code without waiting."""
         with self._lock:
             if self._runner is None:
                 # The backend prepares (the cpu target optimizes) a copy, so the trace stays
                 # as traced (``f.ir()``); the identity fixes depend on the copy's passes.
                 module = ir.copy_module(self.module)
                 body = module.main.body
-                self._runner = result_identity.keeping_identity(
+                runner = result_identity.keeping_identity(
                     self._prepare(module), self.outputs.identity, body.args, body.results)
+                compile_for = getattr(runner, "compile_for", None)
+                if example is not None and compile_for is not None:
+                    compile_for(list(example))
+                self._runner = runner
                 if self._released:  # prepared for a caller holding a dropped trace
                     _release_runner(self._runner)
             return self._runner

@@ -86,7 +86,7 @@ def keeping_identity(runner: Callable[[list], tuple], entries: tuple,
             out[i] = out[k]
         return tuple(out)
 
-    release = getattr(runner, "release", None)
-    if release is not None:
-        run.release = release
+    for name in ("release", "compile_for"):  # what ConcreteFunction asks of a runner
+        if hasattr(runner, name):
+            setattr(run, name, getattr(runner, name))
     return run

@@ -271,7 +271,8 @@ class StagedFunction:
                 env = [source.read() for source in self._sources]
                 implicit = concrete.read(leaves, env) if concrete.read is not None else None
             if concrete.prepared_runner() is None:  # not compiled yet
-                if self._tiered and config.TIERED.value() and concrete.prepare_in_background():
+                if self._tiered and config.TIERED.value() and concrete.prepare_in_background(
+                        staged, implicit):
                     return self._traced(*args, **kwargs)  # Python meanwhile: tiered start
             elif self._fast is None:  # the first call since the cache changed: a fast path?
                 self._fast = values is args and not self._sources and (
@@ -339,6 +340,11 @@ class StagedFunction:
         Arguments may be TensorSpecs in place of arrays; with an ``input_signature`` and no
         arguments, the signature's trace.
         """
+        return self._concrete(args, kwargs)[0]
+
+    def _concrete(self, args: tuple, kwargs: dict) -> tuple[ConcreteFunction, list | None]:
+        """``get_concrete_function``'s trace, and the arguments a run of it with these would
+        take (TensorSpecs as example arrays)."""
         if not args and not kwargs and self.input_signature is not None:
             args = tuple(pytree.unflatten(pytree.flatten(self.input_signature)[1],
                                           [example(s) for s in self._spec_leaves]))
@@ -350,17 +356,21 @@ class StagedFunction:
             for leaf in leaves]
         if self.input_signature is not None:
             self._check_signature(args, kwargs, values=pytree.unflatten(treedef, leaves))
-        key, _ = self._key(treedef, leaves, sized=not specs)  # a spec's None: size unknown
-        env = [environment_key(source.read()) for source in self._sources]
-        key = (*key, *env)
-        return self._cache.get(key) or self._miss(key, values, leaves, treedef)
+        key, staged = self._key(treedef, leaves, sized=not specs)  # a spec's None: size unknown
+        env = [source.read() for source in self._sources]
+        key = (*key, *[environment_key(value) for value in env])
+        concrete = self._cache.get(key) or self._miss(key, values, leaves, treedef)
+        if concrete.read is None:
+            return concrete, staged
+        implicit = concrete.read(leaves, [source.read() for source in self._sources])
+        return concrete, None if implicit is None else staged + implicit  # None: reads changed
 
     def compile(self, *args: Any, **kwargs: Any) -> ConcreteFunction:
         """Traces (if needed) and compiles the trace for these arguments (arrays, scalars or
         TensorSpecs) now, waiting for a compilation running in the background: later calls
         with such arguments run compiled code, never the tiered start's Python."""
-        concrete = self.get_concrete_function(*args, **kwargs)
-        concrete.prepare()
+        concrete, example_args = self._concrete(args, kwargs)
+        concrete.prepare(example_args)
         return concrete
 
     def ir(self, *args: Any, **kwargs: Any) -> str:

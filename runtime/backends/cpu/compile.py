@@ -107,16 +107,22 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
             args = [*args, *[var._storage for var in variables]]
         return run_arrays(args)
 
-    def first_call(args: list) -> tuple:
+    def compile_for(args: list) -> None:
+        """Compiles for the types of ``args`` without running (``ConcreteFunction`` does it on a
+        tiered start's background thread, with the arguments of the call that started it)."""
         prepared = [a[()] if i in scalars else a for i, a in enumerate(args)]
         prepared += [var._storage for var in variables]
         with limits.headroom(module):  # Numba compiles callees recursively
             _compile(dispatcher, prepared, generated, python_module)
         cell[0] = runner.steady = run if scalars or variables else run_arrays
+
+    def first_call(args: list) -> tuple:
+        compile_for(args)
         return cell[0](args)
 
     cell = [first_call]
     runner = lambda args: cell[0](args)  # noqa: E731 - attributes below are for inspection
+    runner.compile_for = compile_for
     runner.steady = None  # once compiled, what the runner calls (``StagedFunction`` fast path)
     runner.dispatcher = dispatcher  # stats (cache hits), inspect_llvm()
     runner.path = python_module.__file__

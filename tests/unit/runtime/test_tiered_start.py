@@ -206,3 +206,41 @@ def test_a_process_may_exit_while_compiling(tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["result", str(np.tanh(np.arange(4.0)) @ np.arange(4.0))]
     assert out.stderr == ""
+
+
+def test_numba_compiles_in_the_background_too(tiered, monkeypatch):
+    """The background thread compiles the entry for the first call's argument types: the first
+    compiled call does not compile (Numba's ``Dispatcher.compile`` is called off the caller's
+    thread only)."""
+    compiling_threads = []
+    real = cpu_compile._compile
+
+    def recording(dispatcher, args, generated, python_module):
+        compiling_threads.append(threading.current_thread().name)
+        return real(dispatcher, args, generated, python_module)
+
+    monkeypatch.setattr(cpu_compile, "_compile", recording)
+    f = autostage.convert(lambda x, n: x * n + 1.0)
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(f(x, np.int64(2)), x * 2 + 1.0)
+    f.compile(x, np.int64(2))
+    np.testing.assert_array_equal(f(x, np.int64(3)), x * 3 + 1.0)
+    assert len(compiling_threads) == 1
+    assert compiling_threads[0].startswith("autostage-compile-")
+
+
+def test_compile_compiles_for_the_arguments_given(monkeypatch):
+    compiling_threads = []
+    real = cpu_compile._compile
+
+    def recording(dispatcher, args, generated, python_module):
+        compiling_threads.append(threading.current_thread().name)
+        return real(dispatcher, args, generated, python_module)
+
+    monkeypatch.setattr(cpu_compile, "_compile", recording)
+    f = autostage.convert(lambda x: x * 2.0)
+    concrete = f.compile(autostage.TensorSpec([None], np.float32))
+    assert compiling_threads == [threading.current_thread().name]
+    x = np.ones(40, np.float32)  # over 16 elements: no sizes in the key, the spec's trace
+    np.testing.assert_array_equal(f(x), np.full(40, 2.0, np.float32))
+    assert len(compiling_threads) == 1 and f.concrete_functions == [concrete]
