@@ -21,6 +21,7 @@ import argparse
 import dataclasses
 import functools
 import importlib.util
+import os
 import statistics
 import time
 import tracemalloc
@@ -28,6 +29,11 @@ import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
+
+# Steady-state timings measure compiled code: without this, a trace's first calls (the warm-up)
+# would run as Python while it compiles in the background (the tiered start). first_call.py's
+# children set AUTOSTAGE_TIERED themselves.
+os.environ.setdefault("AUTOSTAGE_TIERED", "0")
 
 MIN_TIMING_S = 0.05
 _cpu_available: bool | None = None
