@@ -40,6 +40,7 @@ from autostage.runtime import inputs as _inputs
 from autostage.runtime.cache_keys import SCALAR, constant_key, leaf_key
 from autostage.runtime.concrete_function import ConcreteFunction
 from autostage.runtime.environment import Source, bind_environment, environment_key
+from autostage.runtime.fast_calls import MISS, fast_path
 from autostage.runtime.function_outputs import Outputs, collect_outputs
 from autostage.runtime.function_trace import (
     FunctionTrace,
@@ -71,93 +72,6 @@ _traces = function_trace  # ``_traces.active_traces``: read on each call, change
 
 _GENERATOR_KEY = (GeneratorType(),)
 _DEVICE_KEY = "device array"  # a GPU array's key: its dtype and rank (target 'cuda' stages it)
-
-
-_MISS = object()  # what a fast path returns for arguments it does not cover
-
-
-def _fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
-               ) -> Callable[[tuple], Any] | None:
-    """A check-and-run for calls like this one, when ``concrete`` depends on nothing but its
-    arguments (no reads through objects, no frozen arrays) and they are plain arrays or NumPy
-    scalars given positionally: the same types, dtypes and ranks run ``concrete`` without
-    flattening, keying and looking up (about 1 us of a 2 us call); anything else returns
-    ``_MISS``. A trace with known sizes (``static_sizes``) also checks those sizes."""
-    if concrete.read is not None or concrete.guards or len(leaves) != len(args):
-        return None
-    if not all(leaf is arg and (type(arg) is np.ndarray or isinstance(arg, np.generic))
-               for leaf, arg in zip(leaves, args, strict=True)):
-        return None
-    kinds = tuple((type(arg), arg.dtype, arg.ndim) for arg in args)
-    steady = getattr(concrete.prepared_runner(), "steady", None)  # compiled code, once it is
-    direct = steady is not None and concrete.outputs.python_types is None
-    if not direct:
-        run = concrete.run
-    else:
-        build = concrete.outputs.build
-
-        def run(given: list, implicit: None) -> Any:
-            concrete.used = True
-            return build(steady(given))
-    known = [tuple((axis, size) for axis, size in enumerate(static_sizes.shape(
-        part, arg.ndim)) if size is not None) for part, arg in zip(
-        concrete.key[1:], args, strict=False)]
-    if len(kinds) == 1 and direct and kinds[0][0] is np.ndarray:  # the common case, written out
-        ((_, dtype, ndim),) = kinds
-        ((sizes),) = known
-        shape = tuple(size for _, size in sizes) if len(sizes) == ndim else None
-
-        def fast(given: tuple) -> Any:
-            if len(given) != 1 or _fp_current() is not _fp_accepted[0]:
-                return _MISS
-            x = given[0]
-            if type(x) is not np.ndarray or x.dtype is not dtype or x.ndim != ndim:
-                return _MISS
-            if sizes and (x.shape != shape if shape is not None else any(
-                    x.shape[axis] != size for axis, size in sizes)):
-                return _MISS
-            concrete.used = True
-            return build(steady([x]))
-        return fast
-    if any(known):
-        return _sized_fast_path(run, kinds, known)
-
-    def fast_n(given: tuple) -> Any:
-        if len(given) != len(kinds) or _fp_current() is not _fp_accepted[0]:
-            return _MISS
-        for x, (kind, dtype, ndim) in zip(given, kinds, strict=True):
-            if type(x) is not kind or kind is np.ndarray and (
-                    x.dtype is not dtype or x.ndim != ndim):
-                return _MISS
-        return run(list(given), None)
-    return fast_n
-
-
-def _sized_fast_path(run: Callable[[list, None], Any], kinds: tuple, known: list
-                     ) -> Callable[[tuple], Any]:
-    """``_fast_path`` for a trace with known sizes: ``known[i]`` lists argument i's
-    ``(axis, size)`` pairs, checked after its type, dtype and rank (as one shape comparison
-    when every size is known)."""
-    checks = tuple((kind, dtype, ndim, tuple(size for _, size in sizes) if len(sizes) == ndim
-                    else None, sizes) for (kind, dtype, ndim), sizes in zip(
-                        kinds, known, strict=True))
-
-    def fast_sized(given: tuple) -> Any:
-        if len(given) != len(checks) or _fp_current() is not _fp_accepted[0]:
-            return _MISS
-        for x, (kind, dtype, ndim, shape, sizes) in zip(given, checks, strict=True):
-            if type(x) is not kind:
-                return _MISS
-            if kind is np.ndarray:
-                if x.dtype is not dtype or x.ndim != ndim:
-                    return _MISS
-                if shape is not None:
-                    if x.shape != shape:
-                        return _MISS
-                elif sizes and any(x.shape[axis] != size for axis, size in sizes):
-                    return _MISS
-        return run(list(given), None)
-    return fast_sized
 
 
 def _unwrap(fn: Callable) -> Callable:
@@ -206,7 +120,7 @@ class StagedFunction:
         self._tiered = tiered and self._target.name == "cpu"
         self._cache: dict[tuple, ConcreteFunction] = {}
         # A trace called with positional arrays only, checked by their dtypes and ranks before
-        # anything else (``_fast_path``): set by the first call that finds a trace after the
+        # anything else (``fast_calls``): set by the first call that finds a trace after the
         # cache changed (None), to False when that call's arguments are not such arrays.
         self._fast: Callable[[tuple], Any] | bool | None = None
         self._sources: tuple[Source, ...] = ()
@@ -238,7 +152,7 @@ class StagedFunction:
             fast = self._fast
             if fast and not kwargs:
                 out = fast(args)
-                if out is not _MISS:
+                if out is not MISS:
                     return out
             if _fp_current() is not _fp_accepted[0]:  # np.seterr changed: ~20 ns when not
                 fp_state.check(f"when {self.name} is called")
@@ -276,7 +190,7 @@ class StagedFunction:
                     return self._traced(*args, **kwargs)  # Python meanwhile: tiered start
             elif self._fast is None:  # the first call since the cache changed: a fast path?
                 self._fast = values is args and not self._sources and (
-                    self.input_signature is None) and _fast_path(concrete, args, leaves) or False
+                    self.input_signature is None) and fast_path(concrete, args, leaves) or False
             return concrete.run(staged, implicit)
         except Exception as e:
             if self._error_hook is not None:

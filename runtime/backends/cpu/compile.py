@@ -89,16 +89,25 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
     variables = _state(module)  # their storage arrays trail the arguments
     convert = _result_converter(module.main.result_types)
 
+    def failed(e: Exception) -> Exception:
+        """What a run's exception becomes: a Numba error (a later specialisation failed to
+        compile) a ``CpuCompileError`` naming the op; the program's run-time error itself, noted
+        with the op and the user's line."""
+        if isinstance(e, numba.core.errors.NumbaError):
+            return translate(e, generated, python_module)
+        run_errors.locate(e, module, python_module.__file__, generated.line_ops,
+                          generated.helper_ops)
+        return e
+
     def run_arrays(args: list) -> tuple:  # no scalar parameter, no Variable: the common case
         try:
             results = dispatcher(*args)
-            return results if convert is None else convert(results)
-        except numba.core.errors.NumbaError as e:  # a later specialisation failed to compile
-            raise translate(e, generated, python_module) from None
-        except Exception as e:  # the program's run-time error: name the op and the user's line
-            run_errors.locate(e, module, python_module.__file__, generated.line_ops,
-                              generated.helper_ops)
-            raise
+        except Exception as e:
+            error = failed(e)
+            if error is e:
+                raise
+            raise error from None
+        return results if convert is None else convert(results)
 
     def run(args: list) -> tuple:
         for i in scalars:
@@ -110,11 +119,16 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
     def compile_for(args: list) -> None:
         """Compiles for the types of ``args`` without running (``ConcreteFunction`` does it on a
         tiered start's background thread, with the arguments of the call that started it)."""
+        nonlocal convert
         prepared = [a[()] if i in scalars else a for i, a in enumerate(args)]
         prepared += [var._storage for var in variables]
         with limits.headroom(module):  # Numba compiles callees recursively
-            _compile(dispatcher, prepared, generated, python_module)
-        cell[0] = runner.steady = run if scalars or variables else run_arrays
+            signature = _compile(dispatcher, prepared, generated, python_module)
+        if not _may_return_constants(dispatcher, signature):
+            convert = _result_converter(module.main.result_types, arrays=False)
+        cell[0] = run if scalars or variables else run_arrays
+        if not variables:
+            runner.entry = (dispatcher, convert, failed, frozenset(scalars))
 
     def first_call(args: list) -> tuple:
         compile_for(args)
@@ -123,7 +137,9 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
     cell = [first_call]
     runner = lambda args: cell[0](args)  # noqa: E731 - attributes below are for inspection
     runner.compile_for = compile_for
-    runner.steady = None  # once compiled, what the runner calls (``StagedFunction`` fast path)
+    # Once compiled, without Variables: (the njit dispatcher, the results' converter or None,
+    # failed(e), the scalar parameters' positions), for StagedFunction's fast path.
+    runner.entry = None
     runner.dispatcher = dispatcher  # stats (cache hits), inspect_llvm()
     runner.path = python_module.__file__
     runner.source = generated.source
@@ -132,9 +148,9 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
 
 
 def _compile(dispatcher: object, args: list, generated: Generated, python_module: object
-             ) -> None:
-    """Compiles (or loads from Numba's cache) the signature of ``args``; retries once after
-    purging a cache entry that fails to load."""
+             ) -> tuple:
+    """Compiles (or loads from Numba's cache) the signature of ``args``, which it returns;
+    retries once after purging a cache entry that fails to load."""
     signature = tuple(dispatcher.typeof_pyval(a) for a in args)
     start = time.perf_counter()
     for attempt in (0, 1):
@@ -154,6 +170,20 @@ def _compile(dispatcher: object, args: list, generated: Generated, python_module
             module_cache.purge_numba_cache(Path(python_module.__file__))
     logger.debug("compiled %s%s in %.3f s (cache hits %s)", generated.entry, signature,
                  time.perf_counter() - start, dispatcher.stats.cache_hits)
+    return signature
+
+
+def _may_return_constants(dispatcher: object, signature: tuple) -> bool:
+    """Whether the compiled ``signature`` returns a read-only array: array constants are Numba's
+    read-only globals (whatever the argument types), so when this specialisation returns none,
+    no other does, and results need no writable copy."""
+    overload = dispatcher.overloads.get(signature)
+    if overload is None:  # pragma: no cover - compiled just before
+        return True
+    returned = overload.signature.return_type
+    parts = getattr(returned, "types", None) or (returned,)
+    return any(isinstance(t, numba.types.Array) and not t.mutable  # (a list buffer: a tuple)
+               or isinstance(t, numba.types.BaseTuple) for t in parts)
 
 
 def llvm_ir(module: ir.Module) -> str:
@@ -190,11 +220,13 @@ def _scalar(type_: object) -> bool:
     return isinstance(type_, TensorType) and type_.is_scalar
 
 
-def _result_converter(result_types: tuple) -> Callable[[tuple], tuple] | None:
+def _result_converter(result_types: tuple, arrays: bool = True
+                      ) -> Callable[[tuple], tuple] | None:
     """Turns the njit function's results into what the interpreter returns: 0-d values as
-    NumPy scalars of their dtype (Numba returns Python scalars), writable arrays, lists; None
-    when the results need nothing."""
-    converters = [_converter(t) for t in result_types]
+    NumPy scalars of their dtype (Numba returns Python scalars), writable arrays (not checked
+    when ``arrays`` is False: none can be a read-only constant), lists; None when the results
+    need nothing."""
+    converters = [_converter(t, arrays) for t in result_types]
     if all(c is None for c in converters):
         return None
     if len(converters) == 1:
@@ -211,12 +243,12 @@ def _result_converter(result_types: tuple) -> Callable[[tuple], tuple] | None:
     return convert
 
 
-def _converter(type_: object) -> Callable | None:
+def _converter(type_: object, arrays: bool = True) -> Callable | None:
     if isinstance(type_, ListType):
         return lambda items: [_writable(item) for item in items]
     if _scalar(type_):
         return type_.dtype.type
-    return _writable
+    return _writable if arrays else None
 
 
 def _writable(value: object) -> object:

@@ -1,4 +1,4 @@
-"""The fast path of a staged call (``staged_function._fast_path``): a repeated call with plain
+"""The fast path of a staged call (``runtime/fast_calls.py``): a repeated call with plain
 arrays or NumPy scalars of the same types, dtypes and ranks skips flattening, keying and the
 cache lookup. Whatever it skips must not change a result, an error or the trace cache."""
 
@@ -71,3 +71,38 @@ def test_floating_point_settings_are_still_checked():
 
 def _divide(x):
     return x / 0.0
+
+
+def constant_rows(x):
+    table = np.array([[1.0, 2.0], [3.0, 4.0]])
+    return table[1] + 0.0 * x[0], table
+
+
+def ten(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9):
+    return a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9
+
+
+def test_compiled_code_called_directly_keeps_every_check():
+    f = autostage.convert(ten)
+    small = [np.full(3, float(i)) for i in range(10)]  # sizes known to the trace
+    for _ in range(3):
+        np.testing.assert_array_equal(f(*small), np.full(3, 45.0))
+    assert f._fast
+    other = [np.full(4, float(i)) for i in range(10)]  # other sizes: a trace without them
+    np.testing.assert_array_equal(f(*other), np.full(4, 45.0))
+    strided = [np.full(8, float(i))[::2] for i in range(10)]  # not contiguous: Numba's 'A'
+    np.testing.assert_array_equal(f(*strided), np.full(4, 45.0))
+    assert f(*small[:9], np.full(3, 1, np.int64)).dtype == np.float64
+    np.testing.assert_array_equal(f(*small[:9], np.full(3, 1, np.int64)), np.full(3, 37.0))
+    with pytest.raises(ValueError, match="broadcast"):
+        f(*other[:9], np.ones(5))
+
+
+def test_results_of_constants_are_writable_copies_on_the_fast_path():
+    f = autostage.convert(constant_rows)
+    x = np.ones(3)
+    for _ in range(3):
+        row, table = f(x)
+        assert row.flags.writeable and table.flags.writeable
+        table[0, 0] = 99.0  # the caller's copy: the next call still sees the constant
+    np.testing.assert_array_equal(f(x)[1], [[1.0, 2.0], [3.0, 4.0]])
