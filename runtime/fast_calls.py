@@ -44,14 +44,21 @@ _RUN_DIRECT = '''\
     return finish(results)'''
 _RUN = '''\
     return concrete.run([{names}], None)'''
+_RUN_READ = '''\
+    implicit = read(given, ())
+    if implicit is None:
+        return MISS
+    return concrete.run([{names}], implicit)'''
 
 
 def fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
               ) -> Callable[[tuple], Any] | None:
-    """A check-and-run for calls like this one, or None when ``concrete`` depends on more than
-    its arguments (reads through objects, frozen arrays) or they are not plain arrays or NumPy
-    scalars given positionally."""
-    if concrete.read is not None or concrete.guards or len(leaves) != len(args) or not args:
+    """A check-and-run for calls like this one, or None when ``concrete`` has frozen arrays to
+    guard or the arguments are not plain arrays or NumPy scalars given positionally. A trace
+    that reads values through objects (``captures.reader``: a model's weights) reads and checks
+    them as the full path does, then runs. The caller makes sure no global or closure value is
+    part of the key (the reads see an empty environment)."""
+    if concrete.guards or len(leaves) != len(args) or not args:
         return None
     if not all(leaf is arg and (type(arg) is np.ndarray or isinstance(arg, np.generic))
                for leaf, arg in zip(leaves, args, strict=True)):
@@ -62,12 +69,16 @@ def fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
     tests = []
     for name, part, arg in zip(names, concrete.key[1:], args, strict=False):
         tests += _tests(name, arg, static_sizes.shape(part, arg.ndim), scope)
-    direct = _direct(concrete, [type(arg) for arg in args])
+    direct = None if concrete.read is not None else _direct(concrete, [type(a) for a in args])
     if direct is not None:
         scope["dispatcher"], scope["failed"], scope["finish"] = direct
+        run = _RUN_DIRECT
+    elif concrete.read is not None:
+        scope["read"], run = concrete.read, _RUN_READ
+    else:
+        run = _RUN
     source = _TEMPLATE.format(count=len(args), names=", ".join(names),
-                              mismatch=" or ".join(tests),
-                              run=(_RUN_DIRECT if direct else _RUN).format(names=", ".join(names)))
+                              mismatch=" or ".join(tests), run=run.format(names=", ".join(names)))
     exec(compile(source, f"<autostage fast path of {concrete.function.name}>", "exec"), scope)
     return scope["fast"]
 

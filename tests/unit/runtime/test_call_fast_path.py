@@ -106,3 +106,33 @@ def test_results_of_constants_are_writable_copies_on_the_fast_path():
         assert row.flags.writeable and table.flags.writeable
         table[0, 0] = 99.0  # the caller's copy: the next call still sees the constant
     np.testing.assert_array_equal(f(x)[1], [[1.0, 2.0], [3.0, 4.0]])
+
+
+class Scaled:
+    def __init__(self):
+        self.w = np.array(np.float32(2.0))
+        self.b = np.ones(3, np.float32)
+
+    def __call__(self, x):
+        return x * self.w + self.b
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_weights_read_through_an_object_are_read_at_each_fast_call(target):
+    model = Scaled()
+    f = autostage.convert(model, target=target)
+    x = np.arange(3, dtype=np.float32)
+    for _ in range(3):
+        np.testing.assert_array_equal(f(x), x * 2.0 + 1.0)
+    assert f._fast
+    model.w = np.array(np.float32(-1.0))  # a new value of the same type: the same trace
+    np.testing.assert_array_equal(f(x), -x + 1.0)
+    model.b[:] = 5.0  # written in place
+    np.testing.assert_array_equal(f(x), -x + 5.0)
+    model.b = np.zeros(2, np.float32)  # another shape: the full path, a trace of its own
+    with pytest.raises(ValueError, match="broadcast"):
+        f(x)
+    model.b = np.zeros((2, 3), np.float32)  # another rank
+    np.testing.assert_array_equal(f(x), np.broadcast_to(-x, (2, 3)))
+    model.w = 0.5  # a Python float: a constant of the trace
+    np.testing.assert_array_equal(f(x), np.broadcast_to(x * 0.5, (2, 3)))
