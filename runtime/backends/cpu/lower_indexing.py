@@ -17,9 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from autostage.runtime import ir
+from autostage.runtime.backends.cpu import array_writes
 from autostage.runtime.backends.cpu import lower_support as s
 from autostage.runtime.backends.cpu.codegen import Emitter, lowering
-from autostage.runtime.ops.indexing import ELLIPSIS, STAGED
+from autostage.runtime.ops.indexing import ELLIPSIS, STAGED, index_shape
 
 
 @dataclass
@@ -298,14 +299,22 @@ def lower_setitem(op: ir.Op, em: Emitter) -> None:
     if op.attrs.get("in_place"):  # x is dead (passes/inplace.py): write into its buffer
         em.bind(op.results[0], xname)
         out = xname
-        if op.attrs.get("copy_value") and v.type.ndim:  # v reads x's buffer: NumPy's overlap
-            vname = em.fresh("value")
+        if op.attrs.get("copy_value") and v.type.ndim and is_advanced:  # v reads x's buffer
+            vname = em.fresh("value")  # (NumPy's overlap; array_writes.assign checks its own)
             em.line(f"{vname} = {em.name(v)}.copy()")
     else:
         out = em.name(op.results[0])
         em.line(f"{out} = {xname}.copy()")
     if not is_advanced:
-        em.line(f"{out}[{', '.join(basic_index(em, items, x))}] = {vname}")
+        index = ", ".join(basic_index(em, items, x))
+        target_shape = index_shape(x.type.shape, op.attrs["index"], [v.type for v in staged])
+        if v.type.ndim == 0 or not target_shape:  # a scalar written, or written into one
+            em.line(f"{out}[{index}] = {vname}")
+            return
+        view = em.fresh("view")
+        em.line(f"{view} = {out}[{index}]")
+        array_writes.check_assignable(em, op, view, target_shape, v)
+        array_writes.assign(em, view, len(target_shape), vname, v.type.ndim)
         return
     adv = advanced(em, out, items)
     with s.loops(em, adv.indices, adv.extents):

@@ -15,6 +15,7 @@ so every list object has one live owner. Errors are Python's: typed lists raise
 from __future__ import annotations
 
 from autostage.runtime import ir
+from autostage.runtime.backends.cpu import array_writes
 from autostage.runtime.backends.cpu.codegen import Emitter, is_scalar, lowering, np_dtype
 from autostage.runtime.backends.cpu.lower_control import list_item_type
 
@@ -140,7 +141,8 @@ def _buffer_append(op: ir.Op, em: Emitter) -> None:
                 em.line(f"if {n} == {buf}.shape[0] or {buf}.shape[1:] != {item}.shape:")
                 with em.block():
                     em.line(f"{buf} = {grow}({buf}, {n}, {item}.shape)")
-                em.line(f"{buf}[{n}] = {item}")
+                rank = op.operands[1].type.ndim
+                array_writes.assign(em, f"{buf}[{n}]", rank, item, rank)
     em.line(f"{em.name(op.results[0])} = ({buf}, {n} + 1, {mismatch})")
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from autostage.runtime import ir
+from autostage.runtime.backends.cpu import array_writes, run_errors
 from autostage.runtime.backends.cpu import lower_support as s
-from autostage.runtime.backends.cpu import run_errors
 from autostage.runtime.backends.cpu.codegen import Emitter, lowering
 
 
@@ -168,7 +168,10 @@ def lower_broadcast_to(op: ir.Op, em: Emitter) -> None:
         return
     _check_broadcast_to(op, em, shape)
     em.line(f"{out} = {s.empty(shape, result.type.dtype)}")
-    em.line(f"{out}[...] = {xname}")
+    if x.type.ndim == 0:
+        em.line(f"{out}[...] = {xname}")
+    else:
+        array_writes.assign(em, out, result.type.ndim, xname, x.type.ndim)
 
 
 def _check_broadcast_to(op: ir.Op, em: Emitter, shape: list[str]) -> None:

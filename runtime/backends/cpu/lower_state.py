@@ -11,6 +11,7 @@ the interpreter's ValueError.
 from __future__ import annotations
 
 from autostage.runtime import ir, state  # noqa: F401 - registers the Variable ops
+from autostage.runtime.backends.cpu import array_writes
 from autostage.runtime.backends.cpu.codegen import Emitter, is_scalar, lowering
 from autostage.runtime.backends.cpu.lower_core import cast_expr, wrap_scalar
 
@@ -37,7 +38,11 @@ def _update(op: ir.Op, em: Emitter, add: bool) -> None:
         em.line(f"raise ValueError('cannot assign a value of a different shape to Variable "
                 f"{em.module.state[index].name} of shape {var_type.shape}')")
     # (``a[...] += v`` is a getitem with an Ellipsis, which Numba does not lower)
-    em.line(f"{storage}[...] = {storage} + {expr}" if add else f"{storage}[...] = {expr}")
+    new = f"{storage} + {expr}" if add else expr
+    if value.type.ndim == 0:
+        em.line(f"{storage}[...] = {new}")
+    else:
+        array_writes.assign(em, storage, var_type.ndim, new, value.type.ndim)
 
 
 @lowering("var_assign")

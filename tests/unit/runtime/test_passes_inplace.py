@@ -217,7 +217,10 @@ def test_a_value_viewing_the_target_is_copied_not_the_target():
     assert marks(shift_right, np.int64(6)) == [(True, True)]
     assert (True, True) in marks(row_from_row, np.int64(4))
     source = cpu_source(shift_right, np.int64(6))
-    assert "value" in source and source.count(".copy()") == 1
+    body = source[source.index("def f_shift_right"):]
+    # the target is written in place; the write's helper reads an overlapping value whole first
+    # (backends/cpu/array_writes.py), so nothing is copied unless the two overlap
+    assert ".copy()" not in body and "h_assign_1(view" in body
 
 
 # -- the patterns that must write in place ---------------------------------------------------
