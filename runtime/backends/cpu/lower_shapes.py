@@ -112,7 +112,11 @@ def _assign_parts(em: Emitter, out: str, ndim: int, axis: int, parts: list[str],
     for part, length in zip(parts, lengths, strict=True):
         index = [":"] * ndim
         index[axis] = offset if length is None else f"{offset}:{offset} + {length}"
-        em.line(f"{s.index_expr(out, index)} = {part}")
+        rank = ndim - (length is None)  # the part's, checked equal to the slot's
+        if rank:
+            array_writes.assign(em, s.index_expr(out, index), rank, part, rank)
+        else:
+            em.line(f"{s.index_expr(out, index)} = {part}")
         em.line(f"{offset} += {1 if length is None else length}")
 
 
@@ -152,6 +156,14 @@ def lower_stack(op: ir.Op, em: Emitter) -> None:
     sizes = s.dims(em, op.operands[0])
     sizes.insert(axis, str(len(op.operands)))
     sizes = [str(d) if d is not None else sizes[i] for i, d in enumerate(result.type.shape)]
+    first = s.dims(em, op.operands[0])
+    tests = [f"{a} != {b}" for part in op.operands[1:]
+             for a, b, static_a, static_b in zip(first, s.dims(em, part), op.operands[0].type.shape,
+                                                 part.type.shape, strict=True)
+             if static_a is None or static_b is None]
+    if tests:  # (the slots' writes would broadcast a part of size 1)
+        run_errors.check(em, op, " or ".join(tests), ValueError,
+                         "all input arrays must have the same shape", [])
     em.line(f"{out} = {s.empty(sizes, result.type.dtype)}")
     parts = [em.name(v) for v in op.operands]
     _assign_parts(em, out, result.type.ndim, axis, parts, [None] * len(parts))

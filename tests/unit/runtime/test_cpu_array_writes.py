@@ -124,3 +124,26 @@ def test_compiling_array_writes_compiles_no_string_formatting(tmp_path):
     assert any(name.startswith("h_assign_") for name in names)
     assert not [name for name in names if "shape_context" in name or "unicode" in name
                 or "str_generic" in name], names
+
+
+def stack_two(a, b):
+    return np.stack([a, b])
+
+
+def concatenate_rows(a, b):
+    return np.concatenate([a, b], axis=0)
+
+
+@pytest.mark.parametrize("b_shape", [(1,), (40,)])  # (1,): the slot's write must not broadcast
+def test_stacking_parts_of_other_shapes_raises_numpys_error(b_shape):
+    f = autostage.convert(stack_two)
+    a, b = np.ones(30), np.ones(b_shape)
+    with pytest.raises(ValueError, match="all input arrays must have the same shape"):
+        f(a, b)
+    np.testing.assert_array_equal(f(a, a * 2.0), stack_two(a, a * 2.0))
+
+
+def test_concatenated_parts_are_written_in_their_slots():
+    f = autostage.convert(concatenate_rows)
+    a, b = np.arange(60.0).reshape(20, 3), -np.arange(30.0).reshape(10, 3)
+    np.testing.assert_array_equal(f(a, b), concatenate_rows(a, b))
