@@ -1,7 +1,9 @@
 """CPU lowerings of sort, argsort, take_along_axis, cumsum and cumprod.
 
 sort/argsort sort one 1-d lane at a time with Numba's ``np.sort`` / ``np.argsort`` (NaNs last,
-as NumPy); argsort always uses Numba's stable mergesort, so ties come out in index order — what
+as NumPy), called in helpers shared by every program: Numba compiles its sorts in 1.5-5 s, which
+a program's own function would pay in each process that compiles it. argsort always uses
+Numba's stable mergesort, so ties come out in index order — what
 NumPy gives for kind='stable'/'mergesort' (and for its default kind on short lanes; on long
 lanes with ties NumPy's unstable default may order ties differently). The scans are loops with
 an accumulator of the result dtype, adding in order exactly as NumPy's accumulate does.
@@ -11,6 +13,7 @@ take_along_axis is a loop nest with NumPy's broadcasting, negative indices and I
 from __future__ import annotations
 
 from autostage.runtime import ir
+from autostage.runtime.backends.cpu import array_writes
 from autostage.runtime.backends.cpu import lower_support as s
 from autostage.runtime.backends.cpu.codegen import Emitter, lowering
 
@@ -23,13 +26,26 @@ def _flat(em: Emitter, x: ir.Value) -> str:
     return name if x.type.ndim == 1 else f"np.ascontiguousarray({name}).ravel()"
 
 
-def _lanes(op: ir.Op, em: Emitter, sort_expr: str) -> None:
-    """out[..., :, ...] = sort_expr(x[..., :, ...]) for every lane along ``axis``."""
+_SORT = '''
+@numba.njit(**JIT)
+def {name}(lane):
+    return np.sort(lane)
+'''
+_ARGSORT = '''
+@numba.njit(**JIT)
+def {name}(lane):
+    return np.argsort(lane, kind="mergesort")
+'''
+
+
+def _lanes(op: ir.Op, em: Emitter, key: str, source: str) -> None:
+    """out[..., :, ...] = the helper's sort of x[..., :, ...] for every lane along ``axis``."""
     x, result = op.operands[0], op.results[0]
     axis = op.attrs["axis"]
     out = em.name(result)
+    sort = em.helper(key, source)
     if axis is None or x.type.ndim <= 1:
-        em.line(f"{out} = {sort_expr.format(_flat(em, x))}")
+        em.line(f"{out} = {sort}({_flat(em, x)})")
         return
     sizes = s.dims(em, x)
     idx = s.fresh_indices(em, x.type.ndim)
@@ -37,18 +53,18 @@ def _lanes(op: ir.Op, em: Emitter, sort_expr: str) -> None:
     others = [a for a in range(x.type.ndim) if a != axis]
     em.line(f"{out} = {s.empty(sizes, result.type.dtype)}")
     with s.loops(em, [idx[a] for a in others], [sizes[a] for a in others]):
-        em.line(f"{s.index_expr(out, lane)} = "
-                f"{sort_expr.format(s.index_expr(em.name(x), lane))}")
+        array_writes.assign(em, s.index_expr(out, lane), 1,
+                            f"{sort}({s.index_expr(em.name(x), lane)})", 1)
 
 
 @lowering("sort")
 def lower_sort(op: ir.Op, em: Emitter) -> None:
-    _lanes(op, em, "np.sort({})")
+    _lanes(op, em, "sort", _SORT)
 
 
 @lowering("argsort")
 def lower_argsort(op: ir.Op, em: Emitter) -> None:
-    _lanes(op, em, "np.argsort({}, kind='mergesort')")
+    _lanes(op, em, "argsort", _ARGSORT)
 
 
 def _wrap(em: Emitter, expr: str, extent: str, axis: int = 0) -> str:
