@@ -17,6 +17,14 @@ The liveness facts are the in-place pass's (``inplace.Analysis``), so the pass r
 in-place write's result counts as the same buffer. The cpu lowering (``lower_support.allocate``)
 keeps one buffer per marked op; other backends may ignore the mark. Reuse is per call of the
 function (buffers are locals), so nothing is shared between calls or threads.
+
+A result that does outlive its iteration (``x = x @ a``, carried to the next one) cannot keep one
+buffer, but it may take the buffer of an operand that dies with this op, once the op has run:
+``recycle_buffer=(k,)`` marks an allocating op in a loop whose operand ``k`` (same dtype and rank
+as the result) is owned (``inplace.Analysis.owned``: allocated in this call, referred to by no
+other value) and dead after the op with every value that may share its buffer. The cpu lowering
+then keeps that buffer as the op's spare and writes the next iteration's result into it: two
+buffers in turn, as a hand-written loop swaps them. An op marked ``reuse_buffer`` is not marked.
 """
 
 from __future__ import annotations
@@ -28,20 +36,28 @@ from autostage.runtime.passes.analysis import set_mark
 from autostage.runtime.types import TensorType
 
 MARK = "reuse_buffer"
-# Ops whose cpu lowering allocates their (only) array result with ``lower_support.allocate``.
-ALLOCATING = frozenset({"fused", "full", "full_like"})
+RECYCLE = "recycle_buffer"
+# Ops whose cpu lowering allocates their (only) array result with ``lower_support.allocate``
+# (matmul: its small products of static shapes, computed inline by lower_linalg).
+ALLOCATING = frozenset({"fused", "full", "full_like", "matmul"})
 
 
 def run(module: ir.Module) -> bool:
-    """Sets or clears ``reuse_buffer`` on every allocating op; returns whether any changed."""
+    """Sets or clears ``reuse_buffer`` and ``recycle_buffer`` on every allocating op; returns
+    whether any changed."""
     changed = False
     for function in module.functions.values():
         analysis = inplace.Analysis(function)
-        for op, region, in_loop in _ops(function.body, in_loop=False):
-            if op.name not in ALLOCATING:
-                continue
-            mark = bool(in_loop and _reusable(op, region, analysis))
-            changed |= set_mark(op, MARK, mark)
+        allocating = [(op, region, in_loop) for op, region, in_loop
+                      in _ops(function.body, in_loop=False) if op.name in ALLOCATING]
+        for op, region, in_loop in allocating:
+            changed |= set_mark(op, MARK, bool(in_loop and _reusable(op, region, analysis)))
+        # Recycling after every reuse mark is known: a reused buffer is never recycled.
+        for op, region, in_loop in allocating:
+            recycled = None
+            if in_loop and not op.attrs.get(MARK):
+                recycled = _recycled(op, region, analysis)
+            changed |= set_mark(op, RECYCLE, () if recycled is None else (recycled,))
     return changed
 
 
@@ -54,6 +70,44 @@ def _reusable(op: ir.Op, region: ir.Region, analysis: inplace.Analysis) -> bool:
     if op.name == "fused" and is_fusible_reduction(op.regions[0].ops[-1]):
         return False  # the reduction's result is computed by the loop, not allocated
     return analysis.dead_after(result, region, len(region.ops), frozenset())
+
+
+def _recycled(op: ir.Op, region: ir.Region, analysis: inplace.Analysis) -> int | None:
+    """The operand whose buffer the op's result may take in the next iteration, if any."""
+    if len(op.results) != 1 or not isinstance(op.results[0].type, TensorType):
+        return None
+    result = op.results[0].type
+    if result.ndim == 0 or (op.name == "fused" and is_fusible_reduction(op.regions[0].ops[-1])):
+        return None
+    after = analysis.index[op] + 1
+    for k, x in enumerate(op.operands):
+        if (isinstance(x.type, TensorType) and x.type.dtype == result.dtype
+                and x.type.ndim == result.ndim and analysis.local(x, region)
+                and analysis.owned(x) and analysis.dead_after(x, region, after, frozenset())
+                and not any(o.attrs.get(MARK) for o in _origins(x, analysis, set()))):
+            return k
+    return None
+
+
+def _origins(value: ir.Value, analysis: inplace.Analysis, seen: set[ir.Value]) -> set[ir.Op]:
+    """The ops whose buffer an owned ``value`` may be: its producer, or through ``cond``
+    results and ``while`` carried values, the producers of what they may hold. A buffer marked
+    ``reuse_buffer`` stays its op's, so another op recycling it would write into it too."""
+    if value in seen:
+        return set()
+    seen.add(value)
+    producer = value.producer
+    if isinstance(producer, ir.Region):  # a carried value inside the loop (owned: a loop's)
+        loop = analysis.parent[producer][0]
+    elif producer.name == "while":
+        loop = producer
+    elif producer.name == "cond":
+        return set().union(*(_origins(r.results[value.index], analysis, seen)
+                             for r in producer.regions))
+    else:
+        return {producer}
+    return (_origins(loop.operands[value.index], analysis, seen)
+            | _origins(loop.regions[1].results[value.index], analysis, seen))
 
 
 def _ops(region: ir.Region, in_loop: bool):

@@ -5,7 +5,10 @@ matrix products NumPy's own library, ``blas``; the rest ``np.dot``, through SciP
 both shapes are static and tiny: then, as for integer, bool, batched, N-d ``dot`` and every
 ``einsum``, they are one loop nest (a contraction: result axes outside, summed axes inside),
 which for a 2x2 product costs ~20 ns instead of a ~160 ns BLAS call (shared/TOOLCHAIN.md);
-static extents let LLVM unroll it. Operands are cast to the result dtype before multiplying, as
+static extents let LLVM unroll it. A matmul of static sizes with at most ``TINY`` multiply-adds
+is that loop nest inline in the function, not a helper: no call, and its result may live in a
+reused buffer (passes/loop_buffers.py: ``x = x @ a`` in a loop takes turns between two buffers
+instead of allocating each time). Operands are cast to the result dtype before multiplying, as
 NumPy does. Loop sums are in index order, so float results can differ from NumPy's (BLAS,
 einsum) in the last bits.
 """
@@ -35,14 +38,20 @@ class Operand:
 
 
 def contraction(em: Emitter, result: ir.Value, out_loops: list[tuple[str, str]],
-                sum_loops: list[tuple[str, str]], operands: list[Operand]) -> None:
-    """``result[out] = sum over sum_loops of prod(operands)`` in the result dtype."""
+                sum_loops: list[tuple[str, str]], operands: list[Operand],
+                op: ir.Op | None = None) -> None:
+    """``result[out] = sum over sum_loops of prod(operands)`` in the result dtype; inline in
+    the function (``op`` given) the result's buffer may be a reused one (``s.allocate``)."""
     dtype = result.type.dtype
     out = em.name(result)
     acc = em.fresh("acc")
     factors = [s.index_expr(o.name, o.indices) for o in operands]
     if result.type.ndim:
-        em.line(f"{out} = {s.empty([e for _, e in out_loops], dtype)}")
+        sizes = [e for _, e in out_loops]
+        if op is None:
+            em.line(f"{out} = {s.empty(sizes, dtype)}")
+        else:
+            s.allocate(em, op, out, sizes, dtype)
     with s.loops(em, [i for i, _ in out_loops], [e for _, e in out_loops]):
         em.line(f"{acc} = {s.zero(dtype)}")
         with s.loops(em, [i for i, _ in sum_loops], [e for _, e in sum_loops]):
@@ -72,6 +81,16 @@ def _use_blas(a: ir.Value, b: ir.Value, result: ir.Value) -> bool:
     shapes = a.type.shape + b.type.shape
     # n*k * k*m / k: the multiply-adds of the product
     return None in shapes or math.prod(shapes) // max(a.type.shape[-1], 1) > TINY
+
+
+def _inline(a: ir.Value, b: ir.Value, result: ir.Value) -> bool:
+    """Whether the product is written inline, without a helper: every size static and at most
+    ``TINY`` multiply-adds (the sizes of a 2x2 or 3x3 chain: a helper call and its array cost
+    more than the arithmetic, and inline the result may take a reused buffer)."""
+    shapes = a.type.shape + b.type.shape + result.type.shape
+    if None in shapes or a.type.ndim == 0 or b.type.ndim == 0:
+        return False
+    return math.prod(result.type.shape) * a.type.shape[-1] <= TINY
 
 
 def _blas(em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value) -> None:
@@ -133,8 +152,10 @@ def _numpy_dot(em: Emitter, a: ir.Value, b: ir.Value, names: list[str], out: str
         second("C")
 
 
-def _matmul_loops(em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value) -> None:
-    """matmul as a contraction with NumPy's 1-d promotion and batch broadcasting."""
+def _matmul_loops(em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value,
+                  op: ir.Op | None = None) -> None:
+    """matmul as a contraction with NumPy's 1-d promotion and batch broadcasting (inline when
+    ``op`` is given, see ``contraction``)."""
     ad, bd = s.dims(em, a), s.dims(em, b)
     ash, bsh = list(a.type.shape), list(b.type.shape)
     k = em.fresh("k")
@@ -165,7 +186,8 @@ def _matmul_loops(em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value) -> No
     out_loops += [x for x in (rows, cols) if x is not None]
     k_extent = ad[-1]
     contraction(em, result, out_loops, [(k, k_extent)],
-                [Operand(em.name(a), a_batch + a_idx), Operand(em.name(b), b_batch + b_idx)])
+                [Operand(em.name(a), a_batch + a_idx), Operand(em.name(b), b_batch + b_idx)],
+                op)
 
 
 @lowering("matmul")
@@ -178,6 +200,9 @@ def lower_matmul(op: ir.Op, em: Emitter) -> None:
     def general() -> None:
         s.call_helper(em, op, key, lambda w: _matmul_body(w, a, b, result))
 
+    if _inline(a, b, result):
+        _matmul_loops(em, a, b, result, op)
+        return
     m = skinny_products.columns(a, b, result)
     if m is None or not _use_blas(a, b, result):
         general()

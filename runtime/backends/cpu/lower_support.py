@@ -71,15 +71,37 @@ def allocate(em: Emitter, op: ir.Op, out: str, sizes: Sequence[str], dtype: np.d
     """Emits ``out = np.empty(sizes, dtype)``; for an op marked ``reuse_buffer`` (a temporary
     of a loop iteration, passes/loop_buffers.py) ``out`` itself is the buffer: made empty at the
     function's start and allocated again only when the shape changes (no other variable refers
-    to it, so no reference counting either)."""
+    to it, so no reference counting either); for an op marked ``recycle_buffer`` (a result that
+    outlives its iteration) ``out`` is the op's spare buffer, the dead operand's next time."""
+    recycled = op.attrs.get("recycle_buffer")
+    if recycled and sizes:
+        _recycle(em, out, em.name(op.operands[recycled[0]]), sizes, dtype)
+        return
     if not op.attrs.get("reuse_buffer") or not sizes:
         em.line(f"{out} = {empty(sizes, dtype)}")
         return
     em.prologue(f"{out} = {empty(['0'] * len(sizes), dtype)}")
-    changed = " or ".join(f"{out}.shape[{i}] != {size}" for i, size in enumerate(sizes))
+    _made_again_if_changed(em, out, sizes, dtype)
+
+
+def _recycle(em: Emitter, out: str, operand: str, sizes: Sequence[str], dtype: np.dtype) -> None:
+    """``out`` is the op's spare buffer (made empty at the function's start, again when the shape
+    changes); the operand, dead once the op has run (``recycle_buffer``, passes/loop_buffers.py),
+    becomes the spare for the next iteration. Only the spare refers to it until then."""
+    spare = em.fresh("spare")
+    em.prologue(f"{spare} = {empty(['0'] * len(sizes), dtype)}")
+    _made_again_if_changed(em, spare, sizes, dtype)
+    em.line(f"{out} = {spare}")
+    em.line(f"{spare} = {operand}")
+
+
+def _made_again_if_changed(em: Emitter, buffer: str, sizes: Sequence[str],
+                           dtype: np.dtype) -> None:
+    """``buffer = np.empty(sizes, dtype)`` unless it has these sizes already."""
+    changed = " or ".join(f"{buffer}.shape[{i}] != {size}" for i, size in enumerate(sizes))
     em.line(f"if {changed}:")
     with em.block():
-        em.line(f"{out} = {empty(sizes, dtype)}")
+        em.line(f"{buffer} = {empty(sizes, dtype)}")
 
 
 def zeros(sizes: Sequence[str], dtype: np.dtype) -> str:

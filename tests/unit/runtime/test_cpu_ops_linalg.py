@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from autostage.runtime.backends.cpu import blas
-from test_cpu_ops_harness import run_cpu
+from ops_harness import param_type, trace
+from test_cpu_ops_harness import compile_function, run_cpu
 
 RNG = np.random.default_rng(1)
 A = RNG.standard_normal((3, 4))
@@ -53,6 +54,39 @@ def test_tiny_static_matmul_is_loops_and_float32():
     assert "np.dot" not in source and "cpu_blas" not in source
     source = run_cpu(lambda x, y: x @ y, A, B, rtol=1e-12)
     assert ("cpu_blas.gemm(" if blas.AVAILABLE else "np.dot(") in source
+
+
+def _in_order(a, b):
+    """a @ b for 2-d operands, each sum in index order in the result dtype (the loops' bits)."""
+    out = np.empty((a.shape[0], b.shape[1]), np.result_type(a, b))
+    for i in range(a.shape[0]):
+        for j in range(b.shape[1]):
+            acc = out.dtype.type(0)
+            for k in range(a.shape[1]):
+                acc += out.dtype.type(a[i, k]) * out.dtype.type(b[k, j])
+            out[i, j] = acc
+    return out
+
+
+@pytest.mark.parametrize("a,b", [(A[:2, :2].astype(np.float32), B[:2, :2].astype(np.float32)),
+                                 (A[:3, :3], B[:3, :3]), (IA[:2, :3], IB[:3, :2]),
+                                 (A[:2, :3].astype(np.float32), IB[:3, :4].astype(np.int8))])
+def test_tiny_static_products_are_inline_loops_summing_in_order(a, b):
+    # no helper call, no BLAS: the loop nest in the function itself, each sum in index order
+    source = run_cpu(lambda x, y: x @ y, a, b, known=True, rtol=1e-6, atol=1e-6)
+    body = source[source.index("def f_"):]
+    assert "h_matmul" not in source and "cpu_blas" not in source, source
+    assert "for k" in body and "np.empty((" in body, source
+    compiled, _ = compile_function(trace(lambda x, y: x @ y, [param_type(a, True),
+                                                              param_type(b, True)]))
+    np.testing.assert_array_equal(compiled(a, b)[0], _in_order(a, b))
+
+
+def test_products_of_unknown_or_bigger_sizes_keep_the_helper():
+    m = RNG.standard_normal((2, 2)).astype(np.float32)
+    assert "h_matmul" in run_cpu(lambda x, y: x @ y, m, m, known=False, rtol=1e-6)
+    ints = RNG.integers(-9, 9, (5, 5))
+    assert "h_matmul" in run_cpu(lambda x, y: x @ y, ints, ints, known=True)  # 125 > TINY
 
 
 @pytest.mark.parametrize("a,b", [(A, B), (T, B), (T, V), (A, T.transpose(1, 2, 0)), (IA, IB),

@@ -183,3 +183,125 @@ def test_the_pass_clears_a_stale_mark():
     assert loop_buffers.run(module) is True
     assert loop_buffers.MARK not in fused.attrs
     assert loop_buffers.run(module) is False
+
+
+# -- results carried to the next iteration: the buffer of an operand that dies with the op -----
+
+def recycled(fn, *args):
+    """For each allocating op, in program order: (op name, ``recycle_buffer`` mark or None);
+    sizes known to the trace (a 2x2 product is computed inline)."""
+    module = optimized(autostage.convert(fn, target="cpu").get_concrete_function(*args).module)
+    return [(op.name, op.attrs.get(loop_buffers.RECYCLE))
+            for op in module.main.body.walk() if op.name in loop_buffers.ALLOCATING]
+
+
+def chained_products(a):
+    x = a
+    for _ in range(100):  # staged: the first iteration, then a loop of 99 products
+        x = x @ a
+    return x
+
+
+def halving(x):
+    for _ in range(50):
+        x = x * 0.5 + 1.0
+    return x
+
+
+def read_after_the_product(a):
+    x = a @ a
+    total = 0.0
+    for _ in range(30):
+        y = x @ a
+        total += np.sum(x)
+        x = y
+    return x, total
+
+
+def kept_in_a_list(a):
+    x = a @ a
+    out = []
+    for _ in range(30):
+        out.append(x)
+        x = x @ a
+    return x, np.stack(out)
+
+
+def carried_parameter(x, a, n):
+    i = 0
+    while i < n:
+        x = x @ a
+        i += 1
+    return x
+
+
+def reused_through_a_branch(x, n):
+    # t keeps one buffer (reuse_buffer) and reaches u through a branch: recycling u's buffer
+    # would let the next iteration's np.full overwrite the carried x
+    x = x + 0.0
+    total = 0.0
+    for i in range(n):
+        t = np.full(x.shape, 1.0 * i)
+        if i % 2 == 0:
+            u = t
+        else:
+            u = t * 2.0 + 1.0
+        y = (u + x) * 1.0
+        total += np.sum(x)
+        x = y
+    return x, total
+
+
+MATRIX = np.array([[0.6, -0.8], [0.8, 0.6]], dtype=np.float32)  # a rotation: products stay ~1
+
+
+def test_a_carried_product_recycles_its_dead_operand():
+    assert recycled(chained_products, MATRIX) == [("matmul", None), ("matmul", (0,))]
+    assert recycled(halving, np.arange(3.0)) == [("fused", None), ("fused", (0,))]
+
+
+@pytest.mark.parametrize("fn,args", [
+    (read_after_the_product, (MATRIX,)), (kept_in_a_list, (MATRIX,)),
+    (carried_parameter, (MATRIX, MATRIX, np.int64(4))),
+    (reused_through_a_branch, (np.arange(3.0), np.int64(6)))], ids=lambda v: getattr(
+        v, "__name__", ""))
+def test_a_live_shared_or_reused_buffer_is_never_recycled(fn, args):
+    with config.STATIC_SIZES.override(0 if fn is reused_through_a_branch else 8):
+        marks = recycled(fn, *args)
+    assert all(mark is None for _name, mark in marks), marks
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn,args", [
+    (chained_products, (MATRIX,)), (halving, (np.arange(3.0),)),
+    (read_after_the_product, (MATRIX,)), (kept_in_a_list, (MATRIX,)),
+    (carried_parameter, (MATRIX, MATRIX, np.int64(4))),
+    (reused_through_a_branch, (np.arange(3.0), np.int64(6)))], ids=lambda v: getattr(
+        v, "__name__", ""))
+def test_recycling_programs_give_pythons_results(fn, args, target):
+    if fn not in (halving, reused_through_a_branch):
+        # float32 products: the loops sum in order, NumPy's BLAS may not (the last bits)
+        expected = fn(*args)
+        got = autostage.convert(fn, target=target)(*args)
+        for g, e in zip(*(v if isinstance(v, tuple) else (v,) for v in (got, expected)),
+                        strict=True):
+            np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)
+        return
+    check(fn, *args, target=target)
+
+
+def test_chained_products_run_in_two_buffers_without_a_helper():
+    fn = autostage.convert(chained_products, target="cpu")
+    module = optimized(fn.get_concrete_function(MATRIX).module)
+    source = cpu_compile.generate(module).source
+    loop = source[source.index("while True:"):]
+    assert "h_matmul" not in source, source
+    # in the loop, an array is made only when the spare buffer's shape is not the product's
+    lines = [line.strip() for line in loop.splitlines()]
+    made = [i for i, line in enumerate(lines) if "np.empty(" in line]
+    assert len(made) == 1 and lines[made[0] - 1].startswith("if spare"), loop
+    a, expected = MATRIX, MATRIX
+    for _ in range(100):  # each sum in order, in float32
+        expected = np.array([[np.float32(0) + expected[i, 0] * a[0, j] + expected[i, 1] * a[1, j]
+                              for j in range(2)] for i in range(2)], np.float32)
+    np.testing.assert_array_equal(fn(a), expected)
