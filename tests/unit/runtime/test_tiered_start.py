@@ -208,18 +208,24 @@ def test_a_process_may_exit_while_compiling(tmp_path):
     assert out.stderr == ""
 
 
-def test_numba_compiles_in_the_background_too(tiered, monkeypatch):
-    """The background thread compiles the entry for the first call's argument types: the first
-    compiled call does not compile (Numba's ``Dispatcher.compile`` is called off the caller's
-    thread only)."""
-    compiling_threads = []
+@pytest.fixture
+def compiling_threads(monkeypatch):
+    """The names of the threads in which Numba compiled an entry function, in order."""
+    names = []
     real = cpu_compile._compile
 
     def recording(dispatcher, args, generated, python_module):
-        compiling_threads.append(threading.current_thread().name)
+        names.append(threading.current_thread().name)
         return real(dispatcher, args, generated, python_module)
 
     monkeypatch.setattr(cpu_compile, "_compile", recording)
+    return names
+
+
+def test_numba_compiles_in_the_background_too(tiered, compiling_threads):
+    """The background thread compiles the entry for the first call's argument types: the first
+    compiled call does not compile (Numba's ``Dispatcher.compile`` is called off the caller's
+    thread only)."""
     f = autostage.convert(lambda x, n: x * n + 1.0)
     x = np.arange(3.0)
     np.testing.assert_array_equal(f(x, np.int64(2)), x * 2 + 1.0)
@@ -229,15 +235,7 @@ def test_numba_compiles_in_the_background_too(tiered, monkeypatch):
     assert compiling_threads[0].startswith("autostage-compile-")
 
 
-def test_compile_compiles_for_the_arguments_given(monkeypatch):
-    compiling_threads = []
-    real = cpu_compile._compile
-
-    def recording(dispatcher, args, generated, python_module):
-        compiling_threads.append(threading.current_thread().name)
-        return real(dispatcher, args, generated, python_module)
-
-    monkeypatch.setattr(cpu_compile, "_compile", recording)
+def test_compile_compiles_for_the_arguments_given(compiling_threads):
     f = autostage.convert(lambda x: x * 2.0)
     concrete = f.compile(autostage.TensorSpec([None], np.float32))
     assert compiling_threads == [threading.current_thread().name]
