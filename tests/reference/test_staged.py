@@ -232,9 +232,9 @@ def _traced_texts():
 
     texts, prepare = {}, ConcreteFunction._prepared
 
-    def recording(self):
+    def recording(self, *args):
         texts.setdefault(self, self.text())
-        return prepare(self)
+        return prepare(self, *args)
 
     ConcreteFunction._prepared = recording
     try:
@@ -279,6 +279,29 @@ _STAGEABLE_PROGRAMS = [c for c in STAGED_CASES if c.id not in NOT_STAGEABLE]
 @pytest.mark.parametrize("case", _STAGEABLE_PROGRAMS, ids=[c.id for c in _STAGEABLE_PROGRAMS])
 def test_staged_program(case, stage):
     _check_staged(case, stage)
+
+
+@pytest.mark.parametrize("case", _STAGEABLE_PROGRAMS, ids=[c.id for c in _STAGEABLE_PROGRAMS])
+def test_staged_program_with_a_tiered_start(case):
+    """The first call runs as Python while the trace compiles in the background, the next one
+    compiled (``f.compile`` waits between them): both give plain Python's outcome, as the
+    compiled-only run above does (cpu target, its tolerances)."""
+    import autostage
+    from autostage import config
+
+    expected = harness.run(case.fn, case.args, case.kwargs)
+    expected.warnings = _without_fp_warnings(expected.warnings)
+    stage = types.SimpleNamespace(target="cpu")
+    with config.TIERED.override(True):
+        converted = autostage.convert(case.fn, target="cpu")
+        first = harness.run(converted, case.args, case.kwargs)
+        if first.exception is None:
+            converted.compile(*copy.deepcopy(case.args), **copy.deepcopy(case.kwargs))
+            assert all(c.prepared_runner() is not None for c in converted.concrete_functions)
+    first.warnings = _without_fp_warnings(first.warnings)
+    diffs = harness.compare_outcomes(expected, first, _comparison(case, "cpu"))
+    assert not diffs, f"{case.id} (first call, as Python): " + "\n  ".join(diffs)
+    _check_calls(case, stage, expected, converted)  # compiled now, twice
 
 
 _STAGEABLE_REFERENCE = [c for c in REFERENCE_NUMPY_CASES if c.id not in NOT_STAGEABLE]
