@@ -10,7 +10,9 @@ start (``StagedFunction``) asks for that preparation on a background thread inst
 
 from __future__ import annotations
 
+import atexit
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -91,6 +93,7 @@ class ConcreteFunction:
                         name=f"autostage-compile-{self.function.name}")
                     thread.start()
                     self._background = thread
+                    _RUNNING.add(thread)
                 thread = self._background
         return thread.is_alive()
 
@@ -138,6 +141,16 @@ class ConcreteFunction:
 
 
 _STARTING = threading.Lock()  # one background preparation per trace
+_RUNNING: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+
+
+@atexit.register
+def _finish_preparations() -> None:
+    """At exit, waits for background preparations still running: their compiled code reaches
+    the disk cache, so the next process loads it instead of compiling again (a script shorter
+    than its compilation would otherwise never run compiled code)."""
+    for thread in list(_RUNNING):
+        thread.join()
 
 
 def _release_runner(runner: Callable | None) -> None:

@@ -187,7 +187,9 @@ def test_functions_not_made_by_convert_are_never_tiered(tiered, gate):
     assert concrete.prepared_runner() is not None  # the gradient has no Python run to fall to
 
 
-def test_a_process_may_exit_while_compiling(tmp_path):
+def test_a_process_waits_at_exit_for_its_compilation(tmp_path):
+    """The script ends before its function compiles; the compiled code still reaches the disk
+    cache (Numba's index files), so the next process loads it instead of compiling again."""
     script = tmp_path / "exits.py"
     script.write_text(textwrap.dedent("""
         import numpy as np
@@ -206,6 +208,7 @@ def test_a_process_may_exit_while_compiling(tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["result", str(np.tanh(np.arange(4.0)) @ np.arange(4.0))]
     assert out.stderr == ""
+    assert list((tmp_path / "cache").rglob("*.nbi")), "nothing compiled reached the cache"
 
 
 @pytest.fixture
