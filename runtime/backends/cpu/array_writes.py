@@ -21,24 +21,21 @@ _ASSIGN = '''
 def {{name}}(dst, src):
     source = np.broadcast_to(src, dst.shape)
     if dst.size and src.size:  # NumPy reads an overlapping source whole before writing
-        lo = hi = dst.ctypes.data
-        for axis in range(dst.ndim):
-            step = (dst.shape[axis] - 1) * dst.strides[axis]
-            if step < 0:
-                lo += step
-            else:
-                hi += step
-        src_lo = src_hi = src.ctypes.data
-        for axis in range(src.ndim):
-            step = (src.shape[axis] - 1) * src.strides[axis]
-            if step < 0:
-                src_lo += step
-            else:
-                src_hi += step
-        if lo < src_hi + src.itemsize and src_lo < hi + dst.itemsize:
+{dst_span}
+{src_span}
+        if dst_lo < src_hi + src.itemsize and src_lo < dst_hi + dst.itemsize:
             source = np.broadcast_to(src.copy(), dst.shape)
 {loops}
 '''
+# The first and last addresses an array's elements start at (strides may be negative).
+_SPAN = '''\
+        {a}_lo = {a}_hi = {a}.ctypes.data
+        for axis in range({a}.ndim):
+            step = ({a}.shape[axis] - 1) * {a}.strides[axis]
+            if step < 0:
+                {a}_lo += step
+            else:
+                {a}_hi += step'''
 
 
 def assign(em: Emitter, dst: str, dst_ndim: int, src: str, src_ndim: int) -> None:
@@ -55,7 +52,8 @@ def _source(ndim: int) -> str:
              for axis in range(ndim)]
     at = ", ".join(indices)
     body = f"{'    ' * (ndim + 1)}dst[{at}] = source[{at}]"
-    return _ASSIGN.format(loops="\n".join([*loops, body]))
+    return _ASSIGN.format(dst_span=_SPAN.format(a="dst"), src_span=_SPAN.format(a="src"),
+                          loops="\n".join([*loops, body]))
 
 
 def check_assignable(em: Emitter, op: ir.Op, target: str, target_shape: tuple,
