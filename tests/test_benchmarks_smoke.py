@@ -56,7 +56,8 @@ def test_benchmark_smoke_run_checks_results(script, header, tmp_path):
     ("collatz.py", r"^variant\s+median ms\s+vs numba$"),
     ("inplace.py", r"^variant\s+median ms\s+vs numba$"),
     ("call_overhead.py", r"^variant\s+median us\s+vs numba$"),
-    ("first_call.py", r"^variant\s+imports\s+cold\s+from cache\s+cold process$"),
+    ("first_call.py",
+     r"^variant\s+imports\s+cold\s+compiled\s+from cache\s+compiled\s+cold process$"),
     ("compile_time.py", r"^program\s+empty cache\s+new program\s+cached$"),
 ])
 def test_workload_benchmark_smoke_run_checks_every_variant(script, variant_header, tmp_path):
