@@ -7,7 +7,6 @@ a note pointing at the user's own lines.
 
 from __future__ import annotations
 
-import functools
 import inspect
 import types
 from collections.abc import Callable, Sequence
@@ -15,6 +14,7 @@ from typing import Any
 
 from autostage import conversion, errors
 from autostage.calls import do_not_convert
+from autostage.pickling import PortableFunction
 
 TARGETS = ("cpu", "interpreter", "cuda")
 
@@ -37,22 +37,6 @@ def _function_of(entity: Any) -> tuple[types.FunctionType, Any]:
         f"{type(entity).__name__} objects like {entity!r}")
 
 
-def _with_user_frames(converted: Callable, original: Callable) -> Callable:
-    @functools.wraps(original)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return converted(*args, **kwargs)
-        except Exception as e:
-            try:
-                errors.report(e)
-            except RecursionError:  # this frame is at the recursion limit: no room for a note
-                pass
-            raise
-
-    wrapper.__autostage_converted__ = converted
-    return wrapper
-
-
 def to_graph(entity: Callable) -> Callable:
     """Returns the converted version of a function, method, lambda or callable object.
 
@@ -72,7 +56,7 @@ def to_graph(entity: Callable) -> Callable:
     # A function that converted code created (a closure a converted factory returned) is
     # converted code already: converting it again would parse generated source.
     converted = fn if conversion.is_converted(fn) else conversion.convert_entity(fn)
-    wrapped = _with_user_frames(converted, fn)
+    wrapped = conversion.wrap_converted(converted, fn)
     return wrapped if bound_to is None else types.MethodType(wrapped, bound_to)
 
 
@@ -119,6 +103,7 @@ def convert(fn: Callable | None = None, *, input_signature: Sequence[Any] | None
                 "it as written)", fn=original)
         return StagedFunction(to_graph(f), name=original.__name__,
                               input_signature=input_signature, target=target,
-                              error_hook=errors.report, tiered=True)
+                              error_hook=errors.report, tiered=True,
+                              by_value=PortableFunction)
 
     return decorate if fn is None else decorate(fn)

@@ -52,7 +52,7 @@ def do_not_convert(fn: Callable) -> Callable:
     return fn
 
 
-def _is_user_function(fn: types.FunctionType) -> bool:
+def is_user_function(fn: types.FunctionType) -> bool:
     if getattr(fn, _DO_NOT_CONVERT, False) or conversion.is_converted(fn):
         return False
     module = (getattr(fn, "__module__", None) or "").partition(".")[0]
@@ -92,7 +92,7 @@ def _decide(fn: types.FunctionType) -> Callable | None:
     inner = getattr(fn, "__autostage_converted__", None)
     if inner is not None:  # a to_graph result (`f = to_graph(f)`): skip its wrapper's frame
         return inner
-    if not _is_user_function(fn):
+    if not is_user_function(fn):
         return NONDETERMINISTIC_CALLS.get(fn)  # uuid.uuid4...: refused while tracing
     try:
         return conversion.convert_entity(fn)

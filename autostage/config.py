@@ -17,6 +17,7 @@ option               environment variable            what it does
 ``UNROLL_LIMIT``     ``AUTOSTAGE_UNROLL_LIMIT``      longer Python ranges staged, not unrolled (3)
 ``STATIC_SIZES``     ``AUTOSTAGE_STATIC_SIZES``      argument sizes up to this traced as known (16)
 ``TIERED``           ``AUTOSTAGE_TIERED``            cpu: Python runs calls while a trace compiles
+``EAGER``            ``AUTOSTAGE_EAGER``             calls run as Python, nothing staged (debug)
 ``CUDA_CUBLAS``      ``AUTOSTAGE_CUDA_CUBLAS``       cuda: products by cuBLAS via CuPy (``0``: off)
 ===================  ==============================  ==========================================
 
@@ -39,6 +40,7 @@ from autostage.runtime.config import (
     DO_NOT_CONVERT,
     DUMP_AFTER,
     DUMP_BEFORE,
+    EAGER,
     EXACT_MATH,
     MALLOC_TUNING,
     MAX_TRACES,
@@ -80,9 +82,22 @@ def set_max_traces(n: int) -> None:
     MAX_TRACES.set(n)
 
 
-__all__ = ["CACHE_DIR", "CUDA_CUBLAS", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE", "EXACT_MATH",
-           "MALLOC_TUNING", "MAX_TRACES", "OPTIONS", "RECURSION_LIMIT", "STATIC_SIZES",
-           "TIERED", "TRACEBACK",
-           "TRACEBACK_MODES", "UNROLL_LIMIT", "VERIFY",
-           "ConfigError", "Option", "cache_root", "do_not_convert_modules", "max_traces",
-           "set_max_traces", "traceback_mode"]
+def run_functions_eagerly(flag: bool) -> None:
+    """Runs every ``convert``-ed function as its converted Python code with the values given
+    (``True``), or staged again (``False``): a debugging switch, like TF's of the same name.
+    Results are the same either way; breakpoints and prints inside the function work as in
+    plain Python while it is on. ``EAGER.override(True)`` does it for a ``with`` block."""
+    EAGER.set(flag)
+
+
+def functions_run_eagerly() -> bool:
+    """Whether ``convert``-ed functions run as Python now (``run_functions_eagerly``)."""
+    return EAGER.value()
+
+
+__all__ = ["CACHE_DIR", "CUDA_CUBLAS", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE", "EAGER",
+           "EXACT_MATH", "MALLOC_TUNING", "MAX_TRACES", "OPTIONS", "RECURSION_LIMIT",
+           "STATIC_SIZES", "TIERED", "TRACEBACK", "TRACEBACK_MODES", "UNROLL_LIMIT", "VERIFY",
+           "ConfigError", "Option", "cache_root", "do_not_convert_modules",
+           "functions_run_eagerly", "max_traces", "run_functions_eagerly", "set_max_traces",
+           "traceback_mode"]

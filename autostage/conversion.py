@@ -8,8 +8,11 @@ instance's cells). The pipeline order lives in ``PIPELINE``; the comments say wh
 from __future__ import annotations
 
 import builtins
+import functools
 import importlib
 import inspect
+import linecache
+import os
 import textwrap
 import threading
 import types
@@ -104,11 +107,11 @@ def namespace_of(fn: types.FunctionType) -> dict[str, Any]:
     namespace.update(fn.__globals__)
     namespace.update(
         (name, cell.cell_contents) for name, cell in loader.cells_of(fn).items()
-        if _is_filled(cell))
+        if is_filled(cell))
     return namespace
 
 
-def _is_filled(cell: types.CellType) -> bool:
+def is_filled(cell: types.CellType) -> bool:
     try:
         cell.cell_contents  # noqa: B018 - an empty cell raises ValueError
     except ValueError:
@@ -214,9 +217,17 @@ def transform(node: gast.AST, ctx: transformer.Context,
     return node
 
 
+def _ag_module() -> types.ModuleType:
+    """``autostage.ag``, what converted code calls as ``ag__``, imported late: it re-exports the
+    operators and ``converted_call``, which import this module."""
+    from autostage import ag
+
+    return ag
+
+
 def load(node: gast.AST, fn: types.FunctionType) -> ConvertedCode:
     """Loads a converted AST as a function bound to ``fn``'s globals and closure."""
-    from autostage import ag  # late: ag re-exports the operators and converted_call
+    ag = _ag_module()
 
     # The def's own name: a functools.wraps wrapper is named after the function it wraps.
     loaded = loader.load_function(
@@ -231,7 +242,34 @@ def load(node: gast.AST, fn: types.FunctionType) -> ConvertedCode:
                                             renamed)
     source_map = origin_info.create_source_map(loaded.nodes, loaded.source, loaded.filename)
     errors.register_source_map(loaded.filename, source_map)
+    function.__autostage_origin__ = GeneratedOrigin(loaded.filename, loaded.source, source_map)
     return ConvertedCode(unparser.unparse(node), loaded.filename, function, source_map)
+
+
+class GeneratedOrigin:
+    """Where converted code came from (its generated file, source and source map), kept in the
+    converted function's ``__dict__``. cloudpickle (Dask, Ray) pickles a function that is not
+    importable by value, ``__dict__`` included: unpickling this registers the source map and
+    lines in the new process, so the copy is known there as converted code (never converted
+    again, errors mapped to the user's lines) without the user's source."""
+
+    __slots__ = ("filename", "source", "source_map")
+
+    def __init__(self, filename: str, source: str, source_map: dict) -> None:
+        self.filename, self.source, self.source_map = filename, source, source_map
+
+    def __reduce__(self) -> tuple:
+        return _registered_origin, (self.filename, self.source, self.source_map)
+
+
+def _registered_origin(filename: str, source: str, source_map: dict) -> GeneratedOrigin:
+    """A ``GeneratedOrigin`` unpickled: its code registered in this process (once)."""
+    if filename not in linecache.cache and not os.path.exists(filename):
+        lines = source.splitlines(keepends=True)
+        linecache.cache[filename] = (len(source), None, lines, filename)
+    if not errors.is_generated_file(filename):
+        errors.register_source_map(filename, source_map)
+    return GeneratedOrigin(filename, source, source_map)
 
 
 def _user_qualnames(code: types.CodeType, qualname: str, generated: set[str],
@@ -320,6 +358,35 @@ def convert_entity(fn: Callable) -> Callable:
         converted = _rebind(convert_code(fn).function, fn)
         _function_cache[fn] = converted
     return converted
+
+
+def seed(fn: types.FunctionType, code: types.CodeType, origin: GeneratedOrigin) -> None:
+    """Caches ``code`` (converted code of ``fn``'s, from another process: ``pickling``) as the
+    converted version of ``fn``, bound to ``fn``'s globals and closure."""
+    cells = loader.cells_of(fn)
+    cells.setdefault(AG_ALIAS, types.CellType(_ag_module()))
+    template = types.FunctionType(code, fn.__globals__, fn.__name__, None, tuple(
+        cells[name] for name in code.co_freevars) or None)
+    template.__autostage_origin__ = origin
+    _function_cache[fn] = _rebind(template, fn)
+
+
+def wrap_converted(converted: Callable, original: Callable) -> Callable:
+    """``to_graph``'s result: ``converted`` under ``original``'s name, adding a note with the
+    user's lines to the exceptions that leave it."""
+    @functools.wraps(original)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return converted(*args, **kwargs)
+        except Exception as e:
+            try:
+                errors.report(e)
+            except RecursionError:  # this frame is at the recursion limit: no room for a note
+                pass
+            raise
+
+    wrapper.__autostage_converted__ = converted
+    return wrapper
 
 
 def is_generator_function(fn: Any) -> bool:

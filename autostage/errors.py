@@ -33,6 +33,11 @@ def is_generated(code: types.CodeType) -> bool:
     return code.co_filename in _source_maps
 
 
+def is_generated_file(filename: str) -> bool:
+    """Whether ``filename`` holds converted code loaded or registered in this process."""
+    return filename in _source_maps
+
+
 def user_frames(tb: types.TracebackType | None) -> list[OriginInfo]:
     """The user-code lines a traceback went through, outermost first, one per user call.
 

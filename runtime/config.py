@@ -196,6 +196,36 @@ TIERED: Option[bool] = Option(
     " semantics, so the same results and side effects); compiled code takes over when ready."
     " 0: each trace compiles on its first call, which waits for it. Read at each such call.")
 
+
+@dataclass(eq=False)
+class Switch(Option[bool]):
+    """A flag read on a hot path: ``engaged`` is false until the flag could be on (its
+    environment variable set when the process imported autostage, or ``set``/``override`` given
+    True), so a call tests one attribute and reads ``value()`` only after that."""
+
+    engaged: bool = False
+
+    def __post_init__(self) -> None:
+        self.engaged = bool(os.environ.get(self.env, "").strip())
+
+    def set(self, value: Any) -> None:
+        super().set(value)
+        self.engaged = self.engaged or value is True
+
+    @contextlib.contextmanager
+    def override(self, value: Any) -> Iterator[bool]:
+        with super().override(value) as checked:
+            self.engaged = self.engaged or checked
+            yield checked
+
+
+EAGER: Switch = Switch(
+    "eager", False, _flag, _check_flag,
+    "Every call of a function made with autostage.convert runs its converted Python code with"
+    " the values given (NumPy semantics, no tracing or compilation), so breakpoints and prints"
+    " work as in plain Python; gradients still trace. The environment variable is read when"
+    " autostage is imported; config.run_functions_eagerly(flag) changes it in a running process.")
+
 CUDA_CUBLAS: Option[bool] = Option(
     "cuda_cublas", True, _flag, _check_flag,
     "cuda target: float matrix products call cuBLAS through CuPy when CuPy is installed (no"
@@ -205,7 +235,7 @@ CUDA_CUBLAS: Option[bool] = Option(
 OPTIONS: tuple[Option, ...] = (MAX_TRACES, TRACEBACK, DO_NOT_CONVERT, VERIFY, DUMP_BEFORE,
                                DUMP_AFTER, CACHE_DIR, EXACT_MATH,
                                MALLOC_TUNING, RECURSION_LIMIT, UNROLL_LIMIT, STATIC_SIZES,
-                               TIERED, CUDA_CUBLAS)
+                               TIERED, EAGER, CUDA_CUBLAS)
 
 
 def snapshot() -> tuple[tuple[Option, Any], ...]:
@@ -233,6 +263,7 @@ def cache_root() -> str:
     return os.path.join(base, "autostage")
 
 
-__all__ = ["CACHE_DIR", "CUDA_CUBLAS", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE", "EXACT_MATH",
-           "MALLOC_TUNING", "MAX_TRACES", "OPTIONS", "RECURSION_LIMIT", "TIERED", "TRACEBACK",
-           "VERIFY", "ConfigError", "Option", "applied", "cache_root", "snapshot"]
+__all__ = ["CACHE_DIR", "CUDA_CUBLAS", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE", "EAGER",
+           "EXACT_MATH", "MALLOC_TUNING", "MAX_TRACES", "OPTIONS", "RECURSION_LIMIT", "TIERED",
+           "TRACEBACK", "VERIFY", "ConfigError", "Option", "Switch", "applied", "cache_root",
+           "snapshot"]

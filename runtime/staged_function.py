@@ -17,6 +17,8 @@ Calls from staged code to user functions with staged arguments become ``call`` o
 
 from __future__ import annotations
 
+import importlib
+import sys
 import threading
 import types
 import warnings
@@ -39,6 +41,7 @@ from autostage.runtime import (
 from autostage.runtime import inputs as _inputs
 from autostage.runtime.cache_keys import SCALAR, constant_key, leaf_key
 from autostage.runtime.concrete_function import ConcreteFunction
+from autostage.runtime.config import EAGER as _EAGER
 from autostage.runtime.environment import Source, bind_environment, environment_key
 from autostage.runtime.fast_calls import MISS, fast_path
 from autostage.runtime.function_outputs import Outputs, collect_outputs
@@ -74,6 +77,30 @@ _GENERATOR_KEY = (GeneratorType(),)
 _DEVICE_KEY = "device array"  # a GPU array's key: its dtype and rank (target 'cuda' stages it)
 
 
+def _imports_as(module: str | None, qualname: str) -> object:
+    """What importing ``module`` and reading ``qualname`` there gives in this process (None if
+    nothing): not for ``__main__`` (another process's main module is not this one) nor for
+    modules cloudpickle is told to pickle by value."""
+    if not module or module == "__main__" or "<locals>" in qualname:
+        return None
+    cloudpickle = sys.modules.get("cloudpickle")
+    if cloudpickle is not None and module in getattr(
+            cloudpickle, "list_registry_pickle_by_value", set)():
+        return None
+    value = sys.modules.get(module)
+    for part in qualname.split("."):
+        value = getattr(value, part, None)
+    return value
+
+
+def _imported(module: str, qualname: str) -> StagedFunction:
+    """A staged function pickled by reference: imported."""
+    value = importlib.import_module(module)
+    for part in qualname.split("."):
+        value = getattr(value, part)
+    return value
+
+
 def _unwrap(fn: Callable) -> Callable:
     """The converted function itself (``to_graph`` wraps it to add error notes)."""
     if isinstance(fn, types.MethodType):
@@ -94,13 +121,16 @@ class StagedFunction:
       error_hook: called with every exception leaving a call (the compiler adds source notes).
       tiered: while a cpu trace compiles in the background, calls run ``python_function`` with
         the NumPy values given (``config.TIERED``): for a converted user function, whose Python
-        run is the original's. ``compile(*args)`` waits for the compiled code instead.
+        run is the original's. ``compile(*args)`` waits for the compiled code instead. Such a
+        function also runs as Python while ``config.EAGER`` is on (any target).
+      by_value: what pickles ``python_function`` by value (``__reduce__``), when it is not
+        plain cloudpickle's work.
     """
 
     def __init__(self, python_function: Callable, name: str | None = None,
                  input_signature: Any = None, target: str = "interpreter",
                  error_hook: Callable[[BaseException], None] | None = None,
-                 tiered: bool = False):
+                 tiered: bool = False, by_value: Callable[[Callable], object] | None = None):
         self.python_function = python_function
         self._traced = _unwrap(python_function)
         self.name = name or getattr(python_function, "__name__", "staged")
@@ -117,6 +147,8 @@ class StagedFunction:
         if input_signature is not None:
             self._set_signature(input_signature)
         self._error_hook = error_hook
+        self._converted = tiered  # its Python run is the original's: it may run eagerly
+        self._by_value = by_value
         self._tiered = tiered and self._target.name == "cpu"
         self._cache: dict[tuple, ConcreteFunction] = {}
         # A trace called with positional arrays only, checked by their dtypes and ranks before
@@ -146,9 +178,27 @@ class StagedFunction:
     def __repr__(self) -> str:
         return f"<StagedFunction {self.__qualname__} target={self.target}>"
 
+    def __reduce__(self) -> tuple:
+        """Pickled by reference (its module and qualified name) when importing them gives this
+        function, else by value: the converted Python function and the options, not the
+        traces (the process that unpickles it traces again, and shares compiled code through
+        the disk cache). By value needs a pickler of functions by value: cloudpickle, which
+        Dask and Ray use; a module cloudpickle is told to pickle by value is pickled so.
+        ``by_value`` sends converted code so that it is not converted again."""
+        module = getattr(self.python_function, "__module__", None)
+        if _imports_as(module, self.__qualname__) is self:
+            return _imported, (module, self.__qualname__)
+        python = self.python_function
+        if self._by_value is not None:
+            python = self._by_value(python)
+        return StagedFunction, (python, self.name, self.input_signature, self.target,
+                                self._error_hook, self._converted, self._by_value)
+
     # The hot path: bind, flatten, key, one dict read, run.
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         try:
+            if _EAGER.engaged and self._runs_eagerly(args, kwargs):
+                return self._traced(*args, **kwargs)
             fast = self._fast
             if fast and not kwargs:
                 out = fast(args)
@@ -196,6 +246,15 @@ class StagedFunction:
             if self._error_hook is not None:
                 self._error_hook(e)
             raise
+
+    def _runs_eagerly(self, args: tuple, kwargs: dict) -> bool:
+        """Whether this call runs as Python (``config.EAGER``: a debugging switch); an input
+        signature still checks the arguments. Calls from a trace (a gradient) keep staging."""
+        if not (self._converted and _EAGER.value()) or tracing.is_tracing():
+            return False
+        if self.input_signature is not None:
+            self._check_signature(args, kwargs, self._binding.canonical(args, kwargs))
+        return True
 
     def _lookup(self, key: tuple, leaves: list) -> ConcreteFunction | None:
         """The trace of ``key`` whose reads through objects pass now, if any."""
@@ -387,9 +446,10 @@ class StagedFunction:
             return tensor
 
         labels = self._binding.labels(values, short=True)
-        inputs = pytree.unflatten(treedef, [
-            parameter(leaf) if is_staged_leaf(leaf) else captures.proxy_root(
-                leaf, captures.Root("arg", i, labels[i])) for i, leaf in enumerate(leaves)])
+        with tracing.tracing(trace):  # (stand-ins record their reads into the current trace)
+            inputs = pytree.unflatten(treedef, [
+                parameter(leaf) if is_staged_leaf(leaf) else captures.proxy_root(
+                    leaf, captures.Root("arg", i, labels[i])) for i, leaf in enumerate(leaves)])
         positional, keywords = self._binding.call_args(inputs)
         trace.watch_argument_lists([*positional, *keywords.values()])
         random_check = random_freeze.FreezeCheck()  # no draw may be frozen into the trace

@@ -307,6 +307,25 @@ def test_staged_program_with_a_tiered_start(case):
 _STAGEABLE_REFERENCE = [c for c in REFERENCE_NUMPY_CASES if c.id not in NOT_STAGEABLE]
 _UNSTAGEABLE_REFERENCE = [c for c in (*REFERENCE_NUMPY_CASES, *STAGED_CASES)
                           if c.id in NOT_STAGEABLE]
+_EAGER_CASES = [*_STAGEABLE_PROGRAMS, *_STAGEABLE_REFERENCE]
+
+
+@pytest.mark.parametrize("case", _EAGER_CASES, ids=[c.id for c in _EAGER_CASES])
+def test_program_run_eagerly(case):
+    """``config.EAGER`` (the debugging switch): every call runs the converted Python code, twice,
+    nothing is traced, and the outcome (values, stdout, exceptions) is plain Python's exactly."""
+    import autostage
+    from autostage import config
+
+    expected = harness.run(case.fn, case.args, case.kwargs)
+    converted = autostage.convert(case.fn, target="cpu")
+    with config.EAGER.override(True):
+        for call in ("first call", "second call"):
+            actual = harness.run(converted, case.args, case.kwargs)
+            diffs = harness.compare_outcomes(expected, actual, _comparison(case, "interpreter"))
+            assert not diffs, f"{case.id} ({call}, eagerly): " + "\n  ".join(diffs)
+    assert converted.trace_count == 0, f"{case.id}: traced while running eagerly"
+
 
 
 @pytest.mark.parametrize("case", _STAGEABLE_REFERENCE, ids=[c.id for c in _STAGEABLE_REFERENCE])

@@ -1,6 +1,7 @@
 """autostage.config: each option has one name, one AUTOSTAGE_* variable and one context manager;
 values come from override, set, the environment (read at each use) and the default, in order."""
 
+import os
 import threading
 
 import pytest
@@ -117,3 +118,92 @@ def test_malloc_tuning_reuses_the_memory_of_big_arrays():
         faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
         libc.free(block)
     assert faults < size // 4096 // 100, faults
+
+
+def _staged_with_python_only_output():
+    """A converted function whose prints show what it runs on: NumPy arrays when eager, staged
+    tensors never reach print (staged print shows values) — so ``type(x)`` tells them apart."""
+    import numpy as np
+
+    import autostage
+
+    def step(x):
+        print(type(x).__name__, x.sum())
+        while x.sum() > 1.0:
+            x = x / 2.0
+        return x
+
+    return autostage.convert(step, target="cpu"), np.arange(4.0)
+
+
+def test_run_functions_eagerly_runs_python_and_traces_nothing(capsys):
+    import numpy as np
+
+    f, x = _staged_with_python_only_output()
+    expected = f.python_function(x)
+    capsys.readouterr()
+    config.run_functions_eagerly(True)
+    try:
+        assert config.functions_run_eagerly() is True
+        np.testing.assert_array_equal(f(x), expected)
+        np.testing.assert_array_equal(f(x), expected)
+        assert capsys.readouterr().out == "ndarray 6.0\nndarray 6.0\n"
+        assert f.trace_count == 0
+    finally:
+        config.run_functions_eagerly(False)
+    assert config.functions_run_eagerly() is False
+    np.testing.assert_array_equal(f(x), expected)  # staged again: traced now
+    assert f.trace_count == 1
+
+
+def test_eager_override_is_per_block_and_thread():
+    import numpy as np
+
+    f, x = _staged_with_python_only_output()
+    seen = []
+    with config.EAGER.override(True):
+        thread = threading.Thread(target=lambda: seen.append(config.EAGER.value()))
+        thread.start()
+        thread.join()
+        f(x)
+        assert f.trace_count == 0
+    assert seen == [False]
+    f(x)
+    assert f.trace_count == 1
+    np.testing.assert_array_equal(f(x), f.python_function(x))
+
+
+def test_eager_calls_still_check_an_input_signature():
+    import numpy as np
+
+    import autostage
+
+    f = autostage.convert(lambda x: x + 1, input_signature=[autostage.TensorSpec((None,),
+                                                                                  np.float64)])
+    with config.EAGER.override(True), pytest.raises(TypeError, match="float64"):
+        f(np.arange(3, dtype=np.int32))
+
+
+def test_eager_leaves_gradients_staged():
+    import numpy as np
+
+    import autostage
+
+    f = autostage.convert(lambda x: (x * x).sum())
+    with config.EAGER.override(True):
+        g = autostage.grad(f)(np.arange(3.0))
+    np.testing.assert_array_equal(g, [0.0, 2.0, 4.0])
+
+
+def test_eager_environment_variable_is_read_at_import(tmp_path):
+    import subprocess
+    import sys
+
+    script = tmp_path / "eager_script.py"
+    script.write_text("import numpy as np, autostage\n"
+                      "f = autostage.convert(lambda x: x * 2)\n"
+                      "print(f(np.ones(2)).tolist(), f.trace_count)\n")
+    env = {**os.environ, "AUTOSTAGE_EAGER": "1"}
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                         text=True, check=True).stdout
+    assert out == "[2.0, 2.0] 0\n"

@@ -1,0 +1,113 @@
+"""Pickling ``convert``-ed functions: by reference when importable, by value (cloudpickle, as
+Dask and Ray do) otherwise, without converting again; and a Dask LocalCluster running one."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import autostage
+
+cloudpickle = pytest.importorskip("cloudpickle")
+
+
+@autostage.convert
+def halve_until_small(x):
+    while x.sum() > 1.0:
+        x = x / 2.0
+    return x
+
+
+class Model:
+    def __init__(self, scale):
+        self.scale = scale
+
+    @autostage.convert
+    def step(self, x):
+        return x * self.scale
+
+
+def test_an_importable_function_pickles_by_reference():
+    blob = pickle.dumps(halve_until_small)
+    assert pickle.loads(blob) is halve_until_small
+    assert len(blob) < 200  # a reference: module and name, no code
+    assert pickle.loads(cloudpickle.dumps(halve_until_small)) is halve_until_small
+
+
+def test_a_method_pickles_with_its_object():
+    model = pickle.loads(pickle.dumps(Model(3.0)))
+    np.testing.assert_array_equal(model.step(np.ones(2)), [3.0, 3.0])
+    assert pickle.loads(pickle.dumps(Model.step)) is Model.step
+
+
+def _local_function():
+    """A converted function that is not importable, calling a helper with staged control flow
+    (a helper that ran unconverted would fail to trace its while on a staged value)."""
+    limit, offset = 1.0, np.ones(4)
+
+    def shrink(v):
+        while v.sum() > limit:
+            v = v / 2.0
+        return v
+
+    @autostage.convert
+    def f(x):
+        return shrink(x) + offset
+
+    return f
+
+
+def test_a_local_function_pickles_by_value_with_its_converted_code(tmp_path):
+    f = _local_function()
+    x = np.arange(4.0)
+    expected = f(x)
+    with pytest.raises((pickle.PicklingError, AttributeError)):
+        pickle.dumps(f)  # plain pickle cannot send a function by value
+    (tmp_path / "f.pkl").write_bytes(cloudpickle.dumps(f))
+    # A fresh process that cannot convert anything: the code must arrive converted.
+    script = textwrap.dedent(f"""
+        import pickle, numpy as np
+        from autostage import conversion
+        def refuse(fn):
+            raise AssertionError(f"converted again: {{fn}}")
+        conversion._convert = refuse
+        with open({str(tmp_path / "f.pkl")!r}, "rb") as blob:
+            f = pickle.load(blob)
+        print(f(np.arange(4.0)).tolist(), f.trace_count, type(f).__name__)
+        try:
+            f(np.arange(3.0))
+        except Exception as e:
+            print(type(e).__name__, e, *getattr(e, "__notes__", []), sep="\\n")
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         cwd=tmp_path, env={**os.environ, "AUTOSTAGE_TIERED": "0"})
+    assert out.returncode == 0, out.stderr
+    first, error, *notes = out.stdout.splitlines()
+    assert first == f"{expected.tolist()} 1 StagedFunction"
+    # The error names the user's line (the source maps came along), not generated code.
+    assert error == "ValueError"
+    line = _local_function.__code__.co_firstlineno + 12  # return shrink(x) + offset
+    assert f"test_pickling.py:{line} (in f)" in "\n".join(notes), out.stdout
+
+
+def test_a_dask_local_cluster_runs_a_converted_function(tmp_path, monkeypatch):
+    distributed = pytest.importorskip("distributed")
+    monkeypatch.setenv("AUTOSTAGE_CACHE_DIR", str(tmp_path / "cache"))  # the workers share it
+    f = _local_function()
+    batches = [np.full(4, float(i)) for i in range(6)]
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        results = client.gather(client.map(f, batches))
+        by_reference = client.gather(client.map(halve_until_small, batches))
+        workers = len(client.scheduler_info()["workers"])
+    assert workers == 2
+    for batch, result, halved in zip(batches, results, by_reference, strict=True):
+        np.testing.assert_array_equal(result, f.python_function(batch))
+        np.testing.assert_array_equal(halved, halve_until_small.python_function(batch))
