@@ -34,7 +34,7 @@ def fast(given):
 '''
 _RUN_DIRECT = '''\
     try:
-        results = dispatcher({names})
+        results = dispatcher({passed})
     except Exception as e:
         error = failed(e)
         if error is e:
@@ -69,16 +69,21 @@ def fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
     tests = []
     for name, part, arg in zip(names, concrete.key[1:], args, strict=False):
         tests += _tests(name, arg, static_sizes.shape(part, arg.ndim), scope)
-    direct = None if concrete.read is not None else _direct(concrete, [type(a) for a in args])
+    direct = None if concrete.read is not None else _direct(concrete)
+    passed = names
     if direct is not None:
-        scope["dispatcher"], scope["failed"], scope["finish"] = direct
+        scope["dispatcher"], scope["failed"], scope["finish"], scalars = direct
+        # A 0-d array given for a scalar parameter is passed as its scalar, as the runner does.
+        passed = [f"{name}[()]" if i in scalars and type(arg) is np.ndarray else name
+                  for i, (name, arg) in enumerate(zip(names, args, strict=True))]
         run = _RUN_DIRECT
     elif concrete.read is not None:
         scope["read"], run = concrete.read, _RUN_READ
     else:
         run = _RUN
     source = _TEMPLATE.format(count=len(args), names=", ".join(names),
-                              mismatch=" or ".join(tests), run=run.format(names=", ".join(names)))
+                              mismatch=" or ".join(tests),
+                              run=run.format(names=", ".join(names), passed=", ".join(passed)))
     exec(compile(source, f"<autostage fast path of {concrete.function.name}>", "exec"), scope)
     return scope["fast"]
 
@@ -101,23 +106,21 @@ def _tests(name: str, arg: np.ndarray | np.generic, sizes: tuple, scope: dict) -
     return tests
 
 
-def _direct(concrete: ConcreteFunction, kinds: list[type]
-            ) -> tuple[Callable, Callable[[Exception], Exception], Callable[[tuple], Any]] | None:
-    """How to call ``concrete``'s compiled njit function itself with arguments of these
-    ``kinds`` (Numba's dispatcher unboxes them, and compiles another specialisation for another
-    memory layout): ``(dispatcher, failed(e) -> the exception to raise, finish(results) -> the
-    value returned)``; None when the runner needs more (Variables, 0-d arrays made scalars,
-    Python-typed or identity-kept results) or is not compiled."""
+def _direct(concrete: ConcreteFunction) -> tuple[Callable, Callable[[Exception], Exception],
+                                                  Callable[[tuple], Any], frozenset] | None:
+    """How to call ``concrete``'s compiled njit function itself (Numba's dispatcher unboxes the
+    arguments, and compiles another specialisation for another memory layout): ``(dispatcher,
+    failed(e) -> the exception to raise, finish(results) -> the value returned, the positions
+    of scalar parameters)``; None when the runner needs more (Variables, Python-typed or
+    identity-kept results) or is not compiled."""
     entry = getattr(concrete.prepared_runner(), "entry", None)
     if entry is None or concrete.outputs.python_types is not None:
         return None
     dispatcher, convert, failed, scalars = entry
-    if any(kinds[i] is np.ndarray for i in scalars):  # a 0-d array for a scalar parameter
-        return None
     outputs = concrete.outputs
     if outputs.single and outputs.constants[0] is None and convert is None:
-        return dispatcher, failed, operator.itemgetter(0)
+        return dispatcher, failed, operator.itemgetter(0), scalars
     build = outputs.build
     if convert is None:
-        return dispatcher, failed, build
-    return dispatcher, failed, lambda results: build(convert(results))
+        return dispatcher, failed, build, scalars
+    return dispatcher, failed, lambda results: build(convert(results)), scalars

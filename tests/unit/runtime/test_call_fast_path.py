@@ -98,6 +98,24 @@ def test_compiled_code_called_directly_keeps_every_check():
         f(*other[:9], np.ones(5))
 
 
+def scaled_sum(x, s):
+    return (x * s).sum() + s
+
+
+def test_zero_d_arrays_for_scalar_parameters_are_called_directly():
+    f = autostage.convert(scaled_sum)
+    x, s = np.arange(3.0), np.array(2.0)  # a 0-d array: staged as a scalar
+    for _ in range(3):
+        result = f(x, s)
+        assert type(result) is np.float64 and result == 8.0
+    assert "dispatcher" in f._fast.__code__.co_names  # the njit function itself, no runner
+    assert f.trace_count == 1
+    for _ in range(3):
+        assert f(x, np.float64(3.0)) == 12.0  # a NumPy scalar
+        assert f(x, np.array(2, np.int64)) == 8.0  # another dtype
+    assert f(x, s) == 8.0
+
+
 def test_results_of_constants_are_writable_copies_on_the_fast_path():
     f = autostage.convert(constant_rows)
     x = np.ones(3)
