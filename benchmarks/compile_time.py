@@ -18,6 +18,11 @@ difference is what autostage added (conversion, tracing, passes, code generation
 Reported per scenario (ms) and as a distribution (min / median / max), with the goal of issue 14
 (each cold compile <= 1.5 s). The scenario's results are checked by the reference suite, not here.
 
+The best peer's own cost, for scale: the cold compile of the hand-written ``@numba.njit``
+functions of the other benchmarks (``NUMBA_REFERENCES``: the RNN, SGD, matmul_many, Collatz),
+each in a fresh process with an empty Numba cache, timed around its first call, as autostage's
+are (Numba's own start-up in the process included).
+
     .venv/bin/python benchmarks/compile_time.py [--smoke] [--target cpu|interpreter]
 """
 
@@ -39,6 +44,43 @@ REPEATS = 1  # each program once per kind of run (run_all asks every script)
 GOAL_S = 1.5
 MARKER = "COMPILE_TIME_RESULT "
 SMOKE_SCENARIOS = 2
+
+
+# Hand-written Numba functions of the other benchmarks: (module, function, arguments to make).
+NUMBA_REFERENCES = {
+    "rnn (numba, fast tanh)": ("dynamic_rnn", "rnn_numba_fast_tanh",
+                               "f=np.float32; args=(np.ones((8,4,3),f), np.zeros((4,5),f), "
+                               "np.ones((3,5),f), np.ones((5,5),f), np.ones(5,f))"),
+    "sgd (numba)": ("sgd", "sgd_numba",
+                    "f=np.float32; args=(np.ones((400,6),f), np.ones((400,3),f), "
+                    "np.zeros((6,3),f), np.zeros(3,f), 2, f(0.1))"),
+    "matmul_many (numba)": ("matmul_many", "matmul_many_numba",
+                            "args=(np.ones((2,2),np.float32),)"),
+    "collatz (numba)": ("collatz", "collatz_total_numba", "args=(np.int64(10),)"),
+}
+
+
+def numba_child(name: str) -> None:
+    """Times the first call (Numba's compile) of a hand-written reference; prints JSON."""
+    import numpy as np
+
+    module, function, make = NUMBA_REFERENCES[name]
+    scope = {"np": np}
+    exec(make, scope)  # noqa: S102 - the table above, not input
+    fn = getattr(__import__(module), function)
+    start = time.perf_counter()
+    fn(*scope["args"])
+    print(MARKER + json.dumps({"compile_s": time.perf_counter() - start}))
+
+
+def run_numba_child(name: str, cache: str) -> float:
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--numba-child", name],
+                          capture_output=True, text=True, env=env, timeout=900)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith(MARKER)]
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"compile_time numba child {name} failed:\n{proc.stdout}{proc.stderr}")
+    return json.loads(lines[-1][len(MARKER):])["compile_s"]
 
 
 def scenarios() -> list:
@@ -99,6 +141,15 @@ def run(args) -> harness.Report:
     print(f"{'min / median / max':<28} " + " ".join(
         f"{'/'.join(harness.format_ms(f(seconds[k])) for f in (min, statistics.median, max))}"
         for k in seconds))
+    references = {}
+    if not args.smoke:
+        with tempfile.TemporaryDirectory(prefix="autostage_numba_compile_") as workdir:
+            references = {name: run_numba_child(name, os.path.join(workdir, str(i)))
+                          for i, name in enumerate(NUMBA_REFERENCES)}
+        print("\nthe best peer, for scale: hand-written Numba's cold compile (fresh process, "
+              "empty cache; ms)")
+        for name, s in references.items():
+            print(f"{name:<28} {harness.format_ms(s):>12}")
     rows = []
     for kind in ("empty cache", "new program"):
         worst = max(seconds[kind])
@@ -111,6 +162,9 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "--child":
         child(*argv[1:3])
+        return 0
+    if argv and argv[0] == "--numba-child":
+        numba_child(argv[1])
         return 0
     args = harness.parse_args(__doc__.partition("\n")[0], argv, repeats=1)
     return harness.finish(run(args))
