@@ -20,6 +20,9 @@ _PUBLIC = {
     "set_loop_options": "autostage.directives",
     "TensorSpec": "autostage.runtime.tensor_spec",
     "Variable": "autostage.runtime.state",
+    "Module": "autostage.runtime.modules",
+    "Checkpoint": "autostage.runtime.checkpoints",
+    "CheckpointError": "autostage.runtime.checkpoints",
     "StagedFunction": "autostage.runtime.function",
     "RetracingWarning": "autostage.runtime.function",
     "grad": "autostage.gradients",
@@ -28,6 +31,10 @@ _PUBLIC = {
     "GradientTape": "autostage.runtime.autodiff.tape",
     "stop_gradient": "autostage.runtime.autodiff.tape",
     "custom_gradient": "autostage.gradients",
+    "py_function": "autostage.runtime.staging.py_function",
+    "save": "autostage.runtime.export",
+    "load": "autostage.runtime.export",
+    "ExportError": "autostage.runtime.export",
 }
 
 __all__ = sorted(_PUBLIC)

@@ -17,7 +17,7 @@ import numpy as np
 from autostage import api, errors
 from autostage.calls import converted, converted_inline
 from autostage.runtime import pytree, tracing
-from autostage.runtime.autodiff.tape import GradientTape, mark_custom_gradient
+from autostage.runtime.autodiff.tape import GradientTape, float_arguments, mark_custom_gradient
 from autostage.runtime.function import StagedFunction
 
 
@@ -30,7 +30,7 @@ class GradientFunction:
         self.__name__ = staged.__name__
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._staged(*_as_arrays(args, self._argnums), **kwargs)
+        return self._staged(*float_arguments(args, self._argnums), **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._staged, name)
@@ -159,18 +159,3 @@ def _zeros_where_none(gradient: Any, argument: Any) -> Any:
                                       for g, a in zip(found, leaves, strict=True)])
 
 
-def _as_arrays(args: tuple, argnums: tuple[int, ...]) -> tuple:
-    """Differentiated Python floats (also inside pytrees) as float64 scalars: staged, not
-    trace-time constants."""
-    out = list(args)
-    for i in argnums:
-        if i >= len(out):
-            raise TypeError(f"argnums {i} is out of range for {len(out)} positional arguments")
-        leaves, treedef = pytree.flatten(out[i])
-        for leaf in leaves:
-            if isinstance(leaf, int | bool) and not isinstance(leaf, np.generic):
-                raise TypeError(f"grad needs float arguments to differentiate, but argument {i} "
-                                f"holds the {type(leaf).__name__} {leaf!r}; pass a float")
-        out[i] = pytree.unflatten(treedef, [np.float64(leaf) if type(leaf) is float else leaf
-                                            for leaf in leaves])
-    return tuple(out)

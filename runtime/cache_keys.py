@@ -27,7 +27,8 @@ class ById:
 
 
 def constant_key(value: object) -> tuple:
-    """The key of a compile-time constant: its type and value (identity if unhashable).
+    """The key of a compile-time constant: its type and value (identity if unhashable, or if
+    hashed by identity but compared by value).
 
     The type is part of it because ``1 == 1.0 == True`` would otherwise share a trace; floats key
     on their exact bits so that ``-0.0`` and ``nan`` trace correctly.
@@ -40,6 +41,10 @@ def constant_key(value: object) -> tuple:
         return (float, value.hex())
     if kind is int or kind is bool:
         return (kind, value)
+    if kind.__hash__ is object.__hash__ and kind.__eq__ is not object.__eq__:
+        # hashed by identity but compared by value (a Variable: its == is elementwise): a key
+        # compared with == would mistake a new, equal Variable for the traced one
+        return (kind, ById(value))
     try:
         hash(value)
     except TypeError:

@@ -25,7 +25,7 @@ class ConcreteFunction:
 
     __slots__ = ("module", "key", "description", "read", "alternative", "outputs", "guards",
                  "used", "_prepare", "_runner", "_lock", "_released", "_background",
-                 "background_error")
+                 "background_error", "staged_only")
 
     def __init__(self, module: ir.Module, key: tuple, description: dict[str, tuple],
                  read: Callable | None, outputs: Outputs, prepare: Callable,
@@ -48,6 +48,9 @@ class ConcreteFunction:
         self._runner: Callable[[list], tuple] | None = None
         self._lock = threading.Lock()  # one thread prepares (compiles); the others wait for it
         self.used = True  # run since the trace cache last looked (StagedFunction._bound)
+        # Why the traced function's Python code may not run in this trace's stead (a tiered
+        # start), or None (``function_trace.ModuleState.staged_only``).
+        self.staged_only: str | None = None
         self._released = False  # dropped from the trace cache (release)
         self._background: threading.Thread | None = None  # preparing it (prepare_in_background)
         self.background_error: BaseException | None = None  # what that thread raised, if any

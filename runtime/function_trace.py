@@ -209,19 +209,31 @@ class ModuleState:
     """What the functions traced into one module share."""
 
     def __init__(self, variable_policy: Callable[[], None] | None):
+        self._variable_policy = variable_policy
+        # Why the traced function's Python code may not stand in for the trace (a tiered
+        # start's first calls), or None: a GradientTape records only while tracing; a Variable
+        # made while tracing is made once, where Python would make one per call.
+        self.staged_only: str | None = None
         self.callees: dict[tuple, Any] = {}  # callee key -> staged_calls.Callee
         self.active: set[tuple] = set()  # callee keys being traced (recursion check)
         # Staged recursion (staged_calls): the callee each recursive key is assumed to be in
         # the current pass, and the keys whose result types a trace needed before knowing them.
         self.assumed: dict[tuple, Any] = {}
         self.unknown: set[tuple] = set()
-        self.variable_policy = variable_policy
         self.reads: dict[captures.Path, dict] = {}  # path read through an object -> its checks
         self.stand_ins: dict[captures.Path, Any] = {}  # path -> the stand-in given to the code
         self.made: dict[int, object] = {}  # id -> a user object the traced code constructed
         # The trace knows argument sizes (static_sizes) that code must still see staged.
         self.sizes_staged = False
         self.from_sizes: dict[ir.Value, bool] = {}  # value -> whether it knows such a size
+
+
+    def variable_policy(self) -> None:
+        """Called as a Variable is made while tracing: raises VariableCreationError on a
+        function's retrace (its policy)."""
+        self.staged_only = "it makes a Variable"
+        if self._variable_policy is not None:
+            self._variable_policy()
 
 
 def _items(container: list | dict) -> list:

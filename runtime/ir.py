@@ -8,7 +8,8 @@ Python closures produces. Control flow is structured: ``cond`` has two regions, 
 condition and a body region over loop-carried values; there are no jumps. Every op carries the
 user's file and line it came from. State (a ``Variable``) is not an attribute: a module keeps a
 table of the state its functions use (``Module.state``), and an op names an entry by its index
-(``var=0``), so attributes stay plain data with an exact text form.
+(``var=0``), so attributes stay plain data with an exact text form. The Python functions that
+``py_function`` ops call at run time are kept the same way (``Module.callables``, ``fn=0``).
 """
 
 from __future__ import annotations
@@ -126,6 +127,14 @@ class UnboundState:
     type: Type
 
 
+@dataclass(frozen=True, slots=True)
+class UnboundCallable:
+    """A callables table entry that is a description only: the qualified name of the Python
+    function a ``py_function`` op calls, as a module read from text has it."""
+
+    name: str
+
+
 class UnboundStateError(RuntimeError):
     """A module whose state is not bound to live storage was asked to run.
 
@@ -138,14 +147,17 @@ class UnboundStateError(RuntimeError):
 class Module:
     """The functions of one trace: an entry function and the functions it calls (by name), and
     the state they use (``state``: live Variables, or ``UnboundState`` for a parsed module),
-    one table for all of them, so that a state index means the same in every function."""
+    one table for all of them, so that a state index means the same in every function; and the
+    Python functions their ``py_function`` ops call (``callables``: live callables, or
+    ``UnboundCallable`` for a parsed module)."""
 
-    __slots__ = ("functions", "entry", "state", "__weakref__")
+    __slots__ = ("functions", "entry", "state", "callables", "__weakref__")
 
     def __init__(self, entry: str):
         self.functions: dict[str, Function] = {}
         self.entry = entry
         self.state: list[Any] = []
+        self.callables: list[Any] = []
 
     def unique_name(self, base: str) -> str:
         """``base``, or ``base_1``, ``base_2``...: the first that names no function yet."""
@@ -158,11 +170,7 @@ class Module:
     def state_index(self, entry: object) -> int:
         """The index of ``entry`` in the state table, added at the end if it is not there yet;
         by identity: two Variables holding equal values are different state."""
-        for i, known in enumerate(self.state):
-            if known is entry:
-                return i
-        self.state.append(entry)
-        return len(self.state) - 1
+        return _index_by_identity(self.state, entry)
 
     def live_state(self, index: int) -> Any:
         """The live state at ``index`` (what an op with ``var=index`` reads or writes).
@@ -178,6 +186,25 @@ class Module:
                 "run; run the module its trace made")
         return entry
 
+    def callable_index(self, fn: object) -> int:
+        """The index of ``fn`` in the callables table, added at the end if it is not there yet
+        (by identity, as ``state_index``)."""
+        return _index_by_identity(self.callables, fn)
+
+    def live_callable(self, index: int) -> Any:
+        """The Python function at ``index`` of the callables table (what ``fn=index`` calls).
+
+        Raises:
+          UnboundStateError: the entry is a description only (a module read from text).
+        """
+        entry = self.callables[index]
+        if isinstance(entry, UnboundCallable):
+            raise UnboundStateError(
+                f"callable {index} of module @{self.entry} ({entry.name}) is a description read "
+                "from text, bound to no Python function: a parsed module cannot run; run the "
+                "module its trace made")
+        return entry
+
     def add(self, function: Function) -> Function:
         if function.name in self.functions:
             raise ValueError(f"the module already has a function named {function.name!r}")
@@ -187,6 +214,15 @@ class Module:
     @property
     def main(self) -> Function:
         return self.functions[self.entry]
+
+
+def _index_by_identity(table: list, entry: object) -> int:
+    """The index of ``entry`` in ``table`` (by ``is``), appended first if it is not there."""
+    for i, known in enumerate(table):
+        if known is entry:
+            return i
+    table.append(entry)
+    return len(table) - 1
 
 
 def copy_op(op: Op, copies: dict[Value, Value]) -> Op:
@@ -212,9 +248,11 @@ def copy_region(region: Region, copies: dict[Value, Value]) -> Region:
 def copy_module(module: Module) -> Module:
     """A copy of ``module`` that passes may rewrite while the original (a cached trace, which
     ``f.ir()`` prints) stays as it was traced. Its state table lists the same entries: the
-    state is live, and both modules read and write the same Variables."""
+    state is live, and both modules read and write the same Variables (and call the same
+    Python functions)."""
     new = Module(module.entry)
     new.state = list(module.state)
+    new.callables = list(module.callables)
     for function in module.functions.values():
         new.add(Function(function.name, copy_region(function.body, {})))
     return new

@@ -19,7 +19,9 @@ attribute: the module's state table follows the ``module`` line, one entry per l
 (``state 0 = variable 'v0' : f32[3]``, as the printer writes it), and Variable ops name an entry
 by index (``attrs(type=type('f32[3]'), var=0)``). ``parse`` reads the entries as
 ``ir.UnboundState`` descriptions (name and type, no storage): a parsed module with state has
-the text's meaning but cannot run (``ir.UnboundStateError``).
+the text's meaning but cannot run (``ir.UnboundStateError``). The Python functions of
+``py_function`` ops follow the same way (``callable 0 = 'model.log_step'``, ``fn=0``), read back
+as ``ir.UnboundCallable``.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from typing import Any
 
 import numpy as np
 from autostage.runtime import ir, op_registry, printer
+from autostage.runtime.ops.py_function import qualified_name
 from autostage.runtime.ops.random import Operand
 from autostage.runtime.types import (
     DTYPES,
@@ -55,10 +58,11 @@ class TextFormError(ValueError):
 # -- writing --------------------------------------------------------------------------------------
 
 def format_module(module: ir.Module) -> str:
-    """The exact text of ``module``: a ``module @entry`` line, its state table, then each
-    function."""
+    """The exact text of ``module``: a ``module @entry`` line, its state and callables tables,
+    then each function."""
     order = [module.entry] + [name for name in module.functions if name != module.entry]
     parts = [f"module @{module.entry}", *printer.state_lines(module)]
+    parts += [f"callable {i} = {qualified_name(fn)!r}" for i, fn in enumerate(module.callables)]
     parts += [format_function(module.functions[name]) for name in order
               if name in module.functions]
     return "\n".join(parts) + "\n"
@@ -164,6 +168,7 @@ def _dtype_name(dtype: np.dtype) -> str:
 
 _VALUE = re.compile(r"%(\d+):")
 _STATE = re.compile(r"state (\d+) = variable (.+) : (.+)")
+_CALLABLE = re.compile(r"callable (\d+) = (.+)")
 
 
 def parse(text: str) -> ir.Module:
@@ -199,6 +204,8 @@ class _Parser:
         module = ir.Module(first[len("module @"):].strip())
         while self.at < len(self.lines) and self.lines[self.at].startswith("state "):
             module.state.append(self.state_entry(len(module.state)))
+        while self.at < len(self.lines) and self.lines[self.at].startswith("callable "):
+            module.callables.append(self.callable_entry(len(module.callables)))
         while self.at < len(self.lines):
             if not self.lines[self.at].strip():
                 self.at += 1
@@ -223,6 +230,17 @@ class _Parser:
             self.at -= 1
             raise self.fail("a state entry's name must be a string")
         return ir.UnboundState(name, entry_type)
+
+    def callable_entry(self, index: int) -> ir.UnboundCallable:
+        match = _CALLABLE.fullmatch(self.next_line())
+        try:
+            name = ast.literal_eval(match.group(2)) if match is not None else None
+        except (ValueError, SyntaxError):
+            name = None
+        if name is None or int(match.group(1)) != index or not isinstance(name, str):
+            self.at -= 1
+            raise self.fail(f"expected `callable {index} = '<qualified name>'`")
+        return ir.UnboundCallable(name)
 
     def function(self) -> ir.Function:
         line = self.next_line()

@@ -235,8 +235,8 @@ class StagedFunction:
                 env = [source.read() for source in self._sources]
                 implicit = concrete.read(leaves, env) if concrete.read is not None else None
             if concrete.prepared_runner() is None:  # not compiled yet
-                if self._tiered and config.TIERED.value() and concrete.prepare_in_background(
-                        staged, implicit):
+                if self._tiered and concrete.staged_only is None and config.TIERED.value() and (
+                        concrete.prepare_in_background(staged, implicit)):
                     return self._traced(*args, **kwargs)  # Python meanwhile: tiered start
             elif self._fast is None:  # the first call since the cache changed: a fast path?
                 self._fast = values is args and not self._sources and (
@@ -488,6 +488,7 @@ class StagedFunction:
                     _prepare(module), swapped))
             concrete = ConcreteFunction(trace.module, key, description, read, outputs,
                                         prepare, trace.guards())
+            concrete.staged_only = trace.shared.staged_only
             own_key = key[:1 + len(leaves)]
             concrete.alternative = self._cache.get(key)
             self._fast = None

@@ -1,14 +1,17 @@
 """``Variable``: mutable state that staged code reads and assigns at run time, in program order.
 
 A staged function's trace is reused across calls, so state it reads must not be frozen into the
-trace: inside a trace, reading a Variable emits ``var_read`` and assigning emits ``var_assign`` /
-``var_assign_add`` (``runtime/ops/variables.py``). The Variable itself goes into the state table of
-the trace's module (``ir.Module.state``, shared by the functions of staged calls) and the op names
-its index, so the IR holds plain data while the module holds the live state; the op touches the
-Variable's storage when it runs. They read and write state, so passes never drop or reorder them.
-Outside tracing a Variable is a plain holder of a NumPy value. A staged function may create
-Variables only on its first trace (later traces must reuse them, as in ``tf.function``): traces are
-reused, so a Variable created per trace would silently be a different one on each retrace.
+trace: inside a trace, reading a Variable emits ``var_read`` and assigning emits ``var_assign``,
+``var_assign_add`` or ``var_assign_sub`` (``runtime/ops/variables.py``); an indexed assignment
+(``assign_at``) is a read, NumPy's functional ``setitem`` and an assignment, so every index NumPy
+and the ``setitem`` op accept works, with their errors and on every target. The Variable itself
+goes into the state table of the trace's module (``ir.Module.state``, shared by the functions of
+staged calls) and the op names its index, so the IR holds plain data while the module holds the
+live state; the op touches the Variable's storage when it runs. They read and write state, so
+passes never drop or reorder them. Outside tracing a Variable is a plain holder of a NumPy value.
+A staged function may create Variables only on its first trace (later traces must reuse them, as
+in ``tf.function``): traces are reused, so a Variable created per trace would silently be a
+different one on each retrace.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import itertools
 import threading
 
 import numpy as np
-from autostage.runtime import tracing
+from autostage.runtime import array_shapes, tracing
 from autostage.runtime.tensor import Tensor, as_tensor
 from autostage.runtime.types import TensorType, as_dtype
 
@@ -34,16 +37,22 @@ class VariableCreationError(tracing.StagingError, ValueError):
 
 
 class Variable:
-    """A mutable NumPy value: ``.read()``/``.value``, ``.assign(v)``, ``.assign_add(v)``.
+    """A mutable NumPy value: ``.read()``/``.value``, ``.assign(v)``, ``.assign_add(v)``,
+    ``.assign_sub(v)``, ``.assign_at(index, v)``; ``v[index]`` reads.
 
-    Its dtype and shape are fixed by the initial value; assignments cast to its dtype (like
-    ``a[...] = v``) and must have its shape.
+    Its dtype and shape are fixed by the initial value (``dtype``: cast it first); assignments
+    cast to its dtype with same-kind casts only and must have its shape. ``trainable=False``: a
+    GradientTape does not watch it unless told to (``tape.watch(v)``), as in TensorFlow.
     """
 
-    __slots__ = ("_storage", "_lock", "name", "__weakref__")
+    __slots__ = ("_storage", "_lock", "name", "trainable", "__weakref__")
     __array_priority__ = 2000  # NumPy and Tensor defer binary operators to Variable
 
-    def __init__(self, initial_value: object, dtype: object = None, name: str | None = None):
+    def __init__(self, initial_value: object, trainable: bool = True, name: str | None = None,
+                 dtype: object = None):
+        if not isinstance(trainable, bool):
+            raise TypeError(f"Variable(value, trainable=True, name=None, dtype=None): trainable "
+                            f"must be a bool, got {trainable!r} (pass a dtype as dtype=...)")
         if isinstance(initial_value, Variable):
             initial_value = initial_value.read()
         if isinstance(initial_value, Tensor):
@@ -58,6 +67,7 @@ class Variable:
         self._storage = storage
         self._lock = threading.Lock()
         self.name = name if name is not None else f"v{next(_ids)}"
+        self.trainable = trainable
 
     @property
     def dtype(self) -> np.dtype:
@@ -94,6 +104,35 @@ class Variable:
         """Adds to the value in place; staged as ``var_assign_add`` in a trace."""
         self._update("var_assign_add", value)
 
+    def assign_sub(self, value: object) -> None:
+        """Subtracts from the value in place; staged as ``var_assign_sub`` in a trace."""
+        self._update("var_assign_sub", value)
+
+    def assign_at(self, index: object, value: object) -> None:
+        """Sets part of the value, as ``a[index] = value`` sets part of an array (NumPy's
+        indexing and broadcasting; same-kind casts, as ``assign``). ``v.assign_at(i, v[i] + d)``
+        is NumPy's ``a[i] += d`` (a repeated index adds once).
+
+        Inside a trace it is staged as ``var_read``, the functional ``setitem`` and
+        ``var_assign``: the whole Variable is written back (a copy per update, not in place).
+        """
+        if isinstance(value, Variable):
+            value = value.read()
+        if isinstance(value, Tensor) and not tracing.is_tracing():
+            tracing.check_visible(value.value)  # a leaked tensor: raises TracerLeakError
+        _check_kind(self, value.dtype if isinstance(value, Tensor) else np.asarray(value).dtype)
+        if tracing.is_tracing():
+            self.assign(array_shapes.setitem(self.read(), index, value))
+            return
+        updated = self._storage.copy()
+        updated[index] = value
+        self._store(updated)
+
+    def __getitem__(self, index: object) -> object:
+        """``v[index]``: the current value indexed (a value, not a view of the Variable: update
+        part of it with ``v.assign_at(index, value)``)."""
+        return self.read()[index]
+
     def _update(self, op_name: str, value: object) -> None:
         if isinstance(value, Variable):
             value = value.read()
@@ -102,20 +141,37 @@ class Variable:
             return
         if isinstance(value, Tensor):
             tracing.check_visible(value.value)  # a leaked tensor: raises TracerLeakError
-        _EVALUATE[op_name](self, np.asarray(value))
+        self._store(np.asarray(value), _COMBINE[op_name])
 
     def _attrs(self) -> dict:
         """The attributes of a Variable op in the current trace: this Variable's index in the
         state table of the trace's module (added on first use) and its type."""
         return {"var": tracing.current().module.state_index(self), "type": self.type}
 
-    def _store(self, value: np.ndarray, add: bool) -> None:
+    def _store(self, value: np.ndarray, combine: object = None) -> None:
+        """Stores ``value`` (checked and cast), or ``combine(current, value)`` (np.add...)."""
         value = _checked(self, value)
         with self._lock:
             # (np.asarray: a 0-d sum is a NumPy scalar, and compiled code writes into an array)
-            self._storage = np.asarray(self._storage + value) if add else value.copy()
+            self._storage = (value.copy() if combine is None else
+                             np.asarray(combine(self._storage, value), dtype=self.dtype))
             if self._storage.dtype != self.dtype:  # pragma: no cover - guarded by _checked
                 raise AssertionError("Variable dtype changed")
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: object,
+                        **kwargs: object) -> object:
+        """``np.tanh(v)``, ``array + v``: the ufunc of the Variables' current values (staged
+        reads in a trace); a Variable as ``out=`` is refused (it would write into a copy)."""
+        if any(isinstance(x, Variable) for x in kwargs.get("out", None) or ()):
+            raise TypeError(f"np.{ufunc.__name__}(..., out=<Variable>) would write into a copy "
+                            "of the Variable's value; use v.assign(np.<ufunc>(...)) instead")
+        return getattr(ufunc, method)(*_read_all(inputs), **kwargs)
+
+    def __array_function__(self, func: object, types: tuple, args: tuple,
+                           kwargs: dict) -> object:
+        """``np.sum(v)``, ``np.concatenate([v, w])``: ``func`` of the current values."""
+        return func(*_read_all(args), **dict(zip(kwargs, _read_all(kwargs.values()),
+                                                 strict=True)))
 
     def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
         if tracing.is_tracing():
@@ -131,25 +187,33 @@ class Variable:
         return f"Variable({self.name}:{self.type})"
 
 
+def _read_all(values: object) -> list:
+    """``values`` with each Variable (also inside lists and tuples) replaced by its value."""
+    return [v.read() if isinstance(v, Variable) else type(v)(_read_all(v))
+            if type(v) in (list, tuple) else v for v in values]
+
+
 def _user_value(array: np.ndarray) -> object:
     return array[()] if array.ndim == 0 else array
 
 
+def _check_kind(var: Variable, dtype: np.dtype) -> None:
+    if not np.can_cast(dtype, var.dtype, casting="same_kind"):
+        raise TypeError(f"cannot assign a {dtype} value to Variable {var.name} of dtype "
+                        f"{var.dtype} (only same-kind casts)")
+
+
 def _checked(var: Variable, value: np.ndarray) -> np.ndarray:
     """``value`` cast to the Variable's dtype; its shape must be the Variable's."""
-    if not np.can_cast(value.dtype, var.dtype, casting="same_kind"):
-        raise TypeError(f"cannot assign a {value.dtype} value to Variable {var.name} of dtype "
-                        f"{var.dtype} (only same-kind casts)")
+    _check_kind(var, value.dtype)
     if value.shape != var.shape:
         raise ValueError(f"cannot assign a value of shape {value.shape} to Variable {var.name} "
                          f"of shape {var.shape}")
     return value.astype(var.dtype, copy=False)
 
 
-_EVALUATE = {
-    "var_assign": lambda var, value: var._store(value, add=False),
-    "var_assign_add": lambda var, value: var._store(value, add=True),
-}
+# How each assignment op combines the current value with the operand (None: replaces it).
+_COMBINE = {"var_assign": None, "var_assign_add": np.add, "var_assign_sub": np.subtract}
 
 
 def _binary(name: str):

@@ -264,8 +264,10 @@ def _attach() -> None:
     for stem, op in UNARY_OPERATORS.items():
         setattr(Tensor, f"__{stem}__", _unary(op))
     methods = {
-        "__matmul__": lambda self, other: array_api.matmul(self, other),
-        "__rmatmul__": lambda self, other: array_api.matmul(other, self),
+        "__matmul__": lambda self, other: array_api.matmul(self, other) if isinstance(
+            other, _OPERAND_TYPES) else NotImplemented,
+        "__rmatmul__": lambda self, other: array_api.matmul(other, self) if isinstance(
+            other, _OPERAND_TYPES) else NotImplemented,
         "__imatmul__": lambda self, other: inplace("matmul", self, other),
         "__divmod__": lambda self, other: python_numbers.divmod_(self, other),
         "__rdivmod__": lambda self, other: python_numbers.divmod_(other, self),

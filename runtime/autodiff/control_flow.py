@@ -61,6 +61,9 @@ INDEX = scalar(np.int64)
 _NOT_REPLAYABLE = {
     "random_draw": "draws random numbers (draw them before the loop or branch)",
     "var_assign": "assigns a Variable", "var_assign_add": "assigns a Variable",
+    "py_function": "calls Python with py_function (the gradient would run that code, and the "
+                   "Python function, again; call it outside)",
+    "var_assign_sub": "assigns a Variable",
 }
 
 

@@ -5,14 +5,16 @@ current region stands; ``tape.gradient(target, sources)`` differentiates the ops
 then (up to the end of the ``with`` block) with ``backprop.gradients``, emitting the backward
 program into the trace. Tapes nest: the ops an inner tape's ``gradient`` emits lie inside the
 outer tape's stretch, so the outer tape differentiates them too (higher derivatives).
-Trainable Variables read inside the tape are watched automatically; tensors must be watched.
+Trainable Variables read inside the tape are watched automatically; tensors and non-trainable
+Variables must be watched (``tape.watch``), as in TensorFlow.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from autostage.runtime import ir, pytree, tracing
+import numpy as np
+from autostage.runtime import config, ir, pytree, tracing
 from autostage.runtime.autodiff import build
 from autostage.runtime.autodiff.backprop import GradientError, captured, gradients, state_reads
 from autostage.runtime.state import Variable
@@ -21,6 +23,10 @@ from autostage.runtime.tensor import Tensor, as_tensor
 _OUTSIDE = ("autostage.GradientTape works inside staged code: decorate the function that uses "
             "it with @autostage.convert, or differentiate a function with autostage.grad / "
             "autostage.value_and_grad")
+_OUTSIDE_EAGERLY = (
+    "autostage.GradientTape records staged code, and config.EAGER (run_functions_eagerly) runs "
+    "converted functions as Python: turn it off for the calls of functions that use a tape, "
+    "or differentiate with autostage.grad / autostage.value_and_grad, which stage anyway")
 
 
 class GradientTape:
@@ -45,12 +51,16 @@ class GradientTape:
         self._region: ir.Region | None = None
         self._start = self._end = 0
         self._watched: set[ir.Value] = set()
+        self._watched_variables: set[Variable] = set()
         self._used = False
 
     def __enter__(self) -> GradientTape:
         trace = tracing.current()
         if trace is None:
-            raise GradientError(_OUTSIDE)
+            raise GradientError(_OUTSIDE_EAGERLY if config.EAGER.value() else _OUTSIDE)
+        shared = getattr(trace, "shared", None)
+        if shared is not None:
+            shared.staged_only = "it uses a GradientTape"
         self._region, self._start, self._end = trace.region, len(trace.region.ops), None
         return self
 
@@ -59,11 +69,14 @@ class GradientTape:
             self._end = len(self._region.ops)
 
     def watch(self, tensor: Any) -> None:
-        """Marks the staged tensors in ``tensor`` (a pytree) as sources of gradients."""
+        """Marks the staged tensors and Variables in ``tensor`` (a pytree) as sources of
+        gradients."""
         for leaf in pytree.flatten(tensor)[0]:
             if isinstance(leaf, Tensor):
                 self._watched.add(leaf.value)
-            elif not isinstance(leaf, Variable):
+            elif isinstance(leaf, Variable):
+                self._watched_variables.add(leaf)
+            else:
                 raise GradientError(
                     f"tape.watch needs staged arrays (the function's array arguments or values "
                     f"computed from them), got a constant {type(leaf).__name__}: pass it as an "
@@ -100,11 +113,14 @@ class GradientTape:
     def _source(self, leaf: Any, ops: list[ir.Op]) -> list:
         """What stands for source ``leaf``: a watched tensor or one computed inside the tape (an
         intermediate value, as in TensorFlow), or a Variable (``build.StateSource``: all its
-        reads, in branches, loops and calls too)."""
+        reads, in branches, loops and calls too), if watched: explicitly, or read while the tape
+        watches accessed Variables and trainable."""
         if isinstance(leaf, Variable):
             state = tracing.current().module.state
             index = next((i for i, entry in enumerate(state) if entry is leaf), None)
-            if not self.watch_accessed_variables or index is None:
+            watched = leaf in self._watched_variables or (
+                self.watch_accessed_variables and leaf.trainable)
+            if not watched or index is None:
                 return []
             return [build.StateSource(index, leaf.type)]
         if isinstance(leaf, Tensor):
@@ -121,7 +137,7 @@ def _check_state_replays(ops: list[ir.Op], since_start: list[ir.Op]) -> None:
     assigned, nested = set(), set()
     for op in since_start:
         for inner in (op, *(o for r in op.regions for o in r.walk())):
-            if inner.name in ("var_assign", "var_assign_add"):
+            if inner.name in ("var_assign", "var_assign_add", "var_assign_sub"):
                 assigned.add(inner.attrs["var"])
     for op in ops:
         if op.regions or op.name == "call":
@@ -185,3 +201,21 @@ def mark_custom_gradient(y: Any, inputs: list, grad_fn: Any) -> Any:
     (marked,) = tracing.emit("custom_gradient", [y.value, *(a.value for a in staged)],
                              regions=(backward,))
     return Tensor(marked)
+
+
+def float_arguments(args: tuple, argnums: tuple[int, ...]) -> tuple:
+    """``autostage.grad``'s arguments: differentiated Python floats (also inside pytrees) as
+    float64 scalars, staged rather than trace-time constants (an exported gradient's loader
+    converts them the same way)."""
+    out = list(args)
+    for i in argnums:
+        if i >= len(out):
+            raise TypeError(f"argnums {i} is out of range for {len(out)} positional arguments")
+        leaves, treedef = pytree.flatten(out[i])
+        for leaf in leaves:
+            if isinstance(leaf, int | bool) and not isinstance(leaf, np.generic):
+                raise TypeError(f"grad needs float arguments to differentiate, but argument {i} "
+                                f"holds the {type(leaf).__name__} {leaf!r}; pass a float")
+        out[i] = pytree.unflatten(treedef, [np.float64(leaf) if type(leaf) is float else leaf
+                                            for leaf in leaves])
+    return tuple(out)

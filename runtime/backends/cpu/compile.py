@@ -23,7 +23,14 @@ from pathlib import Path
 import numba
 import numpy as np
 from autostage.runtime import ir, tracing
-from autostage.runtime.backends.cpu import allocator, codegen, limits, module_cache, run_errors
+from autostage.runtime.backends.cpu import (
+    allocator,
+    codegen,
+    limits,
+    lower_py_function,
+    module_cache,
+    run_errors,
+)
 from autostage.runtime.types import GeneratorType, ListType, TensorType
 
 logger = logging.getLogger(__name__)
@@ -87,6 +94,8 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
     params = module.main.body.args
     scalars = [i for i, v in enumerate(params) if _scalar(v.type)]
     variables = _state(module)  # their storage arrays trail the arguments
+    # The Python functions of py_function ops: bound for each run (never baked into the code).
+    callables = [module.live_callable(i) for i in range(len(module.callables))]
     convert = _result_converter(module.main.result_types)
 
     def failed(e: Exception) -> Exception:
@@ -114,6 +123,8 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
             args[i] = args[i][()]  # 0-d arrays and NumPy scalars alike become scalars
         if variables:
             args = [*args, *[var._storage for var in variables]]
+        if callables:
+            return lower_py_function.running(callables, run_arrays, args)
         return run_arrays(args)
 
     def compile_for(args: list) -> None:
@@ -126,8 +137,8 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
             signature = _compile(dispatcher, prepared, generated, python_module)
         if not _may_return_constants(dispatcher, signature):
             convert = _result_converter(module.main.result_types, arrays=False)
-        cell[0] = run if scalars or variables else run_arrays
-        if not variables:
+        cell[0] = run if scalars or variables or callables else run_arrays
+        if not variables and not callables:
             runner.entry = (dispatcher, convert, failed, frozenset(scalars))
 
     def first_call(args: list) -> tuple:
@@ -137,8 +148,9 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
     cell = [first_call]
     runner = lambda args: cell[0](args)  # noqa: E731 - attributes below are for inspection
     runner.compile_for = compile_for
-    # Once compiled, without Variables: (the njit dispatcher, the results' converter or None,
-    # failed(e), the scalar parameters' positions), for StagedFunction's fast path.
+    # Once compiled, without Variables or py_functions: (the njit dispatcher, the results'
+    # converter or None, failed(e), the scalar parameters' positions), for StagedFunction's
+    # fast path.
     runner.entry = None
     runner.dispatcher = dispatcher  # stats (cache hits), inspect_llvm()
     runner.path = python_module.__file__

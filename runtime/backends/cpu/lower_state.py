@@ -1,4 +1,5 @@
-"""CPU lowerings of Variable ops: ``var_read``, ``var_assign``, ``var_assign_add``.
+"""CPU lowerings of Variable ops: ``var_read``, ``var_assign``, ``var_assign_add``,
+``var_assign_sub``.
 
 The storage array of each entry of the module's state table (``var`` is an index into it) is passed
 to every generated function as a trailing parameter (``Emitter.variable``), and compiled code reads
@@ -24,13 +25,15 @@ def _read(op: ir.Op, em: Emitter) -> None:
             f"{em.name(out)} = {storage}.copy()")
 
 
-def _update(op: ir.Op, em: Emitter, add: bool) -> None:
+def _update(op: ir.Op, em: Emitter, operator: str | None) -> None:
+    """``storage = value``, or ``storage = storage <operator> value`` (``+``, ``-``)."""
     index, var_type = op.attrs["var"], op.attrs["type"]
     storage = em.variable(index)
     (value,) = op.operands
     expr = cast_expr(em.name(value), value.type, var_type.dtype)
     if is_scalar(value.type) and var_type.ndim == 0:
-        new = wrap_scalar(f"{storage}[()] + {expr}", var_type.dtype) if add else expr
+        new = expr if operator is None else wrap_scalar(f"{storage}[()] {operator} {expr}",
+                                                        var_type.dtype)
         em.line(f"{storage}[()] = {new}")
         return
     em.line(f"if {em.name(value)}.shape != {storage}.shape:")
@@ -38,7 +41,7 @@ def _update(op: ir.Op, em: Emitter, add: bool) -> None:
         em.line(f"raise ValueError('cannot assign a value of a different shape to Variable "
                 f"{em.module.state[index].name} of shape {var_type.shape}')")
     # (``a[...] += v`` is a getitem with an Ellipsis, which Numba does not lower)
-    new = f"{storage} + {expr}" if add else expr
+    new = expr if operator is None else f"{storage} {operator} {expr}"
     if value.type.ndim == 0:
         em.line(f"{storage}[...] = {new}")
     else:
@@ -47,9 +50,14 @@ def _update(op: ir.Op, em: Emitter, add: bool) -> None:
 
 @lowering("var_assign")
 def _assign(op: ir.Op, em: Emitter) -> None:
-    _update(op, em, add=False)
+    _update(op, em, None)
 
 
 @lowering("var_assign_add")
 def _assign_add(op: ir.Op, em: Emitter) -> None:
-    _update(op, em, add=True)
+    _update(op, em, "+")
+
+
+@lowering("var_assign_sub")
+def _assign_sub(op: ir.Op, em: Emitter) -> None:
+    _update(op, em, "-")

@@ -54,8 +54,10 @@ def test_the_ops_that_never_raise():
 
 def test_the_effects_that_keep_an_op():
     effectful = {n for n in NAMES if op_registry.REGISTRY[n].side_effects}
-    assert effectful == {"assert", "call", "print", "raise", "raise_if", "random_draw",
-                         "var_assign", "var_assign_add", "var_read", "while"}
+    assert effectful == {"assert", "call", "print", "py_function", "raise", "raise_if",
+                         "random_draw",
+                         "var_assign", "var_assign_add", "var_assign_sub", "var_read",
+                         "while"}
     assert op_registry.REGISTRY["print"].effects == Effects(io=True)
     assert not Effects() and Effects(raises=True)
 

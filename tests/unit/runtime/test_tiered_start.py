@@ -245,3 +245,44 @@ def test_compile_compiles_for_the_arguments_given(compiling_threads):
     x = np.ones(40, np.float32)  # over 16 elements: no sizes in the key, the spec's trace
     np.testing.assert_array_equal(f(x), np.full(40, 2.0, np.float32))
     assert len(compiling_threads) == 1 and f.concrete_functions == [concrete]
+
+
+def tape_step(x):
+    with autostage.GradientTape() as tape:
+        tape.watch(x)
+        y = np.sum(np.tanh(x) ** 2)
+    return y, tape.gradient(y, x)
+
+
+def fresh_variable(x):
+    v = autostage.Variable(np.zeros(3))  # made once, by the first trace (Python: every call)
+    v.assign_add(x)
+    return v.read()
+
+
+@pytest.mark.parametrize("fn", [tape_step, fresh_variable])
+def test_traces_whose_python_code_cannot_stand_in_are_not_tiered(tiered, gate, fn):
+    """A GradientTape records only while tracing, and a Variable made while tracing is made once
+    (Python would make one per call): such a trace's first calls wait for compiled code."""
+    gate.set()  # compilation may run: the first call waits for it instead of running Python
+    expected_f = autostage.convert(fn)
+    with config.TIERED.override(False):
+        expected = [expected_f(np.arange(3.0)) for _ in range(2)]
+    f = autostage.convert(fn)
+    counted = None
+    for i in range(2):
+        got = f(np.arange(3.0))
+        if i == 0:
+            counted = Counting(f)
+        for e, g in zip(np.atleast_1d(expected[i]) if fn is fresh_variable else expected[i],
+                        np.atleast_1d(got) if fn is fresh_variable else got, strict=True):
+            np.testing.assert_array_equal(e, g)
+    assert counted.calls == 0
+    assert all(c.staged_only for c in f.concrete_functions)
+
+
+def test_a_tape_under_the_eager_switch_says_so():
+    f = autostage.convert(tape_step)
+    with config.EAGER.override(True), pytest.raises(
+            autostage.runtime.autodiff.backprop.GradientError, match="run_functions_eagerly"):
+        f(np.arange(3.0))
