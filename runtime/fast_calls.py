@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from autostage.runtime import fp_state, static_sizes
 from autostage.runtime.concrete_function import ConcreteFunction
+from autostage.runtime.types import TensorType
 
 MISS = object()  # what a fast path returns for arguments it does not cover
 
@@ -41,7 +42,7 @@ _RUN_DIRECT = '''\
             raise
         raise error from None
     concrete.used = True
-    return finish(results)'''
+    return {finish}'''
 _RUN = '''\
     return concrete.run([{names}], None)'''
 _RUN_READ = '''\
@@ -83,7 +84,8 @@ def fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
         run = _RUN
     source = _TEMPLATE.format(count=len(args), names=", ".join(names),
                               mismatch=" or ".join(tests),
-                              run=run.format(names=", ".join(names), passed=", ".join(passed)))
+                              run=run.format(names=", ".join(names), passed=", ".join(passed),
+                                             finish=_finish(concrete, scope)))
     exec(compile(source, f"<autostage fast path of {concrete.function.name}>", "exec"), scope)
     return scope["fast"]
 
@@ -104,6 +106,19 @@ def _tests(name: str, arg: np.ndarray | np.generic, sizes: tuple, scope: dict) -
     tests += [f"{name}.shape[{axis}] != {size}" for axis, size in enumerate(sizes)
               if size is not None]
     return tests
+
+
+def _finish(concrete: ConcreteFunction, scope: dict) -> str:
+    """The expression a direct run returns: for a single 0-d result, its NumPy scalar made in
+    line (what the runner's converter does: Numba returns a Python scalar); else
+    ``finish(results)``."""
+    (result_type, *more) = concrete.module.main.result_types or (None,)
+    outputs = concrete.outputs
+    if more or not (outputs.single and outputs.constants[0] is None) or not (
+            isinstance(result_type, TensorType) and result_type.ndim == 0):
+        return "finish(results)"
+    scope["scalar_type"] = result_type.dtype.type
+    return "scalar_type(results[0])"
 
 
 def _direct(concrete: ConcreteFunction) -> tuple[Callable, Callable[[Exception], Exception],
