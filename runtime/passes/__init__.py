@@ -21,6 +21,7 @@ from autostage.runtime.passes import (
     inline,
     inplace,
     loop_buffers,
+    speculation,
     written_prefix,
 )
 from autostage.runtime.passes.pass_manager import Pass, PassError, PassManager, checks
@@ -30,6 +31,7 @@ PASSES: dict[str, Pass] = {p.name: p for p in (
     Pass("constant_folding", constant_folding.run),
     Pass("broadcast_adjoints", broadcast_adjoints.run),
     Pass("counters", counters.run),
+    Pass("speculation", speculation.run),
     Pass("cse", cse.run),
     Pass("dce", dce.run),
     Pass("fusion", fusion.run),
@@ -39,14 +41,16 @@ PASSES: dict[str, Pass] = {p.name: p for p in (
 )}
 # Inlining first, so every later pass sees small helpers' ops in their callers' loops; folding
 # next, so CSE merges the constants it makes; the identity ``sum_to`` of gradients dropped before
-# CSE and fusion see them; the overflow tests of counters dropped before DCE removes them; CSE
-# before DCE, which removes what both
+# CSE and fusion see them; the overflow tests of counters dropped before DCE removes them, and
+# small checked branches made straight-line code before CSE merges their constants; CSE before
+# DCE, which removes what both
 # left dead; fusion next, on the fewest ops, since it fuses only values with a single use; the
 # in-place marking next, on the very IR the backend lowers (it is a fact about all readers); the
 # buffer reuse of loop temporaries next, since it counts an in-place write as the same buffer;
 # the fills overwritten before they are read last (a mark only the lowering reads).
-DEFAULT: tuple[str, ...] = ("inline", "constant_folding", "broadcast_adjoints", "counters", "cse",
-                            "dce", "fusion", "inplace", "loop_buffers", "written_prefix")
+DEFAULT: tuple[str, ...] = ("inline", "constant_folding", "broadcast_adjoints", "counters",
+                            "speculation", "cse", "dce", "fusion", "inplace", "loop_buffers",
+                            "written_prefix")
 
 
 def optimize(module: ir.Module, passes: Sequence[str] = DEFAULT,

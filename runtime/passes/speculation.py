@@ -1,0 +1,118 @@
+"""Small checked branches become straight-line code: ``n // 2 if even else 3 * n + 1``.
+
+A ``cond`` whose branches compute a few scalars, one of them with a tested Python-int operation
+(``int_overflows`` and its ``raise_if``), keeps a branch in compiled code that a processor
+mispredicts as often as the condition is irregular (Collatz: half the time), where NumPy-typed
+code (no tests) compiles to a conditional move. Both branches are cheap and cannot fail, so
+both may run: their ops move before the ``cond``, each test raises only if its branch is the
+one taken (``raise_if(p and overflow)``, ``raise_if(not p and overflow)``: at most one of them can
+fire, as in Python), and each result is ``where(p, then_value, else_value)``.
+
+A ``cond`` is rewritten only when every op of both branches is a scalar op without effects that
+cannot fail, or the ``raise_if`` of an ``int_overflows`` test of its own branch; when each branch
+has at most ``MAX_OPS`` ops; and when ``where`` gives each result exactly its type.
+"""
+
+from __future__ import annotations
+
+from autostage.runtime import effects, ir, op_registry
+from autostage.runtime.types import TensorType
+
+MAX_OPS = 12  # ops per branch: both run, so each must be cheap
+
+
+def run(module: ir.Module) -> bool:
+    """Rewrites the small checked ``cond``s of every function; whether any changed."""
+    changed = False
+    for function in module.functions.values():
+        changed |= _rewrite(function.body, module)
+    return changed
+
+
+def _rewrite(region: ir.Region, module: ir.Module) -> bool:
+    changed, ops = False, []
+    for op in region.ops:
+        for inner in op.regions:
+            changed |= _rewrite(inner, module)
+        flat = _flattened(op, module) if op.name == "cond" else None
+        if flat is None:
+            ops.append(op)
+            continue
+        ops += flat
+        changed = True
+    region.ops[:] = ops
+    for op in ops:
+        for value in op.results:
+            value.region = region
+    return changed
+
+
+def _scalar(value: ir.Value) -> bool:
+    return isinstance(value.type, TensorType) and value.type.ndim == 0
+
+
+def _speculable(branch: ir.Region, module: ir.Module) -> bool | None:
+    """Whether every op of ``branch`` may run when the branch is not taken (None: no); True when
+    it holds a tested int operation, False when it holds none."""
+    if len(branch.ops) > MAX_OPS:
+        return None
+    own = {value for op in branch.ops for value in op.results}
+    tested = False
+    for op in branch.ops:
+        if op.regions or not all(_scalar(v) for v in (*op.operands, *op.results)):
+            return None
+        if op.name == "raise_if":
+            test = op.operands[0]
+            if test not in own or test.producer.name != "int_overflows":
+                return None
+            tested = True
+        elif effects.has_effects(op, module) or effects.may_fail(op, module):
+            return None
+    return tested
+
+
+def _flattened(cond: ir.Op, module: ir.Module) -> list[ir.Op] | None:
+    """The ops that replace ``cond``, or None when it stays."""
+    predicate = cond.operands[0]
+    then, other = cond.regions
+    kinds = [_speculable(branch, module) for branch in (then, other)]
+    if None in kinds or not any(kinds) or not all(_scalar(v) for v in cond.results):
+        return None
+    selects = [_op("where", (predicate, a, b), cond.loc)
+               for a, b in zip(then.results, other.results, strict=True)]
+    if any(s.results[0].type != r.type for s, r in zip(selects, cond.results, strict=True)):
+        return None
+    negated = _op("logical_not", (predicate,), cond.loc)
+    ops: list[ir.Op] = [negated] if kinds[1] else []
+    for branch, taken in ((then, predicate), (other, negated.results[0])):
+        for op in branch.ops:
+            if op.name != "raise_if":
+                ops.append(op)
+                continue
+            # (the test first: lowered as a short-circuit `and`, it is false almost always, so
+            # the predicate, as irregular as the data, is not branched on)
+            both = _op("logical_and", (op.operands[0], taken), op.loc)
+            ops += [both, ir.Op("raise_if", both.results, (), op.attrs, loc=op.loc)]
+    ops += selects
+    _replace_uses(module, dict(zip(cond.results, [s.results[0] for s in selects], strict=True)))
+    return ops
+
+
+def _op(name: str, operands: tuple, loc: ir.Location | None) -> ir.Op:
+    types = op_registry.REGISTRY[name].infer(tuple(v.type for v in operands), {})
+    return ir.Op(name, operands, types, {}, loc=loc)
+
+
+def _replace_uses(module: ir.Module, replacement: dict[ir.Value, ir.Value]) -> None:
+    """Makes every op and region that reads a key of ``replacement`` read its value."""
+    def region(r: ir.Region) -> None:
+        for op in r.ops:
+            if any(v in replacement for v in op.operands):
+                op.operands = tuple(replacement.get(v, v) for v in op.operands)
+            for inner in op.regions:
+                region(inner)
+        if any(v in replacement for v in r.results):
+            r.results = tuple(replacement.get(v, v) for v in r.results)
+
+    for function in module.functions.values():
+        region(function.body)
