@@ -23,28 +23,26 @@ MAX_OPS = 12  # ops per branch: both run, so each must be cheap
 
 def run(module: ir.Module) -> bool:
     """Rewrites the small checked ``cond``s of every function; whether any changed."""
-    changed = False
+    replaced: dict[ir.Value, ir.Value] = {}  # a rewritten cond's result -> its where
     for function in module.functions.values():
-        changed |= _rewrite(function.body, module)
-    return changed
+        _rewrite(function.body, module, replaced)
+    if replaced:
+        for function in module.functions.values():
+            _replace_uses(function.body, replaced)
+    return bool(replaced)
 
 
-def _rewrite(region: ir.Region, module: ir.Module) -> bool:
-    changed, ops = False, []
+def _rewrite(region: ir.Region, module: ir.Module, replaced: dict) -> None:
+    ops = []
     for op in region.ops:
         for inner in op.regions:
-            changed |= _rewrite(inner, module)
-        flat = _flattened(op, module) if op.name == "cond" else None
-        if flat is None:
-            ops.append(op)
-            continue
-        ops += flat
-        changed = True
+            _rewrite(inner, module, replaced)
+        flat = _flattened(op, module, replaced) if op.name == "cond" else None
+        ops += [op] if flat is None else flat
     region.ops[:] = ops
     for op in ops:
         for value in op.results:
             value.region = region
-    return changed
 
 
 def _scalar(value: ir.Value) -> bool:
@@ -71,8 +69,9 @@ def _speculable(branch: ir.Region, module: ir.Module) -> bool | None:
     return tested
 
 
-def _flattened(cond: ir.Op, module: ir.Module) -> list[ir.Op] | None:
-    """The ops that replace ``cond``, or None when it stays."""
+def _flattened(cond: ir.Op, module: ir.Module, replaced: dict) -> list[ir.Op] | None:
+    """The ops that replace ``cond`` (its results' replacements go into ``replaced``), or None
+    when it stays."""
     predicate = cond.operands[0]
     then, other = cond.regions
     kinds = [_speculable(branch, module) for branch in (then, other)]
@@ -94,7 +93,7 @@ def _flattened(cond: ir.Op, module: ir.Module) -> list[ir.Op] | None:
             both = _op("logical_and", (op.operands[0], taken), op.loc)
             ops += [both, ir.Op("raise_if", both.results, (), op.attrs, loc=op.loc)]
     ops += selects
-    _replace_uses(module, dict(zip(cond.results, [s.results[0] for s in selects], strict=True)))
+    replaced.update(zip(cond.results, [s.results[0] for s in selects], strict=True))
     return ops
 
 
@@ -103,16 +102,13 @@ def _op(name: str, operands: tuple, loc: ir.Location | None) -> ir.Op:
     return ir.Op(name, operands, types, {}, loc=loc)
 
 
-def _replace_uses(module: ir.Module, replacement: dict[ir.Value, ir.Value]) -> None:
-    """Makes every op and region that reads a key of ``replacement`` read its value."""
-    def region(r: ir.Region) -> None:
-        for op in r.ops:
-            if any(v in replacement for v in op.operands):
-                op.operands = tuple(replacement.get(v, v) for v in op.operands)
-            for inner in op.regions:
-                region(inner)
-        if any(v in replacement for v in r.results):
-            r.results = tuple(replacement.get(v, v) for v in r.results)
-
-    for function in module.functions.values():
-        region(function.body)
+def _replace_uses(region: ir.Region, replacement: dict[ir.Value, ir.Value]) -> None:
+    """Makes every op and region in ``region`` that reads a key of ``replacement`` read its
+    value (one walk for all the conds a run rewrote)."""
+    for op in region.ops:
+        if any(v in replacement for v in op.operands):
+            op.operands = tuple(replacement.get(v, v) for v in op.operands)
+        for inner in op.regions:
+            _replace_uses(inner, replacement)
+    if any(v in replacement for v in region.results):
+        region.results = tuple(replacement.get(v, v) for v in region.results)

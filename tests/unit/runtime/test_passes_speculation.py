@@ -82,7 +82,7 @@ def test_branches_with_effects_failures_or_arrays_stay(fn, args):
 def test_only_branches_with_a_test_change():
     def plain(k):
         n = int(k)
-        return n // 2 if n % 2 == 0 else n * 3  # n * 3 is tested
+        return n // 2 if n % 2 == 0 else n * 3  # n * 3 is tested: rewritten
 
     def untested(x):
         return x[0] * 2.0 if x[0] > 0 else x[0] - 1.0  # float arithmetic: no test
