@@ -66,15 +66,17 @@ def keeping_identity(runner: Callable[[list], tuple], entries: tuple,
     views_0d = tuple((i, j) for i, (kind, j) in enumerate(entries) if kind == VIEW_0D)
     if not (views or same or copies or params_0d or views_0d):
         return runner
+    # a runner whose results may be GPU arrays copies them its way (numba.cuda's have no copy())
+    copy = getattr(runner, "copy_result", _copy)
 
     def run(args: list) -> tuple:
         given = list(args) if params_0d or views_0d else args  # runners may replace 0-d ones
         out = list(runner(args))
         for i, j in views:  # the argument's own object where Python has a new view
             if out[i] is args[j]:
-                out[i] = out[i].view()
+                out[i] = out[i].view(out[i].dtype)  # (a numba.cuda array's view needs it)
         for i in copies:
-            out[i] = out[i].copy()
+            out[i] = copy(out[i])
         for i, j in params_0d:
             out[i] = given[j]
         for i, j in views_0d:  # the result is the only element of argument j
@@ -90,3 +92,7 @@ def keeping_identity(runner: Callable[[list], tuple], entries: tuple,
         if hasattr(runner, name):
             setattr(run, name, getattr(runner, name))
     return run
+
+
+def _copy(value: np.ndarray) -> np.ndarray:
+    return value.copy()

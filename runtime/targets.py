@@ -20,7 +20,7 @@ from autostage.runtime.backends.cuda import device as cuda_device
 from autostage.runtime.backends.cuda import scalar_code as cuda_scalar
 from autostage.runtime.passes import DEFAULT, optimize
 
-Runner = Callable[[list], tuple]  # run(args) -> the results, as NumPy values
+Runner = Callable[[list], tuple]  # run(args) -> the results (NumPy values; cuda: see its executor)
 
 
 def fuses_anything(op: ir.Op) -> bool:

@@ -97,6 +97,19 @@ def test_errors_name_the_users_line():
     assert any("test_cuda_gpu.py" in note for note in info.value.__notes__)
 
 
+def _cupy():
+    try:
+        import cupy
+    except ImportError:
+        return None
+    return cupy
+
+
+def _on_host(value):
+    """A GPU result (numba.cuda or CuPy) as NumPy."""
+    return value.get() if hasattr(value, "get") else value.copy_to_host()
+
+
 def test_device_arrays_as_arguments():
     from numba import cuda
 
@@ -108,14 +121,46 @@ def test_device_arrays_as_arguments():
     want = f(x, w)
     staged = autostage.convert(f, target="cuda")
     arguments = [cuda.to_device(x)]
-    try:
-        import cupy
-    except ImportError:
-        cupy = None
+    cupy = _cupy()
     if cupy is not None:
         arguments += [cupy.asarray(x), cupy.asarray(np.asfortranarray(x))]  # strided: copied
     for argument in arguments:
         got = staged(argument, w)
         assert got[0] is argument
-        np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
-        np.testing.assert_allclose(got[2], want[2], rtol=1e-12)
+        np.testing.assert_allclose(_on_host(got[1]), want[1], rtol=1e-12)
+        np.testing.assert_allclose(_on_host(got[2]), want[2], rtol=1e-12)
+
+
+def test_results_of_calls_with_gpu_arguments_stay_on_the_gpu():
+    """numba.cuda arguments give numba.cuda results, CuPy arguments CuPy results (skipped
+    without CuPy), NumPy arguments NumPy results; 0-d results are NumPy scalars and Python
+    numbers, an argument returned is itself, from the first call on."""
+    from numba import cuda
+
+    def f(x, w):
+        rows = []
+        for k in range(3):
+            rows.append(x[k] * 2.0)
+        return (x, np.tanh(x @ w), np.sort(x, axis=-1), np.cumsum(x), rows, np.sum(x),
+                x.shape[0])
+
+    rng = np.random.default_rng(6)
+    x, w = rng.standard_normal((300, 40)), rng.standard_normal((40, 8))
+    want = autostage.convert(f, target="interpreter")(x, w)
+    staged = autostage.convert(f, target="cuda")
+    libraries = [(cuda.to_device, cuda.devicearray.DeviceNDArray)]
+    cupy = _cupy()
+    if cupy is not None:
+        libraries.append((cupy.asarray, cupy.ndarray))
+    for place, kind in libraries:
+        for _ in range(2):  # the same types from the first call on
+            gx = place(x)
+            got = staged(gx, place(w))
+            assert got[0] is gx
+            for g, v in zip((*got[1:4], *got[4]), (*want[1:4], *want[4]), strict=True):
+                assert isinstance(g, kind)
+                np.testing.assert_allclose(_on_host(g), v, rtol=1e-10, atol=1e-12)
+            assert type(got[5]) is np.float64 and np.isclose(got[5], want[5])
+            assert type(got[6]) is int and got[6] == 300
+    got = staged(x, w)
+    assert got[0] is x and all(type(v) is np.ndarray for v in (*got[1:4], *got[4]))

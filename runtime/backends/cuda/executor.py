@@ -10,7 +10,9 @@ no kernel still gives NumPy's answer (README "CUDA" lists which ops run where).
 Values move lazily: a NumPy argument is copied to the GPU when a kernel first reads it, a device
 array is copied back when a host op first reads it, and each copy is kept for the rest of the
 call (``_Transfers``; SSA values never change, and an in-place write goes only to a value that
-is dead afterwards). Results come back as NumPy values.
+is dead afterwards). Results come back as NumPy values, unless an argument is a GPU array: then
+array results stay on the device (``_Placement``), so that a caller holding GPU arrays never
+pays a copy to the host and back.
 """
 
 from __future__ import annotations
@@ -116,13 +118,17 @@ class CudaFrame(interpreter.Frame):
 
     def launch(self, kernel, grid, block):
         """``kernel[grid, block]``, made once per configuration: numba.cuda warns about a grid
-        of few blocks when one is made, which is no news to a user of small arrays."""
+        of few blocks when one is made, which is no news to a user of small arrays. (Not kept
+        on the simulator: its ``kernel[grid, block]`` configures ``kernel`` itself and returns
+        it, so a kept one would launch with the configuration made last.)"""
         key = (kernel, grid, block)
         found = self.kernels.get(key)
         if found is None:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", category=Warning)
-                found = self.kernels[key] = kernel[grid, block]
+                found = kernel[grid, block]
+            if not device.simulated():
+                self.kernels[key] = found
         return found
 
     def empty(self, shape: tuple[int, ...], dtype: np.dtype):
@@ -469,10 +475,12 @@ _PASS_THROUGH = frozenset({"list_new", "list_append", "list_pop", "list_get", "l
 
 
 def prepare(module: ir.Module) -> Callable[[list], tuple]:
-    """The runner of an optimized module: ``run(args) -> results`` (NumPy values)."""
+    """The runner of an optimized module: ``run(args) -> results`` (NumPy values, or GPU
+    arrays for a call with GPU arguments: ``_Placement``)."""
     device.require_installed()
     compiled: dict = {}
     function = module.functions[module.entry]
+    on_gpu = _device_results(function)
 
     def run(args: list) -> tuple:
         cuda = device.require_device()
@@ -483,10 +491,78 @@ def prepare(module: ir.Module) -> Callable[[list], tuple]:
         # as compiled code: no FloatingPointError, no warnings; kernels round as NumPy does
         with np.errstate(all="ignore"), device.separate_roundings():
             results = frame.run_function(own)
-        # NumPy results, except an argument returned itself (Python's identity)
+        # an argument returned itself is returned as the same object (Python's identity)
         given = {id(o): a for o, a in zip(own, args, strict=True)}
-        return tuple(given[id(v)] if id(v) in given else interpreter.to_user(transfers.host(v))
-                     for v in results)
+        placement = _Placement.of(args, transfers)
 
+        def returned(value: object, keep: bool) -> object:
+            if id(value) in given:
+                return given[id(value)]
+            if keep and placement is not None:
+                return placement.returned(value)
+            return interpreter.to_user(transfers.host(value))
+
+        return tuple(map(returned, results, on_gpu))
+
+    run.copy_result = _copy_result  # (result_identity: a result Python returns as a new array)
     return run
 
+
+def _device_results(function: ir.Function) -> tuple[bool, ...]:
+    """Per result of ``function``: whether a call with GPU arguments returns it on the device.
+    Arrays do; 0-d values come back as NumPy scalars or Python numbers, as on every target.
+    So does a 1-d stack of 0-d values made for the caller (``empty_ok``: a returned list of
+    numbers, which ``Outputs`` rebuilds from it, or ``np.array`` of one, the same op): Python
+    hands back the list's items as host scalars, a list of a device array's would not be."""
+    defined = {v: op for op in function.body.ops for v in op.results}
+    keep = []
+    for value in function.body.results:
+        op = defined.get(value)
+        scalars = (op is not None and op.name == "list_stack" and op.attrs.get("empty_ok")
+                   and value.type.ndim == 1)
+        keep.append(isinstance(value.type, TensorType) and value.type.ndim > 0 and not scalars)
+    return tuple(keep)
+
+
+class _Placement:
+    """Where a call with GPU arguments returns its array results: on the device, without a
+    copy to the host (one the caller would copy back for its next GPU call). A result a kernel
+    computed is returned as it is, one a host op computed is copied to the device; both as
+    numba.cuda arrays (``__cuda_array_interface__``: CuPy and PyTorch view them without a
+    copy), or as CuPy arrays when the first GPU argument is one."""
+
+    __slots__ = ("transfers", "wrap")
+
+    def __init__(self, transfers: _Transfers, wrap: Callable[[object], object] | None):
+        self.transfers = transfers
+        self.wrap = wrap  # numba.cuda array -> the user's library's array (None: itself)
+
+    @classmethod
+    def of(cls, args: list, transfers: _Transfers) -> _Placement | None:
+        """The placement of a call with these arguments; None when none is a GPU array (the
+        results come back as NumPy values)."""
+        first = next((a for a in args if on_device(a)), None)
+        if first is None:
+            return None
+        if type(first).__module__.partition(".")[0] == "cupy":
+            import cupy  # (imported already: the argument is one of its arrays)
+
+            return cls(transfers, cupy.asarray)  # a view of the same memory
+        return cls(transfers, None)
+
+    def returned(self, value: object) -> object:
+        """``value`` (an array result) as a GPU array of the user's library."""
+        array = value if on_device(value) else self.transfers.device(value)
+        return array if self.wrap is None else self.wrap(array)
+
+
+def _copy_result(value: object) -> object:
+    """A new array equal to ``value``, of its kind: a numba.cuda array has no ``copy()``."""
+    if not hasattr(value, "copy_to_host"):  # NumPy, CuPy
+        return value.copy()
+    cuda = device.cuda_module()
+    if not value.is_c_contiguous():
+        return cuda.to_device(np.ascontiguousarray(value.copy_to_host()))
+    copy = cuda.device_array(tuple(value.shape), dtype=value.dtype)
+    copy.copy_to_device(value)
+    return copy

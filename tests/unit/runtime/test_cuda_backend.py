@@ -245,7 +245,7 @@ _SIMULATED = textwrap.dedent("""
     got = autostage.convert(returns_its_argument, target="cuda")(on_gpu, w)
     want = returns_its_argument(x, w)
     out.append(["device inputs", [got[0] is on_gpu, type(got[1]).__name__,
-                                  bool(np.allclose(got[1], want[1])),
+                                  bool(np.allclose(got[1].copy_to_host(), want[1])),
                                   bool(np.isclose(got[2], want[2]))]])
     try:
         autostage.convert(returns_its_argument, target="cpu")(on_gpu, w)
@@ -269,7 +269,7 @@ def test_results_on_the_cuda_simulator_equal_the_interpreter(tmp_path):
     line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
     results = dict((name, rows) for name, rows in json.loads(line[len("RESULT "):]))
     assert done.stdout.count("min -6.0\n") == 2  # printed on the host, by both targets
-    assert results.pop("device inputs") == [True, "ndarray", True, True]
+    assert results.pop("device inputs") == [True, "FakeCUDAArray", True, True]
     assert "GPU arrays are staged by target='cuda'" in results.pop("refused")[0]
     for name, rows in results.items():
         if name == "error":
@@ -280,6 +280,108 @@ def test_results_on_the_cuda_simulator_equal_the_interpreter(tmp_path):
             assert error <= bound, f"{name}: relative error {error}"
     message, notes = results["error"]
     assert "broadcast" in message and "errors" in notes and "sim.py" in notes
+
+
+
+_DEVICE_RESULTS = textwrap.dedent("""
+    import json
+    import numpy as np
+    import autostage
+    from numba import cuda
+
+    def mixed(x, w):
+        # a kernel's result, two host ops' results (no kernels), a 0-d result, a Python number
+        return x, np.tanh(x @ w), np.sort(x, axis=-1), np.cumsum(x), np.sum(x), x.shape[0]
+
+    def rows(x):
+        out = []
+        for k in range(x.shape[0]):
+            out.append(x[k] * 2.0)
+        return out, x * 2.0, x * 2.0  # a list of arrays; two results CSE makes one array
+
+    def nested(pair):
+        a, b = pair
+        return a + b
+
+    def described(got, want):
+        \"\"\"Per result: its kind and whether its value equals the interpreter's.\"\"\"
+        rows = []
+        for g, w in zip(got, want):
+            if type(g) is list:
+                rows.append(described(g, w))
+                continue
+            kind = ("device" if hasattr(g, "copy_to_host") and np.ndim(g)
+                    else type(g).__name__)
+            host = g.copy_to_host() if kind == "device" else g
+            rows.append([kind, bool(np.allclose(host, w)) and np.shape(host) == np.shape(w)])
+        return rows
+
+    rng = np.random.default_rng(0)
+    # 1200 elements: sums of two passes (the second pass launches the same kernel again)
+    x, w = rng.standard_normal((30, 40)), rng.standard_normal((40, 2))
+    want = autostage.convert(mixed, target="interpreter")(x, w)
+    staged = autostage.convert(mixed, target="cuda")
+    out = {}
+    for call in ("first", "later"):  # the same kinds from the first call on
+        dx = cuda.to_device(x)
+        got = staged(dx, cuda.to_device(w))
+        out[f"device {call}"] = [got[0] is dx, described(got[1:], want[1:])]
+    dx = cuda.to_device(x)
+    got = staged(dx, w)
+    out["one device argument"] = [got[0] is dx, described(got[1:], want[1:])]
+    got = staged(x, w)
+    out["numpy"] = [got[0] is x, described(got[1:], want[1:])]
+    x = x[:3, :4].copy()
+    got = autostage.convert(rows, target="cuda")(cuda.to_device(x))
+    kinds = described(got, rows(x))
+    got[1][0, 0] = 99.0  # the two equal results are two arrays, as in Python
+    out["rows"] = [kinds, bool(got[2].copy_to_host()[0, 0] == 2 * x[0, 0])]
+    got = autostage.convert(nested, target="cuda")((cuda.to_device(x), cuda.to_device(x)))
+    out["nested"] = described([got], [x + x])
+    print("RESULT", json.dumps(out))
+""")
+
+
+def test_results_of_calls_with_device_arrays_stay_on_the_device(tmp_path):
+    """With a GPU argument, array results come back as device arrays (kernel results as they
+    are, host results copied there), 0-d ones as NumPy scalars and Python numbers, an argument
+    as itself; with NumPy arguments, as NumPy values."""
+    script = tmp_path / "device_results.py"
+    script.write_text(_DEVICE_RESULTS)
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
+    out = json.loads(line[len("RESULT "):])
+    on_device = [["device", True]] * 3 + [["float64", True], ["int", True]]
+    assert out["device first"] == [True, on_device]
+    assert out["device later"] == [True, on_device]
+    assert out["one device argument"] == [True, on_device]
+    assert out["numpy"] == [True, [["ndarray", True]] * 3 + [["float64", True], ["int", True]]]
+    assert out["rows"] == [[[["device", True]] * 3, ["device", True], ["device", True]], True]
+    assert out["nested"] == [["device", True]]
+
+
+def test_the_library_of_the_first_gpu_argument_holds_the_results(monkeypatch):
+    """CuPy arguments: CuPy results (a view of the device array, no copy); others: numba's."""
+    import types
+
+    from autostage.runtime.backends.cuda import executor
+
+    cupy = types.ModuleType("cupy")
+    cupy.asarray = lambda array: ("cupy view of", array)
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    interface = {"shape": (3,), "typestr": "<f8", "data": (0, False), "version": 3}
+    from_cupy = type("ndarray", (), {"__module__": "cupy._core.core",
+                                     "__cuda_array_interface__": interface})()
+    from_numba = _DeviceArrayLike()
+    transfers = executor._Transfers(cuda=None)
+    placed = executor._Placement.of([np.ones(2), from_cupy, from_numba], transfers)
+    assert placed.returned(from_numba) == ("cupy view of", from_numba)
+    placed = executor._Placement.of([from_numba, from_cupy], transfers)
+    assert placed.returned(from_cupy) is from_cupy
+    assert executor._Placement.of([np.ones(2), 1.0], transfers) is None
 
 
 
