@@ -110,6 +110,16 @@ def returned(x, n):
     return rows
 
 
+def matrices(x, n):
+    """Items of rank 2, strided (a transpose): each is written into its row element by element."""
+    m = np.outer(x, x + 1.0)
+    rows = [m.T]
+    for i in range(n):
+        m = m * 0.5 + i
+        rows.append(m.T)
+    return np.stack(rows), len(rows)
+
+
 def times(x, n):
     """A trajectory of scalars (accepted step times), as np.array after the loop."""
     t = x[0]
@@ -137,7 +147,8 @@ def scalar_read_back(x, n):
 
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("fn", [trajectory, grown_from_empty, older_value_read, indexed,
-                                returned, mixed_shapes_counted, times, counts, scalar_read_back],
+                                returned, mixed_shapes_counted, matrices, times, counts,
+                                scalar_read_back],
                          ids=lambda f: f.__name__)
 def test_values_are_pythons(fn, target):
     for n in (0, 1, 7, 40):
@@ -149,6 +160,12 @@ def test_appended_and_stacked_lists_are_buffers():
     assert "list_new" in buffered_ops(grown_from_empty, np.arange(3.0), np.int64(4))
     source = cpu_compile.generate(module_of(trajectory, np.arange(3.0), np.int64(4))).source
     assert "h_buffer_grow" in source and "List.empty_list" not in source
+
+
+def test_matrix_lists_are_buffers_written_in_line():
+    assert buffered_ops(matrices, np.arange(3.0), np.int64(4)).count("list_append") == 2
+    source = cpu_compile.generate(module_of(matrices, np.arange(3.0), np.int64(4))).source
+    assert "h_buffer_grow" in source and "h_assign" not in source
 
 
 def test_lists_of_scalars_are_buffers():
