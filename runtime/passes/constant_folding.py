@@ -6,7 +6,9 @@ the user sees: it has side effects or regions; a result is not a tensor, has mor
 ``MAX_ELEMENTS`` elements (large constants bloat the generated code), or would have a more
 specific type than the op's result (users' type rules would then disagree); or evaluating it
 raises or warns (the error or ``RuntimeWarning`` must happen at run time, in program order).
-Folded ops' old constants become dead; DCE removes them.
+Folded ops' old constants become dead; DCE removes them. Two rules need one constant operand
+only: an integer ``i + 0`` (``- 0``, ``* 1``) is ``i``, and an overflow test that a constant
+decides (adding 0, multiplying by 0 or 1) is false, so DCE drops its ``raise_if``.
 """
 
 from __future__ import annotations
@@ -40,6 +42,11 @@ def _region(region: ir.Region, known: dict, module: ir.Module) -> bool:
     for op in region.ops:
         if any(v in mapping for v in op.operands):
             op.operands = tuple(mapping.get(v, v) for v in op.operands)
+        same = _identity(op, known)
+        if same is not None:  # ``i + 0``: its other operand
+            changed = True
+            mapping[op.results[0]] = same
+            continue
         folded = _fold(op, known, module)
         if folded is None:
             new_ops.append(op)
@@ -66,6 +73,8 @@ def _fold(op: ir.Op, known: dict, module: ir.Module) -> list[ir.Op] | None:
         return None
     if op.name in ("dim", "size"):  # a size the type knows (static_sizes): its value
         values = _known_size(op)
+    elif op.name == "int_overflows" and _cannot_overflow(op, known):
+        values = (np.asarray(False),)
     else:
         operands = _operand_values(op, known)
         if operands is None:
@@ -83,6 +92,44 @@ def _fold(op: ir.Op, known: dict, module: ir.Module) -> list[ir.Op] | None:
         constant = ir.Op("constant", (), (result.type,), {"value": array}, loc=op.loc)
         constants.append(constant)
     return constants
+
+
+# Integer ops one constant operand makes the identity: (op, operand position) -> that constant.
+# (Not float ones: -0.0 + 0.0 is +0.0.)
+_IDENTITIES = {("add", 0): 0, ("add", 1): 0, ("subtract", 1): 0, ("multiply", 0): 1,
+               ("multiply", 1): 1}
+# Overflow tests a constant operand decides: exact int arithmetic stays in range whatever the
+# other operand is. (op attr, operand position) -> those constants.
+_NEVER_OVERFLOWS = {("add", 0): (0,), ("add", 1): (0,), ("subtract", 1): (0,),
+                    ("multiply", 0): (0, 1), ("multiply", 1): (0, 1)}
+
+
+def _identity(op: ir.Op, known: dict) -> ir.Value | None:
+    """The operand an integer ``add``/``subtract``/``multiply`` returns unchanged (``i + 0``:
+    ``i``, of the result's own type), or None. A staged range from 0 computes ``0 + index``."""
+    if len(op.operands) != 2 or len(op.results) != 1:
+        return None
+    result = op.results[0].type
+    if not (isinstance(result, TensorType) and result.dtype.kind in "iu"):
+        return None
+    for k, value in enumerate(op.operands):
+        unit = _IDENTITIES.get((op.name, k))
+        other = op.operands[1 - k]
+        if unit is not None and _is_constant(value, known, unit) and other.type == result:
+            return other
+    return None
+
+
+def _cannot_overflow(op: ir.Op, known: dict) -> bool:
+    """Whether an ``int_overflows`` test is false for any value of its unknown operand."""
+    return any(_is_constant(value, known, unit) for k, value in enumerate(op.operands)
+               for unit in _NEVER_OVERFLOWS.get((op.attrs["op"], k), ()))
+
+
+def _is_constant(value: ir.Value, known: dict, number: int) -> bool:
+    """Whether ``value`` is the constant ``number`` (a 0-d array of it)."""
+    array = known.get(value)
+    return array is not None and array.ndim == 0 and array == number
 
 
 def _known_size(op: ir.Op) -> tuple | None:

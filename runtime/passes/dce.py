@@ -10,8 +10,9 @@ Unused results of a kept ``cond`` or ``while`` stay too: trimming region yields 
 risk. An unused op that may raise at run time stays too (``effects.may_fail``: ``x[10]`` out of
 range, ``a + b`` of sizes that may not broadcast): Python raises there, so the staged code must
 (an optimizing compiler may drop such errors; autostage gives Python's result or Python's error).
-Other passes remove what they make redundant themselves (CSE its duplicates, fusion the ops it
-fuses), so keeping these costs only the user's own unused computations.
+A ``raise_if`` whose test is the constant false goes (a check that a constant decided). Other
+passes remove what they make redundant themselves (CSE its duplicates, fusion the ops it fuses),
+so keeping these costs only the user's own unused computations.
 """
 
 from __future__ import annotations
@@ -48,5 +49,16 @@ def _sweep(region: ir.Region, counts: Counter, module: ir.Module) -> bool:
 
 
 def _is_dead(op: ir.Op, counts: Counter, module: ir.Module) -> bool:
+    if _never_raises(op):
+        return True
     return (all(counts[v] == 0 for v in op.results) and not analysis.has_effects(op, module)
             and not effects.may_fail(op, module))
+
+
+def _never_raises(op: ir.Op) -> bool:
+    """A ``raise_if`` whose test folded to false (an overflow test a constant decided): its only
+    effect is one it never has."""
+    if op.name != "raise_if":
+        return False
+    test = op.operands[0].producer
+    return isinstance(test, ir.Op) and test.name == "constant" and not test.attrs["value"].any()

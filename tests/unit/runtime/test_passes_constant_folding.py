@@ -1,6 +1,7 @@
 """Constant folding: pure ops of constants become constants (by their NumPy reference)."""
 
 import numpy as np
+import pytest
 from autostage.runtime import interpreter, ir, op_registry
 from autostage.runtime.ops.constant import as_constant_array
 from autostage.runtime.passes import constant_folding
@@ -56,3 +57,38 @@ func @f() -> (f32[4]):
   %0:f32[4] = constant [0.0, 0.33333334, 0.6666667, 1.0]
   return %0"""
     assert_same(expected, interpreter.run(module, []))
+
+
+def running_sum(x):
+    total = 0
+    for i in range(x.shape[0]):  # a staged range from 0: its item is 0 + index
+        total += int(x[i]) * 1
+    return total
+
+
+def test_a_constant_that_decides_an_overflow_test_removes_it():
+    x = np.arange(4, dtype=np.int64)
+    module = staged(running_sum, x)
+    before = run_staged(module, x)
+    folded = optimized(module, ["constant_folding", "dce"], (x,))
+    # "0 + index" is the index, "item * 1" the item, and neither can overflow (5 tests before):
+    # what is left are the tests of the total's addition and of the index's step
+    assert "add %" in folded and folded.count("int_overflows") == 2, folded
+    assert folded.count("raise_if") == 2 and "multiply" not in folded
+    assert_same(before, run_staged(module, x))
+    with_large = np.array([2**62, 2**62], dtype=np.int64)  # the total's test still raises
+    with pytest.raises(OverflowError, match="does not fit in int64"):
+        interpreter.run(module, [with_large])
+
+
+def test_integer_identities_keep_the_result_type():
+    module = _binary("add", np.int32(0), np.int64(5))  # an int64 result: no int32 operand
+    assert constant_folding.run(module)  # folded as constants, not replaced by an operand
+    assert optimized(module, ["constant_folding", "dce"], ()) == """\
+func @f() -> (i64[]):
+  %0:i64[] = constant 5
+  return %0"""
+
+
+def run_staged(module, x):
+    return interpreter.run(module, [x])
