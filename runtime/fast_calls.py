@@ -7,8 +7,9 @@ function for exactly that trace: straight-line Python, one comparison per fact a
 the arguments (a loop over ten of them cost ~2.5 us per call, more than the compiled code's own
 call), generated from a template as the converters generate code. It calls the compiled njit
 function itself when the runner allows (``_direct``), so that a call is the checks plus Numba's
-dispatcher. Anything the checks do not cover returns ``MISS``, and the caller takes the full
-path.
+dispatcher; values a trace reads through objects (a model's weights) are read, checked and passed
+after the arguments, as the runner would. Anything the checks do not cover returns ``MISS``,
+and the caller takes the full path.
 """
 
 from __future__ import annotations
@@ -32,6 +33,12 @@ def fast(given):
     if {mismatch}:
         return MISS
 {run}
+'''
+_READ_DIRECT = '''\
+    implicit = read(given, ())
+    if implicit is None:
+        return MISS
+    {implicit}, = implicit
 '''
 _RUN_DIRECT = '''\
     try:
@@ -70,14 +77,22 @@ def fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
     tests = []
     for name, part, arg in zip(names, concrete.key[1:], args, strict=False):
         tests += _tests(name, arg, static_sizes.shape(part, arg.ndim), scope)
-    direct = None if concrete.read is not None else _direct(concrete)
+    direct = _direct(concrete)
+    implicit = [] if concrete.read is None else concrete.read(args, ())
     passed = names
-    if direct is not None:
+    if direct is not None and implicit is not None:
         scope["dispatcher"], scope["failed"], scope["finish"], scalars = direct
+        # Values read through objects (a model's weights) follow the arguments, as in the
+        # runner; each was checked by ``read`` to be an array or a NumPy scalar.
+        extra = [f"i{k}" for k in range(len(implicit))]
         # A 0-d array given for a scalar parameter is passed as its scalar, as the runner does.
-        passed = [f"{name}[()]" if i in scalars and type(arg) is np.ndarray else name
-                  for i, (name, arg) in enumerate(zip(names, args, strict=True))]
+        passed = [f"{name}[()]" if i in scalars and type(value) is np.ndarray else name
+                  for i, (name, value) in enumerate(zip(names + extra, [*args, *implicit],
+                                                        strict=True))]
         run = _RUN_DIRECT
+        if extra:
+            scope["read"] = concrete.read
+            run = _READ_DIRECT.format(implicit=", ".join(extra)) + _RUN_DIRECT
     elif concrete.read is not None:
         scope["read"], run = concrete.read, _RUN_READ
     else:

@@ -143,6 +143,8 @@ def test_weights_read_through_an_object_are_read_at_each_fast_call(target):
     for _ in range(3):
         np.testing.assert_array_equal(f(x), x * 2.0 + 1.0)
     assert f._fast
+    if target == "cpu":  # the weights go to the njit function with the arguments, no runner
+        assert "dispatcher" in f._fast.__code__.co_names and "read" in f._fast.__code__.co_names
     model.w = np.array(np.float32(-1.0))  # a new value of the same type: the same trace
     np.testing.assert_array_equal(f(x), -x + 1.0)
     model.b[:] = 5.0  # written in place
@@ -154,3 +156,6 @@ def test_weights_read_through_an_object_are_read_at_each_fast_call(target):
     np.testing.assert_array_equal(f(x), np.broadcast_to(-x, (2, 3)))
     model.w = 0.5  # a Python float: a constant of the trace
     np.testing.assert_array_equal(f(x), np.broadcast_to(x * 0.5, (2, 3)))
+    for w in (np.float32(3.0), np.float32(4.0), np.float32(4.0)):  # a NumPy scalar weight
+        model.w = w
+        np.testing.assert_array_equal(f(x), np.broadcast_to(x * w, (2, 3)))
