@@ -89,9 +89,10 @@ def for_stmt(iterable: Iterable, extra_test: Callable[..., Any] | None,
     runtime; so does the rest of a ``range``/list/tuple once ``extra_test`` (a break or return
     that depends on staged values) becomes staged. Over other Python iterables a staged
     ``extra_test`` meets ``bool()``, which the staged class refuses with its own error.
-    Inside a trace, the rest of a long ``range`` after its first iteration may be staged instead
-    of unrolled (hook ``for_range``, which returns None to unroll): the first iteration, which
-    always runs, assigns the body's variables and settles their types as Python would.
+    Inside a trace, a long ``range`` may be staged instead of unrolled (hook ``for_range``,
+    which returns None to unroll): whole when the state holds a staged value before the loop
+    (one body in the program, not two: Numba's compile time grows with a function's length),
+    else after its first iteration has run as Python (it may make the state staged).
     """
     if isinstance(iterable, Staged):
         return stage_operator("for_stmt", iterable, extra_test, body, state, opts)
@@ -110,8 +111,9 @@ def for_stmt(iterable: Iterable, extra_test: Callable[..., Any] | None,
             return stage_operator("for_stmt", iterable[position:], extra_test, body, state, opts)
         if not more:
             break
-        if staging and position == 1:  # the first iteration ran as Python: the rest, staged?
-            staged = stage_operator("for_range", iterable[1:], extra_test, body, state, opts)
+        if staging and position < 2:  # whole, or after a first iteration run as Python
+            staged = stage_operator("for_range", iterable, position, extra_test, body, state,
+                                    opts)
             if staged is not None:
                 return staged
         item = next(iterator, _EXHAUSTED)

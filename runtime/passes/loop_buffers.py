@@ -25,6 +25,12 @@ as the result) is owned (``inplace.Analysis.owned``: allocated in this call, ref
 other value) and dead after the op with every value that may share its buffer. The cpu lowering
 then keeps that buffer as the op's spare and writes the next iteration's result into it: two
 buffers in turn, as a hand-written loop swaps them. An op marked ``reuse_buffer`` is not marked.
+
+The operand may also be a carried value whose initial value the loop does not own (a parameter:
+``x = x @ a`` from the caller's ``x``) when the body carries on the op's own result: then only
+the buffers of later iterations may be taken, each the op's result of the iteration before, and
+the ``while`` is marked ``fresh_after_first=(k,)`` (carried position k): the lowering keeps a
+flag, false until the first iteration ends, and the op allocates while it is false.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from autostage.runtime.types import TensorType
 
 MARK = "reuse_buffer"
 RECYCLE = "recycle_buffer"
+FRESH_AFTER_FIRST = "fresh_after_first"
 # Ops whose cpu lowering allocates their (only) array result with ``lower_support.allocate``
 # (matmul: its small products of static shapes, computed inline by lower_linalg).
 ALLOCATING = frozenset({"fused", "full", "full_like", "matmul"})
@@ -53,11 +60,14 @@ def run(module: ir.Module) -> bool:
         for op, region, in_loop in allocating:
             changed |= set_mark(op, MARK, bool(in_loop and _reusable(op, region, analysis)))
         # Recycling after every reuse mark is known: a reused buffer is never recycled.
+        flagged: dict[ir.Op, set[int]] = {}
         for op, region, in_loop in allocating:
             recycled = None
             if in_loop and not op.attrs.get(MARK):
-                recycled = _recycled(op, region, analysis)
+                recycled = _recycled(op, region, analysis, flagged)
             changed |= set_mark(op, RECYCLE, () if recycled is None else (recycled,))
+        for loop in _loops(function.body):
+            changed |= set_mark(loop, FRESH_AFTER_FIRST, tuple(sorted(flagged.get(loop, ()))))
     return changed
 
 
@@ -72,8 +82,10 @@ def _reusable(op: ir.Op, region: ir.Region, analysis: inplace.Analysis) -> bool:
     return analysis.dead_after(result, region, len(region.ops), frozenset())
 
 
-def _recycled(op: ir.Op, region: ir.Region, analysis: inplace.Analysis) -> int | None:
-    """The operand whose buffer the op's result may take in the next iteration, if any."""
+def _recycled(op: ir.Op, region: ir.Region, analysis: inplace.Analysis,
+              flagged: dict[ir.Op, set[int]]) -> int | None:
+    """The operand whose buffer the op's result may take in the next iteration, if any (adding
+    to ``flagged`` the carried position of a loop whose first iteration must not give it)."""
     if len(op.results) != 1 or not isinstance(op.results[0].type, TensorType):
         return None
     result = op.results[0].type
@@ -81,12 +93,37 @@ def _recycled(op: ir.Op, region: ir.Region, analysis: inplace.Analysis) -> int |
         return None
     after = analysis.index[op] + 1
     for k, x in enumerate(op.operands):
-        if (isinstance(x.type, TensorType) and x.type.dtype == result.dtype
+        if not (isinstance(x.type, TensorType) and x.type.dtype == result.dtype
                 and x.type.ndim == result.ndim and analysis.local(x, region)
-                and analysis.owned(x) and analysis.dead_after(x, region, after, frozenset())
-                and not any(o.attrs.get(MARK) for o in _origins(x, analysis, set()))):
+                and analysis.dead_after(x, region, after, frozenset())):
+            continue
+        if analysis.owned(x):
+            if not any(o.attrs.get(MARK) for o in _origins(x, analysis, set())):
+                return k
+            continue
+        carried = _own_result_after_first(op, x, analysis)
+        if carried is not None:
+            flagged.setdefault(carried[0], set()).add(carried[1])
             return k
     return None
+
+
+def _own_result_after_first(op: ir.Op, x: ir.Value, analysis: inplace.Analysis
+                            ) -> tuple[ir.Op, int] | None:
+    """``(loop, k)`` when ``x`` is the carried value k of the ``while`` whose body it is read
+    in, and the body carries on ``op``'s own result in that position, shared with nothing: from
+    the second iteration on, ``x`` is the buffer ``op`` allocated the iteration before."""
+    producer = x.producer
+    if not isinstance(producer, ir.Region) or producer not in analysis.parent:
+        return None
+    loop = analysis.parent[producer][0]
+    if loop.name != "while" or producer is not loop.regions[1]:
+        return None
+    body = loop.regions[1]
+    carried = body.results[x.index]
+    if carried.producer is not op or not analysis.unshared_yield(carried, body, x.index):
+        return None
+    return loop, x.index
 
 
 def _origins(value: ir.Value, analysis: inplace.Analysis, seen: set[ir.Value]) -> set[ir.Op]:
@@ -108,6 +145,16 @@ def _origins(value: ir.Value, analysis: inplace.Analysis, seen: set[ir.Value]) -
         return {producer}
     return (_origins(loop.operands[value.index], analysis, seen)
             | _origins(loop.regions[1].results[value.index], analysis, seen))
+
+
+def _loops(region: ir.Region):
+    """Every ``while`` op in ``region`` and the regions inside it."""
+    for op in region.ops:
+        if op.name == "while":
+            yield op
+        if op.name != "fused":
+            for inner in op.regions:
+                yield from _loops(inner)
 
 
 def _ops(region: ir.Region, in_loop: bool):

@@ -121,7 +121,7 @@ def _value_of(slot: Slot, x: object, what: str) -> tuple[ir.Value, logic.Formula
 
 
 def _emit(slots: Sequence[Slot], traced: _Traced, hypotheses: loop_flags.Hypotheses,
-          before: dict | None) -> tuple:
+          before: dict | None, runs: bool) -> tuple:
     carried = [s for s in slots if s.carried]
     outs = [traced.outs[slots.index(s)] for s in carried]
     with values.in_region(traced.body):
@@ -142,7 +142,7 @@ def _emit(slots: Sequence[Slot], traced: _Traced, hypotheses: loop_flags.Hypothe
     for i, (slot, result) in enumerate(zip(carried, results, strict=True)):
         none = values.is_none(slot.init) or values.is_none(outs[i])
         by_slot[id(slot)] = _result(slot, result, inits[i][1], yields[i][1],
-                                    traced.body.args[i], loc, none)
+                                    traced.body.args[i], loc, none, runs)
     facts = {id(s): loop_flags.fact(by_slot[id(s)]) for s in carried}
     for slot in carried:  # assigned when an assumed flag literal holds (``loop_flags``)
         result = by_slot[id(slot)]
@@ -166,7 +166,9 @@ def _mark(slot: Slot, value: ir.Value) -> None:
         list_elements.record(value, slot.elements.named(slot.name))
 
 
-def _result(slot, result, init_def, out_def, arg, loc, none=False) -> object:
+def _result(slot, result, init_def, out_def, arg, loc, none, runs) -> object:
+    """The variable after the loop: assigned, or maybe unbound. ``runs``: the body runs at least
+    once, so a variable it assigns whether or not it was assigned before is assigned after."""
     _mark(slot, result)
     if slot.alias is not None:
         value_info.mark_view(result, slot.alias)
@@ -175,12 +177,16 @@ def _result(slot, result, init_def, out_def, arg, loc, none=False) -> object:
     if logic.equivalent(init_def, logic.TRUE) and logic.equivalent(
             logic.substitute(out_def, logic.atom(arg), logic.TRUE), logic.TRUE):
         return _assigned(slot, result)
+    if runs and logic.equivalent(logic.substitute(out_def, logic.atom(arg), logic.FALSE),
+                                 logic.TRUE):
+        return _assigned(slot, result)
     return values.MaybeUnbound(result, logic.atom(result), slot.name, loc, none)
 
 
 def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body: Callable,
-             watched: Sequence[Callable | None], where: str) -> tuple:
-    """Stages a loop over ``state`` (see module doc) and returns the state after it.
+             watched: Sequence[Callable | None], where: str, runs: bool = False) -> tuple:
+    """Stages a loop over ``state`` (see module doc) and returns the state after it; ``runs``:
+    the body is known to run at least once.
 
     A variable the body sets to a tuple (``retval_ = (i, x[i])`` from an early ``return a, b``)
     is carried as one slot per item (its *structure*), found from what the body gives back.
@@ -250,7 +256,7 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
             rounds -= 1  # a rejected hypothesis: not a change of types (each pair at most once)
             continue
         python.check_kept()
-        results = _emit(slots, traced, hypotheses, before)
+        results = _emit(slots, traced, hypotheses, before, runs)
         n = len(slots) - len(python.slots)
         python.assign(results[n:])
         return _unflatten(structs, results[:n])
@@ -411,9 +417,10 @@ def stage_while(test: Callable, body: Callable, state: tuple, opts: dict | None 
 
 def stage_for(iterable: object, extra_test: Callable | None, body: Callable, state: tuple,
               opts: dict | None = None, watched: Sequence[Callable] = (),
-              where: str = "for loop") -> tuple:
+              where: str = "for loop", runs: bool = False) -> tuple:
     """Hook of ``for_stmt``: a ``while`` over an index into a staged iterable. ``watched``:
-    more functions the body calls whose captured containers must not change."""
+    more functions the body calls whose captured containers must not change; ``runs``: the
+    body is known to run at least once."""
     source = iteration.source(iterable)
     if iteration.known_empty(source):
         return tuple(state)  # the body never runs (as Python's for over an empty list)
@@ -432,7 +439,7 @@ def stage_for(iterable: object, extra_test: Callable | None, body: Callable, sta
 
     index = values.to_tensor(0)
     result = run_loop(("<loop index>", *names), (index, *state), test, step,
-                      (extra_test, body, *watched), where)
+                      (extra_test, body, *watched), where, runs)
     if isinstance(source, iteration.StagedZip) and source.strict:
         _check_strict_zip(source, extra_test, result)
     return result[1:]
@@ -456,12 +463,12 @@ def _check_strict_zip(source: iteration.StagedZip, extra_test: Callable | None,
         stage_if(exhausted & predicate(condition), fail, None, ())
 
 
-def stage_range(rest: range, extra_test: Callable | None, body: Callable, state: tuple,
-                opts: dict | None = None) -> tuple | None:
-    """Hook of ``for_stmt`` inside a trace for the ``rest`` of a Python ``range`` after its
-    first iteration (run as Python): staged like a range with staged bounds (one body in the IR,
-    its variable a staged int) when the whole range is longer than ``config.UNROLL_LIMIT`` and
-    the state holds a staged value; None (unroll) otherwise.
+def stage_range(whole: range, start: int, extra_test: Callable | None, body: Callable,
+                state: tuple, opts: dict | None = None) -> tuple | None:
+    """Hook of ``for_stmt`` inside a trace for a Python ``range`` from its item ``start`` (0, or
+    1 after a first iteration run as Python): staged like a range with staged bounds (one body
+    in the IR, its variable a staged int) when the whole range is longer than
+    ``config.UNROLL_LIMIT`` and the state holds a staged value; None (unroll) otherwise.
 
     Unrolling a training loop of a hundred steps made a program a hundred bodies long, which
     Numba compiles in time worse than linear. The staged loop computes what the unrolled one
@@ -472,12 +479,13 @@ def stage_range(rest: range, extra_test: Callable | None, body: Callable, state:
     never a value: a Python int the loop carries becomes int64, so one that outgrows int64
     raises OverflowError (naming the line) where unrolled Python ints would have grown.
     """
-    if len(rest) + 1 <= config.UNROLL_LIMIT.value() or not any(
+    if len(whole) <= config.UNROLL_LIMIT.value() or not any(
             isinstance(leaf, Staged) for leaf in pytree.flatten(state)[0]):
         return None
     mark = tracing.checkpoint()
     try:
-        return stage_for(rest, extra_test, body, state, opts)
+        # (for_stmt called the hook after its ``extra_test`` said go on: the body runs)
+        return stage_for(whole[start:], extra_test, body, state, opts, runs=True)
     except Exception:  # noqa: BLE001 - any failure: Python's unrolled loop decides
         tracing.rollback(mark)
         return None

@@ -130,6 +130,9 @@ class Emitter:
         self._counter = 0
         self._last_line = -1  # the user line of the last comment, to comment line changes only
         self.list_buffers: frozenset[ir.Value] = frozenset()  # lists kept as one buffer
+        # carried values of a loop that are its own only after its first iteration -> the flag
+        # saying so (``fresh_after_first``, passes/loop_buffers.py)
+        self.after_first: dict[ir.Value, str] = {}
         self.shape_facts: ShapeFacts | None = None  # sizes proven equal (passes/shape_facts)
         self._params = ""  # the current function's parameters (self-calls pass them along)
 

@@ -82,6 +82,11 @@ def _while(op: ir.Op, em: Emitter) -> None:
     (yields,) = op.attrs.get("reuse_yields", ((False,) * len(carried),))
     for var, init, last in zip(carried, op.operands, inits, strict=True):
         em.line(f"{var} = {owned(em, init, None, last)}")
+    flags = []
+    for k in op.attrs.get("fresh_after_first", ()):  # (passes/loop_buffers.py)
+        flag = em.after_first[body.args[k]] = em.fresh("later")
+        em.line(f"{flag} = False  # {carried[k]} is still the loop's initial value")
+        flags.append(flag)
     em.line("while True:")
     with em.block():
         (go,) = em.region(cond, carried)
@@ -95,6 +100,8 @@ def _while(op: ir.Op, em: Emitter) -> None:
             targets = ", ".join(var for var, _ in changed)
             values = ", ".join(expr for _, expr in changed)
             em.line(f"{targets} = {values}")
+        for flag in flags:
+            em.line(f"{flag} = True")
 
 
 @lowering("call")

@@ -75,7 +75,7 @@ def allocate(em: Emitter, op: ir.Op, out: str, sizes: Sequence[str], dtype: np.d
     outlives its iteration) ``out`` is the op's spare buffer, the dead operand's next time."""
     recycled = op.attrs.get("recycle_buffer")
     if recycled and sizes:
-        _recycle(em, out, em.name(op.operands[recycled[0]]), sizes, dtype)
+        _recycle(em, out, op.operands[recycled[0]], sizes, dtype)
         return
     if not op.attrs.get("reuse_buffer") or not sizes:
         em.line(f"{out} = {empty(sizes, dtype)}")
@@ -84,15 +84,38 @@ def allocate(em: Emitter, op: ir.Op, out: str, sizes: Sequence[str], dtype: np.d
     _made_again_if_changed(em, out, sizes, dtype)
 
 
-def _recycle(em: Emitter, out: str, operand: str, sizes: Sequence[str], dtype: np.dtype) -> None:
+def _recycle(em: Emitter, out: str, operand: ir.Value, sizes: Sequence[str],
+             dtype: np.dtype) -> None:
     """``out`` is the op's spare buffer (made empty at the function's start, again when the shape
     changes); the operand, dead once the op has run (``recycle_buffer``, passes/loop_buffers.py),
     becomes the spare for the next iteration. Only the spare refers to it until then."""
     spare = em.fresh("spare")
     em.prologue(f"{spare} = {empty(['0'] * len(sizes), dtype)}")
+    later = em.after_first.get(operand)
+    if later is not None:
+        _recycle_after_first(em, out, spare, later, sizes, dtype)
+        return
     _made_again_if_changed(em, spare, sizes, dtype)
     em.line(f"{out} = {spare}")
-    em.line(f"{spare} = {operand}")
+    em.line(f"{spare} = {em.name(operand)}")
+
+
+def _recycle_after_first(em: Emitter, out: str, spare: str, later: str, sizes: Sequence[str],
+                         dtype: np.dtype) -> None:
+    """The operand is the loop's initial value (a parameter: never written) until the flag
+    ``later`` is set, then the op's result of the iteration before, which this op keeps as
+    ``mine`` (the operand's own variable may have a read-only or strided type, from the
+    parameter, which the spare must not take): the first iteration allocates."""
+    mine = em.fresh("mine")
+    em.prologue(f"{mine} = {empty(['0'] * len(sizes), dtype)}")
+    em.line(f"if {later}:")
+    with em.block():
+        _made_again_if_changed(em, spare, sizes, dtype)
+        em.line(f"{out}, {spare} = {spare}, {mine}")
+    em.line("else:")
+    with em.block():
+        em.line(f"{out} = {empty(sizes, dtype)}")
+    em.line(f"{mine} = {out}")
 
 
 def _made_again_if_changed(em: Emitter, buffer: str, sizes: Sequence[str],

@@ -197,7 +197,7 @@ def recycled(fn, *args):
 
 def chained_products(a):
     x = a
-    for _ in range(100):  # staged: the first iteration, then a loop of 99 products
+    for _ in range(100):  # staged: a loop of 100 products, from the parameter
         x = x @ a
     return x
 
@@ -205,6 +205,13 @@ def chained_products(a):
 def halving(x):
     for _ in range(50):
         x = x * 0.5 + 1.0
+    return x
+
+
+def read_after_the_product_dropped(a):
+    x = a @ a  # the loop's own buffer from the start
+    for _ in range(30):
+        x = x @ a
     return x
 
 
@@ -255,14 +262,33 @@ def reused_through_a_branch(x, n):
 MATRIX = np.array([[0.6, -0.8], [0.8, 0.6]], dtype=np.float32)  # a rotation: products stay ~1
 
 
+def loop_marks(fn, *args):
+    """The ``fresh_after_first`` marks of the ``while`` ops, in program order."""
+    module = optimized(autostage.convert(fn, target="cpu").get_concrete_function(*args).module)
+    return [op.attrs.get(loop_buffers.FRESH_AFTER_FIRST)
+            for op in module.main.body.walk() if op.name == "while"]
+
+
 def test_a_carried_product_recycles_its_dead_operand():
-    assert recycled(chained_products, MATRIX) == [("matmul", None), ("matmul", (0,))]
-    assert recycled(halving, np.arange(3.0)) == [("fused", None), ("fused", (0,))]
+    assert recycled(read_after_the_product_dropped, MATRIX) == [("matmul", None),
+                                                               ("matmul", (0,))]
+    assert loop_marks(read_after_the_product_dropped, MATRIX) == [None]  # the loop owns x
+
+
+@pytest.mark.parametrize("fn,args", [
+    (chained_products, (MATRIX,)), (halving, (np.arange(3.0),)),
+    (carried_parameter, (MATRIX, MATRIX, np.int64(4)))], ids=lambda v: getattr(
+        v, "__name__", ""))
+def test_a_loop_from_a_parameter_recycles_after_its_first_iteration(fn, args):
+    """The carried value starts as the caller's array, never written: the op's own results are
+    recycled from the second iteration on (the loop's flag, ``fresh_after_first``)."""
+    with config.STATIC_SIZES.override(8):
+        assert [mark for _name, mark in recycled(fn, *args)] == [(0,)]
+        assert loop_marks(fn, *args) == [(1,)]  # the loop's index is carried first
 
 
 @pytest.mark.parametrize("fn,args", [
     (read_after_the_product, (MATRIX,)), (kept_in_a_list, (MATRIX,)),
-    (carried_parameter, (MATRIX, MATRIX, np.int64(4))),
     (reused_through_a_branch, (np.arange(3.0), np.int64(6)))], ids=lambda v: getattr(
         v, "__name__", ""))
 def test_a_live_shared_or_reused_buffer_is_never_recycled(fn, args):
@@ -296,12 +322,33 @@ def test_chained_products_run_in_two_buffers_without_a_helper():
     source = cpu_compile.generate(module).source
     loop = source[source.index("while True:"):]
     assert "h_matmul" not in source, source
-    # in the loop, an array is made only when the spare buffer's shape is not the product's
+    # in the loop, an array is made in the first iteration (the operand is the caller's) and
+    # when the spare buffer's shape is not the product's
     lines = [line.strip() for line in loop.splitlines()]
     made = [i for i, line in enumerate(lines) if "np.empty(" in line]
-    assert len(made) == 1 and lines[made[0] - 1].startswith("if spare"), loop
+    assert len(made) == 2 and lines[made[0] - 1].startswith("if spare"), loop
+    assert lines[made[1] - 1] == "else:" and lines[made[0] - 2].startswith("if later"), loop
     a, expected = MATRIX, MATRIX
     for _ in range(100):  # each sum in order, in float32
         expected = np.array([[np.float32(0) + expected[i, 0] * a[0, j] + expected[i, 1] * a[1, j]
                               for j in range(2)] for i in range(2)], np.float32)
     np.testing.assert_array_equal(fn(a), expected)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_read_only_and_strided_parameters_are_never_written(target):
+    """The first iteration reads the caller's array (its own Numba type: read-only, strided or
+    Fortran-ordered) and allocates; later ones recycle the loop's own buffers."""
+    read_only = MATRIX.copy()
+    read_only.flags.writeable = False
+    wide = np.zeros((2, 4), np.float32)
+    wide[:, ::2] = MATRIX
+    vectors = np.arange(10.0)
+    vectors.flags.writeable = False
+    for fn, arg in ((chained_products, read_only), (chained_products, wide[:, ::2]),
+                    (chained_products, np.asfortranarray(MATRIX)), (halving, vectors),
+                    (halving, np.arange(20.0)[::2])):
+        before = arg.copy()
+        got = autostage.convert(fn, target=target)(arg)
+        np.testing.assert_allclose(got, fn(arg), rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(arg, before)
