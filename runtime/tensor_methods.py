@@ -12,6 +12,7 @@ this module (it sits above ``tensor`` and every module it attaches methods from)
 
 from __future__ import annotations
 
+import dis
 import sys
 
 import numpy as np
@@ -119,7 +120,8 @@ def _tolist(self: Tensor) -> Tensor:
 
 
 def inplace(op: str, a: object, b: object) -> object:
-    """``a op= b``: a new tensor of ``a``'s dtype and shape (NumPy's same_kind casting rule).
+    """``a op= b``: for an array, a new tensor of ``a``'s dtype and shape (NumPy's same_kind
+    casting rule); for a Python number or NumPy scalar, ``a op b``.
 
     Raises:
       StagingError: ``a`` is a function argument or a view of one.
@@ -128,8 +130,11 @@ def inplace(op: str, a: object, b: object) -> object:
     if not isinstance(a, Tensor):
         import operator
         return getattr(operator, next(k for k, v in IN_PLACE.items() if v == op))(a, b)
-    # A Python number or a NumPy scalar argument is immutable: `n += 1` rebinds `n`.
-    if value_info.is_weak(a.value) or value_info.is_scalar_argument(a.value):
+    # A Python number or a NumPy scalar (an argument, or `s = x[0]`, `s = x.sum()`) is
+    # immutable: `s += 0.5` rebinds `s` to the promoted result (np.float64 for an np.int64 `s`).
+    # Only a 0-d ndarray is written in place, with NumPy's same_kind casting rule.
+    if (value_info.is_weak(a.value) or value_info.is_scalar_argument(a.value)
+            or a.ndim == 0 and not ndarray_results.is_array(a)):
         return array_api.matmul(a, b) if op == "matmul" else python_numbers.binary(op, a, b)
     if value_info.aliased_argument(a.value) is not None:
         array_shapes.check_writable(a, "this in-place operator")
@@ -141,6 +146,8 @@ def inplace(op: str, a: object, b: object) -> object:
                             f"{a.dtype!r} with casting rule 'same_kind'")
         result = array_api.astype(result, a.dtype)
     _check_output_shape(a, result)
+    if a.ndim == 0:
+        value_info.mark_array(result.value)  # still the 0-d ndarray `a` (a fresh value)
     if value_info.view_base(a.value) is None:
         array_identity.written(a.value, result.value)
     else:  # `x[a:b] += v` writes its view back itself; any other view write is refused
@@ -179,6 +186,37 @@ def _no_python_value(what: str, fix: str):
         raise StagingTypeError(f"{at}a staged tensor{self._where()} cannot be used as {what} "
                                f"at trace time: {fix}")
     return method
+
+
+_UNPACKING = frozenset({dis.opmap["UNPACK_SEQUENCE"], dis.opmap["UNPACK_EX"]})
+
+
+def _iter(self: Tensor):
+    """``a, b, c = x`` in converted code: axis 0's items (``x[0]``, ``x[1]``, ...), as NumPy's
+    iteration gives them, when the trace knows that axis's length. Unpacking a parameter vector
+    is a common idiom and its length is fixed by the trace, so no loop is needed; the items are
+    made lazily, so a wrong count is Python's own "too many / not enough values to unpack".
+    Every other iteration at trace time (NumPy's dispatchers, ``list(x)``, code that was not
+    converted) stays a StagingTypeError: it would unroll a loop over a staged value."""
+    frame = sys._getframe(1)
+    unpacking = (frame.f_code.co_code[frame.f_lasti] in _UNPACKING
+                 and any(resolve(frame) is not None for resolve in tracing.location_resolvers))
+    if (unpacking and self.ndim > 0 and self.type.shape[0] is not None
+            and not array_shapes.sizes_staged(self)):
+        return (self[i] for i in range(self.type.shape[0]))
+    loc = tracing.user_location()
+    at = f"{loc}: " if loc is not None else ""
+    if unpacking:
+        # Python's error for a wrong count needs the length, known here only at run time; a
+        # 0-d value's error depends on whether it is an array or a NumPy scalar.
+        why = ("it is 0-d, which Python cannot unpack" if self.ndim == 0 else
+               "its first dimension is known only at run time (an argument's sizes are); "
+               "index it instead: `a, b = x[0], x[1]`")
+        raise StagingTypeError(f"{at}unpacking a staged tensor{self._where()} is not staged: "
+                               f"{why}")
+    raise StagingTypeError(f"{at}a staged tensor{self._where()} cannot be used as an iterable "
+                           "at trace time: iterate over it in code autostage converts (a "
+                           "staged for loop)")
 
 
 def _len(self: Tensor) -> int:
@@ -275,8 +313,7 @@ def _attach() -> None:
         "__getitem__": array_shapes.getitem,
         "__setitem__": _setitem,
         "__len__": _len,
-        "__iter__": _no_python_value(
-            "an iterable", "iterate over it in code autostage converts (a staged for loop)"),
+        "__iter__": _iter,
         "__array__": _no_python_value(
             "a NumPy array", "it has no value until the staged function runs; use NumPy "
             "functions autostage stages (np.sum, np.where, ...) or return it from the function. "

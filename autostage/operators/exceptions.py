@@ -28,8 +28,24 @@ def assert_stmt(test: Any, msg_fn: Callable[[], Any] | None = None) -> None:
     if not test:
         if msg_fn is None:
             raise AssertionError
-        raise AssertionError(msg_fn())
+        message = msg_fn()
+        if is_tracing() and _holds_staged(message):
+            # The message's text exists only at run time (``assert k < 2, (n, m)`` with a
+            # staged n): an assert op that always fails formats it then, after the prints
+            # and other effects before it, as Python does.
+            return stage_operator("assert_stmt", False, lambda: message)
+        raise AssertionError(message)
     return None
+
+
+def _holds_staged(x: Any) -> bool:
+    if isinstance(x, Staged):
+        return True
+    if isinstance(x, (tuple, list)):
+        return any(_holds_staged(v) for v in x)
+    if isinstance(x, dict):
+        return any(_holds_staged(v) for pair in x.items() for v in pair)
+    return False
 
 
 class _NoRegion:

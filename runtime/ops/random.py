@@ -175,11 +175,12 @@ def result_type(source: str, name: str, arguments: dict[str, Any]) -> TensorType
         a = arguments["a"]
         if arguments.get("axis", 0) != 0:
             raise TypeError("choice(..., axis=...) is not supported in staged code")
-        scalar_a = not isinstance(a, TensorType) and np.ndim(a) == 0
-        if not scalar_a and len(_shape_of(a)) != 1:
+        # A 0-d population, staged or not (``rng.choice(x.shape[0])``), is an int n: draws
+        # from range(n), as NumPy does.
+        if len(_shape_of(a)) > 1:
             raise TypeError("choice() of a multi-dimensional population is not supported in "
                             "staged code")
-        dtype = _I64 if scalar_a or isinstance(a, TensorType) and a.ndim == 0 else _dtype_of(a)
+        dtype = _I64 if _is_population_size(a) else _dtype_of(a)
         return TensorType(dtype, () if requested is None else requested)
     if requested is None:
         shapes = [_shape_of(arguments[p]) for p in meth.params if arguments[p] is not None]
@@ -204,9 +205,15 @@ def is_python_scalar(source: str, name: str, arguments: dict[str, Any]) -> bool:
     """Whether NumPy returns a Python scalar (weak in promotion) for a 0-d draw."""
     meth = METHODS[source][name]
     if meth.shape == "choice":
-        a = arguments["a"]
-        return not isinstance(a, TensorType) and np.ndim(a) == 0
+        return _is_population_size(arguments["a"])
     return meth.python_scalar
+
+
+def _is_population_size(a: object) -> bool:
+    """Whether choice()'s ``a`` is a size n rather than an array: any 0-d value, staged
+    (``x.shape[0]``, an ``np.int64`` argument) or not. NumPy then draws Python ints from
+    range(n), so a 0-d draw is a Python int whichever kind of int ``a`` was."""
+    return (a.ndim == 0) if isinstance(a, TensorType) else np.ndim(a) == 0
 
 
 # -- run time -------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ Python state. ``control_flow`` and ``loops`` then thread the changed entries lik
 
 from __future__ import annotations
 
+import functools
 import types
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ ABSENT = object()  # the value of an entry that does not exist (a key not in the
 
 _ATOMS = (str, bytes, int, float, complex, bool, type(None), np.generic, np.ndarray, range,
           types.ModuleType, type, types.BuiltinFunctionType, Staged)
-_FUNCTIONS = (types.FunctionType, types.MethodType)
+_FUNCTIONS = (types.FunctionType, types.MethodType, functools.partial)
 
 
 def _own_dict(x: object) -> dict | None:
@@ -213,6 +214,11 @@ class PythonState:
         """The cells and named globals of ``fn`` as owners; their contents, to look into."""
         if isinstance(fn, types.MethodType):
             return [("self", unwrap(fn.__self__)), *self._function(fn.__func__)]
+        if isinstance(fn, functools.partial):
+            # The operators hand on the rest of a comparison chain (``0 < n < f(log)``) as a
+            # partial of the operator and the chain's operand functions: what those reach is
+            # reached from here (the operator itself changes no user state).
+            return [("an operand", a) for a in (*fn.args, *fn.keywords.values())]
         code = getattr(fn, "__code__", None)
         if not isinstance(fn, types.FunctionType) or code is None:
             return []

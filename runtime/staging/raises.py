@@ -60,17 +60,15 @@ def tracing_recursed(e: BaseException) -> bool:
 def finish_with(e: Exception, body: ir.Region) -> bool:
     """Ends the function being traced (``body``, its region) with a ``raise`` op of ``e`` if
     ops with effects ran before ``e`` was raised; False (nothing emitted) otherwise, or if ``e``
-    is a staging error or is made of staged values (then it is raised as it is)."""
+    is a staging error (then it is raised as it is). Raises StagingTypeError if ``e`` is made
+    of staged values, whatever ran before: raised as it is, it would hand the caller symbolic
+    tensors where Python gives their run-time values (``raise ValueError(n)``)."""
     from autostage.runtime.passes.analysis import has_effects
 
-    if isinstance(e, tracing.StagingError) or tracing_recursed(e) or not any(
-            has_effects(op) for op in body.ops):
+    if isinstance(e, tracing.StagingError) or tracing_recursed(e):
         return False
-    try:
-        text = str(e)
-    except Exception:  # noqa: BLE001 - a broken __str__: judge the arguments alone
-        text = ""
-    if _mentions_staged(e.args) or "<staged " in text or tracing.current().region is not body:
+    _check_message(e, tracing.traceback_location(e.__traceback__))
+    if not any(has_effects(op) for op in body.ops) or tracing.current().region is not body:
         return False
     tracing.emit("raise", (), {"exception": e}, loc=tracing.traceback_location(e.__traceback__))
     return True
@@ -94,7 +92,7 @@ def _check_message(e: BaseException, loc: ir.Location | None) -> None:
     if _mentions_staged(e.args) or "<staged " in text:
         where = f" at {loc}" if loc is not None else ""
         raise errors.StagingTypeError(
-            f"the {type(e).__name__} raised in a staged branch{where} is built from a staged "
+            f"the {type(e).__name__} raised{where} is built from a staged "
             "value (e.g. an f-string of a tensor), whose text does not exist until the staged "
             "code runs; raise it with a message made of Python values only") from e
 

@@ -547,3 +547,128 @@ def scenario_running_stats(wrap):
 
 
 SCENARIOS += [scenario_tracking_filter, scenario_running_stats]
+
+
+# --- filtering, curve fitting and sequence models of issue 11 (fuzzing beyond the seeds) ---------
+
+
+def particle_filter_step(particles, weights, observation, noise, u0, obs_std):
+    """Propagate with pre-drawn noise, reweight, and resample systematically (a while loop over
+    two cursors) when the effective sample size drops below half."""
+    n = particles.shape[0]
+    particles = 0.9 * particles + noise
+    weights = weights * np.exp(-0.5 * ((observation - particles) / obs_std) ** 2)
+    weights = weights / np.sum(weights)
+    ess = 1.0 / np.sum(weights ** 2)
+    if ess < n / 2:
+        positions = (np.arange(n) + u0) / n
+        cumsum = np.cumsum(weights)
+        cumsum[-1] = 1.0
+        idx = np.zeros(n, dtype=np.int64)
+        i = 0
+        j = 0
+        while i < n:
+            if positions[i] < cumsum[j]:
+                idx[i] = j
+                i += 1
+            else:
+                j += 1
+        particles = particles[idx]
+        weights = np.full(n, 1.0 / n)
+    return particles, weights, np.sum(particles * weights), ess
+
+
+def multinomial_resample(particles, weights, rng):
+    n = particles.shape[0]
+    return particles[rng.choice(n, size=n, p=weights)]
+
+
+def scenario_particle_filter(wrap):
+    rng = _rng(41)
+    particles, noise = rng.normal(size=32), rng.normal(scale=0.3, size=32)
+    weights = np.full(32, 1 / 32)
+    step = wrap(particle_filter_step)
+    # One trace for both: ess stays high with the wide likelihood (no resampling).
+    resampled = step(particles, weights, 0.7, noise, 0.37, np.float64(0.5))
+    kept = step(particles, weights, 0.7, noise, 0.37, np.float64(100.0))
+    drawn = wrap(multinomial_resample)(particles, _rng(42).dirichlet(np.ones(32)), _rng(43))
+    return resampled, kept, drawn
+
+
+def gauss_newton_exp_fit(t, y, a0, b0, tol, max_iter):
+    """y ~ a * exp(b * t) by Gauss-Newton, until the step is small."""
+    params = np.array([a0, b0])
+    it = 0
+    step_norm = np.inf
+    while step_norm > tol and it < max_iter:
+        a, b = params[0], params[1]
+        e = np.exp(b * t)
+        jac = np.stack([e, a * t * e], axis=1)
+        step = np.linalg.solve(jac.T @ jac, jac.T @ (y - a * e))
+        params = params + step
+        step_norm = np.linalg.norm(step)
+        it += 1
+    resid = y - params[0] * np.exp(params[1] * t)
+    return params, it, float(np.sum(resid ** 2))
+
+
+def scenario_gauss_newton(wrap):
+    t = np.linspace(0.0, 1.0, 30)
+    y = 2.0 * np.exp(-1.3 * t) + 0.01 * _rng(44).normal(size=30)
+    return wrap(gauss_newton_exp_fit)(t, y, 1.0, -1.0, 1e-10, 50)
+
+
+def viterbi_backpointer_list(log_init, log_trans, log_emit, obs):
+    score = log_init + log_emit[:, obs[0]]
+    backs = []
+    for t in range(1, len(obs)):
+        cand = score.reshape(-1, 1) + log_trans
+        backs.append(cand.argmax(axis=0))
+        score = cand.max(axis=0) + log_emit[:, obs[t]]
+    state = int(score.argmax())
+    path = [state]
+    for bp in reversed(backs):
+        state = int(bp[state])
+        path.append(state)
+    return path[::-1], score.max()
+
+
+def scenario_viterbi_backpointer_list(wrap):
+    rng = _rng(45)
+    log_init = np.log(rng.dirichlet(np.ones(4)))
+    log_trans = np.log(rng.dirichlet(np.ones(4), size=4))
+    log_emit = np.log(rng.dirichlet(np.ones(6), size=4))
+    return wrap(viterbi_backpointer_list)(log_init, log_trans, log_emit,
+                                          rng.integers(0, 6, size=12))
+
+
+def lstm_with_loss(xs, targets, wx, wh, b, wy, by, h0, c0):
+    """Char-level LSTM forward and mean softmax cross-entropy; hidden states in a list."""
+    h, c = h0, c0
+    hs = [h0]
+    loss = 0.0
+    for x, tgt in zip(xs, targets, strict=True):
+        i, f, o, g = np.split(wx[x] + hs[-1] @ wh + b, 4)
+        i, f, o = 1 / (1 + np.exp(-i)), 1 / (1 + np.exp(-f)), 1 / (1 + np.exp(-o))
+        c = f * c + i * np.tanh(g)
+        h = o * np.tanh(c)
+        hs.append(h)
+        logits = h @ wy + by
+        m = logits.max()
+        loss -= (logits - m - np.log(np.exp(logits - m).sum()))[tgt]
+    return np.stack(hs[1:]), loss / len(xs)
+
+
+def scenario_lstm_loss(wrap):
+    rng = _rng(46)
+    vocab, hidden = 10, 8
+    wx = rng.normal(scale=0.3, size=(vocab, 4 * hidden))
+    wh = rng.normal(scale=0.3, size=(hidden, 4 * hidden))
+    wy = rng.normal(scale=0.3, size=(hidden, vocab))
+    return wrap(lstm_with_loss)(rng.integers(0, vocab, size=7), rng.integers(0, vocab, size=7),
+                                wx, wh, rng.normal(scale=0.1, size=4 * hidden), wy,
+                                np.zeros(vocab), np.zeros(hidden), np.zeros(hidden))
+
+
+SCENARIOS += [scenario_particle_filter, scenario_gauss_newton, scenario_viterbi_backpointer_list,
+              scenario_lstm_loss]

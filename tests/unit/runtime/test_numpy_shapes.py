@@ -216,6 +216,43 @@ def test_refusals_name_the_function_and_argument():
         staged(offset, "interpreter")(np.ones((2, 2)), np.int64(1))
 
 
+def unpack_known(a, b):
+    x, y, z = np.array([a, b, a + b])  # a length the trace knows
+    return x * y + z
+
+
+def unpack_wrong_count(a, b):
+    x, y = np.array([a, b, a])
+    return x
+
+
+def unpack_argument(p):
+    k, r = p
+    return k * r
+
+
+def unpack_scalar(a):
+    k, r = a
+    return k
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_unpacking_a_tensor_of_known_length_gives_its_items(target):
+    """``x, y, z = arr`` in converted code used to be refused as "cannot be used as an
+    iterable ... iterate over it in code autostage converts", though the code was converted."""
+    a, b = np.float64(2.0), np.float64(3.0)
+    got = staged(unpack_known, target)(a, b)
+    assert got == unpack_known(a, b) and type(got) is np.float64
+    with pytest.raises(ValueError, match=r"^too many values to unpack \(expected 2\)"):
+        staged(unpack_wrong_count, target)(a, b)
+    # Lengths known only at run time, and 0-d values, are refused naming the line.
+    with pytest.raises(StagingTypeError, match=rf"{THIS}:\d+: unpacking a staged tensor is "
+                                               r"not staged: its first dimension .* x\[0\]"):
+        staged(unpack_argument, target)(np.array([2.0, 3.0]))
+    with pytest.raises(StagingTypeError, match=rf"{THIS}:\d+: unpacking .* it is 0-d"):
+        staged(unpack_scalar, target)(a)
+
+
 def test_split_pieces_are_views_and_take_results_are_not():
     def write_piece(x):
         y = x * 2

@@ -138,6 +138,37 @@ def test_assert_with_a_staged_message_holds_the_value():
     assert e.value.args == (np.float64(-2.0),)
 
 
+def failing_assert_with_staged_message(x):
+    n = x.shape[0]
+    print("before", n)
+    assert len([]) > 0, ("n is", n)  # false whatever the data; the message holds a staged n
+    return n
+
+
+def raise_of_a_staged_value(x):
+    n = x.shape[0]
+    print("before")
+    raise ValueError(n)
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_an_error_raised_whatever_the_data_with_staged_values_in_it(target, capsys):
+    """Both used to leak symbolic tensors: the assert raised at trace time with their text
+    ("('n is', <staged Tensor ...>)") and without the print before it; the ValueError held a
+    Tensor, whose str() raises. The assert now fails at run time as Python's; the raise, whose
+    arguments exist only at run time, is a clear refusal naming its line."""
+    import autostage
+
+    with pytest.raises(AssertionError) as e:
+        autostage.convert(target=target)(failing_assert_with_staged_message)(np.ones(4))
+    assert str(e.value) == "('n is', 4)"
+    assert capsys.readouterr().out == "before 4\n"
+    line = inspect.getsourcelines(raise_of_a_staged_value)[1] + 3
+    with pytest.raises(StagingTypeError, match=rf"the ValueError raised at \S+:{line} is built "
+                                               "from a staged value"):
+        autostage.convert(target=target)(raise_of_a_staged_value)(np.ones(4))
+
+
 def test_python_container_changed_in_a_staged_branch_is_an_error():
     seen = []
 

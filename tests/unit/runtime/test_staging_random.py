@@ -136,6 +136,29 @@ def test_staged_parameters_and_sizes(target):
     assert_same(got, expected)
 
 
+def choice_of_staged_sizes(rng, x, k, weights):
+    n = x.shape[0]                         # a staged Python int
+    a = rng.choice(n, size=n, p=weights)   # systematic resampling's index draw
+    b = rng.choice(n)                      # a Python int, as in NumPy
+    c = rng.choice(k, size=2)              # an np.int64 argument
+    d = np.random.choice(n, 3)             # the global state
+    return a, b, c, d
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_choice_of_a_staged_size_draws_from_its_range(target):
+    """A 0-d staged population is a size n, as in NumPy (it used to be refused as a
+    "multi-dimensional population")."""
+    staged = autostage.convert(target=target)(choice_of_staged_sizes)
+    args = (np.arange(4.0), np.int64(7), np.array([0.1, 0.2, 0.3, 0.4]))
+    np.random.seed(2)
+    got = staged(np.random.default_rng(4), *args)
+    np.random.seed(2)
+    expected = choice_of_staged_sizes(np.random.default_rng(4), *args)
+    assert_same(got, expected)
+    assert type(got[1]) is type(expected[1]) is int
+
+
 RNG = np.random.default_rng(0)
 
 

@@ -319,6 +319,30 @@ def test_side_effect_in_a_lazy_operand_is_refused(target):
     assert NOTES == []
 
 
+def chain_with_side_effect(a, b):
+    log = []
+
+    def note_in(v):
+        log.append(v)
+        return v
+
+    flag = a < b < note_in(3)  # Python calls note_in only where a < b
+    return flag, len(log)
+
+
+def chain_with_global_side_effect(a, b):
+    return a < b < note()
+
+
+def test_side_effect_in_a_later_operand_of_a_comparison_chain_is_refused(target):
+    """The rest of a chain after a staged comparison used to be traced unwatched: the list
+    changed on every call, and ``len(log)`` was 1 where Python gives 0."""
+    for fn in (chain_with_side_effect, chain_with_global_side_effect):
+        with pytest.raises(PythonSideEffectError, match="'(log|NOTES)'"):
+            autostage.convert(fn, target=target)(np.int64(2), np.int64(1))
+    assert NOTES == []
+
+
 def ternary_operand_raises(x, lst):
     return lst[1 % len(lst)] if x > 0 else 2.0
 

@@ -195,6 +195,28 @@ def test_in_place_on_a_scalar_argument_rebinds():
     assert evaluate(function, np.int64(123), np.float32(1)) == (12, 2.5)
 
 
+def _in_place_on_numpy_scalars(x):
+    s = x[0]          # an np.int64: `s += 0.5` rebinds it to an np.float64
+    s += 0.5
+    t = x.sum()
+    t *= 1.5
+    z = np.zeros_like(x[0])  # a 0-d ndarray: written in place, same_kind casting
+    z += 2
+    return s, t, z
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_in_place_on_a_numpy_scalar_rebinds_it_to_the_promoted_result(target):
+    """``s = x[0]; s += 0.5`` of an int array used to raise NumPy's same_kind casting
+    TypeError, as for an array; a NumPy scalar is immutable and Python rebinds ``s``. And
+    ``z += 2`` of a 0-d ndarray ``z`` used to come back as a NumPy scalar."""
+    x = np.arange(1, 4)
+    got = autostage.convert(target=target)(_in_place_on_numpy_scalars)(x)
+    expected = _in_place_on_numpy_scalars(x)
+    assert got == expected
+    assert [type(v) for v in got] == [type(v) for v in expected]
+
+
 def test_formatting_a_tensor_is_a_clear_error():
     def fn(x):
         for text in (lambda: f"{x:.3f}", lambda: f"{x}", lambda: format(x, ">10"),
