@@ -66,9 +66,13 @@ def while_stmt(test: Callable[..., Any], body: Callable[..., tuple], state: tupl
     to the runtime: hook ``while_stmt(test, body, state, opts, cond, mark)``, where ``cond`` is
     the value ``test(*state)`` just returned and ``mark`` where the trace stood before it (the
     staged loop evaluates its test itself, so what this evaluation emitted is dropped: a test
-    with side effects runs once per evaluation, as in Python).
+    with side effects runs once per evaluation, as in Python). Inside a trace, a loop whose test
+    is true as Python at first may be staged whole (hook ``while_python_test``, None to go on as
+    Python): ``while t < t_end`` from ``t = 0.0``, whose body makes ``t`` staged, is then one
+    loop body in the program, not a first iteration plus the loop.
     """
     traced = checkpoint() is not None  # tracing does not start or stop inside the loop
+    first = traced
     while True:
         mark = checkpoint() if traced else None
         cond = test(*state)
@@ -76,6 +80,11 @@ def while_stmt(test: Callable[..., Any], body: Callable[..., tuple], state: tupl
             return stage_operator("while_stmt", test, body, state, opts, cond, mark)
         if not cond:
             return state
+        if first:
+            first = False
+            staged = stage_operator("while_python_test", test, body, state, opts, mark)
+            if staged is not None:
+                return staged
         state = body(*state) or ()  # a stateless body returns None
 
 

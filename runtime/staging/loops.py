@@ -184,9 +184,11 @@ def _result(slot, result, init_def, out_def, arg, loc, none, runs) -> object:
 
 
 def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body: Callable,
-             watched: Sequence[Callable | None], where: str, runs: bool = False) -> tuple:
+             watched: Sequence[Callable | None], where: str, runs: bool = False,
+             wanted: Callable[[], bool] | None = None) -> tuple:
     """Stages a loop over ``state`` (see module doc) and returns the state after it; ``runs``:
-    the body is known to run at least once.
+    the body is known to run at least once; ``wanted``: asked once the types settle, before
+    anything is emitted or assigned: False raises ``_PythonTest``.
 
     A variable the body sets to a tuple (``retval_ = (i, x[i])`` from an early ``return a, b``)
     is carried as one slot per item (its *structure*), found from what the body gives back.
@@ -256,6 +258,8 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
             rounds -= 1  # a rejected hypothesis: not a change of types (each pair at most once)
             continue
         python.check_kept()
+        if wanted is not None and not wanted():
+            raise _PythonTest()
         results = _emit(slots, traced, hypotheses, before, runs)
         n = len(slots) - len(python.slots)
         python.assign(results[n:])
@@ -415,6 +419,52 @@ def stage_while(test: Callable, body: Callable, state: tuple, opts: dict | None 
     return run_loop(names, state, test, body, (test, body), "while loop")
 
 
+class _PythonTest(Exception):  # noqa: N818 - a signal, caught by stage_python_while
+    """A loop staged whole whose test the first iteration does not make staged (a Python
+    counter, ``while n < 4``): it runs as Python instead, as before."""
+
+
+def stage_python_while(test: Callable, body: Callable, state: tuple, opts: dict | None,
+                       mark: tuple) -> tuple | None:
+    """Hook of ``while_stmt`` inside a trace when the loop's test is true as Python before its
+    first iteration: the whole loop staged, if the state holds a staged value and the test is
+    staged after one iteration run as Python would run it (``while t < t_end`` from ``t = 0.0``
+    with a body that makes ``t`` staged); else None, and the loop goes on as Python, which
+    stages it from its second iteration or unrolls it (``while n < 4`` over a Python counter),
+    as before. What an attempt traced is dropped and its Python state put back
+    (``side_effects.Watch``), as for ``stage_range``. A test that emitted ops when it was
+    evaluated (``mark``: where the trace stood before) is left to Python: they must stay if the
+    loop goes on as Python."""
+    checkpoint = tracing.checkpoint()
+    if checkpoint != mark or not any(
+            isinstance(leaf, Staged) for leaf in pytree.flatten(state)[0]):
+        return None
+    staged_after_one: list[bool] = []
+
+    def probed(*state: object) -> tuple | None:
+        """The body; the first time (the first round, where the Python numbers of the state are
+        still Python numbers, as in the first iteration), the test of what it returns too."""
+        outs = body(*state)
+        if not staged_after_one:
+            at = tracing.checkpoint()
+            try:
+                after = test(*(state if outs is None else outs))
+            except Exception:  # noqa: BLE001 - then Python decides, iteration by iteration
+                after = None
+            finally:
+                tracing.rollback(at)  # (the test runs again in the loop's cond region)
+            staged_after_one.append(isinstance(after, Staged))
+        return outs
+
+    try:
+        names = _names(body, len(state))
+        return run_loop(names, prepare_state(names, state), test, probed, (test, body),
+                        "while loop", runs=True, wanted=lambda: staged_after_one == [True])
+    except Exception:  # noqa: BLE001 - any failure: the loop runs as Python
+        tracing.rollback(checkpoint)
+        return None
+
+
 def stage_for(iterable: object, extra_test: Callable | None, body: Callable, state: tuple,
               opts: dict | None = None, watched: Sequence[Callable] = (),
               where: str = "for loop", runs: bool = False) -> tuple:
@@ -492,5 +542,6 @@ def stage_range(whole: range, start: int, extra_test: Callable | None, body: Cal
 
 
 register_operator_hook("while_stmt", stage_while)
+register_operator_hook("while_python_test", stage_python_while)
 register_operator_hook("for_range", stage_range)
 register_operator_hook("for_stmt", stage_for)
