@@ -141,8 +141,11 @@ def _emit(slots: Sequence[Slot], traced: _Traced, hypotheses: loop_flags.Hypothe
     by_slot = {}
     for i, (slot, result) in enumerate(zip(carried, results, strict=True)):
         none = values.is_none(slot.init) or values.is_none(outs[i])
+        # a loop that runs ends with what its body yields: a fresh array is no view of the
+        # argument the variable started as (Python returns a new object, not the argument)
+        alias = values.alias_base(yields[i][0]) if runs else slot.alias
         by_slot[id(slot)] = _result(slot, result, inits[i][1], yields[i][1],
-                                    traced.body.args[i], loc, none, runs)
+                                    traced.body.args[i], loc, none, runs, alias)
     facts = {id(s): loop_flags.fact(by_slot[id(s)]) for s in carried}
     for slot in carried:  # assigned when an assumed flag literal holds (``loop_flags``)
         result = by_slot[id(slot)]
@@ -166,12 +169,13 @@ def _mark(slot: Slot, value: ir.Value) -> None:
         list_elements.record(value, slot.elements.named(slot.name))
 
 
-def _result(slot, result, init_def, out_def, arg, loc, none, runs) -> object:
+def _result(slot, result, init_def, out_def, arg, loc, none, runs, alias) -> object:
     """The variable after the loop: assigned, or maybe unbound. ``runs``: the body runs at least
-    once, so a variable it assigns whether or not it was assigned before is assigned after."""
+    once, so a variable it assigns whether or not it was assigned before is assigned after;
+    ``alias``: the argument the result may be a view of."""
     _mark(slot, result)
-    if slot.alias is not None:
-        value_info.mark_view(result, slot.alias)
+    if alias is not None:
+        value_info.mark_view(result, alias)
     if not slot.maybe:
         return _assigned(slot, result)
     if logic.equivalent(init_def, logic.TRUE) and logic.equivalent(

@@ -15,9 +15,17 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 from autostage.runtime import ir
-from autostage.runtime.backends.cpu import run_errors
-from autostage.runtime.backends.cpu.codegen import Emitter, LoweringError, np_dtype, where
+from autostage.runtime.backends.cpu import run_errors, spare_buffers
+from autostage.runtime.backends.cpu.codegen import (
+    Emitter,
+    LoweringError,
+    hashed_import,
+    np_dtype,
+    where,
+)
 from autostage.runtime.types import TensorType
+
+_SPARES_IMPORT = hashed_import(spare_buffers, "cpu_spares")
 
 
 def ttype(value: ir.Value) -> TensorType:
@@ -93,29 +101,28 @@ def _recycle(em: Emitter, out: str, operand: ir.Value, sizes: Sequence[str],
     em.prologue(f"{spare} = {empty(['0'] * len(sizes), dtype)}")
     later = em.after_first.get(operand)
     if later is not None:
-        _recycle_after_first(em, out, spare, later, sizes, dtype)
+        _recycle_after_first(em, out, spare, em.name(operand), later, sizes, dtype)
         return
     _made_again_if_changed(em, spare, sizes, dtype)
     em.line(f"{out} = {spare}")
     em.line(f"{spare} = {em.name(operand)}")
 
 
-def _recycle_after_first(em: Emitter, out: str, spare: str, later: str, sizes: Sequence[str],
-                         dtype: np.dtype) -> None:
+def _recycle_after_first(em: Emitter, out: str, spare: str, operand: str, later: str,
+                         sizes: Sequence[str], dtype: np.dtype) -> None:
     """The operand is the loop's initial value (a parameter: never written) until the flag
-    ``later`` is set, then the op's result of the iteration before, which this op keeps as
-    ``mine`` (the operand's own variable may have a read-only or strided type, from the
-    parameter, which the spare must not take): the first iteration allocates."""
-    mine = em.fresh("mine")
-    em.prologue(f"{mine} = {empty(['0'] * len(sizes), dtype)}")
+    ``later`` is set, then the op's result of the iteration before: the first iteration
+    allocates, later ones give the operand back as the spare (``spare_buffers``: its variable's
+    type is the parameter's too)."""
+    em.module_line("cpu_spares", _SPARES_IMPORT)
     em.line(f"if {later}:")
     with em.block():
         _made_again_if_changed(em, spare, sizes, dtype)
-        em.line(f"{out}, {spare} = {spare}, {mine}")
+        em.line(f"{out} = {spare}")
+        em.line(f"{spare} = cpu_spares.given_back({operand}, {spare})")
     em.line("else:")
     with em.block():
         em.line(f"{out} = {empty(sizes, dtype)}")
-    em.line(f"{mine} = {out}")
 
 
 def _made_again_if_changed(em: Emitter, buffer: str, sizes: Sequence[str],
