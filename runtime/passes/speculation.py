@@ -16,6 +16,7 @@ has at most ``MAX_OPS`` ops; and when ``where`` gives each result exactly its ty
 from __future__ import annotations
 
 from autostage.runtime import effects, ir, op_registry
+from autostage.runtime.passes import analysis
 from autostage.runtime.types import TensorType
 
 MAX_OPS = 12  # ops per branch: both run, so each must be cheap
@@ -28,7 +29,7 @@ def run(module: ir.Module) -> bool:
         _rewrite(function.body, module, replaced)
     if replaced:
         for function in module.functions.values():
-            _replace_uses(function.body, replaced)
+            analysis.replace_uses(function.body, replaced)
     return bool(replaced)
 
 
@@ -100,15 +101,3 @@ def _flattened(cond: ir.Op, module: ir.Module, replaced: dict) -> list[ir.Op] | 
 def _op(name: str, operands: tuple, loc: ir.Location | None) -> ir.Op:
     types = op_registry.REGISTRY[name].infer(tuple(v.type for v in operands), {})
     return ir.Op(name, operands, types, {}, loc=loc)
-
-
-def _replace_uses(region: ir.Region, replacement: dict[ir.Value, ir.Value]) -> None:
-    """Makes every op and region in ``region`` that reads a key of ``replacement`` read its
-    value (one walk for all the conds a run rewrote)."""
-    for op in region.ops:
-        if any(v in replacement for v in op.operands):
-            op.operands = tuple(replacement.get(v, v) for v in op.operands)
-        for inner in op.regions:
-            _replace_uses(inner, replacement)
-    if any(v in replacement for v in region.results):
-        region.results = tuple(replacement.get(v, v) for v in region.results)

@@ -259,16 +259,22 @@ _SIMULATED = textwrap.dedent("""
 """)
 
 
-def test_results_on_the_cuda_simulator_equal_the_interpreter(tmp_path):
-    script = tmp_path / "sim.py"
-    script.write_text(_SIMULATED)
+def _on_the_simulator(script, source: str) -> tuple[str, object]:
+    """Runs ``source`` (a script printing ``RESULT <json>``) on the CUDA simulator, which must be
+    chosen before numba imports: its stdout and the JSON it printed."""
+    script.write_text(source)
     env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
-    results = dict((name, rows) for name, rows in json.loads(line[len("RESULT "):]))
-    assert done.stdout.count("min -6.0\n") == 2  # printed on the host, by both targets
+    return done.stdout, json.loads(line[len("RESULT "):])
+
+
+def test_results_on_the_cuda_simulator_equal_the_interpreter(tmp_path):
+    stdout, result = _on_the_simulator(tmp_path / "sim.py", _SIMULATED)
+    results = dict((name, rows) for name, rows in result)
+    assert stdout.count("min -6.0\n") == 2  # printed on the host, by both targets
     assert results.pop("device inputs") == [True, "FakeCUDAArray", True, True]
     assert "GPU arrays are staged by target='cuda'" in results.pop("refused")[0]
     for name, rows in results.items():
@@ -346,14 +352,7 @@ def test_results_of_calls_with_device_arrays_stay_on_the_device(tmp_path):
     """With a GPU argument, array results come back as device arrays (kernel results as they
     are, host results copied there), 0-d ones as NumPy scalars and Python numbers, an argument
     as itself; with NumPy arguments, as NumPy values."""
-    script = tmp_path / "device_results.py"
-    script.write_text(_DEVICE_RESULTS)
-    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1"}
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                          env=env, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    line = next(x for x in done.stdout.splitlines() if x.startswith("RESULT "))
-    out = json.loads(line[len("RESULT "):])
+    _, out = _on_the_simulator(tmp_path / "device_results.py", _DEVICE_RESULTS)
     on_device = [["device", True]] * 3 + [["float64", True], ["int", True]]
     assert out["device first"] == [True, on_device]
     assert out["device later"] == [True, on_device]

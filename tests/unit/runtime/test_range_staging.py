@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from autostage.runtime.staging.errors import PythonSideEffectError
+from test_staging_support import assert_same_outcome
 
 import autostage
 from autostage import config
@@ -125,17 +126,6 @@ PROGRAMS = [weak_index, printing, breaking, returning, python_list_read,
             list_of_steps, stepped, backwards]
 
 
-def _same(want, got) -> None:
-    if isinstance(want, tuple):
-        assert isinstance(got, tuple) and len(got) == len(want)
-        for w, g in zip(want, got, strict=True):
-            _same(w, g)
-    elif isinstance(want, np.ndarray):
-        assert isinstance(got, np.ndarray) and got.dtype == want.dtype
-        np.testing.assert_allclose(got, want, rtol=1e-6)
-    else:
-        assert type(got) is type(want) and got == want
-
 
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("fn", PROGRAMS, ids=[f.__name__ for f in PROGRAMS])
@@ -144,7 +134,7 @@ def test_same_as_python(fn, target, capsys):
     for n in (3, 12):
         want = fn(x, n)
         printed = capsys.readouterr().out
-        _same(want, autostage.convert(fn, target=target)(x, n))
+        assert_same_outcome(want, autostage.convert(fn, target=target)(x, n), 1e-6)
         assert capsys.readouterr().out == printed
 
 

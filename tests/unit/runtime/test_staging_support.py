@@ -51,3 +51,18 @@ def run(fn, *args):
 def ops(module):
     """The names of every op of the module's entry function, depth first."""
     return [op.name for op in module.main.body.walk()]
+
+
+def assert_same_outcome(want, got, rtol: float) -> None:
+    """``got`` (a staged run's results) is Python's ``want``: the same nesting of tuples, array
+    dtypes, Python result types, and values within ``rtol``."""
+    if isinstance(want, tuple):
+        assert isinstance(got, tuple) and len(got) == len(want)
+        for w, g in zip(want, got, strict=True):
+            assert_same_outcome(w, g, rtol)
+    elif isinstance(want, np.ndarray):
+        assert isinstance(got, np.ndarray) and got.dtype == want.dtype, (got, want)
+        np.testing.assert_allclose(got, want, rtol=rtol)
+    else:
+        assert type(got) is type(want), (got, want)
+        assert got == want or abs(got - want) <= rtol * abs(want), (got, want)

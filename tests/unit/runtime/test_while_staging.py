@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from test_staging_support import assert_same_outcome
 
 import autostage
 
@@ -84,24 +85,13 @@ PROGRAMS = [
 ]
 
 
-def _same(want, got) -> None:
-    if isinstance(want, tuple):
-        assert isinstance(got, tuple) and len(got) == len(want)
-        for w, g in zip(want, got, strict=True):
-            _same(w, g)
-    elif isinstance(want, np.ndarray):
-        assert isinstance(got, np.ndarray) and got.dtype == want.dtype, (got, want)
-        np.testing.assert_allclose(got, want, rtol=1e-12)
-    else:
-        assert type(got) is type(want) and got == pytest.approx(want, rel=1e-12), (got, want)
-
 
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("fn,args", PROGRAMS, ids=[f.__name__ for f, _ in PROGRAMS])
 def test_same_as_python(fn, args, target, capsys):
     want = fn(*args)
     printed = capsys.readouterr().out
-    _same(want, autostage.convert(fn, target=target)(*args))
+    assert_same_outcome(want, autostage.convert(fn, target=target)(*args), 1e-12)
     assert capsys.readouterr().out == printed
 
 
