@@ -7,8 +7,8 @@ the user sees: it has side effects or regions; a result is not a tensor, has mor
 specific type than the op's result (users' type rules would then disagree); or evaluating it
 raises or warns (the error or ``RuntimeWarning`` must happen at run time, in program order).
 Folded ops' old constants become dead; DCE removes them. Two rules need one constant operand
-only: an integer ``i + 0`` (``- 0``, ``* 1``) is ``i``, and an overflow test that a constant
-decides (adding 0, multiplying by 0 or 1) is false, so DCE drops its ``raise_if``.
+only: an integer scalar ``i + 0`` (``- 0``, ``* 1``) is ``i``, and an overflow test that a
+constant decides (adding 0, multiplying by 0 or 1) is false, so DCE drops its ``raise_if``.
 """
 
 from __future__ import annotations
@@ -105,12 +105,13 @@ _NEVER_OVERFLOWS = {("add", 0): (0,), ("add", 1): (0,), ("subtract", 1): (0,),
 
 
 def _identity(op: ir.Op, known: dict) -> ir.Value | None:
-    """The operand an integer ``add``/``subtract``/``multiply`` returns unchanged (``i + 0``:
-    ``i``, of the result's own type), or None. A staged range from 0 computes ``0 + index``."""
+    """The operand an integer ``add``/``subtract``/``multiply`` of scalars returns unchanged
+    (``i + 0``: ``i``, of the result's own type), or None. A staged range from 0 computes
+    ``0 + index``. (Not arrays: ``x + 0`` is a new array in Python, not ``x``.)"""
     if len(op.operands) != 2 or len(op.results) != 1:
         return None
     result = op.results[0].type
-    if not (isinstance(result, TensorType) and result.dtype.kind in "iu"):
+    if not (isinstance(result, TensorType) and result.dtype.kind in "iu" and result.ndim == 0):
         return None
     for k, value in enumerate(op.operands):
         unit = _IDENTITIES.get((op.name, k))

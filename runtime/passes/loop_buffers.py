@@ -66,8 +66,9 @@ def run(module: ir.Module) -> bool:
             if in_loop and not op.attrs.get(MARK):
                 recycled = _recycled(op, region, analysis, flagged)
             changed |= set_mark(op, RECYCLE, () if recycled is None else (recycled,))
-        for loop in _loops(function.body):
-            changed |= set_mark(loop, FRESH_AFTER_FIRST, tuple(sorted(flagged.get(loop, ()))))
+        for loop, _region, _in_loop in _ops(function.body, in_loop=False):
+            if loop.name == "while":
+                changed |= set_mark(loop, FRESH_AFTER_FIRST, tuple(sorted(flagged.get(loop, ()))))
     return changed
 
 
@@ -117,11 +118,10 @@ def _own_result_after_first(op: ir.Op, x: ir.Value, analysis: inplace.Analysis
     if not isinstance(producer, ir.Region) or producer not in analysis.parent:
         return None
     loop = analysis.parent[producer][0]
-    if loop.name != "while" or producer is not loop.regions[1]:
+    if loop.name != "while" or producer is not loop.regions[1]:  # (the body, not the test)
         return None
-    body = loop.regions[1]
-    carried = body.results[x.index]
-    if carried.producer is not op or not analysis.unshared_yield(carried, body, x.index):
+    carried = producer.results[x.index]
+    if carried.producer is not op or not analysis.unshared_yield(carried, producer, x.index):
         return None
     return loop, x.index
 
@@ -145,16 +145,6 @@ def _origins(value: ir.Value, analysis: inplace.Analysis, seen: set[ir.Value]) -
         return {producer}
     return (_origins(loop.operands[value.index], analysis, seen)
             | _origins(loop.regions[1].results[value.index], analysis, seen))
-
-
-def _loops(region: ir.Region):
-    """Every ``while`` op in ``region`` and the regions inside it."""
-    for op in region.ops:
-        if op.name == "while":
-            yield op
-        if op.name != "fused":
-            for inner in op.regions:
-                yield from _loops(inner)
 
 
 def _ops(region: ir.Region, in_loop: bool):

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from autostage.runtime import array_api, array_identity, config, ir, pytree, tracing, value_info
-from autostage.runtime.operator_hooks import Staged, register_operator_hook
+from autostage.runtime.operator_hooks import Staged, any_staged, register_operator_hook
 from autostage.runtime.staging import (
     errors,
     iteration,
@@ -440,8 +440,7 @@ def stage_python_while(test: Callable, body: Callable, state: tuple, opts: dict 
     evaluated (``mark``: where the trace stood before) is left to Python: they must stay if the
     loop goes on as Python."""
     checkpoint = tracing.checkpoint()
-    if checkpoint != mark or not any(
-            isinstance(leaf, Staged) for leaf in pytree.flatten(state)[0]):
+    if checkpoint != mark or not any_staged(pytree.flatten(state)[0]):
         return None
     staged_after_one: list[bool] = []
 
@@ -533,8 +532,7 @@ def stage_range(whole: range, start: int, extra_test: Callable | None, body: Cal
     never a value: a Python int the loop carries becomes int64, so one that outgrows int64
     raises OverflowError (naming the line) where unrolled Python ints would have grown.
     """
-    if len(whole) <= config.UNROLL_LIMIT.value() or not any(
-            isinstance(leaf, Staged) for leaf in pytree.flatten(state)[0]):
+    if len(whole) <= config.UNROLL_LIMIT.value() or not any_staged(pytree.flatten(state)[0]):
         return None
     mark = tracing.checkpoint()
     try:
