@@ -56,10 +56,27 @@ def _find_symbols() -> dict[str, int]:
     return {}
 
 
+def _find_threads() -> int | None:
+    """Address of the function that tells how many threads NumPy's OpenBLAS runs, or None."""
+    try:
+        from numpy._core import _multiarray_umath
+        library = ctypes.CDLL(_multiarray_umath.__file__)
+    except (ImportError, OSError):
+        return None
+    for name in ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_"):
+        function = getattr(library, name, None)
+        if function is not None:
+            return ctypes.cast(function, ctypes.c_void_p).value
+    return None
+
+
 _ADDRESSES = _find_symbols()
 AVAILABLE = bool(_ADDRESSES)
 for _function, _address in _ADDRESSES.items():
     llvm.add_symbol(f"autostage_cblas_{_function}", _address)
+_THREADS_ADDRESS = _find_threads() if AVAILABLE else None
+if _THREADS_ADDRESS is not None:
+    llvm.add_symbol("autostage_blas_threads", _THREADS_ADDRESS)
 
 # Pointers pass as 64-bit integers (the same registers in the x86-64 and AArch64 C ABIs).
 _i32, _i64 = types.int32, types.int64
@@ -69,6 +86,21 @@ _GEMM = {scalar: types.ExternalFunction(f"autostage_cblas_{prefix}gemm", types.v
 _GEMV = {scalar: types.ExternalFunction(f"autostage_cblas_{prefix}gemv", types.void(
     _i32, _i32, _i64, _i64, scalar, _i64, _i64, _i64, _i64, scalar, _i64, _i64))
     for prefix, scalar in (("d", types.float64), ("s", types.float32))}
+
+
+if _THREADS_ADDRESS is None:
+    @numba.njit(**_JIT)
+    def threads() -> int:
+        """Products take Numba's ``np.dot``, whose OpenBLAS runs them on one thread."""
+        return 1
+else:
+    _GET_THREADS = types.ExternalFunction("autostage_blas_threads", types.int32())
+
+    @numba.njit(**_JIT)
+    def threads() -> int:
+        """How many threads ``gemm`` runs products on now (NumPy's OpenBLAS: it follows
+        ``OPENBLAS_NUM_THREADS`` and threadpoolctl)."""
+        return _GET_THREADS()
 
 
 # The BLAS calls take the arrays, not their addresses, and are functions of their own: the

@@ -207,6 +207,7 @@ def lower_matmul(op: ir.Op, em: Emitter) -> None:
     if m is None or not _use_blas(a, b, result):
         general()
     else:
+        em.module_line("cpu_blas", _BLAS_IMPORT)
         skinny_products.emit(em, a, b, result, m, general)
 
 

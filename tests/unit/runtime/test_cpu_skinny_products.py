@@ -1,12 +1,40 @@
 """Products with few known columns (``backends/cpu/skinny_products``): ``x @ w`` and ``x.T @ g``
-for every layout of ``x``, against NumPy, and which kernel the cpu code calls."""
+for every layout of ``x``, against NumPy, and which kernel the cpu code calls. The kernels run
+while BLAS runs on one thread (the fixture sets NumPy's OpenBLAS to one for every test here)."""
 
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 import pytest
+from autostage.runtime.backends.cpu import blas
 
 import autostage
+
+
+def _set_blas_threads():
+    """NumPy's OpenBLAS's thread setter, or None where that is not the BLAS."""
+    from numpy._core import _multiarray_umath
+    library = ctypes.CDLL(_multiarray_umath.__file__)
+    for name in ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_"):
+        if hasattr(library, name):
+            return getattr(library, name)
+    return None
+
+
+SET_THREADS = _set_blas_threads()
+
+
+@pytest.fixture(autouse=True)
+def one_blas_thread():
+    if SET_THREADS is None:
+        yield
+        return
+    before = blas.threads()
+    SET_THREADS(1)
+    yield
+    SET_THREADS(before)
 
 RTOL = {np.float32: 2e-5, np.float64: 1e-12}
 
@@ -100,3 +128,18 @@ def test_nan_and_inf_propagate_as_in_numpy(function):
     b = np.ones((40, 6))
     b[2, 1] = 0.0  # inf * 0 is nan
     np.testing.assert_array_equal(f(a, b), function(a, b))
+
+
+@pytest.mark.skipif(SET_THREADS is None or not blas.AVAILABLE, reason="not NumPy's OpenBLAS")
+def test_threaded_blas_takes_the_product_over():
+    """On more threads BLAS computes the product, in its own order: NumPy's result, bit for bit
+    (the kernels' sums are in another order)."""
+    f = autostage.convert(product, target="cpu")
+    x, w = _inputs(400, 300, 10, np.float64)
+    SET_THREADS(2)
+    assert blas.threads() == 2
+    threaded = f(x, w)
+    np.testing.assert_array_equal(threaded, x @ w)
+    SET_THREADS(1)
+    assert blas.threads() == 1
+    np.testing.assert_allclose(f(x, w), threaded, rtol=1e-12, atol=1e-10)
