@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 
 from autostage.runtime import ir
 from autostage.runtime.passes import (
+    batched_products,
     broadcast_adjoints,
     constant_folding,
     counters,
@@ -34,6 +35,7 @@ PASSES: dict[str, Pass] = {p.name: p for p in (
     Pass("speculation", speculation.run),
     Pass("cse", cse.run),
     Pass("dce", dce.run),
+    Pass("batched_products", batched_products.run),
     Pass("fusion", fusion.run),
     Pass("inplace", inplace.run),
     Pass("loop_buffers", loop_buffers.run),
@@ -43,14 +45,15 @@ PASSES: dict[str, Pass] = {p.name: p for p in (
 # next, so CSE merges the constants it makes; the identity ``sum_to`` of gradients dropped before
 # CSE and fusion see them; the overflow tests of counters dropped before DCE removes them, and
 # small checked branches made straight-line code before CSE merges their constants; CSE before
-# DCE, which removes what both
-# left dead; fusion next, on the fewest ops, since it fuses only values with a single use; the
-# in-place marking next, on the very IR the backend lowers (it is a fact about all readers); the
-# buffer reuse of loop temporaries next, since it counts an in-place write as the same buffer;
-# the fills overwritten before they are read last (a mark only the lowering reads).
+# DCE, which removes what both left dead; loop products batched next (on loops CSE and DCE made
+# plain, before fusion takes the product's reader into a loop of its own); fusion next, on the
+# fewest ops, since it fuses only values with a single use; the in-place marking next, on the
+# very IR the backend lowers (it is a fact about all readers); the buffer reuse of loop
+# temporaries next, since it counts an in-place write as the same buffer; the fills overwritten
+# before they are read last (a mark only the lowering reads).
 DEFAULT: tuple[str, ...] = ("inline", "constant_folding", "broadcast_adjoints", "counters",
-                            "speculation", "cse", "dce", "fusion", "inplace", "loop_buffers",
-                            "written_prefix")
+                            "speculation", "cse", "dce", "batched_products", "fusion", "inplace",
+                            "loop_buffers", "written_prefix")
 
 
 def optimize(module: ir.Module, passes: Sequence[str] = DEFAULT,

@@ -109,6 +109,10 @@ def basic_index(em: Emitter, items: list[Item], x: ir.Value) -> list[str]:
         else:
             parts.append(_slice_text(item.expr))
         axis += 1
+    while len(parts) > 1 and parts[-1] == ":":
+        # ``x[i]``, not ``x[i, :]``: Numba types a row of a C-contiguous array C-contiguous
+        # only so (else layout "A", whose loops LLVM does not vectorise)
+        parts.pop()
     return parts
 
 

@@ -1,0 +1,163 @@
+"""A loop's products of a fixed matrix with a row of a fixed array, as one product before the
+loop (runtime/passes/batched_products.py).
+
+Soundness: values as NumPy's (to the last bits BLAS may differ in), Python's error at the step
+where the sizes disagree and none when the loop runs no step, the per-step products when the big
+one would be too large, non-contiguous inputs; and the rewrite only where the loop reads every
+row once from the first.
+"""
+
+import numpy as np
+import pytest
+from autostage.runtime.function import optimized
+from autostage.runtime.passes import batched_products
+
+import autostage
+from autostage import config
+
+RTOL, ATOL = 1e-5, 1e-6
+
+
+def rnn(xs, h0, w, u, b):
+    h = h0
+    outputs = []
+    for t in range(xs.shape[0]):
+        h = np.tanh(xs[t] @ w + h @ u + b)
+        outputs.append(h)
+    return np.stack(outputs)
+
+
+def last_state(xs, h, w, u):
+    for t in range(len(xs)):
+        h = np.tanh(xs[t] @ w + h @ u)
+    return h
+
+
+def printed_steps(xs, w):
+    total = np.zeros((xs.shape[1], w.shape[1]))
+    for t in range(xs.shape[0]):
+        print("step", t)
+        total = total + xs[t] @ w
+    return total
+
+
+def from_step_one(xs, w):
+    total = np.zeros((xs.shape[1], w.shape[1]))
+    for t in range(1, xs.shape[0]):
+        total = total + xs[t] @ w
+    return total
+
+
+def weights_change(xs, w):
+    total = np.zeros((xs.shape[1], w.shape[1]))
+    for t in range(xs.shape[0]):
+        total = total + xs[t] @ w
+        w = w * 0.5
+    return total
+
+
+def products(fn, *args):
+    """(number of batched products, of matmuls left in loops) after the cpu pipeline."""
+    with config.STATIC_SIZES.override(0):
+        module = autostage.convert(fn, target="cpu").get_concrete_function(*args).module
+    module = optimized(module)
+    batched = in_loops = 0
+    for op in module.main.body.walk():
+        if op.name == "cond" and any(o.name == "matmul" for o in op.regions[0].ops) and any(
+                o.name == "full" for o in op.regions[1].ops):
+            batched += 1
+        if op.name == "while":
+            in_loops += sum(o.name == "matmul" for o in op.regions[1].walk())
+    return batched, in_loops
+
+
+def _rnn_inputs(steps, batch, inputs, hidden, dtype=np.float32, seed=0):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal((steps, batch, inputs)).astype(dtype),
+            np.zeros((batch, hidden), dtype),
+            (rng.standard_normal((inputs, hidden)) * 0.3).astype(dtype),
+            (rng.standard_normal((hidden, hidden)) * 0.1).astype(dtype),
+            rng.standard_normal(hidden).astype(dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_rnn_input_projection_is_batched(dtype):
+    args = _rnn_inputs(20, 5, 24, 18, dtype)
+    assert products(rnn, *args) == (1, 2)  # the loop keeps h @ u and the step's own product
+    got = autostage.convert(rnn, target="cpu")(*args)
+    assert got.dtype == dtype and got.shape == (20, 5, 18)
+    np.testing.assert_allclose(got, rnn(*args), rtol=RTOL, atol=ATOL)
+
+
+def test_vector_rows():
+    """A 2-d array's rows (batch 1): the big product is the plain 2-d one."""
+    xs, h, w, u, _ = _rnn_inputs(30, 1, 20, 17, np.float64)
+    xs, h = xs[:, 0], h[0]
+    assert products(last_state, xs, h, w, u) == (1, 2)
+    got = autostage.convert(last_state, target="cpu")(xs, h, w, u)
+    np.testing.assert_allclose(got, last_state(xs, h, w, u), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("layout", ["strided", "transposed"])
+def test_non_contiguous_rows(layout):
+    xs, h0, w, u, b = _rnn_inputs(12, 6, 40, 19, np.float64)
+    xs = xs[:, :, ::2] if layout == "strided" else np.ascontiguousarray(
+        xs.transpose(2, 1, 0)).transpose(2, 1, 0)[:, :, :20]
+    w = w[:20]
+    got = autostage.convert(rnn, target="cpu")(xs, h0, w, u, b)
+    np.testing.assert_allclose(got, rnn(xs, h0, w, u, b), rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("target", ["cpu", "interpreter"])
+def test_size_mismatch_raises_at_the_first_step(target, capsys):
+    """Python raises in step 0's product, after the step's print: the same error and output
+    (sizes unknown to the trace, so the product's check runs in the loop)."""
+    xs = np.ones((4, 3, 5))
+    w = np.ones((6, 2))
+    with pytest.raises(ValueError) as expected:
+        printed_steps(xs, w)
+    printed = capsys.readouterr().out
+    assert printed == "step 0\n"
+    with config.STATIC_SIZES.override(0), pytest.raises(ValueError) as got:
+        autostage.convert(printed_steps, target=target)(xs, w)
+    assert str(got.value) == str(expected.value)
+    assert "mismatch in its core dimension 0" in str(got.value)
+    assert capsys.readouterr().out == printed
+
+
+def test_no_step_no_error(capsys):
+    """Sizes that disagree, but no row: Python computes no product, and neither do we."""
+    xs = np.ones((0, 3, 5))
+    w = np.ones((6, 2))
+    with config.STATIC_SIZES.override(0):
+        got = autostage.convert(printed_steps, target="cpu")(xs, w)
+    np.testing.assert_array_equal(got, np.zeros((3, 2)))
+    assert capsys.readouterr().out == ""
+
+
+def test_too_large_keeps_each_steps_product(monkeypatch):
+    monkeypatch.setattr(batched_products, "MAX_ELEMENTS", 10)
+    args = _rnn_inputs(9, 4, 12, 15, np.float64, seed=3)
+    f = autostage.convert(rnn, target="cpu")
+    np.testing.assert_allclose(f(*args), rnn(*args), rtol=1e-12, atol=1e-14)
+
+
+def test_only_loops_reading_every_row_from_the_first():
+    xs, _, w, _, _ = _rnn_inputs(10, 3, 8, 20, np.float64)
+    assert products(from_step_one, xs, w)[0] == 0
+    np.testing.assert_allclose(autostage.convert(from_step_one, target="cpu")(xs, w),
+                               from_step_one(xs, w), rtol=1e-12)
+    assert products(weights_change, xs, w)[0] == 0  # w is carried: not the same matrix
+    np.testing.assert_allclose(autostage.convert(weights_change, target="cpu")(xs, w),
+                               weights_change(xs, w), rtol=1e-12)
+
+
+def test_printed_steps_match(capsys):
+    xs, _, w, _, _ = _rnn_inputs(7, 2, 5, 20, np.float64)
+    assert products(printed_steps, xs, w) == (1, 1)
+    expected = printed_steps(xs, w)
+    printed = capsys.readouterr().out
+    with config.STATIC_SIZES.override(0):
+        got = autostage.convert(printed_steps, target="cpu")(xs, w)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    assert capsys.readouterr().out == printed
