@@ -13,6 +13,8 @@ The rewrite applies to a ``matmul`` in a ``while`` body, at its top level, whose
 cannot change them; an in-place write to ``a`` in the loop would make a new value), ``i`` is a
 carried counter that starts at 0, steps by 1 and is the loop's only test, ``i < a.shape[0]``:
 the loop reads every row of ``a`` once, so the one product computes nothing the loop would not.
+The step's product must only be read by ops that make new arrays of it (``x @ w + h @ u``), so
+that the row, a view of the big product, never outlives its step.
 Each row of the big product is the row's own product, summed along the same axis (BLAS may
 block the sum differently for the two shapes, so results can differ in the last bits, as
 NumPy's products do between thread counts).
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 from autostage.runtime import ir, op_registry
+from autostage.runtime.ops import buffers
 from autostage.runtime.passes import analysis
 from autostage.runtime.types import TensorType, strong
 
@@ -94,7 +97,8 @@ def _rewrite_loop(region: ir.Region, loop: ir.Op) -> bool:
         if not (isinstance(source, ir.Op) and source.name == "getitem"
                 and source.operands == (rows, index) and source.attrs.get("index") == ("?",)):
             continue
-        if w.region in inside or not _fits(rows, w, op.results[0]):
+        if w.region in inside or not _fits(rows, w, op.results[0]) or not _read_once(
+                body, op.results[0]):
             continue
         changed |= _batch(region, loop, op, rows, w, index)
     return changed
@@ -130,8 +134,22 @@ def _is_constant(value: ir.Value, number: int) -> bool:
             and int(np.asarray(op.attrs["value"])) == number)
 
 
-def _regions_of(op: ir.Op) -> set[int]:
-    """The ids of ``op``'s regions and of every region nested in them."""
+def _read_once(region: ir.Region, value: ir.Value) -> bool:
+    """Whether every reader of ``value`` in ``region`` makes a fresh array of it and none
+    yields it: the step's row of the big product, a view, then never outlives its step (a
+    carried or returned view would keep the whole big product alive)."""
+    if value in region.results:
+        return False
+    for op in region.ops:
+        if value in op.operands and not buffers.is_fresh(op):
+            return False
+        if not all(_read_once(inner, value) for inner in op.regions):
+            return False
+    return True
+
+
+def _regions_of(op: ir.Op) -> set[ir.Region]:
+    """``op``'s regions and every region nested in them."""
     found: set = set()
     for region in op.regions:
         found.add(region)

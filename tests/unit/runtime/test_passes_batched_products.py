@@ -161,3 +161,20 @@ def test_printed_steps_match(capsys):
         got = autostage.convert(printed_steps, target="cpu")(xs, w)
     np.testing.assert_allclose(got, expected, rtol=1e-12)
     assert capsys.readouterr().out == printed
+
+
+def carried_product(xs, w):
+    h = xs[0] @ w
+    for t in range(xs.shape[0]):
+        h = xs[t] @ w
+    return h
+
+
+def test_a_product_that_outlives_its_step_stays():
+    """``h = xs[t] @ w`` carried out of the loop would be a view of the big product (keeping
+    all of it alive): not batched."""
+    xs, _, w, _, _ = _rnn_inputs(10, 3, 8, 20, np.float64)
+    assert products(carried_product, xs, w)[0] == 0
+    got = autostage.convert(carried_product, target="cpu")(xs, w)
+    assert got.shape == (3, 20)
+    np.testing.assert_allclose(got, carried_product(xs, w), rtol=1e-12)
