@@ -65,6 +65,7 @@ from autostage.runtime.signature_binding import (
 from autostage.runtime.staged_calls import call_from_trace
 from autostage.runtime.staging import random_freeze
 from autostage.runtime.staging.errors import AlwaysRaisesError
+from autostage.runtime.staging.random_draws import RandomStagingError
 from autostage.runtime.targets import backend_text, target_for
 from autostage.runtime.tensor import Tensor
 from autostage.runtime.tensor_spec import TensorSpec
@@ -75,6 +76,7 @@ _traces = function_trace  # ``_traces.active_traces``: read on each call, change
 
 _GENERATOR_KEY = (GeneratorType(),)
 _DEVICE_KEY = "device array"  # a GPU array's key: its dtype and rank (target 'cuda' stages it)
+RANDOM_RETRIES = 3  # traces again when another thread may have drawn from a shared state
 
 
 def _imports_as(module: str | None, qualname: str) -> object:
@@ -407,12 +409,29 @@ class StagedFunction:
             if concrete is None:
                 mine.add(key)
                 try:
-                    concrete = self._trace(key, values, leaves, treedef)
+                    concrete = self._trace_again_if_another_thread_drew(key, values, leaves,
+                                                                        treedef)
                 finally:
                     mine.discard(key)
         with self._lock:
             self._key_locks.pop(key, None)
         return concrete
+
+    def _trace_again_if_another_thread_drew(self, key: tuple, values: tuple, leaves: list,
+                                            treedef: pytree.TreeDef) -> ConcreteFunction:
+        """``_trace``, run again (up to ``RANDOM_RETRIES`` times) when it failed only because a
+        random state shared with other threads changed while it ran: the check compares states
+        and cannot tell whose draw changed one (a Dask worker samples with Python's ``random``
+        while a task traces). A draw of the traced code itself changes the state at every trace
+        and is raised."""
+        for attempt in range(RANDOM_RETRIES + 1):
+            try:
+                return self._trace(key, values, leaves, treedef)
+            except RandomStagingError as e:
+                if attempt == RANDOM_RETRIES or not getattr(
+                        e, "another_thread_may_have_drawn", False):
+                    raise
+        raise AssertionError("unreachable")
 
     def _trace(self, key: tuple, values: tuple, leaves: list, treedef: pytree.TreeDef
                ) -> ConcreteFunction:

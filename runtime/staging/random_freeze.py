@@ -10,7 +10,9 @@ method of an object autostage does not convert, a C callable.
 
 ``FreezeCheck`` snapshots, at the start of a trace, the state of every live random-state object
 (found through the garbage collector, filtered by type), and compares at its end; a change is a
-``RandomStagingError`` naming the function traced, the object and where it lives. Objects
+``RandomStagingError`` naming the function traced, the object and where it lives (a trace that
+fails only because a shared state changed while other threads ran is traced again: see
+``StagedFunction._trace_again_if_another_thread_drew``). Objects
 created during the trace are not in the snapshot: one seeded with a fixed number gives the same
 numbers at every call, so freezing its draws is exact, unless it is still alive when the trace
 ends and was drawn from (Python would go on with its stream at the next call). One seeded from
@@ -319,8 +321,14 @@ class FreezeCheck:
             id(e[1]) not in exempt and not _equal(e[2], e[1].getstate()))]
         kept, created = _kept(self, events)
         if changed or numba or drawn or kept:
-            raise _error(name, changed, [obj for obj, _ in self.before] + created, numba, drawn,
-                         kept, where or (lambda obj: []))
+            error = _error(name, changed, [obj for obj, _ in self.before] + created, numba,
+                           drawn, kept, where or (lambda obj: []))
+            # Only a shared state changed, and another thread may have drawn from it: the
+            # trace may pass when run again (Numba's states and seeding events are this
+            # thread's own).
+            error.another_thread_may_have_drawn = bool(changed) and not (
+                numba or drawn or kept) and threading.active_count() > 1
+            raise error
 
 
 def names_in_trace(trace: Any, labels: Iterable[str] = (), leaves: Iterable = ()

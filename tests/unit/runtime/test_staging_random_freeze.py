@@ -298,6 +298,80 @@ def test_the_message_mentions_threads_when_others_run():
         other.join()
 
 
+FOREIGN_DRAWS = []  # the traces during which another thread drew
+
+
+@autostage.do_not_convert
+def another_thread_draws_once(n):
+    """What a Dask worker does while a task traces: its own thread samples with Python's
+    ``random`` (here during the first trace only)."""
+    if not FOREIGN_DRAWS:
+        worker = threading.Thread(target=lambda: FOREIGN_DRAWS.append(random.random()))
+        worker.start()
+        worker.join()
+    return 1.0
+
+
+@pytest.fixture
+def traces(monkeypatch):
+    """The traces run from here on (failed ones too)."""
+    from autostage.runtime.staged_function import StagedFunction
+    run, traced = StagedFunction._trace, []
+
+    def counted(self, *args):
+        traced.append(self.name)
+        return run(self, *args)
+
+    monkeypatch.setattr(StagedFunction, "_trace", counted)
+    return traced
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_draw_by_another_thread_while_tracing_traces_again(target, traces):
+    FOREIGN_DRAWS.clear()
+
+    def f(x):
+        return x * another_thread_draws_once(2)
+
+    staged = autostage.convert(target=target)(f)
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)  # other threads run, as on a worker
+    other.start()
+    try:
+        np.testing.assert_array_equal(staged(np.arange(3.0)), np.arange(3.0))
+    finally:
+        release.set()
+        other.join()
+    assert len(FOREIGN_DRAWS) == 1 and len(traces) == 2
+
+
+def test_a_draw_of_the_traced_code_is_raised_after_the_retries(traces):
+    def f(x):
+        return x + library_normal(2)
+
+    staged = autostage.convert(target="interpreter")(f)
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        with pytest.raises(RandomStagingError, match="NumPy"):
+            staged(np.zeros(2))
+    finally:
+        release.set()
+        other.join()
+    from autostage.runtime.staged_function import RANDOM_RETRIES
+    assert len(traces) == RANDOM_RETRIES + 1
+
+
+def test_alone_a_changed_state_is_raised_at_once(traces):
+    def f(x):
+        return x + library_normal(2)
+
+    with pytest.raises(RandomStagingError):
+        autostage.convert(target="interpreter")(f)(np.zeros(2))
+    assert len(traces) == 1
+
+
 @autostage.do_not_convert
 def library_writing_a_temporary_file(n):
     with tempfile.NamedTemporaryFile() as handle:
