@@ -96,6 +96,11 @@ def test_a_local_function_pickles_by_value_with_its_converted_code(tmp_path):
     assert f"test_pickling.py:{line} (in f)" in "\n".join(notes), out.stdout
 
 
+def _cache_directory() -> str:
+    from autostage import config
+    return str(config.CACHE_DIR.value())
+
+
 def test_a_dask_local_cluster_runs_a_converted_function(tmp_path, monkeypatch):
     distributed = pytest.importorskip("distributed")
     monkeypatch.setenv("AUTOSTAGE_CACHE_DIR", str(tmp_path / "cache"))  # the workers share it
@@ -107,7 +112,10 @@ def test_a_dask_local_cluster_runs_a_converted_function(tmp_path, monkeypatch):
         results = client.gather(client.map(f, batches))
         by_reference = client.gather(client.map(halve_until_small, batches))
         workers = len(client.scheduler_info()["workers"])
+        caches = client.run(_cache_directory)
     assert workers == 2
+    assert set(caches.values()) == {str(tmp_path / "cache")}  # every worker's
+    assert list((tmp_path / "cache").rglob("*.py")), "nothing was compiled into the shared cache"
     for batch, result, halved in zip(batches, results, by_reference, strict=True):
         np.testing.assert_array_equal(result, f.python_function(batch))
         np.testing.assert_array_equal(halved, halve_until_small.python_function(batch))
