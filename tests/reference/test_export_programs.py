@@ -9,7 +9,7 @@ call). The archives are written once (``archives``); then
 - one subprocess loads all of them at once and runs every case, with no program module
   importable or imported there (``test_all_programs_load_without_their_source``);
 - a representative subset also runs compiled (cpu target; its Numba compilation is the cost,
-  hence only a subset: ``CPU_PROGRAMS``).
+  hence only a subset: ``CPU_PROGRAMS``; every program with ``-m slow``).
 
 Programs that cannot be exported are listed in ``NOT_EXPORTABLE`` with the reason; saving them
 must raise ``ExportError`` with that reason, and the list must not be stale.
@@ -112,6 +112,13 @@ def test_program_round_trip(key, archives):
 
 @pytest.mark.parametrize("key", CPU_PROGRAMS)
 def test_program_round_trip_compiled(key, tmp_path):
+    _check_loaded(key, _save(key, tmp_path, target="cpu"), target="cpu")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", sorted(set(_PROGRAMS) - set(CPU_PROGRAMS)))
+def test_every_program_round_trip_compiled(key, tmp_path):
+    """Every other program, compiled too (minutes of Numba compilation: ``-m slow``)."""
     _check_loaded(key, _save(key, tmp_path, target="cpu"), target="cpu")
 
 
