@@ -17,7 +17,7 @@ import textwrap
 import threading
 import types
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 import gast
@@ -126,7 +126,8 @@ def parse(fn: types.FunctionType) -> tuple[gast.AST, transformer.Context]:
     # Python mangled the private names of code written in a class; converted code lives outside.
     mangling.mangle(node, mangling.owning_class(getattr(fn.__code__, "co_qualname",
                                                         fn.__qualname__)))
-    return node, context_for(node, source, inspect.getsourcefile(fn), namespace_of(fn))
+    return node, context_for(node, source, inspect.getsourcefile(fn), namespace_of(fn),
+                             free_names=loader.cells_of(fn))
 
 
 def convert_source(node: gast.AST, source: str, filename: str,
@@ -144,8 +145,9 @@ def convert_source(node: gast.AST, source: str, filename: str,
 
 
 def context_for(node: gast.AST, source: str, filename: str | None,
-                namespace: dict[str, Any]) -> transformer.Context:
-    """The context of converting ``node``, which sees the names in ``namespace``."""
+                namespace: dict[str, Any], free_names: Iterable[str] = ()) -> transformer.Context:
+    """The context of converting ``node``, which sees the names in ``namespace``; ``free_names``:
+    its free variables, whose values the converters must not rely on (``EntityInfo``)."""
     if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)):
         node.decorator_list = []  # the decorators were applied to the original already
         if is_generator_or_coroutine(node):
@@ -160,7 +162,8 @@ def context_for(node: gast.AST, source: str, filename: str | None,
     namer.reserve([AG_ALIAS])
     name = getattr(node, "name", "<lambda>")
     info = transformer.EntityInfo(name=name, source_code=source, source_file=filename,
-                                  future_features=(), namespace=namespace)
+                                  future_features=(), namespace=namespace,
+                                  free_names=frozenset(free_names))
     return transformer.Context(info, namer=namer, user=_options())
 
 

@@ -6,7 +6,9 @@ Python). A callee that is a global or builtin name (or a dotted path through mod
 becomes its operator (``len(x)`` -> ``ag__.len_(x)``), and functions and classes that
 ``converted_call`` would call as they are (builtins, the standard library, NumPy, autostage and
 ``config.do_not_convert_modules``) are left as written, which keeps generated code lean. Names bound
-in the converted code itself are never resolved, since they may hold anything at run time.
+in the converted code itself and free variables (closure cells, ``ctx.info.free_names``) are never
+resolved, since they may hold anything at run time: closures made from one code share its
+converted code.
 
 Converters may not import the operators or the configuration (see DESIGN.md), so what is
 overloaded and which modules run as they are comes from a ``CallPolicy`` that the caller puts in
@@ -143,7 +145,9 @@ class CallTreeTransformer(transformer.Base):
         """The value a global name, or a dotted path through modules and library classes, has
         now; _UNKNOWN if it may not be looked up now."""
         if isinstance(node, gast.Name):
-            if self._is_local(node.id):
+            # A free variable is no constant: the closures made from one code share its
+            # converted code (each with its own cells), and a cell can be rebound.
+            if self._is_local(node.id) or node.id in self.ctx.info.free_names:
                 return _UNKNOWN
             return self.ctx.info.namespace.get(node.id, _UNKNOWN)
         if isinstance(node, gast.Attribute):

@@ -146,5 +146,6 @@ def binds_slice(node: gast.AST) -> bool:
 def transform(node: gast.AST, ctx: transformer.Context) -> gast.AST:
     """Rewrites item assignments in ``node`` (a function) into assignments of containers."""
     activity.resolve(node)
-    slice_is_builtin = ctx.info.namespace.get("slice") is builtins.slice and not binds_slice(node)
+    slice_is_builtin = (ctx.info.namespace.get("slice") is builtins.slice
+                        and "slice" not in ctx.info.free_names and not binds_slice(node))
     return SliceTransformer(ctx, slice_is_builtin).visit(node)

@@ -76,5 +76,5 @@ class SubscriptTransformer(transformer.Base):
 def transform(node: gast.AST, ctx: transformer.Context) -> gast.AST:
     """Rewrites the subscript reads with computed keys in ``node`` (a function)."""
     slice_is_builtin = (ctx.info.namespace.get("slice") is builtins.slice
-                        and not slices.binds_slice(node))
+                        and "slice" not in ctx.info.free_names and not slices.binds_slice(node))
     return SubscriptTransformer(ctx, slice_is_builtin).visit(node)

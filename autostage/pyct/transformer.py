@@ -25,6 +25,10 @@ class EntityInfo(NamedTuple):
       source_file: the file it came from, or None.
       future_features: ``from __future__`` features in effect.
       namespace: the globals (and closure values) the entity sees.
+      free_names: its free variables (closure cells, filled or not). Their values are no
+        constants: converted code is shared by every closure made from the same code (each
+        rebound to its own cells), and a cell can be rebound while the function lives. A
+        converter must not decide anything on their ``namespace`` values.
     """
 
     name: str
@@ -32,6 +36,7 @@ class EntityInfo(NamedTuple):
     source_file: str | None
     future_features: tuple[str, ...]
     namespace: dict
+    free_names: frozenset[str] = frozenset()
 
 
 class Context:

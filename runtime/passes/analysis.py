@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Iterator
 
 from autostage.runtime import effects, ir
+from autostage.runtime.ops import buffers
 
 
 def use_counts(function: ir.Function) -> Counter:
@@ -45,6 +46,21 @@ def region_reads(region: ir.Region) -> list[ir.Value]:
         for inner in op.regions:
             values += region_reads(inner)
     return values
+
+
+def read_into_new_arrays(region: ir.Region, value: ir.Value,
+                         allowed: frozenset[ir.Op] = frozenset()) -> bool:
+    """Whether every op of ``region`` (and of its nested regions) that reads ``value`` makes
+    new arrays of it (``buffers.is_fresh``) or is in ``allowed``, and no region yields it: then
+    no view of ``value`` outlives those readers."""
+    if value in region.results:
+        return False
+    for op in region.ops:
+        if value in op.operands and op not in allowed and not buffers.is_fresh(op):
+            return False
+        if not all(read_into_new_arrays(inner, value, allowed) for inner in op.regions):
+            return False
+    return True
 
 
 def has_effects(op: ir.Op, module: ir.Module | None = None) -> bool:

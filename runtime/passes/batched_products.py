@@ -14,7 +14,8 @@ cannot change them; an in-place write to ``a`` in the loop would make a new valu
 carried counter that starts at 0, steps by 1 and is the loop's only test, ``i < a.shape[0]``:
 the loop reads every row of ``a`` once, so the one product computes nothing the loop would not.
 The step's product must only be read by ops that make new arrays of it (``x @ w + h @ u``), so
-that the row, a view of the big product, never outlives its step.
+that the row, a view of the big product, never outlives its step (a carried or returned view
+would keep all of it alive).
 Each row of the big product is the row's own product, summed along the same axis (BLAS may
 block the sum differently for the two shapes, so results can differ in the last bits, as
 NumPy's products do between thread counts).
@@ -31,7 +32,6 @@ from __future__ import annotations
 
 import numpy as np
 from autostage.runtime import ir, op_registry
-from autostage.runtime.ops import buffers
 from autostage.runtime.passes import analysis
 from autostage.runtime.types import TensorType, strong
 
@@ -97,8 +97,9 @@ def _rewrite_loop(region: ir.Region, loop: ir.Op) -> bool:
         if not (isinstance(source, ir.Op) and source.name == "getitem"
                 and source.operands == (rows, index) and source.attrs.get("index") == ("?",)):
             continue
-        if w.region in inside or not _fits(rows, w, op.results[0]) or not _read_once(
-                body, op.results[0]):
+        result = op.results[0]
+        if w.region in inside or not _fits(rows, w, result) or not (
+                analysis.read_into_new_arrays(body, result)):
             continue
         changed |= _batch(region, loop, op, rows, w, index)
     return changed
@@ -132,20 +133,6 @@ def _is_constant(value: ir.Value, number: int) -> bool:
     return (isinstance(op, ir.Op) and op.name == "constant" and isinstance(value.type, TensorType)
             and value.type.shape == () and value.type.dtype.kind == "i"
             and int(np.asarray(op.attrs["value"])) == number)
-
-
-def _read_once(region: ir.Region, value: ir.Value) -> bool:
-    """Whether every reader of ``value`` in ``region`` makes a fresh array of it and none
-    yields it: the step's row of the big product, a view, then never outlives its step (a
-    carried or returned view would keep the whole big product alive)."""
-    if value in region.results:
-        return False
-    for op in region.ops:
-        if value in op.operands and not buffers.is_fresh(op):
-            return False
-        if not all(_read_once(inner, value) for inner in op.regions):
-            return False
-    return True
 
 
 def _regions_of(op: ir.Op) -> set[ir.Region]:

@@ -130,6 +130,13 @@ class Emitter:
         self._counter = 0
         self._last_line = -1  # the user line of the last comment, to comment line changes only
         self.list_buffers: frozenset[ir.Value] = frozenset()  # lists kept as one buffer
+        # items a fused loop may write into their list buffer's next row -> the append, and
+        # those it did write -> the (buffer, count, placed) variables (lower_lists.place_row)
+        self.rows_in_place: dict[ir.Value, ir.Op] = {}
+        self.placed_rows: dict[ir.Value, tuple[str, str, str]] = {}
+        self.copied_after_loop: dict[ir.Op, tuple[int, ...]] = {}  # results that may be rows
+        # loops that append once per iteration to a new list -> {position: (bound, start)}
+        self.list_reservations: dict[ir.Op, dict[int, tuple[ir.Value, int]]] = {}
         # carried values of a loop that are its own only after its first iteration -> the flag
         # saying so (``fresh_after_first``, passes/loop_buffers.py)
         self.after_first: dict[ir.Value, str] = {}
@@ -313,6 +320,9 @@ class Emitter:
         self._reset()
         self._function, self._value_names = function, None
         self.list_buffers = list_buffers.find(function)
+        self.rows_in_place, self.copied_after_loop = list_buffers.rows_in_place(
+            function, self.list_buffers)
+        self.list_reservations = list_buffers.reservations(function, self.list_buffers)
         self.shape_facts = ShapeFacts(function)
         args = [self.name(v) for v in function.body.args]
         recursive = function.name in self.cycles.recursive

@@ -80,7 +80,15 @@ def _while(op: ir.Op, em: Emitter) -> None:
     carried = [em.name(v) for v in op.results]  # the loop variables end as the results
     inits = op.attrs.get("reuse_inits", (False,) * len(carried))
     (yields,) = op.attrs.get("reuse_yields", ((False,) * len(carried),))
-    for var, init, last in zip(carried, op.operands, inits, strict=True):
+    reserved = em.list_reservations.get(op, {})
+    for k, (var, init, last) in enumerate(zip(carried, op.operands, inits, strict=True)):
+        if k in reserved:  # a new list with room for a row per iteration (list_buffers.py)
+            bound, start = reserved[k]
+            element = init.type.element
+            rows = f"max({em.name(bound)} - {start}, 0)"
+            em.line(f"{var} = (np.empty(({rows},{' 0,' * element.ndim}), "
+                    f"{np_dtype(element.dtype)}), np.int64(0), False)")
+            continue
         em.line(f"{var} = {owned(em, init, None, last)}")
     flags = []
     for k in op.attrs.get("fresh_after_first", ()):  # (passes/loop_buffers.py)
@@ -102,6 +110,9 @@ def _while(op: ir.Op, em: Emitter) -> None:
             em.line(f"{targets} = {values}")
         for flag in flags:
             em.line(f"{flag} = True")
+    for k in em.copied_after_loop.get(op, ()):
+        if em.uses(op.results[k]):  # a row of a list's buffer (lower_lists.place_row)
+            em.line(f"{carried[k]} = {carried[k]}.copy()")
 
 
 @lowering("call")

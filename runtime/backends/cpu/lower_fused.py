@@ -25,6 +25,7 @@ import numpy as np
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu import (
     lower_core,  # noqa: F401 - the scalar rules used here
+    lower_lists,
     run_errors,
 )
 from autostage.runtime.backends.cpu import lower_support as s
@@ -46,7 +47,8 @@ def _fused(op: ir.Op, em: Emitter) -> None:
     indices = s.fresh_indices(em, rank)
     out = em.name(op.results[0])
     if reduction is None:
-        s.allocate(em, op, out, extents, looped.type.dtype)
+        if not lower_lists.place_row(em, op.results[0], out, extents, looped.type.dtype):
+            s.allocate(em, op, out, extents, looped.type.dtype)
 
         def nest(direct: bool) -> None:
             with s.loops(em, indices, extents):

@@ -52,13 +52,14 @@ def {name}(items, empty):
 
 
 # A list of arrays kept as one buffer (list_buffers.py): ``(buffer, count, mismatch)``.
-# Room for an item of ``shape`` after ``n`` rows of ``buf``: twice the rows (at least 4). The
+# Room for an item of ``shape`` after ``n`` rows of ``buf``: twice the rows (at least 4; for the
+# first item, at least the rows an empty buffer reserved, ``lower_control._while``). The
 # rows are copied as flat elements (both buffers are C-contiguous, and rows are kept only while
 # they have ``shape``): ``grown[:n] = buf[:n]`` took Numba 1.8 s to compile (broadcasting code).
 _BUFFER_GROW = '''
 @numba.njit(**JIT)
 def {name}(buf, n, shape):
-    grown = np.empty((max(2 * n, 4),) + shape, buf.dtype)
+    grown = np.empty((max(2 * n, 4, buf.shape[0]),) + shape, buf.dtype)
     if n > 0:
         old = buf.reshape(-1)
         new = grown.reshape(-1)
@@ -115,10 +116,42 @@ def _append(op: ir.Op, em: Emitter) -> None:
     em.line(f"{target}.append({em.name(op.operands[1])})")
 
 
+def place_row(em: Emitter, item: ir.Value, out: str, sizes: list[str], dtype: object) -> bool:
+    """For an item ``em.rows_in_place`` names, whose append is its list's last use: emits
+    ``out = buf[n]``, the next row of the list's buffer (grown if full), when the item's shape
+    ``sizes`` fits the rows, else a new array; True when it did (the caller computes the item
+    into ``out``, and the append only counts it). False: nothing emitted."""
+    append = em.rows_in_place.get(item)
+    if append is None or not _reuses(em, append):
+        return False
+    buf, n, placed = em.fresh("buf"), em.fresh("count"), em.fresh("placed")
+    shape = "(" + "".join(f"{size}, " for size in sizes) + ")"
+    em.line(f"{buf}, {n}, {placed} = {em.name(append.operands[0])}")
+    em.line(f"{placed} = not {placed} and ({n} == 0 or {buf}.shape[1:] == {shape})")
+    em.line(f"if {placed}:")
+    with em.block():
+        em.line(f"if {n} == {buf}.shape[0] or {buf}.shape[1:] != {shape}:")
+        with em.block():
+            em.line(f"{buf} = {em.helper('buffer_grow', _BUFFER_GROW)}({buf}, {n}, {shape})")
+        em.line(f"{out} = {buf}[{n}]")
+    em.line("else:  # the list already mismatched, or will: a new array")
+    with em.block():
+        em.line(f"{out} = np.empty({shape}, {np_dtype(dtype)})")
+    em.placed_rows[item] = (buf, n, placed)
+    return True
+
+
 def _buffer_append(op: ir.Op, em: Emitter) -> None:
     """Appends to a list kept as ``(buffer, count, mismatch)``: the item is copied into the
     next row (the buffer grows by doubling); an item of another shape than the first is not
-    stored but marks the list, so that ``np.stack`` raises NumPy's error as Python would."""
+    stored but marks the list, so that ``np.stack`` raises NumPy's error as Python would. An
+    item its loop wrote into the row already (``place_row``) is only counted; one it could not
+    place marks the list."""
+    placed = em.placed_rows.get(op.operands[1])
+    if placed is not None:
+        buf, n, flag = placed
+        em.line(f"{em.name(op.results[0])} = ({buf}, {n} + 1, not {flag})")
+        return
     source, item = (em.name(v) for v in op.operands)
     buf, n, mismatch = em.fresh("buf"), em.fresh("count"), em.fresh("mismatch")
     em.line(f"{buf}, {n}, {mismatch} = {source}")

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from converter_testing import convert_with, dedent
 
+import autostage
 from autostage import ag, config, conversion
 from autostage.converters import call_trees
 from autostage.operators import BUILTINS
@@ -267,3 +268,39 @@ def test_generated_operator_calls_are_kept_and_their_arguments_visited(routed):
             x = ag__.list_append(x, ag__.converted(helper)(v))
             return x
     """)
+
+
+def real_function(f_real):
+    def f(x):
+        return f_real(float(x))
+
+    return f
+
+
+def late_binding():
+    def g(x):
+        return len(x)  # `len` is a cell of late_binding's, empty when g is first converted
+
+    len = math.floor  # noqa: A001
+    first = autostage.to_graph(g)(2.5)
+    len = math.ceil  # noqa: A001
+    return first, autostage.to_graph(g)(2.5)
+
+
+def test_free_variables_are_not_resolved_at_conversion_time():
+    # Found by mpmath's fp context (libfp): `ceil = _mathfun_real(math.ceil, ...)` converted
+    # returned floor's values. Closures made from one code share its converted code (rebound to
+    # each one's cells), so a free variable's value at the first conversion (math.floor) must
+    # not become an operator (ag__.math_floor) in the code the others run.
+    floor, ceil = real_function(math.floor), real_function(math.ceil)
+    assert autostage.to_graph(floor)(2.5) == 2
+    assert autostage.to_graph(ceil)(2.5) == 3
+    assert "ag__.converted(f_real)(ag__.float_(x))" in autostage.to_code(ceil)
+    # A cell is no constant either, nor is an empty one the global or builtin of its name.
+    assert late_binding() == (2, 3)
+
+
+def test_the_context_names_the_free_variables():
+    _, ctx = conversion.parse(real_function(math.floor))
+    assert ctx.info.free_names == {"f_real"}
+    assert conversion.parse(helper)[1].info.free_names == frozenset()

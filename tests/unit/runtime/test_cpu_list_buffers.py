@@ -199,3 +199,96 @@ def test_an_empty_list_raises_numpys_error_when_stacked(target):
     with pytest.raises(ValueError) as got:
         autostage.convert(empty_stacked, target=target)(np.arange(2.0), np.int64(0))
     assert str(got.value) == str(expected.value)
+
+
+# -- items written into their row by their loop, lists made with room for every row ------------
+
+def rnn_states(xs, h, w):
+    hs = []
+    for t in range(xs.shape[0]):
+        h = np.tanh(xs[t] * w + h)
+        hs.append(h)
+    return np.stack(hs), h
+
+
+def fused_mixed_shapes(x, n):
+    rows = []
+    for i in range(n):
+        rows.append(x[:i % 2 + 1] * 2.0)
+    return np.stack(rows)
+
+
+def fused_mixed_counted(x, n):
+    rows = []
+    for i in range(n):
+        rows.append(x[:i % 2 + 1] * 2.0)
+    return len(rows)
+
+
+def appended_twice(x, n):
+    a, b = [], []
+    for i in range(n):
+        y = x * i + 1.0
+        a.append(y)
+        b.append(y)
+    return np.stack(a), np.stack(b)
+
+
+def early_exit(x, n):
+    rows = []
+    for i in range(n):
+        if i * 2 > n:
+            break
+        rows.append(x + i)
+    return np.stack(rows)
+
+
+def source_of(fn, *args) -> str:
+    return cpu_compile.generate(module_of(fn, *args)).source
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn", [fused_mixed_counted, appended_twice, early_exit],
+                         ids=lambda f: f.__name__)
+def test_rows_in_place_values_are_pythons(fn, target):
+    for n in (0, 1, 7, 40):
+        run_both(fn, np.arange(3.0), np.int64(n), target=target)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_carried_row_returned_shares_no_memory_with_the_stack(target):
+    xs, h, w = np.linspace(-1, 1, 24).reshape(8, 3), np.zeros(3), np.array([0.5, -1.0, 2.0])
+    expected_stack, expected_h = rnn_states(xs, h, w)
+    stack, last = autostage.convert(rnn_states, target=target)(xs, h, w)
+    np.testing.assert_allclose(stack, expected_stack, rtol=1e-14)  # tanh: a few ulp
+    np.testing.assert_allclose(last, expected_h, rtol=1e-14)
+    assert not np.shares_memory(stack, last)
+    stack[-1] = 7.0  # the caller's arrays are independent, as NumPy's
+    np.testing.assert_allclose(last, expected_h, rtol=1e-14)
+    if target == "cpu":
+        source = source_of(rnn_states, xs, h, w)
+        assert "placed" in source and ".copy()" in source
+
+
+def test_an_item_appended_to_two_lists_is_not_placed():
+    stacked = autostage.convert(appended_twice, target="cpu")(np.arange(3.0), np.int64(5))
+    assert not np.shares_memory(*stacked)
+    assert "placed" not in source_of(appended_twice, np.arange(3.0), np.int64(5))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_placed_items_of_another_shape_raise_numpys_error_when_stacked(target):
+    with pytest.raises(ValueError) as expected:
+        fused_mixed_shapes(np.arange(5.0), 3)
+    staged = autostage.convert(fused_mixed_shapes, target=target)
+    with pytest.raises(ValueError) as got:
+        staged(np.arange(5.0), np.int64(3))
+    assert str(got.value) == str(expected.value)
+    np.testing.assert_array_equal(staged(np.arange(5.0), np.int64(1)), [[0.0]])
+
+
+def test_counted_loops_reserve_every_row():
+    reserved = "= (np.empty((max("  # a loop's list made with its rows (not the grow helper)
+    assert reserved in source_of(grown_from_empty, np.arange(3.0), np.int64(4))
+    assert reserved not in source_of(early_exit, np.arange(3.0), np.int64(4))
+    assert reserved not in source_of(trajectory, np.arange(3.0), np.int64(4))
