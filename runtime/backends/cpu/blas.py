@@ -75,8 +75,6 @@ AVAILABLE = bool(_ADDRESSES)
 for _function, _address in _ADDRESSES.items():
     llvm.add_symbol(f"autostage_cblas_{_function}", _address)
 _THREADS_ADDRESS = _find_threads() if AVAILABLE else None
-if _THREADS_ADDRESS is not None:
-    llvm.add_symbol("autostage_blas_threads", _THREADS_ADDRESS)
 
 # Pointers pass as 64-bit integers (the same registers in the x86-64 and AArch64 C ABIs).
 _i32, _i64 = types.int32, types.int64
@@ -88,19 +86,15 @@ _GEMV = {scalar: types.ExternalFunction(f"autostage_cblas_{prefix}gemv", types.v
     for prefix, scalar in (("d", types.float64), ("s", types.float32))}
 
 
-if _THREADS_ADDRESS is None:
-    @numba.njit(**_JIT)
-    def threads() -> int:
-        """Products take Numba's ``np.dot``, whose OpenBLAS runs them on one thread."""
-        return 1
-else:
-    _GET_THREADS = types.ExternalFunction("autostage_blas_threads", types.int32())
+_GET_THREADS = (ctypes.CFUNCTYPE(ctypes.c_int)(_THREADS_ADDRESS)
+                if _THREADS_ADDRESS is not None else None)
 
-    @numba.njit(**_JIT)
-    def threads() -> int:
-        """How many threads ``gemm`` runs products on now (NumPy's OpenBLAS: it follows
-        ``OPENBLAS_NUM_THREADS`` and threadpoolctl)."""
-        return _GET_THREADS()
+
+def threads() -> int:
+    """How many threads ``gemm`` runs products on now (NumPy's OpenBLAS follows
+    ``OPENBLAS_NUM_THREADS`` and threadpoolctl); 1 when products take Numba's ``np.dot``, whose
+    OpenBLAS runs them on one thread."""
+    return 1 if _GET_THREADS is None else int(_GET_THREADS())
 
 
 # The BLAS calls take the arrays, not their addresses, and are functions of their own: the

@@ -204,10 +204,9 @@ def lower_matmul(op: ir.Op, em: Emitter) -> None:
         _matmul_loops(em, a, b, result, op)
         return
     m = skinny_products.columns(a, b, result)
-    if m is None or not _use_blas(a, b, result):
+    if m is None or not _use_blas(a, b, result) or blas.threads() > 1:
         general()
     else:
-        em.module_line("cpu_blas", _BLAS_IMPORT)
         skinny_products.emit(em, a, b, result, m, general)
 
 

@@ -5,9 +5,10 @@ OpenBLAS's GEMM packs its operands for square-ish blocks; with m = 10 (a classif
 matrix, a softmax gradient) most of that work is wasted, and on one thread a loop with one
 accumulator per column does better (784x10 float32 weights, batch 200: ``x @ w`` 71 vs 103 us,
 ``x.T @ g`` 122 vs 154 us on an AMD EPYC; 44 vs 66 and 60 vs 74 us on an Intel Xeon). These
-kernels run on one thread, so they are taken only while BLAS runs on one (checked at each call):
-on two threads BLAS was as fast for ``x @ w`` (38 us) and faster for ``x.T @ g`` (44 vs 60 us),
-and the SGD benchmark 1.2x slower through these kernels. Two kernels, generated per
+kernels run on one thread, so a trace uses them only when BLAS runs on one as it compiles
+(``lower_linalg``; a call-time test cost Numba 0.2-0.3 s of compile time per program): on two
+threads BLAS was as fast for ``x @ w`` (38 us) and faster for ``x.T @ g`` (44 vs 60 us), and the
+SGD benchmark 1.2x slower through these kernels. Two kernels, generated per
 dtype and m and compiled once per machine (``shared_helpers``):
 
 * rows (``a`` C-contiguous): each row of ``a`` against the m columns of ``b``, with m running
@@ -42,19 +43,17 @@ def columns(a: ir.Value, b: ir.Value, result: ir.Value) -> int | None:
 
 
 def emit(em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value, m: int, other) -> None:
-    """``result = a @ b`` by the kernel that fits ``a``'s layout at run time when BLAS runs on
-    one thread, else ``other()`` (which emits the general product). The caller imports
-    ``blas`` as ``cpu_blas``."""
+    """``result = a @ b`` by the kernel that fits ``a``'s layout at run time, else ``other()``
+    (which emits the general product)."""
     dtype = np_dtype(result.type.dtype)
     key = f"{result.type.dtype.name}_{m}"
     rows = em.helper(f"skinny_rows_{key}", _rows_source(m, dtype))
     cols = em.helper(f"skinny_columns_{key}", _columns_source(m, dtype))
     x, y, out = em.name(a), em.name(b), em.name(result)
-    one_thread = "cpu_blas.threads() == 1"
-    em.line(f"if {one_thread} and {x}.flags.c_contiguous:")
+    em.line(f"if {x}.flags.c_contiguous:")
     with em.block():
         em.line(f"{out} = {rows}({x}, {y})")
-    em.line(f"elif {one_thread} and {x}.T.flags.c_contiguous:")
+    em.line(f"elif {x}.T.flags.c_contiguous:")
     with em.block():
         em.line(f"{out} = {cols}({x}.T, {y})")
     em.line("else:")

@@ -1,6 +1,7 @@
 """Products with few known columns (``backends/cpu/skinny_products``): ``x @ w`` and ``x.T @ g``
-for every layout of ``x``, against NumPy, and which kernel the cpu code calls. The kernels run
-while BLAS runs on one thread (the fixture sets NumPy's OpenBLAS to one for every test here)."""
+for every layout of ``x``, against NumPy, and which kernel the cpu code calls. A trace uses the
+kernels when BLAS runs on one thread as it compiles (the fixture sets NumPy's OpenBLAS to one
+for every test here)."""
 
 from __future__ import annotations
 
@@ -132,14 +133,16 @@ def test_nan_and_inf_propagate_as_in_numpy(function):
 
 @pytest.mark.skipif(SET_THREADS is None or not blas.AVAILABLE, reason="not NumPy's OpenBLAS")
 def test_threaded_blas_takes_the_product_over():
-    """On more threads BLAS computes the product, in its own order: NumPy's result, bit for bit
-    (the kernels' sums are in another order)."""
-    f = autostage.convert(product, target="cpu")
+    """A trace compiled while BLAS runs on more threads calls BLAS, which sums in its own
+    order: NumPy's result, bit for bit; on one thread, the kernel."""
     x, w = _inputs(400, 300, 10, np.float64)
     SET_THREADS(2)
     assert blas.threads() == 2
-    threaded = f(x, w)
-    np.testing.assert_array_equal(threaded, x @ w)
+    threaded = autostage.convert(product, target="cpu")
+    assert "skinny" not in threaded.backend_source(x, w)
+    np.testing.assert_array_equal(threaded(x, w), x @ w)
     SET_THREADS(1)
     assert blas.threads() == 1
-    np.testing.assert_allclose(f(x, w), threaded, rtol=1e-12, atol=1e-10)
+    alone = autostage.convert(product, target="cpu")
+    assert "h_skinny_rows_" in alone.backend_source(x, w)
+    np.testing.assert_allclose(alone(x, w), x @ w, rtol=1e-12, atol=1e-10)
