@@ -73,11 +73,8 @@ class DirectivesTransformer(transformer.Base):
         return None
 
     def _resolve(self, func: gast.expr) -> Any:
-        """The object a callee names at conversion time (``a.b.c`` through attributes), or None
-        (also for a free variable, which closures of one code may bind differently)."""
+        """The object a callee names at conversion time (``a.b.c`` through attributes), or None."""
         if isinstance(func, gast.Name):
-            if func.id in self.ctx.info.free_names:
-                return None
             return self.ctx.info.namespace.get(func.id)
         if isinstance(func, gast.Attribute):
             return getattr(self._resolve(func.value), func.attr, None)
