@@ -3,6 +3,7 @@ function is traced, by code autostage does not stage, is a clear RandomStagingEr
 function traced and the generator; generators created during the trace from a fixed seed (exact
 when frozen) keep working, and so do staged draws."""
 
+import contextlib
 import copy
 import functools
 import gc
@@ -285,17 +286,24 @@ def test_objects_hidden_by_gc_freeze_are_still_checked_for_the_global_states():
     assert "Python's random module" in str(info.value)
 
 
-def test_the_message_mentions_threads_when_others_run():
-    staged = autostage.convert(target="interpreter")(uses(library_normal))
+@contextlib.contextmanager
+def another_thread_running():
+    """Another thread runs (waiting) for the duration, as on a Dask worker."""
     release = threading.Event()
     other = threading.Thread(target=release.wait)
     other.start()
     try:
-        with pytest.raises(RandomStagingError, match="another thread drew from it"):
-            staged(np.zeros(2))
+        yield
     finally:
         release.set()
         other.join()
+
+
+def test_the_message_mentions_threads_when_others_run():
+    staged = autostage.convert(target="interpreter")(uses(library_normal))
+    with another_thread_running(), pytest.raises(RandomStagingError,
+                                                 match="another thread drew from it"):
+        staged(np.zeros(2))
 
 
 FOREIGN_DRAWS = []  # the traces during which another thread drew
@@ -334,14 +342,8 @@ def test_a_draw_by_another_thread_while_tracing_traces_again(target, traces):
         return x * another_thread_draws_once(2)
 
     staged = autostage.convert(target=target)(f)
-    release = threading.Event()
-    other = threading.Thread(target=release.wait)  # other threads run, as on a worker
-    other.start()
-    try:
+    with another_thread_running():
         np.testing.assert_array_equal(staged(np.arange(3.0)), np.arange(3.0))
-    finally:
-        release.set()
-        other.join()
     assert len(FOREIGN_DRAWS) == 1 and len(traces) == 2
 
 
@@ -350,15 +352,8 @@ def test_a_draw_of_the_traced_code_is_raised_after_the_retries(traces):
         return x + library_normal(2)
 
     staged = autostage.convert(target="interpreter")(f)
-    release = threading.Event()
-    other = threading.Thread(target=release.wait)
-    other.start()
-    try:
-        with pytest.raises(RandomStagingError, match="NumPy"):
-            staged(np.zeros(2))
-    finally:
-        release.set()
-        other.join()
+    with another_thread_running(), pytest.raises(RandomStagingError, match="NumPy"):
+        staged(np.zeros(2))
     from autostage.runtime.staged_function import RANDOM_RETRIES
     assert len(traces) == RANDOM_RETRIES + 1
 
