@@ -672,3 +672,47 @@ def scenario_lstm_loss(wrap):
 
 SCENARIOS += [scenario_particle_filter, scenario_gauss_newton, scenario_viterbi_backpointer_list,
               scenario_lstm_loss]
+
+
+# --- written before checking what is supported (seventh session): a batched GRU encoder ------
+
+
+def gru_encoder(xs, h0, w_z, w_r, w_n, u_z, u_r, u_n, b):
+    """A time-major batch GRU: xs is (time, batch, inputs); all states and the last one."""
+    h = h0
+    states = []
+    for t in range(len(xs)):
+        x = xs[t]
+        z = 1.0 / (1.0 + np.exp(-(x @ w_z + h @ u_z + b[0])))
+        r = 1.0 / (1.0 + np.exp(-(x @ w_r + h @ u_r + b[1])))
+        n = np.tanh(x @ w_n + (r * h) @ u_n + b[2])
+        h = (1.0 - z) * n + z * h
+        states.append(h)
+    return np.stack(states), h
+
+
+def attention_readout(states, query):
+    """Dot-product attention of one query per batch row over the encoder's states."""
+    scores = np.einsum("tbh,bh->bt", states, query)
+    scores = scores - scores.max(axis=1, keepdims=True)
+    weights = np.exp(scores)
+    weights /= weights.sum(axis=1, keepdims=True)
+    return np.einsum("bt,tbh->bh", weights, states), weights
+
+
+def scenario_gru_encoder_attention(wrap):
+    rng = _rng(41)
+    steps, batch, inputs, hidden = 40, 24, 20, 32
+    xs = rng.normal(size=(steps, batch, inputs))
+    ws = [rng.normal(size=(inputs, hidden)) * 0.3 for _ in range(3)]
+    us = [rng.normal(size=(hidden, hidden)) * 0.2 for _ in range(3)]
+    b = rng.normal(size=(3, hidden)) * 0.1
+    encode, read = wrap(gru_encoder), wrap(attention_readout)
+    states, last = encode(xs, np.zeros((batch, hidden)), *ws, *us, b)
+    context, weights = read(states, last)
+    states[0] += 1.0  # the caller owns the results: changing one leaves the others
+    short, _ = encode(xs[:3], last, *ws, *us, b)  # a second call, another length
+    return states, last, context, weights, short
+
+
+SCENARIOS += [scenario_gru_encoder_attention]
