@@ -203,8 +203,10 @@ def _big_product(b: _Builder, ok: ir.Value, rows: ir.Value, w: ir.Value) -> ir.V
     shape = (None, *rest, *columns)
     then = _Builder(b.loc)
     if rows.type.ndim == 3:  # one (steps * batch, k) by (k, m) product
+        # (sizes given, not -1: NumPy cannot infer a size next to k = 0)
         inner, inner_sizes = then.dims(rows, range(2, 3))
-        flat = then.op("reshape", rows, *inner_sizes, shape=(-1, *inner))
+        cells = then.op("multiply", then.op("dim", rows, axis=0), then.op("dim", rows, axis=1))
+        flat = then.op("reshape", rows, cells, *inner_sizes, shape=(None, *inner))
     else:
         flat = rows
     steps = then.op("dim", rows, axis=0)

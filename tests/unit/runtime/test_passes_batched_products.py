@@ -135,6 +135,16 @@ def test_no_step_no_error(capsys):
     assert capsys.readouterr().out == ""
 
 
+@pytest.mark.parametrize("shape", [(4, 3, 0), (0, 3, 5), (4, 0, 5)])
+def test_empty_axes(shape):
+    """No inputs per row (k = 0: each product is zeros), no steps, no batch."""
+    xs = np.ones(shape)
+    w = np.ones((shape[2], 6))
+    with config.STATIC_SIZES.override(0):
+        got = autostage.convert(printed_steps, target="cpu")(xs, w)
+    np.testing.assert_array_equal(got, printed_steps(xs, w))
+
+
 def test_too_large_keeps_each_steps_product(monkeypatch):
     monkeypatch.setattr(batched_products, "MAX_ELEMENTS", 10)
     args = _rnn_inputs(9, 4, 12, 15, np.float64, seed=3)
