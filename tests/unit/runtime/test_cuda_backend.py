@@ -440,3 +440,37 @@ def test_staged_reference_suite_on_the_cuda_simulator():
         cwd=root, env=env, capture_output=True, text=True, timeout=3600)
     assert done.returncode == 0, done.stdout[-4000:]
     assert " passed" in done.stdout and " failed" not in done.stdout
+
+
+_SIMULATED_RNN = textwrap.dedent("""
+    import json
+    import numpy as np
+    import autostage
+    from autostage import config
+
+    def rnn(xs, h0, w, u, b):
+        h = h0
+        outputs = []
+        for t in range(xs.shape[0]):
+            h = np.tanh(xs[t] @ w + h @ u + b)
+            outputs.append(h)
+        return np.stack(outputs), h
+
+    rng = np.random.default_rng(0)
+    xs = rng.standard_normal((20, 5, 18)).astype(np.float32)
+    h0 = np.zeros((5, 17), np.float32)
+    w = (rng.standard_normal((18, 17)) * 0.3).astype(np.float32)
+    u = (rng.standard_normal((17, 17)) * 0.2).astype(np.float32)
+    b = np.zeros(17, np.float32)
+    with config.STATIC_SIZES.override(0):
+        got = autostage.convert(rnn, target="cuda")(xs, h0, w, u, b)
+    want = rnn(xs, h0, w, u, b)
+    print("RESULT", json.dumps([float(np.abs(g - e).max()) for g, e in zip(got, want)]))
+""")
+
+
+def test_an_rnn_with_batched_input_products_on_the_cuda_simulator(tmp_path):
+    """The cuda pipeline batches ``xs[t] @ w`` too (passes/batched_products): its guard, the
+    big product and the per-step choice run on the cuda target."""
+    _, errors = _on_the_simulator(tmp_path / "rnn.py", _SIMULATED_RNN)
+    assert max(errors) < 1e-5, errors
