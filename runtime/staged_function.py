@@ -424,14 +424,13 @@ class StagedFunction:
         and cannot tell whose draw changed one (a Dask worker samples with Python's ``random``
         while a task traces). A draw of the traced code itself changes the state at every trace
         and is raised."""
-        for attempt in range(RANDOM_RETRIES + 1):
+        for _ in range(RANDOM_RETRIES):
             try:
                 return self._trace(key, values, leaves, treedef)
             except RandomStagingError as e:
-                if attempt == RANDOM_RETRIES or not getattr(
-                        e, "another_thread_may_have_drawn", False):
+                if not getattr(e, "another_thread_may_have_drawn", False):
                     raise
-        raise AssertionError("unreachable")
+        return self._trace(key, values, leaves, treedef)
 
     def _trace(self, key: tuple, values: tuple, leaves: list, treedef: pytree.TreeDef
                ) -> ConcreteFunction:

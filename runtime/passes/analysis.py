@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator
 
+import numpy as np
 from autostage.runtime import effects, ir
 from autostage.runtime.ops import buffers
+from autostage.runtime.types import TensorType
 
 
 def use_counts(function: ir.Function) -> Counter:
@@ -49,11 +51,11 @@ def region_reads(region: ir.Region) -> list[ir.Value]:
 
 
 def read_into_new_arrays(region: ir.Region, value: ir.Value,
-                         allowed: frozenset[ir.Op] = frozenset()) -> bool:
+                         allowed: frozenset[ir.Op] = frozenset(), yielded: bool = False) -> bool:
     """Whether every op of ``region`` (and of its nested regions) that reads ``value`` makes
-    new arrays of it (``buffers.is_fresh``) or is in ``allowed``, and no region yields it: then
-    no view of ``value`` outlives those readers."""
-    if value in region.results:
+    new arrays of it (``buffers.is_fresh``) or is in ``allowed``, and no region yields it
+    (``yielded``: ``region`` itself may): then no view of ``value`` outlives those readers."""
+    if value in region.results and not yielded:
         return False
     for op in region.ops:
         if value in op.operands and op not in allowed and not buffers.is_fresh(op):
@@ -61,6 +63,36 @@ def read_into_new_arrays(region: ir.Region, value: ir.Value,
         if not all(read_into_new_arrays(inner, value, allowed) for inner in op.regions):
             return False
     return True
+
+
+def int_constant(value: ir.Value) -> int | None:
+    """The integer a ``constant`` op gives the 0-d integer ``value``, or None."""
+    op = value.producer
+    if not (isinstance(op, ir.Op) and op.name == "constant"
+            and isinstance(value.type, TensorType) and value.type.ndim == 0
+            and value.type.dtype.kind in "iu"):
+        return None
+    return int(np.asarray(op.attrs["value"]))
+
+
+def counted_loop(loop: ir.Op) -> tuple[int, ir.Value, int] | None:
+    """``(k, bound, start)`` when ``loop`` (a ``while``) only tests ``i < bound`` for the
+    integer it carries at position ``k``, from the constant ``start`` and stepped by one
+    (``for i in range(start, bound)``, staged); else None."""
+    cond, body = loop.regions
+    if len(cond.ops) != 1 or cond.ops[0].name != "less" or cond.results != cond.ops[0].results:
+        return None
+    i, bound = cond.ops[0].operands
+    if i not in cond.args or not isinstance(bound.type, TensorType) or bound.type.ndim or (
+            bound.type.dtype.kind not in "iu"):
+        return None
+    k = cond.args.index(i)
+    start, step = int_constant(loop.operands[k]), body.results[k].producer
+    if start is None or not (isinstance(step, ir.Op) and step.name == "add"
+                             and step.operands[0] is body.args[k]
+                             and int_constant(step.operands[1]) == 1):
+        return None
+    return k, bound, start
 
 
 def has_effects(op: ir.Op, module: ir.Module | None = None) -> bool:

@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 from autostage.runtime import ir, op_registry
 from autostage.runtime.passes import analysis
-from autostage.runtime.types import TensorType, strong
+from autostage.runtime.types import strong
 
 MAX_ELEMENTS = 2**24  # the big product's size: 64 MiB of float32
 _FLOATS = (np.float32, np.float64)
@@ -106,33 +106,19 @@ def _rewrite_loop(region: ir.Region, loop: ir.Op) -> bool:
 
 
 def _counter(loop: ir.Op) -> tuple[ir.Value, ir.Value] | None:
-    """``(a, i)`` when the loop's test is ``i < dim(a, 0)`` for a carried ``i`` from 0 by 1, with
-    ``a`` defined outside the loop (``i`` as the body's argument); else None."""
-    cond, body = loop.regions
-    if len(cond.ops) != 1 or cond.ops[0].name != "less":
+    """``(a, i)`` when the loop counts ``i`` from 0 by 1 while ``i < dim(a, 0)``, with ``a``
+    defined outside the loop (``i`` as the body's argument); else None."""
+    counted = analysis.counted_loop(loop)
+    if counted is None or counted[2] != 0:
         return None
-    test = cond.ops[0]
-    if cond.results != test.results or test.operands[0] not in cond.args:
+    k, bound, _ = counted
+    dim = bound.producer
+    if not (isinstance(dim, ir.Op) and dim.name == "dim" and dim.attrs.get("axis") == 0):
         return None
-    k = cond.args.index(test.operands[0])
-    bound = test.operands[1].producer
-    if not (isinstance(bound, ir.Op) and bound.name == "dim" and bound.attrs.get("axis") == 0):
+    rows = dim.operands[0]
+    if rows.region in _regions_of(loop):
         return None
-    rows = bound.operands[0]
-    if rows.region in _regions_of(loop) or not _is_constant(loop.operands[k], 0):
-        return None
-    step = body.results[k].producer
-    if not (isinstance(step, ir.Op) and step.name == "add"
-            and step.operands[0] is body.args[k] and _is_constant(step.operands[1], 1)):
-        return None
-    return rows, body.args[k]
-
-
-def _is_constant(value: ir.Value, number: int) -> bool:
-    op = value.producer
-    return (isinstance(op, ir.Op) and op.name == "constant" and isinstance(value.type, TensorType)
-            and value.type.shape == () and value.type.dtype.kind == "i"
-            and int(np.asarray(op.attrs["value"])) == number)
+    return rows, loop.regions[1].args[k]
 
 
 def _regions_of(op: ir.Op) -> set[ir.Region]:

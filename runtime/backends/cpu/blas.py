@@ -36,12 +36,19 @@ _NAMES = ("scipy_cblas_{}64_", "cblas_{}64_")
 _FUNCTIONS = ("dgemm", "sgemm", "dgemv", "sgemv")
 
 
-def _find_symbols() -> dict[str, int]:
-    """Address of each of NumPy's CBLAS functions we call, or {} if one is missing."""
+def _numpy_library() -> ctypes.CDLL | None:
+    """NumPy's extension module as a library, whose dependencies ``dlsym`` searches."""
     try:
         from numpy._core import _multiarray_umath
-        library = ctypes.CDLL(_multiarray_umath.__file__)
+        return ctypes.CDLL(_multiarray_umath.__file__)
     except (ImportError, OSError):
+        return None
+
+
+def _find_symbols() -> dict[str, int]:
+    """Address of each of NumPy's CBLAS functions we call, or {} if one is missing."""
+    library = _numpy_library()
+    if library is None:
         return {}
     for pattern in _NAMES:
         found = {}
@@ -58,11 +65,7 @@ def _find_symbols() -> dict[str, int]:
 
 def _find_threads() -> int | None:
     """Address of the function that tells how many threads NumPy's OpenBLAS runs, or None."""
-    try:
-        from numpy._core import _multiarray_umath
-        library = ctypes.CDLL(_multiarray_umath.__file__)
-    except (ImportError, OSError):
-        return None
+    library = _numpy_library()
     for name in ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_"):
         function = getattr(library, name, None)
         if function is not None:

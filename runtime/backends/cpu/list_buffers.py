@@ -119,9 +119,7 @@ def _carried_only_into_new_arrays(loop: ir.Op | None, region: ir.Region, item: i
     carried = tuple(k for k, v in enumerate(region.results) if v is item)
     if carried and region is not body:
         return None
-    readers = ir.Region()  # the region without its yields
-    readers.ops = region.ops
-    if not analysis.read_into_new_arrays(readers, item, frozenset({append})):
+    if not analysis.read_into_new_arrays(region, item, frozenset({append}), yielded=True):
         return None
     cond = loop.regions[0] if carried else None
     for k in carried:
@@ -140,10 +138,10 @@ def reservations(function: ir.Function, buffers: frozenset[ir.Value]
     for op in function.body.walk():
         if op.name != "while":
             continue
-        counted = _counted(op)
+        counted = analysis.counted_loop(op)
         if counted is None:
             continue
-        cond, body = op.regions
+        body = op.regions[1]
         lists = {}
         for k, init in enumerate(op.operands):
             step = body.results[k].producer
@@ -151,38 +149,10 @@ def reservations(function: ir.Function, buffers: frozenset[ir.Value]
                     and init.producer.name == "list_new" and isinstance(step, ir.Op)
                     and step.name == "list_append" and step.operands[0] is body.args[k]
                     and step in body.ops):
-                lists[k] = counted
+                lists[k] = counted[1:]
         if lists:
             found[op] = lists
     return found
-
-
-def _counted(loop: ir.Op) -> tuple[ir.Value, int] | None:
-    """(bound, start) when the loop's only test is ``i < bound`` for an integer ``i`` carried
-    from the constant ``start`` and stepped by one; else None."""
-    cond, body = loop.regions
-    if len(cond.ops) != 1 or cond.ops[0].name != "less" or cond.results != cond.ops[0].results:
-        return None
-    i, bound = cond.ops[0].operands
-    if i not in cond.args or bound.type.dtype.kind not in "iu" or bound.type.ndim:
-        return None
-    k = cond.args.index(i)
-    start, step = loop.operands[k].producer, body.results[k].producer
-    if not (isinstance(start, ir.Op) and start.name == "constant"
-            and isinstance(step, ir.Op) and step.name == "add"
-            and step.operands[0] is body.args[k]):
-        return None
-    one = step.operands[1].producer
-    if not (isinstance(one, ir.Op) and one.name == "constant"
-            and _int_constant(one) == 1 and _int_constant(start) is not None):
-        return None
-    return bound, _int_constant(start)
-
-
-def _int_constant(op: ir.Op) -> int | None:
-    value = op.attrs["value"]
-    return int(value) if getattr(value, "dtype", None) is not None and (
-        value.dtype.kind in "iu" and value.ndim == 0) else None
 
 
 def _join_op(op: ir.Op, join) -> None:
