@@ -52,7 +52,7 @@ def _wide(dtype: np.dtype) -> np.dtype:
 # multiple of 8 long). The halves are walked with an explicit stack: Numba's recursive
 # functions, compiled for two array layouts, crashed.
 _PAIRWISE = '''
-@numba.njit(inline="always", **JIT)
+@numba.njit(**JIT)
 def {name}_block(flat, start, n):
     if n < 8:
         res = flat.dtype.type(0)
@@ -124,7 +124,7 @@ def {name}_tree(flat, start, n, limit, tiled):
 def {name}_run(flat, start, n):
     if n <= 128:
         return {name}_block(flat, start, n)
-    return {name}_tree(flat, start, n, 128, False)
+    return {name}_tree(flat, start, n, np.int64(128), np.bool_(False))
 
 
 @numba.njit(**JIT)
@@ -161,7 +161,7 @@ def {name}_join(sums, n, limit):
     tree adds them."""
     if n <= limit:
         return sums[0] if n > 0 else sums.dtype.type(0)
-    return {name}_tree(sums, 0, n, limit, True)
+    return {name}_tree(sums, np.int64(0), n, limit, np.bool_(True))
 '''
 TILE = 1024  # the most values a PairwiseSum buffers (8 KiB of float64)
 BLOCK = 128  # NumPy's pairwise block: up to this many values add in eight running sums
@@ -186,7 +186,7 @@ class PairwiseSum:
         self.helper = em.helper("pairwise_sum", _PAIRWISE)
         self.tiles, self.tile, self.filled = em.fresh("tiles"), em.fresh("tile"), em.fresh("filled")
         if self.block is None:
-            em.line(f"{self.tiles} = {self.helper}_tiles(np.int64({count}), {TILE})")
+            em.line(f"{self.tiles} = {self.helper}_tiles(np.int64({count}), np.int64({TILE}))")
         part = np_dtype(np.empty(0, dtype).real.dtype)
         self.parts = []  # (buffer, sums) of each real part
         for _ in range(1 + (self.dtype.kind == "c")):
@@ -257,11 +257,11 @@ class PairwiseSum:
     def total(self) -> str:
         """The block's sum, after its values."""
         if self.block is not None:
-            totals = [f"{self.helper}_block({buffer}, np.int64(0), {self.block})"
+            totals = [f"{self.helper}_block({buffer}, np.int64(0), np.int64({self.block}))"
                       for buffer, _ in self.parts]
         else:
             totals = [f"({sums}[0] if len({self.tiles}) == 1 else "
-                      f"{self.helper}_join({sums}, np.int64({self.count}), {TILE}))"
+                      f"{self.helper}_join({sums}, np.int64({self.count}), np.int64({TILE})))"
                       for _, sums in self.parts]
         if len(totals) == 1:
             return totals[0]
@@ -289,13 +289,13 @@ def _accumulate(em: Emitter, inner: ReducedLoops, element: str, acc: str, dtype:
     x, ndim = inner.x, len(inner.sizes)
     em.line(f"if {x}.flags.c_contiguous:")
     with em.block():
-        # A block (or a row) of up to 128 elements is added inline: a call costs ~20 ns.
+        # A block (or a row) of up to 128 elements: the block helper itself (LLVM inlines it).
         em.line(f"{acc} = {helper}_block({inner.flat}, {start}, {inner.count}) if "
                 f"{inner.count} <= 128 else {helper}_run({inner.flat}, {start}, {inner.count})")
     if len(inner.axes) == ndim > 1:
         em.line(f"elif {x}.flags.f_contiguous:")
         with em.block():
-            em.line(f"{acc} = {helper}({x}.T, 0, {inner.count})")
+            em.line(f"{acc} = {helper}({x}.T, np.int64(0), {inner.count})")
     em.line("else:")
     with em.block():
         em.line(f"{acc} = {s.zero(dtype)}")
@@ -533,7 +533,8 @@ def emit_reduction(op: ir.Op, em: Emitter, axes: tuple[int, ...], keepdims: bool
     sizes = s.dims(em, x)
     xname = em.name(x)
     count = em.fresh("n")
-    em.line(f"{count} = {' * '.join(sizes[a] for a in axes) or '1'}")
+    # An int64, not a constant: a literal count would compile the sum helpers once per size.
+    em.line(f"{count} = np.int64({' * '.join(sizes[a] for a in axes) or '1'})")
     element = s.index_expr(xname, idx)
     first = s.index_expr(xname, [idx[a] if a in kept else "0" for a in range(ndim)])
     requested = op.attrs.get("dtype")

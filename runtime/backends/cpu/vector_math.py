@@ -3,9 +3,11 @@
 Numba computes ``np.exp`` and friends by calling libm once per element, and the PyPI llvmlite has
 no vector math library (SVML), so LLVM cannot vectorise a loop that calls them (a 128x256 tanh
 was 13x slower than NumPy's). These kernels are straight-line arithmetic with selects instead of
-branches and bit casts as LLVM instructions (``@intrinsic``), inlined into the caller at Numba's
-IR level (``inline="always"``), so LLVM's loop vectoriser turns a loop calling them into SIMD
-code. Generated modules import this module (``cpu_vmath``) for every real ``exp``/``log``/``tanh``
+branches and bit casts as LLVM instructions (``@intrinsic``), compiled once (and cached) as
+ordinary functions: LLVM inlines them into the caller when it links it, so its loop vectoriser
+turns a loop calling them into SIMD code. (Inlined at Numba's IR level instead, each call site
+cost Numba's typing of the whole kernel again: 0.7-1.1 s of a large program's compile.)
+Generated modules import this module (``cpu_vmath``) for every real ``exp``/``log``/``tanh``
 (``lower_core``); ``AUTOSTAGE_EXACT_MATH=1`` keeps libm. The float32 kernels compute in float32
 (twice the lanes; through the float64 kernels a float32 tanh was 3x slower). Accuracy, tested in
 ``tests/unit/runtime/test_cpu_vector_math.py`` over the whole range with NumPy's special values
@@ -41,7 +43,7 @@ from llvmlite import ir as llvm_ir
 from numba import types
 from numba.extending import intrinsic
 
-_JIT = dict(inline="always", cache=True, error_model="numpy", nogil=True)
+_JIT = dict(cache=True, error_model="numpy", nogil=True)
 
 
 # -- LLVM instructions Numba does not spell ---------------------------------------------------
