@@ -72,13 +72,13 @@ def check_assignable(em: Emitter, op: ir.Op, target: str, target_shape: tuple,
         want = target_shape[-axis]
         if have == 1 or have is not None and have == want:
             continue
-        tests.append(f"({expr} != 1 and {expr} != {target}.shape[{len(target_shape) - axis}])")
+        tests.append(f"(({expr} != 1) & ({expr} != {target}.shape[{len(target_shape) - axis}]))")
     if not tests:
         return
     value_dims = [f"{name}.shape[{k}]" for k in range(len(shape))]
     target_dims = [f"{target}.shape[{k}]" for k in range(len(target_shape))]
     value_text, start = run_errors.shape_text(value_dims, 0)
     target_text, _ = run_errors.shape_text(target_dims, start)
-    run_errors.check(em, op, " or ".join(tests), ValueError,
+    run_errors.check(em, op, " | ".join(tests), ValueError,
                      f"could not broadcast input array from shape {value_text} into shape "
                      f"{target_text}", value_dims + target_dims)

@@ -52,8 +52,7 @@ HEADER = (
     "import numpy as np",
     "from numba.typed import List  # noqa: F401",
     "",
-    'JIT = dict(cache=True, error_model="numpy", nogil=True)',
-    'JIT_IO = dict(cache=True, error_model="numpy")',
+    *shared_helpers.JIT_OPTIONS,
 )
 # Appended to the module by lowerings that need them (see helper()).
 Lowering = Callable[[ir.Op, "Emitter"], None]
@@ -332,7 +331,7 @@ class Emitter:
         if function.name in self.cycles.direct:  # the type its self-calls were told
             returned = f"{CallCycles.self_call_names(self.function_names[function.name])[1]}" \
                        f"({returned})"
-        jit = "JIT_IO" if self.objmode else "JIT"  # objmode blocks cannot release the GIL
+        jit = "ENTRY_IO" if self.objmode else "ENTRY"  # objmode blocks cannot release the GIL
         head = [f"@numba.njit(**{jit})",
                 f"def {self.function_names[function.name]}({self._params}):"]
         check = [(_INDENT + line, None) for line in self.cycles.entry_check().split("\n")]

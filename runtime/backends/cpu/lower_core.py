@@ -32,9 +32,12 @@ _OPERATORS = {
     "equal": "{0} == {1}", "not_equal": "{0} != {1}", "less": "{0} < {1}",
     "less_equal": "{0} <= {1}", "greater": "{0} > {1}", "greater_equal": "{0} >= {1}",
     "bitwise_and": "{0} & {1}", "bitwise_or": "{0} | {1}", "bitwise_xor": "{0} ^ {1}",
-    "logical_and": "{0} and {1}", "logical_or": "{0} or {1}", "logical_not": "not {0}",
+    "logical_and": "{0} & {1}", "logical_or": "{0} | {1}", "logical_not": "not {0}",
     "logical_xor": "{0} != {1}",
 }
+# Operators whose Numba type is the operands' float dtype (float32 * float32 is float32).
+_CLOSED_FLOAT_OPERATORS = frozenset({"add", "subtract", "multiply", "true_divide", "negative",
+                                     "positive"})
 # NumPy's integer semantics: a zero divisor gives 0, and x // -1 wraps (MIN // -1 is MIN) where
 # the machine division would trap (SIGFPE); constant divisors fold the checks away. Unsigned
 # operands have no -1 test: a conditional mixing int64 and uint64 branches is float64 in Numba.
@@ -257,8 +260,12 @@ def _loop_dtypes(op: ir.Op) -> tuple[np.dtype, ...]:
 
 def _ufunc(op: ir.Op, em: Emitter) -> None:
     out = op.results[0]
-    run_errors.check_broadcast(em, op, op.operands)
     loop = _loop_dtypes(op)
+    looped = op.name not in _SHIFTS and not complex_math.applies(op, loop) and not is_scalar(
+        out.type) and (loop[0].kind in LOOPED.get(op.name, "") or _vector_math(op, loop, em)
+                       or fusible.fuses(op))
+    if not looped:  # (a loop checks the shapes it computes)
+        run_errors.check_broadcast(em, op, op.operands)
     args = [cast_expr(em.name(v), v.type, dt) for v, dt in zip(op.operands, loop, strict=True)]
     if op.name in _SHIFTS:
         dtype = np_dtype(out.type.dtype)
@@ -270,8 +277,7 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
         expr = complex_math.expr(em, op, loop, args)
         if is_scalar(out.type):
             expr = wrap_scalar(expr, out.type.dtype)
-    elif not is_scalar(out.type) and (loop[0].kind in LOOPED.get(op.name, "")
-                                      or _vector_math(op, loop, em) or fusible.fuses(op)):
+    elif looped:
         # A loop of the scalar rule, as fusion's: Numba's array ufuncs took 0.2-0.3 s each to
         # compile (a broadcasting kernel per call site), and some differ from NumPy (LOOPED).
         from autostage.runtime.backends.cpu import lower_fused  # it imports this module
@@ -281,7 +287,9 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
     elif _vector_math(op, loop, em):
         em.module_line("cpu_vmath", _VECTOR_MATH_IMPORT)
         kernel = op.name if loop[0] == np.float64 else f"{op.name}_f32"
-        expr = wrap_scalar(f"cpu_vmath.{kernel}({args[0]})", out.type.dtype)
+        expr = f"cpu_vmath.{kernel}({args[0]})"  # of the loop's dtype
+        if out.type.dtype != loop[0]:
+            expr = wrap_scalar(expr, out.type.dtype)
     elif op.name == "power" and loop[0].kind in "iu":
         dtype = np_dtype(loop[0])
         helper = em.helper(f"power_{loop[0].name}", _INTEGER_POWER.replace("DTYPE", dtype))
@@ -323,11 +331,20 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
                 expr = f"({expr})"
         else:
             expr = _call_expr(op.name, args, out.type.dtype)
-        if not (op.name in _OPERATORS and out.type.dtype == np.bool_):
+        if not (op.name in _OPERATORS and out.type.dtype == np.bool_ or _closed(op, loop)):
             expr = wrap_scalar(expr, out.type.dtype)  # operators on bools give bools
     else:
         expr = _call_expr(op.name, args, out.type.dtype)
     em.line(f"{em.name(out)} = {expr}")
+
+
+def _closed(op: ir.Op, loop: tuple[np.dtype, ...]) -> bool:
+    """Whether Numba's type of the operator expression is already the result's: float32 or
+    float64 arithmetic on operands of that dtype (no cast to emit: each costs Numba ~1 ms of
+    compile, and reads as noise)."""
+    dtype = op.results[0].type.dtype
+    return op.name in _CLOSED_FLOAT_OPERATORS and dtype in (np.float32, np.float64) and all(
+        d == dtype for d in loop)
 
 
 def _vector_math(op: ir.Op, loop: tuple[np.dtype, ...], em: Emitter) -> bool:

@@ -3,8 +3,8 @@
 The loop shape is NumPy's broadcast of the array operands, computed inline in time linear in
 the operands (``run_errors.broadcast_extents``, which also raises NumPy's ``ValueError`` for
 incompatible shapes; ``np.broadcast_shapes`` in Numba costs ~60 ns a call); each operand is read
-at the loop index with its own broadcasting (``lower_support.broadcast_index``), 0-d operands are
-native scalars.
+at the loop index times its step per axis (0 where it is broadcast: ``_steps``), 0-d operands
+are native scalars.
 The body runs per element as 0-d ("shadow") copies of its ops lowered by their ordinary CPU rules
 (``lower_core``), so each op has exactly the dtype rules of its unfused scalar form. A final
 ``sum`` accumulates in its result dtype: integers in order, floats pairwise as NumPy adds the
@@ -50,24 +50,13 @@ def _fused(op: ir.Op, em: Emitter) -> None:
         if not lower_lists.place_row(em, op.results[0], out, extents, looped.type.dtype):
             s.allocate(em, op, out, extents, looped.type.dtype)
 
-        def nest(direct: bool) -> None:
+        def nest(steps: dict[tuple[str, int], str]) -> None:
             with s.loops(em, indices, extents):
-                value = _element(op, em, element_ops, looped, indices, extents, direct)
+                value = _element(op, em, element_ops, looped, indices, steps)
                 em.line(f"{s.index_expr(out, indices)} = {value}")
     else:
         nest = _reduce(op, em, reduction, element_ops, indices, extents)
-    same = None if known else _same_shape_test(op, em, extents)
-    if same is None:
-        nest(True)
-        return
-    # The common case, every operand of the loop shape (or broadcast along static axes), reads
-    # at the loop index itself: no clamping per element, which LLVM can then vectorize.
-    em.line(f"if {same}:")
-    with em.block():
-        nest(True)
-    em.line("else:")
-    with em.block():
-        nest(False)
+    nest({} if known else _steps(op, em, extents))
 
 
 def elementwise_loop(op: ir.Op, em: Emitter) -> None:
@@ -84,19 +73,25 @@ def elementwise_loop(op: ir.Op, em: Emitter) -> None:
     _fused(fused, em)
 
 
-def _same_shape_test(op: ir.Op, em: Emitter, extents: list[str]) -> str | None:
-    """A run-time test that no operand axis of unknown size is broadcast (each equals its
-    loop extent), or None when none can be (the loop shape is the one array operand's)."""
+def _steps(op: ir.Op, em: Emitter, extents: list[str]) -> dict[tuple[str, int], str]:
+    """For each operand axis of unknown size, the name of its step: 1 when it has the loop's
+    extent, 0 when it is broadcast (size 1); the operand is read at ``index * step``. One loop
+    serves both cases: LLVM versions it on the steps being 1, so the common case still
+    vectorises (a second, clamped copy of the loop doubled what Numba compiled, and a broadcast
+    read through ``min(index, size - 1)`` ran 4x slower). No step for an axis whose size is the
+    loop's extent itself; none at all when the loop shape is the one array operand's."""
     arrays = [v for v in op.operands if v.type.ndim > 0]
     if len(arrays) == 1 and arrays[0].type.ndim == len(extents):
-        return None
-    tests = []
-    for v in op.operands:
-        offset = len(extents) - v.type.ndim
+        return {}
+    steps: dict[tuple[str, int], str] = {}
+    for v in arrays:
+        name, offset = em.name(v), len(extents) - v.type.ndim
         for k, d in enumerate(v.type.shape):
-            if d is None:
-                tests.append(f"{em.name(v)}.shape[{k}] == {extents[offset + k]}")
-    return " and ".join(dict.fromkeys(tests)) or None
+            size = f"{name}.shape[{k}]"
+            if d is None and (name, k) not in steps and extents[offset + k] != size:
+                steps[name, k] = step = em.fresh("step")
+                em.line(f"{step} = np.int64({name}.shape[{k}] != 1)")
+    return steps
 
 
 def _proven_extents(op: ir.Op, em: Emitter, rank: int) -> list[str] | None:
@@ -134,13 +129,13 @@ def _loop_shape(op: ir.Op, em: Emitter, rank: int) -> list[str]:
 
 
 def _element(op: ir.Op, em: Emitter, element_ops: list[ir.Op], looped: ir.Value,
-             indices: list[str], extents: list[str], direct: bool = False) -> str:
+             indices: list[str], steps: dict[tuple[str, int], str]) -> str:
     """Emits the body for the element at ``indices``; returns the name of the looped value."""
     (body,) = op.regions
     shadows: dict[ir.Value, ir.Value] = {}
     for operand, arg in zip(op.operands, body.args, strict=True):
         shadow = _scalar_value(arg)
-        em.bind(shadow, _read(em, operand, indices, extents, direct))
+        em.bind(shadow, _read(em, operand, indices, steps))
         shadows[arg] = shadow
     for inner in element_ops:
         operands = [shadows[v] for v in inner.operands]
@@ -160,16 +155,17 @@ def _scalar_value(arg: ir.Value) -> ir.Value:
     return ir.Region([_scalar(arg.type)]).args[0]
 
 
-def _read(em: Emitter, operand: ir.Value, indices: list[str], extents: list[str],
-          direct: bool = False) -> str:
-    """The element of ``operand`` at the loop index, broadcasting over its trailing axes
-    (``direct``: its axes of unknown size are known to equal the loop extents)."""
+def _read(em: Emitter, operand: ir.Value, indices: list[str],
+          steps: dict[tuple[str, int], str]) -> str:
+    """The element of ``operand`` at the loop index, broadcasting over its trailing axes: an
+    axis of static size 1 at 0, one of unknown size at ``index * step`` (``_steps``; the index
+    itself when it has no step: its size is the loop's)."""
     t = operand.type
     name = em.name(operand)
     if t.ndim == 0:
         return name
     offset = len(indices) - t.ndim
-    own = [i if direct and d is None else s.broadcast_index(i, d, f"{name}.shape[{k}]")
+    own = [("0" if d == 1 else i) if (name, k) not in steps else f"{i} * {steps[name, k]}"
            for k, (i, d) in enumerate(zip(indices[offset:], t.shape, strict=True))]
     element = em.fresh("e")
     em.line(f"{element} = {s.index_expr(name, own)}")
@@ -180,7 +176,7 @@ def _reduce(op: ir.Op, em: Emitter, reduction: ir.Op, element_ops: list[ir.Op],
             indices: list[str], extents: list[str]):
     """The element-wise values accumulated over all axes, or over the last one per row (the
     reduced axes kept as size 1 with ``keepdims``): emits the result and the empty check,
-    returns ``nest(direct)`` that emits the loops."""
+    returns ``nest(steps)`` that emits the loops (``_steps``)."""
     out = em.name(op.results[0])
     dtype = op.results[0].type.dtype
     looped = reduction.operands[0]
@@ -211,13 +207,12 @@ def _reduce(op: ir.Op, em: Emitter, reduction: ir.Op, element_ops: list[ir.Op],
             em.line(f"raise ValueError('zero-size array to reduction operation {ufunc} "
                     "which has no identity')")
 
-    def nest(direct: bool) -> None:
+    def nest(steps: dict[tuple[str, int], str]) -> None:
         with s.loops(em, outer, extents[:len(outer)]):
             acc = out if whole and not kept else em.fresh("acc")
 
             def element() -> str:
-                return s.cast(_element(op, em, element_ops, looped, indices, extents, direct),
-                              dtype)
+                return s.cast(_element(op, em, element_ops, looped, indices, steps), dtype)
 
             if pairwise is not None and len(inner) == 1:  # one axis: tile by tile
                 with pairwise.over(inner[0]) as store:

@@ -18,7 +18,7 @@ def lower_repeat(op: ir.Op, em: Emitter) -> None:
     sizes = s.dims(em, x)
     n, k = sizes[axis], s.dims(em, counts)[0]
     total, i, j, r, c = (em.fresh(h) for h in ("total", "i", "j", "r", "c"))
-    run_errors.check(em, op, f"{k} != 1 and {k} != {n}", ValueError,
+    run_errors.check(em, op, f"({k} != 1) & ({k} != {n})", ValueError,
                      "operands could not be broadcast together with shape ({0},) ({1},)",
                      [n, k])
     em.line(f"{total} = 0")

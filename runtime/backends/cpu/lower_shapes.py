@@ -55,16 +55,23 @@ def _check_reshape(op: ir.Op, em: Emitter, shape: list[str]) -> None:
     known = [d for d, a in zip(shape, attr, strict=True) if a != -1]
     rest = " * ".join(f"np.int64({d})" for d in known) or "np.int64(1)"
     size = f"{em.name(x)}.size"
-    if -1 in attr:
-        em.line(f"if {rest} == 0 or {size} % ({rest}) != 0:")
+    if -1 in attr:  # (max: both sides of `|` are evaluated)
+        test = f"({rest} == 0) | ({size} % max({rest}, 1) != 0)"
     else:
-        em.line(f"if {rest} != {size}:")
-    parts = [f"' + str({d}) + '" if a is None else "newaxis" if a == -1 else str(a)
-             for d, a in zip(shape, attr, strict=True)]
+        test = f"{rest} != {size}"
+    sizes = [size]
+    parts = []
+    for d, a in zip(shape, attr, strict=True):
+        if a is None:
+            parts.append(f"{{{len(sizes)}}}")
+            sizes.append(d)
+        else:
+            parts.append("newaxis" if a == -1 else str(a))
     text = "(" + ",".join(parts) + ("," if len(parts) == 1 else "") + ")"
-    with em.block():
-        em.line(f"raise ValueError('cannot reshape array of size ' + str({size}) + "
-                f"' into shape {text}')")
+    # Formatted in Python when it fails (``run_errors``): ``str`` of an int in Numba compiled
+    # its string machinery into the program (0.3-0.5 s per program).
+    run_errors.check(em, op, test, ValueError, f"cannot reshape array of size {{0}} into shape "
+                     f"{text}", sizes)
 
 
 @lowering("transpose")
@@ -157,12 +164,12 @@ def lower_stack(op: ir.Op, em: Emitter) -> None:
     sizes.insert(axis, str(len(op.operands)))
     sizes = [str(d) if d is not None else sizes[i] for i, d in enumerate(result.type.shape)]
     first = s.dims(em, op.operands[0])
-    tests = [f"{a} != {b}" for part in op.operands[1:]
+    tests = [f"({a} != {b})" for part in op.operands[1:]
              for a, b, static_a, static_b in zip(first, s.dims(em, part), op.operands[0].type.shape,
                                                  part.type.shape, strict=True)
              if static_a is None or static_b is None]
     if tests:  # (the slots' writes would broadcast a part of size 1)
-        run_errors.check(em, op, " or ".join(tests), ValueError,
+        run_errors.check(em, op, " | ".join(tests), ValueError,
                          "all input arrays must have the same shape", [])
     em.line(f"{out} = {s.empty(sizes, result.type.dtype)}")
     parts = [em.name(v) for v in op.operands]
@@ -197,7 +204,7 @@ def _check_broadcast_to(op: ir.Op, em: Emitter, shape: list[str]) -> None:
         target = op.results[0].type.shape[offset + i]
         if d == 1 or (d is not None and d == target):
             continue
-        tests.append(f"({have[i]} != 1 and {have[i]} != {want[offset + i]})")
+        tests.append(f"(({have[i]} != 1) & ({have[i]} != {want[offset + i]}))")
     if not tests:
         return
 
@@ -205,7 +212,7 @@ def _check_broadcast_to(op: ir.Op, em: Emitter, shape: list[str]) -> None:
         parts = ",".join(f"{{{first + i}}}" for i in range(count))
         return f"({parts}{',' if count == 1 else ''})"
     run_errors.check(
-        em, op, " or ".join(tests), ValueError,
+        em, op, " | ".join(tests), ValueError,
         "operands could not be broadcast together with remapped shapes [original->remapped]: "
         f"{text(len(have), 0)}  and requested shape {text(len(want), len(have))}",
         [*have, *want])

@@ -6,13 +6,14 @@ raise, with the operand sizes in the message and a note naming the op and the us
 line, exactly like ``interpreter.Frame._add_note``. Two mechanisms give that:
 
 * **Checked sites.** A lowering that can fail emits ``check(em, op, test, kind, template,
-  sizes)``: a native test and, when it is true, a call of a small helper that enters Python
-  (``numba.objmode``) with the sizes as integers. The message is formatted there, in Python, from
-  a constant template (nothing is built inside Numba, which leaks memory per raise), and the
-  site's note (the printed op and its location, fixed at code generation) is added. Sites are
-  keyed by a hash of their content, so the key is the same in every process and Numba's cache
-  stays valid. The key is an int64 (``np.int64(k)``): a string argument would be typed as a
-  literal, compiling the objmode helper once per site (100 checked matmuls: 15 s instead of 4 s).
+  sizes)``: one call of a compiled check (``checks.check``; ``checks.position`` for an index)
+  that, when the test is true, enters Python (``numba.objmode``) with the sizes as integers.
+  The message is formatted there, in Python, from a constant template (nothing is built inside
+  Numba, which leaks memory per raise), and the site's note (the printed op and its location,
+  fixed at code generation) is added. Sites are keyed by a hash of their content, so the key
+  is the same in every process and Numba's cache stays valid. The key is an int64
+  (``np.int64(k)``): a string argument would be typed as a literal, compiling the objmode
+  helper once per site (100 checked matmuls: 15 s instead of 4 s).
 * **Located errors.** Any other exception leaving compiled code (a native ``raise`` with a
   constant message, an error inside a helper or inside Numba's own implementation) is located
   by ``locate``: Numba records the generated line it raised at as a traceback entry, which maps
@@ -28,15 +29,19 @@ from collections.abc import Sequence
 from types import TracebackType
 
 from autostage.runtime import ir, printer
-from autostage.runtime.backends.cpu.codegen import Emitter, where
+from autostage.runtime.backends.cpu import checks
+from autostage.runtime.backends.cpu.checks import (  # noqa: F401 - fail: generated code's
+    LOCATION_ATTR,
+    SITES,
+    fail,
+)
+from autostage.runtime.backends.cpu.codegen import Emitter, hashed_import, where
 
 NOTE_PREFIX = "autostage: "  # the interpreter's note prefix: one format on every target
 _IMPORT = "import autostage.runtime.backends.cpu.run_errors as cpu_err"
+CHECKS_IMPORT = hashed_import(checks, "cpu_chk")
+_SHAPE_READ = re.compile(r"\w+\.shape\[\d+\]")  # already an int64
 
-LOCATION_ATTR = "__autostage_location__"  # the failing op's ir.Location, for tracebacks
-# key -> (exception type, message template, note); filled when a module's source is generated
-# (in every process, also when the compiled code then comes from Numba's cache).
-SITES: dict[int, tuple[type[BaseException], str, str, ir.Location | None]] = {}
 
 
 def note_for(op: ir.Op, names: dict[ir.Value, str] | None) -> str:
@@ -45,40 +50,51 @@ def note_for(op: ir.Op, names: dict[ir.Value, str] | None) -> str:
     return f"{NOTE_PREFIX}error in `{text}` at {where(op)}"
 
 
-def fail(key: int, sizes: tuple) -> None:
-    """Raises the error of checked site ``key`` with its run-time ``sizes`` (from objmode)."""
-    kind, template, note, loc = SITES[int(key)]
-    error = kind(template.format(*[int(s) for s in sizes]))
-    error.add_note(note)
-    setattr(error, LOCATION_ATTR, loc)
-    raise error
-
-
 def check(em: Emitter, op: ir.Op, test: str, kind: type[BaseException], template: str,
           sizes: Sequence[str]) -> None:
-    """Emits ``if test: <raise kind(template.format(*sizes)) with the op's note>``.
+    """Emits ``cpu_chk.check(test, key, sizes)``: raises ``kind(template.format(*sizes))`` with
+    the op's note when ``test`` is true (a call, not an inline branch: ``checks``).
 
     Args:
       em: the emitter, positioned in the function body (not in a helper shared by other ops,
         whose failure could not be told apart).
       op: the op that fails when ``test`` is true.
-      test: a native boolean expression.
+      test: a native boolean expression (``&``/``|`` of parenthesised comparisons: ``and``/
+        ``or`` would branch).
       kind: the exception type NumPy or Python raises there.
       template: the message, NumPy's or Python's text, with ``{0}``, ``{1}``... for ``sizes``.
-      sizes: integer expressions evaluated when the test is true.
+      sizes: integer expressions, safe to evaluate whatever the test (evaluated with it).
     """
-    em.line(f"if {test}:")
-    with em.block():
-        raise_now(em, op, kind, template, sizes)
+    em.module_line("cpu_chk", CHECKS_IMPORT)
+    em.line(f"cpu_chk.check({test}, np.int64({site(em, op, kind, template)}), "
+            f"{sizes_tuple(sizes)})")
+
+
+def sizes_tuple(sizes: Sequence[str]) -> str:
+    """The sizes as a tuple expression of int64s."""
+    return "(" + "".join(f"{int64_arg(size)}, " for size in sizes).rstrip(" ") + ")"
+
+
+def int64_arg(expr: str) -> str:
+    """An integer expression as an int64 argument of a compiled check: a shape read as it is,
+    anything else converted (a constant would be typed as a literal, compiling the check once
+    per value)."""
+    return expr if _SHAPE_READ.fullmatch(expr) else f"np.int64({expr})"
+
+
+def site(em: Emitter, op: ir.Op, kind: type[BaseException], template: str) -> int:
+    """The key of a checked site (registered in ``SITES``: what ``fail`` raises for it)."""
+    note = note_for(op, em.value_names())
+    key = int(hashlib.sha256(f"{kind.__module__}.{kind.__qualname__}|{template}|{note}".encode()
+                             ).hexdigest()[:15], 16)  # fits an int64
+    SITES[key] = (kind, template, note, op.loc)
+    return key
 
 
 def raise_now(em: Emitter, op: ir.Op, kind: type[BaseException], template: str,
               sizes: Sequence[str]) -> None:
     """Emits the raise of a checked site unconditionally (inside a test the lowering wrote)."""
-    note = note_for(op, em.value_names())
-    key = int(hashlib.sha256(f"{kind.__module__}.{kind.__qualname__}|{template}|{note}".encode()
-                             ).hexdigest()[:15], 16)  # fits an int64
-    SITES[key] = (kind, template, note, op.loc)
+    key = site(em, op, kind, template)
     em.module_line("cpu_err", _IMPORT)
     # One helper per number of sizes, shared by the module's sites (each objmode helper costs
     # compile time); the site's key is an int64 argument (see the module docstring).
@@ -115,11 +131,11 @@ def check_broadcast(em: Emitter, op: ir.Op, operands: Sequence[ir.Value]) -> Non
             for b, db in sizes[i + 1:]:
                 if da == 1 or db == 1 or (da is not None and da == db):
                     continue
-                one_a = "" if da is not None else f" and {a} != 1"
-                one_b = "" if db is not None else f" and {b} != 1"
-                tests.append(f"({a} != {b}{one_a}{one_b})")
+                one_a = "" if da is not None else f" & ({a} != 1)"
+                one_b = "" if db is not None else f" & ({b} != 1)"
+                tests.append(f"(({a} != {b}){one_a}{one_b})")
     if tests:
-        check(em, op, " or ".join(tests), ValueError, *_broadcast_message(em, arrays))
+        check(em, op, " | ".join(tests), ValueError, *_broadcast_message(em, arrays))
 
 
 def broadcast_extents(em: Emitter, op: ir.Op, arrays: Sequence[ir.Value], rank: int
@@ -128,7 +144,7 @@ def broadcast_extents(em: Emitter, op: ir.Op, arrays: Sequence[ir.Value], rank: 
     in the operands, with ``check_broadcast``'s error when they do not broadcast.
 
     Per axis: a static size other than 1 is the extent; else the first run-time size that is
-    not 1 (``e = s if e == 1 else e`` along the operands), which is NumPy's extent whenever
+    not 1 (``checks.broadcast_size`` along the operands), which is NumPy's extent whenever
     every size is that extent or 1, the test checked once per operand afterwards."""
     extents, tests = [], []
     for axis in range(rank, 0, -1):
@@ -138,18 +154,19 @@ def broadcast_extents(em: Emitter, op: ir.Op, arrays: Sequence[ir.Value], rank: 
         dynamic = [text for text, d in sizes if d is None]
         if static:
             extent = str(static[0])
-            tests += [f"({d} != {extent} and {d} != 1)" for d in dynamic]
+            tests += [f"(({d} != {extent}) & ({d} != 1))" for d in dynamic]
         elif len(dynamic) > 1:
             extent = em.fresh("extent")
             em.line(f"{extent} = {dynamic[0]}")
+            em.module_line("cpu_chk", CHECKS_IMPORT)
             for d in dynamic[1:]:
-                em.line(f"{extent} = {d} if {extent} == 1 else {extent}")
-            tests += [f"({d} != {extent} and {d} != 1)" for d in dynamic[1:]]
+                em.line(f"{extent} = cpu_chk.broadcast_size({extent}, {d})")
+            tests += [f"(({d} != {extent}) & ({d} != 1))" for d in dynamic[1:]]
         else:
             extent = dynamic[0] if dynamic else "1"
         extents.append(extent)
     if tests:
-        check(em, op, " or ".join(tests), ValueError, *_broadcast_message(em, arrays))
+        check(em, op, " | ".join(tests), ValueError, *_broadcast_message(em, arrays))
     return extents
 
 

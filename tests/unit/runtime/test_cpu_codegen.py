@@ -18,11 +18,13 @@ import numba
 import numpy as np
 from numba.typed import List  # noqa: F401
 
-JIT = dict(cache=True, error_model="numpy", nogil=True)
-JIT_IO = dict(cache=True, error_model="numpy")
+ENTRY = dict(cache=True, error_model="numpy", nogil=True, no_cfunc_wrapper=True)
+ENTRY_IO = dict(ENTRY, nogil=False)
+JIT = dict(ENTRY, no_cpython_wrapper=True)
+JIT_IO = dict(ENTRY_IO, no_cpython_wrapper=True)
 
 
-@numba.njit(**JIT)
+@numba.njit(**ENTRY)
 def f_clamp_step(a1, a2):
     # line +2
     c3 = np.int32(0)
@@ -38,7 +40,7 @@ def f_clamp_step(a1, a2):
         if greater8:
             # line +4
             c10 = np.float32(0.5)
-            multiply11 = np.float32(loop5 * c10)
+            multiply11 = loop5 * c10
             r9 = multiply11
         else:
             r9 = loop5
@@ -115,8 +117,8 @@ def test_cli_prints_backend_source_and_llvm(tmp_path, capsys, monkeypatch):
     program.write_text("def scale(x, n):\n    return x * n\n")
     assert cli.main([f"{program}:scale", "--backend-source", "--args", "f32[],f32[]"]) == 0
     source = capsys.readouterr().out
-    assert "@numba.njit(**JIT)\ndef f_scale(a1, a2):" in source
-    assert "np.float32(a1 * a2)" in source
+    assert "@numba.njit(**ENTRY)\ndef f_scale(a1, a2):" in source
+    assert "multiply3 = a1 * a2" in source  # float32 * float32 is float32: no cast
     assert cli.main([f"{program}:scale", "--llvm", "--args", "f32[],f32[]"]) == 0
     llvm = capsys.readouterr().out
     assert "define" in llvm and "fmul float" in llvm

@@ -35,7 +35,7 @@ def source_of(function: ir.Function) -> tuple[str, str]:
     params = ", ".join(f"p{i}" for i in range(len(function.body.args)))
     outs = ", ".join(f"np.array(r[{i}])" if t.ndim == 0 else f"r[{i}]"
                      for i, t in enumerate(function.result_types))
-    wrapper = ["@numba.njit(**JIT)", f"def wrapper({params}):", f"    r = {name}({params})",
+    wrapper = ["@numba.njit(**ENTRY)", f"def wrapper({params}):", f"    r = {name}({params})",
                f"    return ({outs},)"]
     source, _ = em.module_source([body, [(text, None) for text in wrapper]])
     return source, "wrapper"

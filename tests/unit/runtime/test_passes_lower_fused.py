@@ -57,8 +57,14 @@ def test_empty_max_raises_numpys_error(tmp_path):
 def test_operands_of_the_loop_shape_are_read_at_the_loop_index(tmp_path):
     module = optimize(staged(lambda x, y: np.tanh(x + y), X, Y), verify=True)
     compiled, source = _compile(module, tmp_path)
-    assert "min(" in source  # the broadcasting loop, for operands of size 1 at run time
-    assert re.search(r"= a\d+\[i\d+, i\d+\]", source)  # and the one without clamping
+    # One loop nest for every case: an axis of unknown size is read at index * step, the step
+    # 0 when that axis is broadcast (size 1 at run time); no second, clamped copy of the loop.
+    # (x's first axis is the loop's extent itself: read at the index, no step)
+    assert re.findall(r"step\d+ = np\.int64\((a\d+\.shape\[[01]\]) != 1\)", source) == [
+        "a1.shape[1]", "a2.shape[0]"]
+    assert re.search(r"= a1\[i\d+, i\d+ \* step\d+\]", source)
+    assert re.search(r"= a2\[i\d+ \* step\d+\]", source)
+    assert source.count("for ") == 2 and "min(" not in source
     for args in ((X, Y), (X[:1], Y), (X, Y[:1]), (X[:, :1], Y[:1])):
         expected = interpreter.run(module, list(args))
         np.testing.assert_allclose(compiled(*args)[0], expected[0], rtol=1e-6)

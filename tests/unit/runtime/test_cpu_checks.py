@@ -1,0 +1,112 @@
+"""Compiled checks of generated code (``runtime/backends/cpu/checks.py``): one call per checked
+site instead of inline branches (Numba's compile time grows with the branches), the errors and
+notes of the inline form, and no helper called with a literal int (Numba compiles a callee once
+per literal value)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from autostage.runtime.backends.cpu import compile as cpu_compile
+
+import autostage
+from autostage import config
+
+
+def pick(xs, i, j):
+    return xs[i] + xs[j]
+
+
+def grid(x, i):
+    return x[i, 1]
+
+
+def bias(x, b):
+    return np.tanh(x + b)
+
+
+def stacked(a, b):
+    return np.stack([a, b])
+
+
+def source_of(fn, *args) -> str:
+    with config.STATIC_SIZES.override(0):
+        concrete = autostage.convert(fn, target="interpreter").get_concrete_function(*args)
+    return cpu_compile.generate(concrete.module).source
+
+
+def cpu(fn):
+    return autostage.convert(fn, target="cpu")
+
+
+def test_an_index_is_one_call_of_position():
+    source = source_of(pick, np.zeros(5), np.int64(1), np.int64(-1))
+    assert len(re.findall(r"= cpu_chk\.position\(a\d+, a1\.shape\[0\], np\.int64\(\d+\)\)",
+                          source)) == 2
+    assert "if not" not in source and "raise" not in source
+
+
+@pytest.mark.parametrize("i, j", [(0, 4), (-5, -1), (2, -3)])
+def test_positions_count_negative_indices_from_the_end(i, j):
+    xs = np.arange(5.0) * 10
+    assert cpu(pick)(xs, np.int64(i), np.int64(j)) == pick(xs, i, j)
+    assert cpu(pick)(xs, np.uint8(i % 5), np.int32(j)) == pick(xs, i % 5, j)
+
+
+@pytest.mark.parametrize("i", [5, -6, 2**40])
+def test_an_index_out_of_bounds_raises_numpys_error_with_the_note(i):
+    with pytest.raises(IndexError) as info:
+        cpu(pick)(np.arange(5.0), np.int64(i), np.int64(0))
+    assert str(info.value) == f"index {i} is out of bounds for axis 0 with size 5"
+    notes = "\n".join(info.value.__notes__)
+    assert "test_cpu_checks.py:" in notes and "getitem" in notes
+    with pytest.raises(IndexError, match="index 9 is out of bounds for axis 0 with size 5"):
+        cpu(pick)(np.arange(5.0), np.uint16(9), np.int64(0))
+
+
+def test_a_constant_index_is_checked_against_an_unknown_size():
+    assert cpu(grid)(np.arange(6.0).reshape(3, 2), np.int64(-1)) == 5.0
+    with pytest.raises(IndexError, match="index 1 is out of bounds for axis 1 with size 1"):
+        with config.STATIC_SIZES.override(0):
+            cpu(grid)(np.zeros((3, 1)), np.int64(0))
+
+
+def test_a_broadcast_check_is_one_call_without_branches():
+    source = source_of(bias, np.zeros((3, 4)), np.zeros(4))
+    assert "extent4 = cpu_chk.broadcast_size(extent4, a2.shape[0])" in source
+    checks = re.findall(r"cpu_chk\.check\(.*", source)
+    assert checks == ["cpu_chk.check(((a2.shape[0] != extent4) & (a2.shape[0] != 1)), "
+                      f"np.int64({checks[0].split('np.int64(')[1].split(')')[0]}), "
+                      "(a1.shape[0], a1.shape[1], a2.shape[0],))"]  # once: the loop's
+    assert " and " not in source and " or " not in source and " if " not in source
+    assert "raise" not in source
+    x, b = np.linspace(-1, 1, 12).reshape(3, 4), np.arange(4.0)
+    # (the vectorised tanh: within 4 ulp of NumPy's, vector_math.py)
+    np.testing.assert_array_max_ulp(cpu(bias)(x, b), bias(x, b), maxulp=4)
+    np.testing.assert_array_max_ulp(cpu(bias)(x, b[:1]), bias(x, b[:1]), maxulp=4)  # broadcast
+    with pytest.raises(ValueError, match=re.escape(
+            "operands could not be broadcast together with shapes (3,4) (3,)")):
+        cpu(bias)(x, b[:3])
+
+
+def test_a_check_without_sizes():
+    with pytest.raises(ValueError, match="all input arrays must have the same shape"):
+        with config.STATIC_SIZES.override(0):
+            cpu(stacked)(np.zeros(3), np.zeros(2))
+    np.testing.assert_array_equal(cpu(stacked)(np.ones(2), np.zeros(2)), [[1, 1], [0, 0]])
+
+
+LITERAL_ARGUMENT = re.compile(r"\b(?:h_\w+|cpu_\w+\.\w+)\((?:[^()]*, )?-?\d+(?:, [^()]*)?\)")
+
+
+@pytest.mark.parametrize("fn, args", [
+    (pick, (np.zeros(5), np.int64(1), np.int64(-1))),
+    (bias, (np.zeros((3, 4)), np.zeros(4))),
+    (lambda x: x.sum() + x[1:].mean(), (np.zeros(300),)),
+    (lambda x: (x * 2).sum(axis=1), (np.zeros((4, 10)),)),
+])
+def test_no_compiled_helper_is_called_with_a_literal_int(fn, args):
+    source = source_of(fn, *args)
+    assert not LITERAL_ARGUMENT.findall(source), LITERAL_ARGUMENT.findall(source)
