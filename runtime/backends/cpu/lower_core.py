@@ -32,7 +32,7 @@ _OPERATORS = {
     "equal": "{0} == {1}", "not_equal": "{0} != {1}", "less": "{0} < {1}",
     "less_equal": "{0} <= {1}", "greater": "{0} > {1}", "greater_equal": "{0} >= {1}",
     "bitwise_and": "{0} & {1}", "bitwise_or": "{0} | {1}", "bitwise_xor": "{0} ^ {1}",
-    "logical_and": "{0} & {1}", "logical_or": "{0} | {1}", "logical_not": "not {0}",
+    "logical_and": "{0} and {1}", "logical_or": "{0} or {1}", "logical_not": "not {0}",
     "logical_xor": "{0} != {1}",
 }
 # Operators whose Numba type is the operands' float dtype (float32 * float32 is float32).

@@ -56,7 +56,26 @@ def _fused(op: ir.Op, em: Emitter) -> None:
                 em.line(f"{s.index_expr(out, indices)} = {value}")
     else:
         nest = _reduce(op, em, reduction, element_ops, indices, extents)
-    nest({} if known else _steps(op, em, extents))
+    steps = {} if known else _steps(op, em, extents)
+    ranks = {em.name(v): v.type.ndim for v in op.operands}
+    inner = [step for (name, k), step in steps.items() if k == ranks[name] - 1]
+    if len(inner) <= INNER_STEPS:
+        nest(steps)
+        return
+    # More steps along the innermost axis than LLVM versions the loop on: a second copy of the
+    # loop for the common case, every step 1, reading at the loop index (vectorised).
+    em.line(f"if {' + '.join(steps.values())} == {len(steps)}:")
+    with em.block():
+        nest({})
+    em.line("else:")
+    with em.block():
+        nest(steps)
+
+
+# The most steps along the innermost axis with which one loop still vectorises: LLVM versions it
+# on the steps being 1 (a 128x256 tanh of three operands: 16 us direct, 17 us with two steps,
+# 28 us with three, not vectorised).
+INNER_STEPS = 2
 
 
 def elementwise_loop(op: ir.Op, em: Emitter) -> None:

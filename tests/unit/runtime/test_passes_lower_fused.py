@@ -70,6 +70,19 @@ def test_operands_of_the_loop_shape_are_read_at_the_loop_index(tmp_path):
         np.testing.assert_allclose(compiled(*args)[0], expected[0], rtol=1e-6)
 
 
+def test_three_broadcastable_inner_axes_keep_a_direct_copy_of_the_loop(tmp_path):
+    """Three steps along the innermost axis are more than LLVM versions the loop on: a copy of
+    the loop reading at the index runs when every step is 1 (``INNER_STEPS``)."""
+    b = np.linspace(0, 1, 3, dtype=np.float32)
+    module = optimize(staged(lambda x, y, z: np.tanh(x + y + z), X, X, b), verify=True)
+    compiled, source = _compile(module, tmp_path)
+    assert re.search(r"if step\d+ \+ step\d+ \+ step\d+ \+ step\d+ \+ step\d+ == 5:", source)
+    assert re.search(r"= a1\[i\d+, i\d+\]", source) and source.count("for ") == 4
+    for args in ((X, X, b), (X[:1], X, b), (X, X[:, :1], b[:1]), (X[:1, :1], X[:, :1], b)):
+        expected = interpreter.run(module, list(args))
+        np.testing.assert_allclose(compiled(*args)[0], expected[0], rtol=1e-6)
+
+
 def three(a, b, c):
     return np.tanh(a * b + c) - a
 
