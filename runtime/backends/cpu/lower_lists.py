@@ -20,7 +20,9 @@ from autostage.runtime.backends.cpu.lower_control import list_item_type
 from autostage.runtime.backends.cpu.lower_support import fresh_indices, loops
 
 # np.stack of a typed list along a new axis 0; ``empty`` is the result for an empty list, or
-# None for NumPy's error (the list_stack op's ``empty_ok``).
+# None for NumPy's error (the list_stack op's ``empty_ok``). The items are copied as flat
+# elements: ``out[i] = item`` compiled Numba's broadcasting assignment and its shape-mismatch
+# message (its string formatting): 2.0-2.6 s, against 0.6-0.75 s for this helper.
 _STACK = '''
 @numba.njit(**JIT)
 def {name}(items, empty):
@@ -31,11 +33,15 @@ def {name}(items, empty):
         return empty
     first = items[0]
     out = np.empty((n,) + np.shape(first), first.dtype)
+    flat = out.reshape(-1)
+    size = first.size
     for i in range(n):
         item = items[i]
         if np.shape(item) != np.shape(first):
             raise ValueError("all input arrays must have the same shape")
-        out[i] = item
+        values = item.ravel()
+        for j in range(size):
+            flat[i * size + j] = values[j]
     return out
 '''
 _STACK_SCALARS = '''

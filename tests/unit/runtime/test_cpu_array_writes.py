@@ -83,7 +83,7 @@ def test_list_rows_variables_and_broadcasts_write_through_the_helper():
 
 def test_compiling_array_writes_compiles_no_string_formatting(tmp_path):
     """In a fresh process and cache: no Numba overload that formats shapes into a message
-    (array writes, reshapes)."""
+    (array writes, reshapes, stacking a typed list)."""
     script = tmp_path / "writes.py"
     script.write_text(textwrap.dedent("""
         import json, numpy as np
@@ -107,12 +107,14 @@ def test_compiling_array_writes_compiles_no_string_formatting(tmp_path):
             y = x.copy()
             y[1:3] = w
             rows = []
+            states = [w[0]]  # a typed list (its first item is not a row of the loop's)
             for i in range(n):
                 rows.append(y[i] * 2.0)
+                states.append(states[-1] + y[i])
             v.assign(y[0] + 1.0)
             # reshapes to sizes known at run time: NumPy's message when they do not fit
             return (np.stack(rows), np.broadcast_to(w[0], (5, 40)) + 1.0,
-                    x.reshape(n * 3, -1), x.reshape(n, 300))
+                    x.reshape(n * 3, -1), x.reshape(n, 300), np.stack(states[1:]))
 
         with event.install_listener("numba:compile", Recorder()):
             program(np.zeros((30, 40)), np.ones((2, 40)), np.int64(4))
