@@ -96,9 +96,10 @@ def _steps(op: ir.Op, em: Emitter, extents: list[str]) -> dict[tuple[str, int], 
     """For each operand axis of unknown size, the name of its step: 1 when it has the loop's
     extent, 0 when it is broadcast (size 1); the operand is read at ``index * step``. One loop
     serves both cases: LLVM versions it on the steps being 1, so the common case still
-    vectorises (a second, clamped copy of the loop doubled what Numba compiled, and a broadcast
-    read through ``min(index, size - 1)`` ran 4x slower). No step for an axis whose size is the
-    loop's extent itself; none at all when the loop shape is the one array operand's."""
+    vectorises, up to ``INNER_STEPS`` steps along the innermost axis (a second, clamped copy of
+    every loop doubled what Numba compiled, and a broadcast read through ``min(index, size -
+    1)`` ran 4x slower). No step for an axis whose size is the loop's extent itself; none at all
+    when the loop shape is the one array operand's."""
     arrays = [v for v in op.operands if v.type.ndim > 0]
     if len(arrays) == 1 and arrays[0].type.ndim == len(extents):
         return {}

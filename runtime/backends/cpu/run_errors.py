@@ -6,8 +6,9 @@ raise, with the operand sizes in the message and a note naming the op and the us
 line, exactly like ``interpreter.Frame._add_note``. Two mechanisms give that:
 
 * **Checked sites.** A lowering that can fail emits ``check(em, op, test, kind, template,
-  sizes)``: one call of a compiled check (``checks.check``; ``checks.position`` for an index)
-  that, when the test is true, enters Python (``numba.objmode``) with the sizes as integers.
+  sizes)``: one call of a compiled check (``checks.check``; a lowering that checks per element,
+  such as an index's bounds, writes its own inline test and ``raise_now``) that, when the test
+  is true, enters Python (``numba.objmode``) with the sizes as integers.
   The message is formatted there, in Python, from a constant template (nothing is built inside
   Numba, which leaks memory per raise), and the site's note (the printed op and its location,
   fixed at code generation) is added. Sites are keyed by a hash of their content, so the key
@@ -41,7 +42,6 @@ NOTE_PREFIX = "autostage: "  # the interpreter's note prefix: one format on ever
 _IMPORT = "import autostage.runtime.backends.cpu.run_errors as cpu_err"
 CHECKS_IMPORT = hashed_import(checks, "cpu_chk")
 _SHAPE_READ = re.compile(r"\w+\.shape\[\d+\]")  # already an int64
-
 
 
 def note_for(op: ir.Op, names: dict[ir.Value, str] | None) -> str:
