@@ -21,6 +21,7 @@ from typing import Any
 
 import numba
 
+# (Options of its own, not shared_helpers': Numba's cache of this module is keyed by this file.)
 _JIT = dict(cache=True, error_model="numpy", nogil=True, no_cfunc_wrapper=True,
             no_cpython_wrapper=True)
 _JIT_IO = dict(cache=True, error_model="numpy", no_cfunc_wrapper=True, no_cpython_wrapper=True)
@@ -42,7 +43,9 @@ def fail(key: int, sizes: tuple) -> None:
 
 
 @numba.njit(**_JIT_IO)
-def _fail(key, sizes):
+def fail_site(key, sizes):
+    """``fail`` from compiled code: the inline tests of per-element checks (bounds) call it in
+    their cold branch, followed by a native ``raise`` Numba needs to see the branch end."""
     with numba.objmode():
         fail(key, sizes)
 
@@ -51,7 +54,7 @@ def _fail(key, sizes):
 def check(failed, key, sizes):
     """Raises the error of site ``key`` (its message formatted with ``sizes``) when ``failed``."""
     if failed:
-        _fail(key, sizes)
+        fail_site(key, sizes)
 
 
 @numba.njit(**_JIT)

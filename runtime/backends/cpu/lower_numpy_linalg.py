@@ -31,7 +31,7 @@ _IMPORT = "import autostage.runtime.backends.cpu.lower_numpy_linalg as cpu_linal
 class Site:
     """A call site: NumPy's function and keyword arguments, the dtypes of the 0-d operands (which
     arrive from compiled code as Python numbers), and the note and location of its errors (added
-    here as the interpreter adds them, see ``run_errors.fail``)."""
+    here as the interpreter adds them, see ``checks.fail``)."""
 
     function: Callable
     kwargs: dict

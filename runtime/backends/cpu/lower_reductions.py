@@ -301,7 +301,7 @@ def _accumulate(em: Emitter, inner: ReducedLoops, element: str, acc: str, dtype:
         em.line(f"{acc} = {s.zero(dtype)}")
         with inner.over(inner.axes[:-1]):
             row = s.index_expr(x, [*inner.idx[:-1], ":"])
-            em.line(f"{acc} += {helper}_run({row}, np.int64(0), {inner.sizes[-1]})")
+            em.line(f"{acc} += {helper}_run({row}, np.int64(0), np.int64({inner.sizes[-1]}))")
 
 
 def _accumulate_in_order(em: Emitter, inner: ReducedLoops, element: str, acc: str,

@@ -7,14 +7,14 @@ line, exactly like ``interpreter.Frame._add_note``. Two mechanisms give that:
 
 * **Checked sites.** A lowering that can fail emits ``check(em, op, test, kind, template,
   sizes)``: one call of a compiled check (``checks.check``; a lowering that checks per element,
-  such as an index's bounds, writes its own inline test and ``raise_now``) that, when the test
-  is true, enters Python (``numba.objmode``) with the sizes as integers.
+  such as an index's bounds, writes its own inline test and ``raise_now``: ``checks.fail_site``)
+  that, when the test is true, enters Python (``numba.objmode``) with the sizes as integers.
   The message is formatted there, in Python, from a constant template (nothing is built inside
   Numba, which leaks memory per raise), and the site's note (the printed op and its location,
   fixed at code generation) is added. Sites are keyed by a hash of their content, so the key
   is the same in every process and Numba's cache stays valid. The key is an int64
   (``np.int64(k)``): a string argument would be typed as a literal, compiling the objmode
-  helper once per site (100 checked matmuls: 15 s instead of 4 s).
+  function once per site (100 checked matmuls: 15 s instead of 4 s).
 * **Located errors.** Any other exception leaving compiled code (a native ``raise`` with a
   constant message, an error inside a helper or inside Numba's own implementation) is located
   by ``locate``: Numba records the generated line it raised at as a traceback entry, which maps
@@ -31,15 +31,10 @@ from types import TracebackType
 
 from autostage.runtime import ir, printer
 from autostage.runtime.backends.cpu import checks
-from autostage.runtime.backends.cpu.checks import (  # noqa: F401 - fail: generated code's
-    LOCATION_ATTR,
-    SITES,
-    fail,
-)
+from autostage.runtime.backends.cpu.checks import LOCATION_ATTR, SITES
 from autostage.runtime.backends.cpu.codegen import Emitter, hashed_import, where
 
 NOTE_PREFIX = "autostage: "  # the interpreter's note prefix: one format on every target
-_IMPORT = "import autostage.runtime.backends.cpu.run_errors as cpu_err"
 CHECKS_IMPORT = hashed_import(checks, "cpu_chk")
 _SHAPE_READ = re.compile(r"\w+\.shape\[\d+\]")  # already an int64
 
@@ -66,24 +61,22 @@ def check(em: Emitter, op: ir.Op, test: str, kind: type[BaseException], template
       sizes: integer expressions, safe to evaluate whatever the test (evaluated with it).
     """
     em.module_line("cpu_chk", CHECKS_IMPORT)
-    em.line(f"cpu_chk.check({test}, np.int64({site(em, op, kind, template)}), "
-            f"{sizes_tuple(sizes)})")
+    em.line(f"cpu_chk.check({test}, np.int64({_site(em, op, kind, template)}), "
+            f"{_sizes_tuple(sizes)})")
 
 
-def sizes_tuple(sizes: Sequence[str]) -> str:
-    """The sizes as a tuple expression of int64s."""
-    return "(" + "".join(f"{int64_arg(size)}, " for size in sizes).rstrip(" ") + ")"
+def raise_now(em: Emitter, op: ir.Op, kind: type[BaseException], template: str,
+              sizes: Sequence[str]) -> None:
+    """Emits the raise of a checked site unconditionally (inside a test the lowering wrote)."""
+    em.module_line("cpu_chk", CHECKS_IMPORT)
+    em.line(f"cpu_chk.fail_site(np.int64({_site(em, op, kind, template)}), "
+            f"{_sizes_tuple(sizes)})")
+    em.line(f"raise {kind.__name__}('unreachable')")
 
 
-def int64_arg(expr: str) -> str:
-    """An integer expression as an int64 argument of a compiled check: a shape read as it is,
-    anything else converted (a constant would be typed as a literal, compiling the check once
-    per value)."""
-    return expr if _SHAPE_READ.fullmatch(expr) else f"np.int64({expr})"
-
-
-def site(em: Emitter, op: ir.Op, kind: type[BaseException], template: str) -> int:
-    """The key of a checked site (registered in ``SITES``: what ``fail`` raises for it)."""
+def _site(em: Emitter, op: ir.Op, kind: type[BaseException], template: str) -> int:
+    """The key of a checked site (registered in ``SITES``: what ``fail`` raises for it). An
+    int64 argument (see the module docstring)."""
     note = note_for(op, em.value_names())
     key = int(hashlib.sha256(f"{kind.__module__}.{kind.__qualname__}|{template}|{note}".encode()
                              ).hexdigest()[:15], 16)  # fits an int64
@@ -91,21 +84,25 @@ def site(em: Emitter, op: ir.Op, kind: type[BaseException], template: str) -> in
     return key
 
 
-def raise_now(em: Emitter, op: ir.Op, kind: type[BaseException], template: str,
-              sizes: Sequence[str]) -> None:
-    """Emits the raise of a checked site unconditionally (inside a test the lowering wrote)."""
-    key = site(em, op, kind, template)
-    em.module_line("cpu_err", _IMPORT)
-    # One helper per number of sizes, shared by the module's sites (each objmode helper costs
-    # compile time); the site's key is an int64 argument (see the module docstring).
-    params = "".join(f", s{i}" for i in range(len(sizes)))
-    packed = "(" + "".join(f"s{i}, " for i in range(len(sizes))) + ")"
-    helper = em.helper(f"fail{len(sizes)}", f"@numba.njit(**JIT_IO)\ndef {{name}}(key{params}):\n"
-                       f"    with numba.objmode():\n"
-                       f"        cpu_err.fail(key, {packed})\n")
-    args = "".join(f", np.int64({s})" for s in sizes)
-    em.line(f"{helper}(np.int64({key}){args})")
-    em.line(f"raise {kind.__name__}('unreachable')")
+def _sizes_tuple(sizes: Sequence[str]) -> str:
+    """The sizes as a tuple expression of int64s: a shape read or an ``np.int64(...)`` as it
+    is, anything else converted (a constant would be typed as a literal, compiling the check
+    once per value)."""
+    items = [size if _SHAPE_READ.fullmatch(size) or _is_int64_call(size) else f"np.int64({size})"
+             for size in sizes]
+    return "(" + "".join(f"{item}, " for item in items).rstrip(" ") + ")"
+
+
+def _is_int64_call(expr: str) -> bool:
+    """Whether ``expr`` is one ``np.int64(...)`` call (not, say, ``np.int64(a) * b``)."""
+    if not (expr.startswith("np.int64(") and expr.endswith(")")):
+        return False
+    depth = 0
+    for position, char in enumerate(expr):
+        depth += (char == "(") - (char == ")")
+        if depth == 0 and char == ")":
+            return position == len(expr) - 1
+    return False
 
 
 def shape_text(sizes: Sequence[str], start: int) -> tuple[str, int]:
