@@ -11,6 +11,7 @@ carried variable or a branch result is copied there.
 from __future__ import annotations
 
 from autostage.runtime import ir
+from autostage.runtime.backends.cpu import lower_support as s
 from autostage.runtime.backends.cpu.codegen import Emitter, is_scalar, lowering, np_dtype
 from autostage.runtime.types import ListType, TensorType
 
@@ -39,8 +40,7 @@ def placeholder(em: Emitter, type_: object) -> str:
         return f"List.empty_list({list_item_type(em, type_.element)})"
     if is_scalar(type_):
         return "False" if type_.dtype.kind == "b" else f"{np_dtype(type_.dtype)}(0)"
-    shape = tuple(0 if d is None else d for d in type_.shape)
-    return f"np.zeros({shape}, {np_dtype(type_.dtype)})"
+    return s.zeros(em, [str(d or 0) for d in type_.shape], type_.dtype)
 
 
 def list_item_type(em: Emitter, element: TensorType) -> str:
@@ -86,8 +86,8 @@ def _while(op: ir.Op, em: Emitter) -> None:
             bound, start = reserved[k]
             element = init.type.element
             rows = f"max({em.name(bound)} - {start}, 0)"
-            em.line(f"{var} = (np.empty(({rows},{' 0,' * element.ndim}), "
-                    f"{np_dtype(element.dtype)}), np.int64(0), False)")
+            empty = s.empty(em, [rows] + ["0"] * element.ndim, element.dtype)
+            em.line(f"{var} = ({empty}, np.int64(0), False)")
             continue
         em.line(f"{var} = {owned(em, init, None, last)}")
     flags = []

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu import lower_support as s
-from autostage.runtime.backends.cpu.codegen import Emitter, lowering, np_dtype
+from autostage.runtime.backends.cpu.codegen import Emitter, lowering
 from autostage.runtime.backends.cpu.lower_shapes import staged_shape
 
 
@@ -61,7 +61,7 @@ def lower_arange(op: ir.Op, em: Emitter) -> None:
         em.line("raise ZeroDivisionError('division by zero')")
     em.line(f"{n} = max(int(np.ceil((np.float64({stop}) - np.float64({start})) / "
             f"np.float64({step}))), 0)")
-    em.line(f"{out} = np.empty({n}, {np_dtype(dtype)})")
+    em.line(f"{out} = {s.empty(em, [n], dtype)}")
     second = em.fresh("second")
     em.line(f"{first} = {s.cast(start, dtype)}")
     em.line(f"{second} = {s.cast(f'{start} + {step}', dtype)}")
@@ -82,7 +82,7 @@ def lower_eye(op: ir.Op, em: Emitter) -> None:
     rows, cols = staged_shape(em, op.attrs["shape"], op.operands)
     k, dtype = op.attrs["k"], op.results[0].type.dtype
     out, i = em.name(op.results[0]), em.fresh("i")
-    em.line(f"{out} = {s.zeros([rows, cols], dtype)}")
+    em.line(f"{out} = {s.zeros(em, [rows, cols], dtype)}")
     em.line(f"for {i} in range(max(0, -{k}), min({rows}, {cols} - {k})):")
     with em.block():
         em.line(f"{out}[{i}, {i} + {k}] = {s.one(dtype)}")

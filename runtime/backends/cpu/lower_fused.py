@@ -206,7 +206,7 @@ def _reduce(op: ir.Op, em: Emitter, reduction: ir.Op, element_ops: list[ir.Op],
         kept = []
     outer, inner = ([], indices) if whole else (indices[:-1], indices[-1:])
     if kept or not whole:
-        em.line(f"{out} = {s.empty(extents[:len(outer)] + ['1'] * len(kept), dtype)}")
+        em.line(f"{out} = {s.empty(em, extents[:len(outer)] + ['1'] * len(kept), dtype)}")
     reduced = " * ".join(extents if whole else extents[-1:])
     pairwise = None  # float sums add pairwise, as NumPy adds the array these values would form
     if reduction.name in ("sum", "mean"):

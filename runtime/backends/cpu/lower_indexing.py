@@ -281,13 +281,13 @@ def lower_getitem(op: ir.Op, em: Emitter) -> None:
     items, is_advanced = _prepare(op, em, tuple(staged))
     if x.type.ndim == 0:
         em.line(f"{out} = {xname}" if result.type.ndim == 0 else
-                f"{out} = np.full({s.shape_tuple(['1'] * result.type.ndim)}, {xname})")
+                f"{out} = {s.full(em, ['1'] * result.type.ndim, xname)}")
         return
     if not is_advanced:
         em.line(f"{out} = {xname}[{', '.join(basic_index(em, items, x))}]")
         return
     adv = advanced(em, xname, items)
-    em.line(f"{out} = {s.empty(adv.extents, result.type.dtype)}")
+    em.line(f"{out} = {s.empty(em, adv.extents, result.type.dtype)}")
     with s.loops(em, adv.indices, adv.extents):
         sources = _wrapped_sources(em, adv, _is_advanced(items))
         em.line(f"{out}[{', '.join(adv.indices)}] = {adv.view}[{', '.join(sources)}]")

@@ -49,7 +49,7 @@ def contraction(em: Emitter, result: ir.Value, out_loops: list[tuple[str, str]],
     if result.type.ndim:
         sizes = [e for _, e in out_loops]
         if op is None:
-            em.line(f"{out} = {s.empty(sizes, dtype)}")
+            em.line(f"{out} = {s.empty(em, sizes, dtype)}")
         else:
             s.allocate(em, op, out, sizes, dtype)
     with s.loops(em, [i for i, _ in out_loops], [e for _, e in out_loops]):

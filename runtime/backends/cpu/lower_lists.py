@@ -15,6 +15,7 @@ so every list object has one live owner. Errors are Python's: typed lists raise
 from __future__ import annotations
 
 from autostage.runtime import ir
+from autostage.runtime.backends.cpu import lower_support as s
 from autostage.runtime.backends.cpu.codegen import Emitter, is_scalar, lowering, np_dtype
 from autostage.runtime.backends.cpu.lower_control import list_item_type
 from autostage.runtime.backends.cpu.lower_support import fresh_indices, loops
@@ -106,7 +107,7 @@ def _target(em: Emitter, op: ir.Op) -> str:
 def _new(op: ir.Op, em: Emitter) -> None:
     element = op.attrs["element"]
     if op.results[0] in em.list_buffers:
-        empty = f"np.empty({(0,) * (element.ndim + 1)}, {np_dtype(element.dtype)})"
+        empty = s.empty(em, ["0"] * (element.ndim + 1), element.dtype)
         em.line(f"{em.name(op.results[0])} = ({empty}, np.int64(0), False)")
         return
     item = list_item_type(em, element)
@@ -142,7 +143,7 @@ def place_row(em: Emitter, item: ir.Value, out: str, sizes: list[str], dtype: ob
         em.line(f"{out} = {buf}[{n}]")
     em.line("else:  # the list already mismatched, or will: a new array")
     with em.block():
-        em.line(f"{out} = np.empty({shape}, {np_dtype(dtype)})")
+        em.line(f"{out} = {s.empty(em, sizes, dtype)}")
     em.placed_rows[item] = (buf, n, placed)
     return True
 
@@ -250,8 +251,7 @@ def _stack(op: ir.Op, em: Emitter) -> None:
         helper = em.helper("stack", _STACK)
     empty = "None"
     if op.attrs.get("empty_ok"):
-        shape = (0, *(d or 0 for d in element.shape))
-        empty = f"np.empty({shape}, {np_dtype(element.dtype)})"
+        empty = s.empty(em, ["0", *(str(d or 0) for d in element.shape)], element.dtype)
     # The list's last use: its buffer is the stacked array (no copy; nothing writes it again).
     last = ", True" if op.operands[0] in em.list_buffers and em.uses(op.operands[0]) == 1 else (
         ", False" if op.operands[0] in em.list_buffers else "")

@@ -26,14 +26,14 @@ def lower_diag(op: ir.Op, em: Emitter) -> None:
     sizes = s.dims(em, v)
     if v.type.ndim == 1:
         n = f"{sizes[0]} + {abs(k)}"
-        em.line(f"{out} = {s.zeros([n, n], result.type.dtype)}")
+        em.line(f"{out} = {s.zeros(em, [n, n], result.type.dtype)}")
         with s.loops(em, [i], [sizes[0]]):
             em.line(f"{out}[{row}, {col}] = {em.name(v)}[{i}]")
         return
     rows, cols = sizes
     length = (f"max(0, min({rows}, {cols} - {k}))" if k >= 0
               else f"max(0, min({rows} + {k}, {cols}))")
-    em.line(f"{out} = {s.empty([length], result.type.dtype)}")
+    em.line(f"{out} = {s.empty(em, [length], result.type.dtype)}")
     with s.loops(em, [i], [f"{out}.shape[0]"]):
         em.line(f"{out}[{i}] = {em.name(v)}[{row}, {col}]")
 
@@ -47,7 +47,7 @@ def _triangle(op: ir.Op, em: Emitter, keep: str) -> None:
         sizes = [sizes[0], sizes[0]]
     idx = s.fresh_indices(em, len(sizes))
     i, j = idx[-2], idx[-1]
-    em.line(f"{out} = {s.zeros(sizes, result.type.dtype)}")
+    em.line(f"{out} = {s.zeros(em, sizes, result.type.dtype)}")
     with s.loops(em, idx, sizes):
         em.line(f"if {j} - {i} {keep} {op.attrs['k']}:")
         with em.block():

@@ -29,7 +29,7 @@ def lower_repeat(op: ir.Op, em: Emitter) -> None:
                          "repeats may not contain negative values.", [])
         em.line(f"{total} += {c}")
     out_sizes = [total if a == axis else d for a, d in enumerate(sizes)]
-    em.line(f"{out} = {s.empty(out_sizes, result.type.dtype)}")
+    em.line(f"{out} = {s.empty(em, out_sizes, result.type.dtype)}")
     em.line(f"{j} = 0")
     src = [i if a == axis else ":" for a in range(x.type.ndim)]
     dst = [j if a == axis else ":" for a in range(x.type.ndim)]

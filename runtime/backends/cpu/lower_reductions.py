@@ -187,13 +187,13 @@ class PairwiseSum:
         self.tiles, self.tile, self.filled = em.fresh("tiles"), em.fresh("tile"), em.fresh("filled")
         if self.block is None:
             em.line(f"{self.tiles} = {self.helper}_tiles(np.int64({count}), np.int64({TILE}))")
-        part = np_dtype(np.empty(0, dtype).real.dtype)
+        part = np.empty(0, dtype).real.dtype
         self.parts = []  # (buffer, sums) of each real part
         for _ in range(1 + (self.dtype.kind == "c")):
             buffer, sums = em.fresh("buf"), em.fresh("sums")
-            em.line(f"{buffer} = np.empty({self.block or TILE}, {part})")
+            em.line(f"{buffer} = {s.empty(em, [str(self.block or TILE)], part)}")
             if self.block is None:
-                em.line(f"{sums} = np.empty(max(len({self.tiles}), 1), {part})")
+                em.line(f"{sums} = {s.empty(em, [f'max(len({self.tiles}), 1)'], part)}")
             self.parts.append((buffer, sums))
 
     def start(self) -> None:
@@ -544,8 +544,8 @@ def emit_reduction(op: ir.Op, em: Emitter, axes: tuple[int, ...], keepdims: bool
     if op.name in _PAIRWISE_SUMS and inner.pairwise_start(x.type.dtype):
         # The C-contiguous operand as one flat view, made once outside the kept loops.
         inner.flat = em.fresh("flat")
-        em.line(f"{inner.flat} = np.ascontiguousarray({xname}).reshape(-1) if "
-                f"{xname}.flags.c_contiguous else np.empty(0, {np_dtype(x.type.dtype)})")
+        em.line(f"{inner.flat} = {s.contiguous(em, xname)}.reshape(-1) if "
+                f"{xname}.flags.c_contiguous else {s.empty(em, ['0'], x.type.dtype)}")
     if op.name in _PAIRWISE_SUMS and inner.trailing():
         inner.pairwise = {key: PairwiseSum(em, dtype, count) for key, dtype in
                           _pairwise_parts(op).items()}
@@ -560,11 +560,11 @@ def emit_reduction(op: ir.Op, em: Emitter, axes: tuple[int, ...], keepdims: bool
     if op.name == "sum" and axes == tuple(range(len(axes))) and kept:
         # Leading axes: the kept ones innermost, one running sum per result element: the same
         # additions in the same order, along memory (LLVM vectorises them) instead of across.
-        em.line(f"{out} = {s.zeros(out_sizes, result.type.dtype)}")
+        em.line(f"{out} = {s.zeros(em, out_sizes, result.type.dtype)}")
         with s.loops(em, [idx[a] for a in (*axes, *kept)], [sizes[a] for a in (*axes, *kept)]):
             em.line(f"{s.index_expr(out, out_index)} += {s.cast(element, result.type.dtype)}")
         return
-    em.line(f"{out} = {s.empty(out_sizes, result.type.dtype)}")
+    em.line(f"{out} = {s.empty(em, out_sizes, result.type.dtype)}")
     with s.loops(em, [idx[a] for a in kept], [sizes[a] for a in kept]):
         value = reducer(op, em, inner, element, first, count)
         em.line(f"{s.index_expr(out, out_index)} = {value}")
@@ -589,10 +589,10 @@ def lower_sum_to(op: ir.Op, em: Emitter) -> None:
     have = s.dims(em, ct)
     em.line(f"if {name}.shape == {target}:")
     with em.block():
-        em.line(f"{out} = np.ascontiguousarray({name})")
+        em.line(f"{out} = {s.contiguous(em, name)}")
     em.line("else:")
     with em.block():
-        em.line(f"{out} = np.zeros({s.shape_tuple(sizes)}, {np_dtype(op.results[0].type.dtype)})")
+        em.line(f"{out} = {s.zeros(em, sizes, op.results[0].type.dtype)}")
         indices = [em.fresh("i") for _ in sizes]
         target = [f"{i} * ({size} != 1)" for i, size in zip(indices, sizes, strict=True)]
         with contextlib.ExitStack() as loops:

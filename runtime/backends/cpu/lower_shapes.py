@@ -34,7 +34,7 @@ def lower_reshape(op: ir.Op, em: Emitter) -> None:
     if x.type.ndim == 0:  # one element: a -1 size is 1
         shape = ["1" if a == -1 else d for d, a in zip(shape, op.attrs["shape"], strict=True)]
         em.line(f"{out} = {xname}" if result.type.ndim == 0 else
-                f"{out} = np.full({s.shape_tuple(shape)}, {xname})")
+                f"{out} = {s.full(em, shape, xname)}")
     elif result.type.ndim == 0:
         em.line(f"if {xname}.size != 1:")
         with em.block():
@@ -42,7 +42,7 @@ def lower_reshape(op: ir.Op, em: Emitter) -> None:
         em.line(f"{out} = {xname}.ravel()[0]")
     else:
         _check_reshape(op, em, shape)
-        em.line(f"{out} = np.ascontiguousarray({xname}).reshape({s.shape_tuple(shape)})")
+        em.line(f"{out} = {s.contiguous(em, xname)}.reshape({s.shape_tuple(shape)})")
 
 
 def _check_reshape(op: ir.Op, em: Emitter, shape: list[str]) -> None:
@@ -91,7 +91,7 @@ def lower_expand_dims(op: ir.Op, em: Emitter) -> None:
     x, result = op.operands[0], op.results[0]
     out = em.name(result)
     if x.type.ndim == 0:
-        em.line(f"{out} = np.full({s.shape_tuple(['1'] * result.type.ndim)}, {em.name(x)})")
+        em.line(f"{out} = {s.full(em, ['1'] * result.type.ndim, em.name(x))}")
         return
     index = ["None" if i in op.attrs["axis"] else ":" for i in range(result.type.ndim)]
     em.line(f"{out} = {em.name(x)}[{', '.join(index)}]")
@@ -136,7 +136,7 @@ def lower_concatenate(op: ir.Op, em: Emitter) -> None:
     _check_parts(em, op, axis)
     sizes = [" + ".join(lengths) if i == axis else d for i, d in enumerate(first)]
     sizes = [str(d) if d is not None else sizes[i] for i, d in enumerate(result.type.shape)]
-    em.line(f"{out} = {s.empty(sizes, result.type.dtype)}")
+    em.line(f"{out} = {s.empty(em, sizes, result.type.dtype)}")
     _assign_parts(em, out, result.type.ndim, axis, [em.name(v) for v in op.operands], lengths)
 
 
@@ -171,7 +171,7 @@ def lower_stack(op: ir.Op, em: Emitter) -> None:
     if tests:  # (the slots' writes would broadcast a part of size 1)
         run_errors.check(em, op, " | ".join(tests), ValueError,
                          "all input arrays must have the same shape", [])
-    em.line(f"{out} = {s.empty(sizes, result.type.dtype)}")
+    em.line(f"{out} = {s.empty(em, sizes, result.type.dtype)}")
     parts = [em.name(v) for v in op.operands]
     _assign_parts(em, out, result.type.ndim, axis, parts, [None] * len(parts))
 
@@ -186,7 +186,7 @@ def lower_broadcast_to(op: ir.Op, em: Emitter) -> None:
         em.line(f"{out} = {xname}")
         return
     _check_broadcast_to(op, em, shape)
-    em.line(f"{out} = {s.empty(shape, result.type.dtype)}")
+    em.line(f"{out} = {s.empty(em, shape, result.type.dtype)}")
     if x.type.ndim == 0:
         em.line(f"{out}[...] = {xname}")
     else:

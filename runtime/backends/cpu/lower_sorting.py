@@ -22,8 +22,8 @@ def _flat(em: Emitter, x: ir.Value) -> str:
     """A 1-d C-order copy (or view) of ``x`` (a 0-d x becomes a 1-element array)."""
     name = em.name(x)
     if x.type.ndim == 0:
-        return f"np.full(1, {name})"
-    return name if x.type.ndim == 1 else f"np.ascontiguousarray({name}).ravel()"
+        return s.full(em, ["1"], name)
+    return name if x.type.ndim == 1 else f"{s.contiguous(em, name)}.ravel()"
 
 
 _SORT = '''
@@ -51,7 +51,7 @@ def _lanes(op: ir.Op, em: Emitter, key: str, source: str) -> None:
     idx = s.fresh_indices(em, x.type.ndim)
     lane = [":" if a == axis else idx[a] for a in range(x.type.ndim)]
     others = [a for a in range(x.type.ndim) if a != axis]
-    em.line(f"{out} = {s.empty(sizes, result.type.dtype)}")
+    em.line(f"{out} = {s.empty(em, sizes, result.type.dtype)}")
     with s.loops(em, [idx[a] for a in others], [sizes[a] for a in others]):
         array_writes.assign(em, s.index_expr(out, lane), 1,
                             f"{sort}({s.index_expr(em.name(x), lane)})", 1)
@@ -87,7 +87,7 @@ def lower_take_along_axis(op: ir.Op, em: Emitter) -> None:
     if axis is None:
         flat, i = em.fresh("flat"), em.fresh("i")
         em.line(f"{flat} = {_flat(em, arr)}")
-        em.line(f"{out} = {s.empty(s.dims(em, ind), result.type.dtype)}")
+        em.line(f"{out} = {s.empty(em, s.dims(em, ind), result.type.dtype)}")
         with s.loops(em, [i], [s.dims(em, ind)[0]]):
             t = _wrap(em, f"{em.name(ind)}[{i}]", f"{flat}.shape[0]")
             em.line(f"{out}[{i}] = {flat}[{t}]")
@@ -97,7 +97,7 @@ def lower_take_along_axis(op: ir.Op, em: Emitter) -> None:
     extents = [nd[a] if a == axis else f"({ad[a]} if {ad[a]} != 1 else {nd[a]})"
                for a in range(ndim)]
     idx = s.fresh_indices(em, ndim)
-    em.line(f"{out} = {s.empty(extents, result.type.dtype)}")
+    em.line(f"{out} = {s.empty(em, extents, result.type.dtype)}")
     with s.loops(em, idx, extents):
         ind_at = [s.broadcast_index(idx[a], ind.type.shape[a], nd[a]) if a != axis else idx[a]
                   for a in range(ndim)]
@@ -121,7 +121,7 @@ def _scan(op: ir.Op, em: Emitter, combine: str) -> None:
         sizes, ndim = s.dims(em, x), x.type.ndim
     idx = s.fresh_indices(em, ndim)
     others = [a for a in range(ndim) if a != axis]
-    em.line(f"{out} = {s.empty(sizes, dtype)}")
+    em.line(f"{out} = {s.empty(em, sizes, dtype)}")
     identity = s.one(dtype) if combine == "*" else s.zero(dtype)
     with s.loops(em, [idx[a] for a in others], [sizes[a] for a in others]):
         em.line(f"{acc} = {identity}")

@@ -23,8 +23,8 @@ from autostage.runtime.backends.cpu.codegen import Emitter, lowering, np_dtype
 def _flat(em: Emitter, x: ir.Value) -> str:
     name = em.name(x)
     if x.type.ndim == 0:
-        return f"np.full(1, {name})"
-    return name if x.type.ndim == 1 else f"np.ascontiguousarray({name}).ravel()"
+        return s.full(em, ["1"], name)
+    return name if x.type.ndim == 1 else f"{s.contiguous(em, name)}.ravel()"
 
 
 def _lanes(em: Emitter, x: ir.Value, axis: int | None) -> tuple[str, list[str]]:
@@ -37,7 +37,7 @@ def _lanes(em: Emitter, x: ir.Value, axis: int | None) -> tuple[str, list[str]]:
     others = [a for a in range(x.type.ndim) if a != axis]
     perm = s.shape_tuple([str(a) for a in (*others, axis)])
     count = " * ".join(sizes[a] for a in others)
-    em.line(f"{x2} = np.ascontiguousarray({em.name(x)}.transpose({perm}))"
+    em.line(f"{x2} = {s.contiguous(em, f'{em.name(x)}.transpose({perm})')}"
             f".reshape(({count}, {sizes[axis]}))")
     return x2, [sizes[a] for a in others]
 
@@ -295,7 +295,7 @@ def lower_nonzero(op: ir.Op, em: Emitter) -> None:
         with em.block():
             em.line(f"{count} += 1")
     for result in op.results:
-        em.line(f"{em.name(result)} = np.empty({count}, np.int64)")
+        em.line(f"{em.name(result)} = {s.empty(em, [count], np.int64)}")
     em.line(f"{c} = 0")
     with s.loops(em, idx, sizes):
         em.line(f"if {test}:")

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 from autostage.runtime import ir
-from autostage.runtime.backends.cpu import run_errors, spare_buffers
+from autostage.runtime.backends.cpu import new_arrays, run_errors, spare_buffers
 from autostage.runtime.backends.cpu.codegen import (
     Emitter,
     LoweringError,
@@ -26,6 +26,7 @@ from autostage.runtime.backends.cpu.codegen import (
 from autostage.runtime.types import TensorType
 
 _SPARES_IMPORT = hashed_import(spare_buffers, "cpu_spares")
+_NEW_IMPORT = hashed_import(new_arrays, "cpu_new")
 
 
 def ttype(value: ir.Value) -> TensorType:
@@ -71,8 +72,35 @@ def one(dtype: np.dtype) -> str:
     return "True" if np.dtype(dtype) == np.bool_ else f"{np_dtype(dtype)}(1)"
 
 
-def empty(sizes: Sequence[str], dtype: np.dtype) -> str:
-    return f"np.empty({shape_tuple(sizes)}, {np_dtype(dtype)})"
+def empty(em: Emitter, sizes: Sequence[str], dtype: np.dtype) -> str:
+    """A new array of ``sizes`` (not filled), through ``new_arrays`` (compiled once)."""
+    return _new(em, "empty", sizes, dtype)
+
+
+def zeros(em: Emitter, sizes: Sequence[str], dtype: np.dtype) -> str:
+    """A new array of ``sizes`` filled with zeros, through ``new_arrays``."""
+    return _new(em, "zeros", sizes, dtype)
+
+
+def contiguous(em: Emitter, name: str) -> str:
+    """``name`` as a C-contiguous array (itself when it is one; ``np.ascontiguousarray``)."""
+    em.module_line("cpu_new", _NEW_IMPORT)
+    return f"cpu_new.contiguous({name})"
+
+
+def full(em: Emitter, sizes: Sequence[str], value: str) -> str:
+    """A new array of ``sizes`` filled with the scalar ``value`` (of its dtype)."""
+    em.module_line("cpu_new", _NEW_IMPORT)
+    return f"cpu_new.full({_int64_shape(sizes)}, {value})"
+
+
+def _int64_shape(sizes: Sequence[str]) -> str:
+    return shape_tuple([f"np.int64({size})" if size.isdigit() else size for size in sizes])
+
+
+def _new(em: Emitter, kind: str, sizes: Sequence[str], dtype: np.dtype) -> str:
+    em.module_line("cpu_new", _NEW_IMPORT)
+    return f"cpu_new.{kind}({_int64_shape(sizes)}, {np_dtype(dtype)})"
 
 
 def allocate(em: Emitter, op: ir.Op, out: str, sizes: Sequence[str], dtype: np.dtype) -> None:
@@ -86,9 +114,9 @@ def allocate(em: Emitter, op: ir.Op, out: str, sizes: Sequence[str], dtype: np.d
         _recycle(em, out, op.operands[recycled[0]], sizes, dtype)
         return
     if not op.attrs.get("reuse_buffer") or not sizes:
-        em.line(f"{out} = {empty(sizes, dtype)}")
+        em.line(f"{out} = {empty(em, sizes, dtype)}")
         return
-    em.prologue(f"{out} = {empty(['0'] * len(sizes), dtype)}")
+    em.prologue(f"{out} = {empty(em, ['0'] * len(sizes), dtype)}")
     _made_again_if_changed(em, out, sizes, dtype)
 
 
@@ -98,7 +126,7 @@ def _recycle(em: Emitter, out: str, operand: ir.Value, sizes: Sequence[str],
     changes); the operand, dead once the op has run (``recycle_buffer``, passes/loop_buffers.py),
     becomes the spare for the next iteration. Only the spare refers to it until then."""
     spare = em.fresh("spare")
-    em.prologue(f"{spare} = {empty(['0'] * len(sizes), dtype)}")
+    em.prologue(f"{spare} = {empty(em, ['0'] * len(sizes), dtype)}")
     later = em.after_first.get(operand)
     if later is not None:
         _recycle_after_first(em, out, spare, em.name(operand), later, sizes, dtype)
@@ -122,7 +150,7 @@ def _recycle_after_first(em: Emitter, out: str, spare: str, operand: str, later:
         em.line(f"{spare} = cpu_spares.given_back({operand}, {spare})")
     em.line("else:")
     with em.block():
-        em.line(f"{out} = {empty(sizes, dtype)}")
+        em.line(f"{out} = {empty(em, sizes, dtype)}")
 
 
 def _made_again_if_changed(em: Emitter, buffer: str, sizes: Sequence[str],
@@ -131,11 +159,9 @@ def _made_again_if_changed(em: Emitter, buffer: str, sizes: Sequence[str],
     changed = " or ".join(f"{buffer}.shape[{i}] != {size}" for i, size in enumerate(sizes))
     em.line(f"if {changed}:")
     with em.block():
-        em.line(f"{buffer} = {empty(sizes, dtype)}")
+        em.line(f"{buffer} = {empty(em, sizes, dtype)}")
 
 
-def zeros(sizes: Sequence[str], dtype: np.dtype) -> str:
-    return f"np.zeros({shape_tuple(sizes)}, {np_dtype(dtype)})"
 
 
 def fresh_indices(em: Emitter, count: int, hint: str = "i") -> list[str]:

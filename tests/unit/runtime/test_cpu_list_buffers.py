@@ -280,7 +280,7 @@ def test_an_item_appended_to_two_lists_is_not_placed():
 
 
 def test_counted_loops_reserve_every_row():
-    reserved = "= (np.empty((max("  # a loop's list made with its rows (not the grow helper)
+    reserved = "= (cpu_new.empty((max("  # a loop's list made with its rows (not the grow helper)
     assert reserved in source_of(grown_from_empty, np.arange(3.0), np.int64(4))
     assert reserved not in source_of(early_exit, np.arange(3.0), np.int64(4))
     assert reserved not in source_of(trajectory, np.arange(3.0), np.int64(4))

@@ -1,0 +1,43 @@
+"""New arrays for generated code, through functions compiled once per machine.
+
+Numba compiles its implementation of ``np.empty``/``np.zeros``/``np.ascontiguousarray`` into
+each function that calls it, once per shape type and dtype, in every process that compiles a
+new function: 20-90 ms per signature, ~0.1 s per realistic program (4.8 s of the 44 programs'
+compile time in ``benchmarks/compile_time.py``). Called through these, it is compiled once per
+signature and loaded from Numba's disk cache after; LLVM inlines the call when it links them.
+
+A shape is a tuple of int64: a literal size must be passed as ``np.int64(n)`` (``shape``),
+or Numba would type the tuple with the literal and compile once per value.
+
+Generated modules import this module as ``cpu_new`` (``hashed_import``: its source hash is part
+of theirs, so their cached code is dropped when it changes).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+# (Options of its own, not shared_helpers': Numba's cache of this module is keyed by this file.)
+_JIT = dict(cache=True, error_model="numpy", nogil=True, no_cfunc_wrapper=True,
+            no_cpython_wrapper=True)
+
+
+@numba.njit(**_JIT)
+def empty(shape, dtype):
+    return np.empty(shape, dtype)
+
+
+@numba.njit(**_JIT)
+def zeros(shape, dtype):
+    return np.zeros(shape, dtype)
+
+
+@numba.njit(**_JIT)
+def contiguous(x):
+    return np.ascontiguousarray(x)
+
+
+@numba.njit(**_JIT)
+def full(shape, value):
+    return np.full(shape, value)
