@@ -4,8 +4,9 @@ A list value is never changed in place: ``list_append``/``list_set``/``list_pop`
 list (backends may reuse the buffer when the old value is dead). Element types: every element has
 the list's dtype and rank; unknown dimensions may differ between elements. Python's list
 semantics at run time: negative indices count from the end, an index out of range raises
-``IndexError('list index out of range')``, popping an empty list ``IndexError('pop from empty
-list')``. ``list_stack`` is ``np.stack`` (an empty list raises NumPy's ``ValueError``).
+``IndexError('list index out of range')`` (``'list assignment index out of range'`` for
+``list_set``), popping an empty list ``IndexError('pop from empty list')``. ``list_stack`` is
+``np.stack`` (an empty list raises NumPy's ``ValueError``).
 """
 
 from __future__ import annotations
@@ -75,10 +76,10 @@ def _infer_stack(types: tuple, attrs: dict) -> tuple:
     return (TensorType(element.dtype, (None, *element.shape)),)
 
 
-def _position(lst: list, index: object) -> int:
+def _position(lst: list, index: object, what: str = "list") -> int:
     i = int(index)
     if not -len(lst) <= i < len(lst):
-        raise IndexError("list index out of range")
+        raise IndexError(f"{what} index out of range")
     return i
 
 
@@ -111,7 +112,7 @@ def _evaluate_get(op, values: tuple, run) -> tuple:
 def _evaluate_set(op, values: tuple, run) -> tuple:
     lst, index, item = values
     new = list(lst)
-    new[_position(lst, index)] = item
+    new[_position(lst, index, "list assignment")] = item
     return (new,)
 
 

@@ -12,8 +12,17 @@ from __future__ import annotations
 
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu import lower_support as s
-from autostage.runtime.backends.cpu.codegen import Emitter, is_scalar, lowering, np_dtype
+from autostage.runtime.backends.cpu import typed_lists
+from autostage.runtime.backends.cpu.codegen import (
+    Emitter,
+    hashed_import,
+    is_scalar,
+    lowering,
+    np_dtype,
+)
 from autostage.runtime.types import ListType, TensorType
+
+_LISTS_IMPORT = hashed_import(typed_lists, "cpu_list")
 
 
 def owned(em: Emitter, value: ir.Value, expr: str | None = None, reuse: bool = False) -> str:
@@ -26,7 +35,7 @@ def owned(em: Emitter, value: ir.Value, expr: str | None = None, reuse: bool = F
             return expr
         if value in em.list_buffers:  # (buffer, count, mismatch): a copy of the buffer
             return f"({expr}[0].copy(), {expr}[1], {expr}[2])"
-        return f"{expr}.copy()"
+        return list_call(em, "copy", expr)
     producer = value.producer
     if (isinstance(producer, ir.Op) and producer.name == "constant"
             and not is_scalar(value.type)):
@@ -37,10 +46,16 @@ def owned(em: Emitter, value: ir.Value, expr: str | None = None, reuse: bool = F
 def placeholder(em: Emitter, type_: object) -> str:
     """A value of ``type_`` that is never read (the ``undef`` op; cf. its NumPy reference)."""
     if isinstance(type_, ListType):
-        return f"List.empty_list({list_item_type(em, type_.element)})"
+        return list_call(em, "new", list_item_type(em, type_.element))
     if is_scalar(type_):
         return "False" if type_.dtype.kind == "b" else f"{np_dtype(type_.dtype)}(0)"
     return s.zeros(em, [str(d or 0) for d in type_.shape], type_.dtype)
+
+
+def list_call(em: Emitter, operation: str, *args: str) -> str:
+    """The call of a typed-list operation (``typed_lists``, compiled once per item type)."""
+    em.module_line("cpu_list", _LISTS_IMPORT)
+    return f"cpu_list.{operation}({', '.join(args)})"
 
 
 def list_item_type(em: Emitter, element: TensorType) -> str:

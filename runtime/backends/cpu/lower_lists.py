@@ -8,8 +8,9 @@ object in place and hand it on (``Emitter.uses``); so may the op that passes/inp
 ``in_place`` (its last use, e.g. an append in one branch of an ``if`` whose other branch yields
 the list); otherwise it works on a copy. Aliases made
 by branches, loops and calls copy a list that is read elsewhere too (``lower_control.owned``),
-so every list object has one live owner. Errors are Python's: typed lists raise
-``IndexError('list index out of range')`` / ``('pop from empty list')`` themselves.
+so every list object has one live owner. Typed-list operations are calls of ``typed_lists``
+(compiled once per item type, not into each program), which raise Python's errors
+(``IndexError('list index out of range')``, ``('pop from empty list')``, ...).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu import lower_support as s
 from autostage.runtime.backends.cpu.codegen import Emitter, is_scalar, lowering, np_dtype
-from autostage.runtime.backends.cpu.lower_control import list_item_type
+from autostage.runtime.backends.cpu.lower_control import list_call, list_item_type
 from autostage.runtime.backends.cpu.lower_support import fresh_indices, loops
 
 # np.stack of a typed list along a new axis 0; ``empty`` is the result for an empty list, or
@@ -99,7 +100,7 @@ def _target(em: Emitter, op: ir.Op) -> str:
     if _reuses(em, op):  # its last use (passes/inplace.py)
         em.bind(result, em.name(source))
     else:
-        em.line(f"{em.name(result)} = {em.name(source)}.copy()")
+        em.line(f"{em.name(result)} = {list_call(em, 'copy', em.name(source))}")
     return em.name(result)
 
 
@@ -111,7 +112,7 @@ def _new(op: ir.Op, em: Emitter) -> None:
         em.line(f"{em.name(op.results[0])} = ({empty}, np.int64(0), False)")
         return
     item = list_item_type(em, element)
-    em.line(f"{em.name(op.results[0])} = List.empty_list({item})")
+    em.line(f"{em.name(op.results[0])} = {list_call(em, 'new', item)}")
 
 
 @lowering("list_append")
@@ -120,7 +121,7 @@ def _append(op: ir.Op, em: Emitter) -> None:
         _buffer_append(op, em)
         return
     target = _target(em, op)
-    em.line(f"{target}.append({em.name(op.operands[1])})")
+    em.line(list_call(em, "append", target, em.name(op.operands[1])))
 
 
 def place_row(em: Emitter, item: ir.Value, out: str, sizes: list[str], dtype: object) -> bool:
@@ -199,44 +200,28 @@ def _write_row(em: Emitter, buf: str, n: str, item: str, rank: int) -> None:
 @lowering("list_pop")
 def _pop(op: ir.Op, em: Emitter) -> None:
     target = _target(em, op)
-    index = em.name(op.operands[1]) if len(op.operands) > 1 else ""
-    if index:
-        em.line(f"if not -len({target}) <= {index} < len({target}):")
-        with em.block():
-            em.line('raise IndexError("pop index out of range")')
-    else:
-        em.line(f"if len({target}) == 0:")
-        with em.block():
-            em.line('raise IndexError("pop from empty list")')
-    em.line(f"{em.name(op.results[1])} = {target}.pop({index})")
-
-
-def _checked_index(em: Emitter, lst: str, index: str) -> None:
-    em.line(f"if not -len({lst}) <= {index} < len({lst}):")
-    with em.block():
-        em.line('raise IndexError("list index out of range")')
+    popped = (list_call(em, "pop", target, em.name(op.operands[1])) if len(op.operands) > 1
+              else list_call(em, "pop_last", target))
+    em.line(f"{em.name(op.results[1])} = {popped}")
 
 
 @lowering("list_get")
 def _get(op: ir.Op, em: Emitter) -> None:
-    lst, index = (em.name(v) for v in op.operands)
-    _checked_index(em, lst, index)
-    em.line(f"{em.name(op.results[0])} = {lst}[{index}]")
+    em.line(f"{em.name(op.results[0])} = {list_call(em, 'get', *map(em.name, op.operands))}")
 
 
 @lowering("list_set")
 def _set(op: ir.Op, em: Emitter) -> None:
-    index = em.name(op.operands[1])
-    _checked_index(em, em.name(op.operands[0]), index)
-    target = _target(em, op)
-    em.line(f"{target}[{index}] = {em.name(op.operands[2])}")
+    index, item = em.name(op.operands[1]), em.name(op.operands[2])
+    em.line(list_call(em, "put", _target(em, op), index, item))
 
 
 @lowering("list_length")
 def _length(op: ir.Op, em: Emitter) -> None:
     lst = em.name(op.operands[0])
-    size = f"{lst}[1]" if op.operands[0] in em.list_buffers else f"len({lst})"
-    em.line(f"{em.name(op.results[0])} = np.int64({size})")
+    size = f"np.int64({lst}[1])" if op.operands[0] in em.list_buffers else list_call(
+        em, "length", lst)
+    em.line(f"{em.name(op.results[0])} = {size}")
 
 
 @lowering("list_stack")

@@ -1,0 +1,124 @@
+"""What generated code calls instead of Numba's own implementations, so that they are compiled
+once per machine: new arrays (backends/cpu/new_arrays.py) and typed-list operations
+(backends/cpu/typed_lists.py). A second program using the same operations compiles only its own
+function; the typed-list operations raise Python's errors."""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import autostage
+
+_PROGRAMS = textwrap.dedent("""
+    import json, sys, numpy as np
+    from numba.core import event
+    import autostage
+
+    names = []
+
+    class Recorder(event.Listener):
+        def on_start(self, e):
+            fn = getattr(e.data.get("dispatcher"), "py_func", None)
+            names.append(getattr(fn, "__qualname__", str(fn)))
+
+        def on_end(self, e):
+            pass
+
+    def first(x, n):
+        rows = []
+        for i in range(n):
+            rows.append(x[i] * 2.0)
+        rows[0] = rows[-1] + 1.0
+        last = rows.pop()
+        total = np.zeros((2, x.shape[1]))
+        for r in rows:
+            total[0] += r
+        return total, last, len(rows), x.T.reshape(-1).sum()
+
+    def second(x, n):  # the same operations in another program
+        rows = []
+        for i in range(n):
+            rows.append(x[i] - 1.0)
+        rows[1] = rows[0] * 3.0
+        last = rows.pop()
+        total = np.zeros((2, x.shape[1]))
+        for r in rows:
+            total[1] -= r
+        return total, last, len(rows), x.T.reshape(-1).max()
+
+    fn = {"first": first, "second": second}[sys.argv[1]]
+    x = np.arange(12.0).reshape(4, 3)
+    with event.install_listener("numba:compile", Recorder()):
+        got = autostage.convert(fn, target="cpu")(x, np.int64(3))
+    want = fn(x, np.int64(3))
+    print(json.dumps([names, [np.asarray(v).tolist() for v in got],
+                      [np.asarray(v).tolist() for v in want]]))
+""")
+
+
+def test_a_second_program_compiles_only_its_own_function(tmp_path):
+    """In fresh processes sharing a cache: the first program compiles the new-array and list
+    functions (and Numba's implementations inside them); the second, only itself."""
+    script = tmp_path / "programs.py"
+    script.write_text(_PROGRAMS)
+    env = {"AUTOSTAGE_CACHE_DIR": str(tmp_path / "cache"), "AUTOSTAGE_TIERED": "0",
+           "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PATH": "/usr/bin:/bin"}
+    compiled = {}
+    for name in ("first", "second"):
+        out = subprocess.run([sys.executable, str(script), name], capture_output=True,
+                             text=True, timeout=600, env=env)
+        assert out.returncode == 0, out.stderr
+        compiled[name], got, want = json.loads(out.stdout.strip().splitlines()[-1])
+        assert got == want
+    first = set(compiled["first"])
+    assert {"empty", "contiguous", "new", "append", "get", "put", "pop_last",
+            "length"} <= first
+    assert {"ol_np_empty.<locals>.impl", "impl_append.<locals>.impl"} <= first
+    assert compiled["second"] == ["f_second"]
+
+
+def _get(xs, i):
+    items = [x * 1.0 for x in xs]
+    items.append(xs[0])
+    return items[i]
+
+
+def _put(xs, i):
+    items = [x * 1.0 for x in xs]
+    items.append(xs[0])
+    items[i] = xs[1]
+    return items[0] + items[-1]
+
+
+def _pop(xs, i):
+    items = [x * 1.0 for x in xs]
+    items.append(xs[0])
+    return items.pop(i) + items[0]
+
+
+def _pop_all(xs, n):
+    items = [x * 1.0 for x in xs]
+    items.append(xs[0])
+    total = items[0]
+    for _ in range(n):
+        total = total + items.pop()
+    return total
+
+
+@pytest.mark.parametrize("fn", [_get, _put, _pop, _pop_all], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("index", [0, 2, -3, 3, -4, 7])
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_list_operations_raise_pythons_errors(fn, index, target):
+    xs = np.arange(2.0)  # three items after the append
+    staged = autostage.convert(fn, target=target)
+    try:
+        want = fn(xs, np.int64(index))
+    except IndexError as error:
+        with pytest.raises(IndexError, match=f"^{error}\n"):  # (then autostage's note)
+            staged(xs, np.int64(index))
+    else:
+        assert staged(xs, np.int64(index)) == want
