@@ -35,6 +35,7 @@ class Operand:
 
     name: str
     indices: list[str]
+    dtype: np.dtype | None = None  # known: no cast where it is already the result's float
 
 
 def contraction(em: Emitter, result: ir.Value, out_loops: list[tuple[str, str]],
@@ -45,7 +46,7 @@ def contraction(em: Emitter, result: ir.Value, out_loops: list[tuple[str, str]],
     dtype = result.type.dtype
     out = em.name(result)
     acc = em.fresh("acc")
-    factors = [s.index_expr(o.name, o.indices) for o in operands]
+    factors = [_as_float(s.index_expr(o.name, o.indices), o.dtype, dtype) for o in operands]
     if result.type.ndim:
         sizes = [e for _, e in out_loops]
         if op is None:
@@ -56,12 +57,20 @@ def contraction(em: Emitter, result: ir.Value, out_loops: list[tuple[str, str]],
         em.line(f"{acc} = {s.zero(dtype)}")
         with s.loops(em, [i for i, _ in sum_loops], [e for _, e in sum_loops]):
             if dtype == np.bool_:
-                terms = " and ".join(f"({f} != 0)" for f in factors)
+                terms = " and ".join(factors)  # each a truth test (s.cast)
                 em.line(f"{acc} = {acc} or ({terms})")
             else:
-                em.line(f"{acc} += {' * '.join(s.cast(f, dtype) for f in factors)}")
+                em.line(f"{acc} += {' * '.join(factors)}")
         em.line(f"{s.index_expr(out, [i for i, _ in out_loops]) if result.type.ndim else out}"
                 f" = {acc}")
+
+
+def _as_float(element: str, have: np.dtype | None, dtype: np.dtype) -> str:
+    """``element`` as a factor of a product in ``dtype``: cast, unless both are the same float
+    type (Numba's product of two float32 or float64 values is one already)."""
+    if have is not None and np.dtype(have) == dtype and dtype in (np.float32, np.float64):
+        return element
+    return s.cast(element, dtype)
 
 
 def _check_equal(em: Emitter, a: str, b: str, message: str) -> None:
@@ -186,7 +195,8 @@ def _matmul_loops(em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value,
     out_loops += [x for x in (rows, cols) if x is not None]
     k_extent = ad[-1]
     contraction(em, result, out_loops, [(k, k_extent)],
-                [Operand(em.name(a), a_batch + a_idx), Operand(em.name(b), b_batch + b_idx)],
+                [Operand(em.name(a), a_batch + a_idx, a.type.dtype),
+                 Operand(em.name(b), b_batch + b_idx, b.type.dtype)],
                 op)
 
 
@@ -280,7 +290,8 @@ def _dot_loops(em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value) -> None:
     b_idx = [i for i, _ in b_out]
     b_idx.insert(k_axis, k)
     contraction(em, result, a_out + b_out, [(k, ad[-1])],
-                [Operand(em.name(a), [i for i, _ in a_out] + [k]), Operand(em.name(b), b_idx)])
+                [Operand(em.name(a), [i for i, _ in a_out] + [k], a.type.dtype),
+                 Operand(em.name(b), b_idx, b.type.dtype)])
 
 
 @lowering("einsum")
@@ -297,7 +308,7 @@ def lower_einsum(op: ir.Op, em: Emitter) -> None:
                 extents[c] = e
     index = {c: em.fresh(f"i{c}") for c in extents}
     summed = [c for c in extents if c not in output]
-    operands = [Operand(em.name(v), [index[c] for c in label])
+    operands = [Operand(em.name(v), [index[c] for c in label], v.type.dtype)
                 for v, label in zip(op.operands, labels, strict=True)]
     contraction(em, op.results[0], [(index[c], extents[c]) for c in output],
                 [(index[c], extents[c]) for c in summed], operands)
