@@ -498,8 +498,9 @@ def reader(captures: list, checks: dict[Path, dict], sources: tuple) -> Any:
 def _test(value: str, check: tuple, const: Any) -> str:
     kind = check[0]
     if kind == "array":
+        dtype = const(check[1])  # identical first: ~10 ns less than comparing, per array
         return (f"type({value}) is _nd and {value}.shape == {const(check[2])} and "
-                f"{value}.dtype == {const(check[1])}")
+                f"({value}.dtype is {dtype} or {value}.dtype == {dtype})")
     if kind in ("scalar", "type"):
         return f"type({value}) is {const(check[1])}"
     if kind == "len":

@@ -24,6 +24,7 @@ from autostage.runtime.concrete_function import ConcreteFunction
 from autostage.runtime.types import TensorType
 
 MISS = object()  # what a fast path returns for arguments it does not cover
+_FIRST = operator.itemgetter(0)  # the finish of a single result Numba returns in a tuple
 
 _TEMPLATE = '''\
 def fast(given):
@@ -131,7 +132,8 @@ def _finish(concrete: ConcreteFunction, scope: dict) -> str:
     outputs = concrete.outputs
     if more or not (outputs.single and outputs.constants[0] is None) or not (
             isinstance(result_type, TensorType) and result_type.ndim == 0):
-        return "finish(results)"
+        # (``results[0]`` in line where finish is that: a call less, ~30 ns)
+        return "results[0]" if scope.get("finish") is _FIRST else "finish(results)"
     scope["scalar_type"] = result_type.dtype.type
     return "scalar_type(results[0])"
 
@@ -149,7 +151,7 @@ def _direct(concrete: ConcreteFunction) -> tuple[Callable, Callable[[Exception],
     dispatcher, convert, failed, scalars = entry
     outputs = concrete.outputs
     if outputs.single and outputs.constants[0] is None and convert is None:
-        return dispatcher, failed, operator.itemgetter(0), scalars
+        return dispatcher, failed, _FIRST, scalars
     build = outputs.build
     if convert is None:
         return dispatcher, failed, build, scalars
