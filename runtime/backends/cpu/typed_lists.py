@@ -1,14 +1,16 @@
 """The typed-list operations of generated code, through functions compiled once per machine.
 
-Numba compiles its typed-list implementations (``List.empty_list``, ``append``, indexing,
-``len``, ``copy``, ``pop``) into each function that uses them, once per item type, in every
-process that compiles a new function: a function appending to two lists and reading an item
-took 1.0-1.2 s to compile, 0.47 s calling these (the realistic programs with lists spent
-0.4-0.7 s each on them). Called through these they are compiled once per item type and loaded
-from Numba's disk cache after; LLVM inlines the calls when it links them.
+Numba compiles its typed-list implementations (``List.empty_list``, ``append``, item
+assignment, ``len``, ``copy``, ``pop``) into each function that uses them, once per item type,
+in every process that compiles a new function: a function appending to two lists and reading
+an item took 1.0-1.2 s to compile, 0.47 s calling these (the realistic programs with lists
+spent 0.4-0.7 s each on them). Called through these they are compiled once per item type and
+loaded from Numba's disk cache after; LLVM inlines the small ones (``append``, ``length``)
+when it links them.
 
-Indexing checks its index as Python does (``IndexError: list index out of range``) before
-Numba's own indexing, which wraps negative indices; ``pop`` checks likewise.
+Reading an item stays inline in generated code (``lower_lists``): LLVM did not inline a call
+of it, and a loop reading items ran 20-25% slower. ``put`` and ``pop`` check their index as
+Python does, with Python's messages, before Numba's own code (whose messages differ).
 
 Generated modules import this module as ``cpu_list`` (``hashed_import``: its source hash is part
 of theirs, so their cached code is dropped when it changes).
@@ -34,13 +36,6 @@ def new(item_type):
 @numba.njit(**_JIT)
 def append(lst, item):
     lst.append(item)
-
-
-@numba.njit(**_JIT)
-def get(lst, index):
-    if not -len(lst) <= index < len(lst):
-        raise IndexError("list index out of range")
-    return lst[index]
 
 
 @numba.njit(**_JIT)

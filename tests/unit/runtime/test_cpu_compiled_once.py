@@ -1,7 +1,8 @@
 """What generated code calls instead of Numba's own implementations, so that they are compiled
 once per machine: new arrays (backends/cpu/new_arrays.py) and typed-list operations
 (backends/cpu/typed_lists.py). A second program using the same operations compiles only its own
-function; the typed-list operations raise Python's errors."""
+function (but Numba's read of a list item, kept inline for speed); the typed-list operations
+raise Python's errors."""
 
 import json
 import subprocess
@@ -75,10 +76,12 @@ def test_a_second_program_compiles_only_its_own_function(tmp_path):
         compiled[name], got, want = json.loads(out.stdout.strip().splitlines()[-1])
         assert got == want
     first = set(compiled["first"])
-    assert {"empty", "contiguous", "new", "append", "get", "put", "pop_last",
+    assert {"empty", "contiguous", "new", "append", "put", "pop_last",
             "length"} <= first
     assert {"ol_np_empty.<locals>.impl", "impl_append.<locals>.impl"} <= first
-    assert compiled["second"] == ["f_second"]
+    # (reading an item stays inline, for speed: Numba compiles its item read into each program)
+    reads = ("impl_len.", "impl_getitem.", "handle_index")
+    assert [name for name in compiled["second"] if not name.startswith(reads)] == ["f_second"]
 
 
 def _get(xs, i):
