@@ -3,10 +3,10 @@ broadcast): loops in a helper shared by every program instead of Numba's slice a
 
 Numba's slice assignment builds its shape-mismatch message with f-strings and ``str.join``, so
 each process that compiles a program using it first compiles Numba's string machinery for it:
-2.3-3.1 s here, paid by 8 of the 37 realistic programs (issue 14: compile time). ``assign`` emits
-a call of ``h_assign_<rank>``, which writes element by element (the source broadcast as NumPy
-does, and copied first where the two may overlap, as NumPy copies), compiled once per machine
-for each dtype and layout. Callers check shapes before, with NumPy's messages
+2.3-3.1 s here, paid by 8 of the 37 realistic programs (issue 14: compile time). ``assign``
+emits a call of ``h_assign_<rank>_<source rank>``, which writes element by element (the source
+broadcast as NumPy does, and copied first where the two may overlap, as NumPy copies), compiled
+once per machine for each dtype and layout. Callers check shapes before, with NumPy's messages
 (``check_assignable`` for an indexed write; the others write what has the target's shape).
 """
 
@@ -19,12 +19,11 @@ from autostage.runtime.backends.cpu.codegen import Emitter
 _ASSIGN = '''
 @numba.njit(**JIT)
 def {{name}}(dst, src):
-    source = np.broadcast_to(src, dst.shape)
     if dst.size and src.size:  # NumPy reads an overlapping source whole before writing
 {dst_span}
 {src_span}
         if dst_lo < src_hi + src.itemsize and src_lo < dst_hi + dst.itemsize:
-            source = np.broadcast_to(src.copy(), dst.shape)
+            src = src.copy()
 {loops}
 '''
 # The first and last addresses an array's elements start at (strides may be negative).
@@ -43,17 +42,24 @@ def assign(em: Emitter, dst: str, dst_ndim: int, src: str, src_ndim: int) -> Non
     ``src`` beyond ``dst_ndim`` are 1, as the caller checked)."""
     if src_ndim > dst_ndim:  # NumPy drops leading sizes of 1
         src = f"{src}[{', '.join(['0'] * (src_ndim - dst_ndim))}]"
-    em.line(f"{em.helper(f'assign_{dst_ndim}', _source(dst_ndim))}({dst}, {src})")
+        src_ndim = dst_ndim
+    helper = em.helper(f"assign_{dst_ndim}_{src_ndim}", _source(dst_ndim, src_ndim))
+    em.line(f"{helper}({dst}, {src})")
 
 
-def _source(ndim: int) -> str:
-    indices = [f"i{axis}" for axis in range(ndim)]
+def _source(ndim: int, src_ndim: int) -> str:
+    """The helper writing a rank-``src_ndim`` source into a rank-``ndim`` target: the source's
+    axes are the target's last ones, each read at ``index * step``, the step 0 where it has size
+    1 (NumPy's broadcasting; Numba's ``np.broadcast_to`` took 0.2-0.3 s more to compile)."""
+    lead = ndim - src_ndim
+    steps = [f"    s{axis} = np.int64(src.shape[{axis}] != 1)" for axis in range(src_ndim)]
     loops = [f"{'    ' * (axis + 1)}for i{axis} in range(dst.shape[{axis}]):"
              for axis in range(ndim)]
-    at = ", ".join(indices)
-    body = f"{'    ' * (ndim + 1)}dst[{at}] = source[{at}]"
+    at = ", ".join(f"i{axis}" for axis in range(ndim))
+    read = ", ".join(f"i{lead + axis} * s{axis}" for axis in range(src_ndim))
+    body = f"{'    ' * (ndim + 1)}dst[{at}] = src[{read}]"
     return _ASSIGN.format(dst_span=_SPAN.format(a="dst"), src_span=_SPAN.format(a="src"),
-                          loops="\n".join([*loops, body]))
+                          loops="\n".join([*steps, *loops, body]))
 
 
 def check_assignable(em: Emitter, op: ir.Op, target: str, target_shape: tuple,
