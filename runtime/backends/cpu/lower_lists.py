@@ -64,10 +64,15 @@ def {name}(items, empty):
 # first item, at least the rows an empty buffer reserved, ``lower_control._while``). The
 # rows are copied as flat elements (both buffers are C-contiguous, and rows are kept only while
 # they have ``shape``): ``grown[:n] = buf[:n]`` took Numba 1.8 s to compile (broadcasting code).
+# (No builtin ``max`` and ``np.empty`` through ``new_arrays``: each cost a compile of Numba's
+# implementation per process.)
 _BUFFER_GROW = '''
 @numba.njit(**JIT)
 def {name}(buf, n, shape):
-    grown = np.empty((max(2 * n, 4, buf.shape[0]),) + shape, buf.dtype)
+    rows = 2 * n if n > 2 else np.int64(4)
+    if buf.shape[0] > rows:
+        rows = buf.shape[0]
+    grown = cpu_new.empty((rows,) + shape, buf.dtype)
     if n > 0:
         old = buf.reshape(-1)
         new = grown.reshape(-1)
@@ -87,6 +92,11 @@ def {name}(lst, empty, last):
         return empty
     return buf[:n] if last else buf[:n].copy()
 '''
+
+
+def _grow(em: Emitter) -> str:
+    s.new_arrays_import(em)  # (before the helper: its shared module imports it too)
+    return em.helper("buffer_grow", _BUFFER_GROW)
 
 
 def _reuses(em: Emitter, op: ir.Op) -> bool:
@@ -140,7 +150,7 @@ def place_row(em: Emitter, item: ir.Value, out: str, sizes: list[str], dtype: ob
     with em.block():
         em.line(f"if {n} == {buf}.shape[0] or {buf}.shape[1:] != {shape}:")
         with em.block():
-            em.line(f"{buf} = {em.helper('buffer_grow', _BUFFER_GROW)}({buf}, {n}, {shape})")
+            em.line(f"{buf} = {_grow(em)}({buf}, {n}, {shape})")
         em.line(f"{out} = {buf}[{n}]")
     em.line("else:  # the list already mismatched, or will: a new array")
     with em.block():
@@ -165,7 +175,7 @@ def _buffer_append(op: ir.Op, em: Emitter) -> None:
     em.line(f"{buf}, {n}, {mismatch} = {source}")
     if not _reuses(em, op):
         em.line(f"{buf} = {buf}.copy()")
-    grow = em.helper("buffer_grow", _BUFFER_GROW)
+    grow = _grow(em)
     if is_scalar(op.operands[1].type):  # a 1-d buffer of scalars: no shape to compare
         em.line(f"if {n} == {buf}.shape[0]:")
         with em.block():

@@ -84,13 +84,18 @@ def zeros(em: Emitter, sizes: Sequence[str], dtype: np.dtype) -> str:
 
 def contiguous(em: Emitter, name: str) -> str:
     """``name`` as a C-contiguous array (itself when it is one; ``np.ascontiguousarray``)."""
-    em.module_line("cpu_new", _NEW_IMPORT)
+    new_arrays_import(em)
     return f"cpu_new.contiguous({name})"
+
+
+def new_arrays_import(em: Emitter) -> None:
+    """The generated module imports ``new_arrays`` as ``cpu_new``."""
+    em.module_line("cpu_new", _NEW_IMPORT)
 
 
 def full(em: Emitter, sizes: Sequence[str], value: str) -> str:
     """A new array of ``sizes`` filled with the scalar ``value`` (of its dtype)."""
-    em.module_line("cpu_new", _NEW_IMPORT)
+    new_arrays_import(em)
     return f"cpu_new.full({_int64_shape(sizes)}, {value})"
 
 
@@ -99,7 +104,7 @@ def _int64_shape(sizes: Sequence[str]) -> str:
 
 
 def _new(em: Emitter, kind: str, sizes: Sequence[str], dtype: np.dtype) -> str:
-    em.module_line("cpu_new", _NEW_IMPORT)
+    new_arrays_import(em)
     return f"cpu_new.{kind}({_int64_shape(sizes)}, {np_dtype(dtype)})"
 
 
