@@ -1,21 +1,23 @@
 """CPU lowerings of sort, argsort, take_along_axis, cumsum and cumprod.
 
-sort/argsort sort one 1-d lane at a time with Numba's ``np.sort`` / ``np.argsort`` (NaNs last,
-as NumPy), called in helpers shared by every program: Numba compiles its sorts in 1.5-5 s, which
-a program's own function would pay in each process that compiles it. argsort always uses
-Numba's stable mergesort, so ties come out in index order — what
-NumPy gives for kind='stable'/'mergesort' (and for its default kind on short lanes; on long
-lanes with ties NumPy's unstable default may order ties differently). The scans are loops with
-an accumulator of the result dtype, adding in order exactly as NumPy's accumulate does.
-take_along_axis is a loop nest with NumPy's broadcasting, negative indices and IndexError.
+sort/argsort sort one 1-d lane at a time with Numba's ``np.sort`` / ``np.argsort`` (NaNs last, as
+NumPy), called in ``sorts`` (compiled once per machine): Numba compiles its sorts in 0.5-5 s, which
+a program's own function would pay in each process that compiles it. argsort always uses Numba's
+stable mergesort, so ties come out in index order — what NumPy gives for kind='stable'/'mergesort'
+(and for its default kind on short lanes; on long lanes with ties NumPy's unstable default may
+order ties differently). The scans are loops with an accumulator of the result dtype, adding in
+order exactly as NumPy's accumulate does. take_along_axis is a loop nest with NumPy's broadcasting,
+negative indices and IndexError.
 """
 
 from __future__ import annotations
 
 from autostage.runtime import ir
-from autostage.runtime.backends.cpu import array_writes
+from autostage.runtime.backends.cpu import array_writes, sorts
 from autostage.runtime.backends.cpu import lower_support as s
-from autostage.runtime.backends.cpu.codegen import Emitter, lowering
+from autostage.runtime.backends.cpu.codegen import Emitter, hashed_import, lowering
+
+_SORTS_IMPORT = hashed_import(sorts, "cpu_sort")
 
 
 def _flat(em: Emitter, x: ir.Value) -> str:
@@ -26,24 +28,19 @@ def _flat(em: Emitter, x: ir.Value) -> str:
     return name if x.type.ndim == 1 else f"{s.contiguous(em, name)}.ravel()"
 
 
-_SORT = '''
-@numba.njit(**JIT)
-def {name}(lane):
-    return np.sort(lane)
-'''
-_ARGSORT = '''
-@numba.njit(**JIT)
-def {name}(lane):
-    return np.argsort(lane, kind="mergesort")
-'''
+
+def sorts(em: Emitter, function: str) -> str:
+    """``cpu_sort.<function>`` (``sorts``: compiled once per machine), imported."""
+    em.module_line("cpu_sort", _SORTS_IMPORT)
+    return f"cpu_sort.{function}"
 
 
-def _lanes(op: ir.Op, em: Emitter, key: str, source: str) -> None:
-    """out[..., :, ...] = the helper's sort of x[..., :, ...] for every lane along ``axis``."""
+def _lanes(op: ir.Op, em: Emitter, function: str) -> None:
+    """out[..., :, ...] = ``sorts.<function>`` of x[..., :, ...] for every lane along ``axis``."""
     x, result = op.operands[0], op.results[0]
     axis = op.attrs["axis"]
     out = em.name(result)
-    sort = em.helper(key, source)
+    sort = sorts(em, function)
     if axis is None or x.type.ndim <= 1:
         em.line(f"{out} = {sort}({_flat(em, x)})")
         return
@@ -59,12 +56,12 @@ def _lanes(op: ir.Op, em: Emitter, key: str, source: str) -> None:
 
 @lowering("sort")
 def lower_sort(op: ir.Op, em: Emitter) -> None:
-    _lanes(op, em, "sort", _SORT)
+    _lanes(op, em, "sort")
 
 
 @lowering("argsort")
 def lower_argsort(op: ir.Op, em: Emitter) -> None:
-    _lanes(op, em, "argsort", _ARGSORT)
+    _lanes(op, em, "argsort")
 
 
 def _wrap(em: Emitter, expr: str, extent: str, axis: int = 0) -> str:

@@ -1,15 +1,15 @@
 """CPU lowerings of median, quantile, searchsorted, bincount and nonzero (ops/statistics.py).
 
-median/quantile move the reduced axis last, sort each lane (Numba's np.sort: NaNs last, as
-NumPy) and compute each result with NumPy's own arithmetic in NumPy's dtypes: the median is
-np.mean of the middle one or two values (np.nanmedian of an n-d array along an axis shorter
-than 600 averages the middle value with itself, as NumPy's masked-array path does); quantile
-'linear' is NumPy's ``_lerp`` (``a + (b - a) * t``, or ``b - (b - a) * (1 - t)`` for
-``t >= 0.5``) with the virtual index ``(n - 1) * q`` and gamma computed as in
-``_get_indexes``/``_get_gamma``; a lane whose sorted last value is NaN gives NaN. searchsorted is
-a binary search with NumPy's NaN-aware order; bincount and nonzero count first, then allocate
-the data-dependent result and fill it. Errors are NumPy's (negative bincount input, sorter out
-of range, empty quantile lanes).
+median/quantile move the reduced axis last, sort each lane (``sorts.sort``, Numba's np.sort
+compiled once per machine: NaNs last, as NumPy) and compute each result with NumPy's own arithmetic
+in NumPy's dtypes: the median is np.mean of the middle one or two values (np.nanmedian of an n-d
+array along an axis shorter than 600 averages the middle value with itself, as NumPy's masked-array
+path does); quantile 'linear' is NumPy's ``_lerp`` (``a + (b - a) * t``, or
+``b - (b - a) * (1 - t)`` for ``t >= 0.5``) with the virtual index ``(n - 1) * q`` and gamma
+computed as in ``_get_indexes``/``_get_gamma``; a lane whose sorted last value is NaN gives
+NaN. searchsorted is a binary search with NumPy's NaN-aware order; bincount and nonzero count
+first, then allocate the data-dependent result and fill it. Errors are NumPy's (negative
+bincount input, sorter out of range, empty quantile lanes).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import numpy as np
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu import lower_support as s
 from autostage.runtime.backends.cpu.codegen import Emitter, lowering, np_dtype
+from autostage.runtime.backends.cpu.lower_sorting import sorts
 
 
 def _flat(em: Emitter, x: ir.Value) -> str:
@@ -63,7 +64,7 @@ def _finish(op: ir.Op, em: Emitter, res: str, shape: list[str]) -> None:
 def _lane_prelude(op: ir.Op, x_dtype: np.dtype) -> list[str]:
     """Sorts lane j into ``lane`` with ``k`` values (NaNs dropped for the nan variants) and
     ``has_nan`` (the lane's last sorted value is NaN)."""
-    lines = ["        lane = np.sort(x2[j])", "        k = lane.shape[0]",
+    lines = ["        lane = cpu_sort.sort(x2[j])", "        k = lane.shape[0]",
              "        has_nan = False"]
     if x_dtype.kind == "f":
         if op.attrs["nan"]:
@@ -119,6 +120,7 @@ def lower_median(op: ir.Op, em: Emitter) -> None:
         "    return out",
     ]
     key = f"median_{x_dtype}_{r_dtype}_{op.attrs['nan']}_{masked}"
+    sorts(em, "sort")  # (its import, before the helper: the helper's shared module has it too)
     helper = em.helper(key, "\n".join(body))
     x2, kept = _lanes(em, x, op.attrs["axis"])
     res = em.fresh("med")
@@ -192,6 +194,7 @@ def lower_quantile(op: ir.Op, em: Emitter) -> None:
         "    return out",
     ]
     key = f"quantile_{x_dtype}_{q_dtype}_{r_dtype}_{op.attrs['nan']}"
+    sorts(em, "sort")  # (its import, before the helper: the helper's shared module has it too)
     helper = em.helper(key, "\n".join(body))
     x2, kept = _lanes(em, x, op.attrs["axis"])
     res = em.fresh("qres")
