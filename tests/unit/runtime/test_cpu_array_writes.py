@@ -10,6 +10,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from compile_events import RECORDER
 
 import autostage
 
@@ -89,17 +90,7 @@ def test_compiling_array_writes_compiles_no_string_formatting(tmp_path):
         import json, numpy as np
         from numba.core import event
         import autostage
-
-        names = []
-
-        class Recorder(event.Listener):
-            def on_start(self, e):
-                fn = getattr(e.data.get("dispatcher"), "py_func", None)
-                names.append(getattr(fn, "__qualname__", str(fn)))
-
-            def on_end(self, e):
-                pass
-
+    """) + RECORDER + textwrap.dedent("""
         v = autostage.Variable(np.zeros(40))
 
         @autostage.convert

@@ -11,6 +11,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from compile_events import RECORDER
 
 import autostage
 
@@ -18,17 +19,7 @@ _PROGRAMS = textwrap.dedent("""
     import json, sys, numpy as np
     from numba.core import event
     import autostage
-
-    names = []
-
-    class Recorder(event.Listener):
-        def on_start(self, e):
-            fn = getattr(e.data.get("dispatcher"), "py_func", None)
-            names.append(getattr(fn, "__qualname__", str(fn)))
-
-        def on_end(self, e):
-            pass
-
+""") + RECORDER + textwrap.dedent("""
     def first(x, n):
         rows = []
         for i in range(n):
