@@ -8,9 +8,9 @@ object in place and hand it on (``Emitter.uses``); so may the op that passes/inp
 ``in_place`` (its last use, e.g. an append in one branch of an ``if`` whose other branch yields
 the list); otherwise it works on a copy. Aliases made
 by branches, loops and calls copy a list that is read elsewhere too (``lower_control.owned``),
-so every list object has one live owner. Typed-list operations are calls of ``typed_lists``
-(compiled once per item type, not into each program), which raise Python's errors
-(``IndexError('list index out of range')``, ``('pop from empty list')``, ...).
+so every list object has one live owner. Typed-list operations but reading an item are calls
+of ``typed_lists`` (compiled once per item type, not into each program); all raise Python's
+errors (``IndexError('list index out of range')``, ``('pop from empty list')``, ...).
 """
 
 from __future__ import annotations
@@ -218,7 +218,8 @@ def _pop(op: ir.Op, em: Emitter) -> None:
 @lowering("list_get")
 def _get(op: ir.Op, em: Emitter) -> None:
     """Inline, not a ``typed_lists`` call: LLVM did not inline that call, and a loop reading
-    items ran 20-25% slower (its compile costs ~20 ms per program more)."""
+    items ran 20-25% slower (inline, Numba compiles its item read into each program using
+    lists: 0.16-0.26 s in the realistic ones)."""
     lst, index = (em.name(v) for v in op.operands)
     em.line(f"if not -len({lst}) <= {index} < len({lst}):")
     with em.block():

@@ -29,7 +29,7 @@ def _flat(em: Emitter, x: ir.Value) -> str:
 
 
 
-def sorts(em: Emitter, function: str) -> str:
+def sort_call(em: Emitter, function: str) -> str:
     """``cpu_sort.<function>`` (``sorts``: compiled once per machine), imported."""
     em.module_line("cpu_sort", _SORTS_IMPORT)
     return f"cpu_sort.{function}"
@@ -40,7 +40,7 @@ def _lanes(op: ir.Op, em: Emitter, function: str) -> None:
     x, result = op.operands[0], op.results[0]
     axis = op.attrs["axis"]
     out = em.name(result)
-    sort = sorts(em, function)
+    sort = sort_call(em, function)
     if axis is None or x.type.ndim <= 1:
         em.line(f"{out} = {sort}({_flat(em, x)})")
         return

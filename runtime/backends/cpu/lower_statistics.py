@@ -18,7 +18,7 @@ import numpy as np
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu import lower_support as s
 from autostage.runtime.backends.cpu.codegen import Emitter, lowering, np_dtype
-from autostage.runtime.backends.cpu.lower_sorting import sorts
+from autostage.runtime.backends.cpu.lower_sorting import sort_call
 
 
 def _flat(em: Emitter, x: ir.Value) -> str:
@@ -120,7 +120,7 @@ def lower_median(op: ir.Op, em: Emitter) -> None:
         "    return out",
     ]
     key = f"median_{x_dtype}_{r_dtype}_{op.attrs['nan']}_{masked}"
-    sorts(em, "sort")  # (its import, before the helper: the helper's shared module has it too)
+    sort_call(em, "sort")  # (its import, before the helper: the helper's shared module has it too)
     helper = em.helper(key, "\n".join(body))
     x2, kept = _lanes(em, x, op.attrs["axis"])
     res = em.fresh("med")
@@ -194,7 +194,7 @@ def lower_quantile(op: ir.Op, em: Emitter) -> None:
         "    return out",
     ]
     key = f"quantile_{x_dtype}_{q_dtype}_{r_dtype}_{op.attrs['nan']}"
-    sorts(em, "sort")  # (its import, before the helper: the helper's shared module has it too)
+    sort_call(em, "sort")  # (its import, before the helper: the helper's shared module has it too)
     helper = em.helper(key, "\n".join(body))
     x2, kept = _lanes(em, x, op.attrs["axis"])
     res = em.fresh("qres")
