@@ -20,9 +20,11 @@ Results equal NumPy's for the same call; sums are in BLAS's order, as in NumPy.
 from __future__ import annotations
 
 import ctypes
+import sys
 
 import numba
 import numpy as np
+from autostage.runtime.backends.cpu import numba_cache
 from llvmlite import binding as llvm
 from numba import types
 from numba.extending import overload
@@ -197,3 +199,6 @@ def gemv(a, x, transpose):
         incx = 1
     _gemv_call(flag, rows, cols, a, lda, x, incx, out)
     return out
+
+
+numba_cache.tie_data_files(sys.modules[__name__])  # content-named, private files

@@ -17,9 +17,11 @@ Generated modules import this module as ``cpu_chk``; its source hash is part of 
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numba
+from autostage.runtime.backends.cpu import numba_cache
 
 # (Options of its own, not shared_helpers': Numba's cache of this module is keyed by this file.)
 _JIT = dict(cache=True, error_model="numpy", nogil=True, no_cfunc_wrapper=True,
@@ -62,3 +64,6 @@ def broadcast_size(extent, size):
     """The extent of an axis after broadcasting one more operand's ``size`` against it: the
     first size other than 1 (whether the others are 1 or that size is checked apart)."""
     return size if extent == 1 else extent
+
+
+numba_cache.tie_data_files(sys.modules[__name__])  # content-named, private files

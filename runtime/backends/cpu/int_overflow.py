@@ -9,7 +9,10 @@ Python's exact result leaves the int64 range (``runtime/ops/checks.py``, the ref
 
 from __future__ import annotations
 
+import sys
+
 import numba
+from autostage.runtime.backends.cpu import numba_cache
 from llvmlite import ir as llvm_ir
 from numba import types
 from numba.extending import intrinsic
@@ -85,3 +88,6 @@ def power(a, b):
         if multiply(base, base):
             return True
         base = base * base
+
+
+numba_cache.tie_data_files(sys.modules[__name__])  # content-named, private files

@@ -15,8 +15,11 @@ of theirs, so their cached code is dropped when it changes).
 
 from __future__ import annotations
 
+import sys
+
 import numba
 import numpy as np
+from autostage.runtime.backends.cpu import numba_cache
 
 # (Options of its own, not shared_helpers': Numba's cache of this module is keyed by this file.)
 _JIT = dict(cache=True, error_model="numpy", nogil=True, no_cfunc_wrapper=True,
@@ -41,3 +44,6 @@ def contiguous(x):
 @numba.njit(**_JIT)
 def full(shape, value):
     return np.full(shape, value)
+
+
+numba_cache.tie_data_files(sys.modules[__name__])  # content-named, private files

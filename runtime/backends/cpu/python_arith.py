@@ -14,9 +14,11 @@ before, ``OverflowError: complex exponentiation`` where the result is infinite, 
 from __future__ import annotations
 
 import math
+import sys
 
 import numba
 import numpy as np
+from autostage.runtime.backends.cpu import numba_cache
 
 _TWO_53 = 2**53
 _U0 = np.uint64(0)
@@ -131,3 +133,6 @@ def complex_power(a, b):
     else:
         rr, ri = _c_pow(ar, ai, br, bi)
     return complex(rr, ri)
+
+
+numba_cache.tie_data_files(sys.modules[__name__])  # content-named, private files

@@ -14,8 +14,11 @@ of theirs, so their cached code is dropped when it changes).
 
 from __future__ import annotations
 
+import sys
+
 import numba
 import numpy as np
+from autostage.runtime.backends.cpu import numba_cache
 
 # (Options of its own, not shared_helpers': Numba's cache of this module is keyed by this file.)
 _JIT = dict(cache=True, error_model="numpy", nogil=True, no_cfunc_wrapper=True,
@@ -32,3 +35,6 @@ def sort(lane):
 def argsort(lane):
     """The indices that sort ``lane`` (1-d), stably."""
     return np.argsort(lane, kind="mergesort")
+
+
+numba_cache.tie_data_files(sys.modules[__name__])  # content-named, private files

@@ -18,8 +18,11 @@ of theirs, so their cached code is dropped when it changes).
 
 from __future__ import annotations
 
+import sys
+
 import numba
 import numpy as np
+from autostage.runtime.backends.cpu import numba_cache
 from numba.typed import List
 
 # (Options of its own, not shared_helpers': Numba's cache of this module is keyed by this file.)
@@ -68,3 +71,6 @@ def length(lst):
 @numba.njit(**_JIT)
 def copy(lst):
     return lst.copy()
+
+
+numba_cache.tie_data_files(sys.modules[__name__])  # content-named, private files

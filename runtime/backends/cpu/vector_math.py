@@ -36,9 +36,11 @@ minimax; ``--check`` compares them with this file).
 from __future__ import annotations
 
 import math
+import sys
 
 import numba
 import numpy as np
+from autostage.runtime.backends.cpu import numba_cache
 from llvmlite import ir as llvm_ir
 from numba import types
 from numba.extending import intrinsic
@@ -320,3 +322,6 @@ def tanh_f32(x):
     scale = _as_float32((k + 127) << 23)  # 2**k
     return math.copysign(
         _mul_add(-scale, p, F_ONE - scale) / _mul_add(scale, p, F_ONE + scale), x)
+
+
+numba_cache.tie_data_files(sys.modules[__name__])  # content-named, private files

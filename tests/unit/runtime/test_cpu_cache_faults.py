@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from autostage.runtime.backends.cpu import module_cache, numba_cache
+from numba.core.dispatcher import Dispatcher
 
 import autostage
 from autostage.common import cache_directory
@@ -277,6 +278,52 @@ def test_index_naming_an_untied_data_file_is_a_miss(tmp_path):
     cache_file._save_index(overloads)
     path.write_bytes(b"")
     assert cache_file.load("key") is None
+
+
+SHIPPED = ("blas", "checks", "int_overflow", "new_arrays", "python_arith", "sorts",
+           "typed_lists", "vector_math")
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_the_modules_autostage_ships_cache_in_tied_files(name):
+    """Their compiled functions are cached by Numba beside their source (or in NUMBA_CACHE_DIR),
+    outside autostage's directory: with the same content-named, private data files."""
+    module = importlib.import_module(f"autostage.runtime.backends.cpu.{name}")
+    cached = [v for v in vars(module).values()
+              if isinstance(v, Dispatcher) and v._cache is not None and v._cache.__class__.__name__
+              == "FunctionCache"]
+    assert cached and all(type(d._cache._cache_file) is numba_cache.TiedCacheFile for d in cached)
+
+
+SORTS = '''
+    import json, warnings, numpy as np, autostage
+    def f(x):
+        return np.sort(x), np.argsort(x, kind="stable")
+    g = autostage.convert(target="cpu")(f)
+    x = np.array([3.0, 1.0, 2.0])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        s, a = g(x)
+    print(json.dumps({"s": s.tolist(), "a": a.tolist(),
+                      "warnings": [w.category.__name__ for w in caught]}))
+'''
+
+
+def test_a_swapped_data_file_of_a_shipped_module_is_detected(tmp_path):
+    """sort's cached code replaced by argsort's (a shipped module's files, in NUMBA_CACHE_DIR)
+    is compiled again with a warning, never run: sort would return indices."""
+    numba_dir = tmp_path / "numba"
+    first = run_python(SORTS, tmp_path / "cache", NUMBA_CACHE_DIR=str(numba_dir))
+    assert (first["s"], first["a"]) == ([1.0, 2.0, 3.0], [1, 2, 0])
+    sort = list(numba_dir.rglob("sorts.sort-*.nbc"))
+    argsort = list(numba_dir.rglob("sorts.argsort-*.nbc"))
+    assert sort and argsort and all(len(p.name.split(".")[-2]) == 64 for p in sort)
+    for target in sort:
+        target.write_bytes(argsort[0].read_bytes())
+    # (a new program, so that its compile loads sort from the cache rather than its own copy)
+    again = run_python(SORTS, tmp_path / "cache2", NUMBA_CACHE_DIR=str(numba_dir))
+    assert (again["s"], again["a"]) == ([1.0, 2.0, 3.0], [1, 2, 0])
+    assert "CacheIntegrityWarning" in again["warnings"]
 
 
 # 21: no leak per raise ------------------------------------------------------------------------
