@@ -39,7 +39,12 @@ def hashed_import(module: types.ModuleType, alias: str) -> str:
     from ``module`` (inlined or linked in) and is keyed by the generated source, so a changed
     helper module (a new autostage) must change that source: else the old code would run."""
     digest = hashlib.sha256(pathlib.Path(module.__file__).read_bytes()).hexdigest()[:16]
-    return f"import {module.__name__} as {alias}  # source {digest}"
+    line = HASHED_IMPORTS[alias] = f"import {module.__name__} as {alias}  # source {digest}"
+    return line
+
+
+# alias -> import line of every ``hashed_import`` made (a helper reading an alias gets its line).
+HASHED_IMPORTS: dict[str, str] = {}
 
 BACKEND = "cpu"
 _INDENT = "    "
@@ -239,6 +244,8 @@ class Emitter:
         if name is None:
             name = self._helpers[key] = _identifier(f"h_{key}")
             text = source.format(name=name).rstrip()
+            for alias in (shared_helpers.free_names(text) or set()) & HASHED_IMPORTS.keys():
+                self.module_line(alias, HASHED_IMPORTS[alias])  # (its shared module's too)
             shared = shared_helpers.reference(text, self._imports())
             if shared is not None:
                 self.module_line("cpu_shared", _SHARED_IMPORT)

@@ -35,7 +35,7 @@ class Operand:
 
     name: str
     indices: list[str]
-    dtype: np.dtype | None = None  # known: no cast where it is already the result's float
+    dtype: np.dtype  # (no cast where it is already the result's float dtype)
 
 
 def contraction(em: Emitter, result: ir.Value, out_loops: list[tuple[str, str]],
@@ -65,10 +65,10 @@ def contraction(em: Emitter, result: ir.Value, out_loops: list[tuple[str, str]],
                 f" = {acc}")
 
 
-def _as_float(element: str, have: np.dtype | None, dtype: np.dtype) -> str:
+def _as_float(element: str, have: np.dtype, dtype: np.dtype) -> str:
     """``element`` as a factor of a product in ``dtype``: cast, unless both are the same float
     type (Numba's product of two float32 or float64 values is one already)."""
-    if have is not None and np.dtype(have) == dtype and dtype in (np.float32, np.float64):
+    if np.dtype(have) == dtype and dtype in (np.float32, np.float64):
         return element
     return s.cast(element, dtype)
 

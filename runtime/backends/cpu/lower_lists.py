@@ -94,11 +94,6 @@ def {name}(lst, empty, last):
 '''
 
 
-def _grow(em: Emitter) -> str:
-    s.new_arrays_import(em)  # (before the helper: its shared module imports it too)
-    return em.helper("buffer_grow", _BUFFER_GROW)
-
-
 def _reuses(em: Emitter, op: ir.Op) -> bool:
     """Whether ``op`` is the last use of its list operand (it may update the object)."""
     return em.uses(op.operands[0]) == 1 or bool(op.attrs.get("in_place"))
@@ -150,7 +145,7 @@ def place_row(em: Emitter, item: ir.Value, out: str, sizes: list[str], dtype: ob
     with em.block():
         em.line(f"if {n} == {buf}.shape[0] or {buf}.shape[1:] != {shape}:")
         with em.block():
-            em.line(f"{buf} = {_grow(em)}({buf}, {n}, {shape})")
+            em.line(f"{buf} = {em.helper('buffer_grow', _BUFFER_GROW)}({buf}, {n}, {shape})")
         em.line(f"{out} = {buf}[{n}]")
     em.line("else:  # the list already mismatched, or will: a new array")
     with em.block():
@@ -175,7 +170,7 @@ def _buffer_append(op: ir.Op, em: Emitter) -> None:
     em.line(f"{buf}, {n}, {mismatch} = {source}")
     if not _reuses(em, op):
         em.line(f"{buf} = {buf}.copy()")
-    grow = _grow(em)
+    grow = em.helper("buffer_grow", _BUFFER_GROW)
     if is_scalar(op.operands[1].type):  # a 1-d buffer of scalars: no shape to compare
         em.line(f"if {n} == {buf}.shape[0]:")
         with em.block():

@@ -17,8 +17,10 @@ from __future__ import annotations
 import numpy as np
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu import lower_support as s
-from autostage.runtime.backends.cpu.codegen import Emitter, lowering, np_dtype
-from autostage.runtime.backends.cpu.lower_sorting import sort_call
+from autostage.runtime.backends.cpu import sorts
+from autostage.runtime.backends.cpu.codegen import Emitter, hashed_import, lowering, np_dtype
+
+hashed_import(sorts, "cpu_sort")  # the median/quantile helpers read cpu_sort (HASHED_IMPORTS)
 
 
 def _flat(em: Emitter, x: ir.Value) -> str:
@@ -120,7 +122,6 @@ def lower_median(op: ir.Op, em: Emitter) -> None:
         "    return out",
     ]
     key = f"median_{x_dtype}_{r_dtype}_{op.attrs['nan']}_{masked}"
-    sort_call(em, "sort")  # (its import, before the helper: the helper's shared module has it too)
     helper = em.helper(key, "\n".join(body))
     x2, kept = _lanes(em, x, op.attrs["axis"])
     res = em.fresh("med")
@@ -194,7 +195,6 @@ def lower_quantile(op: ir.Op, em: Emitter) -> None:
         "    return out",
     ]
     key = f"quantile_{x_dtype}_{q_dtype}_{r_dtype}_{op.attrs['nan']}"
-    sort_call(em, "sort")  # (its import, before the helper: the helper's shared module has it too)
     helper = em.helper(key, "\n".join(body))
     x2, kept = _lanes(em, x, op.attrs["axis"])
     res = em.fresh("qres")

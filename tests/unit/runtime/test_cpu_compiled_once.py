@@ -116,3 +116,18 @@ def test_list_operations_raise_pythons_errors(fn, index, target):
             staged(xs, np.int64(index))
     else:
         assert staged(xs, np.int64(index)) == want
+
+
+def _median(x):
+    return np.median(x)
+
+
+def test_a_helper_reading_a_shipped_module_is_shared_with_its_import():
+    """The median helper's text reads ``cpu_sort``: the generated module imports it, and the
+    helper is bound from the module shared by every program (codegen.HASHED_IMPORTS)."""
+    x = np.array([3.0, 1.0, 2.0, 7.0])
+    staged = autostage.convert(_median, target="cpu")
+    assert staged(x) == np.median(x)
+    source = staged.backend_source(x)
+    assert "import autostage.runtime.backends.cpu.sorts as cpu_sort" in source
+    assert "= cpu_shared.helpers(('h_median_" in source
