@@ -375,18 +375,35 @@ class StagedFunction:
         with sizes whose ranks and dtypes were traced with other sizes ends the function's
         specialising on sizes (``static_sizes``): it traces without them. So does a trace with
         sizes refused for an ``if`` whose branches both raise, which the sizes alone may cause
-        (an index out of range in both, in code the call never runs)."""
-        if static_sizes.specialised(key):
-            generic = static_sizes.generic(key)
-            with self._lock:
-                first = self._sized.setdefault(generic, key)
-            if first != key:  # traced before with other sizes
-                return self._generic_miss(generic, values, leaves, treedef)
-            try:
-                return self._traced_once(key, values, leaves, treedef)
-            except AlwaysRaisesError:
-                return self._generic_miss(generic, values, leaves, treedef)
-        return self._traced_once(key, values, leaves, treedef)
+        (an index out of range in both, in code the call never runs). A trace that admits the
+        call runs it instead: the one without sizes, or the first with them where it left
+        unknown the sizes that differ (40 steps, then 3)."""
+        if not static_sizes.specialised(key):
+            return self._traced_once(key, values, leaves, treedef)
+        generic = static_sizes.generic(key)
+        with self._lock:
+            first = self._sized.setdefault(generic, key)
+        admitted = self._admitted((generic, first), key, leaves)
+        if admitted is not None:
+            return admitted
+        if first != key:  # traced before with other sizes
+            return self._generic_miss(generic, values, leaves, treedef)
+        try:
+            return self._traced_once(key, values, leaves, treedef)
+        except AlwaysRaisesError:
+            return self._generic_miss(generic, values, leaves, treedef)
+
+    def _admitted(self, traced: tuple, key: tuple, leaves: list) -> ConcreteFunction | None:
+        """The first trace of the keys ``traced`` that serves the call keyed ``key``
+        (``static_sizes.admits``: a trace without sizes serves any), now found under ``key``
+        too; None when there is none."""
+        for known in traced:
+            concrete = self._lookup(known, leaves) if static_sizes.admits(known, key) else None
+            if concrete is not None:
+                with self._lock:
+                    self._cache.setdefault(key, concrete)
+                return concrete
+        return None
 
     def _generic_miss(self, key: tuple, values: tuple, leaves: list, treedef: pytree.TreeDef
                       ) -> ConcreteFunction:

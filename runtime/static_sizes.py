@@ -9,9 +9,12 @@ shapes do, with a bound on retracing:
 * the trace key of an ``np.ndarray`` argument with such sizes is ``(dtype, ndim, Sizes)``
   (``Sizes``: the size of each axis up to the limit, None for larger ones), and the trace's
   parameter type has those sizes;
-* when a call differs from an earlier trace only in those sizes (a batch of 5, then one of 7),
-  the function stops specialising: that call and every later one key on dtypes and ranks alone,
-  so varying sizes cost one more trace, not one per size.
+* a call whose sizes the first trace with sizes admits (each size it knows is the call's; the
+  call's other sizes are ones the trace left unknown: 40 steps, then 3) runs that trace, as a
+  call of larger sizes would: a shorter sequence costs no trace;
+* when a call differs from an earlier trace only in sizes that trace knows (a batch of 5, then
+  one of 7), the function stops specialising: that call and every later one key on dtypes and
+  ranks alone, so varying sizes cost one more trace, not one per size.
 
 Known sizes only make code more specific; every value and error is the one the unknown-size
 code gives:
@@ -50,6 +53,21 @@ def generic(key: tuple) -> tuple:
 def specialised(key: tuple) -> bool:
     """Whether ``key`` has known sizes."""
     return any(_specialised(part) for part in key)
+
+
+def admits(traced: tuple, key: tuple) -> bool:
+    """Whether the trace of ``traced`` serves a call keyed ``key`` (the two alike but for
+    sizes): every size ``traced`` knows is ``key``'s; what it leaves unknown may be anything."""
+    return all(a == b or _admits(a, b) for a, b in zip(traced, key, strict=True))
+
+
+def _admits(traced: object, part: object) -> bool:
+    if not _specialised(part) or traced[:2] != part[:2]:
+        return False
+    if not _specialised(traced):  # every size unknown to the trace
+        return True
+    return all(known is None or known == size for known, size in zip(traced[2], part[2],
+                                                                      strict=True))
 
 
 def shape(part: tuple, ndim: int) -> tuple:

@@ -21,6 +21,7 @@ from autostage.runtime.passes import (
     fusion,
     inline,
     inplace,
+    int_ranges,
     loop_buffers,
     speculation,
     written_prefix,
@@ -32,6 +33,7 @@ PASSES: dict[str, Pass] = {p.name: p for p in (
     Pass("constant_folding", constant_folding.run),
     Pass("broadcast_adjoints", broadcast_adjoints.run),
     Pass("counters", counters.run),
+    Pass("int_ranges", int_ranges.run),
     Pass("speculation", speculation.run),
     Pass("cse", cse.run),
     Pass("dce", dce.run),
@@ -43,8 +45,9 @@ PASSES: dict[str, Pass] = {p.name: p for p in (
 )}
 # Inlining first, so every later pass sees small helpers' ops in their callers' loops; folding
 # next, so CSE merges the constants it makes; the identity ``sum_to`` of gradients dropped before
-# CSE and fusion see them; the overflow tests of counters dropped before DCE removes them, and
-# small checked branches made straight-line code before CSE merges their constants; CSE before
+# CSE and fusion see them; the overflow tests of counters and of arithmetic whose operands' ranges
+# keep it within int64 dropped before DCE removes them, and small checked branches made
+# straight-line code before CSE merges their constants; CSE before
 # DCE, which removes what both left dead; loop products batched next (on loops CSE and DCE made
 # plain, before fusion takes the product's reader into a loop of its own); fusion next, on the
 # fewest ops, since it fuses only values with a single use; the in-place marking next, on the
@@ -52,8 +55,8 @@ PASSES: dict[str, Pass] = {p.name: p for p in (
 # temporaries next, since it counts an in-place write as the same buffer; the fills overwritten
 # before they are read last (a mark only the lowering reads).
 DEFAULT: tuple[str, ...] = ("inline", "constant_folding", "broadcast_adjoints", "counters",
-                            "speculation", "cse", "dce", "batched_products", "fusion", "inplace",
-                            "loop_buffers", "written_prefix")
+                            "int_ranges", "speculation", "cse", "dce", "batched_products",
+                            "fusion", "inplace", "loop_buffers", "written_prefix")
 
 
 def optimize(module: ir.Module, passes: Sequence[str] = DEFAULT,

@@ -71,6 +71,31 @@ def test_large_sizes_share_one_trace(target):
     assert f.trace_count == 1
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_trace_that_left_a_size_unknown_serves_smaller_calls(target):
+    """40 rows then 3 (a long sequence, then a short one): the first trace, f64[?,5], admits
+    the second call; a size it knows (5 columns) varied still traces once more."""
+    f = autostage.convert(last_size, target=target)
+    for rows in (40, 3, 7, 3, 40):
+        x = np.arange(rows * 5.0).reshape(rows, 5)
+        assert f(x) == last_size(x), rows
+    assert f.trace_count == 1
+    assert "(%0:f64[?,5])" in first_trace(f)
+    x = np.ones((3, 6))
+    assert f(x) == last_size(x)
+    assert f.trace_count == 2
+    assert "(%0:f64[?,?])" in f.concrete_functions[1].text()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_trace_without_sizes_serves_small_calls(target):
+    f = autostage.convert(last_size, target=target)
+    for shape in ((40, 30), (3, 4), (2, 2), (40, 30)):
+        x = np.arange(float(np.prod(shape))).reshape(shape)
+        assert f(x) == last_size(x), shape
+    assert f.trace_count == 1
+
+
 def test_zero_turns_it_off():
     f = autostage.convert(last_size, target="cpu")
     with config.STATIC_SIZES.override(0):
