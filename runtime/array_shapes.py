@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 from autostage.runtime import array_identity, dtype_rules, tracing, value_info, view_writes
 from autostage.runtime.array_api import as_tensor, astype, copy, ufunc
+from autostage.runtime.ops.constant import as_constant_array
 from autostage.runtime.ops.indexing import _INDEX_ERROR, ELLIPSIS, STAGED
 from autostage.runtime.tensor import StagingTypeError, Tensor, constant
 from autostage.runtime.types import as_dtype, strong
@@ -185,6 +186,17 @@ def outer(a: object, b: object, out: object = None) -> Tensor:
     return ufunc("multiply", expand_dims(ravel(a), 1), expand_dims(ravel(b), 0))
 
 
+def _staged_copy(x: np.ndarray) -> Tensor:
+    """A staged array equal to trace-time array ``x`` (a fresh buffer at each call): filled in
+    one op when its elements are all one value (``np.zeros``, ``np.full``), else a copy of a
+    private constant (not one the function must check for changes: nothing else holds it)."""
+    first = x.flat[0] if x.size else x.dtype.type(0)
+    if np.full_like(x, first).tobytes() == x.tobytes():  # bit for bit: -0.0 is not 0.0
+        return full(x.shape, first, x.dtype)
+    (private,) = tracing.emit("constant", (), {"value": as_constant_array(x.copy())})
+    return copy(Tensor(private))
+
+
 # --- creation ---------------------------------------------------------------------------------
 
 
@@ -325,12 +337,28 @@ def check_writable(x: Tensor, what: str) -> None:
         "copy the view first (`y = y.copy()`)")
 
 
-def setitem(x: object, key: object, value: object) -> Tensor:
+def setitem(x: object, key: object, value: object, only_name: bool = False) -> Tensor:
     """``x[key] = value`` as a new array (``x = setitem(x, key, value)`` in converted code).
+
+    ``x`` may be a NumPy array made at trace time (``out = np.zeros((3, 4))``) that only the
+    converted code's name holds (``only_name``): it is staged as a copy, which the name then
+    holds (no one else could see the write).
 
     Raises:
       StagingError: ``x`` is a function argument or a view (the write would be lost).
+      StagingTypeError: ``x`` is not staged and not such an array.
     """
+    if type(x) is np.ndarray and only_name and x.base is None and x.flags.writeable:
+        x = _staged_copy(x)
+    if type(x) is np.ndarray:
+        raise StagingTypeError(
+            "cannot write a staged value (or at a staged index) into a NumPy array made while "
+            "tracing (such as `np.zeros((3, 4))` of Python ints) that something besides this "
+            "name may hold: another name, a list, an attribute, a view of it, or a converted "
+            "loop or branch it is carried through (such writes inside `for`, `while` and `if` "
+            "are not supported yet); a staged copy would not change it there. Create it from a "
+            "staged size (`np.zeros(x.shape[0])`), or pass it in as an argument and copy it "
+            "(`out = out.copy()`), or build the rows in a list and `np.stack` them")
     if not isinstance(x, Tensor):
         raise StagingTypeError(
             f"cannot write a staged value (or at a staged index) into a {type(x).__name__} "

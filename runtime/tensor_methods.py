@@ -381,8 +381,9 @@ def _getitem_hook(target: object, key: object) -> object:
     return constant_indexing.getitem(target, key)
 
 
-def _setitem_hook(target: object, key: object, value: object) -> object:
-    return array_shapes.setitem(target, key, value)
+def _setitem_hook(target: object, key: object, value: object, only_name: bool = False
+                  ) -> object:
+    return array_shapes.setitem(target, key, value, only_name)
 
 
 _attach()

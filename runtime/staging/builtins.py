@@ -257,10 +257,11 @@ def _getitem(previous):
 
 
 def _setitem(previous):
-    def setitem(target: object, key: object, value: object) -> object:
+    def setitem(target: object, key: object, value: object, only_name: bool = False
+                ) -> object:
         if isinstance(target, TensorList):
             return tensor_lists.set_item(target, key, value)
-        return previous(_check(target), _check(key), value)
+        return previous(_check(target), _check(key), value, only_name)
     return setitem
 
 
@@ -282,7 +283,8 @@ for _name, _hook in (("len_", len_), ("int_", int_), ("float_", float_), ("bool_
                      ("isinstance_", isinstance_), ("list_append", list_append),
                      ("list_pop", list_pop)):
     register_operator_hook(_name, _hook)
-def _setitem_fallback(target: object, key: object, value: object) -> object:
+def _setitem_fallback(target: object, key: object, value: object, only_name: bool = False
+                      ) -> object:
     target[key] = value
     return target
 

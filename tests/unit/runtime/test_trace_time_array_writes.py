@@ -1,0 +1,93 @@
+"""A NumPy array made while tracing (``np.zeros(3)`` of Python ints) and written with a staged
+value: staged as a copy when the converted code's name alone holds it, else a clear error (a
+copy would leave the other holders' array unchanged: a silently different answer)."""
+
+import numpy as np
+import pytest
+from autostage.runtime.tensor import StagingTypeError
+
+import autostage
+
+TARGETS = ("interpreter", "cpu")
+
+
+def small_vector(x):
+    out = np.zeros(3)
+    out[0] = x.sum()
+    out[2] = x[1] * 2
+    return out, out.sum()
+
+
+def at_staged_index(x, i):
+    out = np.full((2, 3), 7.0)
+    out[1, i] = x[0]
+    return out
+
+
+def not_uniform(x):
+    out = np.array([0.0, -0.0, 2.5])  # a copy of these bits, not a fill of the first
+    out[2] = x[0]
+    return out
+
+
+def int_array(x):
+    counts = np.zeros(4, dtype=np.int32)
+    counts[1] = x.shape[0]
+    return counts
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn, extra", [(small_vector, ()), (at_staged_index, (np.int64(2),)),
+                                       (not_uniform, ()), (int_array, ())])
+def test_a_name_only_array_is_staged_as_a_copy(target, fn, extra):
+    f = autostage.convert(fn, target=target)
+    for x in (np.arange(3.0), np.array([4.0, -1.0, 0.5, 2.0])):
+        want, got = fn(x, *extra), f(x, *extra)
+        want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
+        for w, g in zip(want, got, strict=True):
+            np.testing.assert_array_equal(g, w)
+            assert np.asarray(g).dtype == np.asarray(w).dtype
+            assert np.array_equal(np.signbit(g), np.signbit(w))
+
+
+def aliased_by_a_name(x):
+    out = np.zeros(3)
+    alias = out
+    out[0] = x.sum()
+    return alias
+
+
+def held_by_a_list(x):
+    out = np.zeros(3)
+    kept = [out]
+    out[0] = x.sum()
+    return kept[0]
+
+
+def through_a_view(x):
+    base = np.zeros(4)
+    v = base[1:]
+    v[0] = x.sum()
+    return base
+
+
+def viewed_by_another_name(x):
+    base = np.zeros(4)
+    v = base[1:]
+    base[1] = x.sum()
+    return v
+
+
+def written_in_a_loop(x):
+    out = np.zeros(3)
+    for i in range(3):
+        out[i] = x[i] * 2
+    return out
+
+
+@pytest.mark.parametrize("fn", [aliased_by_a_name, held_by_a_list, through_a_view,
+                                viewed_by_another_name, written_in_a_loop])
+def test_an_array_something_else_may_hold_is_refused(fn):
+    with pytest.raises(StagingTypeError, match=r"made while tracing .* that something besides "
+                                               r"this name may hold"):
+        autostage.convert(fn)(np.arange(3.0))
