@@ -29,10 +29,13 @@ def run(module: ir.Module) -> bool:
     """Drops the overflow tests of counters' steps in every function; whether any went."""
     changed = False
     for function in module.functions.values():
-        sources = _sources(function.body)
-        counters = _counters(sources)
-        changed |= _drop_tests(function.body, counters)
+        changed |= _drop_tests(function.body, counters_of(function))
     return changed
+
+
+def counters_of(function: ir.Function) -> set[ir.Value]:
+    """The values of ``function`` that are counters."""
+    return _counters(_sources(function.body))
 
 
 def _is_int64_scalar(value: ir.Value) -> bool:

@@ -15,21 +15,25 @@ function gives every integer scalar an interval:
   ``remainder`` by a positive divisor, ``minimum``, ``maximum``, ``where``: computed from their
   operands' intervals when the exact result stays within the result's type (else its type's
   range: the value may have wrapped);
-* anything else (an argument, a loop's carried value, a list item): its type's range.
+* a counter (``counters.py``: a loop's index, ``count += 1``): [-2**62, 2**62], since it starts
+  within 2**32 of zero and changes by one per step: more than 2**62 - 2**32 steps, decades at one
+  per clock cycle, to leave that interval (``i * -1``, ``start + 2 * i`` of a ``range`` loop);
+* anything else (an argument, another loop-carried value, a list item): its type's range.
 
 A test whose exact result lies within int64 for every pair of operands in their intervals is
 false whatever values run: its ``raise_if`` goes (the test is left to dead-code elimination).
-Counters (``counters.py``) are the loop-carried values this pass leaves unknown.
 """
 
 from __future__ import annotations
 
 import numpy as np
 from autostage.runtime import ir
+from autostage.runtime.passes import counters
 from autostage.runtime.types import TensorType
 
 Interval = tuple[int, int]
 LIST_LENGTH_LIMIT = 2**56  # the most items a list in memory can hold (see the docstring)
+COUNTER_LIMIT = 2**62  # how far from zero a counter can get in any run (see the docstring)
 _SIZE = (0, 2**63 - 1)
 _EXACT = {"add": lambda a, b: (a[0] + b[0], a[1] + b[1]),
           "subtract": lambda a, b: (a[0] - b[1], a[1] - b[0]),
@@ -46,7 +50,8 @@ def run(module: ir.Module) -> bool:
     """Drops the overflow tests that cannot fail in every function; whether any went."""
     changed = False
     for function in module.functions.values():
-        changed |= _region(function.body, {})
+        ranges = dict.fromkeys(counters.counters_of(function), (-COUNTER_LIMIT, COUNTER_LIMIT))
+        changed |= _region(function.body, ranges)
     return changed
 
 

@@ -99,3 +99,27 @@ def test_floor_division_and_remainder_intervals_hold(first, second):
     low, high = int_ranges._corners(lambda p, q: p // q, a, b)
     assert low <= x // y <= high
     assert 0 <= x % y <= (min(b[1] - 1, a[1]) if a[0] >= 0 else b[1] - 1)
+
+
+def backwards(x):
+    """A loop over a list backwards, as L-BFGS walks its history: ``start + k * -1`` of its
+    counter ``k`` cannot overflow (the counter stays within 2**62), ``n * k`` of a size can."""
+    items = []
+    for i in range(x.shape[0]):
+        items.append(x[i] * 2)
+    total = 0.0
+    for k in range(len(items) - 1, -1, -1):
+        total = total + items[k]
+    far = 0
+    for k in range(3):
+        far = x.shape[0] * k
+    return total, far
+
+
+def test_counters_have_a_range():
+    x = np.arange(5.0)
+    module = staged(backwards, x)
+    assert len(_tests(optimized(module, [], (x,)))) >= 3
+    text = optimized(module, ["counters", "int_ranges", "dce"], (x,), (np.arange(2.0),))
+    assert _tests(text) == ["multiply"]
+    assert autostage.convert(backwards)(x) == backwards(x)
