@@ -26,6 +26,8 @@ when the sizes agree (it cannot fail then) and its result has at most ``MAX_ELEM
 (a loop that keeps only its last state must not need memory for all of them); otherwise each
 step computes its own product as written, at its place:
 ``p = cond(ok) { (a @ w)[i] } else { a[i] @ w }``, a branch every step takes the same way.
+The big product and its reshapes carry ``checked=True``: their sizes are the guard's and the
+array's own, so the lowerings emit no size test for them (three per batched product).
 """
 
 from __future__ import annotations
@@ -192,12 +194,12 @@ def _big_product(b: _Builder, ok: ir.Value, rows: ir.Value, w: ir.Value) -> ir.V
         # (sizes given, not -1: NumPy cannot infer a size next to k = 0)
         inner, inner_sizes = then.dims(rows, range(2, 3))
         cells = then.op("multiply", then.op("dim", rows, axis=0), then.op("dim", rows, axis=1))
-        flat = then.op("reshape", rows, cells, *inner_sizes, shape=(None, *inner))
+        flat = then.op("reshape", rows, cells, *inner_sizes, shape=(None, *inner), checked=True)
     else:
         flat = rows
     steps = then.op("dim", rows, axis=0)
-    big = then.op("reshape", then.op("matmul", flat, w), steps, *rest_sizes, *column_sizes,
-                  shape=shape)
+    big = then.op("reshape", then.op("matmul", flat, w, checked=True), steps, *rest_sizes,
+                  *column_sizes, shape=shape, checked=True)
     other = _Builder(b.loc)
     empty = other.op("full", other.constant(0, big.type.dtype), other.constant(0, np.int64),
                      *rest_sizes, *column_sizes, shape=shape, dtype=big.type.dtype)

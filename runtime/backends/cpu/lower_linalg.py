@@ -222,9 +222,10 @@ def lower_matmul(op: ir.Op, em: Emitter) -> None:
 
 def _check_core(em: Emitter, op: ir.Op, a: ir.Value, b: ir.Value) -> None:
     """NumPy's error (with the sizes) when the contracted axes differ, checked at the call site
-    so that the error names this op (the helper is shared by every product of these types)."""
+    so that the error names this op (the helper is shared by every product of these types);
+    none for a product a pass made ``checked`` (its sizes tested before it runs)."""
     k_axis = 0 if b.type.ndim == 1 else b.type.ndim - 2
-    if a.type.ndim == 0 or b.type.ndim == 0 or (
+    if op.attrs.get("checked") or a.type.ndim == 0 or b.type.ndim == 0 or (
             a.type.shape[-1] is not None and a.type.shape[-1] == b.type.shape[k_axis]):
         return
     ad, bd = s.dims(em, a), s.dims(em, b)

@@ -50,8 +50,8 @@ def _check_reshape(op: ir.Op, em: Emitter, shape: list[str]) -> None:
     multiply to the array's size, or divide it with a nonzero product around the -1. Numba's
     reshape accepted ``np.zeros(0).reshape(0, -1)`` (giving shape (0, 0))."""
     x, attr = op.operands[0], op.attrs["shape"]
-    if None not in x.type.shape and None not in attr:
-        return  # checked when the op was traced
+    if (None not in x.type.shape and None not in attr) or op.attrs.get("checked"):
+        return  # checked when the op was traced, or made by a pass from the array's own sizes
     known = [d for d, a in zip(shape, attr, strict=True) if a != -1]
     rest = " * ".join(f"np.int64({d})" for d in known) or "np.int64(1)"
     size = f"{em.name(x)}.size"

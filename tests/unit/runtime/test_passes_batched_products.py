@@ -89,6 +89,22 @@ def test_rnn_input_projection_is_batched(dtype):
     np.testing.assert_allclose(got, rnn(*args), rtol=RTOL, atol=ATOL)
 
 
+def test_the_big_product_has_no_size_tests():
+    """Its sizes are the guard's and the rows' own: the generated code tests none of the three
+    ops (two reshapes, the product); the step's own product, the other branch, keeps its test."""
+    rng = np.random.default_rng(5)
+    xs, h0 = rng.normal(size=(20, 3, 4)), np.zeros((3, 5))
+    w, u, b = rng.normal(size=(4, 5)), rng.normal(size=(5, 5)), rng.normal(size=5)
+    source = autostage.convert(rnn).backend_source(xs, h0, w, u, b)
+    lines = [line.strip() for line in source.splitlines()]
+    reshapes = [i for i, line in enumerate(lines) if ".reshape((" in line]
+    assert len(reshapes) == 2
+    assert not any(lines[i - 1].startswith("cpu_chk.check(") for i in reshapes)
+    assert not lines[reshapes[1] - 2].startswith("cpu_chk.check(")  # before the product
+    np.testing.assert_allclose(autostage.convert(rnn)(xs, h0, w, u, b), rnn(xs, h0, w, u, b),
+                               rtol=RTOL, atol=ATOL)
+
+
 def test_vector_rows():
     """A 2-d array's rows (batch 1): the big product is the plain 2-d one."""
     xs, h, w, u, _ = _rnn_inputs(30, 1, 20, 17, np.float64)
