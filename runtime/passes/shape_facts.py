@@ -14,7 +14,8 @@ Rules (anything else gets a token of its own per axis):
 * ``full_like``, ``copy``, ``setitem``, ``scatter_add`` keep their array operand's symbols,
   ``sum_to`` its ``like`` operand's (or its staged sizes', as ``full``); reductions keep those
   of the axes they do not reduce, ``transpose`` permutes them, a 2-d ``matmul`` has its rows'
-  and columns' operands' symbols;
+  and columns' operands' symbols, ``stack`` its first part's (it checks that the others have
+  them) with the new axis;
   ``full`` takes each staged size from its operand (``x.shape[0]``, a ``dim`` op, has ``x``'s
   symbol); basic ``getitem`` keeps the symbols of the axes it takes whole (``x[:, 0]``,
   ``x[..., None]``);
@@ -24,7 +25,8 @@ Rules (anything else gets a token of its own per axis):
   agree on.
 
 The cpu lowering of ``fused`` uses it to drop the broadcast test and the clamping loop
-(``lower_fused``); it never changes the IR.
+(``lower_fused``), those of ``matmul`` and ``stack`` to drop size tests of axes it proves equal
+(``x.T @ x``; ``np.stack([e, t * e])``); it never changes the IR.
 """
 
 from __future__ import annotations
@@ -131,6 +133,10 @@ class ShapeFacts:
             return tuple(dims[a] for a in op.attrs["axes"])
         if op.name in _REDUCTIONS and isinstance(op.attrs.get("axis", 0), tuple | None):
             return self._reduced(op)
+        if op.name == "stack":  # its parts' axes (which it checks are equal), a new one
+            dims = list(self.dims(op.operands[0]))
+            dims.insert(op.attrs["axis"], len(op.operands))
+            return tuple(dims)
         if op.name == "matmul" and op.operands[0].type.ndim == op.operands[1].type.ndim == 2:
             return (self.dims(op.operands[0])[0], self.dims(op.operands[1])[1])
         return None

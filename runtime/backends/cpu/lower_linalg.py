@@ -223,10 +223,11 @@ def lower_matmul(op: ir.Op, em: Emitter) -> None:
 def _check_core(em: Emitter, op: ir.Op, a: ir.Value, b: ir.Value) -> None:
     """NumPy's error (with the sizes) when the contracted axes differ, checked at the call site
     so that the error names this op (the helper is shared by every product of these types);
-    none for a product a pass made ``checked`` (its sizes tested before it runs)."""
+    none where the sizes are one (static, or proven by ``shape_facts``: ``x.T @ x``) or for a
+    product a pass made ``checked`` (its sizes tested before it runs)."""
     k_axis = 0 if b.type.ndim == 1 else b.type.ndim - 2
-    if op.attrs.get("checked") or a.type.ndim == 0 or b.type.ndim == 0 or (
-            a.type.shape[-1] is not None and a.type.shape[-1] == b.type.shape[k_axis]):
+    if op.attrs.get("checked") or a.type.ndim == 0 or b.type.ndim == 0 or s.same_size(
+            em, a, a.type.ndim - 1, b, k_axis):
         return
     ad, bd = s.dims(em, a), s.dims(em, b)
     if op.name == "dot":

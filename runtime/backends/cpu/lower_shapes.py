@@ -163,11 +163,11 @@ def lower_stack(op: ir.Op, em: Emitter) -> None:
     sizes = s.dims(em, op.operands[0])
     sizes.insert(axis, str(len(op.operands)))
     sizes = [str(d) if d is not None else sizes[i] for i, d in enumerate(result.type.shape)]
-    first = s.dims(em, op.operands[0])
+    head = op.operands[0]
+    first = s.dims(em, head)
     tests = [f"({a} != {b})" for part in op.operands[1:]
-             for a, b, static_a, static_b in zip(first, s.dims(em, part), op.operands[0].type.shape,
-                                                 part.type.shape, strict=True)
-             if static_a is None or static_b is None]
+             for k, (a, b) in enumerate(zip(first, s.dims(em, part), strict=True))
+             if not s.same_size(em, head, k, part, k)]
     if tests:  # (the slots' writes would broadcast a part of size 1)
         run_errors.check(em, op, " | ".join(tests), ValueError,
                          "all input arrays must have the same shape", [])

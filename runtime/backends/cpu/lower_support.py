@@ -41,6 +41,16 @@ def dims(em: Emitter, value: ir.Value) -> list[str]:
             for i, d in enumerate(ttype(value).shape)]
 
 
+def same_size(em: Emitter, a: ir.Value, a_axis: int, b: ir.Value, b_axis: int) -> bool:
+    """Whether axis ``a_axis`` of ``a`` and ``b_axis`` of ``b`` have one size in every run:
+    equal static sizes, or one symbol of the function's ``shape_facts`` (none in a helper)."""
+    static_a, static_b = ttype(a).shape[a_axis], ttype(b).shape[b_axis]
+    if static_a is not None and static_a == static_b:
+        return True
+    facts = em.shape_facts
+    return facts is not None and facts.dims(a)[a_axis] == facts.dims(b)[b_axis]
+
+
 def shape_tuple(sizes: Sequence[str]) -> str:
     """A Python tuple expression of ``sizes`` (``(n,)`` for one)."""
     return "(" + "".join(f"{s}, " for s in sizes).rstrip(" ") + ")" if sizes else "()"

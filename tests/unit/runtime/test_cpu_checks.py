@@ -135,3 +135,33 @@ def test_no_compiled_helper_is_called_with_a_literal_int(fn, args):
     source = cpu_compile.generate(concrete.module).source
     assert "h_pairwise_sum" in source or "cpu_" in source  # helpers are called
     assert literal_int_arguments(source) == []
+
+
+def normal_equations(t, y):
+    """Gauss-Newton's step: the Jacobian's columns are computed from ``t`` (one size), so
+    ``np.stack`` and both products of ``jac.T`` cannot disagree; ``y`` against ``t`` can."""
+    e = np.exp(-t)
+    jac = np.stack([e, t * e], axis=1)
+    return np.linalg.solve(jac.T @ jac, jac.T @ (y - e))
+
+
+def test_sizes_proven_equal_are_not_tested():
+    t, y = np.linspace(0.0, 1.0, 30), np.linspace(1.0, 2.0, 30)  # sizes unknown
+    f = autostage.convert(normal_equations)
+    source = f.backend_source(t, y)
+    assert source.count("cpu_chk.check(") == 2  # y's size against t's, and solve's operands
+    np.testing.assert_allclose(f(t, y), normal_equations(t, y), rtol=1e-10)
+    with pytest.raises(ValueError, match="operands could not be broadcast together"):
+        f(t, y[:25])
+
+
+def stacked_from_two(a, b):
+    return np.stack([a * 2.0, b], axis=0).T @ np.ones(2)
+
+
+def test_sizes_not_proven_equal_are_still_tested():
+    f = autostage.convert(stacked_from_two)
+    a, b = np.arange(20.0), np.ones(20)  # sizes unknown to the trace
+    np.testing.assert_array_equal(f(a, b), stacked_from_two(a, b))
+    with pytest.raises(ValueError, match="all input arrays must have the same shape"):
+        f(a, np.ones(21))

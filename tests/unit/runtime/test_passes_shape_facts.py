@@ -197,3 +197,18 @@ def test_fills_cover_only_what_is_not_written_first():
     assert marks(written_by_index, np.zeros(2), np.int64(0)) == [0]
     source = cpu_source(rhs, np.zeros(2))
     assert "[...] =" not in source and "range(2, " in source
+
+
+def columns(t):
+    e = np.exp(-t)
+    return np.stack([e, t * e], axis=1).T
+
+
+def test_stack_has_its_parts_symbols_and_a_new_axis():
+    main = module_of(columns, np.zeros(2)).main
+    facts = ShapeFacts(main)
+    (stack,) = [op for op in main.body.walk() if op.name == "stack"]
+    (t,) = main.body.args
+    assert facts.dims(stack.results[0]) == (facts.dims(t)[0], 2)
+    (transposed,) = main.body.results
+    assert facts.dims(transposed) == (2, facts.dims(t)[0])
