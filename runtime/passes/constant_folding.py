@@ -6,9 +6,11 @@ the user sees: it has side effects or regions; a result is not a tensor, has mor
 ``MAX_ELEMENTS`` elements (large constants bloat the generated code), or would have a more
 specific type than the op's result (users' type rules would then disagree); or evaluating it
 raises or warns (the error or ``RuntimeWarning`` must happen at run time, in program order).
-Folded ops' old constants become dead; DCE removes them. Two rules need one constant operand
-only: an integer scalar ``i + 0`` (``- 0``, ``* 1``) is ``i``, and an overflow test that a
-constant decides (adding 0, multiplying by 0 or 1) is false, so DCE drops its ``raise_if``.
+Folded ops' old constants become dead; DCE removes them. Three rules need one constant operand
+only: an integer scalar ``i + 0`` (``- 0``, ``* 1``) is ``i``; an overflow test that a
+constant decides (adding 0, multiplying by 0 or 1) is false, so DCE drops its ``raise_if``; a
+bool ``t & False`` is False and ``t | True`` True (a staged ``zip``'s length tests). A ``cond``
+on a constant is the branch it takes, in line: the other can never run.
 """
 
 from __future__ import annotations
@@ -47,6 +49,19 @@ def _region(region: ir.Region, known: dict, module: ir.Module) -> bool:
             changed = True
             mapping[op.results[0]] = same
             continue
+        taken = _taken_branch(op, known)
+        if taken is not None:  # ``cond`` of a constant: the branch it takes, in line
+            changed = True
+            _region(taken, known, module)
+            for inner_op in taken.ops:
+                for value in inner_op.results:
+                    value.region = region
+            new_ops += taken.ops
+            mapping.update(zip(op.results, taken.results, strict=True))
+            for inner_op in taken.ops:
+                if inner_op.name == "constant":
+                    known[inner_op.results[0]] = inner_op.attrs["value"]
+            continue
         folded = _fold(op, known, module)
         if folded is None:
             new_ops.append(op)
@@ -75,6 +90,8 @@ def _fold(op: ir.Op, known: dict, module: ir.Module) -> list[ir.Op] | None:
         values = _known_size(op)
     elif op.name == "int_overflows" and _cannot_overflow(op, known):
         values = (np.asarray(False),)
+    elif (absorbed := _absorbed(op, known)) is not None:  # ``t & False``: False
+        values = (absorbed,)
     else:
         operands = _operand_values(op, known)
         if operands is None:
@@ -118,6 +135,33 @@ def _identity(op: ir.Op, known: dict) -> ir.Value | None:
         other = op.operands[1 - k]
         if unit is not None and _is_constant(value, known, unit) and other.type == result:
             return other
+    return None
+
+
+def _taken_branch(op: ir.Op, known: dict) -> ir.Region | None:
+    """The region a ``cond`` on a constant takes (its other region can never run), or None."""
+    if op.name != "cond":
+        return None
+    test = known.get(op.operands[0])
+    if test is None or np.ndim(test) != 0:
+        return None
+    return op.regions[0] if bool(test) else op.regions[1]
+
+
+# Boolean ops one constant operand decides: op -> that constant (the result).
+_ABSORBING = {"logical_and": False, "bitwise_and": False, "logical_or": True, "bitwise_or": True}
+
+
+def _absorbed(op: ir.Op, known: dict) -> np.ndarray | None:
+    """The result of a 0-d bool ``and``/``or`` that one constant operand decides (a staged
+    ``zip``'s length test ``done & False``), or None."""
+    decided = _ABSORBING.get(op.name)
+    result = op.results[0].type if len(op.results) == 1 else None
+    if decided is None or not (isinstance(result, TensorType) and result.ndim == 0
+                               and result.dtype == np.bool_):
+        return None
+    if any(_is_constant(v, known, decided) and v.type.dtype == np.bool_ for v in op.operands):
+        return np.asarray(decided)
     return None
 
 

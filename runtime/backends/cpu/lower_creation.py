@@ -56,9 +56,10 @@ def lower_arange(op: ir.Op, em: Emitter) -> None:
         raise s.unsupported(em, op, f"arange of dtype {dtype} is not lowered")
     out = em.name(op.results[0])
     n, first, delta, i = em.fresh("n"), em.fresh("first"), em.fresh("delta"), em.fresh("i")
-    em.line(f"if {step} == 0:")
-    with em.block():
-        em.line("raise ZeroDivisionError('division by zero')")
+    if s.scalar_constant(op.operands[2]) in (None, 0):
+        em.line(f"if {step} == 0:")
+        with em.block():
+            em.line("raise ZeroDivisionError('division by zero')")
     em.line(f"{n} = max(int(np.ceil((np.float64({stop}) - np.float64({start})) / "
             f"np.float64({step}))), 0)")
     em.line(f"{out} = {s.empty(em, [n], dtype)}")

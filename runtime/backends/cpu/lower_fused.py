@@ -220,7 +220,7 @@ def _reduce(op: ir.Op, em: Emitter, reduction: ir.Op, element_ops: list[ir.Op],
             known = math.prod(int(e) for e in static) if len(static) == len(
                 extents if whole else extents[-1:]) else None
             pairwise = PairwiseSum(em, dtype, count, known)
-    if reduction.name in ("max", "min"):
+    if reduction.name in ("max", "min") and not (reduced.isdigit() and int(reduced) > 0):
         ufunc = {"max": "maximum", "min": "minimum"}[reduction.name]
         em.line(f"if {reduced} == 0:")
         with em.block():

@@ -41,6 +41,16 @@ def dims(em: Emitter, value: ir.Value) -> list[str]:
             for i, d in enumerate(ttype(value).shape)]
 
 
+def scalar_constant(value: ir.Value) -> object | None:
+    """The Python number a 0-d ``constant`` op gives ``value``, or None: a test the number
+    decides (a step of zero, an empty axis) is then decided when the code is generated."""
+    op = value.producer
+    if not (isinstance(op, ir.Op) and op.name == "constant"):
+        return None
+    array = np.asarray(op.attrs["value"])
+    return array.item() if array.ndim == 0 else None
+
+
 def same_size(em: Emitter, a: ir.Value, a_axis: int, b: ir.Value, b_axis: int) -> bool:
     """Whether axis ``a_axis`` of ``a`` and ``b_axis`` of ``b`` have one size in every run:
     equal static sizes, or one symbol of the function's ``shape_facts`` (none in a helper)."""

@@ -8,6 +8,8 @@ from autostage.runtime.passes import constant_folding
 from autostage.runtime.types import TensorType
 from test_passes_support import assert_same, optimized, staged
 
+import autostage
+
 X = np.arange(4, dtype=np.int32)
 
 
@@ -92,3 +94,26 @@ func @f() -> (i64[]):
 
 def run_staged(module, x):
     return interpreter.run(module, [x])
+
+
+
+def zipped(xs, ys):
+    """``zip(..., strict=True)`` of two staged arrays: its length tests after the loop are
+    ``done & False``-shaped when one side is known to end with the loop."""
+    total = 0.0
+    for x, y in zip(xs, ys, strict=True):
+        total = total + x * y
+    return total
+
+
+def test_a_decided_and_folds_and_its_cond_goes():
+    """With both sizes known (3), each test is ``done & False``: False, and the ``cond`` that
+    raises goes; with sizes unknown the tests stay and raise as Python's ``zip`` does."""
+    xs = np.arange(3.0)
+    f = autostage.convert(zipped)
+    assert "zip() argument 2 is" not in f.backend_source(xs, xs)
+    assert f(xs, xs) == zipped(xs, xs)
+    ys = np.arange(20.0)  # sizes unknown to the trace
+    assert "zip() argument 2 is" in f.backend_source(ys, ys)
+    with pytest.raises(ValueError, match=r"zip\(\) argument 2 is shorter than argument 1"):
+        f(ys, ys[:19])
