@@ -12,12 +12,12 @@ runtime under the operator's name.
 from __future__ import annotations
 
 import operator
-import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from autostage.operators import sole_holder
 from autostage.runtime import Staged, stage_operator
 
 
@@ -53,41 +53,18 @@ def setitem(target: Any, key: Any, value: Any) -> Any:
 
     A NumPy array made at trace time (``out = np.zeros((3, 4))``) written with a staged value or
     at a staged index is staged by the runtime, as a copy the converted code's name then holds
-    (``x = setitem(x, ...)``), when that name is its only holder (``_held_by_the_name_only``):
-    then no one else could see the write the copy takes. Else the runtime refuses the write.
+    (``x = setitem(x, ...)``), when the user's variable is its only holder
+    (``sole_holder``, which follows it through converted loops and branches): then no one
+    else could see the write the copy takes. Else the runtime refuses the write.
     """
     if isinstance(target, Staged) or isinstance(key, Staged):
         return stage_operator("setitem", target, key, value)
     if type(target) is np.ndarray and (isinstance(value, Staged) or _is_staged_key(key)):
-        only_name = _held_by_the_name_only(target)  # a statement: no call holds it meanwhile
+        only_name = sole_holder.held_by_the_variable_only(target)  # (a statement: no call's
+        # arguments on the stack hold it meanwhile)
         return stage_operator("setitem", target, key, value, only_name=only_name)
     target[key] = value
     return target
-
-
-def _held_by_the_name_only(array: Any) -> bool:
-    """Whether ``setitem``'s target is referenced by nothing but the converted code's name (and
-    the calls between): no other name, container, attribute, closure, trace constant or view
-    (a view holds its base) could see a write made to a copy."""
-    return sys.getrefcount(array) <= _NAME_ONLY
-
-
-def _references_of_a_local() -> int:
-    """``sys.getrefcount`` in ``_held_by_the_name_only`` of an array only a local name holds,
-    passed as ``x = setitem(x, ...)`` passes it (the count differs between Python versions)."""
-    def like_setitem(target: Any, key: Any, value: Any) -> int:
-        count = _count(target)
-        return count
-
-    local = np.zeros(1)
-    return like_setitem(local, 0, 0)
-
-
-def _count(array: Any) -> int:
-    return sys.getrefcount(array)
-
-
-_NAME_ONLY = _references_of_a_local()
 
 
 def _in_place(name: str, symbol: str) -> Callable[[Any, Any], Any]:

@@ -1,0 +1,145 @@
+"""Whether a NumPy array that converted code writes with a staged value is held by the user's
+variable alone (``slices.setitem``): then staging the write on a copy, which the variable then
+holds, is what Python does; were anything else holding it, that holder would not see the write.
+
+CPython counts references, and the count is compared with the references this module can name
+as the variable's own:
+
+* the variable's slot in the frame that writes, and the calls between it and the count
+  (``_BASE``, measured once in the same call shape);
+* the same variable in the user function around that frame: a converted loop or branch is a
+  nested function called with the variable's value (``loop_body(i, out)``), so while it runs
+  the enclosing function's ``out`` holds the array too, and so does the state tuple of the
+  loop operator that calls it (``control_flow.for_stmt``: ``state = body(item, *state)``);
+* the ``f_locals`` snapshots this check itself makes of those frames.
+
+Only references found so count: another name, a list, an attribute, a closure cell, a view, a
+caller that passed the array in, the tracing runtime all make the count larger, and the write is
+refused. The walk up the frames stops at the first frame that is neither a loop operator nor
+the function around the one below it (its code holds the nested code object).
+"""
+
+from __future__ import annotations
+
+import sys
+from types import FrameType
+from typing import Any
+
+from autostage.operators import control_flow
+
+_OPERATORS = control_flow.__file__  # the frames of for_stmt, while_stmt, if_stmt
+
+
+def held_by_the_variable_only(array: Any) -> bool:
+    """Whether ``array``, the target of ``setitem`` (called from ``slices.setitem``, called
+    from converted code), is held by nothing but the user's variable."""
+    if not _CALIBRATED:
+        return sys.getrefcount(array) <= _BASE  # the writing frame's own slot only
+    named = _named_references(array, sys._getframe(2))
+    count = sys.getrefcount(array)
+    return count <= _BASE + named
+
+
+def _unexplained(array: Any) -> int:
+    """``held_by_the_variable_only``'s count less what it names (the calibration's probe)."""
+    named = _named_references(array, sys._getframe(2))
+    count = sys.getrefcount(array)
+    return count - _BASE - named
+
+
+def _named_references(array: Any, frame: FrameType) -> int:
+    """The references to ``array`` that the frames above the writing ``frame`` hold for the
+    same variable, and the ``f_locals`` entries this walk makes of them (each one reference)."""
+    names = {name for name, value in frame.f_locals.items() if value is array}
+    named = len(names)  # the writing frame's snapshot (its slots are in _BASE)
+    states: set[int] = set()  # the state tuples counted (one may be in several frames)
+    below, parent = frame, frame.f_back
+    while parent is not None:
+        local = parent.f_locals
+        entries = sum(value is array for value in local.values())
+        if parent.f_code.co_filename == _OPERATORS:  # a loop or branch operator
+            tuples = [v for v in local.values() if type(v) is tuple and id(v) not in states]
+            states.update(id(v) for v in tuples)
+            named += entries + sum(_count_in(v, array) for v in tuples)
+            named += _CALL_COPIES.get(parent.f_code, 0)
+        elif below.f_code in parent.f_code.co_consts:  # the user function around ``below``
+            own = {name for name, value in local.items() if value is array}
+            if not own <= names:  # another name for it
+                return named + entries
+            named += 2 * len(own)  # its slot and its snapshot's entry
+            below = parent
+        else:
+            return named
+        parent = parent.f_back
+    return named
+
+
+def _count_in(state: tuple, array: Any) -> int:
+    return sum(value is array for value in state)
+
+
+# --- calibration: counts that depend on the Python version and the operators' code ----------
+
+
+def _references_of_a_local() -> int:
+    """``sys.getrefcount`` in ``held_by_the_variable_only`` of an array only a local name
+    holds, passed as converted code passes it."""
+    def like_setitem(target: Any, key: Any, value: Any) -> int:
+        count = _like_check(target)
+        return count
+
+    local = _fresh()
+    return like_setitem(local, 0, 0)
+
+
+def _like_check(array: Any) -> int:
+    count = sys.getrefcount(array)
+    return count
+
+
+def _like_setitem(target: Any, key: Any, value: Any) -> int:
+    """``slices.setitem``'s call of the check, in the same shape."""
+    extra = _unexplained(target)
+    return extra
+
+
+def _fresh() -> Any:
+    import numpy as np
+
+    return np.zeros(1)
+
+
+def _operator_copies() -> dict:
+    """References each loop operator's frame holds for the body's call besides its locals (a
+    call tuple ``(item, *state)`` on its stack): measured by running each as converted code
+    runs it, with the one variable, through ``_unexplained``."""
+    found: dict = {}
+
+    def loop_body(i, out):
+        found[control_flow.for_stmt.__code__] = _like_setitem(out, 0, 0)
+        return (out,)
+
+    def while_test(out, n):
+        return n < 1
+
+    def while_body(out, n):
+        found[control_flow.while_stmt.__code__] = _like_setitem(out, 0, 0)
+        return (out, n + 1)
+
+    def if_body(out):
+        found[control_flow.if_stmt.__code__] = _like_setitem(out, 0, 0)
+        return (out,)
+
+    out = _fresh()
+    out, = control_flow.for_stmt(range(1), None, loop_body, (out,))
+    out, _ = control_flow.while_stmt(while_test, while_body, (out, 0))
+    out, = control_flow.if_stmt(True, if_body, None, (out,))
+    return found
+
+
+_BASE = _references_of_a_local()
+_CALL_COPIES: dict = {}
+_CALL_COPIES = _operator_copies()
+# A negative count would mean the walk names a reference that is not there (it could then let a
+# real holder through): the walk is not used at all then.
+_CALIBRATED = len(_CALL_COPIES) == 3 and min(_CALL_COPIES.values()) >= 0
