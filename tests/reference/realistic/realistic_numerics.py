@@ -716,3 +716,89 @@ def scenario_gru_encoder_attention(wrap):
 
 
 SCENARIOS += [scenario_gru_encoder_attention]
+
+
+# --- written before checking what is supported (tenth session) -------------------------------
+# A backtest, an image resize and a k-nearest-neighbour classifier. As first written, the
+# backtest's running peak was `np.maximum.accumulate(equity)` (refused: not staged yet) and
+# `max(best, equity[t])` of a Python float and a NumPy float (refused: the result's type would
+# depend on the values); the resize wrote into `np.zeros((out_h, out_w))` in nested loops (then
+# refused, since the tenth session staged).
+
+
+def backtest(prices, fast, slow, fee):
+    """A moving-average crossover strategy: equity curve, worst drawdown, trade days."""
+    n = len(prices)
+    cash = 1.0
+    units = 0.0
+    equity = np.empty(n)
+    trades = []
+    for t in range(n):
+        if t >= slow:
+            f = prices[t - fast:t].mean()
+            s = prices[t - slow:t].mean()
+            if f > s and units == 0.0:
+                units = cash * (1 - fee) / prices[t]
+                cash = 0.0
+                trades.append(t)
+            elif f < s and units > 0.0:
+                cash = units * prices[t] * (1 - fee)
+                units = 0.0
+                trades.append(-t)
+        equity[t] = cash + units * prices[t]
+    peak = np.empty(n)
+    best = -np.inf
+    for t in range(n):
+        best = max(best, float(equity[t]))
+        peak[t] = best
+    drawdown = (peak - equity) / peak
+    return equity, drawdown.max(), trades
+
+
+def resize_bilinear(img, out_h, out_w):
+    h, w = img.shape
+    out = np.zeros((out_h, out_w))
+    sy = (h - 1) / max(out_h - 1, 1)
+    sx = (w - 1) / max(out_w - 1, 1)
+    for i in range(out_h):
+        y = i * sy
+        y0 = int(np.floor(y))
+        y1 = min(y0 + 1, h - 1)
+        dy = y - y0
+        for j in range(out_w):
+            x = j * sx
+            x0 = int(x)
+            x1 = min(x0 + 1, w - 1)
+            dx = x - x0
+            top = img[y0, x0] * (1 - dx) + img[y0, x1] * dx
+            bot = img[y1, x0] * (1 - dx) + img[y1, x1] * dx
+            out[i, j] = top * (1 - dy) + bot * dy
+    return out
+
+
+def knn_predict(train_x, train_y, query, k):
+    preds = np.empty(len(query), dtype=train_y.dtype)
+    for q in range(len(query)):
+        d = ((train_x - query[q]) ** 2).sum(axis=1)
+        nearest = np.argsort(d)[:k]
+        votes = np.bincount(train_y[nearest], minlength=train_y.max() + 1)
+        preds[q] = np.argmax(votes)
+    return preds
+
+
+def scenario_backtest(wrap):
+    prices = 100 * np.exp(np.cumsum(_rng(47).normal(0, 0.01, 300)))
+    return wrap(backtest)(prices, 5, 20, 0.001)
+
+
+def scenario_resize_bilinear(wrap):
+    return wrap(resize_bilinear)(_rng(48).random((13, 17)), 20, 9)
+
+
+def scenario_knn(wrap):
+    rng = _rng(49)
+    return wrap(knn_predict)(rng.normal(size=(60, 3)), rng.integers(0, 3, 60),
+                             rng.normal(size=(9, 3)), 5)
+
+
+SCENARIOS += [scenario_backtest, scenario_resize_bilinear, scenario_knn]
