@@ -355,8 +355,8 @@ def setitem(x: object, key: object, value: object, only_name: bool = False) -> T
             "cannot write a staged value (or at a staged index) into a NumPy array made while "
             "tracing (such as `np.zeros((3, 4))` of Python ints) that something besides this "
             "variable may hold: another name, a list, an attribute, a view of it, the caller "
-            "that passed it in, or an `if` on a staged condition it is carried through (not "
-            "supported yet); a staged copy would not change it there. Create it from a "
+            "that passed it in, a closure, or an `if` it is carried through (not supported "
+            "yet); a staged copy would not change it there. Create it from a "
             "staged size (`np.zeros(x.shape[0])`), or pass it in as an argument and copy it "
             "(`out = out.copy()`), or build the rows in a list and `np.stack` them")
     if not isinstance(x, Tensor):

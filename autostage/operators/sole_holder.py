@@ -7,16 +7,21 @@ as the variable's own:
 
 * the variable's slot in the frame that writes, and the calls between it and the count
   (``_BASE``, measured once in the same call shape);
-* the same variable in the user function around that frame: a converted loop or branch is a
-  nested function called with the variable's value (``loop_body(i, out)``), so while it runs
-  the enclosing function's ``out`` holds the array too, and so does the state tuple of the
-  loop operator that calls it (``control_flow.for_stmt``: ``state = body(item, *state)``);
+* the same variable in the user function around that frame, when a loop operator called it: a
+  converted loop is a nested function the operator calls with the variable's value
+  (``loop_body(i, out)``), so while it runs the enclosing function's ``out`` holds the array
+  too, and so does the operator's state tuple (``control_flow.for_stmt``: ``state =
+  body(item, *state)``). A nested function called directly (the user's own, or a branch of a
+  Python ``if``, which converted code calls itself) is not followed: a caller that passed the
+  array in would see the write;
 * the ``f_locals`` snapshots this check itself makes of those frames.
 
 Only references found so count: another name, a list, an attribute, a closure cell, a view, a
 caller that passed the array in, the tracing runtime all make the count larger, and the write is
-refused. The walk up the frames stops at the first frame that is neither a loop operator nor
-the function around the one below it (its code holds the nested code object).
+refused; so is a write in a loop whose enclosing variable a closure reads (the closure would
+see the unwritten array while the loop runs). The walk up the frames stops at the first frame
+that is neither a loop operator nor the function around the body that operator called (its
+code holds the body's code object).
 """
 
 from __future__ import annotations
@@ -53,21 +58,26 @@ def _named_references(array: Any, frame: FrameType) -> int:
     names = {name for name, value in frame.f_locals.items() if value is array}
     named = len(names)  # the writing frame's snapshot (its slots are in _BASE)
     states: set[int] = set()  # the state tuples counted (one may be in several frames)
-    below, parent = frame, frame.f_back
+    below, parent, via_operator = frame, frame.f_back, False
     while parent is not None:
         local = parent.f_locals
         entries = sum(value is array for value in local.values())
         if parent.f_code.co_filename == _OPERATORS:  # a loop or branch operator
-            tuples = [v for v in local.values() if type(v) is tuple and id(v) not in states]
-            states.update(id(v) for v in tuples)
-            named += entries + sum(_count_in(v, array) for v in tuples)
-            named += _CALL_COPIES.get(parent.f_code, 0)
-        elif below.f_code in parent.f_code.co_consts:  # the user function around ``below``
+            tuples = {id(v): v for v in local.values() if type(v) is tuple and id(v) not in states}
+            states.update(tuples)
+            carried = sum(_count_in(v, array) for v in tuples.values())  # in its state
+            # (its call's copies of the state, per item it carries: none if it carries none)
+            named += entries + carried * (1 + _CALL_COPIES.get(parent.f_code, 0))
+            via_operator = True
+        elif via_operator and below.f_code in parent.f_code.co_consts:
+            # The user function around a loop or branch body an operator called (a nested
+            # function of the user's own, called with the array, is a caller: not followed).
             own = {name for name, value in local.items() if value is array}
-            if not own <= names:  # another name for it
-                return named + entries
+            shared = {*parent.f_code.co_cellvars, *parent.f_code.co_freevars}
+            if not own <= names or own & shared:  # another name, or one a closure reads
+                return named + entries  # (during the loop it would read the unwritten array)
             named += 2 * len(own)  # its slot and its snapshot's entry
-            below = parent
+            below, via_operator = parent, False
         else:
             return named
         parent = parent.f_back
@@ -110,9 +120,9 @@ def _fresh() -> Any:
 
 
 def _operator_copies() -> dict:
-    """References each loop operator's frame holds for the body's call besides its locals (a
-    call tuple ``(item, *state)`` on its stack): measured by running each as converted code
-    runs it, with the one variable, through ``_unexplained``."""
+    """References each loop operator's frame holds, per item of its state, for the body's call
+    besides its locals (a call tuple ``(item, *state)`` on its stack): measured by running each
+    as converted code runs it, with the one variable in its state, through ``_unexplained``."""
     found: dict = {}
 
     def loop_body(i, out):

@@ -134,6 +134,32 @@ def passed_to_a_helper(x):
     return out
 
 
+def boxed_per_row(x):
+    """The outer loop does not carry ``out`` (a list in its state holds it): the inner loop's
+    operator must not count the outer one's call as the variable's."""
+    boxes = []
+    for i in range(2):
+        out = np.zeros(3)
+        box = [out]
+        for j in range(3):
+            out[j] = x[j] * (i + 1)
+        boxes.append(box)
+    return boxes[0][0], boxes[1][0]
+
+
+def filled_by_a_nested_function(x):
+    """A nested function of the user's own writes its parameter: the caller's ``out`` is the
+    same array and would see the write (not a converted loop body)."""
+    out = np.zeros(3)
+
+    def fill(out):
+        out[0] = x[0]
+        return out
+
+    fill(out)
+    return out
+
+
 def in_a_staged_branch(x):
     out = np.zeros(2)
     if x[0] > 0:
@@ -144,7 +170,8 @@ def in_a_staged_branch(x):
 @pytest.mark.parametrize("fn", [aliased_by_a_name, held_by_a_list, through_a_view,
                                 viewed_by_another_name, alias_outside_a_loop,
                                 alias_inside_a_loop, held_by_a_list_around_a_loop,
-                                passed_to_a_helper, in_a_staged_branch])
+                                passed_to_a_helper, in_a_staged_branch, boxed_per_row,
+                                filled_by_a_nested_function])
 def test_an_array_something_else_may_hold_is_refused(fn):
     with pytest.raises(StagingTypeError, match=r"made while tracing .* that something besides "
                                                r"this variable may hold"):
