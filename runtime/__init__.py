@@ -26,7 +26,8 @@ from autostage.runtime.operator_hooks import (
 from autostage.runtime.tracing import StagingError, checkpoint, is_tracing
 
 __all__ = ["OWN_ERRORS", "Staged", "Standin", "any_staged", "checkpoint", "is_staged",
-           "is_tracing", "register_operator_hook", "stage_operator", "staging_active"]
+           "is_tracing", "register_operator_hook", "shared_arrays", "stage_operator",
+           "staging_active"]
 
 # The operators, methods and NumPy dispatch of Tensor, attached to the class from above it, so
 # that tensor.py (which the NumPy-surface modules import) imports none of them. First: the
@@ -39,6 +40,7 @@ from autostage.runtime import staging  # noqa: E402, F401
 from autostage.runtime.function_trace import staging_active  # noqa: E402
 from autostage.runtime.interpreter import TypeRuleMismatchError  # noqa: E402
 from autostage.runtime.passes.pass_manager import PassError  # noqa: E402
+from autostage.runtime.value_info import shared_arrays  # noqa: E402
 from autostage.runtime.verifier import VerificationError  # noqa: E402
 
 OWN_ERRORS = (StagingError, TypeRuleMismatchError, VerificationError, PassError)

@@ -323,6 +323,14 @@ def check_writable(x: Tensor, what: str) -> None:
         return
     loc = tracing.user_location()
     where = f"{loc}: " if loc is not None else ""
+    shared = value_info.shared_name(x.value)
+    if shared is not None:
+        raise tracing.StagingError(
+            f"{where}{what} changes `{shared}` in a staged loop, a NumPy array made while "
+            "tracing that something besides this variable also holds (another name, a list, "
+            "an attribute, a view of it, a closure): the staged loop would change a copy, not "
+            "what they hold. Keep one name for it, or create it from a staged size "
+            "(`np.zeros(x.shape[0])`)")
     name = value_info.aliased_argument(x.value)
     if name is not None:
         through = "" if base is x.value else " through a view of it"

@@ -17,7 +17,10 @@ indexing give): the result comes back as one (``ndarray_results``). The tables h
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from autostage.runtime import array_identity, ir, tracing
@@ -30,6 +33,7 @@ class _Facts:
     scalars: set  # arguments that are NumPy scalars (immutable: `n += 1` rebinds `n`)
     lists: dict  # list Value -> what its elements are (``tensor_lists.Elements``)
     arrays: set  # 0-d values NumPy holds as 0-d ndarrays (not NumPy scalars)
+    shared: dict  # loop values begun from a NumPy array others hold -> the variable's name
 
 
 _facts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -41,7 +45,7 @@ def _table() -> _Facts | None:
         return None
     facts = _facts.get(trace)
     if facts is None:
-        facts = _facts[trace] = _Facts({}, {}, set(), {}, set())
+        facts = _facts[trace] = _Facts({}, {}, set(), {}, set(), {})
     return facts
 
 
@@ -89,6 +93,44 @@ def mark_view(result: ir.Value, base: ir.Value) -> None:
         table.views[result] = table.views[base]
     elif table is not None:
         table.views[result] = base
+
+
+_shared = threading.local()  # .stack: the shared arrays of the loops being staged
+
+
+@contextlib.contextmanager
+def shared_arrays(arrays: list) -> Iterator[None]:
+    """While a loop operator stages its loop: the NumPy arrays of its state that something
+    besides the loop's variable holds (``operators/sole_holder``). A loop value begun from one
+    is marked (``mark_shared``), and writing into it is a clear error (``array_shapes``): the
+    staged loop would write a copy, and the other holders would not see the write."""
+    stack = _shared.__dict__.setdefault("stack", [])
+    stack.append(arrays)
+    try:
+        yield
+    finally:
+        stack.pop()
+
+
+def is_shared_array(array: object) -> bool:
+    """Whether ``array`` is one of the shared arrays of a loop being staged."""
+    return any(array is a for arrays in getattr(_shared, "stack", ()) for a in arrays)
+
+
+def mark_shared(value: ir.Value, name: str) -> None:
+    """Records that loop value ``value`` (variable ``name``) begins as a shared NumPy array."""
+    table = _table()
+    if table is not None:
+        table.shared[value] = name
+        table.views[value] = value
+
+
+def shared_name(value: ir.Value) -> str | None:
+    """The variable whose shared NumPy array ``value`` is, or is a view of; None otherwise."""
+    table = _table()
+    if table is None or value not in table.views:
+        return None
+    return table.shared.get(table.views[value])
 
 
 def aliased_argument(value: ir.Value) -> str | None:

@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from autostage.runtime import Staged, checkpoint, stage_operator
+import numpy as np
+
+from autostage.runtime import Staged, checkpoint, shared_arrays, stage_operator
 
 _EXHAUSTED = object()  # what next() returns once the iterator of for_stmt is used up
 
@@ -77,12 +79,16 @@ def while_stmt(test: Callable[..., Any], body: Callable[..., tuple], state: tupl
         mark = checkpoint() if traced else None
         cond = test(*state)
         if isinstance(cond, Staged):
-            return stage_operator("while_stmt", test, body, state, opts, cond, mark)
+            shared = _shared(state)
+            with shared_arrays(shared):
+                return stage_operator("while_stmt", test, body, state, opts, cond, mark)
         if not cond:
             return state
         if first:
             first = False
-            staged = stage_operator("while_python_test", test, body, state, opts, mark)
+            shared = _shared(state)
+            with shared_arrays(shared):
+                staged = stage_operator("while_python_test", test, body, state, opts, mark)
             if staged is not None:
                 return staged
         state = body(*state) or ()  # a stateless body returns None
@@ -104,7 +110,9 @@ def for_stmt(iterable: Iterable, extra_test: Callable[..., Any] | None,
     else after its first iteration has run as Python (it may make the state staged).
     """
     if isinstance(iterable, Staged):
-        return stage_operator("for_stmt", iterable, extra_test, body, state, opts)
+        shared = _shared(state)
+        with shared_arrays(shared):
+            return stage_operator("for_stmt", iterable, extra_test, body, state, opts)
     staging = type(iterable) is range and len(iterable) > 2 and checkpoint() is not None
     if extra_test is None and not staging:
         for item in iterable:
@@ -117,12 +125,17 @@ def for_stmt(iterable: Iterable, extra_test: Callable[..., Any] | None,
         if isinstance(more, Staged) and isinstance(iterable, (range, list, tuple)):
             # A break or return became staged during the Python iterations: the rest of the
             # loop is staged, from the current position.
-            return stage_operator("for_stmt", iterable[position:], extra_test, body, state, opts)
+            shared = _shared(state)
+            with shared_arrays(shared):
+                return stage_operator("for_stmt", iterable[position:], extra_test, body, state,
+                                      opts)
         if not more:
             break
         if staging and position < 2:  # whole, or after a first iteration run as Python
-            staged = stage_operator("for_range", iterable, position, extra_test, body, state,
-                                    opts)
+            shared = _shared(state)
+            with shared_arrays(shared):
+                staged = stage_operator("for_range", iterable, position, extra_test, body,
+                                        state, opts)
             if staged is not None:
                 return staged
         item = next(iterator, _EXHAUSTED)
@@ -131,3 +144,13 @@ def for_stmt(iterable: Iterable, extra_test: Callable[..., Any] | None,
         state = body(item, *state) or ()  # a stateless body returns None
         position += 1
     return state
+
+
+def _shared(state: tuple) -> list:
+    """The NumPy arrays of ``state`` that something besides the loop's variables holds: a loop
+    about to be staged may not write into them (``sole_holder``); none without an array."""
+    if not any(type(value) is np.ndarray for value in state):
+        return []
+    from autostage.operators import sole_holder
+
+    return sole_holder.shared_in_state(state)

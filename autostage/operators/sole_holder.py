@@ -26,13 +26,15 @@ code holds the body's code object).
 
 from __future__ import annotations
 
+import os
 import sys
 from types import FrameType
 from typing import Any
 
-from autostage.operators import control_flow
+import numpy as np
 
-_OPERATORS = control_flow.__file__  # the frames of for_stmt, while_stmt, if_stmt
+# The frames of for_stmt, while_stmt and if_stmt (control_flow imports this module).
+_OPERATORS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "control_flow.py")
 
 
 def held_by_the_variable_only(array: Any) -> bool:
@@ -43,6 +45,33 @@ def held_by_the_variable_only(array: Any) -> bool:
     named = _named_references(array, sys._getframe(2))
     count = sys.getrefcount(array)
     return count <= _BASE + named
+
+
+def shared_in_state(state: tuple) -> list:
+    """The NumPy arrays of a loop operator's ``state`` (called by ``for_stmt``/``while_stmt``
+    before it stages the loop) that something besides the loop's variable holds: the staged
+    loop may not write into them (``value_info.shared_arrays``), since it writes a copy."""
+    caller = sys._getframe(3)  # the converted code that called the operator (via _shared)
+    shared, seen = [], set()
+    for k in range(len(state)):
+        if type(state[k]) is not np.ndarray or id(state[k]) in seen:
+            continue
+        seen.add(id(state[k]))
+        if not _CALIBRATED or _loop_unexplained(state[k], caller) > 0:
+            shared.append(state[k])
+    return shared
+
+
+def _loop_unexplained(array: Any, caller: FrameType) -> int:
+    """References to ``array`` (in a loop operator's state) that are not the variable's: its
+    slots in ``caller`` and the functions around it, the operator's state tuple."""
+    local = caller.f_locals
+    closed = {*caller.f_code.co_cellvars, *caller.f_code.co_freevars}
+    if any(value is array and name in closed for name, value in local.items()):
+        return 1  # a closure reads the variable: it would see the unwritten array
+    named = _named_references(array, caller)
+    count = sys.getrefcount(array)
+    return count - _LOOP_BASE - named
 
 
 def _unexplained(array: Any) -> int:
@@ -114,15 +143,44 @@ def _like_setitem(target: Any, key: Any, value: Any) -> int:
 
 
 def _fresh() -> Any:
-    import numpy as np
-
     return np.zeros(1)
+
+
+def _references_in_a_loop_state() -> int:
+    """``_loop_unexplained``'s count less what it names, for an array only a local name and
+    the state tuple of an operator shaped like ``for_stmt`` hold."""
+    def like_operator(iterable: Any, extra_test: Any, body: Any, state: tuple) -> int:
+        found = _like_shared(state)
+        return found
+
+    out = _fresh()
+    return like_operator(range(1), None, None, (out,))
+
+
+def _like_shared(state: tuple) -> int:
+    """``control_flow._shared``'s call, in the same shape."""
+    return _like_shared_in_state(state)
+
+
+def _like_shared_in_state(state: tuple) -> int:
+    caller = sys._getframe(3)
+    for k in range(len(state)):
+        return _like_loop_count(state[k], caller)
+    return 0
+
+
+def _like_loop_count(array: Any, caller: FrameType) -> int:
+    named = _named_references(array, caller)
+    count = sys.getrefcount(array)
+    return count - named
 
 
 def _operator_copies() -> dict:
     """References each loop operator's frame holds, per item of its state, for the body's call
     besides its locals (a call tuple ``(item, *state)`` on its stack): measured by running each
     as converted code runs it, with the one variable in its state, through ``_unexplained``."""
+    from autostage.operators import control_flow
+
     found: dict = {}
 
     def loop_body(i, out):
@@ -148,6 +206,7 @@ def _operator_copies() -> dict:
 
 
 _BASE = _references_of_a_local()
+_LOOP_BASE = _references_in_a_loop_state()
 _CALL_COPIES: dict = {}
 _CALL_COPIES = _operator_copies()
 # A negative count would mean the walk names a reference that is not there (it could then let a

@@ -57,7 +57,9 @@ def _region(region: ir.Region, known: dict, module: ir.Module) -> bool:
                 for value in inner_op.results:
                     value.region = region
             new_ops += taken.ops
-            mapping.update(zip(op.results, taken.results, strict=True))
+            # (a yielded value may be one this region replaced already: its replacement)
+            mapping.update((r, mapping.get(t, t)) for r, t in zip(op.results, taken.results,
+                                                                   strict=True))
             for inner_op in taken.ops:
                 if inner_op.name == "constant":
                     known[inner_op.results[0]] = inner_op.attrs["value"]

@@ -62,6 +62,9 @@ def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value],
             continue
         arg = arg_of[id(slot)]
         _mark(slot, arg)
+        init = _init_value(slot.init)
+        if init is not None and value_info.shared_name(init) is not None:
+            value_info.mark_shared(arg, slot.name)  # a shared array: writing into it is refused
         if slot.alias is not None:
             value_info.mark_view(arg, slot.alias)
         array_identity.block_arg(arg, _init_value(slot.init), id(slot))
@@ -404,7 +407,17 @@ def prepare_state(names: Sequence[str], state: Sequence[object]) -> tuple:
     """Loop state as a staged loop carries it: lists become tensor lists, and NumPy arrays made
     before the loop become tensors (the body may index or update them with staged values)."""
     state = prepare_branch_state(names, state)
-    return tuple(constant(x) if type(x) is np.ndarray else x for x in state)
+    return tuple(_array_tensor(name, x) if type(x) is np.ndarray else x
+                 for name, x in zip(names, state, strict=True))
+
+
+def _array_tensor(name: str, x: np.ndarray) -> Tensor:
+    """A NumPy array of a loop's state as a constant tensor, marked when something besides
+    the loop's variable holds it (``value_info.shared_arrays``: the loop may not write it)."""
+    tensor = constant(x)
+    if value_info.is_shared_array(x):
+        value_info.mark_shared(tensor.value, name)
+    return tensor
 
 
 def _names(body: Callable, n: int, skip: int = 0) -> tuple[str, ...]:

@@ -6,6 +6,7 @@ unchanged: a silently different answer)."""
 import numpy as np
 import pytest
 from autostage.runtime.tensor import StagingTypeError
+from autostage.runtime.tracing import StagingError
 
 import autostage
 
@@ -186,3 +187,33 @@ def test_the_reference_counts_are_calibrated_on_this_python():
     assert sole_holder._CALIBRATED and sole_holder._BASE >= 2
     assert sole_holder._CALL_COPIES[control_flow.for_stmt.__code__] >= 0
     assert sole_holder._CALL_COPIES[control_flow.while_stmt.__code__] >= 0
+
+
+def aliased_around_a_staged_loop(x):
+    """The loop is staged whole (its state holds a staged value before it): it begins from the
+    array as a constant and would write a copy while ``keep`` holds the original."""
+    out = np.zeros(5)
+    keep = out
+    acc = x[0]
+    for i in range(5):
+        acc = acc + x[i]
+        out[i] = acc
+    return keep, out
+
+
+def written_in_a_staged_loop(x):
+    out = np.zeros(5)
+    acc = x[0]
+    for i in range(5):
+        acc = acc + x[i]
+        out[i] = acc
+    return out
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_staged_loop_writes_an_array_only_its_variable_holds(target):
+    x = np.arange(1.0, 6.0)
+    np.testing.assert_array_equal(autostage.convert(written_in_a_staged_loop, target=target)(x),
+                                  written_in_a_staged_loop(x))
+    with pytest.raises((StagingTypeError, StagingError), match="something besides this variable"):
+        autostage.convert(aliased_around_a_staged_loop, target=target)(x)
