@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from autostage.operators import control_flow
+
 # The frames of for_stmt, while_stmt and if_stmt (control_flow imports this module).
 _OPERATORS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "control_flow.py")
 
@@ -179,8 +181,6 @@ def _operator_copies() -> dict:
     """References each loop operator's frame holds, per item of its state, for the body's call
     besides its locals (a call tuple ``(item, *state)`` on its stack): measured by running each
     as converted code runs it, with the one variable in its state, through ``_unexplained``."""
-    from autostage.operators import control_flow
-
     found: dict = {}
 
     def loop_body(i, out):
