@@ -447,10 +447,26 @@ def reader(captures: list, checks: dict[Path, dict], sources: tuple) -> Any:
     """Compiles ``read(leaves, env) -> list | None``: the values of a trace's implicit parameters
     (``captures``: environment ``Source``s, read as ``env[i]``, and ``Path``s), or None if a
     value read along a path no longer passes its check (the trace does not apply)."""
+    lines, consts, results = read_code(captures, checks, sources, "None")
+    source = "\n".join(["def read(leaves, env):", *lines, f"    return [{', '.join(results)}]"])
+    exec(compile(source, "<autostage captures>", "exec"), consts)  # noqa: S102
+    read = consts["read"]
+    read.source = source
+    read.inputs = (captures, checks, sources)  # for the fast path (``read_code``)
+    return read
+
+
+def read_code(captures: list, checks: dict[Path, dict], sources: tuple, miss: str,
+              trusted: dict[int, str] | None = None) -> tuple[list[str], dict, list[str]]:
+    """The body of ``reader``'s function, to run where ``leaves`` and ``env`` are defined:
+    ``(its lines, which return miss where a check fails, the constants they name, the
+    expressions of the implicit parameters' values)``. ``trusted``: the captures (by position)
+    whose callee tests an array's dtype and rank itself ("array"), or its rank, as the scalar
+    it is passed as ("scalar"): their checks leave those out (the call fast path's strict
+    dispatcher, ``fast_calls``)."""
     names: dict[Any, str] = {}
     consts: dict[str, Any] = {"_nd": np.ndarray, "_key": constant_key, "_snap": _snapshot}
     lines: list[str] = []
-    tests: list[str] = []
 
     def const(value: Any) -> str:
         name = f"c{len(consts)}"
@@ -479,28 +495,30 @@ def reader(captures: list, checks: dict[Path, dict], sources: tuple) -> Any:
         lines.append(f"        {name} = {expr}")
         return name
 
-    for path, path_checks in checks.items():
-        value = load(path)
-        tests += [_test(value, check, const) for check in path_checks.values()]
+    values = [load(path) for path in checks]
     results = [f"env[{sources.index(c)}]" if type(c) is not Path else load(c) for c in captures]
-    source = "\n".join([
-        "def read(leaves, env):", "    try:", *(lines or ["        pass"]),
-        "    except Exception:", "        return None",
-        *[f"    if not ({t}):\n        return None" for t in tests],
-        f"    return [{', '.join(results)}]"])
-    namespace = dict(consts)
-    exec(compile(source, "<autostage captures>", "exec"), namespace)  # noqa: S102
-    read = namespace["read"]
-    read.source = source
-    return read
+    passed_as = {results[k]: how for k, how in (trusted or {}).items()}
+    tests = [_test(value, check, const, passed_as.get(value))
+             for value, path_checks in zip(values, checks.values(), strict=True)
+             for check in path_checks.values()]
+    return (["    try:", *(lines or ["        pass"]), "    except Exception:",
+             f"        return {miss}",
+             *[f"    if not ({test}):\n        return {miss}" for test in tests]],
+            consts, results)
 
 
-def _test(value: str, check: tuple, const: Any) -> str:
+def _test(value: str, check: tuple, const: Any, passed_as: str | None = None) -> str:
     kind = check[0]
     if kind == "array":
         dtype = const(check[1])  # identical first: ~10 ns less than comparing, per array
+        dtype_test = f"({value}.dtype is {dtype} or {value}.dtype == {dtype})"
+        if passed_as == "scalar":  # (the [()] of an array of rank > 0 is an array)
+            return f"type({value}) is _nd and {dtype_test}"
+        if passed_as == "array":
+            shape_test = f" and {value}.shape == {const(check[2])}" if check[2] else ""
+            return f"type({value}) is _nd{shape_test}"
         return (f"type({value}) is _nd and {value}.shape == {const(check[2])} and "
-                f"({value}.dtype is {dtype} or {value}.dtype == {dtype})")
+                f"{dtype_test}")
     if kind in ("scalar", "type"):
         return f"type({value}) is {const(check[1])}"
     if kind == "len":

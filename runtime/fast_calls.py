@@ -6,10 +6,12 @@ of the full path's work (binding, flattening, keying, looking up). ``fast_path``
 function for exactly that trace: straight-line Python, one comparison per fact and no loop over
 the arguments (a loop over ten of them cost ~2.5 us per call, more than the compiled code's own
 call), generated from a template as the converters generate code. It calls the compiled njit
-function itself when the runner allows (``_direct``), so that a call is the checks plus Numba's
-dispatcher; values a trace reads through objects (a model's weights) are read, checked and passed
-after the arguments, as the runner would. Anything the checks do not cover returns ``MISS``,
-and the caller takes the full path.
+function itself when the runner allows (``_direct``), through a copy of its dispatcher that
+never compiles (``strict_dispatch``), so that a call is Numba's own argument typing plus the
+tests it does not make (an array's type and known sizes; a scalar's dtype); values a trace
+reads through objects (a model's weights) are read, checked and passed after the arguments, as
+the runner would. Anything the checks do not cover returns ``MISS``, and the caller takes the
+full path.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from autostage.runtime import fp_state, static_sizes
+from autostage.runtime import captures, fp_state, static_sizes
 from autostage.runtime.concrete_function import ConcreteFunction
 from autostage.runtime.types import TensorType
 
@@ -27,23 +29,28 @@ MISS = object()  # what a fast path returns for arguments it does not cover
 _FIRST = operator.itemgetter(0)  # the finish of a single result Numba returns in a tuple
 
 _TEMPLATE = '''\
-def fast(given):
-    if len(given) != {count} or current() is not accepted[0]:
+def fast(leaves):
+    if len(leaves) != {count} or current() is not accepted[0]:
         return MISS
-    {names}, = given
-    if {mismatch}:
-        return MISS
+    {names}, = leaves
+{test}
 {run}
 '''
-_READ_DIRECT = '''\
-    implicit = read(given, ())
-    if implicit is None:
-        return MISS
-    {implicit}, = implicit
-'''
+_TEST = '''\
+    if {mismatch}:
+        return MISS'''
+_TEST_SIZES = '''\
+    try:
+        if {mismatch}:
+            return MISS
+    except (TypeError, IndexError):  # len() or shape[k] of a rank the trace does not have
+        return MISS'''
 _RUN_DIRECT = '''\
     try:
         results = dispatcher({passed})
+    except Refused:  # another dtype, rank, layout or writability: the full path
+        catch_up()  # (a layout it compiles is called directly next time)
+        return MISS
     except Exception as e:
         error = failed(e)
         if error is e:
@@ -54,7 +61,7 @@ _RUN_DIRECT = '''\
 _RUN = '''\
     return concrete.run([{names}], None)'''
 _RUN_READ = '''\
-    implicit = read(given, ())
+    implicit = read(leaves, ())
     if implicit is None:
         return MISS
     return concrete.run([{names}], implicit)'''
@@ -65,8 +72,9 @@ def fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
     """A check-and-run for calls like this one, or None when ``concrete`` has frozen arrays to
     guard or the arguments are not plain arrays or NumPy scalars given positionally. A trace
     that reads values through objects (``captures.reader``: a model's weights) reads and checks
-    them as the full path does, then runs. The caller makes sure no global or closure value is
-    part of the key (the reads see an empty environment)."""
+    them as the full path does (in line, when it calls the compiled code), then runs. The
+    caller makes sure no global or closure value is part of the key (the reads see an empty
+    environment)."""
     if concrete.guards or len(leaves) != len(args) or not args:
         return None
     if not all(leaf is arg and (type(arg) is np.ndarray or isinstance(arg, np.generic))
@@ -75,53 +83,69 @@ def fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
     names = [f"a{i}" for i in range(len(args))]
     scope: dict[str, Any] = {"MISS": MISS, "current": fp_state.current,
                              "accepted": fp_state.accepted, "concrete": concrete}
-    tests = []
-    for name, part, arg in zip(names, concrete.key[1:], args, strict=False):
-        tests += _tests(name, arg, static_sizes.shape(part, arg.ndim), scope)
     direct = _direct(concrete)
     implicit = [] if concrete.read is None else concrete.read(args, ())
-    passed = names
+    scalars = frozenset() if direct is None else direct[3]
+    tests = []
+    for i, (name, part, arg) in enumerate(zip(names, concrete.key[1:], args, strict=False)):
+        # Called directly, the strict dispatcher tests an array's dtype and rank itself.
+        passed_as = None if direct is None else "scalar" if i in scalars else "array"
+        tests += _tests(name, arg, static_sizes.shape(part, arg.ndim), passed_as, scope)
+    filled = {"names": ", ".join(names)}
     if direct is not None and implicit is not None:
-        scope["dispatcher"], scope["failed"], scope["finish"], scalars = direct
+        strict, scope["failed"], scope["finish"], _ = direct
+        scope["dispatcher"], scope["catch_up"], scope["Refused"] = strict()
         # Values read through objects (a model's weights) follow the arguments, as in the
-        # runner; each was checked by ``read`` to be an array or a NumPy scalar.
-        extra = [f"i{k}" for k in range(len(implicit))]
+        # runner, read and checked in line (``captures.read_code``).
+        lines, extra = [], []
+        if implicit:
+            lines, consts, extra = captures.read_code(*concrete.read.inputs, "MISS", trusted={
+                k: "scalar" if len(args) + k in scalars else "array"
+                for k in range(len(implicit))})
+            scope.update(consts)
         # A 0-d array given for a scalar parameter is passed as its scalar, as the runner does.
         passed = [f"{name}[()]" if i in scalars and type(value) is np.ndarray else name
                   for i, (name, value) in enumerate(zip(names + extra, [*args, *implicit],
                                                         strict=True))]
-        run = _RUN_DIRECT
-        if extra:
-            scope["read"] = concrete.read
-            run = _READ_DIRECT.format(implicit=", ".join(extra)) + _RUN_DIRECT
+        run = "\n".join([*lines, _RUN_DIRECT.format(passed=", ".join(passed),
+                                                     finish=_finish(concrete, scope))])
     elif concrete.read is not None:
-        scope["read"], run = concrete.read, _RUN_READ
+        scope["read"], run = concrete.read, _RUN_READ.format(**filled)
     else:
-        run = _RUN
-    source = _TEMPLATE.format(count=len(args), names=", ".join(names),
-                              mismatch=" or ".join(tests),
-                              run=run.format(names=", ".join(names), passed=", ".join(passed),
-                                             finish=_finish(concrete, scope)))
+        run = _RUN.format(**filled)
+    mismatch = " or ".join(tests)
+    test = (_TEST_SIZES if "len(" in mismatch or ".shape[" in mismatch else _TEST).format(
+        mismatch=mismatch)
+    source = _TEMPLATE.format(count=len(args), test=test, run=run, **filled)
     exec(compile(source, f"<autostage fast path of {concrete.function.name}>", "exec"), scope)
+    scope["fast"].source = source  # for inspection
     return scope["fast"]
 
 
-def _tests(name: str, arg: np.ndarray | np.generic, sizes: tuple, scope: dict) -> list[str]:
+def _tests(name: str, arg: np.ndarray | np.generic, sizes: tuple, passed_as: str | None,
+           scope: dict) -> list[str]:
     """The comparisons that tell an argument unlike ``arg`` (as ``name``), each one true for a
-    mismatch; the values they compare with go into ``scope``."""
+    mismatch; the values they compare with go into ``scope``. ``passed_as``: None for the
+    runner; "array", or "scalar" (a 0-d array's scalar), for a strict dispatcher, which tests
+    an array's dtype and rank itself (and refuses an array for a scalar)."""
     scope[f"{name}_type"] = type(arg)
     tests = [f"type({name}) is not {name}_type"]
     if type(arg) is not np.ndarray:  # a NumPy scalar: its type is its dtype
         return tests
-    scope[f"{name}_dtype"] = arg.dtype
-    tests.append(f"{name}.dtype is not {name}_dtype")
-    if all(size is not None for size in sizes):  # the whole shape is known (ranks with it)
-        tests.append(f"{name}.shape != {tuple(sizes)!r}")
+    dtype = f"{name}.dtype is not {name}_dtype"
+    known = [f"{name}.shape[{axis}] != {size}" for axis, size in enumerate(sizes)
+             if size is not None]
+    whole = f"{name}.shape != {tuple(sizes)!r}" if len(known) == len(sizes) else None
+    if passed_as != "array":  # (the dispatcher would convert a scalar of another dtype)
+        scope[f"{name}_dtype"] = arg.dtype
+        tests.append(dtype)
+    if passed_as == "scalar":  # (the [()] of an array of rank > 0 is an array)
         return tests
-    tests.append(f"{name}.ndim != {arg.ndim}")
-    tests += [f"{name}.shape[{axis}] != {size}" for axis, size in enumerate(sizes)
-              if size is not None]
-    return tests
+    if passed_as is None:  # the rank too: ranks go with the whole shape
+        return [*tests, whole] if whole else [*tests, f"{name}.ndim != {arg.ndim}", *known]
+    if len(sizes) == 1 and known:
+        return [*tests, f"len({name}) != {sizes[0]}"]  # (~20 ns less than the shape)
+    return [*tests, whole] if whole and sizes else tests + known
 
 
 def _finish(concrete: ConcreteFunction, scope: dict) -> str:
@@ -138,21 +162,22 @@ def _finish(concrete: ConcreteFunction, scope: dict) -> str:
     return "scalar_type(results[0])"
 
 
-def _direct(concrete: ConcreteFunction) -> tuple[Callable, Callable[[Exception], Exception],
-                                                  Callable[[tuple], Any], frozenset] | None:
+def _direct(concrete: ConcreteFunction) -> tuple[
+        Callable[[], tuple[Callable, type]], Callable[[Exception], Exception],
+        Callable[[tuple], Any], frozenset] | None:
     """How to call ``concrete``'s compiled njit function itself (Numba's dispatcher unboxes the
-    arguments, and compiles another specialisation for another memory layout): ``(dispatcher,
-    failed(e) -> the exception to raise, finish(results) -> the value returned, the positions
-    of scalar parameters)``; None when the runner needs more (Variables, Python-typed or
-    identity-kept results) or is not compiled."""
+    arguments): ``(strict() -> (a strict copy of its dispatcher, its catch_up(), the exception
+    it raises for arguments of other types), failed(e) -> the exception to raise,
+    finish(results) -> the value returned, the positions of scalar parameters)``; None when the
+    runner needs more (Variables, Python-typed or identity-kept results) or is not compiled."""
     entry = getattr(concrete.prepared_runner(), "entry", None)
     if entry is None or concrete.outputs.python_types is not None:
         return None
-    dispatcher, convert, failed, scalars = entry
+    convert, failed, scalars, strict = entry
     outputs = concrete.outputs
     if outputs.single and outputs.constants[0] is None and convert is None:
-        return dispatcher, failed, _FIRST, scalars
+        return strict, failed, _FIRST, scalars
     build = outputs.build
     if convert is None:
-        return dispatcher, failed, build, scalars
-    return dispatcher, failed, lambda results: build(convert(results)), scalars
+        return strict, failed, build, scalars
+    return strict, failed, lambda results: build(convert(results)), scalars

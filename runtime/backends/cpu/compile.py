@@ -30,6 +30,7 @@ from autostage.runtime.backends.cpu import (
     lower_py_function,
     module_cache,
     run_errors,
+    strict_dispatch,
 )
 from autostage.runtime.types import GeneratorType, ListType, TensorType
 
@@ -139,7 +140,8 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
             convert = _result_converter(module.main.result_types, arrays=False)
         cell[0] = run if scalars or variables or callables else run_arrays
         if not variables and not callables:
-            runner.entry = (dispatcher, convert, failed, frozenset(scalars))
+            runner.entry = (convert, failed, frozenset(scalars), lambda: (
+                *strict_dispatch.strict(dispatcher), strict_dispatch.Refused))
 
     def first_call(args: list) -> tuple:
         compile_for(args)
@@ -148,9 +150,9 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
     cell = [first_call]
     runner = lambda args: cell[0](args)  # noqa: E731 - attributes below are for inspection
     runner.compile_for = compile_for
-    # Once compiled, without Variables or py_functions: (the njit dispatcher, the results'
-    # converter or None, failed(e), the scalar parameters' positions), for StagedFunction's
-    # fast path.
+    # Once compiled, without Variables or py_functions: (the results' converter or None,
+    # failed(e), the scalar parameters' positions, strict() -> the njit dispatcher's strict copy,
+    # its catch_up() and the exception it raises), for StagedFunction's fast path (fast_calls).
     runner.entry = None
     runner.dispatcher = dispatcher  # stats (cache hits), inspect_llvm()
     runner.path = python_module.__file__

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from autostage.runtime.fast_calls import MISS
 from autostage.runtime.fp_state import FloatingPointModeError
 
 import autostage
@@ -143,8 +144,8 @@ def test_weights_read_through_an_object_are_read_at_each_fast_call(target):
     for _ in range(3):
         np.testing.assert_array_equal(f(x), x * 2.0 + 1.0)
     assert f._fast
-    if target == "cpu":  # the weights go to the njit function with the arguments, no runner
-        assert "dispatcher" in f._fast.__code__.co_names and "read" in f._fast.__code__.co_names
+    if target == "cpu":  # the weights are read in line and go to the njit function
+        assert "dispatcher" in f._fast.__code__.co_names and "v0.w" in f._fast.source
     model.w = np.array(np.float32(-1.0))  # a new value of the same type: the same trace
     np.testing.assert_array_equal(f(x), -x + 1.0)
     model.b[:] = 5.0  # written in place
@@ -159,3 +160,59 @@ def test_weights_read_through_an_object_are_read_at_each_fast_call(target):
     for w in (np.float32(3.0), np.float32(4.0), np.float32(4.0)):  # a NumPy scalar weight
         model.w = w
         np.testing.assert_array_equal(f(x), np.broadcast_to(x * w, (2, 3)))
+
+
+def test_the_strict_dispatcher_sends_other_dtypes_ranks_layouts_to_their_own_trace():
+    """Called directly, the fast path leaves an array's dtype and rank to a copy of Numba's
+    dispatcher that never compiles (``strict_dispatch``): each kind of argument it refuses gets
+    NumPy's result and dtype, and the copy compiles nothing."""
+    f = autostage.convert(ten)
+    small = [np.full(3, float(i)) for i in range(10)]
+    for _ in range(3):
+        f(*small)
+    read_only = np.full(3, 9.0)
+    read_only.flags.writeable = False
+    others = [np.full(3, 9.0, np.float32), np.full((3, 3), 9.0), np.array(9.0), read_only,
+              np.full(6, 9.0)[::2], np.full((1, 3), 9, np.int32), np.full(3, 9, np.int64)]
+    for _ in range(3):
+        for last in others:
+            got, want = f(*small[:9], last), ten(*small[:9], last)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(f(*small), np.full(3, 45.0))
+    assert f.trace_count == 6
+    fast, strict = f._fast, f._fast.__globals__["dispatcher"]
+    assert not strict._can_compile
+    strided = [np.full(6, float(i))[::2] for i in range(10)]
+    assert fast(strided) is MISS  # a layout the full path compiles for it ...
+    f(*strided)
+    assert fast(strided) is MISS  # ... is caught up ...
+    np.testing.assert_array_equal(fast(strided), np.full(3, 45.0))  # ... and called directly
+
+
+class Weighted:
+    def __init__(self):
+        self.w, self.b = np.array(np.float32(2.0)), np.ones(3, np.float32)
+
+    def __call__(self, x):
+        return x * self.w + self.b
+
+
+def test_weights_of_other_dtypes_and_ranks_are_refused_by_the_strict_dispatcher():
+    """A model's weights passed to the njit function are checked in line for their type (and
+    dtype where passed as scalars); the strict dispatcher refuses the rest."""
+    model = Weighted()
+    f, x = autostage.convert(model), np.arange(3, dtype=np.float32)
+    for _ in range(3):
+        np.testing.assert_array_equal(f(x), x * 2.0 + 1.0)
+    assert ".w" in f._fast.source
+    for w, b in [(np.array(2.0), np.ones(3, np.float32)),  # a 0-d weight of another dtype
+                 (np.full(3, np.float32(2.0)), np.ones(3, np.float32)),  # of another rank
+                 (np.array(np.float32(2.0)), np.ones(3)),  # an array weight's dtype
+                 (np.array(np.float32(2.0)), np.ones((2, 3), np.float32)),  # its rank
+                 (np.array(np.float32(3.0)), np.ones(6, np.float32)[::2])]:  # its layout
+        model.w, model.b = w, b
+        for _ in range(3):
+            got, want = f(x), Weighted.__call__(model, x)
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got, want)
