@@ -498,9 +498,18 @@ def read_code(captures: list, checks: dict[Path, dict], sources: tuple, miss: st
     values = [load(path) for path in checks]
     results = [f"env[{sources.index(c)}]" if type(c) is not Path else load(c) for c in captures]
     passed_as = {results[k]: how for k, how in (trusted or {}).items()}
-    tests = [_test(value, check, const, passed_as.get(value))
-             for value, path_checks in zip(values, checks.values(), strict=True)
-             for check in path_checks.values()]
+    tests, as_scalars = [], {}
+    for value, path_checks in zip(values, checks.values(), strict=True):
+        for check in path_checks.values():
+            how = passed_as.get(value)
+            if how == "scalar" and check[0] == "array" and not check[2]:
+                # a 0-d array passed as its scalar: read by its test, whose type is the dtype's
+                as_scalars[value] = scalar = f"s{value[1:]}"
+                tests.append(f"type({value}) is _nd and type({scalar} := {value}[()]) is "
+                             f"{const(check[1].type)}")
+            else:
+                tests.append(_test(value, check, const, how))
+    results = [as_scalars.get(value, value) for value in results]
     return (["    try:", *(lines or ["        pass"]), "    except Exception:",
              f"        return {miss}",
              *[f"    if not ({test}):\n        return {miss}" for test in tests]],
@@ -511,14 +520,11 @@ def _test(value: str, check: tuple, const: Any, passed_as: str | None = None) ->
     kind = check[0]
     if kind == "array":
         dtype = const(check[1])  # identical first: ~10 ns less than comparing, per array
-        dtype_test = f"({value}.dtype is {dtype} or {value}.dtype == {dtype})"
-        if passed_as == "scalar":  # (the [()] of an array of rank > 0 is an array)
-            return f"type({value}) is _nd and {dtype_test}"
-        if passed_as == "array":
+        if passed_as == "array":  # (its callee tests the dtype and rank)
             shape_test = f" and {value}.shape == {const(check[2])}" if check[2] else ""
             return f"type({value}) is _nd{shape_test}"
         return (f"type({value}) is _nd and {value}.shape == {const(check[2])} and "
-                f"{dtype_test}")
+                f"({value}.dtype is {dtype} or {value}.dtype == {dtype})")
     if kind in ("scalar", "type"):
         return f"type({value}) is {const(check[1])}"
     if kind == "len":

@@ -103,10 +103,10 @@ def fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
                 k: "scalar" if len(args) + k in scalars else "array"
                 for k in range(len(implicit))})
             scope.update(consts)
-        # A 0-d array given for a scalar parameter is passed as its scalar, as the runner does.
-        passed = [f"{name}[()]" if i in scalars and type(value) is np.ndarray else name
-                  for i, (name, value) in enumerate(zip(names + extra, [*args, *implicit],
-                                                        strict=True))]
+        # A 0-d array given for a scalar parameter is passed as its scalar, as the runner does
+        # (``read_code`` reads a value's scalar itself).
+        passed = [f"{name}[()]" if i in scalars and type(arg) is np.ndarray else name
+                  for i, (name, arg) in enumerate(zip(names, args, strict=True))] + extra
         run = "\n".join([*lines, _RUN_DIRECT.format(passed=", ".join(passed),
                                                      finish=_finish(concrete, scope))])
     elif concrete.read is not None:
