@@ -38,6 +38,8 @@ _OPERATORS = {
 # Operators whose Numba type is the operands' float dtype (float32 * float32 is float32).
 _CLOSED_FLOAT_OPERATORS = frozenset({"add", "subtract", "multiply", "true_divide", "negative",
                                      "positive"})
+# Likewise int64 (Numba widens smaller integers to int64; int64 wraps as NumPy's does).
+_CLOSED_INT_OPERATORS = frozenset({"add", "subtract", "multiply", "negative", "positive"})
 # NumPy's integer semantics: a zero divisor gives 0, and x // -1 wraps (MIN // -1 is MIN) where
 # the machine division would trap (SIGFPE); constant divisors fold the checks away. Unsigned
 # operands have no -1 test: a conditional mixing int64 and uint64 branches is float64 in Numba.
@@ -340,11 +342,12 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
 
 def _closed(op: ir.Op, loop: tuple[np.dtype, ...]) -> bool:
     """Whether Numba's type of the operator expression is already the result's: float32 or
-    float64 arithmetic on operands of that dtype (no cast to emit: each costs Numba ~1 ms of
-    compile, and reads as noise)."""
+    float64 arithmetic on operands of that dtype, and int64 arithmetic that cannot trap (no
+    cast to emit: each costs Numba ~1 ms of compile, and reads as noise)."""
     dtype = op.results[0].type.dtype
-    return op.name in _CLOSED_FLOAT_OPERATORS and dtype in (np.float32, np.float64) and all(
-        d == dtype for d in loop)
+    closed = (np.float32, np.float64) if op.name in _CLOSED_FLOAT_OPERATORS else (
+        np.int64,) if op.name in _CLOSED_INT_OPERATORS else ()
+    return dtype in closed and all(d == dtype for d in loop)
 
 
 def _vector_math(op: ir.Op, loop: tuple[np.dtype, ...], em: Emitter) -> bool:
@@ -404,12 +407,11 @@ def _clip(op: ir.Op, em: Emitter) -> None:
 
 @lowering("dim")
 def _dim(op: ir.Op, em: Emitter) -> None:
-    em.line(f"{em.name(op.results[0])} = np.int64({em.name(op.operands[0])}.shape"
-            f"[{op.attrs['axis']}])")
+    em.line(f"{em.name(op.results[0])} = {em.name(op.operands[0])}.shape[{op.attrs['axis']}]")
 
 
 @lowering("size")
 def _size(op: ir.Op, em: Emitter) -> None:
     (x,) = op.operands
-    size = "1" if is_scalar(x.type) else f"{em.name(x)}.size"
-    em.line(f"{em.name(op.results[0])} = np.int64({size})")
+    size = "np.int64(1)" if is_scalar(x.type) else f"{em.name(x)}.size"  # (intp: int64)
+    em.line(f"{em.name(op.results[0])} = {size}")

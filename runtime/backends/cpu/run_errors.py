@@ -140,9 +140,9 @@ def broadcast_extents(em: Emitter, op: ir.Op, arrays: Sequence[ir.Value], rank: 
     """The extents of NumPy's broadcast of ``arrays`` (``rank`` axes), computed in code linear
     in the operands, with ``check_broadcast``'s error when they do not broadcast.
 
-    Per axis: a static size other than 1 is the extent; else the first run-time size that is
-    not 1 (``checks.broadcast_size`` along the operands), which is NumPy's extent whenever
-    every size is that extent or 1, the test checked once per operand afterwards."""
+    Per axis: a static size other than 1 is the extent, each run-time size tested against it;
+    else ``checks.broadcast_extent`` of the run-time sizes, -1 where they do not broadcast (one
+    test per axis)."""
     extents, tests = [], []
     for axis in range(rank, 0, -1):
         sizes = [(f"{em.name(v)}.shape[{v.type.ndim - axis}]", v.type.shape[-axis])
@@ -154,11 +154,9 @@ def broadcast_extents(em: Emitter, op: ir.Op, arrays: Sequence[ir.Value], rank: 
             tests += [f"(({d} != {extent}) & ({d} != 1))" for d in dynamic]
         elif len(dynamic) > 1:
             extent = em.fresh("extent")
-            em.line(f"{extent} = {dynamic[0]}")
             em.module_line("cpu_chk", CHECKS_IMPORT)
-            for d in dynamic[1:]:
-                em.line(f"{extent} = cpu_chk.broadcast_size({extent}, {d})")
-            tests += [f"(({d} != {extent}) & ({d} != 1))" for d in dynamic[1:]]
+            em.line(f"{extent} = cpu_chk.broadcast_extent(({', '.join(dynamic)},))")
+            tests.append(f"({extent} < 0)")
         else:
             extent = dynamic[0] if dynamic else "1"
         extents.append(extent)

@@ -10,6 +10,7 @@ import re
 
 import numpy as np
 import pytest
+from autostage.runtime.backends.cpu import checks
 from autostage.runtime.backends.cpu import compile as cpu_compile
 
 import autostage
@@ -77,9 +78,9 @@ def test_a_constant_index_is_checked_against_an_unknown_size():
 
 def test_a_broadcast_check_is_one_call_without_branches():
     source = source_of(bias, np.zeros((3, 4)), np.zeros(4))
-    assert "extent4 = cpu_chk.broadcast_size(extent4, a2.shape[0])" in source
+    assert "extent4 = cpu_chk.broadcast_extent((a1.shape[1], a2.shape[0],))" in source
     checks = re.findall(r"cpu_chk\.check\(.*", source)
-    assert checks == ["cpu_chk.check(((a2.shape[0] != extent4) & (a2.shape[0] != 1)), "
+    assert checks == ["cpu_chk.check((extent4 < 0), "
                       f"np.int64({checks[0].split('np.int64(')[1].split(')')[0]}), "
                       "(a1.shape[0], a1.shape[1], a2.shape[0],))"]  # once: the loop's
     assert " and " not in source and " or " not in source and " if " not in source
@@ -165,3 +166,33 @@ def test_sizes_not_proven_equal_are_still_tested():
     np.testing.assert_array_equal(f(a, b), stacked_from_two(a, b))
     with pytest.raises(ValueError, match="all input arrays must have the same shape"):
         f(a, np.ones(21))
+
+
+@pytest.mark.parametrize("sizes", [(1, 3, 1, 3), (3, 1), (1, 1), (0, 1), (1, 0, 0), (5,) * 9,
+                                   (1, 3, 1, 4), (3, 0), (0, 3, 1), (2, 2, 2, 1, 7)])
+def test_broadcast_extent_is_numpys_or_minus_one(sizes):
+    try:
+        want = np.broadcast_shapes(*((n,) for n in sizes))[0]
+    except ValueError:
+        want = -1
+    # (its Python function: compiled without a wrapper for Python; the next test runs it compiled)
+    assert checks.broadcast_extent.py_func(tuple(np.int64(n) for n in sizes)) == want
+
+
+def three(a, b, c):
+    return a * b + c
+
+
+def test_operands_that_do_not_broadcast_raise_numpys_error_wherever_they_differ():
+    f = cpu(three)
+    for shapes in [((3,), (1,), (4,)), ((1,), (3,), (4,)), ((2, 3), (1, 3), (2, 1)),
+                   ((2, 3), (1, 4), (2, 1)), ((0,), (1,), (3,))]:
+        args = [np.ones(s) for s in shapes]
+        try:
+            want = three(*args)
+        except ValueError:  # (NumPy names the two shapes of its failing step; a fused loop
+            # names its operands': "shapes (1,) (3,) (4,)")
+            with pytest.raises(ValueError, match="operands could not be broadcast together"):
+                f(*args)
+        else:
+            np.testing.assert_array_equal(f(*args), want)
