@@ -21,8 +21,13 @@ def _fill(em: Emitter, op: ir.Op, sizes: list[str], fill: str) -> None:
     if not sizes:
         em.line(f"{out} = {value}")
         return
-    s.allocate(em, op, out, sizes, dtype)
     written = op.attrs.get("written_prefix", 0)  # overwritten before read (passes/)
+    if not written and not op.attrs.get("reuse_buffer") and not op.attrs.get("recycle_buffer"):
+        # A new array: through new_arrays, compiled once (``out[...] = v`` cost Numba ~5 ms
+        # per site).
+        em.line(f"{out} = {s.full(em, sizes, value)}")
+        return
+    s.allocate(em, op, out, sizes, dtype)
     if not written:
         em.line(f"{out}[...] = {value}")
         return
