@@ -461,9 +461,10 @@ def read_code(captures: list, checks: dict[Path, dict], sources: tuple, miss: st
     """The body of ``reader``'s function, to run where ``leaves`` and ``env`` are defined:
     ``(its lines, which return miss where a check fails, the constants they name, the
     expressions of the implicit parameters' values)``. ``trusted``: the captures (by position)
-    whose callee tests an array's dtype and rank itself ("array"), or its rank, as the scalar
-    it is passed as ("scalar"): their checks leave those out (the call fast path's strict
-    dispatcher, ``fast_calls``)."""
+    passed to a callee that tests an array's dtype and rank itself ("array": their checks leave
+    those out), or passed as scalars ("scalar": a 0-d array is read as its scalar, whose type
+    is tested; the callee refuses an array); the call fast path's strict dispatcher
+    (``fast_calls``)."""
     names: dict[Any, str] = {}
     consts: dict[str, Any] = {"_nd": np.ndarray, "_key": constant_key, "_snap": _snapshot}
     lines: list[str] = []
@@ -519,10 +520,10 @@ def read_code(captures: list, checks: dict[Path, dict], sources: tuple, miss: st
 def _test(value: str, check: tuple, const: Any, passed_as: str | None = None) -> str:
     kind = check[0]
     if kind == "array":
-        dtype = const(check[1])  # identical first: ~10 ns less than comparing, per array
         if passed_as == "array":  # (its callee tests the dtype and rank)
             shape_test = f" and {value}.shape == {const(check[2])}" if check[2] else ""
             return f"type({value}) is _nd{shape_test}"
+        dtype = const(check[1])  # identical first: ~10 ns less than comparing, per array
         return (f"type({value}) is _nd and {value}.shape == {const(check[2])} and "
                 f"({value}.dtype is {dtype} or {value}.dtype == {dtype})")
     if kind in ("scalar", "type"):

@@ -83,8 +83,9 @@ def fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
     names = [f"a{i}" for i in range(len(args))]
     scope: dict[str, Any] = {"MISS": MISS, "current": fp_state.current,
                              "accepted": fp_state.accepted, "concrete": concrete}
-    direct = _direct(concrete)
     implicit = [] if concrete.read is None else concrete.read(args, ())
+    # (the tests below leave dtypes and ranks to the strict dispatcher only where it is called)
+    direct = _direct(concrete) if implicit is not None else None
     scalars = frozenset() if direct is None else direct[3]
     tests = []
     for i, (name, part, arg) in enumerate(zip(names, concrete.key[1:], args, strict=False)):
@@ -92,7 +93,7 @@ def fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
         passed_as = None if direct is None else "scalar" if i in scalars else "array"
         tests += _tests(name, arg, static_sizes.shape(part, arg.ndim), passed_as, scope)
     filled = {"names": ", ".join(names)}
-    if direct is not None and implicit is not None:
+    if direct is not None:
         strict, scope["failed"], scope["finish"], _ = direct
         scope["dispatcher"], scope["catch_up"], scope["Refused"] = strict()
         # Values read through objects (a model's weights) follow the arguments, as in the
@@ -163,8 +164,8 @@ def _finish(concrete: ConcreteFunction, scope: dict) -> str:
 
 
 def _direct(concrete: ConcreteFunction) -> tuple[
-        Callable[[], tuple[Callable, type]], Callable[[Exception], Exception],
-        Callable[[tuple], Any], frozenset] | None:
+        Callable[[], tuple[Callable, Callable[[], None], type]],
+        Callable[[Exception], Exception], Callable[[tuple], Any], frozenset] | None:
     """How to call ``concrete``'s compiled njit function itself (Numba's dispatcher unboxes the
     arguments): ``(strict() -> (a strict copy of its dispatcher, its catch_up(), the exception
     it raises for arguments of other types), failed(e) -> the exception to raise,
