@@ -70,14 +70,20 @@ def test_operands_of_the_loop_shape_are_read_at_the_loop_index(tmp_path):
         np.testing.assert_allclose(compiled(*args)[0], expected[0], rtol=1e-6)
 
 
-def test_three_broadcastable_inner_axes_keep_a_direct_copy_of_the_loop(tmp_path):
-    """Three steps along the innermost axis are more than LLVM versions the loop on: a copy of
-    the loop reading at the index runs when every step is 1 (``INNER_STEPS``)."""
+def test_three_broadcastable_inner_axes_read_broadcast_copies_in_one_loop(tmp_path):
+    """Three steps along the innermost axis are more than LLVM versions a loop on
+    (``INNER_STEPS``): each operand that may be broadcast is read from ``h_expand_<rank>`` of
+    it (itself unless it is broadcast), and one loop reads them all at the index (no second
+    copy of the loop, no steps)."""
     b = np.linspace(0, 1, 3, dtype=np.float32)
     module = optimize(staged(lambda x, y, z: np.tanh(x + y + z), X, X, b), verify=True)
     compiled, source = _compile(module, tmp_path)
-    assert re.search(r"if step\d+ \+ step\d+ \+ step\d+ \+ step\d+ \+ step\d+ == 5:", source)
-    assert re.search(r"= a1\[i\d+, i\d+\]", source) and source.count("for ") == 4
+    copies = re.findall(r"(b\d+) = h_expand_(\d)\((a\d), ", source)
+    assert sorted(rank + name for _, rank, name in copies) == ["1a3", "2a1", "2a2"]
+    entry = source.split("def f_")[1]
+    assert "step" not in entry and entry.count("for ") == 2
+    for copy, _, _ in copies:
+        assert re.search(rf"= {copy}\[i\d+(, i\d+)?\]", source)
     for args in ((X, X, b), (X[:1], X, b), (X, X[:, :1], b[:1]), (X[:1, :1], X[:, :1], b)):
         expected = interpreter.run(module, list(args))
         np.testing.assert_allclose(compiled(*args)[0], expected[0], rtol=1e-6)
@@ -106,3 +112,29 @@ def test_fused_loop_shape_is_numpys_broadcast(target):
             np.testing.assert_array_equal(got, expected)
         else:  # tanh is the cpu kernel's: within a few ulp of NumPy's (then minus a)
             np.testing.assert_allclose(got, expected, rtol=1e-14, atol=1e-15)
+
+
+def four(a, b, c, d):
+    return np.tanh(a + b * c) - d
+
+
+FOUR = [((20, 17), (20, 17), (20, 17), (20, 17)), ((20, 17), (1, 17), (20, 1), (1, 1)),
+        ((20, 1), (1, 17), (20, 17), (20, 1)), ((1, 17), (20, 1), (1, 1), (20, 17)),
+        ((20, 17), (20, 1), (20, 17), (1, 17)), ((1, 1), (1, 1), (1, 1), (1, 1))]
+
+
+def test_operands_broadcast_along_the_inner_axis_give_numpys_values():
+    """Four operands of unknown sizes (more inner steps than one loop vectorises): each one
+    broadcast at run time is read from its broadcast copy; NumPy's values and shapes, strided
+    and read-only operands included."""
+    import autostage
+
+    staged_four = autostage.convert(four)
+    rng = np.random.default_rng(3)
+    for shapes in FOUR:
+        args = [rng.standard_normal(s) for s in shapes]
+        args[0] = np.repeat(args[0], 2, axis=-1)[..., ::2]  # not contiguous
+        args[1].flags.writeable = False
+        got, expected = staged_four(*args), four(*args)
+        assert got.shape == expected.shape, shapes
+        np.testing.assert_allclose(got, expected, rtol=1e-14, atol=1e-15)
