@@ -3,8 +3,9 @@
 The loop shape is NumPy's broadcast of the array operands, computed inline in time linear in
 the operands (``run_errors.broadcast_extents``, which also raises NumPy's ``ValueError`` for
 incompatible shapes; ``np.broadcast_shapes`` in Numba costs ~60 ns a call); each operand is read
-at the loop index times its step per axis (0 where it is broadcast: ``_steps``), 0-d operands
-are native scalars.
+at the loop index times its step per axis (0 where it is broadcast: ``_steps``), or, with more
+such steps along the innermost axis than a loop vectorises with, at the index from its broadcast
+copy (``_expanded``); 0-d operands are native scalars.
 The body runs per element as 0-d ("shadow") copies of its ops lowered by their ordinary CPU rules
 (``lower_core``), so each op has exactly the dtype rules of its unfused scalar form. A final
 ``sum`` accumulates in its result dtype: integers in order, floats pairwise as NumPy adds the
