@@ -51,15 +51,20 @@ def _source(ndim: int, src_ndim: int) -> str:
     """The helper writing a rank-``src_ndim`` source into a rank-``ndim`` target: the source's
     axes are the target's last ones, each read at ``index * step``, the step 0 where it has size
     1 (NumPy's broadcasting; Numba's ``np.broadcast_to`` took 0.2-0.3 s more to compile)."""
+    return _ASSIGN.format(dst_span=_SPAN.format(a="dst"), src_span=_SPAN.format(a="src"),
+                          loops="\n".join(broadcast_loops(ndim, src_ndim)))
+
+
+def broadcast_loops(ndim: int, src_ndim: int) -> list[str]:
+    """The lines (at a function body's indent) writing ``src`` into ``dst`` element by element,
+    each source axis (the target's last ones) read at ``index * step``, 0 where its size is 1."""
     lead = ndim - src_ndim
     steps = [f"    s{axis} = np.int64(src.shape[{axis}] != 1)" for axis in range(src_ndim)]
     loops = [f"{'    ' * (axis + 1)}for i{axis} in range(dst.shape[{axis}]):"
              for axis in range(ndim)]
     at = ", ".join(f"i{axis}" for axis in range(ndim))
     read = ", ".join(f"i{lead + axis} * s{axis}" for axis in range(src_ndim))
-    body = f"{'    ' * (ndim + 1)}dst[{at}] = src[{read}]"
-    return _ASSIGN.format(dst_span=_SPAN.format(a="dst"), src_span=_SPAN.format(a="src"),
-                          loops="\n".join([*steps, *loops, body]))
+    return [*steps, *loops, f"{'    ' * (ndim + 1)}dst[{at}] = src[{read}]"]
 
 
 def check_assignable(em: Emitter, op: ir.Op, target: str, target_shape: tuple,

@@ -25,6 +25,7 @@ import math
 import numpy as np
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu import (
+    array_writes,
     lower_core,  # noqa: F401 - the scalar rules used here
     lower_lists,
     run_errors,
@@ -135,21 +136,14 @@ def _expanded(em: Emitter, v: ir.Value, extents: list[str]) -> str:
 
 
 def _expand_source(rank: int) -> str:
-    """The helper broadcasting ``x`` to extents ``e0..``: ``x`` when it has them; else a new
-    array, each axis of ``x`` read at ``index * step`` (0 where its size is 1)."""
-    axes = range(rank)
-    extents = ", ".join(f"e{a}" for a in axes)
-    lines = [
-        "@numba.njit(**JIT)", f"def {{name}}(x, {extents}):",
-        f"    if {' and '.join(f'x.shape[{a}] == e{a}' for a in axes)}:",
-        "        return x",
-        f"    out = cpu_new.empty(({extents},), x.dtype)",
-        *[f"    s{a} = np.int64(x.shape[{a}] != 1)" for a in axes],
-        *[f"{'    ' * (a + 1)}for i{a} in range(e{a}):" for a in axes],
-        f"{'    ' * (rank + 1)}out[{', '.join(f'i{a}' for a in axes)}] = "
-        f"x[{', '.join(f'i{a} * s{a}' for a in axes)}]",
-        "    return out"]
-    return "\n".join(lines)  # (``{name}``: formatted in by ``Emitter.helper``)
+    """The helper broadcasting ``src`` to extents ``e0..``: ``src`` when it has them; else a new
+    array written as ``array_writes`` writes a broadcast source."""
+    extents = ", ".join(f"e{a}" for a in range(rank))
+    same = " and ".join(f"src.shape[{a}] == e{a}" for a in range(rank))
+    return "\n".join([
+        "@numba.njit(**JIT)", f"def {{name}}(src, {extents}):", f"    if {same}:",
+        "        return src", f"    dst = cpu_new.empty(({extents},), src.dtype)",
+        *array_writes.broadcast_loops(rank, rank), "    return dst"])
 
 
 def _proven_extents(op: ir.Op, em: Emitter, rank: int) -> list[str] | None:
