@@ -100,6 +100,12 @@ class ConcreteFunction:
                 thread = self._background
         return thread.is_alive()
 
+    def wait(self) -> None:
+        """Waits for this trace's background preparation, if one was started."""
+        thread = self._background
+        if thread is not None:
+            thread.join()
+
     def _prepare_quietly(self, settings: tuple, args: list) -> None:
         try:
             with config.applied(settings):

@@ -342,10 +342,13 @@ class StagedFunction:
 
     def compile(self, *args: Any, **kwargs: Any) -> ConcreteFunction:
         """Traces (if needed) and compiles the trace for these arguments (arrays, scalars or
-        TensorSpecs) now, waiting for a compilation running in the background: later calls
-        with such arguments run compiled code, never the tiered start's Python."""
+        TensorSpecs) now: later calls with such arguments run compiled code, never the tiered
+        start's Python. Waits for every compilation of this function running in the background
+        too (other traces', started by tiered calls), so that none is left running after it."""
         concrete, example_args = self._concrete(args, kwargs)
         concrete.prepare(example_args)
+        for other in list(self.concrete_functions):
+            other.wait()
         return concrete
 
     def ir(self, *args: Any, **kwargs: Any) -> str:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -17,6 +18,16 @@ from autostage.runtime.backends.cpu import compile as cpu_compile
 
 import autostage
 from autostage import config
+
+
+@pytest.fixture(autouse=True)
+def no_compilation_outlives_its_test():
+    """Joins the background compilations a test started (one that outlives its test would
+    compile under the next test's monkeypatches)."""
+    yield
+    for thread in threading.enumerate():
+        if thread.name.startswith("autostage-compile-"):
+            thread.join()
 
 
 @pytest.fixture
@@ -113,6 +124,25 @@ def test_the_first_call_returns_before_compilation_finishes(tiered, gate):
     python_calls = Counting(f)
     np.testing.assert_array_equal(f(x + 1.0), (x + 1.0) * 2.0 + 1.0)
     assert python_calls.calls == 0
+
+
+def test_compile_waits_for_the_functions_other_background_compilations(tiered, monkeypatch):
+    """``f.compile(x)`` returns with no compilation of ``f`` left running: a slower one of
+    another trace, started by a tiered call, is waited for too."""
+    real = cpu_compile.compile_module
+
+    def slow_for_integers(module):
+        if "int64" in str(module.main.param_types):
+            time.sleep(1.0)
+        return real(module)
+
+    monkeypatch.setattr(cpu_compile, "compile_module", slow_for_integers)
+    f = autostage.convert(lambda x: x * 2 + 1)
+    np.testing.assert_array_equal(f(np.arange(4)), np.arange(4) * 2 + 1)  # Python, compiling
+    f.compile(np.arange(4.0))  # another trace, compiled now (fast)
+    assert len(f.concrete_functions) == 2
+    assert all(c.prepared_runner() is not None for c in f.concrete_functions)
+    assert not any(t.name.startswith("autostage-compile-") for t in threading.enumerate())
 
 
 def test_calls_from_threads_while_compiling(tiered, gate, capsys):
