@@ -59,6 +59,10 @@ class ShapeFacts:
             known = self._set(value, None)
         return known
 
+    def size(self, value: ir.Value) -> Symbol | None:
+        """The symbol of the axis a 0-d int ``value`` is the size of (a ``dim``), or None."""
+        return self._sizes.get(value)
+
     def broadcast(self, operands: list[ir.Value], rank: int) -> tuple[Symbol | None, ...]:
         """The symbols of the broadcast of ``operands`` (right-aligned to ``rank`` axes), with
         None for an axis whose operands may differ (or be 1 only at run time)."""

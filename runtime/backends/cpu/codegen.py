@@ -27,6 +27,7 @@ import numpy as np
 from autostage.runtime import config, ir, op_registry, printer
 from autostage.runtime.backends.cpu import list_buffers, list_params, self_calls, shared_helpers
 from autostage.runtime.backends.cpu.recursion import CallCycles
+from autostage.runtime.passes.int_facts import IntFacts
 from autostage.runtime.passes.shape_facts import ShapeFacts
 from autostage.runtime.types import DTYPES, ListType, TensorType, TupleType, Type
 
@@ -145,6 +146,7 @@ class Emitter:
         # saying so (``fresh_after_first``, passes/loop_buffers.py)
         self.after_first: dict[ir.Value, str] = {}
         self.shape_facts: ShapeFacts | None = None  # sizes proven equal (passes/shape_facts)
+        self.int_facts: IntFacts | None = None  # ints' intervals, sizes below (passes/int_facts)
         self._params = ""  # the current function's parameters (self-calls pass them along)
 
     # -- the lowering API ---------------------------------------------------------------------
@@ -330,6 +332,7 @@ class Emitter:
             function, self.list_buffers)
         self.list_reservations = list_buffers.reservations(function, self.list_buffers)
         self.shape_facts = ShapeFacts(function)
+        self.int_facts = IntFacts(function, self.shape_facts)
         args = [self.name(v) for v in function.body.args]
         recursive = function.name in self.cycles.recursive
         self._params = ", ".join(args + list(self.variables.values()) + ["depth"] * recursive)

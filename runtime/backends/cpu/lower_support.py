@@ -237,6 +237,7 @@ class HelperWriter:
         self.op = op
         self.counter = 0
         self.shape_facts = None  # a helper is shared by call sites: no facts of one site
+        self.int_facts = None
 
     def line(self, text: str) -> None:
         self.lines.append("    " * self.depth + text)

@@ -3,7 +3,7 @@ overflow test: those tests go; every test that could fail stays, and still raise
 
 import numpy as np
 import pytest
-from autostage.runtime.passes import int_ranges
+from autostage.runtime.passes import int_facts
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_passes_support import optimized, staged
@@ -86,7 +86,7 @@ _PYTHON = {"add": lambda x, y: x + y, "subtract": lambda x, y: x - y,
 def test_intervals_hold_every_exact_result(name, first, second):
     (a, x), (b, y) = first, second
     arity = 1 if name in ("negative", "absolute") else 2
-    low, high = int_ranges._EXACT[name](*(a, b)[:arity])
+    low, high = int_facts.EXACT[name](*(a, b)[:arity])
     assert low <= _PYTHON[name](*(x, y)[:arity]) <= high
 
 
@@ -96,7 +96,7 @@ def test_floor_division_and_remainder_intervals_hold(first, second):
     (a, x), (b, y) = first, second
     if b[0] <= 0:
         b, y = (1, max(b[1], 1)), max(y, 1)
-    low, high = int_ranges._corners(lambda p, q: p // q, a, b)
+    low, high = int_facts._corners(lambda p, q: p // q, a, b)
     assert low <= x // y <= high
     assert 0 <= x % y <= (min(b[1] - 1, a[1]) if a[0] >= 0 else b[1] - 1)
 
