@@ -27,7 +27,8 @@ when the sizes agree (it cannot fail then) and its result has at most ``MAX_ELEM
 step computes its own product as written, at its place:
 ``p = cond(ok) { (a @ w)[i] } else { a[i] @ w }``, a branch every step takes the same way.
 The big product and its reshapes carry ``checked=True``: their sizes are the guard's and the
-array's own, so the lowerings emit no size test for them (three per batched product).
+array's own, so the lowerings emit no size test for them (three per batched product); so does
+the row read, whose index is the loop's counter, below the rows the big product has.
 """
 
 from __future__ import annotations
@@ -150,7 +151,7 @@ def _batch(region: ir.Region, loop: ir.Op, product: ir.Op, rows: ir.Value, w: ir
     big = _big_product(before, ok, rows, w)
     result = product.results[0]
     taken = _Builder(product.loc)
-    row = taken.op("getitem", big, index, index=("?",))
+    row = taken.op("getitem", big, index, index=("?",), checked=True)
     if row.type != result.type:
         return False
     body = loop.regions[1]

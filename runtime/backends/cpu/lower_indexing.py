@@ -84,8 +84,12 @@ def _checked_position(em: Emitter, item: Item, x: ir.Value, extent: str, axis: i
     of a compiled check (``checks``): in a hot loop the call cost 20-30% (sieve, edit distance),
     even inlined by LLVM. No wrap where the index is never negative, and no test where it is
     also below the axis's size (``passes/int_facts``: ``x[i]`` in ``for i in range(len(x))``):
-    each test cost ~40 ms of Numba's compile."""
+    each test cost ~40 ms of Numba's compile. An op marked ``checked`` (the row a batched
+    product's loop reads, passes/batched_products.py) is in range by construction."""
     position, expr, facts = em.fresh("at"), item.expr, em.int_facts
+    if em.op.attrs.get("checked"):
+        em.line(f"{position} = np.uint64({expr})")
+        return position
     if item.value.type.dtype.kind == "u" or facts is not None and facts.nonnegative(item.value):
         em.line(f"{position} = np.uint64({expr})")
         if item.value.type.dtype.kind != "u" and facts.within(item.value, x, axis):

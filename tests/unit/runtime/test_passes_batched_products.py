@@ -91,7 +91,9 @@ def test_rnn_input_projection_is_batched(dtype):
 
 def test_the_big_product_has_no_size_tests():
     """Its sizes are the guard's and the rows' own: the generated code tests none of the three
-    ops (two reshapes, the product); the step's own product, the other branch, keeps its test."""
+    ops (two reshapes, the product), nor the index of the row each step reads (the loop's
+    counter; ``xs[t]`` is below the loop's bound too); the step's own product, the other branch,
+    keeps its test."""
     rng = np.random.default_rng(5)
     xs, h0 = rng.normal(size=(20, 3, 4)), np.zeros((3, 5))
     w, u, b = rng.normal(size=(4, 5)), rng.normal(size=(5, 5)), rng.normal(size=5)
@@ -101,6 +103,7 @@ def test_the_big_product_has_no_size_tests():
     assert len(reshapes) == 2
     assert not any(lines[i - 1].startswith("cpu_chk.check(") for i in reshapes)
     assert not lines[reshapes[1] - 2].startswith("cpu_chk.check(")  # before the product
+    assert "raise IndexError" not in source
     np.testing.assert_allclose(autostage.convert(rnn)(xs, h0, w, u, b), rnn(xs, h0, w, u, b),
                                rtol=RTOL, atol=ATOL)
 
