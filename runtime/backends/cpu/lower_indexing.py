@@ -187,10 +187,15 @@ def _check_masks(em: Emitter, items: list[Item], view: str) -> None:
 
 
 def _broadcast(em: Emitter, arrays: list[tuple[str, tuple, int]]) -> list[str]:
-    """The broadcast shape of the index arrays (run-time checked, IndexError as NumPy)."""
+    """The broadcast shape of the index arrays (run-time checked, IndexError as NumPy); an
+    axis only one array has is that array's (``x[order]``: no test)."""
     rank = max(n for _, _, n in arrays)
     sizes = []
     for d in range(rank):
+        own = [(expr, n) for expr, _shape, n in arrays if d >= rank - n]
+        if len(own) == 1:
+            sizes.append(f"{own[0][0]}.shape[{d - (rank - own[0][1])}]")
+            continue
         b = em.fresh("b")
         em.line(f"{b} = 1")
         for expr, _shape, n in arrays:
@@ -222,6 +227,7 @@ def advanced(em: Emitter, xname: str, items: list[Item]) -> Advanced:
     insert_at = sum(a is None for a in per_axis[:per_axis.index(next(
         a for a in per_axis if a is not None))]) if adjacent else 0
     extents, indices, sources = [], [], []
+    alone = [sum(d >= rank - n for _, _, n in arrays) == 1 for d in range(rank)]
     for axis, entry in enumerate(per_axis):
         if entry is None:
             i = em.fresh("i")
@@ -229,20 +235,21 @@ def advanced(em: Emitter, xname: str, items: list[Item]) -> Advanced:
             indices.append(i)
             sources.append(i)
         else:
-            sources.append(_index_source(em, entry, bidx, bsizes))
+            sources.append(_index_source(entry, bidx, alone))
     extents[insert_at:insert_at] = bsizes
     indices[insert_at:insert_at] = bidx
     return Advanced(view, extents, indices, sources)
 
 
-def _index_source(em: Emitter, entry: tuple, bidx: list[str], bsizes: list[str]) -> str:
-    """The expression reading an index array at the broadcast loop indices."""
+def _index_source(entry: tuple, bidx: list[str], alone: list[bool]) -> str:
+    """The expression reading an index array at the broadcast loop indices (the loop index
+    itself along an axis no other index array has)."""
     expr, shape, n = entry
     if n == 0:
         return expr
-    own = bidx[len(bidx) - n:]
-    parts = [s.broadcast_index(i, None if d is None else d, f"{expr}.shape[{k}]")
-             for k, (i, d) in enumerate(zip(own, shape, strict=True))]
+    own, sole = bidx[len(bidx) - n:], alone[len(alone) - n:]
+    parts = [i if only else s.broadcast_index(i, d, f"{expr}.shape[{k}]")
+             for k, (i, d, only) in enumerate(zip(own, shape, sole, strict=True))]
     return f"{expr}[{', '.join(parts)}]"
 
 

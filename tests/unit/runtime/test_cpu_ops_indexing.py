@@ -56,6 +56,18 @@ def test_setitem(fn):
     run_cpu(fn, X, IDX, IDX2)
 
 
+def test_one_index_array_needs_no_broadcast_test():
+    """``x[order]`` (with ints beside it too) loops over the index array's own shape; two index
+    arrays broadcast, tested at run time, with NumPy's error."""
+    for fn in (lambda x, i, j: x[i], lambda x, i, j: x[1, :, j], lambda x, i, j: x[:, j]):
+        source = run_cpu(fn, X, IDX, IDX2)
+        assert "could not be broadcast" not in source and "min(" not in source
+    source = run_cpu(lambda x, i, j: x[i[:2], :, i[1:3]], X, IDX, IDX2)
+    assert "could not be broadcast" in source
+    with pytest.raises(IndexError, match="shape mismatch: indexing arrays could not be"):
+        run_cpu(lambda x, i, j: x[i, :, j], X, IDX, IDX2)
+
+
 def test_index_errors():
     with pytest.raises(IndexError):
         run_cpu(lambda x, i: x[i], X, np.array([3]))
