@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import numpy as np
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu import array_writes, run_errors
 from autostage.runtime.backends.cpu import lower_support as s
@@ -52,6 +53,8 @@ def _check_reshape(op: ir.Op, em: Emitter, shape: list[str]) -> None:
     x, attr = op.operands[0], op.attrs["shape"]
     if (None not in x.type.shape and None not in attr) or op.attrs.get("checked"):
         return  # checked when the op was traced, or made by a pass from the array's own sizes
+    if -1 in attr and None not in attr and np.prod([a for a in attr if a != -1]) == 1:
+        return  # ``x.reshape(-1)``, ``x.reshape(1, -1)``: any size divides by one
     known = [d for d, a in zip(shape, attr, strict=True) if a != -1]
     rest = " * ".join(f"np.int64({d})" for d in known) or "np.int64(1)"
     size = f"{em.name(x)}.size"

@@ -27,6 +27,16 @@ def test_shape_ops(fn):
     run_cpu(fn, X, known=True)
 
 
+def test_a_reshape_any_size_divides_has_no_test():
+    """``reshape(-1)`` and ``reshape(1, -1)`` cannot fail; ``reshape(2, -1)`` is tested (and
+    raises NumPy's error for an odd size)."""
+    for fn in (lambda x: x.reshape(-1), lambda x: x.reshape(1, -1)):
+        assert "cpu_chk.check(" not in run_cpu(fn, X)
+    assert "cpu_chk.check(" in run_cpu(lambda x: x.reshape(2, -1), X)
+    with pytest.raises(ValueError, match="cannot reshape array of size 15 into shape"):
+        run_cpu(lambda x: x.reshape(2, -1), np.arange(15.0))
+
+
 def test_mixed_dtype_concatenate_and_stack():
     run_cpu(lambda a, b: np.concatenate([a, b], axis=0), INTS, X[0, :2, :3])
     run_cpu(lambda a, b: np.stack([a, b], axis=1), INTS, X[0, :2, :3].astype(np.float32))
