@@ -254,10 +254,9 @@ def _reduce(op: ir.Op, em: Emitter, reduction: ir.Op, element_ops: list[ir.Op],
             pairwise = PairwiseSum(em, dtype, count, known)
     if reduction.name in ("max", "min") and not (reduced.isdigit() and int(reduced) > 0):
         ufunc = {"max": "maximum", "min": "minimum"}[reduction.name]
-        em.line(f"if {reduced} == 0:")
-        with em.block():
-            em.line(f"raise ValueError('zero-size array to reduction operation {ufunc} "
-                    "which has no identity')")
+        run_errors.check(em, op, f"{reduced} == 0", ValueError,
+                         f"zero-size array to reduction operation {ufunc} which has no "
+                         "identity", [])
 
     def nest(steps: dict[tuple[str, int], str]) -> None:
         with s.loops(em, outer, extents[:len(outer)]):

@@ -40,14 +40,15 @@ class Operand:
 
 def contraction(em: Emitter, result: ir.Value, out_loops: list[tuple[str, str]],
                 sum_loops: list[tuple[str, str]], operands: list[Operand],
-                op: ir.Op | None = None) -> None:
+                op: ir.Op | None = None, into: bool = False) -> None:
     """``result[out] = sum over sum_loops of prod(operands)`` in the result dtype; inline in
-    the function (``op`` given) the result's buffer may be a reused one (``s.allocate``)."""
+    the function (``op`` given) the result's buffer may be a reused one (``s.allocate``);
+    ``into``: the buffer exists (a helper's ``out`` parameter)."""
     dtype = result.type.dtype
     out = em.name(result)
     acc = em.fresh("acc")
     factors = [_as_float(s.index_expr(o.name, o.indices), o.dtype, dtype) for o in operands]
-    if result.type.ndim:
+    if result.type.ndim and not into:
         sizes = [e for _, e in out_loops]
         if op is None:
             em.line(f"{out} = {s.empty(em, sizes, dtype)}")
@@ -162,14 +163,15 @@ def _numpy_dot(em: Emitter, a: ir.Value, b: ir.Value, names: list[str], out: str
 
 
 def _matmul_loops(em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value,
-                  op: ir.Op | None = None) -> None:
+                  op: ir.Op | None = None, into: bool = False) -> None:
     """matmul as a contraction with NumPy's 1-d promotion and batch broadcasting (inline when
-    ``op`` is given, see ``contraction``)."""
+    ``op`` is given, see ``contraction``: its sizes were tested already, ``_check_core``)."""
     ad, bd = s.dims(em, a), s.dims(em, b)
     ash, bsh = list(a.type.shape), list(b.type.shape)
     k = em.fresh("k")
-    _check_equal(em, ad[-1], bd[0] if b.type.ndim == 1 else bd[-2],
-                 "matmul: Input operand 1 has a mismatch in its core dimension 0")
+    if op is None:
+        _check_equal(em, ad[-1], bd[0] if b.type.ndim == 1 else bd[-2],
+                     "matmul: Input operand 1 has a mismatch in its core dimension 0")
     a_idx = [k]
     b_idx = [k]
     out_loops: list[tuple[str, str]] = []
@@ -197,7 +199,7 @@ def _matmul_loops(em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value,
     contraction(em, result, out_loops, [(k, k_extent)],
                 [Operand(em.name(a), a_batch + a_idx, a.type.dtype),
                  Operand(em.name(b), b_batch + b_idx, b.type.dtype)],
-                op)
+                op, into)
 
 
 @lowering("matmul")
@@ -211,13 +213,27 @@ def lower_matmul(op: ir.Op, em: Emitter) -> None:
         s.call_helper(em, op, key, lambda w: _matmul_body(w, a, b, result))
 
     if _inline(a, b, result):
-        _matmul_loops(em, a, b, result, op)
+        _tiny_product(op, em, a, b, result)
         return
     m = skinny_products.columns(a, b, result)
     if m is None or not _use_blas(a, b, result) or blas.threads() > 1:
         general()
     else:
         skinny_products.emit(em, a, b, result, m, general)
+
+
+def _tiny_product(op: ir.Op, em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value) -> None:
+    """A product of static sizes small enough to run as loops (``_inline``): its result made
+    here, a buffer a loop may reuse (``s.allocate``), and filled by a helper shared by every
+    product of these types: written at each site, the loops cost Numba ~40 ms to compile per
+    2x2 product (a Kalman step has nine); LLVM inlines the call. A scalar result (a dot product
+    of vectors) stays in line."""
+    if not result.type.ndim:
+        _matmul_loops(em, a, b, result, op)
+        return
+    s.allocate(em, op, em.name(result), [str(d) for d in result.type.shape], result.type.dtype)
+    s.call_helper(em, op, f"matmul_into_{s.type_key(a, b, result)}",
+                  lambda w: _matmul_loops(w, a, b, result, into=True), into=True)
 
 
 def _check_core(em: Emitter, op: ir.Op, a: ir.Value, b: ir.Value) -> None:

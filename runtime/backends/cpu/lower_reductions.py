@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator
 import numpy as np
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu import lower_support as s
+from autostage.runtime.backends.cpu import run_errors
 from autostage.runtime.backends.cpu.codegen import Emitter, lowering, np_dtype
 from autostage.runtime.backends.cpu.lower_shapes import staged_shape
 
@@ -377,9 +378,7 @@ def _check_nonempty(op: ir.Op, em: Emitter, count: str) -> None:
     ufunc = {"max": "maximum", "min": "minimum"}.get(op.name, op.name)
     message = (f"attempt to get {op.name} of an empty sequence" if op.name.startswith("arg")
                else f"zero-size array to reduction operation {ufunc} which has no identity")
-    em.line(f"if {count} == 0:")
-    with em.block():
-        em.line(f"raise ValueError({message!r})")
+    run_errors.check(em, op, f"{count} == 0", ValueError, message, [])
 
 
 def _better(name: str, v: str, best: str) -> str:

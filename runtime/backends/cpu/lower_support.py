@@ -265,9 +265,11 @@ class HelperWriter:
         self.emitter.module_line(key, text)
 
 
-def call_helper(em: Emitter, op: ir.Op, key: str, body) -> None:
+def call_helper(em: Emitter, op: ir.Op, key: str, body, into: bool = False) -> None:
     """Emits ``result = h(operands...)`` where helper ``h`` (one per ``key``, which must name
-    everything the body depends on: op kind, attrs, operand types) runs ``body(writer)``."""
+    everything the body depends on: op kind, attrs, operand types) runs ``body(writer)``;
+    ``into``: ``h(operands..., result)``, the body writing into the result's buffer, made
+    before the call."""
     params = [f"p{i}" for i in range(len(op.operands))]
     names = dict(zip(op.operands, params, strict=True))
     # The body refers to operands by value: an operand passed twice (`a @ a`) gets one name, so
@@ -279,11 +281,12 @@ def call_helper(em: Emitter, op: ir.Op, key: str, body) -> None:
     writer = HelperWriter(names, op, em)
     body(writer)
     text = "\n".join(writer.lines).replace("{", "{{").replace("}", "}}")
+    params += ["out"] * into
     source = (f"@numba.njit(**JIT)\ndef {{name}}({', '.join(params)}):\n{text}\n"
               "    return out\n")
     helper = em.helper(key, source)
-    args = ", ".join(em.name(v) for v in op.operands)
-    em.line(f"{em.name(op.results[0])} = {helper}({args})")
+    args = ", ".join(em.name(v) for v in (*op.operands, *op.results[:into]))
+    em.line(f"{helper}({args})" if into else f"{em.name(op.results[0])} = {helper}({args})")
 
 
 def type_key(*values: ir.Value) -> str:
