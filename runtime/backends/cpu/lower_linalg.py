@@ -118,12 +118,13 @@ def _blas(em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value) -> None:
     out = em.name(result)
     if blas.AVAILABLE and dtype in (np.float32, np.float64) and 2 in (a.type.ndim, b.type.ndim):
         em.module_line("cpu_blas", _BLAS_IMPORT)
+        # (the flag as np.bool_, not a literal, which Numba would compile gemv for each of)
         if a.type.ndim == b.type.ndim:
             em.line(f"{out} = cpu_blas.gemm({names[0]}, {names[1]})")
         elif a.type.ndim == 2:
-            em.line(f"{out} = cpu_blas.gemv({names[0]}, {names[1]}, False)")
+            em.line(f"{out} = cpu_blas.gemv({names[0]}, {names[1]}, np.bool_(False))")
         else:
-            em.line(f"{out} = cpu_blas.gemv({names[1]}, {names[0]}, True)")
+            em.line(f"{out} = cpu_blas.gemv({names[1]}, {names[0]}, np.bool_(True))")
         return
     _numpy_dot(em, a, b, names, out)
 

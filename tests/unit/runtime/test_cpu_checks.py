@@ -101,26 +101,31 @@ def test_a_check_without_sizes():
     np.testing.assert_array_equal(cpu(stacked)(np.ones(2), np.zeros(2)), [[1, 1], [0, 0]])
 
 
-def literal_int_arguments(source: str) -> list[str]:
+def literal_arguments(source: str) -> list[str]:
     """The calls of compiled helpers (``h_...``, ``cpu_<module>.<function>``) in ``source``
-    with an int constant among their arguments."""
+    with an int or bool constant among their arguments (Numba compiles a function once per
+    literal value it is called with)."""
     found = []
     for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and (
+                node.value.startswith("@numba.njit")):  # a shared helper's source
+            found += literal_arguments(node.value)
         if not isinstance(node, ast.Call):
             continue
         f = node.func
         helper = isinstance(f, ast.Name) and f.id.startswith("h_") or isinstance(
             f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id.startswith("cpu_")
-        if helper and any(isinstance(a, ast.Constant) and type(a.value) is int
+        if helper and any(isinstance(a, ast.Constant) and type(a.value) in (int, bool)
                           for a in node.args):
             found.append(ast.unparse(node))
     return found
 
 
-def test_literal_int_arguments_are_found():
-    assert literal_int_arguments("x = h_sum(buf, np.int64(0), 10)\ny = cpu_blas.gemv(a, b, True)"
-                                 "\nz = h_sum(buf, np.int64(0), np.int64(10))") == [
-        "h_sum(buf, np.int64(0), 10)"]
+def test_literal_arguments_are_found():
+    assert literal_arguments("x = h_sum(buf, np.int64(0), 10)\ny = cpu_blas.gemv(a, b, True)"
+                             "\nz = h_sum(buf, np.int64(0), np.int64(10))\n"
+                             "w = cpu_blas.gemv(a, b, np.bool_(True))") == [
+        "h_sum(buf, np.int64(0), 10)", "cpu_blas.gemv(a, b, True)"]
 
 
 @pytest.mark.parametrize("fn, args", [
@@ -129,13 +134,14 @@ def test_literal_int_arguments_are_found():
     (lambda x: x.sum() + x[1:].mean(), (np.zeros(300),)),
     (lambda x: (x * 2).sum(axis=1), (np.zeros((4, 10)),)),
     (lambda x: np.exp(x - x.max()).sum(), (np.zeros(10),)),  # a block of a known size
+    (lambda a, x: (a @ x, x @ a), (np.ones((40, 40)), np.ones(40))),  # gemv, both ways
 ])
-def test_no_compiled_helper_is_called_with_a_literal_int(fn, args):
+def test_no_compiled_helper_is_called_with_a_literal(fn, args):
     with config.STATIC_SIZES.override(64):
         concrete = autostage.convert(fn, target="cpu").get_concrete_function(*args)
     source = cpu_compile.generate(concrete.module).source
     assert "h_pairwise_sum" in source or "cpu_" in source  # helpers are called
-    assert literal_int_arguments(source) == []
+    assert literal_arguments(source) == []
 
 
 def normal_equations(t, y):
