@@ -29,11 +29,13 @@ Intervals (exact ints):
   ``b``'s upper bound minus one;
 * anything else (an argument, a list item): its type's range.
 
-Sizes a value is below (symbols of ``shape_facts``, given one): from such a test, the sizes
-``b`` is (a ``dim``: its axis's symbol) or is below; ``minimum`` is below its operands' sizes,
-``e + c`` (``c <= 0``) and ``e - c`` (``c >= 0``) below ``e``'s, when their interval is exact (no
-wrap). ``within`` then decides an index: >= 0, and below the size of the axis it indexes (or,
-for a static axis, at most its size minus one).
+Sizes a value is below (symbols of ``shape_facts``, given one, and of lists' lengths): from
+such a test, the sizes ``b`` is (a ``dim``: its axis's symbol; a ``list_length``) or is below;
+``minimum`` is below its operands' sizes, ``e + c`` (``c <= 0``) and ``e - c`` (``c >= 0``)
+below ``e``'s (``c < 0``, ``c > 0``: also below the sizes ``e`` is, ``n - 1``), when their
+interval is exact (no wrap). ``within`` then decides an index: >= 0, and below the size of
+the axis it indexes (or, for a static axis, at most its size minus one); ``within_list`` a
+list's index likewise.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ import numpy as np
 from autostage.runtime import ir
 from autostage.runtime.passes import counters
 from autostage.runtime.passes.shape_facts import ShapeFacts
-from autostage.runtime.types import TensorType
+from autostage.runtime.types import ListType, TensorType
 
 Interval = tuple[int, int]
 LIST_LENGTH_LIMIT = 2**56  # the most items a list in memory can hold (see the docstring)
@@ -73,6 +75,7 @@ class IntFacts:
         self._ranges: dict[ir.Value, Interval] = {}
         self._below: dict[ir.Value, frozenset] = {}
         self._loops: list[_LoopTests] = []  # the loops whose body is being walked, innermost last
+        self._lists: dict[ir.Value, tuple] = {}  # a loop's carried list -> its length's symbol
         self._region(function.body)
 
     def interval(self, value: ir.Value) -> Interval:
@@ -85,6 +88,15 @@ class IntFacts:
 
     def nonnegative(self, value: ir.Value) -> bool:
         return self.interval(value)[0] >= 0
+
+    def within_list(self, index: ir.Value, items: ir.Value) -> bool:
+        """Whether ``0 <= index < len(items)`` in every run."""
+        return self.nonnegative(index) and self._length(items) in self._below.get(index, ())
+
+    def _length(self, items: ir.Value) -> tuple:
+        """The symbol of a list's length (a list value never changes: ``ops/lists.py``; the
+        values a loop carries in one iteration share one)."""
+        return self._lists.get(items, ("length", items))
 
     def within(self, index: ir.Value, array: ir.Value, axis: int) -> bool:
         """Whether ``0 <= index < array.shape[axis]`` in every run."""
@@ -174,6 +186,8 @@ class IntFacts:
         if isinstance(op, ir.Op) and op.name == "minimum":
             for operand in op.operands:
                 out |= self._sizes_at_least(operand)
+        if isinstance(op, ir.Op) and op.name == "list_length":
+            out.add(self._length(op.operands[0]))
         return frozenset(out)
 
     def _while(self, op: ir.Op) -> None:
@@ -182,6 +196,9 @@ class IntFacts:
         cond, body = op.regions
         ints = [k for k, v in enumerate(op.operands) if _range_of_type(v) is not None]
         carried = {k: self.interval(op.operands[k]) for k in ints}
+        for k, value in enumerate(op.operands):
+            if isinstance(value.type, ListType):
+                self._lists[cond.args[k]] = self._lists[body.args[k]] = ("length", op, k)
         loop = _LoopTests(op)
         for round_ in range(_ROUNDS + 1):
             for k in ints:

@@ -216,9 +216,13 @@ def _get(op: ir.Op, em: Emitter) -> None:
     items ran 20-25% slower (inline, Numba compiles its item read into each program using
     lists: 0.16-0.26 s in the realistic ones)."""
     lst, index = (em.name(v) for v in op.operands)
-    em.line(f"if not -len({lst}) <= {index} < len({lst}):")
-    with em.block():
-        em.line('raise IndexError("list index out of range")')
+    facts = em.int_facts
+    if facts is None or not facts.within_list(op.operands[1], op.operands[0]):
+        # (no test where passes/int_facts proves it in range: ``for i in range(len(items))``)
+        low = "" if facts is not None and facts.nonnegative(op.operands[1]) else f"-len({lst}) <= "
+        em.line(f"if not {low}{index} < len({lst}):")
+        with em.block():
+            em.line('raise IndexError("list index out of range")')
     em.line(f"{em.name(op.results[0])} = {lst}[{index}]")
 
 

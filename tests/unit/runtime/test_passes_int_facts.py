@@ -164,6 +164,58 @@ def test_and_raise_as_numpy_does(fn, args):
     assert str(got.value).splitlines()[0] == str(expected.value)
 
 
+def history(x, n):
+    hist = []
+    for i in range(n):
+        hist.append(x * i)
+    total = 0.0
+    for i in range(len(hist) - 1, -1, -1):  # L-BFGS's backwards pass over its history
+        total += hist[i].sum()
+    for i in range(len(hist)):
+        total += hist[i][0] + hist[-1][1]  # hist[-1]: the list may be empty, tested
+    return total
+
+
+def popping(xs):
+    items = [x * 2.0 for x in xs]
+    total, i = 0.0, 0
+    while i < len(items):
+        items.pop()
+        total += items[i]  # another list value, shorter: tested
+        i += 1
+    return total
+
+
+def other_list(xs, n):
+    items = [x for x in xs]
+    total = 0.0
+    for i in range(n):
+        total += items[i]
+    return total
+
+
+@pytest.mark.parametrize("fn, args, tests", [
+    (history, (np.arange(40.0), np.int64(5)), 1),
+    (popping, (np.arange(4.0),), 1),
+    (other_list, (np.arange(5.0), np.int64(3)), 1),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_list_reads_a_loop_keeps_in_range_have_no_test(fn, args, tests):
+    source = autostage.convert(fn).backend_source(*args)
+    assert source.count("list index out of range") == tests
+    _same(fn, *args)
+
+
+@pytest.mark.parametrize("fn, args", [
+    (popping, (np.arange(5.0),)),
+    (other_list, (np.arange(5.0), np.int64(6))),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_list_reads_out_of_range_raise_as_python_does(fn, args):
+    with pytest.raises(IndexError, match="list index out of range"):
+        fn(*args)
+    with pytest.raises(IndexError, match="list index out of range"):
+        autostage.convert(fn)(*args)
+
+
 def _facts(fn, *args):
     function = optimized(ir.copy_module(staged(fn, *args))).main
     (loop,) = [op for op in function.body.ops if op.name == "while"]
