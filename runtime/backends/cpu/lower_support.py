@@ -281,12 +281,16 @@ def call_helper(em: Emitter, op: ir.Op, key: str, body, into: bool = False) -> N
     writer = HelperWriter(names, op, em)
     body(writer)
     text = "\n".join(writer.lines).replace("{", "{{").replace("}", "}}")
-    params += ["out"] * into
+    if into:
+        params.append("out")
     source = (f"@numba.njit(**JIT)\ndef {{name}}({', '.join(params)}):\n{text}\n"
               "    return out\n")
     helper = em.helper(key, source)
-    args = ", ".join(em.name(v) for v in (*op.operands, *op.results[:into]))
-    em.line(f"{helper}({args})" if into else f"{em.name(op.results[0])} = {helper}({args})")
+    args = [em.name(v) for v in op.operands]
+    if into:
+        em.line(f"{helper}({', '.join(args)}, {em.name(op.results[0])})")
+    else:
+        em.line(f"{em.name(op.results[0])} = {helper}({', '.join(args)})")
 
 
 def type_key(*values: ir.Value) -> str:
