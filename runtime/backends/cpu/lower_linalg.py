@@ -227,8 +227,8 @@ def _tiny_product(op: ir.Op, em: Emitter, a: ir.Value, b: ir.Value, result: ir.V
     """A product of static sizes small enough to run as loops (``_inline``): its result made
     here, a buffer a loop may reuse (``s.allocate``), and filled by a helper shared by every
     product of these types: written at each site, the loops cost Numba ~40 ms to compile per
-    2x2 product (a tracking filter's step has nine); LLVM inlines the call. A scalar result (a dot product
-    of vectors) stays in line."""
+    2x2 product (a tracking filter's step has nine); LLVM inlines the call. A scalar result
+    (a dot product of vectors) stays in line."""
     if not result.type.ndim:
         _matmul_loops(em, a, b, result, op)
         return
