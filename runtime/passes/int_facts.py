@@ -300,13 +300,13 @@ class _LoopTests:
             return None
         if op.name == "constant":
             constant = np.asarray(op.attrs["value"])
-            return ("constant", constant.item()) if constant.ndim == 0 else None
+            return ("constant", constant.item(), str(value.type)) if constant.ndim == 0 else None
         if op.name not in _KEYED:
             return None
         keys = tuple(self._key(v, args) for v in op.operands)
         if None in keys:
             return None
-        return (op.name, op.attrs.get("axis"), keys)
+        return (op.name, op.attrs.get("axis"), str(value.type), keys)
 
 
 def _same_ints(a: ir.Value, b: ir.Value) -> bool:
