@@ -15,7 +15,9 @@ Intervals (exact ints):
 * ``add``, ``subtract``, ``multiply``, ``negative``, ``absolute``, ``floor_divide`` and
   ``remainder`` by a positive divisor, ``minimum``, ``maximum``, ``where``: computed from their
   operands' intervals when the exact result stays within the result's type (else its type's
-  range: the value may have wrapped);
+  range: the value may have wrapped), or clipped to that range after an overflow test of the
+  same operands in the region or one enclosing it (``int_overflows``: Python's ints are exact,
+  so ``n + 1`` raises rather than wrap);
 * a counter (``counters.py``: a loop's index, ``count += 1``) stays within [-2**62, 2**62]: it
   starts within 2**32 of zero and changes by one per step, so it needs more than 2**62 - 2**32
   steps, decades at one per clock cycle, to leave that interval;
@@ -29,13 +31,13 @@ Intervals (exact ints):
   ``b``'s upper bound minus one;
 * anything else (an argument, a list item): its type's range.
 
-Sizes a value is below (symbols of ``shape_facts``, given one, and of lists' lengths): from
-such a test, the sizes ``b`` is (a ``dim``: its axis's symbol; a ``list_length``) or is below;
-``minimum`` is below its operands' sizes, ``e + c`` (``c <= 0``) and ``e - c`` (``c >= 0``)
-below ``e``'s (``c < 0``, ``c > 0``: also below the sizes ``e`` is, ``n - 1``), when their
-interval is exact (no wrap). ``within`` then decides an index: >= 0, and below the size of
-the axis it indexes (or, for a static axis, at most its size minus one); ``within_list`` a
-list's index likewise.
+Sizes a value is at most, plus an amount (symbols of ``shape_facts``, given one, and of
+lists' lengths): a ``dim`` or a ``list_length`` is its size plus 0; from a loop's test
+``e < b``, ``e`` is at most what ``b`` is, minus one; ``minimum`` takes its operands', ``e + c``
+``e``'s plus ``c``'s upper bound, ``e - c`` ``e``'s minus ``c``'s lower bound, when their
+interval is exact (no wrap): ``i < n + 1`` with ``x.shape[0] == n`` makes ``x[i - 1]`` in
+range. ``within`` then decides an index: >= 0, and at most the size of the axis it indexes
+minus one (a static axis: by its interval); ``within_list`` a list's index likewise.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from autostage.runtime.passes.shape_facts import ShapeFacts
 from autostage.runtime.types import ListType, TensorType
 
 Interval = tuple[int, int]
+Bounds = dict  # size symbol -> c: a value at most that size plus c
 LIST_LENGTH_LIMIT = 2**56  # the most items a list in memory can hold (see the docstring)
 COUNTER_LIMIT = 2**62  # how far from zero a counter can get in any run (see the docstring)
 _SIZE = (0, 2**63 - 1)
@@ -73,9 +76,11 @@ class IntFacts:
         self._shapes = shapes
         self._counters = counters.counters_of(function)
         self._ranges: dict[ir.Value, Interval] = {}
-        self._below: dict[ir.Value, frozenset] = {}
+        # value -> {size symbol: c}: the value is at most that size plus c (c = -1: below it)
+        self._bounds: dict[ir.Value, Bounds] = {}
         self._loops: list[_LoopTests] = []  # the loops whose body is being walked, innermost last
         self._lists: dict[ir.Value, tuple] = {}  # a loop's carried list -> its length's symbol
+        self._tested: set[tuple] = set()  # (op, operands...) an overflow test guards from here
         self._region(function.body)
 
     def interval(self, value: ir.Value) -> Interval:
@@ -91,7 +96,8 @@ class IntFacts:
 
     def within_list(self, index: ir.Value, items: ir.Value) -> bool:
         """Whether ``0 <= index < len(items)`` in every run."""
-        return self.nonnegative(index) and self._length(items) in self._below.get(index, ())
+        return self.nonnegative(index) and self._bounds.get(index, {}).get(
+            self._length(items), 0) <= -1
 
     def _length(self, items: ir.Value) -> tuple:
         """The symbol of a list's length (a list value never changes: ``ops/lists.py``; the
@@ -106,13 +112,20 @@ class IntFacts:
         size = array.type.shape[axis]
         if size is not None:
             return high < size
-        return self._shapes is not None and (
-            self._shapes.dims(array)[axis] in self._below.get(index, ()))
+        return self._shapes is not None and self._bounds.get(index, {}).get(
+            self._shapes.dims(array)[axis], 0) <= -1
 
     # -- the walk ---------------------------------------------------------------------------------
 
     def _region(self, region: ir.Region) -> None:
+        guarded = []
         for op in region.ops:
+            test = op.operands[0].producer if op.name == "raise_if" else None
+            if isinstance(test, ir.Op) and test.name == "int_overflows":
+                key = (test.attrs.get("op"), *test.operands)
+                if key not in self._tested:
+                    self._tested.add(key)
+                    guarded.append(key)
             if op.name == "while":
                 self._while(op)
                 continue
@@ -122,15 +135,16 @@ class IntFacts:
                 self._branches(op)
             elif len(op.results) == 1 and _range_of_type(op.results[0]) is not None:
                 self._record(op)
+        self._tested.difference_update(guarded)  # the tests guard this region, not the next
 
     def _record(self, op: ir.Op) -> None:
         value = op.results[0]
         interval = _interval(op, self)
-        below = self._below_of(op, interval)
+        bounds = self._bounds_of(op, interval)
         if value in self._counters:
             interval = _intersect(interval or _range_of_type(value),
                                   (-COUNTER_LIMIT, COUNTER_LIMIT))
-        self._set(value, interval, below)
+        self._set(value, interval, bounds)
         for loop in self._loops:
             loop.apply(self, value)
 
@@ -140,55 +154,48 @@ class IntFacts:
             if _range_of_type(value) is not None:
                 yielded = [self.interval(region.results[k]) for region in op.regions]
                 self._set(value, (min(y[0] for y in yielded), max(y[1] for y in yielded)),
-                          frozenset())
+                          {})
                 for loop in self._loops:
                     loop.apply(self, value)
 
-    def _set(self, value: ir.Value, interval: Interval | None, below: frozenset) -> None:
+    def _set(self, value: ir.Value, interval: Interval | None, bounds: Bounds) -> None:
         if interval is None:
             self._ranges.pop(value, None)
         else:
             self._ranges[value] = interval
-        if below:
-            self._below[value] = below
+        if bounds:
+            self._bounds[value] = bounds
         else:
-            self._below.pop(value, None)
+            self._bounds.pop(value, None)
 
-    def _below_of(self, op: ir.Op, interval: Interval | None) -> frozenset:
-        """The sizes ``op``'s result is below: a ``minimum``'s operands'; ``a + b`` with
-        ``b <= 0`` those ``a`` is below (``b <= -1``: also those ``a`` is at most, ``n - 1``),
-        ``a - b`` likewise; none where ``interval`` is not exact (the result may wrap)."""
+    def _bounds_of(self, op: ir.Op, interval: Interval | None) -> Bounds:
+        """The sizes ``op``'s result is at most, plus what: a ``minimum``'s operands', ``a + b``
+        ``a``'s plus ``b``'s upper bound (and the other way round), ``a - b`` ``a``'s minus
+        ``b``'s lower bound; none where ``interval`` is not exact (the result may wrap)."""
         if interval is None or op.name not in ("add", "subtract", "minimum"):
-            return frozenset()
+            return {}
         if op.name == "minimum":
-            return frozenset().union(*(self._below.get(v, ()) for v in op.operands))
+            return _tighter(*(self._upper(v) for v in op.operands))
         a, b = op.operands
         if op.name == "subtract":
-            return self._below_plus(a, -self.interval(b)[0])
-        return self._below_plus(a, self.interval(b)[1]) | self._below_plus(
-            b, self.interval(a)[1])
+            return _shifted(self._upper(a), -self.interval(b)[0])
+        return _tighter(_shifted(self._upper(a), self.interval(b)[1]),
+                        _shifted(self._upper(b), self.interval(a)[1]))
 
-    def _below_plus(self, value: ir.Value, most: int) -> frozenset:
-        """The sizes ``value`` plus at most ``most`` is below."""
-        if most <= -1:
-            return self._sizes_at_least(value)
-        return self._below.get(value, frozenset()) if most <= 0 else frozenset()
-
-    def _sizes_at_least(self, value: ir.Value) -> frozenset:
-        """The size symbols ``value`` is at most: its own (a ``dim``), those it is below, and
-        a ``minimum``'s operands'."""
-        out = set(self._below.get(value, ()))
+    def _upper(self, value: ir.Value) -> Bounds:
+        """The sizes ``value`` is at most, plus what: its known bounds, the size it is itself (a
+        ``dim``, a list's length: plus 0), a ``minimum``'s operands'."""
+        own = {}
         if self._shapes is not None:
             size = self._shapes.size(value)
             if size is not None and not isinstance(size, int):
-                out.add(size)
+                own[size] = 0
         op = value.producer
-        if isinstance(op, ir.Op) and op.name == "minimum":
-            for operand in op.operands:
-                out |= self._sizes_at_least(operand)
         if isinstance(op, ir.Op) and op.name == "list_length":
-            out.add(self._length(op.operands[0]))
-        return frozenset(out)
+            own[self._length(op.operands[0])] = 0
+        if isinstance(op, ir.Op) and op.name == "minimum":
+            own = _tighter(own, *(self._upper(v) for v in op.operands))
+        return _tighter(self._bounds.get(value, {}), own)
 
     def _while(self, op: ir.Op) -> None:
         """The carried values' intervals: their starts', widened where the body's next values
@@ -203,7 +210,7 @@ class IntFacts:
         for round_ in range(_ROUNDS + 1):
             for k in ints:
                 for value in (cond.args[k], body.args[k]):
-                    self._set(value, carried[k], frozenset())
+                    self._set(value, carried[k], {})
             self._region(cond)
             loop.read_test(self, cond)
             for value in body.args:
@@ -220,10 +227,10 @@ class IntFacts:
                 break
             carried = widened
         for k in ints:
-            self._set(op.results[k], carried[k], frozenset())
+            self._set(op.results[k], carried[k], {})
         for k, value in enumerate(op.results):
             if k not in carried:
-                self._set(value, None, frozenset())
+                self._set(value, None, {})
 
     def _widened(self, assumed: Interval, next_: Interval, value: ir.Value,
                  last: bool) -> Interval:
@@ -244,7 +251,7 @@ class _LoopTests:
     def __init__(self, op: ir.Op) -> None:
         self._inside = _defined_in(op)
         self._cond, self._body = op.regions
-        self._facts: dict[tuple, list[tuple[str, Interval, frozenset]]] = {}
+        self._facts: dict[tuple, list[tuple[str, Interval, Bounds]]] = {}
 
     def read_test(self, facts: IntFacts, cond: ir.Region) -> None:
         self._facts = {}
@@ -266,8 +273,8 @@ class _LoopTests:
             key = self._key(value, args)
             if key is not None:
                 self._facts.setdefault(key, []).append(
-                    (side, facts.interval(bound), facts._sizes_at_least(bound)
-                     if side in ("<", "<=") else frozenset()))
+                    (side, facts.interval(bound), facts._upper(bound)
+                     if side in ("<", "<=") else {}))
 
     def apply(self, facts: IntFacts, value: ir.Value) -> None:
         """Narrows ``value`` (an integer scalar of the body) by the test's facts of its key."""
@@ -276,16 +283,16 @@ class _LoopTests:
         key = self._key(value, self._body.args)
         for side, (low, high), sizes in self._facts.get(key, ()) if key is not None else ():
             own_low, own_high = facts.interval(value)
-            below = facts._below.get(value, frozenset())
+            bounds = facts._bounds.get(value, {})
             if side == "<":
-                own_high, below = min(own_high, high - 1), below | sizes
+                own_high, bounds = min(own_high, high - 1), _tighter(bounds, _shifted(sizes, -1))
             elif side == "<=":
-                own_high, below = min(own_high, high), below | sizes
+                own_high, bounds = min(own_high, high), _tighter(bounds, sizes)
             elif side == ">":
                 own_low = max(own_low, low + 1)
             else:
                 own_low = max(own_low, low)
-            facts._set(value, (own_low, own_high), below)
+            facts._set(value, (own_low, own_high), bounds)
 
     def _key(self, value: ir.Value, args: list) -> tuple | None:
         """How ``value`` is computed from the carried values (their positions), constants and
@@ -307,6 +314,22 @@ class _LoopTests:
         if None in keys:
             return None
         return (op.name, op.attrs.get("axis"), str(value.type), keys)
+
+
+def _tighter(*bounds: Bounds) -> Bounds:
+    """All of ``bounds`` at once: for each size, the least of their amounts."""
+    out: Bounds = {}
+    for each in bounds:
+        for size, c in each.items():
+            out[size] = min(c, out.get(size, c))
+    return out
+
+
+def _shifted(bounds: Bounds, amount: int) -> Bounds:
+    """``bounds`` of a value plus at most ``amount`` (none for an unbounded amount)."""
+    if abs(amount) >= 2**63:
+        return {}
+    return {size: c + amount for size, c in bounds.items()}
 
 
 def _same_ints(a: ir.Value, b: ir.Value) -> bool:
@@ -355,6 +378,8 @@ def _interval(op: ir.Op, facts: IntFacts) -> Interval | None:
     else:
         return None
     low, high = _range_of_type(result)
+    if (name, *op.operands) in facts._tested:  # past its overflow test: exact, within int64
+        return _intersect(exact, (low, high))
     return exact if low <= exact[0] and exact[1] <= high else None
 
 

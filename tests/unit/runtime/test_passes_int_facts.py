@@ -164,6 +164,39 @@ def test_and_raise_as_numpy_does(fn, args):
     assert str(got.value).splitlines()[0] == str(expected.value)
 
 
+def table(a, b):
+    """Edit distance's DP table: ``i < n + 1`` (the ``+ 1`` past its overflow test) makes
+    ``a[i - 1]`` in range, the table's own axes ``d[i - 1, j]`` and ``d[i, j - 1]``."""
+    n, m = a.shape[0], b.shape[0]
+    d = np.zeros((n + 1, m + 1))
+    for i in range(1, n + 1):
+        for j in range(1, m + 1):
+            cost = 0.0 if a[i - 1] == b[j - 1] else 1.0
+            d[i, j] = min(d[i - 1, j] + 1.0, d[i, j - 1] + 1.0, d[i - 1, j - 1] + cost)
+    return d
+
+
+def one_past(a):
+    total = 0.0
+    for i in range(1, a.shape[0] + 1):
+        total += a[i]  # i reaches n: tested
+    return total
+
+
+def _loop_tests(fn, *args) -> int:
+    source = autostage.convert(fn).backend_source(*args)
+    return source[source.index("while True:"):].count("raise IndexError('unreachable')")
+
+
+def test_an_offset_bound_keeps_its_indexes_in_range():
+    a, b = np.arange(40.0) % 3, np.arange(45.0) % 4
+    assert _loop_tests(table, a, b) == 0
+    _same(table, a, b)
+    assert _loop_tests(one_past, np.arange(40.0)) == 1
+    with pytest.raises(IndexError, match="index 40 is out of bounds for axis 0 with size 40"):
+        autostage.convert(one_past)(np.arange(40.0))
+
+
 def history(x, n):
     hist = []
     for i in range(n):
