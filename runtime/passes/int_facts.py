@@ -145,8 +145,7 @@ class IntFacts:
             interval = _intersect(interval or _range_of_type(value),
                                   (-COUNTER_LIMIT, COUNTER_LIMIT))
         self._set(value, interval, bounds)
-        for loop in self._loops:
-            loop.apply(self, value)
+        self._narrow(value)
 
     def _branches(self, op: ir.Op) -> None:
         """A ``cond``'s integer results: the hull of what its branches yield."""
@@ -155,8 +154,12 @@ class IntFacts:
                 yielded = [self.interval(region.results[k]) for region in op.regions]
                 self._set(value, (min(y[0] for y in yielded), max(y[1] for y in yielded)),
                           {})
-                for loop in self._loops:
-                    loop.apply(self, value)
+                self._narrow(value)
+
+    def _narrow(self, value: ir.Value) -> None:
+        """Narrows ``value`` by the tests of the loops whose body holds it."""
+        for loop in self._loops:
+            loop.apply(self, value)
 
     def _set(self, value: ir.Value, interval: Interval | None, bounds: Bounds) -> None:
         if interval is None:
