@@ -25,7 +25,12 @@ Reported per scenario (ms) and as a distribution (min / median / max), with the 
 The best peer's own cost, for scale: the cold compile of the hand-written ``@numba.njit``
 functions of the other benchmarks (``NUMBA_REFERENCES``: the RNN, SGD, matmul_many, Collatz),
 each in a fresh process with an empty Numba cache, timed around its first call, as autostage's
-are (Numba's own start-up in the process included).
+are (Numba's own start-up in the process included); and the same code under Numba: each
+scenario whose functions ``@numba.njit`` compiles unchanged (``NUMBA_SAME_CODE``: 21 of 47; the
+others use what Numba refuses, such as objects, ``np.einsum``, reductions along an axis, lists of
+arrays), run with ``wrap=numba.njit`` in a fresh process with an empty Numba cache and timed as
+autostage's runs are. Numba's compile there is not the same work: its sums are not NumPy's
+pairwise sums, its errors not NumPy's, and it has no cache shared between programs.
 
     .venv/bin/python benchmarks/compile_time.py [--smoke] [--target cpu|interpreter]
 """
@@ -64,6 +69,16 @@ NUMBA_REFERENCES = {
 }
 
 
+# Scenarios whose converted functions plain ``@numba.njit`` compiles and runs unchanged (found by
+# running every scenario so, 2026-12-03: the others fail to type or wrap).
+NUMBA_SAME_CODE = (
+    "training_loop", "greedy_decoder", "early_return_decoder", "beam", "random_walk",
+    "global_random", "timing_wrapper", "newton_nested_array", "logistic_item", "power_iteration",
+    "conjugate_gradient", "gauss_seidel", "adaptive_ode", "edit_distance", "kalman",
+    "histogram_equalization", "global_table_lookup", "running_stats", "backtest",
+    "resize_bilinear", "knn")
+
+
 def numba_child(name: str) -> None:
     """Times the first call (Numba's compile) of a hand-written reference; prints JSON."""
     import numpy as np
@@ -95,10 +110,11 @@ def scenarios() -> list:
 
 
 def child(index: str, target: str) -> None:
-    """Runs scenario ``index`` plain, then staged; prints both times as JSON."""
+    """Runs scenario ``index`` plain, then staged (``target`` "numba": under ``numba.njit``);
+    prints both times as JSON."""
     import warnings
 
-    import numba  # noqa: F401 - imported before the timer, as the hand-written reference's
+    import numba  # imported before the timer, as the hand-written reference's
 
     import autostage
 
@@ -107,10 +123,11 @@ def child(index: str, target: str) -> None:
     start = time.perf_counter()
     scenario(lambda f: f)
     plain_s = time.perf_counter() - start
+    wrap = numba.njit if target == "numba" else lambda f: autostage.convert(f, target=target)
     start = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        scenario(lambda f: autostage.convert(f, target=target))
+        scenario(wrap)
     staged_s = time.perf_counter() - start
     print(MARKER + json.dumps({"plain_s": plain_s, "staged_s": staged_s}))
 
@@ -128,6 +145,35 @@ def run_child(index: int, target: str, cache: str) -> float:
         raise RuntimeError(f"compile_time child {index} failed:\n{proc.stdout}{proc.stderr}")
     report = json.loads(lines[-1][len(MARKER):])
     return max(report["staged_s"] - report["plain_s"], 0.0)
+
+
+def same_code(names: list[str], seconds: dict[str, list[float]], smoke: bool) -> None:
+    """Prints Numba's cold compile of the scenarios it compiles unchanged beside autostage's
+    (one in ``--smoke``, whose scenarios are the first two only: autostage's columns empty)."""
+    chosen = NUMBA_SAME_CODE[:1] if smoke else NUMBA_SAME_CODE
+    with tempfile.TemporaryDirectory(prefix="autostage_numba_same_") as workdir:
+        numba_s = {name: run_child(names.index(name), "numba", os.path.join(workdir, name))
+                   for name in chosen}
+    print("\nthe same code under @numba.njit (fresh process, empty cache), beside autostage's "
+          "(ms; ratio autostage / numba)")
+    print(f"{'program':<28} {'numba':>9} {'empty cache':>12} {'ratio':>6} {'new program':>12} "
+          f"{'ratio':>6}")
+    ratios: dict[str, list[float]] = {"empty cache": [], "new program": []}
+    for name, numba in numba_s.items():
+        i = names.index(name)
+        cells = []
+        for kind in ratios:
+            if i < len(seconds[kind]):
+                ratios[kind].append(seconds[kind][i] / numba)
+                cells.append(f"{harness.format_ms(seconds[kind][i]):>12} "
+                             f"{ratios[kind][-1]:>6.2f}")
+            else:
+                cells.append(f"{'-':>12} {'-':>6}")
+        print(f"{name:<28} {harness.format_ms(numba):>9} " + " ".join(cells))
+    for kind, values in ratios.items():
+        if values:
+            print(f"{kind}: autostage / numba median {statistics.median(values):.2f}, "
+                  f"faster in {sum(r < 1 for r in values)} of {len(values)}")
 
 
 def run(args) -> harness.Report:
@@ -160,6 +206,7 @@ def run(args) -> harness.Report:
               "empty cache; ms)")
         for name, s in references.items():
             print(f"{name:<28} {harness.format_ms(s):>12}")
+    same_code(names, seconds, args.smoke)
     rows = []
     for kind in ("empty cache", "new program"):
         worst = max(seconds[kind])
