@@ -186,13 +186,22 @@ def outer(a: object, b: object, out: object = None) -> Tensor:
     return ufunc("multiply", expand_dims(ravel(a), 1), expand_dims(ravel(b), 0))
 
 
-def _staged_copy(x: np.ndarray) -> Tensor:
-    """A staged array equal to trace-time array ``x`` (a fresh buffer at each call): filled in
-    one op when its elements are all one value (``np.zeros``, ``np.full``), else a copy of a
-    private constant (not one the function must check for changes: nothing else holds it)."""
+def filled_copy(x: np.ndarray) -> Tensor | None:
+    """A staged array equal to trace-time array ``x`` (a fresh buffer at each call) made in one
+    op when its elements are all one value (``np.zeros``, ``np.full``); else None."""
     first = x.flat[0] if x.size else x.dtype.type(0)
     if np.full_like(x, first).tobytes() == x.tobytes():  # bit for bit: -0.0 is not 0.0
         return full(x.shape, first, x.dtype)
+    return None
+
+
+def _staged_copy(x: np.ndarray) -> Tensor:
+    """A staged array equal to trace-time array ``x`` (a fresh buffer at each call): filled
+    (``filled_copy``), else a copy of a private constant (not one the function must check for
+    changes: nothing else holds it)."""
+    filled = filled_copy(x)
+    if filled is not None:
+        return filled
     (private,) = tracing.emit("constant", (), {"value": as_constant_array(x.copy())})
     return copy(Tensor(private))
 

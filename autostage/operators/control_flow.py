@@ -106,8 +106,9 @@ def for_stmt(iterable: Iterable, extra_test: Callable[..., Any] | None,
     ``extra_test`` meets ``bool()``, which the staged class refuses with its own error.
     Inside a trace, a long ``range`` may be staged instead of unrolled (hook ``for_range``,
     which returns None to unroll): whole when the state holds a staged value before the loop
-    (one body in the program, not two: Numba's compile time grows with a function's length),
-    else after its first iteration has run as Python (it may make the state staged).
+    or the body uses one from outside it (one body in the program, not two: Numba's compile
+    time grows with a function's length), else after its first iteration has run as Python (it
+    may make the state staged).
     """
     if isinstance(iterable, Staged):
         shared = _shared(state)

@@ -20,7 +20,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from autostage.runtime import array_api, array_identity, config, ir, pytree, tracing, value_info
+from autostage.runtime import (
+    array_api,
+    array_identity,
+    array_shapes,
+    config,
+    ir,
+    pytree,
+    tracing,
+    value_info,
+)
 from autostage.runtime.operator_hooks import Staged, any_staged, register_operator_hook
 from autostage.runtime.staging import (
     errors,
@@ -192,10 +201,10 @@ def _result(slot, result, init_def, out_def, arg, loc, none, runs, alias) -> obj
 
 def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body: Callable,
              watched: Sequence[Callable | None], where: str, runs: bool = False,
-             wanted: Callable[[], bool] | None = None) -> tuple:
+             wanted: Callable[[_Traced], bool] | None = None) -> tuple:
     """Stages a loop over ``state`` (see module doc) and returns the state after it; ``runs``:
-    the body is known to run at least once; ``wanted``: asked once the types settle, before
-    anything is emitted or assigned: False raises ``_PythonTest``.
+    the body is known to run at least once; ``wanted``: asked with the traced regions once the
+    types settle, before anything is emitted or assigned: False raises ``_PythonTest``.
 
     A variable the body sets to a tuple (``retval_ = (i, x[i])`` from an early ``return a, b``)
     is carried as one slot per item (its *structure*), found from what the body gives back.
@@ -265,7 +274,7 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
             rounds -= 1  # a rejected hypothesis: not a change of types (each pair at most once)
             continue
         python.check_kept()
-        if wanted is not None and not wanted():
+        if wanted is not None and not wanted(traced):
             raise _PythonTest()
         results = _emit(slots, traced, hypotheses, before, runs)
         n = len(slots) - len(python.slots)
@@ -413,9 +422,17 @@ def prepare_state(names: Sequence[str], state: Sequence[object]) -> tuple:
 
 def _array_tensor(name: str, x: np.ndarray) -> Tensor:
     """A NumPy array of a loop's state as a constant tensor, marked when something besides
-    the loop's variable holds it (``value_info.shared_arrays``: the loop may not write it)."""
+    the loop's variable holds it (``value_info.shared_arrays``: the loop may not write it);
+    one the variable alone holds whose elements are all one value (``out = np.zeros((h, w))``
+    to fill) as a new array filled at run time instead, as a write into it would make it
+    (``array_shapes.setitem``), not a constant the program holds and copies."""
+    shared = value_info.is_shared_array(x)
+    if not shared and x.base is None and x.flags.writeable:
+        filled = array_shapes.filled_copy(x)
+        if filled is not None:
+            return filled
     tensor = constant(x)
-    if value_info.is_shared_array(x):
+    if shared:
         value_info.mark_shared(tensor.value, name)
     return tensor
 
@@ -475,7 +492,8 @@ def stage_python_while(test: Callable, body: Callable, state: tuple, opts: dict 
     try:
         names = _names(body, len(state))
         return run_loop(names, prepare_state(names, state), test, probed, (test, body),
-                        "while loop", runs=True, wanted=lambda: staged_after_one == [True])
+                        "while loop", runs=True,
+                        wanted=lambda traced: staged_after_one == [True])
     except Exception:  # noqa: BLE001 - any failure: the loop runs as Python
         tracing.rollback(checkpoint)
         return None
@@ -483,10 +501,11 @@ def stage_python_while(test: Callable, body: Callable, state: tuple, opts: dict 
 
 def stage_for(iterable: object, extra_test: Callable | None, body: Callable, state: tuple,
               opts: dict | None = None, watched: Sequence[Callable] = (),
-              where: str = "for loop", runs: bool = False) -> tuple:
+              where: str = "for loop", runs: bool = False,
+              wanted: Callable[[_Traced], bool] | None = None) -> tuple:
     """Hook of ``for_stmt``: a ``while`` over an index into a staged iterable. ``watched``:
     more functions the body calls whose captured containers must not change; ``runs``: the
-    body is known to run at least once."""
+    body is known to run at least once; ``wanted``: as for ``run_loop``."""
     source = iteration.source(iterable)
     if iteration.known_empty(source):
         return tuple(state)  # the body never runs (as Python's for over an empty list)
@@ -505,7 +524,7 @@ def stage_for(iterable: object, extra_test: Callable | None, body: Callable, sta
 
     index = values.to_tensor(0)
     result = run_loop(("<loop index>", *names), (index, *state), test, step,
-                      (extra_test, body, *watched), where, runs)
+                      (extra_test, body, *watched), where, runs, wanted)
     if isinstance(source, iteration.StagedZip) and source.strict:
         _check_strict_zip(source, extra_test, result)
     return result[1:]
@@ -534,7 +553,10 @@ def stage_range(whole: range, start: int, extra_test: Callable | None, body: Cal
     """Hook of ``for_stmt`` inside a trace for a Python ``range`` from its item ``start`` (0, or
     1 after a first iteration run as Python): staged like a range with staged bounds (one body
     in the IR, its variable a staged int) when the whole range is longer than
-    ``config.UNROLL_LIMIT`` and the state holds a staged value; None (unroll) otherwise.
+    ``config.UNROLL_LIMIT`` and the state holds a staged value, or (from item 0) the body uses
+    a staged value from outside the loop (``out = np.zeros((h, w))`` of Python sizes filled from
+    an argument: run as Python, the first iteration would make the state staged, and the rest
+    of the loop would be staged after it, a second copy of the body); None (unroll) otherwise.
 
     Unrolling a training loop of a hundred steps made a program a hundred bodies long, which
     Numba compiles in time worse than linear. The staged loop computes what the unrolled one
@@ -545,15 +567,33 @@ def stage_range(whole: range, start: int, extra_test: Callable | None, body: Cal
     never a value: a Python int the loop carries becomes int64, so one that outgrows int64
     raises OverflowError (naming the line) where unrolled Python ints would have grown.
     """
-    if len(whole) <= config.UNROLL_LIMIT.value() or not any_staged(pytree.flatten(state)[0]):
+    if len(whole) <= config.UNROLL_LIMIT.value():
+        return None
+    staged = any_staged(pytree.flatten(state)[0])
+    if not staged and start > 0:
         return None
     mark = tracing.checkpoint()
     try:
         # (for_stmt called the hook after its ``extra_test`` said go on: the body runs)
-        return stage_for(whole[start:], extra_test, body, state, opts, runs=True)
+        return stage_for(whole[start:], extra_test, body, state, opts, runs=True,
+                         wanted=None if staged else _uses_staged_values)
     except Exception:  # noqa: BLE001 - any failure: Python's unrolled loop decides
         tracing.rollback(mark)
         return None
+
+
+def _uses_staged_values(traced: _Traced) -> bool:
+    """Whether a loop's regions use a value from outside them that is not a trace-time constant
+    (a staged argument, or a value computed from one): a body of Python values only (a table
+    filled from Python numbers) unrolls into constants instead of being staged."""
+    regions = [traced.cond, traced.body]
+    regions += [inner for region in regions[:2] for op in region.walk() for inner in op.regions]
+    inside = {id(v) for region in regions for v in region.args}
+    inside.update(id(v) for region in regions for op in region.walk() for v in op.results)
+    used = [v for region in regions for op in region.ops for v in op.operands]
+    used += [v for region in regions for v in region.results]
+    return any(id(v) not in inside and not (isinstance(v.producer, ir.Op)
+                                            and v.producer.name == "constant") for v in used)
 
 
 register_operator_hook("while_stmt", stage_while)

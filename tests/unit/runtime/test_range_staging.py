@@ -1,9 +1,10 @@
 """A long ``for`` over a Python ``range`` inside a trace is staged as one loop, not unrolled.
 
-The first iteration runs as Python (it assigns the body's variables and settles their types); the
-rest becomes a staged ``while`` when the range is longer than ``config.UNROLL_LIMIT`` and the
-loop carries a staged value. Each program below is compared with plain Python (values, dtypes,
-Python result types, stdout); the IR says whether the loop was staged or unrolled.
+The loop becomes a staged ``while`` when the range is longer than ``config.UNROLL_LIMIT`` and
+the loop carries a staged value or its body uses one from outside it; else the first iteration
+runs as Python (it may make the state staged), and the rest is staged after it or unrolled.
+Each program below is compared with plain Python (values, dtypes, Python result types,
+stdout); the IR says whether the loop was staged or unrolled.
 """
 
 from __future__ import annotations
@@ -121,9 +122,32 @@ def softmax_steps(w, x, y, n):
     return w
 
 
+def fill_from_argument(x, n):
+    out = np.zeros(n)  # Python sizes: a NumPy array, no staged value in the state yet
+    for i in range(n):
+        out[i] = x[i % 3] * i
+    return out
+
+
+def python_state_printing(x, n):
+    total = 0.0
+    for i in range(n):
+        print("step", i)
+        total = total + x[i % 3]
+    return total
+
+
+def python_table(x, n):
+    table = np.zeros(n)
+    for i in range(n):
+        table[i] = i * i
+    return x + table.sum()
+
+
 PROGRAMS = [weak_index, printing, breaking, returning, python_list_read,
             type_from_first_iteration, python_string, nested, float32_weak, dict_state,
-            list_of_steps, stepped, backwards]
+            list_of_steps, stepped, backwards, fill_from_argument, python_state_printing,
+            python_table]
 
 
 
@@ -151,6 +175,19 @@ def test_long_range_is_one_staged_loop():
         assert _loops(float32_weak, x, 3) == 1
     with config.UNROLL_LIMIT.override(100):
         assert _loops(float32_weak, x, 50) == 0
+
+
+def test_a_loop_that_uses_staged_values_is_staged_whole_from_a_python_state():
+    """The first iteration run as Python would make the state staged (the array filled from an
+    argument), and the rest staged after it: a second copy of the body. The whole loop is
+    staged instead; a loop of Python values only (a table of squares) still unrolls."""
+    x = np.ones(3, np.float32)
+    ir = autostage.convert(fill_from_argument).ir(x, 12)
+    assert ir.count(" = while ") == 1
+    assert ir.count(" = multiply") == 1  # one body
+    assert " = full" in ir  # np.zeros made at run time, not a constant copied
+    assert _loops(python_state_printing, x, 12) == 1
+    assert _loops(python_table, x, 12) == 0
 
 
 def test_loops_that_need_python_values_unroll():
