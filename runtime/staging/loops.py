@@ -461,7 +461,8 @@ class _PythonTest(Exception):  # noqa: N818 - a signal, caught by stage_python_w
 def stage_python_while(test: Callable, body: Callable, state: tuple, opts: dict | None,
                        mark: tuple) -> tuple | None:
     """Hook of ``while_stmt`` inside a trace when the loop's test is true as Python before its
-    first iteration: the whole loop staged, if the state holds a staged value and the test is
+    first iteration: the whole loop staged, if the state holds a staged value (or the loop uses
+    one from outside it: ``params = np.array([a0, b0])`` updated from arguments) and the test is
     staged after one iteration run as Python would run it (``while t < t_end`` from ``t = 0.0``
     with a body that makes ``t`` staged); else None, and the loop goes on as Python, which
     stages it from its second iteration or unrolls it (``while n < 4`` over a Python counter),
@@ -470,7 +471,10 @@ def stage_python_while(test: Callable, body: Callable, state: tuple, opts: dict 
     evaluated (``mark``: where the trace stood before) is left to Python: they must stay if the
     loop goes on as Python."""
     checkpoint = tracing.checkpoint()
-    if checkpoint != mark or not any_staged(pytree.flatten(state)[0]):
+    if checkpoint != mark:
+        return None
+    staged = any_staged(pytree.flatten(state)[0])
+    if not staged and _first_bound_inside(state):
         return None
     staged_after_one: list[bool] = []
 
@@ -493,7 +497,8 @@ def stage_python_while(test: Callable, body: Callable, state: tuple, opts: dict 
         names = _names(body, len(state))
         return run_loop(names, prepare_state(names, state), test, probed, (test, body),
                         "while loop", runs=True,
-                        wanted=lambda traced: staged_after_one == [True])
+                        wanted=lambda traced: staged_after_one == [True] and (
+                            staged or _uses_staged_values(traced)))
     except Exception:  # noqa: BLE001 - any failure: the loop runs as Python
         tracing.rollback(checkpoint)
         return None
@@ -570,7 +575,7 @@ def stage_range(whole: range, start: int, extra_test: Callable | None, body: Cal
     if len(whole) <= config.UNROLL_LIMIT.value():
         return None
     staged = any_staged(pytree.flatten(state)[0])
-    if not staged and start > 0:
+    if not staged and (start > 0 or _first_bound_inside(state)):
         return None
     mark = tracing.checkpoint()
     try:
@@ -580,6 +585,14 @@ def stage_range(whole: range, start: int, extra_test: Callable | None, body: Cal
     except Exception:  # noqa: BLE001 - any failure: Python's unrolled loop decides
         tracing.rollback(mark)
         return None
+
+
+def _first_bound_inside(state: tuple) -> bool:
+    """Whether a variable of the loop may be first bound inside it (unset before it, or None,
+    as a return value is before the loop returns). From a Python state, such a loop keeps a
+    first iteration run as Python, which binds it (or says on which paths it is bound: ``y``
+    assigned where no ``return`` was taken)."""
+    return any(values.is_unset(x) for x in state)
 
 
 def _uses_staged_values(traced: _Traced) -> bool:

@@ -137,6 +137,15 @@ def python_state_printing(x, n):
     return total
 
 
+def returning_from_python_state(x, n):
+    """``y`` first bound in the loop, which may return: its first iteration runs as Python."""
+    for i in range(n):
+        if x[i % 3] * i > 5:
+            return i, x[i % 3]
+        y = x[i % 3] * 2
+    return -1, y
+
+
 def python_table(x, n):
     table = np.zeros(n)
     for i in range(n):
@@ -147,7 +156,7 @@ def python_table(x, n):
 PROGRAMS = [weak_index, printing, breaking, returning, python_list_read,
             type_from_first_iteration, python_string, nested, float32_weak, dict_state,
             list_of_steps, stepped, backwards, fill_from_argument, python_state_printing,
-            python_table]
+            returning_from_python_state, python_table]
 
 
 

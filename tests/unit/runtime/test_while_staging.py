@@ -1,8 +1,8 @@
 """A ``while`` whose test is true as Python at first, inside a trace (``while t < t_end`` from
-``t = 0.0``), is staged whole when its state holds a staged value and one iteration run as Python
-would make its test staged: one loop body in the program instead of a first iteration plus the
-loop. A test driven by Python
-counters only (``while n < 4``) still runs as Python (unrolled). Each program is compared with
+``t = 0.0``), is staged whole when its state holds a staged value (or the loop uses one from
+outside it) and one iteration run as Python would make its test staged: one loop body in the
+program instead of a first iteration plus the loop. A test driven by Python counters only
+(``while n < 4``) still runs as Python (unrolled). Each program is compared with
 plain Python (values, dtypes, Python result types, stdout); the IR says how the loop was staged.
 """
 
@@ -78,10 +78,35 @@ def appended(x, t_end):
     return np.array(sums), len(sums)
 
 
+def fit_from_python_start(t, y, a0, tol):
+    """No staged value in the state before the loop (a NumPy array of Python floats, Python
+    numbers): the body updates it from the arguments."""
+    params = np.array([a0, 0.0])
+    err = np.inf
+    it = 0
+    while err > tol and it < 100:
+        r = y - params[0] - params[1] * t
+        step = np.array([r.mean(), (r * t).mean() / (t * t).mean()])
+        params = params + 0.5 * step
+        err = np.abs(step).max()
+        it += 1
+    return params, it
+
+
+def python_array_doubling(x):
+    """Python values only in the loop (a NumPy array made while tracing): unrolled as Python."""
+    v = np.array([1.0])
+    while v[0] < 8.0:
+        v = v * 2.0
+    return x + v
+
+
 PROGRAMS = [
     (until_time, (np.ones(3), 2.0)), (until_converged, (np.array([1.0, 3.0, 0.5]),)),
     (assigned_in_the_loop, (np.arange(1.0, 4.0), 10.0)), (printing, (np.ones(2), 3.5)),
     (python_counter, (np.ones(2),)), (appended, (np.ones(2), 20.0)),
+    (fit_from_python_start, (np.linspace(0.0, 1.0, 9), np.linspace(1.0, 3.0, 9), 0.5, 1e-9)),
+    (python_array_doubling, (np.ones(2),)),
 ]
 
 
@@ -99,7 +124,7 @@ def _ir(fn, *args) -> str:
     return autostage.convert(fn, target="interpreter").ir(*args)
 
 
-@pytest.mark.parametrize("fn,args", [PROGRAMS[0], PROGRAMS[1], PROGRAMS[2]],
+@pytest.mark.parametrize("fn,args", [PROGRAMS[0], PROGRAMS[1], PROGRAMS[2], PROGRAMS[6]],
                          ids=lambda v: getattr(v, "__name__", ""))
 def test_a_test_the_body_makes_staged_is_one_loop_body(fn, args):
     text = _ir(fn, *args)
@@ -107,10 +132,12 @@ def test_a_test_the_body_makes_staged_is_one_loop_body(fn, args):
     # the body's operations appear once (before: once for the first iteration, once in the
     # loop)
     body_op = {until_time: "sqrt", until_converged: "true_divide",
-               assigned_in_the_loop: "absolute"}[fn]
+               assigned_in_the_loop: "absolute", fit_from_python_start: "absolute"}[fn]
     assert text.count(f" = {body_op} ") == 1, text
 
 
 def test_a_python_counter_still_unrolls():
     text = _ir(python_counter, np.ones(2))
     assert " = while " not in text and text.count(" = multiply ") == 4, text
+    text = _ir(python_array_doubling, np.ones(2))
+    assert " = while " not in text and " = multiply " not in text, text
