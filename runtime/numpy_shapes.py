@@ -93,19 +93,29 @@ def _fresh_reshape(x: Tensor, shape: Sequence[object]) -> Tensor:
 # --- split ------------------------------------------------------------------------------------
 
 
-def _split_bounds(n: object, sections: object) -> list:
+def _split_bounds(n: object, sections: object, equal: bool) -> list:
+    """Where each of ``sections`` pieces of an axis of ``n`` starts, then ``n``; ``equal``: the
+    pieces are known to be equal (``np.split`` checked), so no piece takes one of the rest."""
     if isinstance(sections, Tensor):
         raise refuse("np.split", "a staged number of sections",
                      "the number of pieces must be known when staging (a Python int)")
     sections = operator.index(sections)
     if sections <= 0:
         raise ValueError("number sections must be larger than 0.")
-    each, extras = n // sections, n % sections
+    each = n // sections
+    if equal:
+        return [0, *(each if i == 1 else i * each for i in range(1, sections)), n]
+    extras = n % sections
     return [0] + [i * each + smallest(i, extras) for i in range(1, sections + 1)]
 
 
 def array_split(ary: object, indices_or_sections: object, axis: object = 0) -> list[Tensor]:
     """``np.array_split``: a list of views of ``ary`` (sections or a list of split points)."""
+    return _split(ary, indices_or_sections, axis, equal=False)
+
+
+def _split(ary: object, indices_or_sections: object, axis: object, equal: bool
+           ) -> list[Tensor]:
     x = as_tensor(ary)
     axis = dtype_rules.normalize_axis(axis, x.ndim)
     n = dim(x, axis)
@@ -113,7 +123,7 @@ def array_split(ary: object, indices_or_sections: object, axis: object = 0) -> l
         raise refuse("np.array_split", "a staged array of split points",
                      "pass a list of indices (Python ints or staged scalars)")
     if is_int(indices_or_sections):
-        bounds = _split_bounds(n, indices_or_sections)
+        bounds = _split_bounds(n, indices_or_sections, equal)
     else:
         bounds = [0, *(index_int(i) for i in indices_or_sections), n]
     return [along(x, axis, slice(bounds[i], bounds[i + 1])) for i in range(len(bounds) - 1)]
@@ -128,6 +138,7 @@ def split(ary: object, indices_or_sections: object, axis: object = 0) -> list[Te
         if sections == 0:
             raise ZeroDivisionError("integer modulo by zero")
         check(n % sections != 0, ValueError("array split does not result in an equal division"))
+        return _split(ary, sections, axis, equal=True)
     return array_split(ary, indices_or_sections, axis)
 
 

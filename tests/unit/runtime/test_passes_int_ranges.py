@@ -18,7 +18,13 @@ def _tests(text: str) -> list[str]:
 
 
 def quarters(x):
-    """np.split's bounds: k * (n // 4) + min(k, n % 4) for k = 1..4, each tested."""
+    """np.array_split's bounds: k * (n // 4) + min(k, n % 4) for k = 1..4, each tested."""
+    a, b, c, d = np.array_split(x, 4)
+    return a.sum() + 2 * b.sum() + 3 * c.sum() + 4 * d.sum()
+
+
+def equal_quarters(x):
+    """np.split's bounds, whose pieces it checks are equal: k * (n // 4) for k = 2, 3."""
     a, b, c, d = np.split(x, 4)
     return a.sum() + 2 * b.sum() + 3 * c.sum() + 4 * d.sum()
 
@@ -31,6 +37,11 @@ def test_split_bounds_lose_their_tests():
     assert sorted(before) == ["add"] * 4 + ["multiply"] * 4
     assert after == []
     assert autostage.convert(quarters)(x) == quarters(x)
+    module = staged(equal_quarters, x)
+    assert sorted(_tests(optimized(module, [], (x,)))) == ["multiply"] * 2
+    assert autostage.convert(equal_quarters)(x) == equal_quarters(x)
+    with pytest.raises(ValueError, match="does not result in an equal division"):
+        autostage.convert(equal_quarters)(np.arange(10.0))
 
 
 def sizes(x):
