@@ -23,7 +23,8 @@ import ctypes
 import sys
 
 import numba
-from autostage.runtime.backends.cpu import new_arrays, numba_cache
+import numpy as np
+from autostage.runtime.backends.cpu import numba_cache
 from llvmlite import binding as llvm
 from numba import types
 from numba.extending import overload
@@ -152,16 +153,19 @@ def gemm(a, b):
     """``a @ b`` for 2-d arrays of one float dtype (sizes already checked)."""
     m, k = a.shape
     n = b.shape[1]
-    if m == 0 or n == 0 or k == 0:
-        return new_arrays.zeros((m, n), a.dtype)
-    out = new_arrays.empty((m, n), a.dtype)
+    out = np.empty((m, n), a.dtype)
+    if m == 0 or n == 0:
+        return out
+    if k == 0:
+        out[:] = 0
+        return out
     trans_a, lda = _layout(a, m, k)
     if trans_a == 0:
-        a = new_arrays.contiguous(a)
+        a = np.ascontiguousarray(a)
         trans_a, lda = _NO_TRANS, k
     trans_b, ldb = _layout(b, k, n)
     if trans_b == 0:
-        b = new_arrays.contiguous(b)
+        b = np.ascontiguousarray(b)
         trans_b, ldb = _NO_TRANS, n
     _gemm_call(trans_a, trans_b, m, n, k, a, lda, b, ldb, out)
     return out
@@ -174,13 +178,16 @@ def gemv(a, x, transpose):
         k, m = a.shape
     else:
         m, k = a.shape
-    if m == 0 or k == 0:
-        return new_arrays.zeros((m,), a.dtype)
-    out = new_arrays.empty((m,), a.dtype)
+    out = np.empty(m, a.dtype)
+    if m == 0:
+        return out
+    if k == 0:
+        out[:] = 0
+        return out
     rows, cols = a.shape
     flag, lda = _layout(a, rows, cols)
     if flag == 0:
-        a = new_arrays.contiguous(a)
+        a = np.ascontiguousarray(a)
         flag, lda = _NO_TRANS, cols
     if flag == _TRANS:  # BLAS names the shape of the matrix as stored
         rows, cols = cols, rows
@@ -188,10 +195,10 @@ def gemv(a, x, transpose):
         flag = _TRANS if flag == _NO_TRANS else _NO_TRANS
     incx = x.strides[0] // x.itemsize
     if incx <= 0:  # a reversed or broadcast vector: BLAS would read it from its other end
-        x = new_arrays.contiguous(x)
+        x = np.ascontiguousarray(x)
         incx = 1
     _gemv_call(flag, rows, cols, a, lda, x, incx, out)
     return out
 
 
-numba_cache.tie_data_files(sys.modules[__name__], (new_arrays,))  # content-named, private files
+numba_cache.tie_data_files(sys.modules[__name__])  # content-named, private files

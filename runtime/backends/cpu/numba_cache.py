@@ -43,20 +43,14 @@ class CacheIntegrityWarning(UserWarning):
     """
 
 
-def tie_data_files(module: types.ModuleType, depends: tuple[types.ModuleType, ...] = ()
-                   ) -> None:
-    """Makes every cached Numba function of ``module`` use ``TiedCacheFile``. ``depends``: the
-    modules whose compiled functions its functions call (and Numba inlines): digests of their
-    files join the module's own stamp, so that a change of theirs drops its cache too (Numba's
-    stamp is a digest of the module's file only)."""
-    extra = tuple(hashlib.sha256(open(m.__file__, "rb").read()).digest() for m in depends)
+def tie_data_files(module: types.ModuleType) -> None:
+    """Makes every cached Numba function of ``module`` use ``TiedCacheFile``."""
     for value in list(vars(module).values()):
         if isinstance(value, Dispatcher) and isinstance(value._cache, caching.Cache):
             old = value._cache._cache_file
             if type(old) is caching.IndexDataCacheFile:
-                stamp = (old._source_stamp, *extra) if extra else old._source_stamp
                 value._cache._cache_file = TiedCacheFile(
-                    old._cache_path, old._index_name[:-len(".nbi")], stamp)
+                    old._cache_path, old._index_name[:-len(".nbi")], old._source_stamp)
 
 
 class TiedCacheFile(caching.IndexDataCacheFile):
