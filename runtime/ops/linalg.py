@@ -239,3 +239,43 @@ def _vjp_dot(op, cts: tuple) -> tuple:
 
 op_registry.lookup("einsum").vjp = _vjp_einsum
 op_registry.lookup("dot").vjp = _vjp_dot
+
+
+# --- the batched input product of a loop (passes/batched_products.py) ---------------------------
+
+
+def _infer_batched(operand_types: tuple, attrs: dict) -> tuple:
+    rows, w = operand_types
+    if not (isinstance(rows, TensorType) and isinstance(w, TensorType) and rows.ndim in (2, 3)
+            and w.ndim == 2 and rows.dtype == w.dtype and rows.dtype.kind == "f"):
+        raise TypeError(f"batched_product needs 2-d or 3-d rows and a 2-d matrix of one float "
+                        f"dtype, got {rows} and {w}")
+    return (TensorType(rows.dtype, (None, *rows.shape[1:-1], w.shape[1])),)
+
+
+def batched_fits(rows_shape: tuple, w_shape: tuple, limit: int) -> bool:
+    """Whether ``batched_product`` computes the product: the contracted sizes agree and it has
+    at most ``limit`` elements (counted in float64, as the compiled code counts them)."""
+    elements = float(w_shape[1])
+    for size in rows_shape[:-1]:
+        elements *= float(size)
+    return rows_shape[-1] == w_shape[0] and elements <= limit
+
+
+def _evaluate_batched(op, values: tuple, run) -> tuple:
+    rows, w = values
+    *outer, k = rows.shape
+    if not batched_fits(rows.shape, w.shape, op.attrs["limit"]):
+        return (np.zeros((0, *outer[1:], w.shape[1]), rows.dtype),)
+    cells = int(np.prod(outer))  # (not -1: NumPy cannot infer a size next to k = 0)
+    return (np.asarray(np.matmul(rows.reshape(cells, k), w)).reshape(*outer, w.shape[1]),)
+
+
+op_registry.register(
+    "batched_product", _infer_batched, _evaluate_batched,
+    doc="rows @ w for every row of a 2-d/3-d array at once (a loop's input product, made by "
+        "passes/batched_products.py), or an array of no rows where the contracted sizes differ "
+        "or it would have more than attr limit elements; attrs: limit",
+    fresh_results=True, raises=(),
+    exemptions={"vjp": "made by the batched_products pass after tracing; gradients are taken "
+                       "while tracing"})

@@ -331,3 +331,33 @@ def lower_einsum(op: ir.Op, em: Emitter) -> None:
                 for v, label in zip(op.operands, labels, strict=True)]
     contraction(em, op.results[0], [(index[c], extents[c]) for c in output],
                 [(index[c], extents[c]) for c in summed], operands)
+
+
+@lowering("batched_product")
+def lower_batched_product(op: ir.Op, em: Emitter) -> None:
+    """One call of a helper shared by every program (by dtype and rank): the guard
+    (``ops.linalg.batched_fits``), then the product of all rows at once and its reshape, or an
+    array of no rows."""
+    rows, w = op.operands
+    limit = op.attrs["limit"]
+    key = f"batched_product_{limit}_{rows.type.dtype}_{rows.type.ndim}"
+    s.call_helper(em, op, key, lambda h: _batched_body(h, rows, w, op.results[0], limit))
+
+
+def _batched_body(em, rows: ir.Value, w: ir.Value, big: ir.Value, limit: int) -> None:
+    r, m = em.name(rows), em.name(w)
+    outer = [f"{r}.shape[{axis}]" for axis in range(rows.type.ndim - 1)]
+    k, columns = f"{r}.shape[{rows.type.ndim - 1}]", f"{m}.shape[1]"
+    elements = " * ".join(f"np.float64({size})" for size in (columns, *outer))
+    em.line(f"if {k} != {m}.shape[0] or {elements} > {float(limit)!r}:")
+    with em.block():
+        em.line(f"out = {s.empty(em, ['0', *outer[1:], columns], big.type.dtype)}")
+    em.line("else:")
+    with em.block():
+        em.line(f"flat = {s.contiguous(em, r)}.reshape(({' * '.join(outer)}, {k}))")
+        if blas.AVAILABLE:
+            em.module_line("cpu_blas", _BLAS_IMPORT)
+            product = f"cpu_blas.gemm(flat, {m})"
+        else:
+            product = f"np.dot(flat, np.ascontiguousarray({m}))"
+        em.line(f"out = {product}.reshape(({', '.join([*outer, columns])},))")

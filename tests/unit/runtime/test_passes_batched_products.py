@@ -63,8 +63,7 @@ def products(fn, *args):
     module = optimized(module)
     batched = in_loops = 0
     for op in module.main.body.walk():
-        if op.name == "cond" and any(o.name == "matmul" for o in op.regions[0].ops) and any(
-                o.name == "full" for o in op.regions[1].ops):
+        if op.name == "batched_product":
             batched += 1
         if op.name == "while":
             in_loops += sum(o.name == "matmul" for o in op.regions[1].walk())
@@ -89,23 +88,33 @@ def test_rnn_input_projection_is_batched(dtype):
     np.testing.assert_allclose(got, rnn(*args), rtol=RTOL, atol=ATOL)
 
 
-def test_the_big_product_has_no_size_tests():
-    """Its sizes are the guard's and the rows' own: the generated code tests none of the three
-    ops (two reshapes, the product), nor the index of the row each step reads (the loop's
-    counter; ``xs[t]`` is below the loop's bound too); the step's own product, the other branch,
-    keeps its test."""
+def test_the_big_product_is_one_call_without_size_tests():
+    """The guard, reshapes and product are one call of a helper shared by every program (its
+    sizes are its own: no test before it), and the row each step reads has no bounds test (its
+    index is the loop's counter, below the big product's rows: the branch's test)."""
     rng = np.random.default_rng(5)
     xs, h0 = rng.normal(size=(20, 3, 4)), np.zeros((3, 5))
     w, u, b = rng.normal(size=(4, 5)), rng.normal(size=(5, 5)), rng.normal(size=5)
     source = autostage.convert(rnn).backend_source(xs, h0, w, u, b)
-    lines = [line.strip() for line in source.splitlines()]
-    reshapes = [i for i, line in enumerate(lines) if ".reshape((" in line]
-    assert len(reshapes) == 2
-    assert not any(lines[i - 1].startswith("cpu_chk.check(") for i in reshapes)
-    assert not lines[reshapes[1] - 2].startswith("cpu_chk.check(")  # before the product
-    assert "raise IndexError" not in source
+    function = source[source.index("def f_rnn"):]
+    lines = [line.strip() for line in function.splitlines()]
+    calls = [i for i, line in enumerate(lines) if "= h_batched_product_" in line]
+    assert len(calls) == 1 and not lines[calls[0] - 1].startswith("cpu_chk.check(")
+    assert ".reshape((" not in function and "raise IndexError" not in source
     np.testing.assert_allclose(autostage.convert(rnn)(xs, h0, w, u, b), rnn(xs, h0, w, u, b),
                                rtol=RTOL, atol=ATOL)
+
+
+def test_without_numpys_blas_the_big_product_takes_np_dot(monkeypatch):
+    """Where NumPy's BLAS cannot be called (another build of NumPy), ``np.dot``."""
+    from autostage.runtime.backends.cpu import blas
+
+    monkeypatch.setattr(blas, "AVAILABLE", False)
+    args = _rnn_inputs(6, 3, 7, 5, np.float64, seed=4)
+    with config.STATIC_SIZES.override(0):
+        f = autostage.convert(rnn, target="cpu")
+        assert "np.dot(flat, " in f.backend_source(*args)
+        np.testing.assert_allclose(f(*args), rnn(*args), rtol=1e-12, atol=1e-14)
 
 
 def test_vector_rows():
