@@ -146,6 +146,33 @@ def returning_from_python_state(x, n):
     return -1, y
 
 
+def fill_rows_from_argument(x, n):
+    out = np.zeros((n, 3))
+    for i in range(n):
+        for j in range(3):
+            out[i, j] = x[(i + j) % 3] * i - j
+    return out
+
+
+class _Total:
+    def __init__(self):
+        self.total = 0.0
+
+
+def attribute_from_python_state(x, n):
+    acc = _Total()
+    for i in range(n):
+        acc.total = acc.total + x[i % 3]
+    return acc.total
+
+
+def python_int_from_comparisons(x, n):
+    k = 0
+    for i in range(n):
+        k = k * 3 + int(x[i % 3] * i > 2)
+    return k
+
+
 def python_table(x, n):
     table = np.zeros(n)
     for i in range(n):
@@ -156,7 +183,8 @@ def python_table(x, n):
 PROGRAMS = [weak_index, printing, breaking, returning, python_list_read,
             type_from_first_iteration, python_string, nested, float32_weak, dict_state,
             list_of_steps, stepped, backwards, fill_from_argument, python_state_printing,
-            returning_from_python_state, python_table]
+            returning_from_python_state, fill_rows_from_argument, attribute_from_python_state,
+            python_int_from_comparisons, python_table]
 
 
 
