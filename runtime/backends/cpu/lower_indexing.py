@@ -253,11 +253,13 @@ def _index_source(entry: tuple, bidx: list[str], alone: list[bool]) -> str:
     return f"{expr}[{', '.join(parts)}]"
 
 
-def _wrapped_sources(em: Emitter, adv: Advanced, per_axis_advanced: list[bool]) -> list[str]:
-    """Inside the loops: each advanced source wrapped (negative) and bounds-checked."""
+def _wrapped_sources(em: Emitter, adv: Advanced, kinds: list[str]) -> list[str]:
+    """Inside the loops: each index array's source wrapped (negative) and bounds-checked. A
+    mask's positions (``np.nonzero``) need neither: they are below the mask's size, which
+    ``_check_masks`` compared with the axis's (a test per element cost ~40 ms of compile)."""
     result = []
-    for axis, (src, is_adv) in enumerate(zip(adv.sources, per_axis_advanced, strict=True)):
-        if not is_adv:
+    for axis, (src, kind) in enumerate(zip(adv.sources, kinds, strict=True)):
+        if kind != "array":
             result.append(src)
             continue
         t, extent = em.fresh("t"), f"{adv.view}.shape[{axis}]"
@@ -272,14 +274,18 @@ def _wrapped_sources(em: Emitter, adv: Advanced, per_axis_advanced: list[bool]) 
     return result
 
 
-def _is_advanced(items: list[Item]) -> list[bool]:
-    flags = []
+def _axis_kinds(items: list[Item]) -> list[str]:
+    """Per view axis: "basic" (a slice or new axis), "mask" (one axis of a boolean mask) or
+    "array" (an int or an index array)."""
+    kinds = []
     for item in items:
         if item.kind in ("newaxis", "slice"):
-            flags.append(False)
+            kinds.append("basic")
+        elif item.kind == "mask":
+            kinds += ["mask"] * item.value.type.ndim
         else:
-            flags += [True] * (item.value.type.ndim if item.kind == "mask" else 1)
-    return flags
+            kinds.append("array")
+    return kinds
 
 
 def _prepare(op: ir.Op, em: Emitter, staged: tuple) -> tuple[list[Item], bool]:
@@ -304,7 +310,7 @@ def lower_getitem(op: ir.Op, em: Emitter) -> None:
     adv = advanced(em, xname, items)
     em.line(f"{out} = {s.empty(em, adv.extents, result.type.dtype)}")
     with s.loops(em, adv.indices, adv.extents):
-        sources = _wrapped_sources(em, adv, _is_advanced(items))
+        sources = _wrapped_sources(em, adv, _axis_kinds(items))
         em.line(f"{out}[{', '.join(adv.indices)}] = {adv.view}[{', '.join(sources)}]")
 
 
@@ -339,7 +345,7 @@ def lower_setitem(op: ir.Op, em: Emitter) -> None:
         return
     adv = advanced(em, out, items)
     with s.loops(em, adv.indices, adv.extents):
-        sources = _wrapped_sources(em, adv, _is_advanced(items))
+        sources = _wrapped_sources(em, adv, _axis_kinds(items))
         em.line(f"{adv.view}[{', '.join(sources)}] = {_value_at(em, v, adv, vname)}")
 
 
@@ -358,7 +364,7 @@ def lower_scatter_add(op: ir.Op, em: Emitter) -> None:
         return
     adv = advanced(em, out, items)
     with s.loops(em, adv.indices, adv.extents):
-        sources = _wrapped_sources(em, adv, _is_advanced(items))
+        sources = _wrapped_sources(em, adv, _axis_kinds(items))
         em.line(f"{adv.view}[{', '.join(sources)}] += {_value_at(em, v, adv, vname)}")
 
 

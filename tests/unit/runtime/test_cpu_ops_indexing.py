@@ -68,6 +68,22 @@ def test_one_index_array_needs_no_broadcast_test():
         run_cpu(lambda x, i, j: x[i, :, j], X, IDX, IDX2)
 
 
+def test_mask_positions_need_no_bounds_test():
+    """A mask's positions are below its size, which is compared with the axis's once: no test
+    per element (reads and writes); an index array beside it keeps its own."""
+    for fn in (lambda x, i, j: x[x > 30.0], lambda x, i, j: x[:, x.sum(axis=(0, 2)) > 400.0],
+               _set(lambda x, i, j: x > 30.0, lambda x, i, j: x.sum())):
+        body = _function(run_cpu(fn, X, IDX, IDX2))
+        assert "np.nonzero(" in body and "fail_site" not in body and "unreachable" not in body
+    body = _function(run_cpu(lambda x, i, j: x[i[:1], x.sum(axis=(0, 2)) > 0.0], X, IDX, IDX2))
+    assert body.count("fail_site") == 1  # the index array's
+
+
+def _function(source: str) -> str:
+    """The staged function's own code in a generated module (not the helpers')."""
+    return source[source.index("def f_"):]
+
+
 def test_index_errors():
     with pytest.raises(IndexError):
         run_cpu(lambda x, i: x[i], X, np.array([3]))
