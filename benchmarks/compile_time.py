@@ -159,17 +159,17 @@ def same_code(names: list[str], seconds: dict[str, list[float]], smoke: bool) ->
     print(f"{'program':<28} {'numba':>9} {'empty cache':>12} {'ratio':>6} {'new program':>12} "
           f"{'ratio':>6}")
     ratios: dict[str, list[float]] = {"empty cache": [], "new program": []}
-    for name, numba in numba_s.items():
+    for name, reference in numba_s.items():
         i = names.index(name)
         cells = []
         for kind in ratios:
             if i < len(seconds[kind]):
-                ratios[kind].append(seconds[kind][i] / numba)
+                ratios[kind].append(seconds[kind][i] / reference)
                 cells.append(f"{harness.format_ms(seconds[kind][i]):>12} "
                              f"{ratios[kind][-1]:>6.2f}")
             else:
                 cells.append(f"{'-':>12} {'-':>6}")
-        print(f"{name:<28} {harness.format_ms(numba):>9} " + " ".join(cells))
+        print(f"{name:<28} {harness.format_ms(reference):>9} " + " ".join(cells))
     for kind, values in ratios.items():
         if values:
             print(f"{kind}: autostage / numba median {statistics.median(values):.2f}, "

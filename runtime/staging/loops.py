@@ -31,6 +31,7 @@ from autostage.runtime import (
     value_info,
 )
 from autostage.runtime.operator_hooks import Staged, any_staged, register_operator_hook
+from autostage.runtime.passes import analysis
 from autostage.runtime.staging import (
     errors,
     iteration,
@@ -599,14 +600,11 @@ def _uses_staged_values(traced: _Traced) -> bool:
     """Whether a loop's regions use a value from outside them that is not a trace-time constant
     (a staged argument, or a value computed from one): a body of Python values only (a table
     filled from Python numbers) unrolls into constants instead of being staged."""
-    regions = [traced.cond, traced.body]
-    regions += [inner for region in regions[:2] for op in region.walk() for inner in op.regions]
-    inside = {id(v) for region in regions for v in region.args}
-    inside.update(id(v) for region in regions for op in region.walk() for v in op.results)
-    used = [v for region in regions for op in region.ops for v in op.operands]
-    used += [v for region in regions for v in region.results]
-    return any(id(v) not in inside and not (isinstance(v.producer, ir.Op)
-                                            and v.producer.name == "constant") for v in used)
+    loop = (traced.cond, traced.body)
+    inside = {*loop, *(inner for region in loop for op in region.walk() for inner in op.regions)}
+    return any(v.region not in inside and not (isinstance(v.producer, ir.Op)
+                                               and v.producer.name == "constant")
+               for region in loop for v in analysis.region_reads(region))
 
 
 register_operator_hook("while_stmt", stage_while)
