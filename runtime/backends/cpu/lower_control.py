@@ -102,7 +102,7 @@ def _while(op: ir.Op, em: Emitter) -> None:
             element = init.type.element
             rows = f"max({em.name(bound)} - {start}, 0)"
             empty = s.empty(em, [rows] + ["0"] * element.ndim, element.dtype)
-            em.line(f"{var} = ({empty}, np.int64(0), False)")
+            em.line(f"{var} = ({empty}, np.int64(0), np.bool_(False))")
             continue
         em.line(f"{var} = {owned(em, init, None, last)}")
     flags = []

@@ -114,7 +114,7 @@ def _new(op: ir.Op, em: Emitter) -> None:
     element = op.attrs["element"]
     if op.results[0] in em.list_buffers:
         empty = s.empty(em, ["0"] * (element.ndim + 1), element.dtype)
-        em.line(f"{em.name(op.results[0])} = ({empty}, np.int64(0), False)")
+        em.line(f"{em.name(op.results[0])} = ({empty}, np.int64(0), np.bool_(False))")
         return
     item = list_item_type(em, element)
     em.line(f"{em.name(op.results[0])} = {list_call(em, 'new', item)}")
@@ -138,7 +138,7 @@ def place_row(em: Emitter, item: ir.Value, out: str, sizes: list[str], dtype: ob
     if append is None or not _reuses(em, append):
         return False
     buf, n, placed = em.fresh("buf"), em.fresh("count"), em.fresh("placed")
-    shape = "(" + "".join(f"{size}, " for size in sizes) + ")"
+    shape = s.int64_shape(sizes)
     em.line(f"{buf}, {n}, {placed} = {em.name(append.operands[0])}")
     em.line(f"{placed} = not {placed} and ({n} == 0 or {buf}.shape[1:] == {shape})")
     em.line(f"if {placed}:")

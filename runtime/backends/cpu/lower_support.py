@@ -116,16 +116,18 @@ def new_arrays_import(em: Emitter) -> None:
 def full(em: Emitter, sizes: Sequence[str], value: str) -> str:
     """A new array of ``sizes`` filled with the scalar ``value`` (of its dtype)."""
     new_arrays_import(em)
-    return f"cpu_new.full({_int64_shape(sizes)}, {value})"
+    return f"cpu_new.full({int64_shape(sizes)}, {value})"
 
 
-def _int64_shape(sizes: Sequence[str]) -> str:
+def int64_shape(sizes: Sequence[str]) -> str:
+    """``shape_tuple`` with constant sizes as ``np.int64(n)``: a literal in a shape passed to a
+    compiled function would compile it once per value."""
     return shape_tuple([f"np.int64({size})" if size.isdigit() else size for size in sizes])
 
 
 def _new(em: Emitter, kind: str, sizes: Sequence[str], dtype: np.dtype) -> str:
     new_arrays_import(em)
-    return f"cpu_new.{kind}({_int64_shape(sizes)}, {np_dtype(dtype)})"
+    return f"cpu_new.{kind}({int64_shape(sizes)}, {np_dtype(dtype)})"
 
 
 def allocate(em: Emitter, op: ir.Op, out: str, sizes: Sequence[str], dtype: np.dtype) -> None:

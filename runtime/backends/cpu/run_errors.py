@@ -84,12 +84,15 @@ def _site(em: Emitter, op: ir.Op, kind: type[BaseException], template: str) -> i
     return key
 
 
-def _sizes_tuple(sizes: Sequence[str]) -> str:
+def _sizes_tuple(sizes: Sequence[str], pad: str = "np.int64(0)") -> str:
     """The sizes as a tuple expression of int64s: a shape read or an ``np.int64(...)`` as it
     is, anything else converted (a constant would be typed as a literal, compiling the check
-    once per value)."""
+    once per value), padded with ``pad`` to a length of 0, 1 or a power of two: the check is
+    compiled once per length (~80 ms on first use), and a message reads only its own fields."""
     items = [size if _SHAPE_READ.fullmatch(size) or _is_int64_call(size) else f"np.int64({size})"
              for size in sizes]
+    length = len(items) if len(items) <= 2 else 1 << (len(items) - 1).bit_length()
+    items += [pad] * (length - len(items))
     return "(" + "".join(f"{item}, " for item in items).rstrip(" ") + ")"
 
 
@@ -155,7 +158,7 @@ def broadcast_extents(em: Emitter, op: ir.Op, arrays: Sequence[ir.Value], rank: 
         elif len(dynamic) > 1:
             extent = em.fresh("extent")
             em.module_line("cpu_chk", CHECKS_IMPORT)
-            em.line(f"{extent} = cpu_chk.broadcast_extent(({', '.join(dynamic)},))")
+            em.line(f"{extent} = cpu_chk.broadcast_extent({_sizes_tuple(dynamic, 'np.int64(1)')})")
             tests.append(f"({extent} < 0)")
         else:
             extent = dynamic[0] if dynamic else "1"

@@ -82,7 +82,8 @@ def test_a_broadcast_check_is_one_call_without_branches():
     checks = re.findall(r"cpu_chk\.check\(.*", source)
     assert checks == ["cpu_chk.check((extent4 < 0), "
                       f"np.int64({checks[0].split('np.int64(')[1].split(')')[0]}), "
-                      "(a1.shape[0], a1.shape[1], a2.shape[0],))"]  # once: the loop's
+                      "(a1.shape[0], a1.shape[1], a2.shape[0], np.int64(0),))"]  # once: the loop's
+    # (three sizes padded to four: one compiled check per power-of-two length)
     assert " and " not in source and " or " not in source and " if " not in source
     assert "raise" not in source
     x, b = np.linspace(-1, 1, 12).reshape(3, 4), np.arange(4.0)
