@@ -150,8 +150,11 @@ def _layout(x, rows, cols):
 
 
 @intrinsic
-def _any_layout(typingctx, x):
-    """``x`` typed as of any layout ('A'): the same array (its strides say how it lies)."""
+def any_layout(typingctx, x):
+    """``x`` typed as of any layout ('A'): the same array, its strides saying how it lies.
+    Generated code passes ``gemm``/``gemv`` their operands so, since both read the layout from
+    the strides: one compiled body serves every layout, where one per C/F/A combination cost
+    Numba 0.25-0.35 s each on first use."""
     if not isinstance(x, types.Array):
         return None
 
@@ -160,24 +163,9 @@ def _any_layout(typingctx, x):
     return x.copy(layout="A")(x), codegen
 
 
-# ``gemm``/``gemv`` read their operands' layout from the strides, so one compiled body serves
-# every layout: the entry points below pass their operands on as of any layout, where a body
-# per C/F/A combination cost Numba 0.25-0.35 s each on first use.
-
-@numba.njit(inline="always", **_JIT)
+@numba.njit(**_JIT)
 def gemm(a, b):
     """``a @ b`` for 2-d arrays of one float dtype (sizes already checked)."""
-    return _gemm(_any_layout(a), _any_layout(b))
-
-
-@numba.njit(inline="always", **_JIT)
-def gemv(a, x, transpose):
-    """``a @ x`` (``transpose``: ``x @ a``) for a 2-d ``a`` and a 1-d ``x``."""
-    return _gemv(_any_layout(a), _any_layout(x), transpose)
-
-
-@numba.njit(**_JIT)
-def _gemm(a, b):
     m, k = a.shape
     n = b.shape[1]
     out = np.empty((m, n), a.dtype)
@@ -199,7 +187,8 @@ def _gemm(a, b):
 
 
 @numba.njit(**_JIT)
-def _gemv(a, x, transpose):
+def gemv(a, x, transpose):
+    """``a @ x`` (``transpose``: ``x @ a``) for a 2-d ``a`` and a 1-d ``x``."""
     if transpose:
         k, m = a.shape
     else:

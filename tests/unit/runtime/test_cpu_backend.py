@@ -130,6 +130,22 @@ def test_scalar_promotion_is_numpy_2(dtypes):
     assert_identical(*both(mixed_dtypes, *arrays))
 
 
+def lone_where_and_clip(x, lo, c, y):
+    return np.clip(x, lo, 0.5), np.where(c, x, y)
+
+
+def test_a_lone_where_or_clip_on_arrays_is_a_loop_of_its_scalar_rule():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(4, 5))
+    x[1, 2] = np.nan  # propagated by clip, as NumPy's
+    args = (x, rng.normal(size=5) - 1, rng.normal(size=(4, 1)) > 0, rng.normal(size=5) > 0)
+    assert_identical(*both(lone_where_and_clip, *args))
+    source = autostage.convert(lone_where_and_clip, target="cpu").backend_source(*args)
+    assert "np.where(" not in source and "np.maximum(a1" not in source, source
+    with pytest.raises(ValueError, match=r"broadcast together with shapes \(4,5\) \(3,\)"):
+        autostage.convert(lone_where_and_clip, target="cpu")(x, np.ones(3), *args[2:])
+
+
 def checked(x):
     assert x > 0, "x must be positive"
     if x > 10:
