@@ -27,8 +27,7 @@ import numpy as np
 from autostage.runtime.backends.cpu import numba_cache
 from llvmlite import binding as llvm
 from numba import types
-from numba.core.imputils import impl_ret_borrowed
-from numba.extending import intrinsic, overload
+from numba.extending import overload
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 _JIT = dict(cache=True, nogil=True)
@@ -147,20 +146,6 @@ def _layout(x, rows, cols):
     if (s0 == 1 or rows == 1) and (cols == 1 or s1 >= max(1, rows)):
         return _TRANS, max(s1 if cols > 1 else rows, 1)
     return 0, 0
-
-
-@intrinsic
-def any_layout(typingctx, x):
-    """``x`` typed as of any layout ('A'): the same array, its strides saying how it lies.
-    Generated code passes ``gemm``/``gemv`` their operands so, since both read the layout from
-    the strides: one compiled body serves every layout, where one per C/F/A combination cost
-    Numba 0.25-0.35 s each on first use."""
-    if not isinstance(x, types.Array):
-        return None
-
-    def codegen(context, builder, signature, args):
-        return impl_ret_borrowed(context, builder, signature.return_type, args[0])
-    return x.copy(layout="A")(x), codegen
 
 
 @numba.njit(**_JIT)

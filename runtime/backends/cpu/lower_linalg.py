@@ -119,13 +119,12 @@ def _blas(em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value) -> None:
     if blas.AVAILABLE and dtype in (np.float32, np.float64) and 2 in (a.type.ndim, b.type.ndim):
         em.module_line("cpu_blas", _BLAS_IMPORT)
         # (the flag as np.bool_, not a literal, which Numba would compile gemv for each of)
-        x, y = (f"cpu_blas.any_layout({name})" for name in names)
         if a.type.ndim == b.type.ndim:
-            em.line(f"{out} = cpu_blas.gemm({x}, {y})")
+            em.line(f"{out} = cpu_blas.gemm({names[0]}, {names[1]})")
         elif a.type.ndim == 2:
-            em.line(f"{out} = cpu_blas.gemv({x}, {y}, np.bool_(False))")
+            em.line(f"{out} = cpu_blas.gemv({names[0]}, {names[1]}, np.bool_(False))")
         else:
-            em.line(f"{out} = cpu_blas.gemv({y}, {x}, np.bool_(True))")
+            em.line(f"{out} = cpu_blas.gemv({names[1]}, {names[0]}, np.bool_(True))")
         return
     _numpy_dot(em, a, b, names, out)
 
@@ -358,7 +357,7 @@ def _batched_body(em, rows: ir.Value, w: ir.Value, big: ir.Value, limit: int) ->
         em.line(f"flat = {s.contiguous(em, r)}.reshape(({' * '.join(outer)}, {k}))")
         if blas.AVAILABLE:
             em.module_line("cpu_blas", _BLAS_IMPORT)
-            product = f"cpu_blas.gemm(cpu_blas.any_layout(flat), cpu_blas.any_layout({m}))"
+            product = f"cpu_blas.gemm(flat, {m})"
         else:
             product = f"np.dot(flat, np.ascontiguousarray({m}))"
         em.line(f"out = {product}.reshape(({', '.join([*outer, columns])},))")

@@ -374,7 +374,9 @@ def _std(op, em, inner, element, first, count):
     return s.cast(f"np.sqrt({_var_value(op, em, inner, element, count)})", dtype)
 
 
-def _check_nonempty(op: ir.Op, em: Emitter, count: str) -> None:
+def _check_nonempty(op: ir.Op, em: Emitter, inner: ReducedLoops, count: str) -> None:
+    if all(inner.sizes[a].isdigit() and int(inner.sizes[a]) > 0 for a in inner.axes):
+        return  # sizes known while tracing: nothing to test
     ufunc = {"max": "maximum", "min": "minimum"}.get(op.name, op.name)
     message = (f"attempt to get {op.name} of an empty sequence" if op.name.startswith("arg")
                else f"zero-size array to reduction operation {ufunc} which has no identity")
@@ -407,7 +409,7 @@ def _complex_arg_better(name: str, v: str, best: str) -> str:
 
 
 def _extreme(op, em, inner, element, first, count):
-    _check_nonempty(op, em, count)
+    _check_nonempty(op, em, inner, count)
     best, v = em.fresh("best"), em.fresh("v")
     better = (_complex_better if s.is_complex(op.operands[0].type.dtype) else _better)
     em.line(f"{best} = {first}")
@@ -420,7 +422,7 @@ def _extreme(op, em, inner, element, first, count):
 
 
 def _arg_extreme(op, em, inner, element, first, count):
-    _check_nonempty(op, em, count)
+    _check_nonempty(op, em, inner, count)
     best, where_, k, v = em.fresh("best"), em.fresh("at"), em.fresh("k"), em.fresh("v")
     em.line(f"{best} = {first}")
     em.line(f"{where_} = 0")

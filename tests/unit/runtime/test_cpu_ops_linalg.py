@@ -56,17 +56,6 @@ def test_tiny_static_matmul_is_loops_and_float32():
     assert ("cpu_blas.gemm(" if blas.AVAILABLE else "np.dot(") in source
 
 
-@pytest.mark.skipif(not blas.AVAILABLE, reason="products take np.dot without NumPy's CBLAS")
-def test_blas_is_compiled_once_for_every_layout():
-    # C, F and strided operands all reach the one layout-'A' body of gemm and of gemv
-    before = {*blas.gemm.signatures, *blas.gemv.signatures}
-    big = BIG + 2
-    for a, b in [(big, big.T), (np.asfortranarray(big), big.T), (big[::2], big.T[:, ::2])]:
-        run_cpu(lambda x, y: (x @ y, x @ y[:, 0], y[1] @ x), a, b, rtol=1e-12)
-    added = {*blas.gemm.signatures, *blas.gemv.signatures} - before
-    assert all(t.layout == "A" for sig in added for t in sig if hasattr(t, "layout")), added
-
-
 def _in_order(a, b):
     """a @ b for 2-d operands, each sum in index order in the result dtype (the loops' bits)."""
     out = np.empty((a.shape[0], b.shape[1]), np.result_type(a, b))
