@@ -74,8 +74,8 @@ def {name}(buf, n, shape):
         rows = buf.shape[0]
     grown = cpu_new.empty((rows,) + shape, buf.dtype)
     if n > 0:
-        old = buf.reshape(-1)
-        new = grown.reshape(-1)
+        old = cpu_new.flat_view(buf)
+        new = cpu_new.flat_view(grown)
         for i in range(n * (old.size // buf.shape[0])):
             new[i] = old[i]
     return grown

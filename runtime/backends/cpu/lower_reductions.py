@@ -545,7 +545,8 @@ def emit_reduction(op: ir.Op, em: Emitter, axes: tuple[int, ...], keepdims: bool
     if op.name in _PAIRWISE_SUMS and inner.pairwise_start(x.type.dtype):
         # The C-contiguous operand as one flat view, made once outside the kept loops.
         inner.flat = em.fresh("flat")
-        em.line(f"{inner.flat} = {s.contiguous(em, xname)}.reshape(-1) if "
+        s.new_arrays_import(em)
+        em.line(f"{inner.flat} = cpu_new.flat_view({xname}) if "
                 f"{xname}.flags.c_contiguous else {s.empty(em, ['0'], x.type.dtype)}")
     if op.name in _PAIRWISE_SUMS and inner.trailing():
         inner.pairwise = {key: PairwiseSum(em, dtype, count) for key, dtype in

@@ -131,3 +131,35 @@ def test_a_helper_reading_a_shipped_module_is_shared_with_its_import():
     source = staged.backend_source(x)
     assert "import autostage.runtime.backends.cpu.sorts as cpu_sort" in source
     assert "= cpu_shared.helpers(('h_median_" in source
+
+
+def test_flat_view_is_the_c_contiguous_array_as_1d():
+    import numba
+    from autostage.runtime.backends.cpu import new_arrays
+
+    @numba.njit
+    def flat_then_write(x):
+        flat = new_arrays.flat_view(x)
+        flat[flat.size - 1] = -1.0
+        return flat
+
+    x = np.arange(12.0).reshape(2, 3, 2)
+    flat = flat_then_write(x)
+    assert flat.shape == (12,) and flat.flags.c_contiguous and x[1, 2, 1] == -1.0
+    assert np.shares_memory(flat, x) and flat[:11].tolist() == list(range(11))
+    del x
+    assert flat[0] == 0.0 and flat.base is not None  # the view keeps the data alive
+
+
+def sum_rows(x):
+    return x.sum(axis=1)
+
+
+def test_an_axis_sum_reads_its_operand_flat_without_numbas_reshape():
+    x = np.linspace(-1, 1, 900).reshape(3, 300)  # NumPy's pairwise sums of each row
+    f = autostage.convert(sum_rows, target="cpu")
+    body = f.backend_source(x).split("def f_sum_rows")[1]
+    assert "cpu_new.flat_view(a1)" in body and ".reshape(" not in body, body
+    np.testing.assert_array_equal(f(x), sum_rows(x))
+    fortran = np.asfortranarray(x)  # not C-contiguous: summed without the flat view
+    np.testing.assert_allclose(f(fortran), sum_rows(x), rtol=1e-14)
