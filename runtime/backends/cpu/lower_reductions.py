@@ -55,28 +55,32 @@ def _wide(dtype: np.dtype) -> np.dtype:
 _PAIRWISE = '''
 @numba.njit(**JIT)
 def {name}_block(flat, start, n):
+    # (positions read as uint64: Numba tests a signed index for wrap-around at each read, and
+    # LLVM cannot drop the test for positions counted from an argument: 1/3 of this code)
     if n < 8:
         res = flat.dtype.type(0)
         for i in range(start, start + n):
-            res += flat[i]
+            res += flat[np.uint64(i)]
         return res
-    r0, r1, r2, r3 = flat[start], flat[start + 1], flat[start + 2], flat[start + 3]
-    r4, r5, r6, r7 = flat[start + 4], flat[start + 5], flat[start + 6], flat[start + 7]
+    r0, r1 = flat[np.uint64(start)], flat[np.uint64(start + 1)]
+    r2, r3 = flat[np.uint64(start + 2)], flat[np.uint64(start + 3)]
+    r4, r5 = flat[np.uint64(start + 4)], flat[np.uint64(start + 5)]
+    r6, r7 = flat[np.uint64(start + 6)], flat[np.uint64(start + 7)]
     i = start + 8
     end = start + n - n % 8
     while i < end:
-        r0 += flat[i]
-        r1 += flat[i + 1]
-        r2 += flat[i + 2]
-        r3 += flat[i + 3]
-        r4 += flat[i + 4]
-        r5 += flat[i + 5]
-        r6 += flat[i + 6]
-        r7 += flat[i + 7]
+        r0 += flat[np.uint64(i)]
+        r1 += flat[np.uint64(i + 1)]
+        r2 += flat[np.uint64(i + 2)]
+        r3 += flat[np.uint64(i + 3)]
+        r4 += flat[np.uint64(i + 4)]
+        r5 += flat[np.uint64(i + 5)]
+        r6 += flat[np.uint64(i + 6)]
+        r7 += flat[np.uint64(i + 7)]
         i += 8
     res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
     while i < start + n:
-        res += flat[i]
+        res += flat[np.uint64(i)]
         i += 1
     return res
 
