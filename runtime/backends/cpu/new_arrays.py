@@ -58,7 +58,7 @@ def flat_view(typingctx, x):
     array header only."""
     if not isinstance(x, types.Array):
         return None
-    flat = types.Array(x.dtype, 1, "C", readonly=not x.mutable)
+    flat = types.Array(x.dtype, 1, "C", readonly=not x.mutable, aligned=x.aligned)
 
     def codegen(context, builder, signature, args):
         source = make_array(signature.args[0])(context, builder, value=args[0])
