@@ -27,7 +27,8 @@ import numpy as np
 from autostage.runtime.backends.cpu import numba_cache
 from llvmlite import binding as llvm
 from numba import types
-from numba.extending import overload
+from numba.core.imputils import impl_ret_borrowed
+from numba.extending import intrinsic, overload
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 _JIT = dict(cache=True, nogil=True)
@@ -134,11 +135,13 @@ def _gemv_call_typed(flag, rows, cols, a, lda, x, incx, out):
     return blas
 
 
-@numba.njit(inline="always", **_JIT)
+@numba.njit(**_JIT)
 def _layout(x, rows, cols):
     """(transpose flag, leading dimension) under which BLAS reads ``x`` (rows x cols, row-major
     terms) in place; (0, 0) when neither its rows nor its columns are contiguous. Strides of an
-    axis of length 1 are arbitrary in NumPy, so such an axis counts as contiguous."""
+    axis of length 1 are arbitrary in NumPy, so such an axis counts as contiguous. (A function of
+    its own, which LLVM inlines: Numba's ``inline="always"`` copied and typed its body again at
+    each call, ~50 ms of every signature of ``gemm`` and ``gemv``.)"""
     item = x.itemsize
     s0, s1 = x.strides[0] // item, x.strides[1] // item
     if (s1 == 1 or cols == 1) and (rows == 1 or s0 >= max(1, cols)):
@@ -148,18 +151,27 @@ def _layout(x, rows, cols):
     return 0, 0
 
 
-def _matrix_copy(a):
-    """A C-contiguous copy of the 2-d ``a``, which BLAS could not read in place."""
+def _contiguous(a):
+    return np.ascontiguousarray(a)
 
 
-@overload(_matrix_copy, jit_options=_JIT)
-def _matrix_copy_typed(a):
-    # A matrix typed C or F has contiguous rows or columns (``_layout`` reads it in place), so
-    # the copy is never reached: no code for it, where Numba's ``np.ascontiguousarray`` of a
-    # matrix is ~540 LLVM instructions linked into every function calling ``gemm``.
-    if a.layout in ("C", "F"):
-        return lambda a: a
-    return lambda a: np.ascontiguousarray(a)
+@intrinsic
+def _matrix_copy(typingctx, a):
+    """A C-contiguous copy of the 2-d ``a``, which BLAS could not read in place. A matrix typed
+    C or F has contiguous rows or columns (``_layout`` reads it in place), so the copy is never
+    reached: ``a`` itself, no code, where Numba's ``np.ascontiguousarray`` of a matrix is ~540
+    LLVM instructions linked into every function calling ``gemm``. (An intrinsic, not an
+    overload: an overload compiled a function of its own per signature, ~25 ms.)"""
+    if not isinstance(a, types.Array):
+        return None
+    in_place = a.layout in ("C", "F")
+    result = a if in_place else a.copy(layout="C", readonly=False)
+
+    def codegen(context, builder, signature, args):
+        if in_place:
+            return impl_ret_borrowed(context, builder, result, args[0])
+        return context.compile_internal(builder, _contiguous, signature, args)
+    return result(a), codegen
 
 
 @numba.njit(**_JIT)
