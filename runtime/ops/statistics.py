@@ -93,8 +93,15 @@ def _infer_quantile(operand_types: tuple, attrs: dict) -> tuple:
 def _evaluate_quantile(op, values: tuple, run) -> tuple:
     function = np.nanquantile if op.attrs["nan"] else np.quantile
     q = _q_argument(values[1], op.attrs["weak_q"])
-    return (np.asarray(_quietly(function, values[0], q, axis=op.attrs["axis"],
-                                keepdims=op.attrs["keepdims"])),)
+    result = np.asarray(_quietly(function, values[0], q, axis=op.attrs["axis"],
+                                 keepdims=op.attrs["keepdims"]))
+    # NumPy returns a 0-d quantile of a lane holding NaN as that NaN, in the lane's dtype (a
+    # float32 NaN where the same call without NaN gives float64): a dtype that depends on the
+    # values, which a typed program cannot have; the NaN keeps the call's dtype (README).
+    dtype = op.results[0].type.dtype
+    if result.ndim == 0 and result.dtype != dtype and np.isnan(result):
+        result = result.astype(dtype)
+    return (result,)
 
 
 def _infer_searchsorted(operand_types: tuple, attrs: dict) -> tuple:

@@ -1,11 +1,9 @@
 """CPU lowerings of sort, argsort, take_along_axis, cumsum and cumprod.
 
-sort/argsort sort one 1-d lane at a time with Numba's ``np.sort`` / ``np.argsort`` (NaNs last, as
-NumPy), called in ``sorts`` (compiled once per machine): Numba compiles its sorts in 0.5-5 s, which
-a program's own function would pay in each process that compiles it. argsort always uses Numba's
-stable mergesort, so ties come out in index order — what NumPy gives for kind='stable'/'mergesort'
-(and for its default kind on short lanes; on long lanes with ties NumPy's unstable default may
-order ties differently). The scans are loops with an accumulator of the result dtype, adding in
+sort/argsort sort one 1-d lane at a time with ``sorts.numpy_sort`` / ``numpy_argsort`` (compiled
+once per machine): Numba compiles its sorts in 0.5-5 s, which a program's own function would pay in
+each process that compiles it. Their results are NumPy's for the same ``kind``, ties included
+(see ``sorts``). The scans are loops with an accumulator of the result dtype, adding in
 order exactly as NumPy's accumulate does. take_along_axis is a loop nest with NumPy's broadcasting,
 negative indices and IndexError.
 """
@@ -41,8 +39,9 @@ def _lanes(op: ir.Op, em: Emitter, function: str) -> None:
     axis = op.attrs["axis"]
     out = em.name(result)
     sort = sort_call(em, function)
+    kind = repr(op.attrs["kind"] or "quicksort")
     if axis is None or x.type.ndim <= 1:
-        em.line(f"{out} = {sort}({_flat(em, x)})")
+        em.line(f"{out} = {sort}({_flat(em, x)}, {kind})")
         return
     sizes = s.dims(em, x)
     idx = s.fresh_indices(em, x.type.ndim)
@@ -51,17 +50,17 @@ def _lanes(op: ir.Op, em: Emitter, function: str) -> None:
     em.line(f"{out} = {s.empty(em, sizes, result.type.dtype)}")
     with s.loops(em, [idx[a] for a in others], [sizes[a] for a in others]):
         array_writes.assign(em, s.index_expr(out, lane), 1,
-                            f"{sort}({s.index_expr(em.name(x), lane)})", 1)
+                            f"{sort}({s.index_expr(em.name(x), lane)}, {kind})", 1)
 
 
 @lowering("sort")
 def lower_sort(op: ir.Op, em: Emitter) -> None:
-    _lanes(op, em, "sort")
+    _lanes(op, em, "numpy_sort")
 
 
 @lowering("argsort")
 def lower_argsort(op: ir.Op, em: Emitter) -> None:
-    _lanes(op, em, "argsort")
+    _lanes(op, em, "numpy_argsort")
 
 
 def _wrap(em: Emitter, expr: str, extent: str, axis: int = 0) -> str:

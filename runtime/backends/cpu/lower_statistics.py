@@ -2,14 +2,16 @@
 
 median/quantile move the reduced axis last, sort each lane (``sorts.sort``, Numba's np.sort
 compiled once per machine: NaNs last, as NumPy) and compute each result with NumPy's own arithmetic
-in NumPy's dtypes: the median is np.mean of the middle one or two values (np.nanmedian of an n-d
-array along an axis shorter than 600 averages the middle value with itself, as NumPy's masked-array
-path does); quantile 'linear' is NumPy's ``_lerp`` (``a + (b - a) * t``, or
-``b - (b - a) * (1 - t)`` for ``t >= 0.5``) with the virtual index ``(n - 1) * q`` and gamma
-computed as in ``_get_indexes``/``_get_gamma``; a lane whose sorted last value is NaN gives
-NaN. searchsorted is a binary search with NumPy's NaN-aware order; bincount and nonzero count
-first, then allocate the data-dependent result and fill it. Errors are NumPy's (negative
-bincount input, sorter out of range, empty quantile lanes).
+in NumPy's dtypes: the median is np.mean of the middle one or two values, a sum from 0.0 (a zero
+median is 0.0, never -0.0, as NumPy's; np.nanmedian of an n-d array along an axis shorter than
+600 averages the middle value with itself, as NumPy's masked-array path does); quantile
+'linear' is NumPy's ``_lerp`` (``a + (b - a) * t``, or ``b - (b - a) * (1 - t)`` for
+``t >= 0.5``) with the virtual index ``(n - 1) * q`` and gamma computed as in
+``_get_indexes``/``_get_gamma`` (a zero quantile of a lane holding zeros of both signs is
+NumPy's own: which zeros it interpolates depends on NumPy's selection); a lane whose sorted last
+value is NaN gives NaN. searchsorted is a binary search with NumPy's NaN-aware
+order; bincount and nonzero count first, then allocate the data-dependent result and fill it.
+Errors are NumPy's (negative bincount input, sorter out of range, empty quantile lanes).
 """
 
 from __future__ import annotations
@@ -77,6 +79,16 @@ def _lane_prelude(op: ir.Op, x_dtype: np.dtype) -> list[str]:
     return lines
 
 
+def _zero_sign_from_numpy(x_dtype: np.dtype, r_type: str, indent: str, numpy_call: str
+                          ) -> list[str]:
+    """A zero result ``r`` of a float lane holding zeros of both signs takes its sign from
+    NumPy's own computation: which zeros it interpolates depends on NumPy's selection."""
+    if x_dtype.kind != "f":
+        return []
+    return [f"{indent}if r == 0 and cpu_sort.zeros_of_both_signs(lane, k):",
+            f"{indent}    r = {r_type}({numpy_call})"]
+
+
 def _check_real(op: ir.Op, em: Emitter) -> np.dtype:
     dtype = op.operands[0].type.dtype
     if dtype.kind == "c":
@@ -112,10 +124,10 @@ def lower_median(op: ir.Op, em: Emitter) -> None:
         "            continue",
         "        h = k // 2",
         "        if k % 2 == 1 and not double_odd:",
-        f"            r = {R}({ACC}(lane[h]))",
+        f"            r = {R}({ACC}(0) + {ACC}(lane[h]))",
         "        else:",
         "            lo = lane[h - 1] if k % 2 == 0 else lane[h]",
-        f"            r = {R}(({ACC}(lo) + {ACC}(lane[h])) / {ACC}(2))",
+        f"            r = {R}(({ACC}(0) + {ACC}(lo) + {ACC}(lane[h])) / {ACC}(2))",
         "        if has_nan:",
         f"            r = {R}(np.nan)",
         "        out[j] = r",
@@ -191,6 +203,8 @@ def lower_quantile(op: ir.Op, em: Emitter) -> None:
         *value,
         "            if has_nan:",
         f"                r = {R}(np.nan)",
+        *_zero_sign_from_numpy(x_dtype, R, "            ",
+                               f"cpu_sort.numpy_quantile(x2[j], q, i, {op.attrs['nan']})"),
         "            out[i, j] = r",
         "    return out",
     ]

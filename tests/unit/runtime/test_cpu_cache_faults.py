@@ -315,8 +315,8 @@ def test_a_swapped_data_file_of_a_shipped_module_is_detected(tmp_path):
     numba_dir = tmp_path / "numba"
     first = run_python(SORTS, tmp_path / "cache", NUMBA_CACHE_DIR=str(numba_dir))
     assert (first["s"], first["a"]) == ([1.0, 2.0, 3.0], [1, 2, 0])
-    sort = list(numba_dir.rglob("sorts.sort-*.nbc"))
-    argsort = list(numba_dir.rglob("sorts.argsort-*.nbc"))
+    sort = list(numba_dir.rglob("sorts.numpy_sort-*.nbc"))
+    argsort = list(numba_dir.rglob("sorts.numpy_argsort-*.nbc"))
     assert sort and argsort and all(len(p.name.split(".")[-2]) == 64 for p in sort)
     for target in sort:
         target.write_bytes(argsort[0].read_bytes())

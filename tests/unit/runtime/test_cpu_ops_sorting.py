@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 from test_cpu_ops_harness import run_cpu
 
+import autostage
+
 RNG = np.random.default_rng(2)
 X = RNG.standard_normal((3, 4, 5))
 NAN = np.array([[3.0, np.nan, 1.0, -2.0], [np.nan, 0.5, 0.5, 9.0]])
@@ -66,3 +68,83 @@ def test_norm_of_ints_complex_and_matrices():
     z = (X[0] + 1j * X[1]).astype(np.complex64)
     run_cpu(lambda a: np.linalg.norm(a), z, rtol=2e-6)
     run_cpu(lambda a: np.linalg.norm(a, axis=1), z, rtol=2e-6)
+
+
+# NumPy's default (unstable) sorts order ties as they happen to (on AVX-512 machines in SIMD
+# code), from 16 elements on not in index order: compiled sorts give NumPy's result, ties and
+# signs of zeros included (backends/cpu/sorts.py).
+def _bits(x):
+    x = np.ascontiguousarray(x)
+    return x.dtype, x.shape, x.view(np.uint8).tobytes()
+
+
+def _sort_default(x):
+    return np.sort(x), np.argsort(x), np.argsort(x, kind="heapsort"), np.sort(x, kind="stable")
+
+
+def _sort_rows(x):
+    return np.sort(x, axis=1), np.argsort(x, axis=1), np.argsort(x, axis=0)
+
+
+TIED = [
+    (np.arange(24) % 7).astype(np.int64),
+    (np.arange(30) % 4).astype(np.float32),
+    np.array([0.0, -0.0] * 20),
+    np.array([-0.0, 0.0, 1.0] * 7),
+    np.array([np.nan, -np.nan, 1.0, 0.0, -0.0] * 5),
+    np.array([3.0, 1.0, 2.0] * 2),  # short: NumPy's insertion sort, stable
+    np.random.default_rng(0).integers(0, 3, 100).astype(np.float64),
+]
+
+
+@pytest.mark.parametrize("x", TIED, ids=lambda x: f"{x.dtype}{x.shape}")
+def test_default_sorts_order_ties_as_numpy(x):
+    got = autostage.convert(_sort_default)(x)
+    for g, w in zip(got, _sort_default(x), strict=True):
+        assert _bits(g) == _bits(w)
+    rows = np.stack([x, x[::-1]])
+    for g, w in zip(autostage.convert(_sort_rows)(rows), _sort_rows(rows), strict=True):
+        assert _bits(g) == _bits(w)
+
+
+def _middles(x):
+    return (np.median(x), np.quantile(x, 0.5), np.percentile(x, [25.0, 50.0]),
+            np.nanmedian(x), np.quantile(x, 0), np.median(np.stack([x, x]), axis=1),
+            np.nanmedian(np.stack([x, x]), axis=1))
+
+
+@pytest.mark.parametrize("x", [
+    np.array([0.0, -0.0, -0.0, 0.0, 0.0] * 5 + [1.0]), np.array([-0.0, 0.0, 1.0] * 7),
+    np.array([0.0] * 10 + [-0.0] * 11), np.array([-0.0] * 3, dtype=np.float32)],
+    ids=["even", "odd", "halves", "f32"])
+def test_zero_medians_and_quantiles_have_numpys_sign(x):
+    """NumPy's median sums its middles from 0.0 (never -0.0); its quantile of zeros of both
+    signs depends on which zeros its selection puts in the middle."""
+    for g, w in zip(autostage.convert(_middles)(x), _middles(x), strict=True):
+        assert _bits(g) == _bits(w)
+
+
+def _orders_and_middles(x, q):
+    return (np.sort(x), np.argsort(x), np.median(x), np.quantile(x, q), np.nanquantile(x, q),
+            np.nanmedian(x), np.percentile(x, 30.0), np.sort(x, kind="stable"),
+            np.argsort(x, kind="stable"))
+
+
+def _same_with_any_nan(got, want):
+    """Bit for bit, but for NaNs' signs and payloads (README: not guaranteed)."""
+    got, want = np.asarray(got), np.asarray(want)
+    nan_got, nan_want = got != got, want != want
+    return (got.dtype == want.dtype and np.array_equal(nan_got, nan_want)
+            and np.where(nan_got, 0, got).tobytes() == np.where(nan_want, 0, want).tobytes())
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_random_lanes_of_ties_zeros_and_nans_sort_as_numpy(dtype):
+    f = autostage.convert(_orders_and_middles)
+    rng = np.random.default_rng(7)
+    values = np.array([-0.0, 0.0, 1.0, -1.0, np.nan, -np.nan], dtype)
+    for _ in range(40):
+        x = rng.choice(values[:rng.integers(2, 7)], rng.integers(17, 60))
+        q = float(rng.choice([0.0, 0.25, 0.5, 0.7, 1.0]))  # (weak: NumPy's float32 results)
+        for got, want in zip(f(x, q), _orders_and_middles(x, q), strict=True):
+            assert _same_with_any_nan(got, want), (x, q, got, want)

@@ -107,3 +107,19 @@ def test_unsupported_arguments_are_clear_errors():
             x.sort()
         return x
     stage(fn, F)
+
+
+def test_a_nan_quantile_keeps_the_calls_dtype_on_the_interpreter():
+    """NumPy gives a 0-d quantile of float32 values holding NaN as a float32 NaN, the same call
+    without NaN float64: the reference keeps the type rule's dtype (README, "Not guaranteed")."""
+    import autostage
+
+    def q70(x, q):
+        return np.quantile(x, q)
+    x = np.arange(20, dtype=np.float32)
+    x[3] = np.nan
+    for target in ("interpreter", "cpu"):
+        got = autostage.convert(q70, target=target)(x, np.float64(0.7))
+        assert np.asarray(got).dtype == np.float64 and np.isnan(got)
+        assert autostage.convert(q70, target=target)(x[4:], np.float64(0.7)) == q70(
+            x[4:], np.float64(0.7))
