@@ -100,7 +100,8 @@ def _while(op: ir.Op, em: Emitter) -> None:
         if k in reserved:  # a new list with room for a row per iteration (list_buffers.py)
             bound, start = reserved[k]
             element = init.type.element
-            rows = f"max({em.name(bound)} - {start}, 0)"
+            left = em.name(bound) if str(start) == "0" else f"{em.name(bound)} - {start}"
+            rows = s.int_max(left, "0")
             empty = s.empty(em, [rows] + ["0"] * element.ndim, element.dtype)
             em.line(f"{var} = ({empty}, np.int64(0), np.bool_(False))")
             continue

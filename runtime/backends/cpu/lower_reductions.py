@@ -198,7 +198,7 @@ class PairwiseSum:
             buffer, sums = em.fresh("buf"), em.fresh("sums")
             em.line(f"{buffer} = {s.empty(em, [str(self.block or TILE)], part)}")
             if self.block is None:
-                em.line(f"{sums} = {s.empty(em, [f'max(len({self.tiles}), 1)'], part)}")
+                em.line(f"{sums} = {s.empty(em, [s.int_max(f'len({self.tiles})', '1')], part)}")
             self.parts.append((buffer, sums))
 
     def start(self) -> None:
@@ -365,7 +365,7 @@ def _var_value(op, em, inner, element, count) -> str:
     if squares:
         em.line(f"{ss} = {squares.total()}")
     ddof = op.attrs["ddof"]
-    return s.cast(f"np.float64({ss}) / np.float64(max({count} - {ddof!r}, 0))",
+    return s.cast(f"np.float64({ss}) / np.float64({s.int_max(f'{count} - {ddof!r}', '0')})",
                   op.results[0].type.dtype)
 
 

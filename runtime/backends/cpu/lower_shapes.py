@@ -58,8 +58,8 @@ def _check_reshape(op: ir.Op, em: Emitter, shape: list[str]) -> None:
     known = [d for d, a in zip(shape, attr, strict=True) if a != -1]
     rest = " * ".join(f"np.int64({d})" for d in known) or "np.int64(1)"
     size = f"{em.name(x)}.size"
-    if -1 in attr:  # (max: both sides of `|` are evaluated)
-        test = f"({rest} == 0) | ({size} % max({rest}, 1) != 0)"
+    if -1 in attr:  # (a divisor of at least 1: both sides of `|` are evaluated)
+        test = f"({rest} == 0) | ({size} % {s.int_max(rest, '1')} != 0)"
     else:
         test = f"{rest} != {size}"
     sizes = [size]

@@ -215,6 +215,18 @@ def is_complex(dtype: np.dtype) -> bool:
     return np.dtype(dtype).kind == "c"
 
 
+def int_max(a: str, b: str) -> str:
+    """``max(a, b)`` of two integer expressions (evaluated twice: names and small sums) as a
+    conditional: Numba compiles its ``max``/``min`` of ints again in every process that compiles
+    a new function (~15 ms)."""
+    return f"({a} if {a} > {b} else {b})"
+
+
+def int_min(a: str, b: str) -> str:
+    """``min(a, b)`` of two integer expressions, as ``int_max``."""
+    return f"({a} if {a} < {b} else {b})"
+
+
 def broadcast_index(index: str, size: int | None, extent: str) -> str:
     """The index into an axis of ``size`` (``extent`` at run time) broadcast against a loop
     index: 0 for a static size 1, the index itself for a size that cannot be 1 here."""
@@ -222,7 +234,7 @@ def broadcast_index(index: str, size: int | None, extent: str) -> str:
         return "0"
     if size is not None:
         return index
-    return f"min({index}, {extent} - 1)"
+    return int_min(index, f"{extent} - 1")
 
 
 class HelperWriter:
