@@ -281,6 +281,9 @@ def _norm(i: int):
 @given(x=distinct_arrays())
 def test_vector_and_frobenius_norms_match_finite_differences(i, x):
     assume(np.all(np.abs(x) > 1e-2))  # (|x| has a kink at 0)
+    # (and the largest or smallest |x| one at ties, x and -x: finite differences see a tie where
+    # the values differ in their last bits, the derivative one element)
+    assume(np.all(np.diff(np.sort(np.abs(x).ravel())) > 1e-2))
     check(weighted(_norm(i)), x)
 
 
