@@ -35,6 +35,7 @@ _PUBLIC = {
     "save": "autostage.runtime.export",
     "load": "autostage.runtime.export",
     "ExportError": "autostage.runtime.export",
+    "precompile": "autostage.precompiling",
 }
 
 __all__ = sorted(_PUBLIC)

@@ -5,6 +5,7 @@ the function. The file is run as a module (like an import, without ``__main__`` 
 conversion sees its globals; ``--analysis`` and ``--cfg`` only parse it and print the function's
 static-analysis results or its control-flow graph. Bad paths, missing functions, syntax errors
 and errors while running the file print one line and exit with status 2.
+``autostage --precompile`` compiles the code programs share into the disk cache.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ import ast
 import pathlib
 import runpy
 import sys
+import time
 from collections.abc import Sequence
 
 import gast
 
+import autostage
 from autostage.pyct import cfg, errors
 from autostage.pyct.static_analysis import analyze
 from autostage.pyct.static_analysis.annotated_listing import listing
@@ -36,9 +39,14 @@ def _parser() -> argparse.ArgumentParser:
                     "module, without its __main__ block, so that conversion sees its globals), "
                     "or its analysis results or control-flow graph (the file is only parsed).")
     parser.add_argument(
-        "target", metavar="FILE.py:FUNCTION",
+        "target", metavar="FILE.py:FUNCTION", nargs="?",
         help="the function to show: a file path, a colon, and a function name; use "
              "Class.method for a method and outer.inner for a nested function")
+    parser.add_argument(
+        "--precompile", action="store_true",
+        help="instead of showing a function, compile the code programs share (products, "
+             "vector math, checks, sorts, list operations) into the disk cache, so that a "
+             "program's first compile is only its own: once per machine, ~30 s")
     show = parser.add_mutually_exclusive_group()
     show.add_argument(
         "--analysis", action="store_true",
@@ -228,9 +236,22 @@ def _converted_source(path: pathlib.Path, source: str, node: gast.AST, dotted: s
         raise UsageError(str(e).replace("\n", " |")) from e
 
 
+def _precompile() -> int:
+    start = time.perf_counter()
+    count = autostage.precompile(lambda line: print(line, flush=True))
+    print(f"precompiled {count} functions' shared code in {time.perf_counter() - start:.1f} s")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
+        if args.precompile:
+            if args.target is not None:
+                raise UsageError("--precompile takes no FILE.py:FUNCTION")
+            return _precompile()
+        if args.target is None:
+            raise UsageError("expected FILE.py:FUNCTION (or --precompile)")
         path, source, node = load_target(args.target)
         show = next((s for s in ("ir", "backend_source", "llvm", "ptx") if getattr(args, s)),
                     None)

@@ -58,9 +58,12 @@ def test_method_and_nested_function_targets(tmp_path, capsys):
      "autostage: error: expected FILE.py:FUNCTION, got 'examples/collatz.py'"),
     ("examples/collatz.py:missing",
      "autostage: error: examples/collatz.py: the file has no function or class named 'missing'"),
+    ("", "autostage: error: expected FILE.py:FUNCTION (or --precompile)"),
+    ("--precompile examples/collatz.py:collatz_steps",
+     "autostage: error: --precompile takes no FILE.py:FUNCTION"),
 ])
 def test_bad_targets_give_one_line_and_exit_2(target, message):
-    result = run_cli(target)
+    result = run_cli(*target.split())
     assert result.returncode == 2
     assert result.stderr.strip() == message
     assert "Traceback" not in result.stderr
@@ -86,7 +89,7 @@ def test_class_target_is_rejected(tmp_path):
 def test_help_documents_every_flag():
     result = run_cli("--help")
     assert result.returncode == 0
-    for flag in ("--analysis", "--cfg", "FILE.py:FUNCTION"):
+    for flag in ("--analysis", "--cfg", "--precompile", "FILE.py:FUNCTION"):
         assert flag in result.stdout
 
 

@@ -1,0 +1,170 @@
+"""Compiles the code programs share before a program needs it (``autostage --precompile``).
+
+A program's first compile on a machine includes the shared code it is the first to use: the
+functions of the modules autostage ships (BLAS products, vector math, checks, new arrays, sorts,
+list operations), the shared generated helpers (broadcasts, pairwise sums, list buffers, slice
+writes) and the Numba library code they link, 20-300 ms per signature, several seconds for the
+first realistic programs on a machine (``benchmarks/compile_time.py``: "empty cache"). Each is
+compiled once per signature and loaded from the disk cache after, so this runs a corpus of small
+functions, written as users write model and solver code, through the CPU backend for the common
+dtypes, layouts and ranks: their shared code lands in the cache, and a later program compiles
+only what is its own. Julia precompiles a package's code at installation for the same reason.
+
+Array sizes are above ``config.STATIC_SIZES``: code for unknown sizes, which every program of
+those dtypes and ranks shares (code specialised to small known sizes is each program's own).
+The cache is keyed by autostage's, Python's and Numba's versions: run this again after an
+upgrade. It changes nothing else: results never depend on it, only the first compile's time.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import numpy as np
+
+from autostage import api
+
+# Sizes: rows, columns, steps, all above the static-size limit (16).
+_N, _M, _T = 20, 24, 18
+
+
+def _activations(x, v):
+    gate = 1.0 / (1.0 + np.exp(-x))
+    y = gate * np.tanh(x * v) + np.log(np.abs(x) + 1.0) + np.sqrt(x * x)
+    return np.maximum(y, 0.0), np.where(x > 0, x, 0.5 * x), np.clip(y, -1.0, 1.0)
+
+
+def _reductions(x):
+    shifted = x - x.max(axis=1, keepdims=True)
+    e = np.exp(shifted)
+    p = e / e.sum(axis=1, keepdims=True)
+    return (p, x.sum(), x.mean(), x.sum(axis=0), x.mean(axis=0), x.max(), x.min(),
+            x.argmax(axis=1), x.std(), np.abs(x).max(axis=0), (x * x).sum(axis=1))
+
+
+def _products(a, b, v, u):
+    return (a @ b, a @ a.T, a.T @ a, a @ v, u @ a, a.T @ u, np.dot(v, v),
+            a[:, 1:] @ b[1:], a[:, 1:] @ v[1:], u[1:] @ a[1:])
+
+
+def _gates(z, n, h, c, bias):
+    """An element-wise update of many operands (the shape checks of wide expressions)."""
+    return (1.0 - z) * np.tanh(n + bias) + z * h * c, np.maximum(z + bias, h - c)
+
+
+def _recurrence(xs, w, u, h):
+    states = []
+    for t in range(len(xs)):
+        h = np.tanh(xs[t] @ w + h @ u)
+        states.append(h)
+    return np.stack(states), h
+
+
+def _running_values(x):
+    totals = []
+    total = 0.0
+    for i in range(x.shape[0]):
+        total += float(x[i].sum())
+        totals.append(total)
+    return np.array(totals), total, len(totals)
+
+
+def _window(xs, width):
+    """A sliding window of recent rows and their norms: list append, pop(0), reads by index."""
+    rows, norms, steps = [], [], []
+    acc = xs[0] * 0.0
+    for t in range(xs.shape[0]):
+        rows.append(xs[t] * 2.0)
+        norms.append(float(np.sqrt(xs[t] @ xs[t])))
+        steps.append(t)
+        if len(rows) > width:
+            rows.pop(0)
+            norms.pop(0)
+        for i in range(len(rows) - 1, -1, -1):
+            acc = acc + norms[i] * rows[i]
+    return acc, norms[-1], len(norms), steps[-1] - steps[0]
+
+
+def _row_writes(x):
+    out = np.zeros((x.shape[0], x.shape[1]))
+    for i in range(x.shape[0]):
+        out[i] = x[i] * 2.0
+        out[i, :] += 1.0
+    out[:, 0] = x[:, 1]
+    out[1:] = out[:-1] * 0.5
+    return out
+
+
+def _sorting(v):
+    order = np.argsort(v)
+    return np.sort(v), order, v[order[:3]]
+
+
+def _new_arrays(x):
+    n, m = x.shape
+    return (np.zeros(n), np.zeros((n, m)), np.ones((n, m)), np.full(n, 2.0),
+            np.zeros((2, n, m)), np.zeros_like(x), np.arange(n))
+
+
+def _float_cases(dtype: type) -> Iterator[tuple[Callable, tuple]]:
+    rng = np.random.default_rng(0)
+
+    def arr(*shape):
+        return rng.normal(size=shape).astype(dtype)
+    x, v = arr(_N, _M), arr(_M)
+    yield _activations, (x, v)
+    yield _reductions, (x,)
+    yield _products, (x, arr(_M, _N), v, arr(_N))
+    yield _recurrence, (arr(_T, _N, _M), arr(_M, _M), arr(_M, _M), arr(_N, _M))
+    yield _gates, (x, arr(_N, _M), arr(_N, _M), arr(_N, _M), v)
+    yield _running_values, (x,)
+    yield _window, (x, 3)
+    yield _row_writes, (x,)
+    yield _sorting, (arr(_M),)
+    yield _new_arrays, (x,)
+
+
+def _int_cases() -> Iterator[tuple[Callable, tuple]]:
+    x = np.arange(_N * _M, dtype=np.int64).reshape(_N, _M) % 7
+    yield _running_values, (x,)
+    yield _sorting, (x[0].copy(),)
+
+
+def cases() -> Iterator[tuple[Callable, tuple]]:
+    """The corpus: (function, arguments) for float64, float32 and int64."""
+    yield from _float_cases(np.float64)
+    yield from _float_cases(np.float32)
+    yield from _int_cases()
+
+
+def precompile(report: Callable[[str], Any] | None = None) -> int:
+    """Compiles the code programs share into autostage's disk cache (``AUTOSTAGE_CACHE_DIR``),
+    for the CPU backend: once per machine, ~30 s on a 2-core machine. ``report`` (e.g. ``print``)
+    gets a line per compiled function. Returns how many were compiled.
+
+    Example: ``python -c "import autostage; autostage.precompile(print)"``, or
+    ``autostage --precompile``."""
+    return compile_cases(cases(), report)
+
+
+def compile_cases(corpus: Iterable[tuple[Callable, tuple]],
+                  report: Callable[[str], Any] | None = None) -> int:
+    """Converts and compiles each (function, arguments) of ``corpus``; returns how many."""
+    count = 0
+    for fn, args in corpus:
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the corpus' own (e.g. float32 promotions)
+            api.convert(fn, target="cpu").compile(*args)
+        count += 1
+        if report is not None:
+            report(f"{fn.__name__[1:]} ({', '.join(_describe(a) for a in args)}): "
+                   f"{time.perf_counter() - start:.2f} s")
+    return count
+
+
+def _describe(value: object) -> str:
+    return f"{value.dtype}{list(value.shape)}" if isinstance(value, np.ndarray) else repr(value)
