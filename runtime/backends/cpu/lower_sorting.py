@@ -39,7 +39,7 @@ def _lanes(op: ir.Op, em: Emitter, function: str) -> None:
     axis = op.attrs["axis"]
     out = em.name(result)
     sort = sort_call(em, function)
-    kind = repr(op.attrs["kind"] or "quicksort")
+    kind = f"np.int64({sorts.KINDS[op.attrs['kind']]})"  # (sorts.QUICKSORT, HEAPSORT, STABLE)
     if axis is None or x.type.ndim <= 1:
         em.line(f"{out} = {sort}({_flat(em, x)}, {kind})")
         return

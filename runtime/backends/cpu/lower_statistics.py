@@ -36,7 +36,10 @@ def _lanes(em: Emitter, x: ir.Value, axis: int | None) -> tuple[str, list[str]]:
     """A 2-d (lanes, n) array of ``x`` with ``axis`` last, and the kept dims' sizes."""
     x2 = em.fresh("lanes")
     if axis is None or x.type.ndim <= 1:
-        em.line(f"{x2} = {_flat(em, x)}.reshape((1, -1))")
+        flat = _flat(em, x)
+        if x.type.ndim == 1:  # (a strided 1-d view: Numba reshapes contiguous arrays only)
+            flat = s.contiguous(em, flat)
+        em.line(f"{x2} = {flat}.reshape((1, -1))")
         return x2, []
     sizes = s.dims(em, x)
     others = [a for a in range(x.type.ndim) if a != axis]
@@ -204,7 +207,8 @@ def lower_quantile(op: ir.Op, em: Emitter) -> None:
         "            if has_nan:",
         f"                r = {R}(np.nan)",
         *_zero_sign_from_numpy(x_dtype, R, "            ",
-                               f"cpu_sort.numpy_quantile(x2[j], q, i, {op.attrs['nan']})"),
+                               f"cpu_sort.numpy_quantile(x2[j], q[i], {op.attrs['nan']}, "
+                               f"{q_dtype.kind in 'biu'})"),
         "            out[i, j] = r",
         "    return out",
     ]

@@ -10,10 +10,14 @@ every sort agrees, and Numba's is used: its quicksort for values, its stable mer
 indices. Where it has ties, the order of tied elements is the sort's own: a stable sort's
 (``kind='stable'``/``'mergesort'``) is index order, which the mergesort gives; NumPy's default
 quicksort (on this machine AVX-512 code) orders them as it happens to, from 16 elements on not in
-index order, so such a lane is sorted by NumPy itself (``numba.objmode``: the GIL, ~2 us). For
-values, ties are visible only where equal values differ in their bits (zeros of both signs,
-NaNs); so is the sign of a zero quantile of zeros of both signs, which then comes from NumPy
-too.
+index order, so such a lane is sorted by NumPy itself. For values, ties are visible only where
+equal values differ in their bits (zeros of both signs, NaNs); so is the sign of a zero quantile
+of zeros of both signs, which then comes from NumPy too.
+
+NumPy is called back through C functions made with ctypes (which take the GIL), registered with
+LLVM under fixed names at import (``llvmlite.binding.add_symbol``): compiled code refers to them
+by name, so Numba's disk cache stays valid across processes, and compiling a call costs nothing
+(``numba.objmode`` blocks cost ~0.5 s each per signature).
 
 Generated modules import this module as ``cpu_sort`` (``hashed_import``: its source hash is part
 of theirs, so their cached code is dropped when it changes).
@@ -21,11 +25,13 @@ of theirs, so their cached code is dropped when it changes).
 
 from __future__ import annotations
 
+import ctypes
 import sys
 
 import numba
 import numpy as np
 from autostage.runtime.backends.cpu import numba_cache
+from llvmlite import binding as llvm
 from numba import types
 from numba.extending import overload
 
@@ -34,10 +40,61 @@ _JIT = dict(cache=True, error_model="numpy", nogil=True, no_cfunc_wrapper=True,
             no_cpython_wrapper=True)
 
 
-_STABLE = ("stable", "mergesort")
-# (nogil only lets a Python caller's thread run without the GIL; these are called from compiled
-# code, and Numba warns of an objmode block in a nogil function.)
-_JIT_OBJMODE = dict(_JIT, nogil=False)
+# ``kind`` codes of generated calls (NumPy's kind names: None is quicksort).
+QUICKSORT, HEAPSORT, STABLE = 0, 1, 2
+KINDS = {None: QUICKSORT, "quicksort": QUICKSORT, "heapsort": HEAPSORT, "stable": STABLE,
+         "mergesort": STABLE}
+_KIND_NAMES = ("quicksort", "heapsort", "stable")
+
+# The dtypes a callback reads, by code (``_dtype_code``).
+_DTYPES = tuple(np.dtype(t) for t in (
+    np.float64, np.float32, np.float16, np.int64, np.int32, np.int16, np.int8, np.uint64,
+    np.uint32, np.uint16, np.uint8, np.bool_, np.complex128, np.complex64))
+_INT64 = _DTYPES.index(np.dtype(np.int64))
+
+
+def _view(address: int, n: int, code: int, stride: int) -> np.ndarray:
+    """The ``n`` values of dtype ``_DTYPES[code]`` at ``address``, ``stride`` bytes apart."""
+    dtype = _DTYPES[code]
+    if n == 0:
+        return np.empty(0, dtype)
+    low = address + min(stride, 0) * (n - 1)
+    span = (n - 1) * abs(stride) + dtype.itemsize
+    return np.ndarray((n,), dtype, (ctypes.c_char * span).from_address(low),
+                      offset=address - low, strides=(stride,))
+
+
+# Each takes the values' address, count, dtype code and stride, then its own arguments.
+_VALUES = (ctypes.c_int64,) * 4
+
+
+@ctypes.CFUNCTYPE(None, *_VALUES, ctypes.c_int64, ctypes.c_int64)
+def _numpy_sort_back(values, n, code, stride, kind, out):
+    sorted_values = np.sort(_view(values, n, code, stride), kind=_KIND_NAMES[kind])
+    _view(out, n, code, _DTYPES[code].itemsize)[:] = sorted_values
+
+
+@ctypes.CFUNCTYPE(None, *_VALUES, ctypes.c_int64, ctypes.c_int64)
+def _numpy_argsort_back(values, n, code, stride, kind, out):
+    order = np.argsort(_view(values, n, code, stride), kind=_KIND_NAMES[kind])
+    _view(out, n, _INT64, 8)[:] = order
+
+
+@ctypes.CFUNCTYPE(ctypes.c_double, *_VALUES, ctypes.c_double, ctypes.c_int64)
+def _numpy_quantile_back(values, n, code, stride, q, flags):
+    """``flags``: 1 for nanquantile, 2 for an integer ``q`` (which NumPy takes as an element)."""
+    function = np.nanquantile if flags & 1 else np.quantile
+    return float(function(_view(values, n, code, stride), int(q) if flags & 2 else q))
+
+
+for _name, _callback in (("sort", _numpy_sort_back), ("argsort", _numpy_argsort_back),
+                         ("quantile", _numpy_quantile_back)):
+    llvm.add_symbol(f"autostage_numpy_{_name}", ctypes.cast(_callback, ctypes.c_void_p).value)
+_i64 = types.int64
+_SORT_BACK = types.ExternalFunction("autostage_numpy_sort", types.void(*(_i64,) * 6))
+_ARGSORT_BACK = types.ExternalFunction("autostage_numpy_argsort", types.void(*(_i64,) * 6))
+_QUANTILE_BACK = types.ExternalFunction("autostage_numpy_quantile", types.float64(
+    *(_i64,) * 4, types.float64, _i64))
 
 
 @numba.njit(**_JIT)
@@ -53,29 +110,24 @@ def argsort(lane):
     return np.argsort(lane, kind="mergesort")
 
 
-@numba.njit(**_JIT_OBJMODE)
+@numba.njit(**_JIT)
 def numpy_sort(lane, kind):
-    """``np.sort(lane, kind=kind)`` of a 1-d ``lane``, bit for bit."""
+    """``np.sort(lane, kind=KINDS[kind])`` of a 1-d ``lane``, bit for bit."""
     out = np.sort(lane)
     if _ties_differ(out):
-        if kind in _STABLE:
-            out = lane[np.argsort(lane, kind="mergesort")]
-        else:
-            with numba.objmode():
-                out[:] = np.sort(lane, kind=kind)
+        _numpy_sort_into(lane, out, kind)
     return out
 
 
-@numba.njit(**_JIT_OBJMODE)
+@numba.njit(**_JIT)
 def numpy_argsort(lane, kind):
-    """``np.argsort(lane, kind=kind)`` of a 1-d ``lane``."""
+    """``np.argsort(lane, kind=KINDS[kind])`` of a 1-d ``lane``."""
     order = np.argsort(lane, kind="mergesort")
-    if kind not in _STABLE:
+    if kind != STABLE:
         for i in range(order.shape[0] - 1):
             a, b = lane[order[i]], lane[order[i + 1]]
             if a == b or (a != a and b != b):  # a tie: NumPy's own order
-                with numba.objmode():
-                    order[:] = np.argsort(lane, kind=kind)
+                _numpy_argsort_into(lane, order, kind)
                 break
     return order
 
@@ -94,13 +146,42 @@ def zeros_of_both_signs(lane, k):
     return positive and negative
 
 
-@numba.njit(**_JIT_OBJMODE)
-def numpy_quantile(lane, q, i, nan):
-    """NumPy's ``q[i]`` quantile of the 1-d ``lane`` (in its original order) as float64."""
-    out = np.empty(1)
-    with numba.objmode():
-        out[0] = (np.nanquantile(lane, q[i]) if nan else np.quantile(lane, q[i])).item()
-    return out[0]
+@numba.njit(**_JIT)
+def numpy_quantile(lane, q, nan, integer):
+    """NumPy's ``q`` quantile (nanquantile for ``nan``; ``integer``: ``q`` is an integer) of
+    the 1-d ``lane`` (in its original order) as float64."""
+    return _numpy_quantile_of(lane, np.float64(q), nan + 2 * integer)
+
+
+# Each call passes arrays, not just their addresses, to a function of its own: the caller then
+# holds them until NumPy returns (Numba releases a variable after its last use).
+
+@numba.njit(**_JIT)
+def _numpy_sort_into(values, out, kind):
+    _SORT_BACK(values.ctypes.data, values.shape[0], _dtype_code(values), values.strides[0],
+               kind, out.ctypes.data)
+
+
+@numba.njit(**_JIT)
+def _numpy_argsort_into(values, out, kind):
+    _ARGSORT_BACK(values.ctypes.data, values.shape[0], _dtype_code(values), values.strides[0],
+                  kind, out.ctypes.data)
+
+
+@numba.njit(**_JIT)
+def _numpy_quantile_of(values, q, flags):
+    return _QUANTILE_BACK(values.ctypes.data, values.shape[0], _dtype_code(values),
+                          values.strides[0], q, np.int64(flags))
+
+
+def _dtype_code(values):
+    """The index of ``values``' dtype in ``_DTYPES`` (a constant of the compiled code)."""
+
+
+@overload(_dtype_code, jit_options=_JIT)
+def _dtype_code_typed(values):
+    code = _DTYPES.index(np.dtype(str(values.dtype)))
+    return lambda values: code
 
 
 def _ties_differ(out):

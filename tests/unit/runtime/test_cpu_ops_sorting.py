@@ -148,3 +148,16 @@ def test_random_lanes_of_ties_zeros_and_nans_sort_as_numpy(dtype):
         q = float(rng.choice([0.0, 0.25, 0.5, 0.7, 1.0]))  # (weak: NumPy's float32 results)
         for got, want in zip(f(x, q), _orders_and_middles(x, q), strict=True):
             assert _same_with_any_nan(got, want), (x, q, got, want)
+
+
+def _strided(x):
+    return (np.argsort(x[::-1, 1]), np.sort(x[::-2, 0]), np.argsort(x[:, 1]),
+            np.quantile(x[::-1, 0], 0.5), np.median(x[::2, 2]))
+
+
+def test_strided_and_reversed_lanes_sort_as_numpy():
+    """NumPy is handed the lane's own strides (negative ones included); a median or quantile
+    of a strided 1-d view compiles (it reshaped the view, which Numba refuses)."""
+    x = np.array([[0.0, -0.0, 1.0]] * 12 + [[-0.0, 0.0, 0.0]] * 11)
+    for got, want in zip(autostage.convert(_strided)(x), _strided(x), strict=True):
+        assert _bits(got) == _bits(want)
