@@ -46,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
         "--precompile", action="store_true",
         help="instead of showing a function, compile the code programs share (products, "
              "vector math, checks, sorts, list operations) into the disk cache, so that a "
-             "program's first compile is only its own: once per machine, ~30 s")
+             "program's first compile is only its own: once per machine, ~35 s")
     show = parser.add_mutually_exclusive_group()
     show.add_argument(
         "--analysis", action="store_true",

@@ -142,7 +142,7 @@ def cases() -> Iterator[tuple[Callable, tuple]]:
 
 def precompile(report: Callable[[str], Any] | None = None) -> int:
     """Compiles the code programs share into autostage's disk cache (``AUTOSTAGE_CACHE_DIR``),
-    for the CPU backend: once per machine, ~30 s on a 2-core machine. ``report`` (e.g. ``print``)
+    for the CPU backend: once per machine, ~35 s on a 2-core machine. ``report`` (e.g. ``print``)
     gets a line per compiled function. Returns how many were compiled.
 
     Example: ``python -c "import autostage; autostage.precompile(print)"``, or
