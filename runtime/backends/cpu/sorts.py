@@ -90,6 +90,8 @@ def _numpy_quantile_back(values, n, code, stride, q, flags):
 for _name, _callback in (("sort", _numpy_sort_back), ("argsort", _numpy_argsort_back),
                          ("quantile", _numpy_quantile_back)):
     llvm.add_symbol(f"autostage_numpy_{_name}", ctypes.cast(_callback, ctypes.c_void_p).value)
+# (Called with arrays the caller keeps alive: an argument, or a result used after the call;
+# Numba releases a local array after its last use, which ``x.ctypes.data`` would be.)
 _i64 = types.int64
 _SORT_BACK = types.ExternalFunction("autostage_numpy_sort", types.void(*(_i64,) * 6))
 _ARGSORT_BACK = types.ExternalFunction("autostage_numpy_argsort", types.void(*(_i64,) * 6))
@@ -105,17 +107,12 @@ def sort(lane):
 
 
 @numba.njit(**_JIT)
-def argsort(lane):
-    """The indices that sort ``lane`` (1-d), stably."""
-    return np.argsort(lane, kind="mergesort")
-
-
-@numba.njit(**_JIT)
 def numpy_sort(lane, kind):
     """``np.sort(lane, kind=KINDS[kind])`` of a 1-d ``lane``, bit for bit."""
     out = np.sort(lane)
     if _ties_differ(out):
-        _numpy_sort_into(lane, out, kind)
+        _SORT_BACK(lane.ctypes.data, lane.shape[0], _dtype_code(lane), lane.strides[0], kind,
+                   out.ctypes.data)
     return out
 
 
@@ -127,7 +124,8 @@ def numpy_argsort(lane, kind):
         for i in range(order.shape[0] - 1):
             a, b = lane[order[i]], lane[order[i + 1]]
             if a == b or (a != a and b != b):  # a tie: NumPy's own order
-                _numpy_argsort_into(lane, order, kind)
+                _ARGSORT_BACK(lane.ctypes.data, lane.shape[0], _dtype_code(lane),
+                              lane.strides[0], kind, order.ctypes.data)
                 break
     return order
 
@@ -150,28 +148,8 @@ def zeros_of_both_signs(lane, k):
 def numpy_quantile(lane, q, nan, integer):
     """NumPy's ``q`` quantile (nanquantile for ``nan``; ``integer``: ``q`` is an integer) of
     the 1-d ``lane`` (in its original order) as float64."""
-    return _numpy_quantile_of(lane, np.float64(q), nan + 2 * integer)
-
-
-# Each call passes arrays, not just their addresses, to a function of its own: the caller then
-# holds them until NumPy returns (Numba releases a variable after its last use).
-
-@numba.njit(**_JIT)
-def _numpy_sort_into(values, out, kind):
-    _SORT_BACK(values.ctypes.data, values.shape[0], _dtype_code(values), values.strides[0],
-               kind, out.ctypes.data)
-
-
-@numba.njit(**_JIT)
-def _numpy_argsort_into(values, out, kind):
-    _ARGSORT_BACK(values.ctypes.data, values.shape[0], _dtype_code(values), values.strides[0],
-                  kind, out.ctypes.data)
-
-
-@numba.njit(**_JIT)
-def _numpy_quantile_of(values, q, flags):
-    return _QUANTILE_BACK(values.ctypes.data, values.shape[0], _dtype_code(values),
-                          values.strides[0], q, np.int64(flags))
+    return _QUANTILE_BACK(lane.ctypes.data, lane.shape[0], _dtype_code(lane), lane.strides[0],
+                          np.float64(q), np.int64(nan + 2 * integer))
 
 
 def _dtype_code(values):
