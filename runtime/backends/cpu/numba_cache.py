@@ -28,6 +28,7 @@ import warnings
 from collections.abc import Iterator
 from typing import BinaryIO
 
+from autostage.runtime.backends.cpu import symbol_links
 from numba.core import caching
 from numba.core.dispatcher import Dispatcher
 
@@ -100,7 +101,9 @@ class TiedCacheFile(caching.IndexDataCacheFile):
             except OSError:
                 pass
             return None
-        return pickle.loads(payload)
+        data = pickle.loads(payload)
+        # A caller of helpers linked by symbol: loaded only once they are (else compiled again).
+        return data if symbol_links.loadable(data) else None
 
     def _load_index(self) -> dict:
         try:

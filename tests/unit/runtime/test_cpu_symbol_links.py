@@ -1,0 +1,136 @@
+"""Large shared helpers are called by symbol, not linked into each generated function
+(``symbol_links``): the caller's code holds a declaration and the callee's library, its Numba
+cache entry names the callees, and an entry whose callees cannot be loaded as they were is a
+miss, never an unresolved symbol (which would abort the process in LLVM)."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numba
+import numpy as np
+import pytest
+from autostage.runtime.backends.cpu import module_cache, numba_cache, symbol_links
+
+import autostage
+
+
+def program(x, y):
+    return np.sort(x)[::-1] @ y + x.sum()
+
+
+ARGS = (np.arange(40.0)[::-1].copy(), np.linspace(0.0, 1.0, 40))
+
+
+def libraries(staged) -> list:
+    """The code libraries of ``staged``'s compiled entry and everything linked into it."""
+    seen = {}
+
+    def walk(library):
+        if id(library) not in seen:
+            seen[id(library)] = library
+            for linked in library._linking_libraries:
+                walk(linked)
+
+    for result in staged.concrete_functions[0]._runner.dispatcher.overloads.values():
+        walk(result.library)
+    return list(seen.values())
+
+
+def test_large_shared_callees_are_declared_and_kept_loaded(tmp_path, monkeypatch):
+    monkeypatch.setenv("AUTOSTAGE_CACHE_DIR", str(tmp_path / "cache"))
+    staged = autostage.convert(target="cpu")(program)
+    assert float(staged(*ARGS)) == program(*ARGS)
+    callers = [lib for lib in libraries(staged) if lib._callees]
+    names = {c.qualname for lib in callers for c in lib._callees}
+    assert {"numpy_sort", "h_pairwise_sum_tree"} <= names
+    for library in callers:
+        symbols = {c.symbol for c in library._callees}
+        assert library._pins and all(  # the callees' libraries, held instead of linked
+            pin not in library._linking_libraries and symbol_links._callees[pin].symbol in
+            symbols for pin in library._pins)
+        for callee in library._callees:
+            function = library._final_module.get_function(callee.symbol)
+            assert function.is_declaration  # no copy of the callee's code
+            assert callee.symbol in library._symbols
+
+
+def compiled_sort() -> tuple:
+    """The argument types of a signature of ``sorts.numpy_sort``, compiled (it has no Python
+    wrapper: compiled code calls it)."""
+    from autostage.runtime.backends.cpu import sorts
+
+    argtypes = (numba.types.float64[::1], numba.types.int64)
+    sorts.numpy_sort.compile(argtypes)
+    return argtypes
+
+
+def test_resolve_loads_callees_and_refuses_another_symbol():
+    from autostage.runtime.backends.cpu import sorts
+
+    argtypes = compiled_sort()
+    symbol = sorts.numpy_sort.overloads[argtypes].fndesc.mangled_name
+    good = symbol_links.Callee(sorts.__name__, "numpy_sort", argtypes, symbol)
+    pins = symbol_links.resolve([good], [symbol])
+    assert pins == (sorts.numpy_sort.overloads[argtypes].library,)
+    assert symbol_links.resolve([good._replace(symbol=symbol + "x")], []) is None
+    assert symbol_links.resolve([good], [symbol + "x"]) is None  # a symbol nobody defines
+    assert symbol_links.resolve([good._replace(module="stage_0123456789abcdef")], []) is None
+    assert symbol_links.resolve([good._replace(qualname="KINDS")], []) is None  # not compiled
+
+
+def test_a_cache_entry_whose_callee_changed_name_is_a_miss(tmp_path):
+    from autostage.runtime.backends.cpu import sorts
+
+    argtypes = compiled_sort()
+    callee = symbol_links.Callee(sorts.__name__, "numpy_sort", argtypes, "_ZN3gone")
+    data = (("f", symbol_links.KIND, (b"", b"", (callee,), ("_ZN3gone",))), "rest")
+    assert not symbol_links.loadable(data)
+    cache_file = numba_cache.TiedCacheFile(str(tmp_path), "f-1.py311", ("stamp", 1))
+    cache_file.save("key", data)
+    assert cache_file.load("key") is None  # compiled again, never loaded
+    assert symbol_links.loadable((("f", "object", (b"", b"")), "rest"))
+    assert symbol_links.loadable({"not": "numba's"})
+
+
+CHILD = '''
+    import json, numpy as np, autostage
+    def program(x, y):
+        return np.sort(x)[::-1] @ y + x.sum()
+    x, y = np.arange(40.0)[::-1].copy(), np.linspace(0.0, 1.0, 40)
+    staged = autostage.convert(target="cpu")(program)
+    value = float(staged(x, y))
+    runner = staged.concrete_functions[0]._runner
+    print(json.dumps({"value": value, "want": float(program(x, y)), "path": runner.path,
+                      "hits": sum(runner.dispatcher.stats.cache_hits.values())}))
+'''
+
+
+def run_child(cache: Path) -> dict:
+    script = cache.parent / "child.py"
+    script.write_text(textwrap.dedent(CHILD))
+    env = {**os.environ, "AUTOSTAGE_CACHE_DIR": str(cache), "AUTOSTAGE_TIERED": "0"}
+    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_new_processes_load_callers_and_survive_callees_compiled_again(tmp_path):
+    cache = tmp_path / "cache"
+    first = run_child(cache)
+    assert first["value"] == first["want"] and first["hits"] == 0
+    again = run_child(cache)
+    assert again["value"] == again["want"] and again["hits"] == 1  # loaded, callees by symbol
+    program_files = set(module_cache.numba_cache_files(Path(first["path"])))
+    helpers = [p for p in Path(first["path"]).parent.glob("__pycache__/stage_*.nb[ic]")
+               if str(p) not in program_files]
+    assert helpers
+    for path in helpers:  # the shared helpers are compiled again, under new names
+        path.unlink()
+    last = run_child(cache)
+    assert last["value"] == last["want"]  # a miss and a compile, or a hit on equal names
