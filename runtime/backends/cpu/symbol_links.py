@@ -36,6 +36,7 @@ LARGE = 200
 KIND = "object+symbol-links"
 
 _GENERATED = re.compile(r"_ZN\d+stage_[0-9a-f]{16}")
+_SHARED_SYMBOL = re.compile(r"_ZN(\d+stage_[0-9a-f]{16}|9autostage)")
 _SHARED_MODULES = ("stage_", "autostage.runtime.backends.cpu.")
 
 
@@ -101,54 +102,63 @@ class SymbolLinkedLibrary(numba_codegen.JITCodeLibrary):
     _pins: tuple = ()  # their code libraries, kept loaded while this one lives
 
     def finalize(self) -> None:
-        if self._linking_libraries and self._generated():
-            self._link_by_symbol()
+        if self._linking_libraries:
+            self._link_by_symbol(generated=self._generated())
         super().finalize()
 
     def _generated(self) -> bool:
         return any(_GENERATED.match(f.name) for f in self._final_module.functions
                    if not f.is_declaration)
 
-    def _link_by_symbol(self) -> None:
+    def _link_by_symbol(self, generated: bool) -> None:
+        """Drops the large shared callees of generated code from the libraries to link, and
+        takes on the callees the linked libraries call by symbol (their code, linked here,
+        refers to them too)."""
         engine = self._codegen._engine
-        kept, by_symbol = [], {}
-        for library in dict.fromkeys(self._linking_libraries):
+        libraries = list(dict.fromkeys(self._linking_libraries))
+        by_symbol = {}
+        for library in libraries if generated else ():
             callee = _callees.get(library)
             if callee is not None and _size(library)[0] >= LARGE \
                     and engine.is_symbol_defined(callee.symbol):
                 by_symbol[library] = callee
-            else:
-                kept.append(library)
-        if not by_symbol:
-            return
-        # Every symbol left undefined that only a callee not linked defines must be loaded.
-        defined = set()
-        for library in kept:
-            defined |= _size(library)[1]
-        defined |= {f.name for f in self._final_module.functions if not f.is_declaration}
-        needed = {s for library in kept for s in getattr(library, "_symbols", ())}
-        removed = set()
-        for library in by_symbol:
-            removed |= _size(library)[1]
-        declared = {f.name for f in self._final_module.functions if f.is_declaration}
-        for library in kept:
-            declared |= _declarations(library)
-        missing = (declared & removed) - defined
+        kept = [library for library in libraries if library not in by_symbol]
+        missing = self._left_undefined(kept, by_symbol)
         if any(not engine.is_symbol_defined(name) for name in missing):
-            return  # link everything, as Numba does
+            by_symbol, kept, missing = {}, libraries, set()  # link everything, as Numba does
         inherited = [c for library in kept for c in getattr(library, "_callees", ())]
+        if not by_symbol and not inherited:
+            return
         self._linking_libraries = kept
         for library in by_symbol:
             self._reload_init.update(library._reload_init)
         self._callees = tuple(dict.fromkeys([*by_symbol.values(), *inherited]))
-        self._symbols = frozenset(needed | missing)
+        self._symbols = frozenset(
+            missing | {s for library in kept for s in getattr(library, "_symbols", ())})
         self._pins = tuple(by_symbol)  # (the kept libraries hold their own)
+
+    def _left_undefined(self, kept: list, by_symbol: dict) -> set:
+        """The symbols this library's code and ``kept`` refer to that only the libraries not
+        linked define."""
+        if not by_symbol:
+            return set()
+        removed = set().union(*(_size(library)[1] for library in by_symbol))
+        defined = set().union(*(_size(library)[1] for library in kept), {
+            f.name for f in self._final_module.functions if not f.is_declaration})
+        declared = set().union(*(_declarations(library) for library in kept), {
+            f.name for f in self._final_module.functions if f.is_declaration})
+        return (declared & removed) - defined
 
     def serialize_using_object_code(self):
         name, kind, data = super().serialize_using_object_code()
-        if not self._callees:
+        callees, symbols = self._callees, self._symbols
+        unaccounted = {f.name for f in self._final_module.functions
+                       if f.is_declaration and _SHARED_SYMBOL.match(f.name)} - symbols
+        if unaccounted:  # a bug: an entry that never loads (a miss) rather than a crash
+            callees = (*callees, Callee("<unaccounted>", "", (), min(unaccounted)))
+        if not callees:
             return name, kind, data
-        return name, KIND, (*data, self._callees, tuple(sorted(self._symbols)))
+        return name, KIND, (*data, callees, tuple(sorted(symbols | unaccounted)))
 
     @classmethod
     def _unserialize(cls, codegen, state):
