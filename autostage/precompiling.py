@@ -88,6 +88,31 @@ def _window(xs, width):
     return acc, norms[-1], len(norms), steps[-1] - steps[0]
 
 
+def _history(xs, keep):
+    """Bookkeeping over steps as optimisers and decoders keep it (histories of vectors and
+    scores with the oldest dropped, back-pointers, a path read backwards): typed lists of
+    vectors, floats and ints, item writes, copies and stacks."""
+    vectors, scores, best, pointers = [], [], [], []
+    for t in range(xs.shape[0]):
+        vectors.append(xs[t] - xs[0])
+        scores.append(float(xs[t].sum()))
+        best.append(int(np.argmax(xs[t])))
+        pointers.append(np.argmax(xs[: t + 1], axis=0))
+        if len(vectors) > keep:
+            vectors.pop(0)
+            scores.pop(0)
+        scores[-1] = scores[-1] * 0.5
+        best[0] = best[-1]
+    d = xs[0] * 0.0
+    for i in range(len(vectors) - 1, -1, -1):
+        d = d + scores[i] * vectors[i]
+    path = [best[-1]]
+    for t in range(len(pointers) - 1, 0, -1):
+        path.append(int(pointers[t][path[-1] % xs.shape[1]]))
+    return (d, np.stack(vectors), np.array(best), np.array(scores), np.array(path),
+            np.stack(pointers))
+
+
 def _row_writes(x):
     out = np.zeros((x.shape[0], x.shape[1]))
     for i in range(x.shape[0]):
@@ -122,6 +147,7 @@ def _float_cases(dtype: type) -> Iterator[tuple[Callable, tuple]]:
     yield _gates, (x, arr(_N, _M), arr(_N, _M), arr(_N, _M), v)
     yield _running_values, (x,)
     yield _window, (x, 3)
+    yield _history, (x, 3)
     yield _row_writes, (x,)
     yield _sorting, (arr(_M),)
     yield _new_arrays, (x,)
@@ -130,6 +156,7 @@ def _float_cases(dtype: type) -> Iterator[tuple[Callable, tuple]]:
 def _int_cases() -> Iterator[tuple[Callable, tuple]]:
     x = np.arange(_N * _M, dtype=np.int64).reshape(_N, _M) % 7
     yield _running_values, (x,)
+    yield _history, (x, 3)
     yield _sorting, (x[0].copy(),)
 
 

@@ -212,18 +212,19 @@ def _pop(op: ir.Op, em: Emitter) -> None:
 
 @lowering("list_get")
 def _get(op: ir.Op, em: Emitter) -> None:
-    """Inline, not a ``typed_lists`` call: LLVM did not inline that call, and a loop reading
-    items ran 20-25% slower (inline, Numba compiles its item read into each program using
-    lists: 0.16-0.26 s in the realistic ones)."""
+    """Inline, not a ``typed_lists`` function: LLVM did not inline that call, and a loop reading
+    items ran 20-25% slower. The read and the length are ``typed_lists`` intrinsics (Numba's
+    own compiled again in each process: 0.1-0.25 s per item type)."""
     lst, index = (em.name(v) for v in op.operands)
     facts = em.int_facts
     if facts is None or not facts.within_list(op.operands[1], op.operands[0]):
         # (no test where passes/int_facts proves it in range: ``for i in range(len(items))``)
-        low = "" if facts is not None and facts.nonnegative(op.operands[1]) else f"-len({lst}) <= "
-        em.line(f"if not {low}{index} < len({lst}):")
+        size = list_call(em, "size", lst)
+        low = "" if facts is not None and facts.nonnegative(op.operands[1]) else f"-{size} <= "
+        em.line(f"if not {low}{index} < {size}:")
         with em.block():
             em.line('raise IndexError("list index out of range")')
-    em.line(f"{em.name(op.results[0])} = {lst}[{index}]")
+    em.line(f"{em.name(op.results[0])} = {list_call(em, 'item', lst, index)}")
 
 
 @lowering("list_set")
