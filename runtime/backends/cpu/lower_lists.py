@@ -24,22 +24,24 @@ from autostage.runtime.backends.cpu.lower_support import fresh_indices, loops
 # np.stack of a typed list along a new axis 0; ``empty`` is the result for an empty list, or
 # None for NumPy's error (the list_stack op's ``empty_ok``). The items are copied as flat
 # elements: ``out[i] = item`` compiled Numba's broadcasting assignment and its shape-mismatch
-# message (its string formatting): 2.0-2.6 s, against 0.6-0.75 s for this helper.
+# message (its string formatting): 2.0-2.6 s, against 0.6-0.75 s for this helper. Lengths and
+# items through ``typed_lists``' intrinsics, the result through ``new_arrays`` (Numba's own
+# ``len``, ``[]``, ``np.empty`` and ``reshape`` are compiled again per process).
 _STACK = '''
 @numba.njit(**JIT)
 def {name}(items, empty):
-    n = len(items)
+    n = cpu_list.size(items)
     if n == 0:
         if empty is None:
             raise ValueError("need at least one array to stack")
         return empty
-    first = items[0]
-    out = np.empty((n,) + np.shape(first), first.dtype)
-    flat = out.reshape(-1)
+    first = cpu_list.item(items, 0)
+    out = cpu_new.empty((n,) + first.shape, first.dtype)
+    flat = cpu_new.flat_view(out)
     size = first.size
     for i in range(n):
-        item = items[i]
-        if np.shape(item) != np.shape(first):
+        item = cpu_list.item(items, i)
+        if item.shape != first.shape:
             raise ValueError("all input arrays must have the same shape")
         values = item.ravel()
         for j in range(size):
@@ -49,12 +51,12 @@ def {name}(items, empty):
 _STACK_SCALARS = '''
 @numba.njit(**JIT)
 def {name}(items, empty):
-    n = len(items)
+    n = cpu_list.size(items)
     if n == 0 and empty is None:
         raise ValueError("need at least one array to stack")
-    out = np.empty(n, {dtype})
+    out = cpu_new.empty((n,), {dtype})
     for i in range(n):
-        out[i] = items[i]
+        out[i] = cpu_list.item(items, i)
     return out
 '''
 
