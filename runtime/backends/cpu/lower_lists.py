@@ -8,9 +8,10 @@ object in place and hand it on (``Emitter.uses``); so may the op that passes/inp
 ``in_place`` (its last use, e.g. an append in one branch of an ``if`` whose other branch yields
 the list); otherwise it works on a copy. Aliases made
 by branches, loops and calls copy a list that is read elsewhere too (``lower_control.owned``),
-so every list object has one live owner. Typed-list operations but reading an item are calls
-of ``typed_lists`` (compiled once per item type, not into each program); all raise Python's
-errors (``IndexError('list index out of range')``, ``('pop from empty list')``, ...).
+so every list object has one live owner. Typed-list operations are calls of ``typed_lists``
+(compiled once per item type, not into each program; reading an item and the length its test
+needs are intrinsics of it, written in line); all raise Python's errors
+(``IndexError('list index out of range')``, ``('pop from empty list')``, ...).
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ generated module binds it by name::
     ), ())
 
 The helper's text (and the import lines it needs) stays in the generated module, so that module
-still changes whenever the helper does (Numba's cache of a caller holds its callees' code).
+still changes whenever the helper does (Numba's cache of a caller holds its callees' code, or
+refers to large ones by symbol: ``symbol_links``).
 """
 
 from __future__ import annotations

@@ -10,12 +10,15 @@ autostage can find again (a shared helper module's or one of ``autostage.runtime
 is not linked: the caller keeps its declaration, which the JIT resolves to the code already
 loaded, and holds the callee's code library so that it stays loaded.
 
-Numba's disk cache of such a caller stores the callees it needs (module, name, argument types and
-the exact symbol). Loading it first loads each callee (from its own cache entry, or compiling
-it), and checks that each symbol is the one the caller was compiled against and is defined; if
-not (a callee recompiled since, under another name), the entry is a miss and the caller is
-compiled again (``numba_cache.TiedCacheFile.load``). An unresolved symbol never reaches LLVM, which
-would abort the process.
+A library that links one calling helpers by symbol calls them too (the linked code refers to
+them): it takes on that library's callees. Numba's disk cache of a caller stores its callees
+(module, name, argument types and the exact symbol). Loading it first loads each callee (from
+its own cache entry, or compiling it) and checks that each defines the symbol the caller was
+compiled against; if not (a callee compiled again since, under another name), the entry is a
+miss and the caller is compiled again (``numba_cache.TiedCacheFile.load``). A caller whose code
+refers to shared code its callees do not account for (a bug) is cached as an entry that never
+loads. Code with an unresolved symbol is never loaded: LLVM's JIT would give it a bad address
+and the process would crash at the call.
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ KIND = "object+symbol-links"
 
 _GENERATED = re.compile(r"_ZN\d+stage_[0-9a-f]{16}")
 _SHARED_SYMBOL = re.compile(r"_ZN(\d+stage_[0-9a-f]{16}|9autostage)")
-_SHARED_MODULES = ("stage_", "autostage.runtime.backends.cpu.")
+_RUNTIME_MODULES = "autostage.runtime.backends.cpu."
+_SHARED_MODULES = ("stage_", _RUNTIME_MODULES)
 
 
 class Callee(NamedTuple):
@@ -50,7 +54,7 @@ class Callee(NamedTuple):
 
 
 _callees: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # code library -> Callee
-_sizes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # code library -> (size, names)
+_summaries: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # code library -> Summary
 _installed = False
 
 
@@ -82,16 +86,30 @@ def _remember(fndesc, libs) -> None:
                                fndesc.mangled_name)
 
 
-def _size(library) -> tuple[int, frozenset]:
-    """How many instructions ``library`` links into a caller, and the functions it defines."""
-    known = _sizes.get(library)
+class Summary(NamedTuple):
+    """What linking a code library brings into a caller."""
+
+    size: int  # LLVM instructions
+    defined: frozenset  # the functions it defines
+    declared: frozenset  # the functions it refers to
+
+
+def _summary(library) -> Summary:
+    """What linking ``library`` brings into a caller (counted once per library)."""
+    known = _summaries.get(library)
     if known is None:
         module = library._get_module_for_linking()
         lines = str(module).splitlines()
         size = sum(1 for line in lines if line.startswith("  ") and not line.startswith("  ;"))
-        names = frozenset(f.name for f in module.functions if not f.is_declaration)
-        known = _sizes[library] = (size, names)
+        known = _summaries[library] = _summary_of_module(module)._replace(size=size)
     return known
+
+
+def _summary_of_module(module) -> Summary:
+    defined, declared = set(), set()
+    for function in module.functions:
+        (declared if function.is_declaration else defined).add(function.name)
+    return Summary(0, frozenset(defined), frozenset(declared))
 
 
 class SymbolLinkedLibrary(numba_codegen.JITCodeLibrary):
@@ -119,7 +137,7 @@ class SymbolLinkedLibrary(numba_codegen.JITCodeLibrary):
         by_symbol = {}
         for library in libraries if generated else ():
             callee = _callees.get(library)
-            if callee is not None and _size(library)[0] >= LARGE \
+            if callee is not None and _summary(library).size >= LARGE \
                     and engine.is_symbol_defined(callee.symbol):
                 by_symbol[library] = callee
         kept = [library for library in libraries if library not in by_symbol]
@@ -142,11 +160,10 @@ class SymbolLinkedLibrary(numba_codegen.JITCodeLibrary):
         linked define."""
         if not by_symbol:
             return set()
-        removed = set().union(*(_size(library)[1] for library in by_symbol))
-        defined = set().union(*(_size(library)[1] for library in kept), {
-            f.name for f in self._final_module.functions if not f.is_declaration})
-        declared = set().union(*(_declarations(library) for library in kept), {
-            f.name for f in self._final_module.functions if f.is_declaration})
+        own = _summary_of_module(self._final_module)
+        removed = set().union(*(_summary(library).defined for library in by_symbol))
+        defined = set().union(own.defined, *(_summary(library).defined for library in kept))
+        declared = set().union(own.declared, *(_summary(library).declared for library in kept))
         return (declared & removed) - defined
 
     def serialize_using_object_code(self):
@@ -175,10 +192,6 @@ class SymbolLinkedLibrary(numba_codegen.JITCodeLibrary):
         return library
 
 
-def _declarations(library) -> set:
-    return {f.name for f in library._get_module_for_linking().functions if f.is_declaration}
-
-
 def resolve(callees, symbols) -> tuple | None:
     """The code libraries of ``callees``, loaded (from Numba's cache or compiled) and checked to
     define the symbols a cached caller refers to; None when one cannot be."""
@@ -187,7 +200,7 @@ def resolve(callees, symbols) -> tuple | None:
     pins = []
     for callee in callees:
         module = sys.modules.get(callee.module)
-        if module is None and callee.module.startswith(_SHARED_MODULES[1]):
+        if module is None and callee.module.startswith(_RUNTIME_MODULES):
             try:
                 module = importlib.import_module(callee.module)
             except ImportError:
