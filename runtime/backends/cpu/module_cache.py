@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numba
 from autostage.runtime import config
-from autostage.runtime.backends.cpu import numba_cache, symbol_links
+from autostage.runtime.backends.cpu import numba_cache
 
 from autostage.common import cache_directory
 from autostage.common.cache_directory import CacheDirectoryWarning
@@ -167,7 +167,6 @@ def _execute(name: str, path: Path, source: str) -> types.ModuleType:
     module = importlib.util.module_from_spec(spec)
     code = compile(source, str(path), "exec", dont_inherit=True)
     sys.modules[name] = module  # Numba looks it up by name (its cache, the environment)
-    symbol_links.install()
     try:
         exec(code, module.__dict__)
         numba_cache.tie_data_files(module)

@@ -46,6 +46,9 @@ class CacheIntegrityWarning(UserWarning):
 
 def tie_data_files(module: types.ModuleType) -> None:
     """Makes every cached Numba function of ``module`` use ``TiedCacheFile``."""
+    # Code whose cache is tied may call shared helpers by symbol (loading checks them): from
+    # before any of these functions compiles, Numba records where each one can be found again.
+    symbol_links.install()
     for value in list(vars(module).values()):
         if isinstance(value, Dispatcher) and isinstance(value._cache, caching.Cache):
             old = value._cache._cache_file
