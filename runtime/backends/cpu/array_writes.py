@@ -23,7 +23,7 @@ def {{name}}(dst, src):
 {dst_span}
 {src_span}
         if dst_lo < src_hi + src.itemsize and src_lo < dst_hi + dst.itemsize:
-            src = src.copy()
+            src = cpu_new.copy(src)
 {loops}
 '''
 # The first and last addresses an array's elements start at (strides may be negative).

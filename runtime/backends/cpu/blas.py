@@ -23,8 +23,7 @@ import ctypes
 import sys
 
 import numba
-import numpy as np
-from autostage.runtime.backends.cpu import numba_cache
+from autostage.runtime.backends.cpu import new_arrays, numba_cache
 from llvmlite import binding as llvm
 from numba import types
 from numba.core.imputils import impl_ret_borrowed
@@ -151,17 +150,13 @@ def _layout(x, rows, cols):
     return 0, 0
 
 
-def _contiguous(a):
-    return np.ascontiguousarray(a)
-
-
 @intrinsic
 def _matrix_copy(typingctx, a):
     """A C-contiguous copy of the 2-d ``a``, which BLAS could not read in place. A matrix typed
     C or F has contiguous rows or columns (``_layout`` reads it in place), so the copy is never
-    reached: ``a`` itself, no code, where Numba's ``np.ascontiguousarray`` of a matrix is ~540
-    LLVM instructions linked into every function calling ``gemm``. (An intrinsic, not an
-    overload: an overload compiled a function of its own per signature, ~25 ms.)"""
+    reached: ``a`` itself, no code, where a copy is a loop nest in every function calling
+    ``gemm``. (An intrinsic, not an overload: an overload compiled a function of its own per
+    signature, ~25 ms.)"""
     if not isinstance(a, types.Array):
         return None
     in_place = a.layout in ("C", "F")
@@ -170,7 +165,7 @@ def _matrix_copy(typingctx, a):
     def codegen(context, builder, signature, args):
         if in_place:
             return impl_ret_borrowed(context, builder, result, args[0])
-        return context.compile_internal(builder, _contiguous, signature, args)
+        return new_arrays.c_copy(context, builder, a, args[0])
     return result(a), codegen
 
 
@@ -179,12 +174,9 @@ def gemm(a, b):
     """``a @ b`` for 2-d arrays of one float dtype (sizes already checked)."""
     m, k = a.shape
     n = b.shape[1]
-    out = np.empty((m, n), a.dtype)
-    if m == 0 or n == 0:
-        return out
-    if k == 0:
-        out[:] = 0
-        return out
+    if m == 0 or n == 0 or k == 0:
+        return new_arrays.zeros((m, n), a.dtype)
+    out = new_arrays.empty((m, n), a.dtype)
     trans_a, lda = _layout(a, m, k)
     if trans_a == 0:
         a = _matrix_copy(a)
@@ -204,12 +196,9 @@ def gemv(a, x, transpose):
         k, m = a.shape
     else:
         m, k = a.shape
-    out = np.empty(m, a.dtype)
-    if m == 0:
-        return out
-    if k == 0:
-        out[:] = 0
-        return out
+    if m == 0 or k == 0:
+        return new_arrays.zeros((m,), a.dtype)
+    out = new_arrays.empty((m,), a.dtype)
     rows, cols = a.shape
     flag, lda = _layout(a, rows, cols)
     if flag == 0:
@@ -221,10 +210,11 @@ def gemv(a, x, transpose):
         flag = _TRANS if flag == _NO_TRANS else _NO_TRANS
     incx = x.strides[0] // x.itemsize
     if incx <= 0:  # a reversed or broadcast vector: BLAS would read it from its other end
-        x = np.ascontiguousarray(x)
+        x = new_arrays.contiguous(x)
         incx = 1
     _gemv_call(flag, rows, cols, a, lda, x, incx, out)
     return out
 
 
-numba_cache.tie_data_files(sys.modules[__name__])  # content-named, private files
+# (content-named, private files; new arrays are written in line: new_arrays' source in the key)
+numba_cache.tie_data_files(sys.modules[__name__], writes_in_line=(new_arrays,))

@@ -34,12 +34,12 @@ def owned(em: Emitter, value: ir.Value, expr: str | None = None, reuse: bool = F
         if em.uses(value) == 1 or reuse:
             return expr
         if value in em.list_buffers:  # (buffer, count, mismatch): a copy of the buffer
-            return f"({expr}[0].copy(), {expr}[1], {expr}[2])"
+            return f"({s.copy(em, expr + '[0]')}, {expr}[1], {expr}[2])"
         return list_call(em, "copy", expr)
     producer = value.producer
     if (isinstance(producer, ir.Op) and producer.name == "constant"
             and not is_scalar(value.type)):
-        return f"{expr}.copy()"
+        return s.copy(em, expr)
     return expr
 
 
@@ -128,7 +128,7 @@ def _while(op: ir.Op, em: Emitter) -> None:
             em.line(f"{flag} = True")
     for k in em.copied_after_loop.get(op, ()):
         if em.uses(op.results[k]):  # a row of a list's buffer (lower_lists.place_row)
-            em.line(f"{carried[k]} = {carried[k]}.copy()")
+            em.line(f"{carried[k]} = {s.copy(em, carried[k])}")
 
 
 @lowering("call")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu import complex_math, fusible, run_errors, vector_math
+from autostage.runtime.backends.cpu import lower_support as s
 from autostage.runtime.backends.cpu.codegen import (
     Emitter,
     hashed_import,
@@ -246,7 +247,7 @@ def _cast(op: ir.Op, em: Emitter) -> None:
     (x,), (out,) = op.operands, op.results
     expr = cast_expr(em.name(x), x.type, out.type.dtype)
     if expr == em.name(x) and not is_scalar(x.type):
-        expr += ".copy()"  # astype copies even to the same dtype
+        expr = s.copy(em, expr)  # astype copies even to the same dtype
     em.line(f"{em.name(out)} = {expr}")
 
 

@@ -328,10 +328,10 @@ def lower_setitem(op: ir.Op, em: Emitter) -> None:
         out = xname
         if op.attrs.get("copy_value") and v.type.ndim and is_advanced:  # v reads x's buffer
             vname = em.fresh("value")  # (NumPy's overlap; array_writes.assign checks its own)
-            em.line(f"{vname} = {em.name(v)}.copy()")
+            em.line(f"{vname} = {s.copy(em, em.name(v))}")
     else:
         out = em.name(op.results[0])
-        em.line(f"{out} = {xname}.copy()")
+        em.line(f"{out} = {s.copy(em, xname)}")
     if not is_advanced:
         index = ", ".join(basic_index(em, items, x))
         target_shape = index_shape(x.type.shape, op.attrs["index"], [v.type for v in staged])
@@ -357,7 +357,7 @@ def lower_scatter_add(op: ir.Op, em: Emitter) -> None:
         em.line(f"{out} = {xname} + {vname if v.type.ndim == 0 else vname + '.ravel()[0]'}")
         return
     items, is_advanced = _prepare(op, em, tuple(staged))
-    em.line(f"{out} = {xname}.copy()")
+    em.line(f"{out} = {s.copy(em, xname)}")
     if not is_advanced:  # each position once
         at = f"{out}[{', '.join(basic_index(em, items, x))}]"
         em.line(f"{at} = {at} + {vname}")

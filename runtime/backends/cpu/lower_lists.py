@@ -93,7 +93,7 @@ def {name}(lst, empty, last):
         if empty is None:
             raise ValueError("need at least one array to stack")
         return empty
-    return buf[:n] if last else buf[:n].copy()
+    return buf[:n] if last else cpu_new.copy(buf[:n])
 '''
 
 
@@ -172,7 +172,7 @@ def _buffer_append(op: ir.Op, em: Emitter) -> None:
     buf, n, mismatch = em.fresh("buf"), em.fresh("count"), em.fresh("mismatch")
     em.line(f"{buf}, {n}, {mismatch} = {source}")
     if not _reuses(em, op):
-        em.line(f"{buf} = {buf}.copy()")
+        em.line(f"{buf} = {s.copy(em, buf)}")
     grow = em.helper("buffer_grow", _BUFFER_GROW)
     if is_scalar(op.operands[1].type):  # a 1-d buffer of scalars: no shape to compare
         em.line(f"if {n} == {buf}.shape[0]:")

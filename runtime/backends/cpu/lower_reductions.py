@@ -90,10 +90,11 @@ def {name}_tree(flat, start, n, limit, tiled):
     """The halves of n's pairwise tree split until they hold at most limit values, summed
     as the tree adds them: each such part by ``_block`` from flat[start:], or (``tiled``) the
     next of the part sums in ``flat`` (``_tiles``' order)."""
-    starts = np.empty(64, np.int64)
-    sizes = np.empty(64, np.int64)
-    lefts = np.empty(64, flat.dtype)
-    waiting = np.zeros(64, np.bool_)  # the left half is summed, the right one pending
+    starts = cpu_new.empty((np.int64(64),), np.int64)
+    sizes = cpu_new.empty((np.int64(64),), np.int64)
+    lefts = cpu_new.empty((np.int64(64),), flat.dtype)
+    # (waiting: the left half is summed, the right one pending)
+    waiting = cpu_new.zeros((np.int64(64),), np.bool_)
     top = 0
     k = 0
     starts[0], sizes[0] = start, n
@@ -134,16 +135,16 @@ def {name}_run(flat, start, n):
 
 @numba.njit(**JIT)
 def {name}(x, start, n):
-    return {name}_run(np.ascontiguousarray(x).reshape(-1), start, n)
+    return {name}_run(cpu_new.flat_view(cpu_new.contiguous(x)), start, n)
 
 
 @numba.njit(**JIT)
 def {name}_tiles(n, limit):
     """The sizes, in order, of the nodes of n's pairwise tree that hold at most limit elements
     and whose parents hold more: they tile the n elements."""
-    out = np.empty(n // (limit // 4) + 2, np.int64)
+    out = cpu_new.empty((n // (limit // 4) + 2,), np.int64)
     count = 0
-    stack = np.empty(64, np.int64)
+    stack = cpu_new.empty((np.int64(64),), np.int64)
     stack[0] = n
     top = 1 if n > 0 else 0
     while top > 0:

@@ -224,7 +224,7 @@ def _check_broadcast_to(op: ir.Op, em: Emitter, shape: list[str]) -> None:
 @lowering("copy")
 def lower_copy(op: ir.Op, em: Emitter) -> None:
     x = op.operands[0]
-    copy = em.name(x) if x.type.ndim == 0 else f"{em.name(x)}.copy()"
+    copy = em.name(x) if x.type.ndim == 0 else s.copy(em, em.name(x))
     em.line(f"{em.name(op.results[0])} = {copy}")
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from autostage.runtime import ir, state  # noqa: F401 - registers the Variable ops
 from autostage.runtime.backends.cpu import array_writes
+from autostage.runtime.backends.cpu import lower_support as s
 from autostage.runtime.backends.cpu.codegen import Emitter, is_scalar, lowering
 from autostage.runtime.backends.cpu.lower_core import cast_expr, wrap_scalar
 
@@ -22,7 +23,7 @@ def _read(op: ir.Op, em: Emitter) -> None:
     storage = em.variable(op.attrs["var"])
     out = op.results[0]
     em.line(f"{em.name(out)} = {storage}[()]" if is_scalar(out.type) else
-            f"{em.name(out)} = {storage}.copy()")
+            f"{em.name(out)} = {s.copy(em, storage)}")
 
 
 def _update(op: ir.Op, em: Emitter, operator: str | None) -> None:

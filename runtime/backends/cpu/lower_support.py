@@ -108,6 +108,12 @@ def contiguous(em: Emitter, name: str) -> str:
     return f"cpu_new.contiguous({name})"
 
 
+def copy(em: Emitter, name: str) -> str:
+    """A new C-contiguous copy of the array ``name`` (``x.copy()``, written in line)."""
+    new_arrays_import(em)
+    return f"cpu_new.copy({name})"
+
+
 def new_arrays_import(em: Emitter) -> None:
     """The generated module imports ``new_arrays`` as ``cpu_new``."""
     em.module_line("cpu_new", _NEW_IMPORT)

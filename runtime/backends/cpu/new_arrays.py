@@ -1,13 +1,14 @@
-"""New arrays for generated code, through functions compiled once per machine.
+"""New arrays for generated code, written in line: nothing to compile, in any process.
 
-Numba compiles its implementation of ``np.empty``/``np.zeros``/``np.ascontiguousarray`` into
-each function that calls it, once per shape type and dtype, in every process that compiles a
-new function: 20-90 ms per signature, ~0.1 s per realistic program (4.8 s of the 44 programs'
-compile time in ``benchmarks/compile_time.py``). Called through these, it is compiled once per
-signature and loaded from Numba's disk cache after; LLVM inlines the call when it links them.
+Numba's ``np.empty``/``np.zeros``/``np.full``/``np.ascontiguousarray`` are overloads: each is
+compiled as a function of its own once per shape type and dtype, in every process that compiles
+new code calling it (0.1-0.3 s per signature with the allocator it compiles inside; ~4 s of the
+47 realistic programs' compile time after ``autostage --precompile``, which cannot cache them
+for the signatures a program meets first). These are intrinsics instead: each call becomes the
+few instructions that allocate (and fill, or copy) the array, with NumPy's errors.
 
 A shape is a tuple of int64: a literal size must be passed as ``np.int64(n)`` (``shape``),
-or Numba would type the tuple with the literal and compile once per value.
+or Numba would type the tuple with the literal.
 
 Generated modules import this module as ``cpu_new`` (``hashed_import``: its source hash is part
 of theirs, so their cached code is dropped when it changes).
@@ -15,39 +16,218 @@ of theirs, so their cached code is dropped when it changes).
 
 from __future__ import annotations
 
-import sys
-
-import numba
-import numpy as np
-from autostage.runtime.backends.cpu import numba_cache
+from llvmlite import ir
 from numba import types
-from numba.core.imputils import impl_ret_borrowed
+from numba.core import cgutils
+from numba.core.imputils import impl_ret_borrowed, impl_ret_new_ref
 from numba.extending import intrinsic
 from numba.np.arrayobj import make_array, populate_array
 
-# (Options of its own, not shared_helpers': Numba's cache of this module is keyed by this file.)
-_JIT = dict(cache=True, error_model="numpy", nogil=True, no_cfunc_wrapper=True,
-            no_cpython_wrapper=True)
+_NEGATIVE = "negative dimensions are not allowed"
+_TOO_BIG = ("array is too big; `arr.size * arr.dtype.itemsize` is larger than the maximum "
+            "possible size.")
 
 
-@numba.njit(**_JIT)
-def empty(shape, dtype):
-    return np.empty(shape, dtype)
+def _rank(shape: types.Type) -> int | None:
+    """The number of sizes in a shape argument (a tuple of integers), or None."""
+    if isinstance(shape, types.BaseTuple) and all(isinstance(t, types.Integer) for t in shape):
+        return len(shape)
+    return None
 
 
-@numba.njit(**_JIT)
-def zeros(shape, dtype):
-    return np.zeros(shape, dtype)
+def _element(dtype: types.Type) -> types.Type | None:
+    """The scalar type a dtype argument names (``np.float64``, ``x.dtype``), or None."""
+    if isinstance(dtype, (types.DType, types.NumberClass)):
+        return dtype.dtype
+    return None
 
 
-@numba.njit(**_JIT)
-def contiguous(x):
-    return np.ascontiguousarray(x)
+def _allocate(context, builder, array_type: types.Array, sizes: list) -> cgutils.Structure:
+    """A new C-contiguous array of ``array_type`` with ``sizes`` (intp values), not filled:
+    NumPy's ValueErrors for a negative size and for a byte count past intp, MemoryError when
+    the allocation fails."""
+    intp = context.get_value_type(types.intp)
+    itemsize = context.get_abi_sizeof(context.get_data_type(array_type.dtype))
+    count, overflow = ir.Constant(intp, 1), cgutils.false_bit
+    for size in sizes:
+        with cgutils.if_unlikely(builder, builder.icmp_signed("<", size, ir.Constant(intp, 0))):
+            context.call_conv.return_user_exc(builder, ValueError, (_NEGATIVE,))
+        product = builder.smul_with_overflow(count, size)
+        count = builder.extract_value(product, 0)
+        overflow = builder.or_(overflow, builder.extract_value(product, 1))
+    product = builder.smul_with_overflow(count, ir.Constant(intp, itemsize))
+    nbytes = builder.extract_value(product, 0)
+    with cgutils.if_unlikely(builder, builder.or_(overflow, builder.extract_value(product, 1))):
+        context.call_conv.return_user_exc(builder, ValueError, (_TOO_BIG,))
+    align = context.get_preferred_array_alignment(array_type.dtype)
+    meminfo = context.nrt.meminfo_alloc_aligned(builder, nbytes, align)
+    with cgutils.if_unlikely(builder, cgutils.is_null(builder, meminfo)):
+        context.call_conv.return_user_exc(builder, MemoryError, ("Unable to allocate array",))
+    strides, stride = [], ir.Constant(intp, itemsize)
+    for size in reversed(sizes):
+        strides.insert(0, stride)
+        stride = builder.mul(stride, size)
+    data = builder.bitcast(context.nrt.meminfo_data(builder, meminfo),
+                           context.get_data_type(array_type.dtype).as_pointer())
+    array = make_array(array_type)(context, builder)
+    populate_array(array, data=data, shape=cgutils.pack_array(builder, sizes, ty=intp),
+                   strides=cgutils.pack_array(builder, strides, ty=intp),
+                   itemsize=ir.Constant(intp, itemsize), meminfo=meminfo)
+    return array
 
 
-@numba.njit(**_JIT)
-def full(shape, value):
-    return np.full(shape, value)
+def _new(shape: types.Type, element: types.Type | None, fill):
+    """The typing and code of a new C array of ``shape``'s rank and ``element``'s dtype;
+    ``fill(context, builder, array, args)`` writes its elements (or not)."""
+    rank = _rank(shape)
+    if rank is None or element is None:
+        return None
+    result = types.Array(element, rank, "C")
+
+    def codegen(context, builder, signature, args):
+        sizes = [context.cast(builder, size, kind, types.intp) for size, kind in
+                 zip(cgutils.unpack_tuple(builder, args[0], count=rank), shape, strict=True)]
+        array = _allocate(context, builder, result, sizes)
+        fill(context, builder, array, args)
+        return impl_ret_new_ref(context, builder, result, array._getvalue())
+    return result, codegen
+
+
+@intrinsic
+def empty(typingctx, shape, dtype):
+    """``np.empty(shape, dtype)``."""
+    typed = _new(shape, _element(dtype), lambda context, builder, array, args: None)
+    return None if typed is None else (typed[0](shape, dtype), typed[1])
+
+
+@intrinsic
+def zeros(typingctx, shape, dtype):
+    """``np.zeros(shape, dtype)``: the new bytes set to zero."""
+    def fill(context, builder, array, args):
+        cgutils.memset(builder, array.data, builder.mul(array.itemsize, array.nitems), 0)
+    typed = _new(shape, _element(dtype), fill)
+    return None if typed is None else (typed[0](shape, dtype), typed[1])
+
+
+@intrinsic
+def full(typingctx, shape, value):
+    """``np.full(shape, value)``, of ``value``'s type."""
+    element = types.unliteral(value)
+    if not isinstance(element, (types.Number, types.Boolean)):
+        return None
+
+    def fill(context, builder, array, args):
+        item = context.get_value_as_data(builder, element,
+                                         context.cast(builder, args[1], value, element))
+        with cgutils.for_range(builder, array.nitems) as loop:
+            builder.store(item, builder.gep(array.data, [loop.index]))
+    typed = _new(shape, element, fill)
+    return None if typed is None else (typed[0](shape, value), typed[1])
+
+
+@intrinsic
+def contiguous(typingctx, x):
+    """``np.ascontiguousarray(x)``: ``x`` itself when it is C-contiguous (typed so, or an 'A'
+    array found so at run time, NumPy's rule), else a C copy; a 0-d ``x`` or a scalar as 1-d,
+    as NumPy."""
+    if isinstance(x, (types.Number, types.Boolean)):
+        return _scalar_as_array(x)
+    if not isinstance(x, types.Array):
+        return None
+    result = x.copy(layout="C", ndim=max(x.ndim, 1), readonly=False)
+    if x.ndim == 0 or x.layout == "C" or (x.ndim == 1 and x.layout == "F"):
+        def codegen(context, builder, signature, args):
+            if x.ndim:
+                return impl_ret_borrowed(context, builder, result, args[0])
+            source = make_array(x)(context, builder, value=args[0])
+            out = make_array(result)(context, builder)
+            intp = context.get_value_type(types.intp)
+            populate_array(out, data=source.data,
+                           shape=cgutils.pack_array(builder, [ir.Constant(intp, 1)]),
+                           strides=cgutils.pack_array(builder, [source.itemsize]),
+                           itemsize=source.itemsize, meminfo=source.meminfo,
+                           parent=source.parent)
+            return impl_ret_borrowed(context, builder, result, out._getvalue())
+        return result(x), codegen
+
+    def codegen(context, builder, signature, args):
+        if x.layout != "A":
+            return c_copy(context, builder, x, args[0])
+        source = make_array(x)(context, builder, value=args[0])
+        sizes = cgutils.unpack_tuple(builder, source.shape, count=x.ndim)
+        strides = cgutils.unpack_tuple(builder, source.strides, count=x.ndim)
+        with builder.if_else(_c_contiguous(builder, sizes, strides, source.itemsize),
+                             likely=True) as (borrowed, copied):
+            with borrowed:
+                context.nrt.incref(builder, x, args[0])
+                borrowed_block = builder.block
+            with copied:
+                copy = c_copy(context, builder, x, args[0])
+                copied_block = builder.block
+        out = builder.phi(copy.type)  # (arrays of one dtype and rank: one LLVM type)
+        out.add_incoming(args[0], borrowed_block)
+        out.add_incoming(copy, copied_block)
+        return out
+    return result(x), codegen
+
+
+@intrinsic
+def copy(typingctx, x):
+    """``x.copy()``: a new C-contiguous array (NumPy's default order; Numba's method kept an F
+    array's order, and compiled its allocator once per process)."""
+    if not isinstance(x, types.Array):
+        return None
+    result = x.copy(layout="C", readonly=False)
+
+    def codegen(context, builder, signature, args):
+        return c_copy(context, builder, x, args[0])
+    return result(x), codegen
+
+
+def _scalar_as_array(x: types.Type):
+    element = types.unliteral(x)
+    result = types.Array(element, 1, "C")
+
+    def codegen(context, builder, signature, args):
+        intp = context.get_value_type(types.intp)
+        array = _allocate(context, builder, result, [ir.Constant(intp, 1)])
+        item = context.cast(builder, args[0], x, element)
+        builder.store(context.get_value_as_data(builder, element, item), array.data)
+        return impl_ret_new_ref(context, builder, result, array._getvalue())
+    return result(x), codegen
+
+
+def _c_contiguous(builder, sizes: list, strides: list, itemsize) -> ir.Value:
+    """NumPy's C-contiguity: an empty array, or each axis longer than 1 strided by the product
+    of the later sizes and the item size."""
+    zero, one = (ir.Constant(itemsize.type, v) for v in (0, 1))
+    ok, empty_, expected = cgutils.true_bit, cgutils.false_bit, itemsize
+    for size, stride in zip(reversed(sizes), reversed(strides), strict=True):
+        ok = builder.and_(ok, builder.or_(builder.icmp_signed("==", size, one),
+                                          builder.icmp_signed("==", stride, expected)))
+        empty_ = builder.or_(empty_, builder.icmp_signed("==", size, zero))
+        expected = builder.mul(expected, size)
+    return builder.or_(ok, empty_)
+
+
+def c_copy(context, builder, x: types.Array, value) -> ir.Value:
+    """Code making a new C-contiguous array with the elements of ``value`` (of type ``x``):
+    a reference the caller owns."""
+    source = make_array(x)(context, builder, value=value)
+    sizes = cgutils.unpack_tuple(builder, source.shape, count=x.ndim)
+    strides = cgutils.unpack_tuple(builder, source.strides, count=x.ndim)
+    out = _allocate(context, builder, x.copy(layout="C", readonly=False), sizes)
+    if x.layout == "C":
+        cgutils.raw_memcpy(builder, out.data, source.data, out.nitems, out.itemsize, align=1)
+        return out._getvalue()
+    out_strides = cgutils.unpack_tuple(builder, out.strides, count=x.ndim)
+    intp = context.get_value_type(types.intp)
+    with cgutils.loop_nest(builder, sizes, intp) as indices:
+        item = builder.load(cgutils.get_item_pointer2(context, builder, source.data, sizes,
+                                                      strides, x.layout, indices))
+        builder.store(item, cgutils.get_item_pointer2(context, builder, out.data, sizes,
+                                                      out_strides, "C", indices))
+    return out._getvalue()
 
 
 @intrinsic
@@ -68,6 +248,3 @@ def flat_view(typingctx, x):
                        meminfo=source.meminfo, parent=source.parent)
         return impl_ret_borrowed(context, builder, flat, out._getvalue())
     return flat(x), codegen
-
-
-numba_cache.tie_data_files(sys.modules[__name__])  # content-named, private files

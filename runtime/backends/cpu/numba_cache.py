@@ -44,17 +44,26 @@ class CacheIntegrityWarning(UserWarning):
     """
 
 
-def tie_data_files(module: types.ModuleType) -> None:
-    """Makes every cached Numba function of ``module`` use ``TiedCacheFile``."""
+def tie_data_files(module: types.ModuleType,
+                   writes_in_line: tuple[types.ModuleType, ...] = ()) -> None:
+    """Makes every cached Numba function of ``module`` use ``TiedCacheFile``. Numba keys the
+    cache by ``module``'s file alone: the sources of ``writes_in_line``, modules whose
+    intrinsics its code contains, are made part of the key."""
     # Code whose cache is tied may call shared helpers by symbol (loading checks them): from
     # before any of these functions compiles, Numba records where each one can be found again.
     symbol_links.install()
+    sources = hashlib.sha256()
+    for used in writes_in_line:
+        with open(used.__file__, "rb") as f:
+            sources.update(f.read())
     for value in list(vars(module).values()):
         if isinstance(value, Dispatcher) and isinstance(value._cache, caching.Cache):
             old = value._cache._cache_file
             if type(old) is caching.IndexDataCacheFile:
+                stamp = (old._source_stamp, sources.hexdigest()) if writes_in_line else (
+                    old._source_stamp)
                 value._cache._cache_file = TiedCacheFile(
-                    old._cache_path, old._index_name[:-len(".nbi")], old._source_stamp)
+                    old._cache_path, old._index_name[:-len(".nbi")], stamp)
 
 
 class TiedCacheFile(caching.IndexDataCacheFile):

@@ -280,7 +280,7 @@ def test_index_naming_an_untied_data_file_is_a_miss(tmp_path):
     assert cache_file.load("key") is None
 
 
-SHIPPED = ("blas", "checks", "int_overflow", "new_arrays", "python_arith", "sorts",
+SHIPPED = ("blas", "checks", "int_overflow", "python_arith", "sorts",
            "typed_lists", "vector_math")
 
 

@@ -1,0 +1,93 @@
+"""New arrays written in line (backends/cpu/new_arrays.py): the same arrays, dtypes, aliasing and
+errors as NumPy's ``empty``/``zeros``/``full``/``ascontiguousarray``, and nothing compiled for
+them."""
+
+import numba
+import numpy as np
+import pytest
+from autostage.runtime.backends.cpu import new_arrays as new
+from numba.core import event
+
+
+@numba.njit
+def _made(n, m):
+    shape = (np.int64(n), np.int64(m))
+    filled = new.empty(shape, np.float64)
+    for i in range(n):
+        for j in range(m):
+            filled[i, j] = i * m + j
+    return (filled, new.zeros(shape, np.int32), new.zeros((np.int64(n),), np.bool_),
+            new.full(shape, True), new.full((np.int64(m),), 7), new.full(shape, np.float32(0.5)),
+            new.zeros((), np.complex128), new.empty((np.int64(n),), filled.dtype))
+
+
+@pytest.mark.parametrize("n, m", [(3, 4), (0, 5), (1, 1)])
+def test_new_arrays_are_numpys(n, m):
+    filled, zeros, flags, full_bool, full_int, full_f32, scalar, like = _made(n, m)
+    expected = [(np.arange(n * m, dtype=np.float64).reshape(n, m)), np.zeros((n, m), np.int32),
+                np.zeros(n, np.bool_), np.full((n, m), True), np.full(m, 7),
+                np.full((n, m), np.float32(0.5)), np.zeros((), np.complex128)]
+    for got, want in zip((filled, zeros, flags, full_bool, full_int, full_f32, scalar),
+                         expected, strict=True):
+        assert got.dtype == want.dtype and got.shape == want.shape and got.flags.c_contiguous
+        np.testing.assert_array_equal(got, want)
+    assert like.shape == (n,) and like.dtype == np.float64
+
+
+def test_new_arrays_raise_numpys_errors():
+    with pytest.raises(ValueError, match="^negative dimensions are not allowed$"):
+        _made(-1, 2)
+    with pytest.raises(ValueError, match="array is too big"):
+        _made(2 ** 62, 4)
+
+
+@numba.njit
+def _contiguous(x):
+    return new.contiguous(x)
+
+
+_BASE = np.arange(24.0).reshape(4, 6)
+
+
+@pytest.mark.parametrize("x", [
+    _BASE, _BASE.T, _BASE[1], _BASE[:, 1], _BASE[::2], _BASE[:, :0], _BASE[:1, ::2],
+    np.asfortranarray(_BASE), np.asfortranarray(_BASE)[:, :1], _BASE[:, 2:3],
+    np.ones((2, 1, 3))[:, :, ::2], _BASE.reshape(2, 2, 6)[:, ::-1], np.array(2.5),
+    np.arange(5)[::-1], np.array([True, False, True])[::2]], ids=str)
+def test_contiguous_is_ascontiguousarray(x):
+    got, want = _contiguous(x), np.ascontiguousarray(x)
+    assert got.dtype == want.dtype and got.shape == want.shape and got.flags.c_contiguous
+    np.testing.assert_array_equal(got, want)
+    # the argument itself exactly when NumPy returns it (C-contiguous by NumPy's rule: typed C,
+    # or typed 'A' and found so), else a copy
+    assert np.shares_memory(got, x) == np.shares_memory(want, x)
+
+
+@pytest.mark.parametrize("value", [2.5, True, 3])
+def test_contiguous_of_a_scalar_is_a_1d_array(value):
+    got = _contiguous(value)
+    want = np.ascontiguousarray(value)
+    assert got.shape == want.shape == (1,) and got[0] == value
+    assert got.dtype == numba.np.numpy_support.as_dtype(numba.typeof(value))
+
+
+def test_new_arrays_compile_nothing_of_their_own():
+    @numba.njit
+    def fresh(n, x):  # a new function: every call below is typed here for the first time
+        return (new.empty((np.int64(n), np.int64(2)), np.float32), new.zeros((np.int64(n),),
+                np.int16), new.full((np.int64(n),), np.int8(3)), new.contiguous(x))
+
+    compiled = []
+
+    class Recorder(event.Listener):
+        def on_start(self, e):
+            compiled.append(getattr(e.data.get("dispatcher"), "py_func", None))
+
+        def on_end(self, e):
+            pass
+
+    with event.install_listener("numba:compile", Recorder()):
+        empty, zeros, full, contiguous = fresh(3, np.arange(6.0)[::2])
+    assert [f.__name__ for f in compiled] == ["fresh"]
+    assert empty.shape == (3, 2) and zeros.tolist() == [0, 0, 0] and full.tolist() == [3, 3, 3]
+    assert full.dtype == np.int8 and contiguous.tolist() == [0.0, 2.0, 4.0]
