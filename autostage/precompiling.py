@@ -113,6 +113,36 @@ def _history(xs, keep):
             np.stack(pointers))
 
 
+def _trajectory(xs, w, v):
+    """A state and a number per step appended to lists and stacked, the states after the first
+    read back (a list slice), the last one multiplied: growing buffers, list copies and items
+    read as views."""
+    h = xs[0] * 0.0
+    states, norms, steps = [h], [], []
+    for t in range(xs.shape[0]):
+        h = np.tanh(states[-1] @ w + xs[t])
+        states.append(h)
+        norms.append(float(h @ h))
+        steps.append(t)
+    later = states[1:]
+    return (np.stack(later), np.array(norms), np.array(steps), states[-1] @ w, xs[:, 0].sum(),
+            np.median(v), np.median(xs, axis=0))
+
+
+def _int_steps(x, n):
+    """Python-int arithmetic on sizes and counts: true and floor division, remainders, bounds;
+    int rows shifted; an int list stacked."""
+    h = x.shape[0]
+    scale = (h - 1) / max(n - 1, 1)
+    shifted = x[0].copy()
+    shifted[1:] = x[0][:-1]
+    picks = []
+    for i in range(h):
+        if x[i, 0] % 2 == 0:
+            picks.append(i)
+    return scale, h // n, h % n, min(h, n), shifted, np.array(picks)
+
+
 def _row_writes(x):
     out = np.zeros((x.shape[0], x.shape[1]))
     for i in range(x.shape[0]):
@@ -148,6 +178,7 @@ def _float_cases(dtype: type) -> Iterator[tuple[Callable, tuple]]:
     yield _running_values, (x,)
     yield _window, (x, 3)
     yield _history, (x, 3)
+    yield _trajectory, (arr(_T, _M), arr(_M, _M), v)
     yield _row_writes, (x,)
     yield _sorting, (arr(_M),)
     yield _new_arrays, (x,)
@@ -157,6 +188,7 @@ def _int_cases() -> Iterator[tuple[Callable, tuple]]:
     x = np.arange(_N * _M, dtype=np.int64).reshape(_N, _M) % 7
     yield _running_values, (x,)
     yield _history, (x, 3)
+    yield _int_steps, (x, _N - 3)
     yield _sorting, (x[0].copy(),)
 
 

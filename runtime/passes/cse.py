@@ -19,6 +19,10 @@ import numpy as np
 from autostage.runtime import ir, op_registry
 from autostage.runtime.passes import analysis
 
+# New empty lists stay apart: merged, the program's lists would start as one object that all but
+# its last reader must copy (the CPU backend updates a list in place only at its last use).
+_NEVER_MERGED = frozenset({"list_new"})
+
 
 class _Unhashable(Exception):
     """An attribute that cannot be compared by value: the op is left alone."""
@@ -60,7 +64,8 @@ def _region(region: ir.Region, seen: dict, mapping: dict, module: ir.Module) -> 
 
 def _key(op: ir.Op, module: ir.Module) -> tuple | None:
     """What identifies the computation of ``op``, or None if it must not be merged."""
-    if op.regions or not op.results or analysis.has_effects(op, module):
+    if (op.regions or not op.results or op.name in _NEVER_MERGED
+            or analysis.has_effects(op, module)):
         return None
     if op.name not in op_registry.REGISTRY:
         return None

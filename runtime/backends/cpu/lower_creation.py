@@ -65,8 +65,10 @@ def lower_arange(op: ir.Op, em: Emitter) -> None:
         em.line(f"if {step} == 0:")
         with em.block():
             em.line("raise ZeroDivisionError('division by zero')")
-    em.line(f"{n} = max(int(np.ceil((np.float64({stop}) - np.float64({start})) / "
-            f"np.float64({step}))), 0)")
+    # (ufuncs and casts of scalars: Numba's builtin max and int are overloads, compiled again
+    # in each process)
+    em.line(f"{n} = np.int64(np.maximum(np.int64(np.ceil((np.float64({stop}) - "
+            f"np.float64({start})) / np.float64({step}))), np.int64(0)))")
     em.line(f"{out} = {s.empty(em, [n], dtype)}")
     second = em.fresh("second")
     em.line(f"{first} = {s.cast(start, dtype)}")
@@ -89,6 +91,6 @@ def lower_eye(op: ir.Op, em: Emitter) -> None:
     k, dtype = op.attrs["k"], op.results[0].type.dtype
     out, i = em.name(op.results[0]), em.fresh("i")
     em.line(f"{out} = {s.zeros(em, [rows, cols], dtype)}")
-    em.line(f"for {i} in range(max(0, -{k}), min({rows}, {cols} - {k})):")
+    em.line(f"for {i} in range({max(0, -k)}, np.int64(np.minimum({rows}, {cols} - {k}))):")
     with em.block():
         em.line(f"{out}[{i}, {i} + {k}] = {s.one(dtype)}")

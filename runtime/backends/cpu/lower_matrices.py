@@ -31,8 +31,9 @@ def lower_diag(op: ir.Op, em: Emitter) -> None:
             em.line(f"{out}[{row}, {col}] = {em.name(v)}[{i}]")
         return
     rows, cols = sizes
-    length = (f"max(0, min({rows}, {cols} - {k}))" if k >= 0
-              else f"max(0, min({rows} + {k}, {cols}))")
+    # (ufuncs of scalars: Numba's builtin max and min are compiled again in each process)
+    length = (f"np.int64(np.maximum(0, np.minimum({rows}, {cols} - {k})))" if k >= 0
+              else f"np.int64(np.maximum(0, np.minimum({rows} + {k}, {cols})))")
     em.line(f"{out} = {s.empty(em, [length], result.type.dtype)}")
     with s.loops(em, [i], [f"{out}.shape[0]"]):
         em.line(f"{out}[{i}] = {em.name(v)}[{row}, {col}]")

@@ -57,3 +57,26 @@ def test_freeze_compares_values_exactly():
     assert cse.freeze(0.0) != cse.freeze(-0.0)
     assert cse.freeze((1, 2)) != cse.freeze([1, 2])
     assert cse.freeze(True) != cse.freeze(1)
+
+
+def two_lists(x, n):
+    firsts, seconds = [], []
+    for i in range(n):
+        firsts.append(x * i)
+        seconds.append(x - i)
+    return firsts[-1] + seconds[0]
+
+
+def test_new_empty_lists_stay_apart():
+    """Merged, two ``[]`` would be one list that the first of its readers must copy."""
+    module = staged(two_lists, X, np.int64(3))
+    after = optimized(module, ["cse"], (X, np.int64(3)))
+    assert after.count("list_new") == 2, after
+
+
+def test_a_program_with_two_lists_copies_neither():
+    import autostage
+    f = autostage.convert(two_lists, target="cpu")
+    np.testing.assert_array_equal(f(X, np.int64(3)), two_lists(X, 3))
+    source = f.backend_source(X, np.int64(3))
+    assert source.count("cpu_list.new(") == 2 and "cpu_list.copy(" not in source, source
