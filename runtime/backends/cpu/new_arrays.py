@@ -7,8 +7,9 @@ new code calling it (0.1-0.3 s per signature with the allocator it compiles insi
 for the signatures a program meets first). These are intrinsics instead: each call becomes the
 few instructions that allocate (and fill, or copy) the array, with NumPy's errors.
 
-A shape is a tuple of int64: a literal size must be passed as ``np.int64(n)`` (``shape``),
-or Numba would type the tuple with the literal.
+A shape is a tuple of integers; generated code passes int64 (``np.int64(n)`` for a literal
+size, ``lower_support.int64_shape``), so that the compiled helpers it hands shapes to are not
+typed, and compiled, once per literal value.
 
 Generated modules import this module as ``cpu_new`` (``hashed_import``: its source hash is part
 of theirs, so their cached code is dropped when it changes).
