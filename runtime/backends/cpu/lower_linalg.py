@@ -137,7 +137,9 @@ def _numpy_dot(em: Emitter, a: ir.Value, b: ir.Value, names: list[str], out: str
                else None for n, v in zip(names, (a, b), strict=True)]
 
     def call(orders: tuple[str, str]) -> None:
-        args = [f"np.as{'fortran' if o == 'F' else 'contiguous'}array({n})"
+        # (C through new_arrays, written in line: Numba's np.ascontiguousarray is compiled
+        # again in each process)
+        args = [f"np.asfortranarray({n})" if o == "F" else s.contiguous(em, n)
                 for n, o in zip(names, orders, strict=True)]
         em.line(f"{out} = np.dot({args[0]}, {args[1]})")
 

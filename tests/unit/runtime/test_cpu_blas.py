@@ -140,3 +140,18 @@ def test_matrices_typed_c_or_f_compile_no_copy():
             copies, set())
     # (the result: zeros or not filled) and, for the strided matrix only, its copy
     assert allocations == {False: {3}, True: {4}}
+
+
+def _inner(x, y):
+    return x @ y
+
+
+def test_a_vector_product_reads_strided_vectors_through_new_arrays():
+    """``np.dot`` of two vectors (no BLAS module call for 1-d by 1-d) gets C-contiguous operands
+    from ``new_arrays`` (written in line), not Numba's ``np.ascontiguousarray``."""
+    f = autostage.convert(_inner, target="cpu")
+    x, y = np.linspace(-1.0, 1.0, 80), np.cos(np.arange(80.0))
+    for a, b in [(x[:40], y[:40]), (x[::2], y[1::2])]:
+        np.testing.assert_allclose(f(a, b), a @ b, rtol=1e-13)
+    source = f.backend_source(x[::2], y[1::2])
+    assert "cpu_new.contiguous(" in source and "np.ascontiguousarray" not in source, source
