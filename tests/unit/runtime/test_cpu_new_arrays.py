@@ -91,3 +91,18 @@ def test_new_arrays_compile_nothing_of_their_own():
     assert [f.__name__ for f in compiled] == ["fresh"]
     assert empty.shape == (3, 2) and zeros.tolist() == [0, 0, 0] and full.tolist() == [3, 3, 3]
     assert full.dtype == np.int8 and contiguous.tolist() == [0.0, 2.0, 4.0]
+
+
+@numba.njit
+def _copied(x):
+    return new.copy(x)
+
+
+@pytest.mark.parametrize("x", [
+    _BASE, _BASE.T, _BASE[:, 1], np.asfortranarray(_BASE), _BASE[::2, ::3], _BASE[:, :0],
+    np.array(2.5), np.array([True, False, True])[::-1]], ids=str)
+def test_copy_is_a_new_c_array(x):
+    got = _copied(x)
+    assert got.dtype == x.dtype and got.shape == x.shape and got.flags.c_contiguous
+    np.testing.assert_array_equal(got, x)
+    assert not np.shares_memory(got, x) and got.flags.writeable
