@@ -77,9 +77,11 @@ def _allocate(context, builder, array_type: types.Array, sizes: list) -> cgutils
     return array
 
 
-def _new(shape: types.Type, element: types.Type | None, fill):
-    """The typing and code of a new C array of ``shape``'s rank and ``element``'s dtype;
-    ``fill(context, builder, array, args)`` writes its elements (or not)."""
+def _new(arguments: tuple, element: types.Type | None, fill):
+    """The signature and code of a new C array of the shape ``arguments[0]``'s rank and
+    ``element``'s dtype (None if they are not those); ``fill(context, builder, array, args)``
+    writes its elements (or not)."""
+    shape = arguments[0]
     rank = _rank(shape)
     if rank is None or element is None:
         return None
@@ -91,14 +93,13 @@ def _new(shape: types.Type, element: types.Type | None, fill):
         array = _allocate(context, builder, result, sizes)
         fill(context, builder, array, args)
         return impl_ret_new_ref(context, builder, result, array._getvalue())
-    return result, codegen
+    return result(*arguments), codegen
 
 
 @intrinsic
 def empty(typingctx, shape, dtype):
     """``np.empty(shape, dtype)``."""
-    typed = _new(shape, _element(dtype), lambda context, builder, array, args: None)
-    return None if typed is None else (typed[0](shape, dtype), typed[1])
+    return _new((shape, dtype), _element(dtype), lambda context, builder, array, args: None)
 
 
 @intrinsic
@@ -106,8 +107,7 @@ def zeros(typingctx, shape, dtype):
     """``np.zeros(shape, dtype)``: the new bytes set to zero."""
     def fill(context, builder, array, args):
         cgutils.memset(builder, array.data, builder.mul(array.itemsize, array.nitems), 0)
-    typed = _new(shape, _element(dtype), fill)
-    return None if typed is None else (typed[0](shape, dtype), typed[1])
+    return _new((shape, dtype), _element(dtype), fill)
 
 
 @intrinsic
@@ -122,8 +122,7 @@ def full(typingctx, shape, value):
                                          context.cast(builder, args[1], value, element))
         with cgutils.for_range(builder, array.nitems) as loop:
             builder.store(item, builder.gep(array.data, [loop.index]))
-    typed = _new(shape, element, fill)
-    return None if typed is None else (typed[0](shape, value), typed[1])
+    return _new((shape, value), element, fill)
 
 
 @intrinsic
@@ -138,17 +137,8 @@ def contiguous(typingctx, x):
     result = x.copy(layout="C", ndim=max(x.ndim, 1), readonly=False)
     if x.ndim == 0 or x.layout == "C" or (x.ndim == 1 and x.layout == "F"):
         def codegen(context, builder, signature, args):
-            if x.ndim:
-                return impl_ret_borrowed(context, builder, result, args[0])
-            source = make_array(x)(context, builder, value=args[0])
-            out = make_array(result)(context, builder)
-            intp = context.get_value_type(types.intp)
-            populate_array(out, data=source.data,
-                           shape=cgutils.pack_array(builder, [ir.Constant(intp, 1)]),
-                           strides=cgutils.pack_array(builder, [source.itemsize]),
-                           itemsize=source.itemsize, meminfo=source.meminfo,
-                           parent=source.parent)
-            return impl_ret_borrowed(context, builder, result, out._getvalue())
+            view = _flat(context, builder, x, result, args[0]) if x.ndim == 0 else args[0]
+            return impl_ret_borrowed(context, builder, result, view)
         return result(x), codegen
 
     def codegen(context, builder, signature, args):
@@ -242,10 +232,15 @@ def flat_view(typingctx, x):
     flat = types.Array(x.dtype, 1, "C", readonly=not x.mutable, aligned=x.aligned)
 
     def codegen(context, builder, signature, args):
-        source = make_array(signature.args[0])(context, builder, value=args[0])
-        out = make_array(flat)(context, builder)
-        populate_array(out, data=source.data, shape=[source.nitems],
-                       strides=[source.itemsize], itemsize=source.itemsize,
-                       meminfo=source.meminfo, parent=source.parent)
-        return impl_ret_borrowed(context, builder, flat, out._getvalue())
+        return impl_ret_borrowed(context, builder, flat, _flat(context, builder, x, flat, args[0]))
     return flat(x), codegen
+
+
+def _flat(context, builder, x: types.Array, flat: types.Array, value) -> ir.Value:
+    """A 1-d header over the elements of the C-contiguous ``value`` (of type ``x``), sharing
+    its data (a 0-d array: one element)."""
+    source = make_array(x)(context, builder, value=value)
+    out = make_array(flat)(context, builder)
+    populate_array(out, data=source.data, shape=[source.nitems], strides=[source.itemsize],
+                   itemsize=source.itemsize, meminfo=source.meminfo, parent=source.parent)
+    return out._getvalue()

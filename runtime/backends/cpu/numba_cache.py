@@ -56,12 +56,12 @@ def tie_data_files(module: types.ModuleType,
     for used in writes_in_line:
         with open(used.__file__, "rb") as f:
             sources.update(f.read())
+    digest = sources.hexdigest()
     for value in list(vars(module).values()):
         if isinstance(value, Dispatcher) and isinstance(value._cache, caching.Cache):
             old = value._cache._cache_file
             if type(old) is caching.IndexDataCacheFile:
-                stamp = (old._source_stamp, sources.hexdigest()) if writes_in_line else (
-                    old._source_stamp)
+                stamp = (old._source_stamp, digest) if writes_in_line else old._source_stamp
                 value._cache._cache_file = TiedCacheFile(
                     old._cache_path, old._index_name[:-len(".nbi")], stamp)
 
