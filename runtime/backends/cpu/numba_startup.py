@@ -1,0 +1,58 @@
+"""Numba's start-up in a process, without the SciPy import its BLAS probe costs.
+
+Numba loads its implementations (``numba.np.arraymath`` among them) at the first compile or cache
+load of a process, and ``arraymath`` probes at import whether BLAS is usable by importing
+``scipy.linalg.cython_blas``: that imports all of ``scipy.linalg`` (and, through SciPy's array-API
+layer, ``numpy.f2py``), 0.13 s of the 0.28 s Numba's start-up took on this machine, paid by every
+process that compiles, or loads from the cache, anything. Generated code calls BLAS through NumPy's
+own library (``blas``); SciPy's is needed only where Numba's own ``np.dot`` or ``np.linalg`` code
+is compiled, and those call the real probe again when they are lowered (importing SciPy then).
+
+So during that first load the probe only asks whether the module is installed (a file next to
+SciPy's package), without importing it; the answer is the one the import would give on a working
+install. Afterwards Numba's own probe is back in place.
+"""
+
+from __future__ import annotations
+
+import glob
+import importlib.util
+import os
+import sys
+
+from numba.core import cpu
+
+_BLAS_MODULE = "arraymath"  # numba.np.<this> probes at import
+
+
+def _scipy_blas_installed() -> None:
+    """Raises ImportError, as Numba's probe would, unless SciPy's BLAS bindings are installed."""
+    spec = importlib.util.find_spec("scipy")
+    here = os.path.dirname(spec.origin) if spec is not None and spec.origin else None
+    if here is None or not glob.glob(os.path.join(here, "linalg", "cython_blas.*")):
+        raise ImportError("scipy 0.16+ is required for linear algebra")
+
+
+def install() -> None:
+    """Makes the first load of Numba's implementations in this process probe BLAS without
+    importing SciPy (idempotent; nothing to do once they are loaded)."""
+    if f"numba.np.{_BLAS_MODULE}" in sys.modules or \
+            getattr(cpu.CPUContext.load_additional_registries, "deferred_blas_probe", False):
+        return
+    original = cpu.CPUContext.load_additional_registries
+
+    def load_additional_registries(self) -> None:
+        if f"numba.np.{_BLAS_MODULE}" in sys.modules:
+            cpu.CPUContext.load_additional_registries = original
+            return original(self)
+        from numba.np import linalg
+        probe = linalg.ensure_blas
+        linalg.ensure_blas = _scipy_blas_installed
+        try:
+            return original(self)
+        finally:
+            linalg.ensure_blas = probe
+            cpu.CPUContext.load_additional_registries = original
+
+    load_additional_registries.deferred_blas_probe = True
+    cpu.CPUContext.load_additional_registries = load_additional_registries
