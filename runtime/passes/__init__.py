@@ -1,6 +1,7 @@
 """IR passes run before lowering: inlining, dead code, common subexpressions, constants,
-fusion, the identity broadcasts of gradients, the marking of setitems that may write in place,
-of loop temporaries that may reuse a buffer and of fills overwritten before they are read.
+size tests the shapes decide, fusion, the identity broadcasts of gradients, the marking of
+setitems that may write in place, of loop temporaries that may reuse a buffer and of fills
+overwritten before they are read.
 
 ``optimize(module)`` runs ``DEFAULT`` (or the named passes given) through the ``PassManager``.
 """
@@ -23,6 +24,7 @@ from autostage.runtime.passes import (
     inplace,
     int_ranges,
     loop_buffers,
+    size_tests,
     speculation,
     written_prefix,
 )
@@ -34,6 +36,7 @@ PASSES: dict[str, Pass] = {p.name: p for p in (
     Pass("broadcast_adjoints", broadcast_adjoints.run),
     Pass("counters", counters.run),
     Pass("int_ranges", int_ranges.run),
+    Pass("size_tests", size_tests.run),
     Pass("speculation", speculation.run),
     Pass("cse", cse.run),
     Pass("dce", dce.run),
@@ -46,8 +49,9 @@ PASSES: dict[str, Pass] = {p.name: p for p in (
 # Inlining first, so every later pass sees small helpers' ops in their callers' loops; folding
 # next, so CSE merges the constants it makes; the identity ``sum_to`` of gradients dropped before
 # CSE and fusion see them; the overflow tests of counters and of arithmetic whose operands' ranges
-# keep it within int64 dropped before DCE removes them, and small checked branches made
-# straight-line code before CSE merges their constants; CSE before
+# keep it within int64 dropped before DCE removes them, as are the size tests of in-place
+# operators that the shape facts decide (their sizes would keep an intermediate from fusing),
+# and small checked branches made straight-line code before CSE merges their constants; CSE before
 # DCE, which removes what both left dead; loop products batched next (on loops CSE and DCE made
 # plain, before fusion takes the product's reader into a loop of its own); fusion next, on the
 # fewest ops, since it fuses only values with a single use; the in-place marking next, on the
@@ -55,8 +59,9 @@ PASSES: dict[str, Pass] = {p.name: p for p in (
 # temporaries next, since it counts an in-place write as the same buffer; the fills overwritten
 # before they are read last (a mark only the lowering reads).
 DEFAULT: tuple[str, ...] = ("inline", "constant_folding", "broadcast_adjoints", "counters",
-                            "int_ranges", "speculation", "cse", "dce", "batched_products",
-                            "fusion", "inplace", "loop_buffers", "written_prefix")
+                            "int_ranges", "size_tests", "speculation", "cse", "dce",
+                            "batched_products", "fusion", "inplace", "loop_buffers",
+                            "written_prefix")
 
 
 def optimize(module: ir.Module, passes: Sequence[str] = DEFAULT,

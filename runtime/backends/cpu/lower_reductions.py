@@ -198,8 +198,8 @@ class PairwiseSum:
         for _ in range(1 + (self.dtype.kind == "c")):
             buffer, sums = em.fresh("buf"), em.fresh("sums")
             em.line(f"{buffer} = {s.empty(em, [str(self.block or TILE)], part)}")
-            if self.block is None:
-                em.line(f"{sums} = {s.empty(em, [s.int_max(f'len({self.tiles})', '1')], part)}")
+            if self.block is None:  # (a slot more than tiles: never empty)
+                em.line(f"{sums} = {s.empty(em, [f'len({self.tiles}) + 1'], part)}")
             self.parts.append((buffer, sums))
 
     def start(self) -> None:
@@ -254,11 +254,10 @@ class PairwiseSum:
             em.line(f"{buffer}[{position}] = {part}")
 
     def _sum_tile(self, size: str) -> None:
-        """The sum of the tile's ``size`` buffered values, as NumPy adds them."""
-        helper = self.helper
+        """The sum of the tile's ``size`` buffered values, as NumPy adds them (one call per
+        tile of up to ``TILE`` values: the statement is what costs, in Numba's compile)."""
         for buffer, sums in self.parts:
-            self.em.line(f"{sums}[{self.tile}] = {helper}_block({buffer}, np.int64(0), {size}) "
-                         f"if {size} <= 128 else {helper}_run({buffer}, np.int64(0), {size})")
+            self.em.line(f"{sums}[{self.tile}] = {self.helper}_run({buffer}, np.int64(0), {size})")
 
     def total(self) -> str:
         """The block's sum, after its values."""
@@ -266,8 +265,7 @@ class PairwiseSum:
             totals = [f"{self.helper}_block({buffer}, np.int64(0), np.int64({self.block}))"
                       for buffer, _ in self.parts]
         else:
-            totals = [f"({sums}[0] if len({self.tiles}) == 1 else "
-                      f"{self.helper}_join({sums}, np.int64({self.count}), np.int64({TILE})))"
+            totals = [f"{self.helper}_join({sums}, np.int64({self.count}), np.int64({TILE}))"
                       for _, sums in self.parts]
         if len(totals) == 1:
             return totals[0]
