@@ -24,6 +24,7 @@ from autostage.runtime.backends.cpu import blas, run_errors, skinny_products
 from autostage.runtime.backends.cpu import lower_support as s
 from autostage.runtime.backends.cpu.codegen import Emitter, hashed_import, lowering
 from autostage.runtime.ops.linalg import parse_subscripts
+from autostage.runtime.types import TensorType
 
 TINY = 64  # n*k*m at most this (all static): loops instead of a BLAS call
 _BLAS_IMPORT = hashed_import(blas, "cpu_blas")
@@ -210,10 +211,13 @@ def lower_matmul(op: ir.Op, em: Emitter) -> None:
     a, b = op.operands
     result = op.results[0]
     _check_core(em, op, a, b)
-    key = f"matmul_{s.type_key(a, b, result)}"
 
     def general() -> None:
-        s.call_helper(em, op, key, lambda w: _matmul_body(w, a, b, result))
+        shared = _sizes_erased(em, op)
+        x, y = shared.operands
+        out = shared.results[0]
+        s.call_helper(em, shared, f"matmul_{s.type_key(x, y, out)}",
+                      lambda w: _matmul_body(w, x, y, out))
 
     if _inline(a, b, result):
         _tiny_product(op, em, a, b, result)
@@ -223,6 +227,25 @@ def lower_matmul(op: ir.Op, em: Emitter) -> None:
         general()
     else:
         skinny_products.emit(em, a, b, result, m, general)
+
+
+def _sizes_erased(em: Emitter, op: ir.Op) -> ir.Op:
+    """A stand-in for product ``op`` whose operands and result have every size unknown, living
+    in the same variables: the helper of a product too large for loops is typed by dtypes and
+    ranks only, so that every program shares it (and ``autostage --precompile`` compiled it),
+    where one per combination of static sizes cost a compile of ~0.1 s in each program with
+    new sizes. Its run-time choice of loops or BLAS is the one static sizes would make."""
+    operands = ir.Region([_erased(v.type) for v in op.operands]).args  # (detached)
+    stand_in = ir.Op(op.name, operands, [_erased(v.type) for v in op.results], op.attrs,
+                     loc=op.loc)
+    for value, original in zip(stand_in.operands + stand_in.results,
+                               op.operands + op.results, strict=True):
+        em.bind(value, em.name(original))
+    return stand_in
+
+
+def _erased(t: TensorType) -> TensorType:
+    return TensorType(t.dtype, (None,) * t.ndim)
 
 
 def _tiny_product(op: ir.Op, em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value) -> None:

@@ -116,6 +116,10 @@ def _target(em: Emitter, op: ir.Op) -> str:
 def _new(op: ir.Op, em: Emitter) -> None:
     element = op.attrs["element"]
     if op.results[0] in em.list_buffers:
+        if em.uses(op.results[0]) == 1 and any(
+                loop.operands[k] is op.results[0]
+                for loop, lists in em.list_reservations.items() for k in lists):
+            return  # the loop it starts makes its own, with a row per step (lower_control)
         empty = s.empty(em, ["0"] * (element.ndim + 1), element.dtype)
         em.line(f"{em.name(op.results[0])} = ({empty}, np.int64(0), np.bool_(False))")
         return

@@ -282,6 +282,8 @@ def test_an_item_appended_to_two_lists_is_not_placed():
 def test_counted_loops_reserve_every_row():
     reserved = " else 0), np.int64(0),), np.float64), "  # a loop's list made with its rows
     # (the bound's rows, at least 0; not the grow helper)
-    assert reserved in source_of(grown_from_empty, np.arange(3.0), np.int64(4))
+    source = source_of(grown_from_empty, np.arange(3.0), np.int64(4))
+    assert reserved in source
+    assert "(np.int64(0), np.int64(0),), np.float64)" not in source  # no unused empty list
     assert reserved not in source_of(early_exit, np.arange(3.0), np.int64(4))
     assert reserved not in source_of(trajectory, np.arange(3.0), np.int64(4))

@@ -3,6 +3,8 @@ rtol 1e-12 (f64) / 1e-5 (f32) for floats (BLAS and loop sums add in other orders
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from autostage.runtime.backends.cpu import blas
@@ -89,6 +91,29 @@ def test_products_of_unknown_or_bigger_sizes_keep_the_helper():
     assert "h_matmul" in run_cpu(lambda x, y: x @ y, m, m, known=False, rtol=1e-6)
     ints = RNG.integers(-9, 9, (5, 5))
     assert "h_matmul" in run_cpu(lambda x, y: x @ y, ints, ints, known=True)  # 125 > TINY
+
+
+@pytest.mark.parametrize("a,b", [(BIG, BIG.T), (BIG, BIG[0]), (BIG[:, 0], BIG),
+                                 (BIG.astype(np.int64), BIG.T.astype(np.int32))])
+def test_products_of_static_sizes_share_the_helper_of_unknown_ones(a, b):
+    """Static sizes too large for loops are not compiled into the product's helper: programs
+    with other sizes share it (a compile each, per new size, before)."""
+    source = run_cpu(lambda x, y: x @ y, a, b, known=True, rtol=1e-12)
+    helpers = set(re.findall(r"h_matmul_(\w+)\(", source))
+    assert helpers, source
+    for name in helpers:  # dtypes and ranks only: f64nxn_f64n_f64n, no size
+        assert all(re.fullmatch(r"[a-z]+\d*(nx)*n?", part) for part in name.split("_")), name
+
+
+def test_a_product_of_one_array_with_itself_at_static_sizes():
+    m = RNG.standard_normal((9, 9))
+    run_cpu(lambda x: x @ x, m, known=True, rtol=1e-12)
+    run_cpu(lambda x: x @ x.T, m[:, :7], known=True, rtol=1e-12)
+
+
+def test_a_static_core_size_mismatch_keeps_numpys_error():
+    with pytest.raises(ValueError, match="matmul: Input operand 1 has a mismatch"):
+        run_cpu(lambda x, y: x @ y, A, A, known=True)
 
 
 @pytest.mark.parametrize("a,b", [(A, B), (T, B), (T, V), (A, T.transpose(1, 2, 0)), (IA, IB),
