@@ -3,7 +3,8 @@
 ``arange`` is a loop that reproduces NumPy's own fill: the length is ``ceil((stop - start) /
 step)`` in float64, the first two values are ``start`` and ``start + step`` converted to the
 dtype, and the rest ``first + i * delta`` computed in the dtype (NumPy's ``@NAME@_fill``), so
-float results agree bit for bit. ``eye`` writes its diagonal into zeros.
+float results agree bit for bit; ``np.arange(n)`` of integers writes the positions. ``eye``
+writes its diagonal into zeros.
 """
 
 from __future__ import annotations
@@ -61,6 +62,16 @@ def lower_arange(op: ir.Op, em: Emitter) -> None:
         raise s.unsupported(em, op, f"arange of dtype {dtype} is not lowered")
     out = em.name(op.results[0])
     n, first, delta, i = em.fresh("n"), em.fresh("first"), em.fresh("delta"), em.fresh("i")
+    if dtype.kind in "iu" and op.operands[1].type.dtype.kind == "i" and [
+            s.scalar_constant(v) for v in op.operands[::2]] == [0, 1]:
+        # ``np.arange(n)``: the values are the positions (the float length NumPy computes is
+        # n itself below 2**53; above, neither array could be allocated)
+        em.line(f"{n} = np.int64(np.maximum({stop}, np.int64(0)))")
+        em.line(f"{out} = {s.empty(em, [n], dtype)}")
+        em.line(f"for {i} in range({n}):")
+        with em.block():
+            em.line(f"{out}[{i}] = {s.cast(i, dtype)}")
+        return
     if s.scalar_constant(op.operands[2]) in (None, 0):
         em.line(f"if {step} == 0:")
         with em.block():

@@ -72,7 +72,9 @@ def _slice_text(parts: tuple) -> str:
 
 
 def _check_int(em: Emitter, expr: str, extent: str, axis: int) -> None:
-    em.line(f"if not -{extent} <= {expr} < {extent}:")
+    """The bounds test of a static index (``x[-1]``): one comparison with the size it needs."""
+    index = int(expr)
+    em.line(f"if {extent} < {index + 1 if index >= 0 else -index}:")
     with em.block():
         s.raise_out_of_bounds(em, expr, axis, extent)
 

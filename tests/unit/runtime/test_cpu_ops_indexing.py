@@ -100,6 +100,18 @@ def test_index_error_text_is_numpys():
         run_cpu(lambda x, i: x[:, i], X, np.array([-5]))
 
 
+@pytest.mark.parametrize("n", range(4))
+def test_static_indices_are_tested_against_the_size_they_need(n):
+    x = np.arange(float(n))
+    for fn, index in [(lambda v: v[-1], -1), (lambda v: v[2], 2), (lambda v: v[-3], -3)]:
+        if -n <= index < n:
+            run_cpu(fn, x, known=False)
+        else:
+            with pytest.raises(IndexError, match=f"index {index} is out of bounds for axis 0 "
+                                                 f"with size {n}"):
+                run_cpu(fn, x, known=False)
+
+
 @pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8, np.uint64])
 def test_staged_scalar_index_of_every_int_dtype(dtype):
     """A staged int index is wrapped and checked once (then used as an unsigned position):

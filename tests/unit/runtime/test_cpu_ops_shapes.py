@@ -55,6 +55,15 @@ def test_creation_ops(fn):
     run_cpu(fn, INTS)
 
 
+@pytest.mark.parametrize("n", [5, 0, -3])
+def test_arange_of_positions(n):
+    """``np.arange(n)`` of integers writes the positions; a float stop keeps NumPy's length."""
+    run_cpu(lambda x: A.arange(x[0]), np.array([n, 1]))
+    run_cpu(lambda x: A.arange(0, x[0], 1, dtype=np.int32), np.array([n, 1]))
+    run_cpu(lambda x: A.arange(0, x[0] + 0.5, 1, dtype=np.int64), np.array([n, 1]))
+    run_cpu(lambda x: A.arange(x[0], dtype=np.uint8), np.array([n, 1]))
+
+
 def test_arange_float_values_match_numpy_bitwise():
     def fn(x):
         return A.arange(x[0], x[1], x[2])
