@@ -21,6 +21,7 @@ import sys
 from typing import Any
 
 import numba
+import numpy as np
 from autostage.runtime.backends.cpu import numba_cache
 
 # (Options of its own, not shared_helpers': Numba's cache of this module is keyed by this file.)
@@ -28,6 +29,9 @@ _JIT = dict(cache=True, error_model="numpy", nogil=True, no_cfunc_wrapper=True,
             no_cpython_wrapper=True)
 _JIT_IO = dict(cache=True, error_model="numpy", no_cfunc_wrapper=True, no_cpython_wrapper=True)
 
+
+# The padding of size tuples (``run_errors``): read by generated code as constants.
+ZERO, ONE = np.int64(0), np.int64(1)
 
 LOCATION_ATTR = "__autostage_location__"  # the failing op's ir.Location, for tracebacks
 # key -> (exception type, message template, note, location); filled when a module's source is

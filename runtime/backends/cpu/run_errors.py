@@ -61,34 +61,39 @@ def check(em: Emitter, op: ir.Op, test: str, kind: type[BaseException], template
       sizes: integer expressions, safe to evaluate whatever the test (evaluated with it).
     """
     em.module_line("cpu_chk", CHECKS_IMPORT)
-    em.line(f"cpu_chk.check({test}, np.int64({_site(em, op, kind, template)}), "
-            f"{_sizes_tuple(sizes)})")
+    em.line(f"cpu_chk.check({test}, {_site(em, op, kind, template)}, {_sizes_tuple(sizes)})")
 
 
 def raise_now(em: Emitter, op: ir.Op, kind: type[BaseException], template: str,
               sizes: Sequence[str]) -> None:
     """Emits the raise of a checked site unconditionally (inside a test the lowering wrote)."""
     em.module_line("cpu_chk", CHECKS_IMPORT)
-    em.line(f"cpu_chk.fail_site(np.int64({_site(em, op, kind, template)}), "
-            f"{_sizes_tuple(sizes)})")
+    em.line(f"cpu_chk.fail_site({_site(em, op, kind, template)}, {_sizes_tuple(sizes)})")
     em.line(f"raise {kind.__name__}('unreachable')")
 
 
-def _site(em: Emitter, op: ir.Op, kind: type[BaseException], template: str) -> int:
-    """The key of a checked site (registered in ``SITES``: what ``fail`` raises for it). An
-    int64 argument (see the module docstring)."""
+def _site(em: Emitter, op: ir.Op, kind: type[BaseException], template: str) -> str:
+    """The key of a checked site (registered in ``SITES``: what ``fail`` raises for it), as an
+    int64 expression (see the module docstring): in a program's function a module constant
+    (``SITE_<hex> = np.int64(...)``, read as a constant: a call of ``np.int64`` is typed and
+    lowered at each site), in a helper the call."""
     note = note_for(op, em.value_names())
     key = int(hashlib.sha256(f"{kind.__module__}.{kind.__qualname__}|{template}|{note}".encode()
                              ).hexdigest()[:15], 16)  # fits an int64
     SITES[key] = (kind, template, note, op.loc)
-    return key
+    if not isinstance(em, Emitter):
+        return f"np.int64({key})"
+    name = f"SITE_{key:x}"
+    em.module_line(name, f"{name} = np.int64({key})")
+    return name
 
 
-def _sizes_tuple(sizes: Sequence[str], pad: str = "np.int64(0)") -> str:
+def _sizes_tuple(sizes: Sequence[str], pad: str = "cpu_chk.ZERO") -> str:
     """The sizes as a tuple expression of int64s: a shape read or an ``np.int64(...)`` as it
     is, anything else converted (a constant would be typed as a literal, compiling the check
-    once per value), padded with ``pad`` to a length of 0, 1 or a power of two: the check is
-    compiled once per length (~80 ms on first use), and a message reads only its own fields."""
+    once per value), padded with ``pad`` (a constant of ``checks``) to a length of 0, 1 or a
+    power of two: the check is compiled once per length (~80 ms on first use), and a message
+    reads only its own fields."""
     items = [size if _SHAPE_READ.fullmatch(size) or _is_int64_call(size) else f"np.int64({size})"
              for size in sizes]
     length = len(items) if len(items) <= 2 else 1 << (len(items) - 1).bit_length()
@@ -158,7 +163,7 @@ def broadcast_extents(em: Emitter, op: ir.Op, arrays: Sequence[ir.Value], rank: 
         elif len(dynamic) > 1:
             extent = em.fresh("extent")
             em.module_line("cpu_chk", CHECKS_IMPORT)
-            em.line(f"{extent} = cpu_chk.broadcast_extent({_sizes_tuple(dynamic, 'np.int64(1)')})")
+            em.line(f"{extent} = cpu_chk.broadcast_extent({_sizes_tuple(dynamic, 'cpu_chk.ONE')})")
             tests.append(f"({extent} < 0)")
         else:
             extent = dynamic[0] if dynamic else "1"
