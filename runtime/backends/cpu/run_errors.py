@@ -150,8 +150,10 @@ def broadcast_extents(em: Emitter, op: ir.Op, arrays: Sequence[ir.Value], rank: 
 
     Per axis: a static size other than 1 is the extent, each run-time size tested against it;
     else ``checks.broadcast_extent`` of the run-time sizes, -1 where they do not broadcast (one
-    test per axis)."""
-    extents, tests = [], []
+    test per axis). Where no axis has a static extent, the axes of several run-time sizes
+    (up to three) take theirs from one call that also raises the error
+    (``checks.broadcast_shape_<axes>``)."""
+    extents, tests, shared, single = [], [], [], []
     for axis in range(rank, 0, -1):
         sizes = [(f"{em.name(v)}.shape[{v.type.ndim - axis}]", v.type.shape[-axis])
                  for v in arrays if v.type.ndim >= axis]
@@ -162,15 +164,45 @@ def broadcast_extents(em: Emitter, op: ir.Op, arrays: Sequence[ir.Value], rank: 
             tests += [f"(({d} != {extent}) & ({d} != 1))" for d in dynamic]
         elif len(dynamic) > 1:
             extent = em.fresh("extent")
-            em.module_line("cpu_chk", CHECKS_IMPORT)
-            em.line(f"{extent} = cpu_chk.broadcast_extent({_sizes_tuple(dynamic, 'cpu_chk.ONE')})")
-            tests.append(f"({extent} < 0)")
+            shared.append((extent, dynamic))
         else:
             extent = dynamic[0] if dynamic else "1"
+            single += dynamic
         extents.append(extent)
+    if shared:
+        em.module_line("cpu_chk", CHECKS_IMPORT)
+    if shared and not tests and len(shared) + bool(single) <= 3:
+        # (the sizes of axes no other operand shares are in the message too: passed as one
+        # more tuple, whose "extent" is not used)
+        fields = [*shared, (em.fresh("sizes"), single)] if single else shared
+        _broadcast_shape(em, op, arrays, fields)
+        return extents
+    for extent, dynamic in shared:
+        em.line(f"{extent} = cpu_chk.broadcast_extent({_sizes_tuple(dynamic, 'cpu_chk.ONE')})")
+        tests.append(f"({extent} < 0)")
     if tests:
         check(em, op, " | ".join(tests), ValueError, *_broadcast_message(em, arrays))
     return extents
+
+
+def _broadcast_shape(em: Emitter, op: ir.Op, arrays: Sequence[ir.Value],
+                     shared: list[tuple[str, list[str]]]) -> None:
+    """``extent, ... = cpu_chk.broadcast_shape_<n>(site, sizes, ...)``: the message's fields
+    are the positions of the operands' sizes in the (padded) tuples, concatenated."""
+    tuples = [_sizes_tuple(dynamic, "cpu_chk.ONE") for _, dynamic in shared]
+    positions, offset = {}, 0
+    for (_, dynamic), text in zip(shared, tuples, strict=True):
+        positions.update({size: offset + k for k, size in enumerate(dynamic)})
+        offset += text.count(",")
+    texts = []
+    for v in arrays:
+        dims = [f"{{{positions[f'{em.name(v)}.shape[{k}]']}}}" if d is None else str(d)
+                for k, d in enumerate(v.type.shape)]
+        texts.append("(" + ",".join(dims) + ("," if len(dims) == 1 else "") + ")")
+    template = f"operands could not be broadcast together with shapes {' '.join(texts)} "
+    site = _site(em, op, ValueError, template)
+    names = ", ".join(extent for extent, _ in shared)  # (one: an int, not a tuple)
+    em.line(f"{names} = cpu_chk.broadcast_shape_{len(shared)}({site}, {', '.join(tuples)})")
 
 
 def _broadcast_message(em: Emitter, arrays: Sequence[ir.Value]) -> tuple[str, list[str]]:
