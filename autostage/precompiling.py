@@ -206,7 +206,24 @@ def precompile(report: Callable[[str], Any] | None = None) -> int:
 
     Example: ``python -c "import autostage; autostage.precompile(print)"``, or
     ``autostage --precompile``."""
-    return compile_cases(cases(), report)
+    return compile_cases(cases(), report) + compile_signatures(report)
+
+
+def compile_signatures(report: Callable[[str], Any] | None = None) -> int:
+    """Compiles the signatures of shipped functions that programs call with shapes of their
+    own (``run_errors.BROADCAST_SIGNATURES``) but the corpus may not; returns how many."""
+    from numba import types
+
+    from autostage.runtime.backends.cpu import checks, run_errors
+
+    start = time.perf_counter()
+    for lengths in run_errors.BROADCAST_SIGNATURES:
+        function = getattr(checks, f"broadcast_shape_{len(lengths)}")
+        function.compile((types.int64, *[types.UniTuple(types.int64, n) for n in lengths]))
+    if report is not None:
+        report(f"broadcast checks ({len(run_errors.BROADCAST_SIGNATURES)} signatures): "
+               f"{time.perf_counter() - start:.2f} s")
+    return len(run_errors.BROADCAST_SIGNATURES)
 
 
 def compile_cases(corpus: Iterable[tuple[Callable, tuple]],

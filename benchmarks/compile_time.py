@@ -143,8 +143,10 @@ def precompile_child(smoke: str) -> None:
     from autostage import precompiling
 
     start = time.perf_counter()
-    cases = list(precompiling.cases())
-    precompiling.compile_cases(cases[:1] if smoke == "smoke" else cases)
+    if smoke == "smoke":
+        precompiling.compile_cases(list(precompiling.cases())[:1])
+    else:
+        precompiling.precompile()
     print(MARKER + json.dumps({"precompile_s": time.perf_counter() - start}))
 
 

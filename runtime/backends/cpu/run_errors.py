@@ -88,15 +88,16 @@ def _site(em: Emitter, op: ir.Op, kind: type[BaseException], template: str) -> s
     return name
 
 
-def _sizes_tuple(sizes: Sequence[str], pad: str = "cpu_chk.ZERO") -> str:
+def _sizes_tuple(sizes: Sequence[str], pad: str = "cpu_chk.ZERO", least: int = 0) -> str:
     """The sizes as a tuple expression of int64s: a shape read or an ``np.int64(...)`` as it
     is, anything else converted (a constant would be typed as a literal, compiling the check
     once per value), padded with ``pad`` (a constant of ``checks``) to a length of 0, 1 or a
-    power of two: the check is compiled once per length (~80 ms on first use), and a message
-    reads only its own fields."""
+    power of two (``least`` at least): the check is compiled once per length (~80 ms on first
+    use), and a message reads only its own fields."""
     items = [size if _SHAPE_READ.fullmatch(size) or _is_int64_call(size) else f"np.int64({size})"
              for size in sizes]
     length = len(items) if len(items) <= 2 else 1 << (len(items) - 1).bit_length()
+    length = max(length, least)
     items += [pad] * (length - len(items))
     return "(" + "".join(f"{item}, " for item in items).rstrip(" ") + ")"
 
@@ -188,8 +189,9 @@ def broadcast_extents(em: Emitter, op: ir.Op, arrays: Sequence[ir.Value], rank: 
 def _broadcast_shape(em: Emitter, op: ir.Op, arrays: Sequence[ir.Value],
                      shared: list[tuple[str, list[str]]]) -> None:
     """``extent, ... = cpu_chk.broadcast_shape_<n>(site, sizes, ...)``: the message's fields
-    are the positions of the operands' sizes in the (padded) tuples, concatenated."""
-    tuples = [_sizes_tuple(dynamic, "cpu_chk.ONE") for _, dynamic in shared]
+    are the positions of the operands' sizes in the (padded) tuples, concatenated. Tuples of
+    4 or 8 sizes (``BROADCAST_SIGNATURES``: what ``autostage --precompile`` compiles)."""
+    tuples = [_sizes_tuple(dynamic, "cpu_chk.ONE", least=4) for _, dynamic in shared]
     positions, offset = {}, 0
     for (_, dynamic), text in zip(shared, tuples, strict=True):
         positions.update({size: offset + k for k, size in enumerate(dynamic)})
@@ -203,6 +205,11 @@ def _broadcast_shape(em: Emitter, op: ir.Op, arrays: Sequence[ir.Value],
     site = _site(em, op, ValueError, template)
     names = ", ".join(extent for extent, _ in shared)  # (one: an int, not a tuple)
     em.line(f"{names} = cpu_chk.broadcast_shape_{len(shared)}({site}, {', '.join(tuples)})")
+
+
+# The size tuples' lengths of ``checks.broadcast_shape_<axes>`` that programs call (each
+# signature a compile of ~0.1 s the first time): compiled by ``autostage --precompile``.
+BROADCAST_SIGNATURES = ((4,), (8,), (4, 4), (4, 8), (8, 4), (8, 8), (4, 4, 4))
 
 
 def _broadcast_message(em: Emitter, arrays: Sequence[ir.Value]) -> tuple[str, list[str]]:

@@ -19,7 +19,8 @@ _PRECOMPILE_SOME = textwrap.dedent("""
     wanted = {"_products", "_reductions", "_window", "_activations"}
     print(precompiling.compile_cases(
         (fn, args) for fn, args in precompiling.cases()
-        if fn.__name__ in wanted and args[0].dtype == "float64"))
+        if fn.__name__ in wanted and args[0].dtype == "float64")
+        + precompiling.compile_signatures())
 """)
 
 _PROGRAM = textwrap.dedent("""
@@ -63,7 +64,7 @@ def _run(path, script, env):
 def test_a_program_after_precompiling_compiles_only_its_own_code(tmp_path):
     env = {"AUTOSTAGE_CACHE_DIR": str(tmp_path / "cache"), "AUTOSTAGE_TIERED": "0",
            "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PATH": "/usr/bin:/bin"}
-    assert _run(tmp_path / "precompile.py", _PRECOMPILE_SOME, env) == "4"
+    assert _run(tmp_path / "precompile.py", _PRECOMPILE_SOME, env) == "11"  # 4 + 7 signatures
     compiled, close, got_loss, want_loss, same_count = json.loads(
         _run(tmp_path / "program.py", _PROGRAM, env))
     assert close and same_count and got_loss == pytest.approx(want_loss, rel=1e-12)
