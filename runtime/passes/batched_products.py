@@ -154,7 +154,8 @@ def _batch(region: ir.Region, loop: ir.Op, product: ir.Op, rows: ir.Value, w: ir
     computed = test.op("less", index, test.op("dim", big, axis=0))
     own = _Builder(product.loc)
     own.add(product)
-    choice = ir.Op("cond", (computed,), (result.type,), {"result_types": (result.type,)},
+    choice = ir.Op("cond", (computed,), (result.type,),
+                   {"result_types": (result.type,), "batched_row": True},
                    (_region(taken, row), _region(own, result)), loc=product.loc)
     analysis.replace_uses(body, {result: choice.results[0]})
     body.ops[at:at] = [*test.ops, choice]

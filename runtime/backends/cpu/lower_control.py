@@ -11,8 +11,8 @@ carried variable or a branch result is copied there.
 from __future__ import annotations
 
 from autostage.runtime import ir
+from autostage.runtime.backends.cpu import lower_linalg, typed_lists
 from autostage.runtime.backends.cpu import lower_support as s
-from autostage.runtime.backends.cpu import typed_lists
 from autostage.runtime.backends.cpu.codegen import (
     Emitter,
     hashed_import,
@@ -75,6 +75,8 @@ def _undef(op: ir.Op, em: Emitter) -> None:
 
 @lowering("cond")
 def _cond(op: ir.Op, em: Emitter) -> None:
+    if op.attrs.get("batched_row") and lower_linalg.batched_row(op, em):
+        return
     then, orelse = op.regions
     outs = [em.name(v) for v in op.results]
     reuse = op.attrs.get("reuse_yields", ((False,) * len(outs),) * 2)

@@ -213,7 +213,7 @@ def lower_matmul(op: ir.Op, em: Emitter) -> None:
     _check_core(em, op, a, b)
 
     def general() -> None:
-        shared = _sizes_erased(em, op)
+        shared = _sizes_erased(em, op.name, op.operands, op.results, op)
         x, y = shared.operands
         out = shared.results[0]
         s.call_helper(em, shared, f"matmul_{s.type_key(x, y, out)}",
@@ -229,17 +229,17 @@ def lower_matmul(op: ir.Op, em: Emitter) -> None:
         skinny_products.emit(em, a, b, result, m, general)
 
 
-def _sizes_erased(em: Emitter, op: ir.Op) -> ir.Op:
-    """A stand-in for product ``op`` whose operands and result have every size unknown, living
-    in the same variables: the helper of a product too large for loops is typed by dtypes and
-    ranks only, so that every program shares it (and ``autostage --precompile`` compiled it),
-    where one per combination of static sizes cost a compile of ~0.1 s in each program with
-    new sizes. Its run-time choice of loops or BLAS is the one static sizes would make."""
-    operands = ir.Region([_erased(v.type) for v in op.operands]).args  # (detached)
-    stand_in = ir.Op(op.name, operands, [_erased(v.type) for v in op.results], op.attrs,
-                     loc=op.loc)
-    for value, original in zip(stand_in.operands + stand_in.results,
-                               op.operands + op.results, strict=True):
+def _sizes_erased(em: Emitter, name: str, operands: tuple, results: tuple, op: ir.Op) -> ir.Op:
+    """A stand-in op ``name`` of ``operands`` and ``results`` (``op``'s attributes and place)
+    whose values have every size unknown, living in the same variables: the helper of a product
+    too large for loops is typed by dtypes and ranks only, so that every program shares it (and
+    ``autostage --precompile`` compiled it), where one per combination of static sizes cost a
+    compile of ~0.1 s in each program with new sizes. Its run-time choice of loops or BLAS is
+    the one static sizes would make."""
+    args = ir.Region([_erased(v.type) for v in operands]).args  # (detached)
+    stand_in = ir.Op(name, args, [_erased(v.type) for v in results], op.attrs, loc=op.loc)
+    for value, original in zip(stand_in.operands + stand_in.results, operands + results,
+                               strict=True):
         em.bind(value, em.name(original))
     return stand_in
 
@@ -262,11 +262,44 @@ def _tiny_product(op: ir.Op, em: Emitter, a: ir.Value, b: ir.Value, result: ir.V
                   lambda w: _matmul_loops(w, a, b, result, into=True), into=True)
 
 
-def _check_core(em: Emitter, op: ir.Op, a: ir.Value, b: ir.Value) -> None:
+def batched_row(op: ir.Op, em: Emitter) -> bool:
+    """Lowers the ``cond`` a loop's batched product leaves at the step's product
+    (passes/batched_products.py: the step's row of the big product while it has one, else
+    the step's own product) as one call of a helper shared by every program, with the
+    product's check at the site, tested only where the row is not taken. The branch, check
+    and product call written out at each site cost Numba ~25 ms of compile each (a GRU step
+    has three). False (nothing emitted) for another ``cond``."""
+    taken, own = op.regions
+    if not (len(taken.ops) == len(own.ops) == 1 and taken.ops[0].name == "getitem"
+            and own.ops[0].name == "matmul" and len(op.results) == 1):
+        return False
+    big, index = taken.ops[0].operands
+    product = own.ops[0]
+    x, w = product.operands
+    _check_core(em, product, x, w, unless=em.name(op.operands[0]))
+    shared = _sizes_erased(em, "batched_row", (big, index, x, w), op.results, product)
+    b, i, a, m = shared.operands
+    out = shared.results[0]
+
+    def body(writer) -> None:
+        writer.line(f"if {writer.name(i)} < {writer.name(b)}.shape[0]:")
+        with writer.block():
+            writer.line(f"out = {writer.name(b)}[np.uint64({writer.name(i)})]")
+        writer.line("else:")
+        with writer.block():
+            _matmul_body(writer, a, m, out)
+
+    s.call_helper(em, shared, f"batched_row_{s.type_key(b, a, m, out)}", body)
+    return True
+
+
+def _check_core(em: Emitter, op: ir.Op, a: ir.Value, b: ir.Value,
+                unless: str | None = None) -> None:
     """NumPy's error (with the sizes) when the contracted axes differ, checked at the call site
     so that the error names this op (the helper is shared by every product of these types);
     none where the sizes are one (static, or proven by ``shape_facts``: ``x.T @ x``) or for a
-    product a pass made ``checked`` (its sizes tested before it runs)."""
+    product a pass made ``checked`` (its sizes tested before it runs). ``unless``: a boolean
+    variable that, true, skips the product (and the test)."""
     k_axis = 0 if b.type.ndim == 1 else b.type.ndim - 2
     if op.attrs.get("checked") or a.type.ndim == 0 or b.type.ndim == 0 or s.same_size(
             em, a, a.type.ndim - 1, b, k_axis):
@@ -280,7 +313,9 @@ def _check_core(em: Emitter, op: ir.Op, a: ir.Value, b: ir.Value) -> None:
                     f"!= {b_k} (dim {k_axis})")
         run_errors.check(em, op, f"{ad[-1]} != {bd[k_axis]}", ValueError, template, ad + bd)
     elif op.name == "matmul":
-        run_errors.check(em, op, f"{ad[-1]} != {bd[k_axis]}", ValueError,
+        test = f"{ad[-1]} != {bd[k_axis]}"
+        run_errors.check(em, op, test if unless is None else f"(not {unless}) & ({test})",
+                         ValueError,
                          "matmul: Input operand 1 has a mismatch in its core dimension 0, with "
                          "gufunc signature (n?,k),(k,m?)->(n?,m?) (size {1} is different from "
                          "{0})", [ad[-1], bd[k_axis]])

@@ -105,6 +105,18 @@ def test_the_big_product_is_one_call_without_size_tests():
                                rtol=RTOL, atol=ATOL)
 
 
+def test_each_step_reads_its_row_through_one_shared_helper():
+    """The step's choice (its row, or its own product when the big one has no rows) is one call
+    of a helper typed by dtypes and ranks; the product's size test runs at the site, only for
+    the step's own product."""
+    args = _rnn_inputs(20, 5, 24, 18, np.float64)
+    source = autostage.convert(rnn).backend_source(*args)
+    function = source[source.index("def f_rnn"):]
+    (call,) = [line.strip() for line in function.splitlines() if "= h_batched_row_" in line]
+    assert call.split(" = ")[1].startswith("h_batched_row_f64nxnxn_f64nxn_f64nxn_f64nxn(")
+    assert "if less" not in function and "(not less" in function
+
+
 def test_without_numpys_blas_the_big_product_takes_np_dot(monkeypatch):
     """Where NumPy's BLAS cannot be called (another build of NumPy), ``np.dot``."""
     from autostage.runtime.backends.cpu import blas
