@@ -291,11 +291,15 @@ def _accumulate(em: Emitter, inner: ReducedLoops, element: str, acc: str, dtype:
         return
     helper = em.helper("pairwise_sum", _PAIRWISE)
     x, ndim = inner.x, len(inner.sizes)
+    # A block (or a row) of up to 128 elements: the block helper itself (LLVM inlines it).
+    pairwise = (f"{helper}_block({inner.flat}, {start}, {inner.count}) if "
+                f"{inner.count} <= 128 else {helper}_run({inner.flat}, {start}, {inner.count})")
+    if inner.rows():  # (the flat view is of C-ordered elements: emit_reduction)
+        em.line(f"{acc} = {pairwise}")
+        return
     em.line(f"if {x}.flags.c_contiguous:")
     with em.block():
-        # A block (or a row) of up to 128 elements: the block helper itself (LLVM inlines it).
-        em.line(f"{acc} = {helper}_block({inner.flat}, {start}, {inner.count}) if "
-                f"{inner.count} <= 128 else {helper}_run({inner.flat}, {start}, {inner.count})")
+        em.line(f"{acc} = {pairwise}")
     if len(inner.axes) == ndim > 1:
         em.line(f"elif {x}.flags.f_contiguous:")
         with em.block():
@@ -493,8 +497,13 @@ class ReducedLoops:
             return ""
         start = "0"
         for a in range(ndim - len(self.axes)):
-            start = f"({start} * {self.sizes[a]} + {self.idx[a]})"
+            start = self.idx[a] if start == "0" else f"({start} * {self.sizes[a]} + {self.idx[a]})"
         return f"{start} * {self.count}"
+
+    def rows(self) -> bool:
+        """Whether each sum is of one row (only the last axis reduced): added pairwise as the
+        row's own elements whatever the operand's layout, so its C-ordered copy serves."""
+        return len(self.axes) == 1
 
     def __call__(self):
         return self.over(self.axes)
@@ -546,11 +555,16 @@ def emit_reduction(op: ir.Op, em: Emitter, axes: tuple[int, ...], keepdims: bool
         element, first = f"{element}.real", f"{first}.real"  # NumPy drops the imaginary part
     inner = ReducedLoops(em, idx, sizes, tuple(sorted(axes)), x, count)
     if op.name in _PAIRWISE_SUMS and inner.pairwise_start(x.type.dtype):
-        # The C-contiguous operand as one flat view, made once outside the kept loops.
+        # The operand as one flat view, made once outside the kept loops: of its C-ordered
+        # elements (itself when C-contiguous, else a copy) where each sum is of one row
+        # (``_accumulate``), else of the C-contiguous operand only.
         inner.flat = em.fresh("flat")
         s.new_arrays_import(em)
-        em.line(f"{inner.flat} = cpu_new.flat_view({xname}) if "
-                f"{xname}.flags.c_contiguous else {s.empty(em, ['0'], x.type.dtype)}")
+        if inner.rows():
+            em.line(f"{inner.flat} = cpu_new.flat_view({s.contiguous(em, xname)})")
+        else:
+            em.line(f"{inner.flat} = cpu_new.flat_view({xname}) if "
+                    f"{xname}.flags.c_contiguous else {s.empty(em, ['0'], x.type.dtype)}")
     if op.name in _PAIRWISE_SUMS and inner.trailing():
         inner.pairwise = {key: PairwiseSum(em, dtype, count) for key, dtype in
                           _pairwise_parts(op).items()}
