@@ -24,8 +24,10 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
+from numba import types
 
 from autostage import api
+from autostage.runtime.backends.cpu import checks, run_errors
 
 # Sizes: rows, columns, steps, all above the static-size limit (16).
 _N, _M, _T = 20, 24, 18
@@ -212,10 +214,6 @@ def precompile(report: Callable[[str], Any] | None = None) -> int:
 def compile_signatures(report: Callable[[str], Any] | None = None) -> int:
     """Compiles the signatures of shipped functions that programs call with shapes of their
     own (``run_errors.BROADCAST_SIGNATURES``) but the corpus may not; returns how many."""
-    from numba import types
-
-    from autostage.runtime.backends.cpu import checks, run_errors
-
     start = time.perf_counter()
     for lengths in run_errors.BROADCAST_SIGNATURES:
         function = getattr(checks, f"broadcast_shape_{len(lengths)}")
