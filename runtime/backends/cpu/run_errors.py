@@ -96,10 +96,13 @@ def _sizes_tuple(sizes: Sequence[str], pad: str = "cpu_chk.ZERO", least: int = 0
     use), and a message reads only its own fields."""
     items = [size if _SHAPE_READ.fullmatch(size) or _is_int64_call(size) else f"np.int64({size})"
              for size in sizes]
-    length = len(items) if len(items) <= 2 else 1 << (len(items) - 1).bit_length()
-    length = max(length, least)
-    items += [pad] * (length - len(items))
+    items += [pad] * (_padded_length(len(items), least) - len(items))
     return "(" + "".join(f"{item}, " for item in items).rstrip(" ") + ")"
+
+
+def _padded_length(count: int, least: int = 0) -> int:
+    """The length ``_sizes_tuple`` pads ``count`` sizes to."""
+    return max(count if count <= 2 else 1 << (count - 1).bit_length(), least)
 
 
 def _is_int64_call(expr: str) -> bool:
@@ -193,9 +196,9 @@ def _broadcast_shape(em: Emitter, op: ir.Op, arrays: Sequence[ir.Value],
     4 or 8 sizes (``BROADCAST_SIGNATURES``: what ``autostage --precompile`` compiles)."""
     tuples = [_sizes_tuple(dynamic, "cpu_chk.ONE", least=4) for _, dynamic in shared]
     positions, offset = {}, 0
-    for (_, dynamic), text in zip(shared, tuples, strict=True):
+    for _, dynamic in shared:
         positions.update({size: offset + k for k, size in enumerate(dynamic)})
-        offset += text.count(",")
+        offset += _padded_length(len(dynamic), 4)
     texts = []
     for v in arrays:
         dims = [f"{{{positions[f'{em.name(v)}.shape[{k}]']}}}" if d is None else str(d)

@@ -149,6 +149,28 @@ def test_no_compiled_helper_is_called_with_a_literal(fn, args):
     assert literal_arguments(source) == []
 
 
+def scaled_sum(a, b):
+    return a * 2.0 + b
+
+
+@pytest.mark.parametrize("a_shape, b_shape", [
+    ((3, 4), (4,)), ((3, 4), (1, 4)), ((3, 4), (3, 1)), ((3, 4), (3,)), ((2, 3), (3, 3)),
+    ((0, 4), (4,)), ((2, 3, 4), (3, 4)), ((2, 3, 4), (2, 1, 4)), ((2, 3, 4), (2, 4)),
+    ((2, 1, 4), (5, 1)), ((5,), (4,)), ((1,), (6,))])
+def test_broadcast_extents_and_their_error_are_numpys(a_shape, b_shape):
+    """One call computes the extents and raises NumPy's message with the operands' shapes."""
+    a, b = np.ones(a_shape), np.arange(float(np.prod(b_shape))).reshape(b_shape)
+    with config.STATIC_SIZES.override(0):
+        f = cpu(scaled_sum)
+        try:
+            want = scaled_sum(a, b)
+        except ValueError as e:
+            with pytest.raises(ValueError, match=re.escape(str(e))):
+                f(a, b)
+            return
+        np.testing.assert_array_equal(f(a, b), want)
+
+
 def normal_equations(t, y):
     """Gauss-Newton's step: the Jacobian's columns are computed from ``t`` (one size), so
     ``np.stack`` and both products of ``jac.T`` cannot disagree; ``y`` against ``t`` can."""
