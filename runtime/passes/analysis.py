@@ -8,7 +8,7 @@ function's results, so a value a ``cond`` branch yields or a function returns is
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 from autostage.runtime import effects, ir
@@ -132,3 +132,19 @@ def replace_uses(region: ir.Region, mapping: dict[ir.Value, ir.Value]) -> None:
             replace_uses(inner, mapping)
     if any(v in mapping for v in region.results):
         region.results = tuple(mapping.get(v, v) for v in region.results)
+
+
+def drop_raises(region: ir.Region, never_true: Callable[[ir.Value], bool]) -> bool:
+    """Removes the ``raise_if`` ops of ``region`` (and of its nested regions) whose test
+    ``never_true`` proves false in every run; whether any went. The tests themselves are left
+    to dead-code elimination."""
+    kept, changed = [], False
+    for op in region.ops:
+        if op.name == "raise_if" and never_true(op.operands[0]):
+            changed = True
+            continue
+        for inner in op.regions:
+            changed |= drop_raises(inner, never_true)
+        kept.append(op)
+    region.ops[:] = kept
+    return changed

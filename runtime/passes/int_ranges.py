@@ -13,7 +13,10 @@ values run: its ``raise_if`` goes (the test is left to dead-code elimination).
 
 from __future__ import annotations
 
+import functools
+
 from autostage.runtime import ir
+from autostage.runtime.passes import analysis
 from autostage.runtime.passes.int_facts import EXACT, IntFacts
 
 _TESTED = ("add", "subtract", "multiply", "negative", "absolute")  # the tests this pass drops
@@ -23,30 +26,17 @@ def run(module: ir.Module) -> bool:
     """Drops the overflow tests that cannot fail in every function; whether any went."""
     changed = False
     for function in module.functions.values():
-        changed |= _region(function.body, IntFacts(function))
+        changed |= analysis.drop_raises(function.body,
+                                        functools.partial(_cannot_fail, facts=IntFacts(function)))
     return changed
 
 
-def _region(region: ir.Region, facts: IntFacts) -> bool:
-    """Removes ``region``'s ``raise_if`` of tests that cannot fail (the tests themselves are
-    left to dead-code elimination), in nested regions too."""
-    kept, changed = [], False
-    for op in region.ops:
-        test = op.operands[0].producer if op.name == "raise_if" else None
-        if isinstance(test, ir.Op) and test.name == "int_overflows" and _cannot_fail(test,
-                                                                                     facts):
-            changed = True
-            continue
-        for inner in op.regions:
-            changed |= _region(inner, facts)
-        kept.append(op)
-    region.ops[:] = kept
-    return changed
-
-
-def _cannot_fail(test: ir.Op, facts: IntFacts) -> bool:
-    """Whether ``int_overflows`` test ``test`` is false for all operands in their intervals."""
-    if test.attrs.get("op") not in _TESTED:
+def _cannot_fail(value: ir.Value, facts: IntFacts) -> bool:
+    """Whether ``value`` is an ``int_overflows`` test false for all operands in their
+    intervals."""
+    test = value.producer
+    if not (isinstance(test, ir.Op) and test.name == "int_overflows") or test.attrs.get(
+            "op") not in _TESTED:
         return False
     low, high = EXACT[test.attrs["op"]](*[facts.interval(v) for v in test.operands])
     return -(2**63) <= low and high <= 2**63 - 1

@@ -12,7 +12,10 @@ the sizes it read no longer keep an intermediate array alive: the softmax above 
 
 from __future__ import annotations
 
+import functools
+
 from autostage.runtime import ir
+from autostage.runtime.passes import analysis
 from autostage.runtime.passes.shape_facts import ShapeFacts
 
 
@@ -20,20 +23,8 @@ def run(module: ir.Module) -> bool:
     """Drops the size tests the shape facts prove false in every function; whether any went."""
     changed = False
     for function in module.functions.values():
-        changed |= _region(function.body, ShapeFacts(function))
-    return changed
-
-
-def _region(region: ir.Region, facts: ShapeFacts) -> bool:
-    kept, changed = [], False
-    for op in region.ops:
-        if op.name == "raise_if" and _never_true(op.operands[0], facts):
-            changed = True
-            continue
-        for inner in op.regions:
-            changed |= _region(inner, facts)
-        kept.append(op)
-    region.ops[:] = kept
+        changed |= analysis.drop_raises(function.body,
+                                        functools.partial(_never_true, facts=ShapeFacts(function)))
     return changed
 
 
