@@ -182,7 +182,9 @@ class ShapeFacts:
     def _while(self, op: ir.Op) -> None:
         cond, body = op.regions
         carried = [self.dims(v) for v in op.operands]
-        for _ in range(len(carried) + 2):  # each round fixes at least one more axis
+        # Each round that changes anything makes at least one more axis the loop's own (for
+        # good): at most one round per axis, and one that changes nothing, settle it.
+        for _ in range(sum(len(dims) for dims in carried) + 2):
             for k, dims in enumerate(carried):
                 for region in (cond, body):
                     self._set(region.args[k], dims)
