@@ -29,10 +29,12 @@ import re
 from collections.abc import Sequence
 from types import TracebackType
 
+import numpy as np
 from autostage.runtime import ir, printer
 from autostage.runtime.backends.cpu import checks
 from autostage.runtime.backends.cpu.checks import LOCATION_ATTR, SITES
 from autostage.runtime.backends.cpu.codegen import Emitter, hashed_import, where
+from autostage.runtime.ops import fused as fused_op
 
 NOTE_PREFIX = "autostage: "  # the interpreter's note prefix: one format on every target
 CHECKS_IMPORT = hashed_import(checks, "cpu_chk")
@@ -144,7 +146,7 @@ def check_broadcast(em: Emitter, op: ir.Op, operands: Sequence[ir.Value]) -> Non
                 one_b = "" if db is not None else f" & ({b} != 1)"
                 tests.append(f"(({a} != {b}){one_a}{one_b})")
     if tests:
-        check(em, op, " | ".join(tests), ValueError, *_broadcast_message(em, arrays))
+        check(em, op, " | ".join(tests), ValueError, *_broadcast_message(em, op, arrays))
 
 
 def broadcast_extents(em: Emitter, op: ir.Op, arrays: Sequence[ir.Value], rank: int
@@ -185,7 +187,7 @@ def broadcast_extents(em: Emitter, op: ir.Op, arrays: Sequence[ir.Value], rank: 
         em.line(f"{extent} = cpu_chk.broadcast_extent({_sizes_tuple(dynamic, 'cpu_chk.ONE')})")
         tests.append(f"({extent} < 0)")
     if tests:
-        check(em, op, " | ".join(tests), ValueError, *_broadcast_message(em, arrays))
+        check(em, op, " | ".join(tests), ValueError, *_broadcast_message(em, op, arrays))
     return extents
 
 
@@ -199,13 +201,10 @@ def _broadcast_shape(em: Emitter, op: ir.Op, arrays: Sequence[ir.Value],
     for _, dynamic in shared:
         positions.update({size: offset + k for k, size in enumerate(dynamic)})
         offset += _padded_length(len(dynamic), 4)
-    texts = []
-    for v in arrays:
-        dims = [f"{{{positions[f'{em.name(v)}.shape[{k}]']}}}" if d is None else str(d)
-                for k, d in enumerate(v.type.shape)]
-        texts.append("(" + ",".join(dims) + ("," if len(dims) == 1 else "") + ")")
-    template = f"operands could not be broadcast together with shapes {' '.join(texts)} "
-    site = _site(em, op, ValueError, template)
+    def field(v: ir.Value, k: int) -> int | None:
+        return None if v.type.shape[k] is not None else positions[f"{em.name(v)}.shape[{k}]"]
+
+    site = _site(em, op, ValueError, _broadcast_template(op, arrays, field))
     names = ", ".join(extent for extent, _ in shared)  # (one: an int, not a tuple)
     em.line(f"{names} = cpu_chk.broadcast_shape_{len(shared)}({site}, {', '.join(tuples)})")
 
@@ -215,16 +214,70 @@ def _broadcast_shape(em: Emitter, op: ir.Op, arrays: Sequence[ir.Value],
 BROADCAST_SIGNATURES = ((4,), (8,), (4, 4), (4, 8), (8, 4), (8, 8), (4, 4, 4))
 
 
-def _broadcast_message(em: Emitter, arrays: Sequence[ir.Value]) -> tuple[str, list[str]]:
-    """NumPy's "could not be broadcast" message template and its size fields."""
-    all_sizes: list[str] = []
-    texts = []
-    for v in arrays:
-        dims = [f"{em.name(v)}.shape[{k}]" for k in range(v.type.ndim)]
-        text, _ = shape_text(dims, len(all_sizes))
-        texts.append(text)
-        all_sizes += dims
-    return f"operands could not be broadcast together with shapes {' '.join(texts)} ", all_sizes
+def _broadcast_message(em: Emitter, op: ir.Op, arrays: Sequence[ir.Value]
+                       ) -> tuple[str | FusedBroadcastMessage, list[str]]:
+    """NumPy's "could not be broadcast" message template and its size fields (every axis of
+    every operand, in order)."""
+    first = {v: sum(u.type.ndim for u in arrays[:i]) for i, v in reversed(list(enumerate(arrays)))}
+    all_sizes = [f"{em.name(v)}.shape[{k}]" for v in arrays for k in range(v.type.ndim)]
+    return _broadcast_template(op, arrays, lambda v, k: first[v] + k), all_sizes
+
+
+def _broadcast_template(op: ir.Op, arrays: Sequence[ir.Value], field
+                        ) -> str | FusedBroadcastMessage:
+    """The message of ``op``'s broadcast of ``arrays``, each axis's size the template field
+    ``field(value, axis)`` (None: its static size, written in): a template string for one
+    operation; for a fused loop, which tests all its operands at once, the replay of NumPy's
+    order (``FusedBroadcastMessage``)."""
+    shapes = [tuple(("size", d) if (k := field(v, a)) is None else ("field", k)
+                    for a, d in enumerate(v.type.shape)) for v in arrays]
+    if op.name == "fused":
+        return FusedBroadcastMessage.of(op, dict(zip(arrays, shapes, strict=True)))
+    texts = ["(" + ",".join(str(n) if kind == "size" else f"{{{n}}}" for kind, n in shape)
+             + ("," if len(shape) == 1 else "") + ")" for shape in shapes]
+    return f"operands could not be broadcast together with shapes {' '.join(texts)} "
+
+
+class FusedBroadcastMessage:
+    """NumPy's "could not be broadcast" message for a fused loop: the shapes of the operands of
+    the first of its operations whose operands do not broadcast, in the order NumPy evaluates
+    them, from the loop operands' sizes (``format(*sizes)``, as a template string's). The loop
+    tests every operand at once, where NumPy fails at the first mismatched operation (``a * 2
+    + b``: "shapes (3,4) (3,)", not with a third operand ``c`` of the same expression)."""
+
+    def __init__(self, shapes: tuple, steps: tuple):
+        self.shapes = shapes  # per loop operand: per axis ("field", k) or ("size", n)
+        self.steps = steps    # per operation, in order: the positions of its operands among
+        # the loop operands then the operations' results
+
+    @classmethod
+    def of(cls, op: ir.Op, shapes: dict[ir.Value, tuple]) -> FusedBroadcastMessage:
+        (body,) = op.regions
+        position = {arg: k for k, arg in enumerate(body.args)}
+        ops = body.ops[:-1] if fused_op.is_fusible_reduction(body.ops[-1]) else body.ops
+        steps = []
+        for inner in ops:
+            steps.append(tuple(position[v] for v in inner.operands))
+            position[inner.results[0]] = len(body.args) + len(steps) - 1
+        return cls(tuple(shapes.get(v, ()) for v in op.operands), tuple(steps))
+
+    def format(self, *sizes: int) -> str:
+        values = [tuple(sizes[n] if kind == "field" else n for kind, n in shape)
+                  for shape in self.shapes]
+        for step in self.steps:
+            operands = [values[k] for k in step]
+            try:
+                values.append(np.broadcast_shapes(*operands))
+            except ValueError:
+                break
+        else:  # (not reached: the loop's test failed, so one operation does)
+            operands = [shape for shape in values[:len(self.shapes)] if shape]
+        texts = [f"({','.join(map(str, shape))}{',' if len(shape) == 1 else ''})"
+                 for shape in operands]
+        return f"operands could not be broadcast together with shapes {' '.join(texts)} "
+
+    def __repr__(self) -> str:  # (part of the site's key: the same in every process)
+        return f"FusedBroadcastMessage({self.shapes!r}, {self.steps!r})"
 
 
 _NUMBA_FILE = re.compile(r'\s*File "[^"]*[/\\]numba[/\\][^"]*", line \d+,?.*$', re.MULTILINE)

@@ -171,6 +171,26 @@ def test_broadcast_extents_and_their_error_are_numpys(a_shape, b_shape):
         np.testing.assert_array_equal(f(a, b), want)
 
 
+def gated(a, b, c):
+    return np.tanh(a + b) * c
+
+
+@pytest.mark.parametrize("shapes", [
+    ((3, 4), (3,), (3, 4)), ((2, 3), (3, 3), (3,)), ((3, 4), (4,), (3,)),
+    ((2, 3, 4), (2, 4), (4,)), ((3, 1), (1, 5), (4, 1))])
+def test_a_fused_loops_error_names_the_operation_numpy_fails_at(shapes):
+    """The loop tests all its operands at once; its message is NumPy's: the shapes of the first
+    operation whose operands do not broadcast (``a + b``, not ``c``'s)."""
+    a, b, c = (np.ones(shape) for shape in shapes)
+    with pytest.raises(ValueError) as numpy_error:
+        gated(a, b, c)
+    with config.STATIC_SIZES.override(0):
+        with pytest.raises(ValueError) as error:
+            cpu(gated)(a, b, c)
+    assert str(error.value) == str(numpy_error.value)
+    assert "test_cpu_checks.py" in "\n".join(error.value.__notes__)
+
+
 def normal_equations(t, y):
     """Gauss-Newton's step: the Jacobian's columns are computed from ``t`` (one size), so
     ``np.stack`` and both products of ``jac.T`` cannot disagree; ``y`` against ``t`` can."""
