@@ -15,7 +15,7 @@ install. Afterwards Numba's own probe is back in place.
 
 from __future__ import annotations
 
-import glob
+import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -26,10 +26,12 @@ _BLAS_MODULE = "arraymath"  # numba.np.<this> probes at import
 
 
 def _scipy_blas_installed() -> None:
-    """Raises ImportError, as Numba's probe would, unless SciPy's BLAS bindings are installed."""
+    """Raises ImportError, as Numba's probe would, unless SciPy's BLAS bindings are installed
+    (their extension module, not only its Cython declarations)."""
     spec = importlib.util.find_spec("scipy")
     here = os.path.dirname(spec.origin) if spec is not None and spec.origin else None
-    if here is None or not glob.glob(os.path.join(here, "linalg", "cython_blas.*")):
+    if here is None or not any(os.path.isfile(os.path.join(here, "linalg", "cython_blas" + suffix))
+                               for suffix in importlib.machinery.EXTENSION_SUFFIXES):
         raise ImportError("scipy 0.16+ is required for linear algebra")
 
 

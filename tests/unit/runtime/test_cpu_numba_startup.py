@@ -2,6 +2,7 @@
 SciPy BLAS compiles without importing ``scipy.linalg``; Numba's probe answers as before, and
 Numba's own BLAS code (``np.dot`` under ``numba.njit``) still compiles and runs afterwards."""
 
+import importlib.machinery
 import importlib.util
 import json
 import os
@@ -58,6 +59,18 @@ def test_the_probe_answers_as_numbas_when_scipy_is_missing(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ImportError, match="scipy 0.16\\+ is required"):
         numba_startup._scipy_blas_installed()
+
+
+def test_declarations_without_the_extension_module_are_not_bindings(tmp_path, monkeypatch):
+    (tmp_path / "linalg").mkdir()
+    (tmp_path / "linalg" / "cython_blas.pxd").write_text("")
+    spec = importlib.machinery.ModuleSpec("scipy", None, origin=str(tmp_path / "__init__.py"))
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: spec)
+    with pytest.raises(ImportError):
+        numba_startup._scipy_blas_installed()
+    suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
+    (tmp_path / "linalg" / f"cython_blas{suffix}").write_text("")
+    numba_startup._scipy_blas_installed()
 
 
 def test_the_probe_finds_the_installed_bindings():
