@@ -1,6 +1,7 @@
 """A small harness for the CPU array-op lowerings: trace a function by hand (ops_harness), emit
-its njit source with the CPU codegen's Emitter, import it from a content-hashed file, run it and
-compare with the NumPy reference evaluation (same dtype, shape, values).
+its njit source with the CPU codegen's Emitter, load it as the backend loads programs
+(``module_cache``), run it and compare with the NumPy reference evaluation (same dtype, shape,
+values).
 
 0-d results are wrapped by an extra njit function in ``np.array(r)``, so the dtype Numba really
 computed is checked (returning a scalar would box float32 as a Python float and hide it).
@@ -8,21 +9,14 @@ computed is checked (returning a scalar would box float32 as a Python float and 
 
 from __future__ import annotations
 
-import hashlib
-import importlib
-import os
-import sys
-import tempfile
-
 import numpy as np
 from autostage.runtime import ir
+from autostage.runtime.backends.cpu import module_cache
 from autostage.runtime.backends.cpu.codegen import Emitter
 from autostage.runtime.backends.cpu.compile import load_lowerings
 from ops_harness import param_type, stage, trace
 
 load_lowerings()  # every rule, as the backend does (ops may stage checks of other families)
-
-_DIR = os.path.join(tempfile.gettempdir(), f"autostage_c2_tests_{os.getuid()}")
 
 
 def source_of(function: ir.Function) -> tuple[str, str]:
@@ -42,17 +36,12 @@ def source_of(function: ir.Function) -> tuple[str, str]:
 
 
 def compile_function(function: ir.Function):
+    """The wrapper of ``function``'s generated module, loaded as the backend loads programs
+    (``module_cache``: in the cache directory, whose Numba entries are checked against the
+    shared helpers they call; a module of its own beside them once reused entries compiled
+    against another cache's helpers, and crashed)."""
     source, name = source_of(function)
-    digest = hashlib.sha256(source.encode()).hexdigest()[:20]
-    os.makedirs(_DIR, exist_ok=True)
-    path = os.path.join(_DIR, f"c2_{digest}.py")
-    if not os.path.exists(path):
-        with open(path + ".tmp", "w") as f:
-            f.write(source)
-        os.replace(path + ".tmp", path)
-    if _DIR not in sys.path:
-        sys.path.insert(0, _DIR)
-    return getattr(importlib.import_module(f"c2_{digest}"), name), source
+    return getattr(module_cache.load(source), name), source
 
 
 def run_cpu(fn, *arrays, known=False, rtol=0.0, atol=0.0):
