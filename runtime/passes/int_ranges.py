@@ -35,8 +35,9 @@ def _cannot_fail(value: ir.Value, facts: IntFacts) -> bool:
     """Whether ``value`` is an ``int_overflows`` test false for all operands in their
     intervals."""
     test = value.producer
-    if not (isinstance(test, ir.Op) and test.name == "int_overflows") or test.attrs.get(
-            "op") not in _TESTED:
+    if not isinstance(test, ir.Op) or test.name != "int_overflows":
+        return False
+    if test.attrs.get("op") not in _TESTED:
         return False
     low, high = EXACT[test.attrs["op"]](*[facts.interval(v) for v in test.operands])
     return -(2**63) <= low and high <= 2**63 - 1

@@ -25,13 +25,20 @@ from numba.core import cpu
 _BLAS_MODULE = "arraymath"  # numba.np.<this> probes at import
 
 
-def _scipy_blas_installed() -> None:
-    """Raises ImportError, as Numba's probe would, unless SciPy's BLAS bindings are installed
-    (their extension module, not only its Cython declarations)."""
+def _scipy_blas_installed() -> bool:
+    """Whether SciPy's BLAS bindings are installed (their extension module, not only its
+    Cython declarations), without importing them."""
     spec = importlib.util.find_spec("scipy")
-    here = os.path.dirname(spec.origin) if spec is not None and spec.origin else None
-    if here is None or not any(os.path.isfile(os.path.join(here, "linalg", "cython_blas" + suffix))
-                               for suffix in importlib.machinery.EXTENSION_SUFFIXES):
+    if spec is None or not spec.origin:
+        return False
+    linalg = os.path.join(os.path.dirname(spec.origin), "linalg")
+    return any(os.path.isfile(os.path.join(linalg, "cython_blas" + suffix))
+               for suffix in importlib.machinery.EXTENSION_SUFFIXES)
+
+
+def _probe() -> None:
+    """Numba's ``ensure_blas`` during the first load: its ImportError, without the import."""
+    if not _scipy_blas_installed():
         raise ImportError("scipy 0.16+ is required for linear algebra")
 
 
@@ -49,7 +56,7 @@ def install() -> None:
             return original(self)
         from numba.np import linalg
         probe = linalg.ensure_blas
-        linalg.ensure_blas = _scipy_blas_installed
+        linalg.ensure_blas = _probe
         try:
             return original(self)
         finally:

@@ -123,8 +123,12 @@ def shape_text(sizes: Sequence[str], start: int) -> tuple[str, int]:
     """NumPy's text of a shape in its messages, sizes as template fields from ``{start}``:
     ``({0},)``, ``({0},{1})``."""
     fields = [f"{{{start + i}}}" for i in range(len(sizes))]
-    text = "(" + ",".join(fields) + ("," if len(fields) == 1 else "") + ")"
-    return text, start + len(fields)
+    return _shape_text(fields), start + len(fields)
+
+
+def _shape_text(parts: Sequence[object]) -> str:
+    """NumPy's text of a shape whose sizes are ``parts``: ``(3,)``, ``(3,4)``, ``()``."""
+    return "(" + ",".join(map(str, parts)) + ("," if len(parts) == 1 else "") + ")"
 
 
 def check_broadcast(em: Emitter, op: ir.Op, operands: Sequence[ir.Value]) -> None:
@@ -201,6 +205,7 @@ def _broadcast_shape(em: Emitter, op: ir.Op, arrays: Sequence[ir.Value],
     for _, dynamic in shared:
         positions.update({size: offset + k for k, size in enumerate(dynamic)})
         offset += _padded_length(len(dynamic), 4)
+
     def field(v: ir.Value, k: int) -> int | None:
         return None if v.type.shape[k] is not None else positions[f"{em.name(v)}.shape[{k}]"]
 
@@ -218,7 +223,10 @@ def _broadcast_message(em: Emitter, op: ir.Op, arrays: Sequence[ir.Value]
                        ) -> tuple[str | FusedBroadcastMessage, list[str]]:
     """NumPy's "could not be broadcast" message template and its size fields (every axis of
     every operand, in order)."""
-    first = {v: sum(u.type.ndim for u in arrays[:i]) for i, v in reversed(list(enumerate(arrays)))}
+    first, offset = {}, 0  # the field of each operand's first axis
+    for v in arrays:
+        first.setdefault(v, offset)
+        offset += v.type.ndim
     all_sizes = [f"{em.name(v)}.shape[{k}]" for v in arrays for k in range(v.type.ndim)]
     return _broadcast_template(op, arrays, lambda v, k: first[v] + k), all_sizes
 
@@ -233,8 +241,8 @@ def _broadcast_template(op: ir.Op, arrays: Sequence[ir.Value], field
                     for a, d in enumerate(v.type.shape)) for v in arrays]
     if op.name == "fused":
         return FusedBroadcastMessage.of(op, dict(zip(arrays, shapes, strict=True)))
-    texts = ["(" + ",".join(str(n) if kind == "size" else f"{{{n}}}" for kind, n in shape)
-             + ("," if len(shape) == 1 else "") + ")" for shape in shapes]
+    texts = [_shape_text([n if kind == "size" else f"{{{n}}}" for kind, n in shape])
+             for shape in shapes]
     return f"operands could not be broadcast together with shapes {' '.join(texts)} "
 
 
@@ -272,8 +280,7 @@ class FusedBroadcastMessage:
                 break
         else:  # (not reached: the loop's test failed, so one operation does)
             operands = [shape for shape in values[:len(self.shapes)] if shape]
-        texts = [f"({','.join(map(str, shape))}{',' if len(shape) == 1 else ''})"
-                 for shape in operands]
+        texts = [_shape_text(shape) for shape in operands]
         return f"operands could not be broadcast together with shapes {' '.join(texts)} "
 
     def __repr__(self) -> str:  # (part of the site's key: the same in every process)
