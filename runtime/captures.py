@@ -119,8 +119,10 @@ def is_user_module(value: object) -> bool:
 
 def _reads_through(value: object) -> bool:
     kind = type(value)
+    # (an instance of a user's ndarray subclass is an array, used as np.matrix is: not read
+    # through, NumPy runs what it computes)
     return kind in (dict, list) or (kind is tuple and not _hashable(value)) or (
-        is_user_object(value) or is_user_module(value))
+        is_user_object(value) and not isinstance(value, np.ndarray) or is_user_module(value))
 
 
 def proxy_root(value: object, root: Root) -> object:

@@ -47,17 +47,21 @@ _TEST_SIZES = '''\
         return MISS'''
 _RUN_DIRECT = '''\
     try:
-        results = dispatcher({passed})
-    except Refused:  # another dtype, rank, layout or writability: the full path
-        catch_up()  # (a layout it compiles is called directly next time)
-        return MISS
-    except Exception as e:
+        results = {call}
+{refused}    except Exception as e:
         error = failed(e)
         if error is e:
             raise
         raise error from None
     concrete.used = True
     return {finish}'''
+_CALL_STRICT = "dispatcher({passed})"
+_REFUSED = '''\
+    except Refused:  # another dtype, rank, layout or writability: the full path
+        catch_up()  # (a layout it compiles is called directly next time)
+        return MISS
+'''
+_CALL_ENTRY = "entry({passed})  # (compiled code: the types are tested above)"
 _RUN = '''\
     return concrete.run([{names}], None)'''
 _RUN_READ = '''\
@@ -86,16 +90,21 @@ def fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
     implicit = [] if concrete.read is None else concrete.read(args, ())
     # (the tests below leave dtypes and ranks to the strict dispatcher only where it is called)
     direct = _direct(concrete) if implicit is not None else None
-    scalars = frozenset() if direct is None else direct[3]
+    scalars, entry = frozenset(), None
+    if direct is not None:
+        strict, scope["failed"], scope["finish"], scalars = direct
+        scope["dispatcher"], scope["catch_up"], scope["Refused"], scalar_entry = strict()
+        if len(scalars) == len(args) + len(implicit):  # every value passed a scalar
+            entry = scope["entry"] = scalar_entry([v[()] for v in (*args, *implicit)])
     tests = []
     for i, (name, part, arg) in enumerate(zip(names, concrete.key[1:], args, strict=False)):
-        # Called directly, the strict dispatcher tests an array's dtype and rank itself.
-        passed_as = None if direct is None else "scalar" if i in scalars else "array"
+        # Called directly, the strict dispatcher tests an array's dtype and rank itself (the
+        # compiled entry nothing: each argument's type, dtype and rank are tested here).
+        passed_as = (None if direct is None or entry is not None
+                     else "scalar" if i in scalars else "array")
         tests += _tests(name, arg, static_sizes.shape(part, arg.ndim), passed_as, scope)
     filled = {"names": ", ".join(names)}
     if direct is not None:
-        strict, scope["failed"], scope["finish"], _ = direct
-        scope["dispatcher"], scope["catch_up"], scope["Refused"] = strict()
         # Values read through objects (a model's weights) follow the arguments, as in the
         # runner, read and checked in line (``captures.read_code``).
         lines, extra = [], []
@@ -108,8 +117,9 @@ def fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
         # (``read_code`` reads a value's scalar itself).
         passed = [f"{name}[()]" if i in scalars and type(arg) is np.ndarray else name
                   for i, (name, arg) in enumerate(zip(names, args, strict=True))] + extra
-        run = "\n".join([*lines, _RUN_DIRECT.format(passed=", ".join(passed),
-                                                     finish=_finish(concrete, scope))])
+        call = (_CALL_STRICT if entry is None else _CALL_ENTRY).format(passed=", ".join(passed))
+        run = "\n".join([*lines, _RUN_DIRECT.format(
+            call=call, refused=_REFUSED if entry is None else "", finish=_finish(concrete, scope))])
     elif concrete.read is not None:
         scope["read"], run = concrete.read, _RUN_READ.format(**filled)
     else:

@@ -61,16 +61,33 @@ def check(leaf: np.ndarray | np.generic, label: str, function: str) -> None:
     if isinstance(leaf, np.ndarray):
         why = _subclass_problem(kind)
         if why is not None:
-            name = f"{kind.__module__}.{kind.__qualname__}"
             raise StagingTypeError(
-                f"{function}(): {label} is a {name}, an ndarray subclass autostage does not "
-                f"stage: {why}. Pass np.asarray({_short(label)}) (no copy) to stage its data "
-                "as an ndarray")
+                f"{function}(): {label} is a {_qualified(kind)}, an ndarray subclass autostage "
+                f"does not stage: {why}. Pass np.asarray({_short(label)}) (no copy) to stage "
+                "its data as an ndarray")
     dtype = leaf.dtype
     if native(dtype) not in DTYPES:
         raise StagingTypeError(
             f"{function}(): {label} has dtype {dtype} ({_dtype_kind(dtype)}), which autostage "
             f"cannot stage; supported dtypes: {', '.join(str(d) for d in DTYPES)}")
+
+
+def check_constant(value: np.ndarray) -> None:
+    """Raises StagingTypeError when ``value``, an array the traced code reads (a global, an
+    attribute, a trace-time result) as a constant, is a refused ndarray subclass: staged as
+    its data, ``x * m`` of an ``np.matrix`` would be element-wise and a masked array's mask
+    ignored (silently different answers)."""
+    why = _subclass_problem(type(value))
+    if why is not None:
+        raise StagingTypeError(
+            f"autostage cannot stage a {_qualified(type(value))}, an ndarray subclass, where "
+            f"converted code computes with it: {why}. Compute with np.asarray(...) of it (no "
+            "copy) to stage its data as an ndarray, or do this work outside the converted "
+            "function")
+
+
+def _qualified(kind: type) -> str:
+    return f"{kind.__module__}.{kind.__qualname__}"
 
 
 _FOREIGN = ("__cuda_array_interface__", "__dlpack__", "__array_interface__")
@@ -101,7 +118,7 @@ def check_foreign(leaf: object, label: str, function: str, target: str) -> None:
             device_array(leaf) or any(hasattr(leaf, a) for a in _FOREIGN)):
         return
     kind = type(leaf)
-    name = f"{kind.__module__}.{kind.__qualname__}"
+    name = _qualified(kind)
     if device_array(leaf) and target == "cuda":
         dtype = device_dtype_ndim(leaf)[0]
         if dtype not in DTYPES:

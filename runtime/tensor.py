@@ -94,6 +94,9 @@ def constant(value: object, dtype: object = None) -> Tensor:
     change before a later call; the trace records it so the function object can check it.
     """
     if isinstance(value, np.ndarray):
+        if type(value) is not np.ndarray:
+            from autostage.runtime import inputs  # (which imports this module)
+            inputs.check_constant(value)
         tracing.record_embedded_array(value)
     (result,) = tracing.emit("constant", (), {"value": as_constant_array(value, dtype)})
     return Tensor(result)

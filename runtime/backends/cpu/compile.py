@@ -141,7 +141,8 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
         cell[0] = run if scalars or variables or callables else run_arrays
         if not variables and not callables:
             runner.entry = (convert, failed, frozenset(scalars), lambda: (
-                *strict_dispatch.strict(dispatcher), strict_dispatch.Refused))
+                *strict_dispatch.strict(dispatcher), strict_dispatch.Refused,
+                lambda values: strict_dispatch.scalar_entry(dispatcher, values)))
 
     def first_call(args: list) -> tuple:
         compile_for(args)
@@ -152,7 +153,8 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
     runner.compile_for = compile_for
     # Once compiled, without Variables or py_functions: (the results' converter or None,
     # failed(e), the scalar parameters' positions, strict() -> the njit dispatcher's strict copy,
-    # its catch_up() and the exception it raises), for StagedFunction's fast path (fast_calls).
+    # its catch_up(), the exception it raises and scalar_entry(values)), for StagedFunction's
+    # fast path (fast_calls).
     runner.entry = None
     runner.dispatcher = dispatcher  # stats (cache hits), inspect_llvm()
     runner.path = python_module.__file__

@@ -10,12 +10,18 @@ same compiled code with compilation off: for arguments of another type it raises
 is safe (C or F layout to A, writable to read-only), never across dtypes or ranks; it does
 convert between scalar types, unsafely too (float64 to a float32 parameter), so scalars stay the
 caller's to test.
+
+A call whose every parameter is a scalar the caller tests by its exact type (a model's 0-d
+weights) needs no typing at all: ``scalar_entry`` gives the compiled signature's own entry
+point, Numba's wrapper that unboxes and runs (~35 ns less per argument than the dispatcher).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
+
+import numba
 
 
 class Refused(Exception):
@@ -43,3 +49,14 @@ def strict(dispatcher: Any) -> tuple[Any, Callable[[], None]]:
     # Numba's C dispatcher calls this method, looked up on the object, when nothing matches.
     copy._explain_matching_error = _refuse
     return copy, catch_up
+
+
+def scalar_entry(dispatcher: Any, values: Sequence[Any]) -> Callable[..., Any] | None:
+    """The entry point of ``dispatcher``'s compiled signature for ``values``, when every one is
+    a number or bool (Numba's entry unboxes each by its parameter's type without testing it:
+    the caller must pass values of exactly these types); None otherwise."""
+    signature = tuple(dispatcher.typeof_pyval(v) for v in values)
+    if not all(isinstance(t, (numba.types.Number, numba.types.Boolean)) for t in signature):
+        return None
+    compiled = dispatcher.overloads.get(signature)
+    return None if compiled is None else compiled.entry_point

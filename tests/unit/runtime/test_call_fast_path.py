@@ -216,3 +216,82 @@ def test_weights_of_other_dtypes_and_ranks_are_refused_by_the_strict_dispatcher(
             got, want = f(x), Weighted.__call__(model, x)
             assert got.dtype == want.dtype and got.shape == want.shape
             np.testing.assert_array_equal(got, want)
+
+
+class ScalarWeights:
+    def __init__(self):
+        self.w, self.b = np.array(np.float32(2.0)), np.array(np.float32(1.0))
+
+    def __call__(self, x):
+        return x * self.w + self.b
+
+
+class Weight(np.ndarray):
+    """A user's ndarray subclass: NumPy's results from it are Weights."""
+
+
+def test_calls_of_scalars_only_run_the_compiled_entry_and_test_every_type_first():
+    """A call whose every value passed is a scalar (a model's 0-d weights) runs Numba's compiled
+    entry itself, which unboxes without testing types: the fast path's own tests must send
+    every other kind of value (another dtype or rank, a 1-element array, a Python number, an
+    object with ``[()]``) to its own trace, with Python's result, or to a clear refusal."""
+    model = ScalarWeights()
+    f, x = autostage.convert(model), np.float32(3.0)
+    for _ in range(3):
+        assert f(x) == np.float32(7.0) and type(f(x)) is np.float32
+    assert "entry(" in f._fast.source and "dispatcher" not in f._fast.__code__.co_names
+    swapped = np.array(np.float32(2.0)).astype(">f4")  # its [()] is a native float32
+    refused = {id(swapped): "cannot stage arrays of dtype >f4",
+               id(subclass := np.array(np.float32(2.0)).view(Weight)): "an ndarray subclass",
+               id(table := {(): np.float32(2.0)}): "unsupported operand type(s) for *"}
+    for w in [np.array(2.0),  # another dtype
+              swapped, subclass, table,
+              np.full(1, np.float32(2.0)),  # a 1-element array: a result of shape (1,)
+              np.full((1, 1), np.float32(2.0)),
+              2.0, np.float64(2.0), np.float32(5.0), np.int64(2), np.array(True)]:
+        model.w = w
+        for arg in (x, np.array(x), np.full(1, x)):
+            if id(w) in refused:  # (the fast path may take the swapped weight: NumPy's value)
+                try:
+                    assert f(arg) == ScalarWeights.__call__(model, arg) and w is swapped
+                except TypeError as e:
+                    assert refused[id(w)] in str(e)
+                continue
+            want = ScalarWeights.__call__(model, arg)
+            for _ in range(2):
+                got = f(arg)
+                assert type(got) is type(want) and np.shape(got) == np.shape(want)
+                assert np.asarray(got).dtype == np.asarray(want).dtype
+                np.testing.assert_array_equal(got, want)
+    model.w = np.array(np.float32(2.0))
+    assert f(x) == np.float32(7.0)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("place", ["global", "attribute"])
+@pytest.mark.parametrize("value", [np.matrix([[1.0, 2.0], [3.0, 4.0]]),
+                                   np.ma.masked_array([[1.0, 2.0], [3.0, 4.0]],
+                                                      mask=[[0, 1], [0, 0]]),
+                                   np.ones((2, 2)).view(Weight)],
+                         ids=["matrix", "masked", "user"])
+def test_ndarray_subclasses_computed_with_are_refused_wherever_they_are_read(
+        target, place, value, monkeypatch):
+    """Staged as its data, ``x * m`` of a matrix would be element-wise, a masked array's mask
+    ignored and a user subclass's results plain arrays: refused, naming the line, on every
+    target (with the tiered start off, the compiled trace answers the first call)."""
+    monkeypatch.setenv("AUTOSTAGE_TIERED", "0")
+    holder = Scaled()
+    holder.w = value
+    global SUBCLASS_WEIGHT
+    SUBCLASS_WEIGHT = value
+    f = autostage.convert(times_global if place == "global" else holder, target=target)
+    with pytest.raises(TypeError, match=r"an ndarray subclass, where converted code computes "
+                                        r"with it(.|\n)*test_call_fast_path.py"):
+        f(np.ones((2, 3)) if place == "attribute" else np.ones((2, 2)))
+
+
+SUBCLASS_WEIGHT = None
+
+
+def times_global(x):
+    return x * SUBCLASS_WEIGHT
