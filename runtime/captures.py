@@ -200,6 +200,8 @@ def reached(path: Path, value: object) -> object:
         return trace.capture(Path(path.root, path.steps, value), value)
     if _reads_through(value):
         return _stand_in(value, path)
+    if isinstance(value, np.ndarray):  # a subclass: what Python computes from it is frozen
+        tracing.record_embedded_array(value, trace)  # (its use by staged code: refused)
     _check(path, ("value", constant_key(value)))
     return value
 

@@ -150,6 +150,8 @@ def bind_environment(fn: Callable, trace: FunctionTrace) -> Callable:
         value = source.read()
         trace.sources[source] = None
         if type(value) is not np.ndarray and type(value) is not np.random.Generator:
+            if isinstance(value, np.ndarray):  # a subclass: what Python computes from it is
+                tracing.record_embedded_array(value, trace)  # frozen (its use staged: refused)
             stand_in = proxy_root(value, Root("env", source, source.name)) if (
                 proxies and source.name not in written) else value
             if stand_in is not value:

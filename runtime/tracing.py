@@ -127,12 +127,17 @@ class Trace:
 def _digest(array: np.ndarray) -> bytes:
     digest = hashlib.blake2b(repr((array.dtype.str, array.shape)).encode(), digest_size=16)
     digest.update(np.ascontiguousarray(array).view(np.uint8).reshape(-1))
+    # A subclass's own state (a masked array's mask and fill value, a user's attributes)
+    for name, value in sorted(getattr(array, "__dict__", {}).items()):
+        digest.update(name.encode())
+        digest.update(_digest(value) if isinstance(value, np.ndarray) else repr(value).encode())
     return digest.digest()
 
 
-def record_embedded_array(array: np.ndarray) -> None:
-    """Notes that ``array`` is frozen into the current trace as a constant (see Trace.guards)."""
-    trace = current()
+def record_embedded_array(array: np.ndarray, trace: Trace | None = None) -> None:
+    """Notes that ``array`` is frozen into ``trace`` (the current one by default) as a constant,
+    or that Python code the trace ran computed with it (see Trace.guards)."""
+    trace = trace or current()
     if trace is not None and not any(ref() is array for ref, _ in trace.embedded_arrays):
         trace.embedded_arrays.append((weakref.ref(array), _digest(array)))
 

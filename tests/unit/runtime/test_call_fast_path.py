@@ -265,33 +265,3 @@ def test_calls_of_scalars_only_run_the_compiled_entry_and_test_every_type_first(
                 np.testing.assert_array_equal(got, want)
     model.w = np.array(np.float32(2.0))
     assert f(x) == np.float32(7.0)
-
-
-@pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("place", ["global", "attribute"])
-@pytest.mark.parametrize("value", [np.matrix([[1.0, 2.0], [3.0, 4.0]]),
-                                   np.ma.masked_array([[1.0, 2.0], [3.0, 4.0]],
-                                                      mask=[[0, 1], [0, 0]]),
-                                   np.ones((2, 2)).view(Weight)],
-                         ids=["matrix", "masked", "user"])
-def test_ndarray_subclasses_computed_with_are_refused_wherever_they_are_read(
-        target, place, value, monkeypatch):
-    """Staged as its data, ``x * m`` of a matrix would be element-wise, a masked array's mask
-    ignored and a user subclass's results plain arrays: refused, naming the line, on every
-    target (with the tiered start off, the compiled trace answers the first call)."""
-    monkeypatch.setenv("AUTOSTAGE_TIERED", "0")
-    holder = Scaled()
-    holder.w = value
-    global SUBCLASS_WEIGHT
-    SUBCLASS_WEIGHT = value
-    f = autostage.convert(times_global if place == "global" else holder, target=target)
-    with pytest.raises(TypeError, match=r"an ndarray subclass, where converted code computes "
-                                        r"with it(.|\n)*test_call_fast_path.py"):
-        f(np.ones((2, 3)) if place == "attribute" else np.ones((2, 2)))
-
-
-SUBCLASS_WEIGHT = None
-
-
-def times_global(x):
-    return x * SUBCLASS_WEIGHT

@@ -59,6 +59,75 @@ def test_other_subclasses_are_refused_naming_the_argument(target, make, kind, wh
     assert kind in message and why in message and "np.asarray(y['b'][0])" in message
 
 
+SUBCLASSES = {"matrix": lambda: np.matrix([[1.0, 2.0], [3.0, 4.0]]),
+              "masked": lambda: np.ma.masked_array([[1.0, 2.0], [3.0, 4.0]],
+                                                   mask=[[0, 1], [0, 0]]),
+              "user": lambda: np.arange(4.0).reshape(2, 2).view(Plain)}
+HELD = None  # a global the functions below read
+
+
+class Holder:
+    def __init__(self, value):
+        self.value = value
+
+    def scaled(self, x):
+        return x * self.value
+
+    def total(self, x):
+        return x + float(self.value.sum())
+
+
+def _scaled_by_global(x):
+    return x * HELD
+
+
+def _plus_global_total(x):
+    return x + float(HELD.sum())
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("kind", SUBCLASSES)
+@pytest.mark.parametrize("place", ["global", "attribute"])
+def test_subclasses_read_as_constants_are_refused_where_staged_code_uses_them(
+        target, kind, place, monkeypatch):
+    """Staged as its data, ``x * m`` of a matrix would be element-wise, a masked array's mask
+    ignored and a user subclass's results plain arrays: refused, naming the line, wherever
+    the subclass is read (with the tiered start off, the compiled trace answers at once)."""
+    global HELD
+    monkeypatch.setenv("AUTOSTAGE_TIERED", "0")
+    HELD = SUBCLASSES[kind]()
+    f = autostage.convert(_scaled_by_global if place == "global" else Holder(HELD).scaled,
+                          target=target)
+    with pytest.raises(TypeError, match=r"an ndarray subclass, where converted code computes "
+                                        r"with it(.|\n)*test_inputs.py"):
+        f(np.ones((2, 2)))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("kind", SUBCLASSES)
+@pytest.mark.parametrize("place", ["global", "attribute"])
+def test_what_python_computes_from_a_subclass_at_trace_time_follows_its_changes(
+        target, kind, place, monkeypatch):
+    """Python work on a subclass alone (``float(m.sum())``) runs at trace time: the trace is
+    guarded by the subclass's contents, its mask and attributes, and traced again when they
+    change in place."""
+    global HELD
+    monkeypatch.setenv("AUTOSTAGE_TIERED", "0")
+    HELD = value = SUBCLASSES[kind]()
+    plain = _plus_global_total if place == "global" else Holder(value).total
+    f, x = autostage.convert(plain, target=target), np.ones(2)
+    changes = [lambda: value.__setitem__((0, 0), 100.0)]
+    if kind == "masked":
+        changes.append(lambda: value.mask.__setitem__((0, 1), False))
+    if kind == "user":
+        changes.append(lambda: setattr(value, "note", 1))  # (sum() ignores it: same answer)
+    for change in [lambda: None, *changes]:
+        change()
+        for _ in range(2):
+            np.testing.assert_array_equal(f(x), plain(x))
+    assert f(x)[0] == plain(x)[0] == 1.0 + value.sum()
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_a_refused_subclass_does_not_share_the_ndarray_trace(target):
     f = autostage.convert(target=target)(_affine)
