@@ -298,8 +298,13 @@ def index_operands(key: object) -> tuple[tuple, list, bool]:
             index.append(ELLIPSIS)
         elif isinstance(k, slice):
             index.append(tuple(_index_part(p, operands) for p in (k.start, k.stop, k.step)))
-        elif isinstance(k, (bool, np.bool_)):
-            raise IndexError("autostage does not stage boolean scalar indices (x[True])")
+        elif _boolean_scalar(k):
+            loc = tracing.user_location()
+            raise tracing.StagingError(
+                f"{f'{loc}: ' if loc is not None else ''}autostage stages a boolean scalar "
+                "index (x[True], x[flag] of a 0-d bool) only in a read whose other indices are "
+                "ints, slices, None and ...: not with index arrays, another boolean scalar or "
+                "in an assignment (write `x = np.where(flag, value, x)`)")
         elif isinstance(k, (int, np.integer)):
             index.append(int(k))
         else:
@@ -314,9 +319,50 @@ def index_operands(key: object) -> tuple[tuple, list, bool]:
     return tuple(index), operands, basic
 
 
+def _boolean_scalar(k: object) -> bool:
+    """Whether index item ``k`` is a boolean scalar (NumPy: a new axis of length 1 or 0)."""
+    return isinstance(k, (bool, np.bool_)) or (
+        isinstance(k, Tensor | np.ndarray) and k.ndim == 0 and k.dtype.kind == "b")
+
+
+def _basic_item(k: object) -> bool:
+    """Whether index item ``k`` selects without arrays: None, ..., a slice, an int."""
+    if isinstance(k, Tensor):
+        return k.ndim == 0 and k.dtype.kind in "iu"
+    return k is None or k is Ellipsis or isinstance(k, slice) or (
+        isinstance(k, int | np.integer) and not isinstance(k, bool))
+
+
+def _produces_axis(k: object) -> bool:
+    return k is None or isinstance(k, slice)
+
+
+def _boolean_scalar_index(x: Tensor, key: tuple, at: int) -> Tensor:
+    """``x[key]`` whose item ``at`` is a boolean scalar, as NumPy reads it: a new axis there,
+    of length 1 where the boolean is true and 0 where it is false (a copy, as any boolean
+    index gives)."""
+    widened = getitem(x, (*key[:at], None, *key[at + 1:]))
+    if Ellipsis in key[:at]:  # (the new axis' position: counted from the end)
+        axis = widened.ndim - 1 - sum(_produces_axis(k) for k in key[at + 1:])
+    else:
+        axis = sum(_produces_axis(k) for k in key[:at])
+    flag = key[at]
+    if not isinstance(flag, Tensor):
+        chosen = slice(None) if bool(flag) else slice(0, 0)
+        return copy(getitem(widened, (slice(None),) * axis + (chosen,)))
+    return getitem(widened, (slice(None),) * axis + (reshape(flag, (1,)),))
+
+
 def getitem(x: object, key: object) -> Tensor:
     """``x[key]``: basic indexing gives a view of ``x`` (unless it selects one element)."""
     x = as_tensor(x)
+    items = key if isinstance(key, tuple) else (key,)
+    flags = [k for k, item in enumerate(items) if _boolean_scalar(item)]
+    if len(flags) == 1 and all(_basic_item(k) for i, k in enumerate(items) if i != flags[0]):
+        return _boolean_scalar_index(x, items, flags[0])
+    if x.ndim == 0 and not value_info.is_array(x.value) and any(
+            k is not None and k is not Ellipsis for k in items):
+        raise IndexError("invalid index to scalar variable.")  # (a NumPy scalar's message)
     index, operands, basic = index_operands(key)
     result = _emit("getitem", (x, *operands), {"index": index})
     scalar = result.ndim == 0 and all(isinstance(e, int) or e == STAGED for e in index)

@@ -12,7 +12,9 @@ boundaries where user code calls NumPy (``numpy_dispatch`` and the tensor method
 marshalling (``function_outputs.Outputs``) gives the caller an ``ndarray`` of shape () for such a
 result.
 A function that hands its 0-d ndarray operand back unchanged where NumPy gives a scalar
-(``np.flip(a)``, ``a[()]``) gets a fresh value, so that the fact never leaks to it.
+(``np.flip(a)``, ``a[()]``) gets a fresh value, so that the fact never leaks to it; so does one
+that hands back a scalar operand where NumPy gives a 0-d ndarray (``np.asarray(s)``), so that
+``s`` stays a scalar.
 """
 
 from __future__ import annotations
@@ -55,6 +57,9 @@ def _mark(result: Any, array: bool, operands: tuple) -> Any:
         if result.ndim != 0:
             return result
         if array:
+            if not value_info.is_array(result.value) and any(
+                    isinstance(o, Tensor) and o.value is result.value for o in operands):
+                result = array_api.copy(result)  # a scalar operand itself: it stays a scalar
             value_info.mark_array(result.value)
         elif value_info.is_array(result.value):
             result = array_api.copy(result)  # the operand itself: NumPy gives a scalar

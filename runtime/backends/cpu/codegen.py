@@ -24,7 +24,7 @@ import types
 from collections.abc import Callable, Iterator
 
 import numpy as np
-from autostage.runtime import config, ir, op_registry, printer
+from autostage.runtime import config, ir, op_registry, printer, tracing
 from autostage.runtime.backends.cpu import list_buffers, list_params, self_calls, shared_helpers
 from autostage.runtime.backends.cpu.recursion import CallCycles
 from autostage.runtime.passes.int_facts import IntFacts
@@ -64,8 +64,9 @@ HEADER = (
 Lowering = Callable[[ir.Op, "Emitter"], None]
 
 
-class LoweringError(NotImplementedError):
-    """An op of an accepted program cannot be compiled for the CPU backend.
+class LoweringError(tracing.StagingError, NotImplementedError):
+    """An op of an accepted program cannot be compiled for the CPU backend (a refusal, as the
+    other ``StagingError``s, naming the op and the user's line).
 
     Example: ``einsum`` with a rule the CPU backend does not lower. Fix: run the function with
     ``target="interpreter"``, or rewrite that line with supported operations; please report it.

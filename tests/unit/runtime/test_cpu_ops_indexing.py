@@ -128,3 +128,55 @@ def test_staged_scalar_index_of_every_int_dtype(dtype):
                 run_cpu(fn, X, index)
         else:
             run_cpu(fn, X, index)
+
+
+def _bool_reads(x):
+    flag = x.sum() > 0
+    return (x[flag], x[~flag], x[True], x[np.False_], x[1, flag], x[..., flag, 0],
+            x[flag, ..., 1:], x[x.shape[0] - 1, True, :], x[np.array(True)])
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+@pytest.mark.parametrize("x", [np.arange(6.0).reshape(2, 3), -np.arange(6.0).reshape(2, 3)],
+                         ids=["true", "false"])
+def test_boolean_scalar_indices_add_an_axis_of_length_one_or_zero(target, x):
+    """NumPy reads ``x[flag]`` of a boolean scalar (a Python or NumPy bool, a 0-d bool array,
+    staged or not) as a new axis there, of length 1 or 0: a copy."""
+    import autostage
+
+    got, want = autostage.convert(_bool_reads, target=target)(x), _bool_reads(x)
+    for g, w in zip(got, want, strict=True):
+        assert type(g) is type(w) and g.shape == w.shape and g.dtype == w.dtype
+        np.testing.assert_array_equal(g, w)
+    assert not np.shares_memory(got[2], x)
+
+
+def _bool_write(x):
+    x = x.copy()
+    x[x.sum() > 0] = 1.0
+    return x
+
+
+def _bool_and_array(x):
+    return x[[0, 1], True]
+
+
+def _index_a_scalar(x):
+    return x.sum()[0]
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_boolean_scalars_elsewhere_are_refused_and_scalars_are_not_indexed(target):
+    from autostage.runtime.tracing import StagingError
+
+    import autostage
+
+    x = np.ones((2, 3))
+    for fn in (_bool_write, _bool_and_array):
+        with pytest.raises(StagingError, match=r"test_cpu_ops_indexing.py:\d+: autostage "
+                                               r"stages a boolean scalar index"):
+            autostage.convert(fn, target=target)(x)
+    with pytest.raises(IndexError, match=r"^invalid index to scalar variable\.$"):
+        _index_a_scalar(x)
+    with pytest.raises(IndexError, match=r"^invalid index to scalar variable\.\n"):
+        autostage.convert(_index_a_scalar, target=target)(x)  # (then the user's line)

@@ -74,8 +74,17 @@ def calls_helper(x):
     return helper(x) + 0, helper(x)
 
 
+def asarray_and_itself(x):
+    return np.asarray(x), x  # (a scalar handed back as a 0-d array: x stays a scalar)
+
+
+def boolean_scalar_index(x):
+    return x[x > 1], x[None], x[True]
+
+
 CASES = [zeros_like, identity, add0, reshape0, via_rank1, transpose, flip, ellipsis, empty_index,
-         roll, tensordot, astype, pair, unique_inverse, calls_helper]
+         roll, tensordot, astype, pair, unique_inverse, calls_helper, asarray_and_itself,
+         boolean_scalar_index]
 
 
 def _types(result):

@@ -1,0 +1,153 @@
+"""Random array programs (``fuzz_arrays``): NumPy eager vs ``autostage.convert`` on each target.
+
+Each program runs on two argument sets of the same types, twice each (the second call takes the
+cached trace, the second set the same trace with other values). The staged function must return
+what NumPy returns: the same Python types, dtypes and shapes, and the same data bit for bit (NaNs
+where NumPy's are, signed zeros alike), except the values the generator marks inexact
+(transcendental functions, sums of non-integral floats), compared with a tolerance; or raise
+what NumPy raises (type and message); or refuse with a clear error naming the program's line.
+Never an internal exception, never a different value.
+
+The default run checks a few seeds per target; ``-m slow`` runs hundreds.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import sys
+import warnings
+
+import error_kinds
+import fuzz_arrays
+import harness
+import numpy as np
+import pytest
+
+import autostage
+
+SEEDS = range(8)
+SLOW_SEEDS = range(8, 300)
+TARGETS = ("interpreter", "cpu")
+RTOL = {np.dtype(np.float64): 1e-9, np.dtype(np.float32): 1e-4, np.dtype(np.float16): 1e-2}
+ATOL = {np.dtype(np.float64): 1e-12, np.dtype(np.float32): 1e-6, np.dtype(np.float16): 1e-3}
+
+# "target:seed" -> the finding it shows (none known today).
+KNOWN: dict[str, str] = {}
+
+
+def _load(tmp_path, seed: int):
+    program = fuzz_arrays.generate(seed)
+    name = f"fuzzarr_{seed}"
+    path = tmp_path / f"{name}.py"
+    path.write_text(program.source)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module.prog, program, path
+
+
+def _run(fn, args) -> tuple[object, BaseException | None]:
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return fn(*[a.copy() if isinstance(a, np.ndarray) else a for a in args]), None
+        except Exception as e:  # noqa: BLE001 - the exception is the observed behaviour
+            return None, e
+
+
+def _same_data(expected: np.ndarray, actual: np.ndarray, inexact: bool) -> bool:
+    if expected.dtype.kind not in "fc":
+        return bool(np.array_equal(expected, actual))
+    if inexact:
+        dtype = expected.dtype
+        return bool(np.allclose(actual, expected, rtol=RTOL[dtype], atol=ATOL[dtype],
+                                equal_nan=True))
+    nan = np.isnan(expected)
+    return bool(np.array_equal(nan, np.isnan(actual)) and np.array_equal(
+        np.signbit(expected[~nan]), np.signbit(actual[~nan])) and np.array_equal(
+        expected[~nan], actual[~nan]))
+
+
+def _differences(expected: tuple, actual: object, inexact: frozenset[int]) -> list[str]:
+    if type(actual) is not tuple or len(actual) != len(expected):
+        return [f"returned {actual!r}, NumPy {expected!r}"]
+    diffs = []
+    for k, (e, a) in enumerate(zip(expected, actual, strict=True)):
+        if not isinstance(e, np.ndarray | np.generic):
+            diffs += harness.compare_staged_values(e, a, f"value[{k}]")
+        elif type(e) is not type(a) or e.dtype != a.dtype or np.shape(e) != np.shape(a):
+            diffs.append(f"value[{k}]: NumPy {type(e).__name__} {e.dtype} {np.shape(e)}, staged "
+                         f"{type(a).__name__} {getattr(a, 'dtype', None)} {np.shape(a)}")
+        elif not _same_data(np.asarray(e), np.asarray(a), k in inexact):
+            diffs.append(f"value[{k}]: NumPy {e!r}, staged {a!r}")
+    return diffs
+
+
+def check(tmp_path, seed: int, target: str) -> str:
+    """'same', 'raised' (as NumPy) or 'refused: <first line>'; AssertionError otherwise."""
+    prog, program, path = _load(tmp_path, seed)
+    staged = autostage.convert(prog, target=target)
+    verdict = "same"
+    for args in program.arguments:
+        expected, error = _run(prog, args)
+        for _ in range(2):
+            actual, staged_error = _run(staged, args)
+            where = f"{path} ({target}) on {args!r}:\n{program.source}"
+            if staged_error is not None:
+                kind = error_kinds.assert_no_leak(staged_error, str(path), where)
+                if kind == "refused":
+                    message = str(staged_error)
+                    assert re.search(rf"{re.escape(path.name)}\D{{0,3}}\d+", message), where
+                    return f"refused: {message.splitlines()[0]}"
+                assert error is not None, f"{where}\nraised {staged_error!r}, NumPy returned"
+                assert (type(staged_error), str(staged_error).splitlines()[0]) == (
+                    type(error), str(error).splitlines()[0]), (
+                    f"{where}\nraised {staged_error!r}, NumPy {error!r}")
+                verdict = "raised"
+                continue
+            assert error is None, f"{where}\nreturned {actual!r}, NumPy raised {error!r}"
+            diffs = _differences(expected, actual, program.inexact)
+            assert not diffs, where + "\n" + "\n".join(diffs)
+    return verdict
+
+
+def _params(seeds, slow=False):
+    params = []
+    for target in TARGETS:
+        for seed in seeds:
+            key = f"{target}:{seed}"
+            marks = [pytest.mark.slow] if slow else []
+            if key in KNOWN:
+                marks.append(pytest.mark.xfail(strict=True, reason=KNOWN[key]))
+            params.append(pytest.param(seed, target, marks=marks, id=key))
+    return params
+
+
+@pytest.fixture(autouse=True)
+def _compiled_at_once(monkeypatch):
+    monkeypatch.setenv("AUTOSTAGE_TIERED", "0")  # the compiled code answers the first call
+
+
+@pytest.mark.parametrize("seed,target", _params(SEEDS))
+def test_array_program(tmp_path, seed, target):
+    check(tmp_path, seed, target)
+
+
+@pytest.mark.parametrize("seed,target", _params(SLOW_SEEDS, slow=True))
+def test_array_program_many(tmp_path, seed, target):
+    check(tmp_path, seed, target)
+
+
+def test_generator_is_deterministic_and_covers_the_forms():
+    programs = [fuzz_arrays.generate(s) for s in range(60)]
+    text = "".join(p.source for p in programs)
+    assert fuzz_arrays.generate(7).source == programs[7].source
+    for form in ("np.where(", "np.sum(", "for i in range(n):", "while ", "if ", ".copy()",
+                 ".append(", ".astype(", " @ ", " // ", " % ", "np.argsort(", "[None]",
+                 "np.concatenate(", "np.tanh(", " += "):
+        assert form in text, form
+    assert any(p.inexact for p in programs) and any(not p.inexact for p in programs)
+    kinds = {a.dtype.kind for p in programs for a in p.arguments[0][:3]}
+    assert kinds == set("biuf")
