@@ -163,10 +163,13 @@ def _infer_setitem(operand_types: tuple, attrs: dict) -> tuple:
     ok = len(value_shape) <= len(target) and all(
         have in (1, None, want) or want is None
         for have, want in zip(reversed(value_shape), reversed(target), strict=False))
-    if not ok:
-        raise ValueError(f"could not broadcast input array from shape "
-                         f"{dtype_rules.format_shape(v.shape)} into shape "
-                         f"{dtype_rules.format_shape(target)}")
+    if not ok and None not in target:  # (else the sizes in the message come at run time)
+        shapes = dtype_rules.format_shape(v.shape), dtype_rules.format_shape(target)
+        if any(t.ndim for t in staged):  # NumPy's words for an advanced index
+            raise ValueError("shape mismatch: value array of shape {} could not be broadcast "
+                             "to indexing result of shape {}".format(*shapes))
+        raise ValueError("could not broadcast input array from shape {} into shape {}".format(
+            *shapes))
     return (x,)
 
 

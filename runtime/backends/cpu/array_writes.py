@@ -93,3 +93,35 @@ def check_assignable(em: Emitter, op: ir.Op, target: str, target_shape: tuple,
     run_errors.check(em, op, " | ".join(tests), ValueError,
                      f"could not broadcast input array from shape {value_text} into shape "
                      f"{target_text}", value_dims + target_dims)
+
+
+def check_indexed_assignable(em: Emitter, op: ir.Op, extents: list[str], value: ir.Value,
+                             one_mask: bool) -> None:
+    """NumPy's errors where ``value`` does not broadcast to an advanced index's result, whose
+    sizes are ``extents`` (run-time expressions): for ``x[mask] = v`` with one mask of ``x``'s
+    rank, "cannot assign N input values to the M output values where the mask is true";
+    else "shape mismatch: value array of shape ... could not be broadcast to indexing result
+    of shape ...". (Unchecked, a loop would read past the value's elements.)"""
+    name, shape = em.name(value), value.type.shape
+    tests = []
+    for axis in range(1, len(shape) + 1):
+        have = f"{name}.shape[{len(shape) - axis}]"
+        if shape[-axis] == 1:
+            continue
+        want = f"{extents[-axis]}" if axis <= len(extents) else "1"
+        tests.append(f"(({have} != 1) & ({have} != {want}))")
+    if not tests:
+        return
+    value_dims = [f"{name}.shape[{k}]" for k in range(len(shape))]
+    if one_mask and len(shape) == 1:
+        run_errors.check(em, op, tests[0], ValueError,
+                         "NumPy boolean array indexing assignment cannot assign {0} input "
+                         "values to the {1} output values where the mask is true",
+                         [value_dims[0], extents[0]])
+        return
+    value_text, start = run_errors.shape_text(value_dims, 0)
+    result_text, _ = run_errors.shape_text(extents, start)
+    run_errors.check(em, op, " | ".join(tests), ValueError,
+                     f"shape mismatch: value array of shape {value_text} could not be "
+                     f"broadcast to indexing result of shape {result_text}",
+                     value_dims + list(extents))

@@ -346,6 +346,10 @@ def lower_setitem(op: ir.Op, em: Emitter) -> None:
         array_writes.assign(em, view, len(target_shape), vname, v.type.ndim)
         return
     adv = advanced(em, out, items)
+    selecting = [i for i in items if i.kind not in ("newaxis", "ellipsis")]
+    one_mask = len(selecting) == 1 and selecting[0].kind == "mask" and (
+        selecting[0].value.type.ndim == x.type.ndim)
+    array_writes.check_indexed_assignable(em, op, adv.extents, v, one_mask)
     with s.loops(em, adv.indices, adv.extents):
         sources = _wrapped_sources(em, adv, _axis_kinds(items))
         em.line(f"{adv.view}[{', '.join(sources)}] = {_value_at(em, v, adv, vname)}")

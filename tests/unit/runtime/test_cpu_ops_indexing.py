@@ -180,3 +180,54 @@ def test_boolean_scalars_elsewhere_are_refused_and_scalars_are_not_indexed(targe
         _index_a_scalar(x)
     with pytest.raises(IndexError, match=r"^invalid index to scalar variable\.\n"):
         autostage.convert(_index_a_scalar, target=target)(x)  # (then the user's line)
+
+
+def _assign_mask(x, v):
+    x = x.copy()
+    x[x > 0] = v
+    return x
+
+
+def _assign_rows(x, v):
+    x = x.copy()
+    x[x[:, 0] > 0] = v
+    return x
+
+
+def _assign_pairs(x, v):
+    x = x.copy()
+    x[[0, 1], [0, 1]] = v
+    return x
+
+
+def _assign_columns(x, v):
+    x = x.copy()
+    x[:, [0, 2]] = v
+    return x
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+@pytest.mark.parametrize("fn, x, values", [
+    (_assign_mask, np.array([[0.0, 0.0, 1.0]]), [np.ones(0), np.ones(2), np.ones(1), 2.0]),
+    (_assign_rows, np.arange(6.0).reshape(2, 3) - 3, [np.ones(2), np.ones(0), np.ones(3),
+                                                       np.ones((1, 3))]),
+    (_assign_pairs, np.zeros((2, 3)), [np.ones(3), np.ones((2, 2)), np.ones(0), np.ones(2)]),
+    (_assign_columns, np.zeros((2, 3)), [np.ones((3, 2)), np.ones(3), np.ones((2, 1))]),
+], ids=["mask", "rows", "pairs", "columns"])
+def test_advanced_assignment_of_a_value_that_does_not_fit_raises_numpys_error(
+        target, fn, x, values):
+    """The CPU loop over an advanced index read the value at each position unchecked: a value
+    of another size was read past its end (``x[mask] = v[v > 1]`` with fewer values than true
+    positions returned garbage); NumPy's error, with its words, names the sizes."""
+    import autostage
+
+    staged = autostage.convert(fn, target=target)
+    for v in values:
+        try:
+            want = fn(x, v)
+        except ValueError as e:
+            with pytest.raises(ValueError) as info:
+                staged(x, v)
+            assert str(info.value).splitlines()[0] == str(e)
+            continue
+        np.testing.assert_array_equal(staged(x, v), want)
