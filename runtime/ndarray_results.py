@@ -69,8 +69,26 @@ def _mark(result: Any, array: bool, operands: tuple) -> Any:
     return result
 
 
+# NumPy functions whose results are Python objects (ints, a bool), not NumPy values.
+PYTHON_RESULTS: frozenset = frozenset({np.shape, np.ndim, np.size, np.allclose})
+
+
+def _numpy_value(result: Any) -> Any:
+    """``result`` with its weak tensors (standing for Python numbers: ``x.shape[0]``,
+    ``float(t)``) made NumPy values, as NumPy makes its results: ``np.sqrt(n)`` of a Python
+    int is an ``np.float64``, whose dtype then counts in promotion (``f32 / np.sqrt(n)`` is
+    float64)."""
+    if isinstance(result, Tensor):
+        return array_api.copy(result) if value_info.is_weak(result.value) else result
+    if type(result) in (tuple, list):
+        return type(result)(_numpy_value(r) for r in result)
+    return result
+
+
 def function_result(function: Callable, args: tuple, result: Any) -> Any:
     """``result`` of the NumPy ``function`` called on ``args`` with NumPy's 0-d kind."""
+    if function not in PYTHON_RESULTS:
+        result = _numpy_value(result)
     if function in ALWAYS:
         return _mark(result, True, args)
     if function in KEEPS:

@@ -156,3 +156,25 @@ def test_asarray_of_a_python_number_is_a_strong_numpy_value(target):
     for e, g in zip(expected, got, strict=True):
         assert type(g) is type(e) and g.dtype == e.dtype
         np.testing.assert_array_equal(g, e)
+
+
+def _numpy_of_python_numbers(x):
+    n, total = x.shape[-1], float(x.sum())
+    return (x / np.sqrt(n), x + np.abs(n), np.sqrt(total), np.add(n, 1), np.maximum(n, 2),
+            np.isfinite(total), np.round(total), np.where(total > 0, n, 0), n + 1, abs(n),
+            np.size(x), np.ndim(x), np.allclose(x, 1.0))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("x", [np.ones((2, 4), np.float32), np.full(100, 100, np.int8)],
+                         ids=["f32", "i8"])
+def test_numpy_functions_of_python_numbers_give_numpy_values(target, x):
+    """``np.sqrt(n)`` of a Python int ``n`` (a staged size, ``float(t)``) is an ``np.float64``
+    in NumPy, whose dtype counts in promotion: ``f32 / np.sqrt(n)`` is float64 and ``i8 +
+    np.abs(n)`` int64 (staged as Python numbers, they were float32 and an int8 that wrapped).
+    Python's own operators and NumPy's shape functions still give Python numbers."""
+    got = autostage.convert(_numpy_of_python_numbers, target=target)(x)
+    want = _numpy_of_python_numbers(x)
+    for g, w in zip(got, want, strict=True):
+        assert type(g) is type(w) and np.asarray(g).dtype == np.asarray(w).dtype
+        np.testing.assert_array_equal(g, w)
