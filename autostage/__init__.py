@@ -16,6 +16,8 @@ _PUBLIC = {
     "to_code": "autostage.api",
     "do_not_convert": "autostage.api",
     "ConversionError": "autostage.errors",
+    "StagingError": "autostage.runtime.tracing",
+    "StagingTypeError": "autostage.runtime.tensor",
     "AutostageWarning": "autostage.calls",
     "set_loop_options": "autostage.directives",
     "TensorSpec": "autostage.runtime.tensor_spec",

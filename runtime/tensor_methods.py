@@ -53,12 +53,47 @@ IN_PLACE = {f"i{stem}": op for stem, op in BINARY_OPERATORS.items()} | {"imatmul
 _OPERAND_TYPES = (Tensor, bool, int, float, complex, np.ndarray, np.generic, list, tuple)
 
 
+_SYMBOLS = {"add": "+", "subtract": "-", "multiply": "*", "true_divide": "/",
+            "floor_divide": "//", "remainder": "%", "power": "**", "bitwise_and": "&",
+            "bitwise_or": "|", "bitwise_xor": "^", "left_shift": "<<", "right_shift": ">>"}
+
+
+def _with_sequence(op: str, number: Tensor, sequence: list | tuple, reflected: bool) -> None:
+    """Raises what Python raises for ``sequence op number`` (``reflected``) or ``number op
+    sequence``, ``number`` a staged Python number or NumPy scalar (not an array: NumPy's
+    element-wise operators apply, as to any array): an int repeats the sequence, whose length
+    would be staged (refused); other numbers are Python's TypeErrors. A NumPy scalar takes
+    part in NumPy's element-wise operators but ``*``."""
+    weak = value_info.is_weak(number.value)
+    if not weak and op != "multiply":
+        return
+    kind = type(sequence).__name__
+    python = {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex"}[
+        number.dtype.kind]
+    name = python if weak else f"numpy.{number.dtype.type.__name__}"
+    if op == "multiply" and number.dtype.kind in "iu" or weak and number.dtype.kind == "b":
+        loc = tracing.user_location()
+        raise tracing.StagingError(
+            f"{f'{loc}: ' if loc is not None else ''}a {kind} repeated by a staged int "
+            f"(`[0.0] * n`) would have a length known only when the function runs: build an "
+            "array instead (`np.zeros(n)`, `np.full(n, value)`), or repeat by a Python int")
+    if op == "multiply":
+        raise TypeError(f"can't multiply sequence by non-int of type '{name}'")
+    if op == "add" and reflected:
+        raise TypeError(f'can only concatenate {kind} (not "{name}") to {kind}')
+    left, right = (kind, name) if reflected else (name, kind)
+    raise TypeError(f"unsupported operand type(s) for {_SYMBOLS[op]}: '{left}' and '{right}'")
+
+
 def _binary(op: str, reflected: bool):
     """A Python operator: Python's semantics (exceptions, exact ints) when both operands are
     Python numbers (``python_numbers``), NumPy's otherwise."""
     def method(self: Tensor, other: object) -> Tensor:
         if not isinstance(other, _OPERAND_TYPES):
             return NotImplemented
+        if type(other) in (list, tuple) and self.ndim == 0 and not value_info.is_array(
+                self.value):
+            _with_sequence(op, self, other, reflected)
         if reflected:
             return python_numbers.binary(op, other, self)
         return python_numbers.binary(op, self, other)

@@ -471,3 +471,38 @@ def test_an_int_constant_beyond_int64_is_a_clear_error(target):
     assert line_of(int_constant_beyond_int64, "return n / 2**70") in message
     got = autostage.convert(target=target)(float_with_a_big_int)(X3)
     assert got == float_with_a_big_int(X3) and [type(v) for v in got] == [float, float]
+
+
+def _repeat_list(x):
+    return [0.5] * x.shape[0]
+
+
+def _sequence_operators(x):
+    n, total = x.shape[0], x.sum()
+    results = []
+    for fn in (lambda: [1, 2] + n, lambda: n - (1,), lambda: (n * 1.5) * [1],
+               lambda: [1.0] * total, lambda: total * (1.0,), lambda: np.int64(n) + [1, 2],
+               lambda: [1, 2] * (total > 0), lambda: x * [1.0, 2.0, 3.0],
+               lambda: np.array(total) * [1, 2]):
+        try:
+            results.append(fn())
+        except TypeError as e:
+            results.append(str(e))
+    return results
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_staged_number_with_a_list_is_pythons_or_numpys_operator(target):
+    """``[0.5] * n`` of a staged int ``n`` repeats the list in Python: staged as NumPy's
+    element-wise product it silently gave ``[0.5 * n]`` (refused now: its length would be
+    staged); a Python number with a list otherwise raises Python's TypeError, a NumPy scalar
+    or array computes element-wise."""
+    x = np.array([1.0, -2.0, 1.0])
+    with pytest.raises(autostage.StagingError, match=r"test_python_numbers.py:\d+: a list "
+                                                     r"repeated by a staged int"):
+        autostage.convert(_repeat_list, target=target)(x)
+    got, want = autostage.convert(_sequence_operators, target=target)(x), _sequence_operators(x)
+    assert len(got) == len(want)
+    for g, w in zip(got, want, strict=True):
+        assert type(g) is type(w)
+        np.testing.assert_array_equal(g, w)
