@@ -84,7 +84,15 @@ class Tensor(Staged):
     def __repr__(self) -> str:
         return f"<staged Tensor {self.type}{self._where()}>"
 
-    __hash__ = object.__hash__  # by identity, although == is element-wise (as in JAX's tracers)
+    def __hash__(self) -> int:
+        # Python hashes a set element or dict key by value (`t in {1, 2}`, `d.get(t)`): by
+        # identity, a staged 3 would never find the 3 a set holds. Unhashable, as ndarrays are.
+        loc = tracing.frame_location(sys._getframe(1))
+        at = f"{loc}: " if loc is not None else ""
+        raise StagingTypeError(
+            f"{at}a staged value{self._where()} was used as a set element or dict key (`t in "
+            "{1, 2}`, `d.get(t)`, `s.add(t)`), which needs its value while tracing: compare "
+            "with == instead (`(t == 1) | (t == 2)`), or look it up in an array (`table[t]`)")
 
 
 def constant(value: object, dtype: object = None) -> Tensor:

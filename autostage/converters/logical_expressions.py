@@ -2,8 +2,10 @@
 
 ``a and b and c`` -> ``ag__.and_(a, lambda: ag__.and_(b, lambda: c))`` (``or`` likewise), so a later
 operand is evaluated only when Python would, and the result is an operand, not a bool.
-``not a`` -> ``ag__.not_(a)``. A chain ``a < b < c`` -> ``ag__.compare_chain(a, '<', lambda: b,
-'<', lambda: c)``, which evaluates each operand at most once; a single comparison stays as it is.
+``not a`` -> ``ag__.not_(a)``. ``a is b`` (and ``is not``; but ``is None``) -> ``ag__.is_(a, b)``,
+so that a staged ``a`` compared with ``True`` is the bool it stands for. A chain ``a < b < c``
+-> ``ag__.compare_chain(a, '<', lambda: b, '<', lambda: c)``, which evaluates each operand at
+most once; another single comparison stays as it is.
 Operands that would change meaning inside a lambda (see ``conditional_expressions.lambda_safe``)
 leave their whole expression as written, as do expressions evaluated in a class body.
 Requires nothing.
@@ -46,6 +48,11 @@ class LogicalTransformer(transformer.Base):
 
     def visit_Compare(self, node: gast.Compare) -> gast.AST:
         node = self.generic_visit(node)
+        if len(node.ops) == 1 and isinstance(node.ops[0], gast.Is | gast.IsNot) and not any(
+                _is_none(side) for side in (node.left, node.comparators[0])):
+            return templates.replace_as_expression(
+                f"ag__.{'is_' if isinstance(node.ops[0], gast.Is) else 'is_not'}(a, b)",
+                a=node.left, b=node.comparators[0])
         if len(node.ops) < 2 or not all(lambda_safe(c) for c in node.comparators):
             return node
         args = [node.left]
@@ -53,6 +60,10 @@ class LogicalTransformer(transformer.Base):
             args.append(gast.Constant(_COMPARISONS[type(op)], None))
             args.append(templates.replace_as_expression("lambda: operand", operand=operand))
         return templates.replace_as_expression("ag__.compare_chain(args)", args=args)
+
+
+def _is_none(node: gast.AST) -> bool:
+    return isinstance(node, gast.Constant) and node.value is None
 
 
 def transform(node: gast.AST, ctx: transformer.Context) -> gast.AST:

@@ -15,7 +15,16 @@ from autostage.operators.data_structures import (
     list_pop,
 )
 from autostage.operators.exceptions import assert_stmt, try_region, with_region
-from autostage.operators.logical import and_, compare_chain, if_exp, if_exp_branch, not_, or_
+from autostage.operators.logical import (
+    and_,
+    compare_chain,
+    if_exp,
+    if_exp_branch,
+    is_,
+    is_not,
+    not_,
+    or_,
+)
 from autostage.operators.math_overloads import OVERLOADS as _MATH_OVERLOADS
 from autostage.operators.nondeterministic import OVERLOADS as _NONDETERMINISTIC_OVERLOADS
 from autostage.operators.numpy_overloads import (
@@ -103,7 +112,7 @@ __all__ = [
     # control flow
     "if_stmt", "if_branch", "while_stmt", "for_stmt",
     # logical expressions
-    "and_", "or_", "not_", "compare_chain", "if_exp", "if_exp_branch",
+    "and_", "or_", "not_", "compare_chain", "if_exp", "if_exp_branch", "is_", "is_not",
     # data structures and subscripts
     "ListBox", "box_append", "box_pop", "list_append", "list_comp", "list_pop", "getitem",
     "setitem",

@@ -25,9 +25,22 @@ _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     "!=": operator.ne,
     "in": lambda a, b: a in b,
     "not in": lambda a, b: a not in b,
-    "is": operator.is_,
-    "is not": operator.is_not,
+    "is": lambda a, b: is_(a, b),
+    "is not": lambda a, b: is_not(a, b),
 }
+
+
+def is_(a: Any, b: Any) -> Any:
+    """``a is b`` (converted where one side is ``True`` or ``False``): of a staged value, whether
+    the bool it stands for is that one (``bool(t > 0) is True``); Python's identity otherwise."""
+    if isinstance(a, Staged) or isinstance(b, Staged):
+        return stage_operator("is_", a, b)
+    return a is b
+
+
+def is_not(a: Any, b: Any) -> Any:
+    """``a is not b``: ``not (a is b)``."""
+    return not_(is_(a, b)) if isinstance(a, Staged) or isinstance(b, Staged) else a is not b
 
 
 def and_(a: Any, b_fn: Callable[[], Any]) -> Any:

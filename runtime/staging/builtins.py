@@ -16,7 +16,7 @@ import functools
 import operator
 
 import numpy as np
-from autostage.runtime import python_math, python_numbers, value_info  # noqa: F401 - hooks
+from autostage.runtime import array_api, python_math, python_numbers, value_info  # noqa: F401 - hooks
 from autostage.runtime.operator_hooks import Staged, Standin, register_operator_hook
 from autostage.runtime.staging import errors, iteration, tensor_lists, values
 from autostage.runtime.staging.control_flow import predicate
@@ -235,17 +235,26 @@ def list_elements_weak(lst: TensorList) -> bool:
 
 
 def isinstance_(x: object, classes: object) -> bool:
-    """A staged tensor stands for an ``np.ndarray``; asking whether it is a NumPy scalar is
-    ambiguous (a 0-d array and a NumPy scalar are staged alike) and is an error."""
-    classes = classes if isinstance(classes, tuple) else (classes,)
-    if isinstance(x, Tensor):
-        if any(isinstance(c, type) and issubclass(np.ndarray, c) for c in classes):
-            return True
-        if any(isinstance(c, type) and issubclass(c, np.generic) for c in classes):
-            raise errors.StagingTypeError(
-                f"isinstance() of a staged tensor and a NumPy scalar type{errors.at()} is "
-                "ambiguous: 0-d arrays and NumPy scalars are staged alike; test x.ndim == 0")
+    """``isinstance`` of a staged value: of the type it stands for (``type_``): a staged
+    ``x.shape[0]`` is an ``int``, ``x.sum()`` an ``np.float64`` (so a ``float`` too), an array
+    an ``np.ndarray``."""
+    if isinstance(x, Tensor | TensorList):
+        return issubclass(type_(x), classes)
     return isinstance(x, classes)
+
+
+def is_(a: object, b: object) -> object:
+    """``a is b`` with a staged side (``ag__.is_``): against a bool singleton (``True``,
+    ``np.False_``...), whether the value stands for a bool of that very type (``type_``) holding
+    it, a staged Python bool; Python's identity of the objects otherwise."""
+    staged, other = (a, b) if isinstance(a, Tensor) else (b, a)
+    if isinstance(staged, Tensor) and type(other) in (bool, np.bool_):
+        if type_(staged) is not type(other):
+            return False
+        result = array_api.ufunc("equal", staged, other)
+        value_info.mark_weak(result.value)
+        return result
+    return a is b
 
 
 def _getitem(previous):
@@ -280,7 +289,7 @@ def list_pop(lst: object, *args: object) -> tuple:
 for _name, _hook in (("len_", len_), ("int_", int_), ("float_", float_), ("bool_", bool_),
                      ("complex_", complex_),
                      ("abs_", abs_), ("min_", min_), ("max_", max_), ("sum_", sum_),
-                     ("isinstance_", isinstance_), ("list_append", list_append),
+                     ("isinstance_", isinstance_), ("is_", is_), ("list_append", list_append),
                      ("list_pop", list_pop)):
     register_operator_hook(_name, _hook)
 def _setitem_fallback(target: object, key: object, value: object, only_name: bool = False
@@ -311,8 +320,8 @@ def type_(x: object) -> type:
             return np.ndarray
         if values.is_weak(x):
             return type(x.dtype.type(0).item())
-        if value_info.aliased_argument(x.value) is not None and not value_info.is_scalar_argument(
-                x.value):
+        if value_info.is_array(x.value) or value_info.aliased_argument(
+                x.value) is not None and not value_info.is_scalar_argument(x.value):
             return np.ndarray
         return x.dtype.type
     if isinstance(x, TensorList):

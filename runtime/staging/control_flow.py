@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from autostage.runtime import array_api, array_identity, ir, tracing
+from autostage.runtime import array_api, array_identity, ir, tracing, value_info
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.staging import (
     errors,
@@ -237,6 +237,7 @@ def stage_not(a: object) -> Tensor:
     """Hook of ``not_``: a ``bool[]`` (Python's ``not`` always gives a bool)."""
     pred = predicate(a, "the operand of 'not'")
     result = array_api.ufunc("logical_not", pred)  # never `~`: a weak bool's ~ is an int
+    value_info.mark_weak(result.value)  # (a Python bool, whatever `a` was)
     logic.record(result.value, logic.not_(logic.of(pred.value)))
     return result
 

@@ -274,3 +274,29 @@ def test_sum_of_empty_and_0d_arrays(target):
     assert autostage.convert(empty_constant, target=target)() == (0, 2.5)
     with pytest.raises(TypeError, match="iteration over a 0-d"):
         autostage.convert(python_sum, target=target)(np.array(1.0))
+
+
+def _kinds_and_identities(x, s):
+    n, t, z = x.shape[0], x.sum(), np.zeros(())
+    positive = t > 0
+    return (isinstance(n, int), isinstance(float(t), float), isinstance(t, np.floating),
+            isinstance(t, float), isinstance(t, np.ndarray), isinstance(x, np.ndarray),
+            isinstance(z, np.ndarray), isinstance(s, np.ndarray), isinstance(s, (int, np.float32)),
+            isinstance(n, int | float), isinstance(positive, np.bool_),
+            bool(positive) is True, bool(positive) is not False, positive is np.True_,
+            positive is True, (not positive) is False, n is True, (t > 5) is np.False_,
+            not positive, [not v for v in x > 0], (not n) + 1)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("x", [np.array([1.0, 2.0]), np.array([-1.0, -2.0])],
+                         ids=["positive", "negative"])
+@pytest.mark.parametrize("s", [np.float32(2), np.array(np.float32(2))], ids=["scalar", "0-d"])
+def test_isinstance_is_and_not_see_what_a_staged_value_stands_for(target, x, s):
+    """``isinstance(x.shape[0], int)`` is True (staged, it was asked of an ndarray), ``bool(t)
+    is True`` compares the bool a staged value stands for (it was always False: the identity of
+    a tensor), ``not t`` is a Python bool (it was an np.bool_)."""
+    got = autostage.convert(_kinds_and_identities, target=target)(x, s)
+    want = _kinds_and_identities(x, s)
+    assert [type(g) for g in got] == [type(w) for w in want]
+    assert got == want
