@@ -96,8 +96,8 @@ def collect_outputs(trace: tracing.Trace, output: Any, callee: bool = False) -> 
     leaves, treedef = pytree.flatten(output)
     constants, positions, values, python_types = [], [], [], []
     for position, leaf in enumerate(leaves):
-        if isinstance(leaf, staged_values.MaybeUnbound):
-            raise leaf.error()
+        if isinstance(leaf, staged_values.MaybeUnbound):  # (the caller's line is no use)
+            raise leaf.error(f"returned by {trace.function.name}")
         if isinstance(leaf, tensor_lists.TensorList):
             if leaf.value is None:  # never appended to: Python returns the empty list
                 constants.append([])

@@ -351,8 +351,9 @@ def _attach() -> None:
         "__iter__": _iter,
         "__array__": _no_python_value(
             "a NumPy array", "it has no value until the staged function runs; use NumPy "
-            "functions autostage stages (np.sum, np.where, ...) or return it from the function. "
-            "Random draws (np.random.Generator methods) are not staged: draw outside and pass "
+            "functions autostage stages (np.sum, np.where, ...) or return it from the function; "
+            "a list or tuple holding staged values given to a NumPy function: make it one "
+            "array first (`np.sum(np.array([n, 2]))`). Random draws (np.random.Generator methods) are not staged: draw outside and pass "
             "the numbers in"),
         "__index__": _no_python_value(
             "a Python int (e.g. a size for np.zeros)", "pass a Python int, or call the function "

@@ -261,9 +261,17 @@ def _location_of(frame: Any) -> ir.Location | None:
         if loc is not None:
             return loc
     filename = frame.f_code.co_filename
-    if not filename.startswith("<") and not any(filename.startswith(d) for d in internal_dirs):
+    if not filename.startswith("<") and not any(filename.startswith(d) for d in internal_dirs
+                                                ) and not filename.startswith(_numpy_dir()):
         return ir.Location(filename, frame.f_lineno, frame.f_code.co_name)
     return None
+
+
+@functools.cache
+def _numpy_dir() -> str:
+    """NumPy's package directory: its frames (a function converting a list that holds staged
+    values with ``np.asarray``) are never the user's line, the caller's is."""
+    return os.path.dirname(os.path.abspath(np.__file__)) + os.sep
 
 
 def check_visible(value: ir.Value, what: str = "a staged tensor") -> ir.Value:

@@ -171,14 +171,15 @@ class MaybeUnbound(Staged):
     def type(self) -> object:
         return self.value.type
 
-    def error(self) -> errors.StagingUnboundError:
-        """The error for using this value (for the function object: a result that may be
-        unassigned)."""
+    def error(self, use: str | None = None) -> errors.StagingUnboundError:
+        """The error for using this value; ``use`` says how where the use has no line of its
+        own (the function object's results: "returned by f")."""
         what = errors.describe(self.name)
+        used = f"is {use}" if use is not None else f"is used{errors.at()}"
         if self.none and not self.name.startswith("retval_"):  # return None: Python's too
             return errors.StagingUnboundError(
                 f"{what} is None on some paths of the staged if/loop{errors.at(self.loc)} and a "
-                f"staged {strong(self.type)} value on others, and is used{errors.at()}; a staged "
+                f"staged {strong(self.type)} value on others, and {used}; a staged "
                 f"value cannot be None at run time: give {self.name!r} a value of the same dtype "
                 "before the if/loop (e.g. -np.inf or np.nan for a float, -1 for an int) and test "
                 "for that value (or a separate flag) instead of `is None`")
@@ -187,7 +188,7 @@ class MaybeUnbound(Staged):
                 f"assign {self.name!r} on every path (before the if/loop, or in an else:)")
         return errors.StagingUnboundError(
             f"{what} is assigned only on some paths of the staged if/loop{errors.at(self.loc)} "
-            f"and is used{errors.at()}; {tail}")
+            f"and {used}; {tail}")
 
     def __repr__(self) -> str:
         return f"<MaybeUnbound {self.name!r} {self.type}>"

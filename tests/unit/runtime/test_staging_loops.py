@@ -321,8 +321,11 @@ def test_a_flag_set_on_other_paths_proves_nothing(target):
 
     with pytest.raises(StagingUnboundError) as e:
         autostage.convert(flag_not_tied_to_value, target=target)(np.ones(2))
-    # 'val' is returned, so the message is about the return value
+    # 'val' is returned, so the message is about the return value, and names no line of the
+    # caller's as its use
     assert "the return value is assigned only on some paths" in str(e.value)
+    assert "and is returned by flag_not_tied_to_value;" in str(e.value)
+    assert "test_staging_loops.py" not in str(e.value).split(" and is ")[1]
 
 
 @pytest.mark.parametrize("target", TARGETS)
