@@ -360,6 +360,9 @@ def getitem(x: object, key: object) -> Tensor:
     flags = [k for k, item in enumerate(items) if _boolean_scalar(item)]
     if len(flags) == 1 and all(_basic_item(k) for i, k in enumerate(items) if i != flags[0]):
         return _boolean_scalar_index(x, items, flags[0])
+    if value_info.is_weak(x.value):  # a Python number
+        python = {"b": "bool", "i": "int", "f": "float", "c": "complex"}[x.dtype.kind]
+        raise TypeError(f"'{python}' object is not subscriptable")
     if x.ndim == 0 and not value_info.is_array(x.value) and any(
             k is not None and k is not Ellipsis for k in items):
         raise IndexError("invalid index to scalar variable.")  # (a NumPy scalar's message)

@@ -31,8 +31,8 @@ _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
 
 
 def is_(a: Any, b: Any) -> Any:
-    """``a is b`` (converted where one side is ``True`` or ``False``): of a staged value, whether
-    the bool it stands for is that one (``bool(t > 0) is True``); Python's identity otherwise."""
+    """``a is b`` (converted but ``is None``): of a staged value and a bool singleton, whether
+    it stands for that very bool (``bool(t > 0) is True``); Python's identity otherwise."""
     if isinstance(a, Staged) or isinstance(b, Staged):
         return stage_operator("is_", a, b)
     return a is b

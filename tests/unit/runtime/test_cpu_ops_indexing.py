@@ -165,6 +165,10 @@ def _index_a_scalar(x):
     return x.sum()[0]
 
 
+def _index_a_python_number(x):
+    return x.shape[0][0]
+
+
 @pytest.mark.parametrize("target", ["interpreter", "cpu"])
 def test_boolean_scalars_elsewhere_are_refused_and_scalars_are_not_indexed(target):
     from autostage.runtime.tracing import StagingError
@@ -180,6 +184,8 @@ def test_boolean_scalars_elsewhere_are_refused_and_scalars_are_not_indexed(targe
         _index_a_scalar(x)
     with pytest.raises(IndexError, match=r"^invalid index to scalar variable\.\n"):
         autostage.convert(_index_a_scalar, target=target)(x)  # (then the user's line)
+    with pytest.raises(TypeError, match=r"^'int' object is not subscriptable\n"):
+        autostage.convert(_index_a_python_number, target=target)(x)
 
 
 def _assign_mask(x, v):
