@@ -23,6 +23,8 @@ from autostage.runtime import (
     value_info,
     view_writes,
 )
+from autostage.runtime.ops.io import render
+from autostage.runtime.staging import text
 from autostage.runtime.tensor import Tensor
 
 
@@ -71,8 +73,12 @@ class Outputs:
         if self.flat:
             return tuple(results)
         leaves = [c.copy() if type(c) in (np.ndarray, list) else c for c in self.constants]
+        texts: dict[int, list] = {}
         for position, value in zip(self.positions, results, strict=True):
             marker = leaves[position]
+            if isinstance(marker, TextResult):  # one of the values of a string's fields
+                texts.setdefault(position, []).append(value)
+                continue
             if isinstance(marker, ListResult):  # a callee's list, in its caller's trace
                 value = marker.rebuild(value)
             elif marker is _AS_LIST:
@@ -80,6 +86,8 @@ class Outputs:
             elif marker is _AS_PYTHON_LIST:  # a NumPy array here; a tensor in a caller's trace
                 value = value.tolist() if type(value) is np.ndarray else list(value)
             leaves[position] = value
+        for position, values in texts.items():
+            leaves[position] = leaves[position].rebuild(values)
         return pytree.unflatten(self.treedef, leaves)
 
 
@@ -116,6 +124,14 @@ def collect_outputs(trace: tracing.Trace, output: Any, callee: bool = False) -> 
             (stacked,) = tracing.emit("list_stack", (leaf.value,), {"empty_ok": True})
             leaf = Tensor(stacked)
             constants.append(_AS_PYTHON_LIST if python else _AS_LIST)
+        elif isinstance(leaf, text.Text):  # its fields' values are results, rendered after
+            constants.append(TextResult(leaf.parts))
+            for tensor in leaf.tensors:
+                tracing.check_visible(tensor.value, "a returned string's value")
+                positions.append(position)
+                values.append(tensor.value)
+                python_types.append(None)
+            continue
         elif isinstance(leaf, Tensor):
             constants.append(None)
         else:
@@ -142,6 +158,22 @@ def _python_type(leaf: Tensor) -> Callable | None:
     if leaf.ndim == 0 and value_info.is_array(leaf.value):
         return functools.partial(np.asarray, dtype=leaf.dtype)  # an argument: itself
     return None
+
+
+class TextResult:
+    """Marks a result that is a string made from staged values (``staging.text``): the values
+    of its fields are results, and the string is made from them after a run (in a caller's
+    trace, a ``Text`` again)."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: tuple):
+        self.parts = parts
+
+    def rebuild(self, values: list) -> Any:
+        if values and isinstance(values[0], Tensor):
+            return text.Text(self.parts, tuple(values))
+        return render(self.parts, tuple(values))
 
 
 class ListResult:

@@ -89,6 +89,51 @@ def type_(*args: Any, **kwargs: Any) -> Any:
 BUILTINS[builtins.type] = type_
 
 
+_CONVERSIONS = {"s": builtins.str, "r": builtins.repr, "a": builtins.ascii}
+
+
+def field(value: Any, conversion: str, spec: Any) -> Any:
+    """A field ``{value!conversion:spec}`` of an f-string (converters/string_formatting.py):
+    its text on Python values; staged ones go to the runtime (a template formatted when the
+    print, raise or assert using it runs)."""
+    if isinstance(value, Staged) or isinstance(spec, Staged) or (
+            type(value) in (tuple, list) and is_tracing() and _holds_staged(value)):
+        return stage_operator("field", value, conversion, spec)
+    return format(_CONVERSIONS[conversion](value) if conversion else value, spec)
+
+
+def _holds_staged(value: tuple | list) -> bool:
+    return any(isinstance(v, Staged) or type(v) in (tuple, list) and _holds_staged(v)
+               for v in value)
+
+
+def str_(*args: Any, **kwargs: Any) -> Any:
+    """Overload of builtin ``str``: ``str(x)`` is the f-string field ``{x!s}``."""
+    if len(args) == 1 and not kwargs:
+        return field(args[0], "s", "")
+    return builtins.str(*args, **kwargs)
+
+
+def repr_(obj: Any) -> Any:
+    """Overload of builtin ``repr``: the f-string field ``{obj!r}``."""
+    return field(obj, "r", "")
+
+
+def format_(value: Any, format_spec: Any = "") -> Any:
+    """Overload of builtin ``format``: the f-string field ``{value:format_spec}``."""
+    return field(value, "", format_spec)
+
+
+BUILTINS.update({builtins.str: str_, builtins.repr: repr_, builtins.format: format_})
+
+
+def fstring(*pieces: Any) -> Any:
+    """An f-string of its ``pieces`` (literal text and ``field`` results), joined."""
+    if any_staged(pieces):
+        return stage_operator("fstring", *pieces)
+    return "".join(pieces)
+
+
 def percent_format(fmt: str, values: Any) -> str:
     """``fmt % values`` for a string literal ``fmt`` (converters/string_formatting.py): Python's
     ``%`` on Python values; staged values go to the runtime, which refuses them clearly (CPython's

@@ -1,8 +1,9 @@
 """IR ops with side effects: ``print`` and ``assert``, run at run time in program order.
 
 Both carry a format template: attr ``parts``, a tuple of strings (text formatted at trace time,
-from Python values), ints (the index of an operand, formatted with ``str`` at run time) and
-``("repr", index)`` (formatted with ``repr``: an item of a printed tuple or list).
+from Python values), ints (the index of an operand, formatted with ``str`` at run time),
+``("repr", index)`` (formatted with ``repr``: an item of a printed tuple or list) and
+``("format", index, conversion, spec, kind)`` (an f-string field: ``staging.text``).
 ``print``: operands are the staged values printed; attrs ``parts`` (separators and ``end``
 included), ``stream`` (``"stdout"`` or ``"stderr"``, looked up when it runs, so redirection
 works) and ``flush``. ``assert``: operand 0 is the ``bool[]`` test, the others the staged values
@@ -17,13 +18,24 @@ import numpy as np
 from autostage.runtime import op_registry
 from autostage.runtime.types import TensorType
 
+_CONVERSIONS = {"s": str, "r": repr, "a": ascii}
+
 
 def render(parts: tuple, values: tuple) -> str:
     """The text of a template: strings as they are, operand indices replaced by ``str(value)``,
-    ``("repr", index)`` by ``repr(value)`` (items of a printed tuple or list)."""
-    return "".join(p if isinstance(p, str) else
-                   repr(_as_numpy(values[p[1]])) if isinstance(p, tuple) else str(values[p])
+    ``("repr", index)`` by ``repr(value)`` (items of a printed tuple or list), ``("format",
+    index, conversion, spec, kind)`` by an f-string field of the value held as ``kind`` says
+    (``staging.text``)."""
+    return "".join(p if isinstance(p, str) else str(values[p]) if isinstance(p, int) else
+                   repr(_as_numpy(values[p[1]])) if p[0] == "repr" else _field(p, values)
                    for p in parts)
+
+
+def _field(part: tuple, values: tuple) -> str:
+    _, index, conversion, spec, kind = part
+    value = np.asarray(values[index])
+    held = value.item() if kind == "python" else value if kind == "array" else value[()]
+    return format(_CONVERSIONS[conversion](held) if conversion else held, spec)
 
 
 def _as_numpy(value: object) -> object:

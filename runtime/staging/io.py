@@ -14,7 +14,7 @@ import sys
 
 from autostage.runtime import tracing, value_info
 from autostage.runtime.operator_hooks import register_operator_hook
-from autostage.runtime.staging import errors, values
+from autostage.runtime.staging import errors, text, values
 from autostage.runtime.staging.control_flow import predicate
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import StagingTypeError, Tensor
@@ -45,7 +45,14 @@ class _Template:
         if isinstance(x, TensorList):
             raise errors.StagingTypeError(f"printing a tensor list{errors.at()} is not "
                                           "supported; print np.stack(lst)")
-        if isinstance(x, Tensor):
+        if isinstance(x, text.Text):  # its parts, with its operands after ours
+            self.parts.append("".join(self.text))
+            self.text = []
+            offset = len(self.operands)
+            self.parts += [p if isinstance(p, str) else (p[0], p[1] + offset, *p[2:])
+                           for p in x.parts]
+            self.operands += [t.value for t in x.tensors]
+        elif isinstance(x, Tensor):
             self.parts.append("".join(self.text))
             self.text = []
             # A weak value (a size from x.shape) is a Python number in plain Python: str == repr.

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from autostage.runtime import ir, tracing
 from autostage.runtime.operator_hooks import Staged
-from autostage.runtime.staging import errors, values
+from autostage.runtime.staging import errors, text, values
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor
 from autostage.runtime.types import ListType
@@ -46,8 +46,27 @@ def trace_branch(fn: Callable[[], object]) -> tuple[object, BaseException | None
 def _staged(e: Exception) -> tuple[None, Exception]:
     loc = tracing.traceback_location(e.__traceback__)
     _check_message(e, loc)
-    tracing.emit("raise", (), {"exception": e}, loc=loc)
+    _emit_raise(e, loc)
     return None, e
+
+
+def _emit_raise(e: BaseException, loc: ir.Location | None) -> None:
+    """Emits the ``raise`` op of ``e``; an argument made from staged values (``ValueError(f"bad
+    {n}")``: a ``text.Text``) is rendered when it is raised, from the op's operands (attr
+    ``formats``: (argument index, its template)), and is an empty string in ``e`` meanwhile."""
+    formats, operands, args = [], [], list(e.args)
+    for i, arg in enumerate(e.args):
+        if isinstance(arg, text.Text):
+            offset = len(operands)
+            formats.append((i, tuple(p if isinstance(p, str) else (p[0], p[1] + offset, *p[2:])
+                                     for p in arg.parts)))
+            operands += [t.value for t in arg.tensors]
+            args[i] = ""
+    attrs: dict = {"exception": e}
+    if formats:
+        e.args = tuple(args)
+        attrs["formats"] = tuple(formats)
+    tracing.emit("raise", operands, attrs, loc=loc)
 
 
 def tracing_recursed(e: BaseException) -> bool:
@@ -70,11 +89,13 @@ def finish_with(e: Exception, body: ir.Region) -> bool:
     _check_message(e, tracing.traceback_location(e.__traceback__))
     if not any(has_effects(op) for op in body.ops) or tracing.current().region is not body:
         return False
-    tracing.emit("raise", (), {"exception": e}, loc=tracing.traceback_location(e.__traceback__))
+    _emit_raise(e, tracing.traceback_location(e.__traceback__))
     return True
 
 
 def _mentions_staged(x: object) -> bool:
+    if isinstance(x, text.Text):  # (a message made from staged values: rendered when raised)
+        return False
     if isinstance(x, Staged):
         return True
     if isinstance(x, (tuple, list)):
@@ -83,18 +104,20 @@ def _mentions_staged(x: object) -> bool:
 
 
 def _check_message(e: BaseException, loc: ir.Location | None) -> None:
-    """An exception made from a staged value (``raise ValueError(f"... {n}")`` with a staged
-    ``n``) would carry the text of a symbolic tensor, not the run-time value: an error."""
+    """An exception holding a staged value (``raise ValueError(n)``) would carry a symbolic
+    tensor, not the run-time value: an error (a message string made from one is rendered when
+    it is raised: ``_emit_raise``)."""
     try:
-        text = str(e)
-    except Exception:  # noqa: BLE001 - a broken __str__: judge the arguments alone
-        text = ""
-    if _mentions_staged(e.args) or "<staged " in text:
+        message = str(e)
+    except Exception:  # noqa: BLE001 - a broken __str__ (or a staged text): the arguments
+        message = ""
+    if _mentions_staged(e.args) or "<staged " in message:
         where = f" at {loc}" if loc is not None else ""
         raise errors.StagingTypeError(
-            f"the {type(e).__name__} raised{where} is built from a staged "
-            "value (e.g. an f-string of a tensor), whose text does not exist until the staged "
-            "code runs; raise it with a message made of Python values only") from e
+            f"the {type(e).__name__} raised{where} holds a staged value itself (`raise "
+            "ValueError(n)`), which would reach the caller as a symbolic tensor: give it a "
+            "message string instead, an f-string of the value if need be (`raise "
+            "ValueError(f'{n}')`, made when it is raised)") from e
 
 
 def placeholder(value: object, region: ir.Region) -> object:

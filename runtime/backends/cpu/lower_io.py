@@ -18,9 +18,11 @@ import sys
 
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu.codegen import Emitter, is_scalar, lowering, np_dtype
+from autostage.runtime.ops import exceptions
 from autostage.runtime.ops.io import is_text, render
 
-OBJECTS: dict[str, BaseException] = {}  # key -> exception raised by a generated module
+# key -> exception raised by a generated module (a raise op, for a message made when raised)
+OBJECTS: dict[str, BaseException | ir.Op] = {}
 _IMPORT = "import autostage.runtime.backends.cpu.lower_io as cpu_io"
 
 
@@ -42,6 +44,12 @@ def fail_assert(parts: tuple, values: tuple) -> None:
 def raise_object(key: str) -> None:
     exc = OBJECTS[key]
     raise type(exc)(*exc.args)
+
+
+def raise_formatted(key: str, values: tuple) -> None:
+    """Raises the exception of a ``raise`` op whose message is made from staged values."""
+    op = OBJECTS[key]
+    raise type(op.attrs["exception"])(*exceptions.arguments(op, values))
 
 
 def _callback(em: Emitter, op: ir.Op, call: str) -> None:
@@ -94,6 +102,13 @@ def _assert(op: ir.Op, em: Emitter) -> None:
 def _raise(op: ir.Op, em: Emitter) -> None:
     exc = op.attrs["exception"]
     kind = type(exc)
+    if op.attrs.get("formats"):  # a message made from staged values: rendered in Python
+        key = hashlib.sha256(f"{kind.__module__}.{kind.__qualname__}{exc.args!r}"
+                             f"{op.attrs['formats']!r}".encode()).hexdigest()[:16]
+        OBJECTS.setdefault(key, op)
+        _callback(em, op, f"cpu_io.raise_formatted({key!r}, VALUES)")
+        em.line(f"raise AssertionError('unreachable: {kind.__name__} was raised')")
+        return
     if getattr(builtins, kind.__name__, None) is kind and all(
             type(a) in (str, int, bool) for a in exc.args):
         em.line(f"raise {kind.__name__}({', '.join(repr(a) for a in exc.args)})")

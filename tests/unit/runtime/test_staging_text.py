@@ -1,0 +1,109 @@
+"""Strings made from staged values (``runtime/staging/text.py``): f-strings, ``str``, ``repr``,
+``format`` and ``+`` of them, printed, raised, asserted with and returned with Python's text."""
+
+import contextlib
+import io
+
+import numpy as np
+import pytest
+
+import autostage
+
+TARGETS = ["interpreter", "cpu"]
+
+
+def train(x, steps):
+    loss = 0.0
+    for ep in range(steps):
+        loss = float(np.sum(x * x)) / (ep + 1)
+        print(f"epoch {ep}: loss {loss:.4f}, n={x.shape[0]!r} total={x.sum()!r} "
+              f"{x.sum():>10.3e} {x.sum()!s:^9}|")
+    return loss
+
+
+def check_rows(x, n):
+    if x.shape[0] != n:
+        raise ValueError(f"expected {n} rows, got {x.shape[0]} (sum {x.sum():.2f})")
+    return x.sum()
+
+
+def check_positive(x):
+    assert x.sum() > 0, f"sum must be positive, got {x.sum()}"
+    return x * 2
+
+
+def pieces(x):
+    message = "total: " + str(x.sum()) + " / " + repr(x.shape[0]) + " " + format(x.max(), ".1f")
+    print(message, f"{x} {x[0]!s} {np.float32(x[0])} {x.shape} {(x.sum(), [x[0], 1.5])!r}")
+    print(str(3), repr("a"), format(2.5, ".2f"), f"{'lit'!r:>6}", f"{x.size > 1}")
+    return f"mean={x.mean():.3f}", (str(x.shape[0]) + "!", 7)
+
+
+def _summary(row):
+    return f"<{row.sum():g}>"
+
+
+def rows(x):
+    out = ""
+    for i in range(x.shape[0]):
+        print(_summary(x[i]), end=" ")
+    return out + _summary(x)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn, args", [
+    (train, (np.array([1.0, 2.0]), np.int64(3))),
+    (train, (np.array([1.0, 2.0], np.float32), np.int64(2))),
+    (check_rows, (np.ones((3, 2)), 3)),
+    (check_rows, (np.ones((2, 2)), 3)),
+    (check_positive, (np.ones(2),)),
+    (check_positive, (-np.ones(2),)),
+    (pieces, (np.arange(3.0),)),
+    (pieces, (np.arange(4, dtype=np.int32),)),
+    (rows, (np.arange(6.0).reshape(3, 2),)),
+], ids=lambda v: getattr(v, "__name__", "-"))
+def test_strings_of_staged_values_are_pythons(target, fn, args):
+    """Printed (in staged loops), raised (only on the path that raises), asserted with and
+    returned: the text of each field is Python's (a size is a Python int, ``x.sum()`` an
+    ``np.float64``, whose ``!r`` says so), with its format spec."""
+    def run(f):
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                return repr(f(*args)), out.getvalue()
+        except Exception as e:  # noqa: BLE001 - the outcome compared
+            return f"{type(e).__name__}: {str(e).splitlines()[0]}", out.getvalue()
+
+    assert run(autostage.convert(fn, target=target)) == run(fn)
+
+
+def length(x):
+    return len(f"{x.sum()}")
+
+
+def compare(x):
+    return f"{x.sum()}" == "3.0"
+
+
+def key(x):
+    return {f"{x.sum()}": 1}
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn", [length, compare, key], ids=lambda f: f.__name__)
+def test_other_uses_of_such_a_string_are_refused_naming_the_line(target, fn):
+    with pytest.raises(autostage.StagingTypeError, match=r"test_staging_text.py:\d+"):
+        autostage.convert(fn, target=target)(np.ones(3))
+
+
+def raise_value(x):
+    if x.sum() > 0:
+        raise ValueError(x.shape[0])
+    return x
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_exception_holding_a_staged_value_itself_is_refused(target):
+    with pytest.raises(autostage.StagingTypeError, match=r"holds a staged value itself .*"
+                                                         r"`raise ValueError\(f'\{n\}'\)`"):
+        autostage.convert(raise_value, target=target)(np.ones(3))
