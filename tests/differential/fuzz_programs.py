@@ -292,8 +292,10 @@ class _Writer:
     def print_stmt(self, depth: int, scope: list[str]) -> None:
         rng = self.rng
         v = self.atom(scope)
-        if self.staged and rng.random() < 0.6:  # formatting a staged value is refused
-            self.emit(depth, rng.choice([f"print('v', {v}, s)", "print(t, y)", "print(n, u)"]))
+        if self.staged and rng.random() < 0.6:  # (%-formatting a staged value is refused)
+            self.emit(depth, rng.choice([f"print('v', {v}, s)", "print(t, y)", "print(n, u)",
+                                         f'print(f"v={{{v}}} s={{s:.3f}} n={{n!r}}")',
+                                         f'print(f"{{{v}!r:>12}}|" + str(s))']))
             return
         self.emit(depth, rng.choice([
             f'print(f"v={{{v}}} s={{s:.3f}} n={{n}}")', f"print('%d|%s' % ({v}, t))",
