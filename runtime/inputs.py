@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from autostage.runtime import tensor
 from autostage.runtime.tensor import StagingTypeError
 from autostage.runtime.types import DTYPES
 
@@ -84,6 +85,9 @@ def check_constant(value: np.ndarray) -> None:
             f"converted code computes with it: {why}. Compute with np.asarray(...) of it (no "
             "copy) to stage its data as an ndarray, or do this work outside the converted "
             "function")
+
+
+tensor.subclass_check = check_constant
 
 
 def _qualified(kind: type) -> str:

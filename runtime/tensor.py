@@ -10,6 +10,7 @@ imports: the NumPy-surface modules import this one, so it imports none of them.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 import numpy as np
 from autostage.runtime import ir, tracing
@@ -95,6 +96,11 @@ class Tensor(Staged):
             "with == instead (`(t == 1) | (t == 2)`), or look it up in an array (`table[t]`)")
 
 
+# Raises for an ndarray subclass staged code must not compute with (``inputs`` sets it: it
+# imports this module).
+subclass_check: Callable[[np.ndarray], None] | None = None
+
+
 def constant(value: object, dtype: object = None) -> Tensor:
     """A tensor holding a trace-time constant (NumPy array or scalar).
 
@@ -102,9 +108,8 @@ def constant(value: object, dtype: object = None) -> Tensor:
     change before a later call; the trace records it so the function object can check it.
     """
     if isinstance(value, np.ndarray):
-        if type(value) is not np.ndarray:
-            from autostage.runtime import inputs  # (which imports this module)
-            inputs.check_constant(value)
+        if type(value) is not np.ndarray and subclass_check is not None:
+            subclass_check(value)
         tracing.record_embedded_array(value)
     (result,) = tracing.emit("constant", (), {"value": as_constant_array(value, dtype)})
     return Tensor(result)
