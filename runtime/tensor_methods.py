@@ -85,6 +85,15 @@ def _with_sequence(op: str, number: Tensor, sequence: list | tuple, reflected: b
     raise TypeError(f"unsupported operand type(s) for {_SYMBOLS[op]}: '{left}' and '{right}'")
 
 
+def _raise_casting_error(ufunc: np.ufunc, result: np.dtype, target: np.dtype) -> None:
+    """Raises NumPy's own error (a ``UFuncTypeError``, its message) for an in-place ``ufunc``
+    whose ``result`` dtype cannot be cast to the array's: NumPy's ufunc on 1x1 arrays of these
+    dtypes raises it."""
+    out = np.zeros((1, 1), target)
+    ufunc(*[np.zeros((1, 1), result)] * ufunc.nin, out=out)
+    raise AssertionError(f"NumPy casts {result} to {target} for {ufunc.__name__}")  # (unreached)
+
+
 def _binary(op: str, reflected: bool):
     """A Python operator: Python's semantics (exceptions, exact ints) when both operands are
     Python numbers (``python_numbers``), NumPy's otherwise."""
@@ -176,9 +185,7 @@ def inplace(op: str, a: object, b: object) -> object:
     result = array_api.matmul(a, b) if op == "matmul" else array_api.ufunc(op, a, b)
     if result.dtype != a.dtype:
         if not np.can_cast(result.dtype, a.dtype, "same_kind"):
-            name = UFUNCS[op].__name__ if op in UFUNCS else op
-            raise TypeError(f"Cannot cast ufunc '{name}' output from {result.dtype!r} to "
-                            f"{a.dtype!r} with casting rule 'same_kind'")
+            _raise_casting_error(UFUNCS[op] if op in UFUNCS else np.matmul, result.dtype, a.dtype)
         result = array_api.astype(result, a.dtype)
     _check_output_shape(a, result)
     if a.ndim == 0:
