@@ -63,9 +63,12 @@ def stage_operator(name: str, *args: Any, **kwargs: Any) -> Any:
     """Runs operator ``name``'s staging hook on the operator's arguments and returns its result.
 
     Raises:
-      NotImplementedError: no hook is registered for ``name``.
+      NotImplementedError: no hook is registered for ``name`` (nor the ``"unsupported"`` hook,
+        which staging registers to refuse such an operator clearly).
     """
     hook = _hooks.get(name)
+    if hook is None and _hooks.get("unsupported") is not None:  # (staging's clear refusal)
+        return _hooks["unsupported"](name, *args, **kwargs)
     if hook is None:
         raise NotImplementedError(
             f"autostage operator {name!r} got a staged value, but the staging runtime has no "

@@ -109,18 +109,22 @@ def _holds_staged(value: tuple | list) -> bool:
 
 def str_(*args: Any, **kwargs: Any) -> Any:
     """Overload of builtin ``str``: ``str(x)`` is the f-string field ``{x!s}``."""
+    if any_staged(args) or (kwargs and any_staged(kwargs.values())):
+        return stage_operator("str_", *args, **kwargs)
     if len(args) == 1 and not kwargs:
-        return field(args[0], "s", "")
+        return field(args[0], "s", "")  # (a tuple holding staged values)
     return builtins.str(*args, **kwargs)
 
 
 def repr_(obj: Any) -> Any:
     """Overload of builtin ``repr``: the f-string field ``{obj!r}``."""
-    return field(obj, "r", "")
+    return stage_operator("repr_", obj) if isinstance(obj, Staged) else field(obj, "r", "")
 
 
 def format_(value: Any, format_spec: Any = "") -> Any:
     """Overload of builtin ``format``: the f-string field ``{value:format_spec}``."""
+    if isinstance(value, Staged) or isinstance(format_spec, Staged):
+        return stage_operator("format_", value, format_spec)
     return field(value, "", format_spec)
 
 

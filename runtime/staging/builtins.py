@@ -257,6 +257,14 @@ def is_(a: object, b: object) -> object:
     return a is b
 
 
+def unsupported(name: str, *args: object, **kwargs: object) -> object:
+    """The hook of an operator with a staged argument and no staging rule (``sorted(x)``)."""
+    what = f"{name.rstrip('_')}()" if name.endswith("_") else f"the operator {name!r}"
+    raise errors.StagingTypeError(
+        f"{what} of a staged value{errors.at()} is not supported: it needs the values while "
+        "tracing; use NumPy's functions on arrays (np.sort, np.flip, np.any, ...) instead")
+
+
 def _getitem(previous):
     def getitem(target: object, key: object) -> object:
         if isinstance(target, TensorList):
@@ -290,6 +298,7 @@ for _name, _hook in (("len_", len_), ("int_", int_), ("float_", float_), ("bool_
                      ("complex_", complex_),
                      ("abs_", abs_), ("min_", min_), ("max_", max_), ("sum_", sum_),
                      ("isinstance_", isinstance_), ("is_", is_), ("list_append", list_append),
+                     ("unsupported", unsupported),
                      ("list_pop", list_pop)):
     register_operator_hook(_name, _hook)
 def _setitem_fallback(target: object, key: object, value: object, only_name: bool = False

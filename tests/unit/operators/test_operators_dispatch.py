@@ -85,17 +85,31 @@ def test_register_operator_hook_returns_the_hook_it_replaces():
         assert runtime.stage_operator("test_op", 2) == ("second", (2,))
     finally:
         assert runtime.register_operator_hook("test_op", None) is second
-    with pytest.raises(NotImplementedError, match="'test_op'"):
-        runtime.stage_operator("test_op", 3)
+    refusal = runtime.register_operator_hook("unsupported", None)  # as without the runtime
+    try:
+        with pytest.raises(NotImplementedError, match="'test_op'"):
+            runtime.stage_operator("test_op", 3)
+    finally:
+        runtime.register_operator_hook("unsupported", refusal)
+
+
+def test_the_runtime_refuses_an_operator_without_a_rule_naming_it():
+    import autostage.runtime.staging  # noqa: F401 - registers the "unsupported" hook
+    from autostage.runtime.tensor import StagingTypeError
+
+    with pytest.raises(StagingTypeError, match=r"^sorted\(\) of a staged value"):
+        runtime.stage_operator("sorted_", Staged())
 
 
 def test_a_staged_value_without_a_hook_is_a_clear_error_naming_the_operator():
     previous = runtime.register_operator_hook("if_stmt", None)  # as if the runtime had none
+    refusal = runtime.register_operator_hook("unsupported", None)
     try:
         with pytest.raises(NotImplementedError) as error:
             ag.if_stmt(Staged(), body, orelse, ())
     finally:
         runtime.register_operator_hook("if_stmt", previous)
+        runtime.register_operator_hook("unsupported", refusal)
     assert str(error.value) == ("autostage operator 'if_stmt' got a staged value, but the staging "
                                 "runtime has no rule for 'if_stmt' yet")
 
