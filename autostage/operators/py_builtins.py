@@ -121,11 +121,11 @@ def repr_(obj: Any) -> Any:
     return stage_operator("repr_", obj) if isinstance(obj, Staged) else field(obj, "r", "")
 
 
-def format_(value: Any, format_spec: Any = "") -> Any:
+def format_(value: Any, *format_spec: Any) -> Any:
     """Overload of builtin ``format``: the f-string field ``{value:format_spec}``."""
-    if isinstance(value, Staged) or isinstance(format_spec, Staged):
-        return stage_operator("format_", value, format_spec)
-    return field(value, "", format_spec)
+    if isinstance(value, Staged) or any_staged(format_spec):
+        return stage_operator("format_", value, *format_spec)
+    return field(value, "", *format_spec) if format_spec else field(value, "", "")
 
 
 BUILTINS.update({builtins.str: str_, builtins.repr: repr_, builtins.format: format_})
