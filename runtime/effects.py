@@ -56,17 +56,29 @@ def of_callee(name: str, module: ir.Module | None) -> Effects:
 
 def _through_callee(fact: str, name: str, module: ir.Module | None, unknown, recursive, compute):
     """``compute(callee body)``, or ``unknown`` without the module, or ``recursive`` when the
-    callee is reached again while its ``fact`` is being computed (a recursive call)."""
+    callee is reached again while its ``fact`` is being computed (a recursive call).
+
+    Each callee's body is computed once per outermost question (a recursion unrolled on a
+    Python int calls each level twice: without the memo, 2**depth bodies). A callee answered
+    while an outer one is still open may lack that one's facts, but the outermost answer is
+    the union over every body reached either way."""
     if module is None or name not in module.functions:
         return unknown
     active = _computing.__dict__.setdefault(fact, set())
     if name in active:
         return recursive
+    memo = _computing.__dict__.setdefault(f"{fact} answers", {})
+    if name in memo:
+        return memo[name]
+    outermost = not active
     active.add(name)
     try:
-        return compute(module.functions[name].body)
+        memo[name] = answer = compute(module.functions[name].body)
+        return answer
     finally:
         active.discard(name)
+        if outermost:
+            memo.clear()
 
 
 def raises(op: ir.Op) -> tuple[type[BaseException], ...]:

@@ -80,6 +80,36 @@ def test_a_recursive_callee_may_not_terminate():
     assert effects.of_op(call, module) == op_registry.Effects(may_not_terminate=True)
 
 
+def _doubling_chain(depth: int) -> ir.Module:
+    """f0 prints; f<k> calls f<k-1> twice (a recursion unrolled on a Python int)."""
+    vector = TensorType("f64", (None,))
+    module = ir.Module(f"f{depth}")
+    for level in range(depth + 1):
+        body = ir.Region([vector])
+        if level == 0:
+            body.append(ir.Op("print", body.args, (), {"parts": (0,), "stream": "stdout",
+                                                       "flush": False}))
+        for _ in range(2 if level else 0):
+            body.append(ir.Op("call", body.args, (vector,),
+                              {"callee": f"f{level - 1}", "result_types": (vector,)}))
+        body.results = body.args
+        module.add(ir.Function(f"f{level}", body))
+    return module
+
+
+def test_a_callee_reached_many_times_is_read_once(monkeypatch):
+    """Each body once per question: 2**depth readings took a minute for a recursion of depth
+    18 unrolled on a Python int (its compile)."""
+    module, read = _doubling_chain(40), []
+    real = effects.of_region
+    monkeypatch.setattr(effects, "of_region", lambda region, m=None: read.append(region) or
+                        real(region, m))
+    call = next(op for op in module.functions["f40"].body.ops if op.name == "call")
+    assert effects.of_op(call, module) == op_registry.Effects(io=True)
+    assert not effects.may_fail(call, module)  # (the same memo: 2**40 bodies would hang)
+    assert len(read) <= 41
+
+
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("fn", [unused_pure_call, unused_loud_call, repeated_pure_call])
 def test_values_and_prints_are_pythons(fn, target, capsys):
