@@ -121,7 +121,8 @@ def collect_outputs(trace: tracing.Trace, output: Any, callee: bool = False) -> 
             # Python numbers if every element put in it is one (``list_elements``).
             python = list_elements.returned_as_python(leaf.value, leaf.element.dtype,
                                                       trace.function.name)
-            (stacked,) = tracing.emit("list_stack", (leaf.value,), {"empty_ok": True})
+            (stacked,) = tracing.emit("list_stack", (leaf.value,), {"empty_ok": True},
+                                      loc=leaf.value.loc)  # (the list's line, not the caller's)
             leaf = Tensor(stacked)
             constants.append(_AS_PYTHON_LIST if python else _AS_LIST)
         elif isinstance(leaf, text.Text):  # its fields' values are results, rendered after

@@ -120,10 +120,19 @@ def _evaluate_length(op, values: tuple, run) -> tuple:
     return (np.int64(len(values[0])),)
 
 
+# A returned list (``empty_ok``) whose items' shapes differ.
+RAGGED = ('a list built in staged code and returned holds items of different shap'
+          'es: staged code keeps such a list as the rows of one array, so its items must ha'
+          've one shape (Python returns them as they are); return np.concatenate of them, o'
+          'r build the list in a loop over a Python int')
+
+
 def _evaluate_stack(op, values: tuple, run) -> tuple:
     if not values[0] and op.attrs.get("empty_ok"):  # a returned list that stayed empty
         element = op.operands[0].type.element
         return (np.empty((0, *(d or 0 for d in element.shape)), element.dtype),)
+    if op.attrs.get("empty_ok") and len({np.shape(v) for v in values[0]}) > 1:
+        raise ValueError(RAGGED)
     return (np.stack(values[0]),)
 
 

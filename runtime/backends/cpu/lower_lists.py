@@ -21,6 +21,7 @@ from autostage.runtime.backends.cpu import lower_support as s
 from autostage.runtime.backends.cpu.codegen import Emitter, is_scalar, lowering, np_dtype
 from autostage.runtime.backends.cpu.lower_control import list_call, list_item_type
 from autostage.runtime.backends.cpu.lower_support import fresh_indices, loops
+from autostage.runtime.ops.lists import RAGGED
 
 # np.stack of a typed list along a new axis 0; ``empty`` is the result for an empty list, or
 # None for NumPy's error (the list_stack op's ``empty_ok``). The items are copied as flat
@@ -43,7 +44,9 @@ def {name}(items, empty):
     for i in range(n):
         item = cpu_list.item(items, i)
         if item.shape != first.shape:
-            raise ValueError("all input arrays must have the same shape")
+            if empty is None:
+                raise ValueError("all input arrays must have the same shape")
+            raise ValueError(RAGGED)
         values = item.ravel()
         for j in range(size):
             flat[i * size + j] = values[j]
@@ -88,7 +91,9 @@ _BUFFER_STACK = '''
 def {name}(lst, empty, last):
     buf, n, mismatch = lst
     if mismatch:
-        raise ValueError("all input arrays must have the same shape")
+        if empty is None:
+            raise ValueError("all input arrays must have the same shape")
+        raise ValueError(RAGGED)
     if n == 0:
         if empty is None:
             raise ValueError("need at least one array to stack")
@@ -252,12 +257,12 @@ def _length(op: ir.Op, em: Emitter) -> None:
 def _stack(op: ir.Op, em: Emitter) -> None:
     element = op.operands[0].type.element
     if op.operands[0] in em.list_buffers:
-        helper = em.helper("buffer_stack", _BUFFER_STACK)
+        helper = em.helper("buffer_stack", _BUFFER_STACK.replace("RAGGED", repr(RAGGED)))
     elif is_scalar(element):
         helper = em.helper(f"stack_{element.dtype.name}",
                            _STACK_SCALARS.replace("{dtype}", np_dtype(element.dtype)))
     else:
-        helper = em.helper("stack", _STACK)
+        helper = em.helper("stack", _STACK.replace("RAGGED", repr(RAGGED)))
     empty = "None"
     if op.attrs.get("empty_ok"):
         empty = s.empty(em, ["0", *(str(d or 0) for d in element.shape)], element.dtype)

@@ -313,3 +313,23 @@ def test_scalar_arithmetic_wraps_like_numpy_scalars_without_warnings():
     # staged code computes with floating-point errors ignored, as compiled code (fp_state.py)
     assert [str(w.message) for w in plain] == ["overflow encountered in scalar multiply"]
     assert got == []
+
+
+def _prefixes(x):
+    out = []
+    for i in range(x.shape[0]):
+        out.append(x[: i + 1])
+    return out
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_a_returned_list_of_rows_of_different_shapes_says_why_naming_its_function(target):
+    """Python returns the rows as they are; staged code keeps a list as one array's rows: a
+    clear error naming the list's function and line (it was np.stack's own message, located
+    at the caller's line)."""
+    import autostage
+
+    with pytest.raises(ValueError, match="returned holds items of different shapes") as info:
+        autostage.convert(_prefixes, target=target)(np.arange(3))
+    assert "(in _prefixes)" in " ".join(getattr(info.value, "__notes__", []))
+    assert [len(r) for r in autostage.convert(_prefixes, target=target)(np.arange(1))] == [1]
