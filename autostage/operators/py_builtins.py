@@ -116,18 +116,30 @@ def str_(*args: Any, **kwargs: Any) -> Any:
     return builtins.str(*args, **kwargs)
 
 
-def repr_(obj: Any) -> Any:
+def repr_(*args: Any, **kwargs: Any) -> Any:
     """Overload of builtin ``repr``: the f-string field ``{obj!r}``."""
-    return stage_operator("repr_", obj) if isinstance(obj, Staged) else field(obj, "r", "")
+    if any_staged(args):
+        return stage_operator("repr_", *args, **kwargs)
+    if len(args) == 1 and not kwargs:
+        return field(args[0], "r", "")
+    return builtins.repr(*args, **kwargs)
 
 
-def format_(value: Any, *format_spec: Any) -> Any:
+def format_(*args: Any, **kwargs: Any) -> Any:
     """Overload of builtin ``format``: the f-string field ``{value:format_spec}``."""
-    if isinstance(value, Staged) or any_staged(format_spec):
-        return stage_operator("format_", value, *format_spec)
-    return field(value, "", *format_spec) if format_spec else field(value, "", "")
+    if any_staged(args):
+        return stage_operator("format_", *args, **kwargs)
+    if 1 <= len(args) <= 2 and not kwargs:
+        return field(args[0], "", args[1] if len(args) == 2 else "")
+    return builtins.format(*args, **kwargs)
 
 
+for _overload_, _builtin in ((str_, builtins.str), (repr_, builtins.repr),
+                             (format_, builtins.format)):
+    try:
+        _overload_.__signature__ = inspect.signature(_builtin)
+    except ValueError:  # (str has none to show)
+        pass
 BUILTINS.update({builtins.str: str_, builtins.repr: repr_, builtins.format: format_})
 
 

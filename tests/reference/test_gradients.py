@@ -41,6 +41,8 @@ NOT_SMOOTH: dict[str, str] = {
                                              "is returned jumps under any perturbation",
     "effects.py::assert_probability[0]": "asserts that its input sums to exactly one: a "
                                          "perturbed input fails the assertion",
+    "asserts.py::probability_vector[0]": "asserts that its input sums to one within 1e-9: a "
+                                         "perturbed input fails the assertion",
     "recursion.py::merge_sort[0]": "two equal elements (1.0): sorting has a kink at a tie "
                                    "(tie-free inputs: tests/unit/runtime/test_staged_recursion.py)",
     "recursion.py::range_sum[1]": "1e16 and -1e16 cancel: a finite-difference step is lost in "

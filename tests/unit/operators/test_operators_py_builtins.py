@@ -10,7 +10,7 @@ from autostage.operators import py_builtins
 
 OVERLOADED = ["print", "len", "range", "enumerate", "zip", "map", "filter", "int", "float",
               "bool", "complex", "abs", "min", "max", "sum", "isinstance", "any", "all", "sorted",
-              "reversed", "type"]
+              "reversed", "type", "str", "repr", "format"]
 
 
 def overload_of(name):

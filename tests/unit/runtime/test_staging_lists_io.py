@@ -164,8 +164,8 @@ def test_an_error_raised_whatever_the_data_with_staged_values_in_it(target, caps
     assert str(e.value) == "('n is', 4)"
     assert capsys.readouterr().out == "before 4\n"
     line = inspect.getsourcelines(raise_of_a_staged_value)[1] + 3
-    with pytest.raises(StagingTypeError, match=rf"the ValueError raised at \S+:{line} is built "
-                                               "from a staged value"):
+    with pytest.raises(StagingTypeError, match=rf"the ValueError raised at \S+:{line} holds "
+                                               "a staged value itself"):
         autostage.convert(target=target)(raise_of_a_staged_value)(np.ones(4))
 
 
