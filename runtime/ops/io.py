@@ -18,7 +18,7 @@ import numpy as np
 from autostage.runtime import op_registry
 from autostage.runtime.types import TensorType
 
-_CONVERSIONS = {"s": str, "r": repr, "a": ascii}
+CONVERSIONS = {"s": str, "r": repr, "a": ascii}  # an f-string field's !s, !r, !a
 
 
 def render(parts: tuple, values: tuple) -> str:
@@ -35,7 +35,7 @@ def _field(part: tuple, values: tuple) -> str:
     _, index, conversion, spec, kind = part
     value = np.asarray(values[index])
     held = value.item() if kind == "python" else value if kind == "array" else value[()]
-    return format(_CONVERSIONS[conversion](held) if conversion else held, spec)
+    return format(CONVERSIONS[conversion](held) if conversion else held, spec)
 
 
 def _as_numpy(value: object) -> object:

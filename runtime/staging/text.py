@@ -17,11 +17,10 @@ from __future__ import annotations
 
 from autostage.runtime import tracing, value_info
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
+from autostage.runtime.ops.io import CONVERSIONS
 from autostage.runtime.staging import errors, values
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import StagingTypeError, Tensor
-
-_CONVERSIONS = {"": format, "s": str, "r": repr, "a": ascii}
 
 
 class Text(Staged):
@@ -92,8 +91,7 @@ def field(value: object, conversion: str, spec: object) -> str | Text:
                                           f"holding staged values{errors.at()} is not supported")
         return _container(value)  # (str, repr and format of a tuple or list are its repr)
     if not isinstance(value, Tensor):  # (a Python value beside a staged format spec)
-        return _CONVERSIONS[conversion](value) if not spec else format(
-            _CONVERSIONS[conversion](value) if conversion else value, spec)
+        return format(CONVERSIONS[conversion](value) if conversion else value, spec)
     return Text((("format", 0, conversion, spec, _field_kind(value)),), (value,))
 
 
