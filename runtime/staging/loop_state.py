@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from autostage.runtime.staging import errors, list_elements, tensor_lists, values
+from autostage.runtime.staging import errors, list_elements, tensor_lists, text, values
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor
 from autostage.runtime.types import ListType, TensorType, join, scalar
@@ -112,6 +112,8 @@ def _number_type(slot: Slot, out: object, where: str) -> TensorType:
 
 
 def _describe(x: object) -> str:
+    if isinstance(x, text.Text):
+        return text.DESCRIPTION
     t = _type_of(x)
     return str(t) if t is not None else f"the Python value {x!r}"
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from autostage.runtime import dtype_rules, ir, tensor, value_info
-from autostage.runtime.staging import errors, list_elements, logic, tensor_lists, values
+from autostage.runtime.staging import errors, list_elements, logic, tensor_lists, text, values
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor
 from autostage.runtime.types import ListType, join
@@ -51,6 +51,8 @@ def type_name(x: object) -> str:
         return str(x.type or "an empty list")
     if values.is_unset(x):
         return "unassigned" if x is not None else "None"
+    if isinstance(x, text.Text):
+        return text.DESCRIPTION
     return f"Python {type(x).__name__} {x!r}"
 
 

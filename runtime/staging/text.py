@@ -22,6 +22,9 @@ from autostage.runtime.staging import errors, values
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import StagingTypeError, Tensor
 
+# How messages name a Text (a staged if or loop cannot carry one: print it where it is made).
+DESCRIPTION = "a string made from staged values (print it where it is made)"
+
 
 class Text(Staged):
     """A string made from staged values: ``parts`` (strings, and ``("format", k, conversion,

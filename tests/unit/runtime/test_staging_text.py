@@ -107,3 +107,27 @@ def test_an_exception_holding_a_staged_value_itself_is_refused(target):
     with pytest.raises(autostage.StagingTypeError, match=r"holds a staged value itself .*"
                                                          r"`raise ValueError\(f'\{n\}'\)`"):
         autostage.convert(raise_value, target=target)(np.ones(3))
+
+
+def text_in_a_branch(x):
+    if x.sum() > 0:
+        message = f"positive {x.sum()}"
+    else:
+        message = "negative"
+    print(message)
+
+
+def text_grown_in_a_loop(x):
+    message = ""
+    for v in x:
+        message = message + f"{v},"
+    print(message)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn", [text_in_a_branch, text_grown_in_a_loop],
+                         ids=lambda f: f.__name__)
+def test_such_a_string_is_not_carried_by_a_staged_if_or_loop(target, fn):
+    with pytest.raises(autostage.StagingTypeError,
+                       match=r"a string made from staged values \(print it where it is made\)"):
+        autostage.convert(fn, target=target)(np.ones(2))
