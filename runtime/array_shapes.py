@@ -361,8 +361,8 @@ def getitem(x: object, key: object) -> Tensor:
     if len(flags) == 1 and all(_basic_item(k) for i, k in enumerate(items) if i != flags[0]):
         return _boolean_scalar_index(x, items, flags[0])
     if value_info.is_weak(x.value):  # a Python number
-        python = {"b": "bool", "i": "int", "f": "float", "c": "complex"}[x.dtype.kind]
-        raise TypeError(f"'{python}' object is not subscriptable")
+        raise TypeError(f"'{dtype_rules.weak_kind(x.dtype).__name__}' object is not "
+                        "subscriptable")
     if x.ndim == 0 and not value_info.is_array(x.value) and any(
             k is not None and k is not Ellipsis for k in items):
         raise IndexError("invalid index to scalar variable.")  # (a NumPy scalar's message)

@@ -92,10 +92,11 @@ def fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
     direct = _direct(concrete) if implicit is not None else None
     scalars, entry = frozenset(), None
     if direct is not None:
-        strict, scope["failed"], scope["finish"], scalars = direct
-        scope["dispatcher"], scope["catch_up"], scope["Refused"], scalar_entry = strict()
+        strict, scope["failed"], scope["finish"], scalars, scalar_entry = direct
         if len(scalars) == len(args) + len(implicit):  # every value passed a scalar
             entry = scope["entry"] = scalar_entry([v[()] for v in (*args, *implicit)])
+        if entry is None:
+            scope["dispatcher"], scope["catch_up"], scope["Refused"] = strict()
     tests = []
     for i, (name, part, arg) in enumerate(zip(names, concrete.key[1:], args, strict=False)):
         # Called directly, the strict dispatcher tests an array's dtype and rank itself (the
@@ -175,20 +176,26 @@ def _finish(concrete: ConcreteFunction, scope: dict) -> str:
 
 def _direct(concrete: ConcreteFunction) -> tuple[
         Callable[[], tuple[Callable, Callable[[], None], type]],
-        Callable[[Exception], Exception], Callable[[tuple], Any], frozenset] | None:
+        Callable[[Exception], Exception], Callable[[tuple], Any], frozenset,
+        Callable[[list], Callable | None]] | None:
     """How to call ``concrete``'s compiled njit function itself (Numba's dispatcher unboxes the
     arguments): ``(strict() -> (a strict copy of its dispatcher, its catch_up(), the exception
     it raises for arguments of other types), failed(e) -> the exception to raise,
-    finish(results) -> the value returned, the positions of scalar parameters)``; None when the
+    finish(results) -> the value returned, the positions of scalar parameters, scalar_entry(values)
+    -> the compiled entry point for scalars of these values' types, or None)``; None when the
     runner needs more (Variables, Python-typed or identity-kept results) or is not compiled."""
     entry = getattr(concrete.prepared_runner(), "entry", None)
     if entry is None or concrete.outputs.python_types is not None:
         return None
-    convert, failed, scalars, strict = entry
+    convert, failed, scalars, strict, scalar_entry = entry
     outputs = concrete.outputs
     if outputs.single and outputs.constants[0] is None and convert is None:
-        return strict, failed, _FIRST, scalars
-    build = outputs.build
-    if convert is None:
-        return strict, failed, build, scalars
-    return strict, failed, lambda results: build(convert(results)), scalars
+        finish = _FIRST
+    elif convert is None:
+        finish = outputs.build
+    else:
+        build = outputs.build
+
+        def finish(results: tuple) -> Any:
+            return build(convert(results))
+    return strict, failed, finish, scalars, scalar_entry

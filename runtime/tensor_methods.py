@@ -68,9 +68,8 @@ def _with_sequence(op: str, number: Tensor, sequence: list | tuple, reflected: b
     if not weak and op != "multiply":
         return
     kind = type(sequence).__name__
-    python = {"b": "bool", "i": "int", "u": "int", "f": "float", "c": "complex"}[
-        number.dtype.kind]
-    name = python if weak else f"numpy.{number.dtype.type.__name__}"
+    name = (dtype_rules.weak_kind(number.dtype).__name__ if weak
+            else f"numpy.{number.dtype.type.__name__}")
     if op == "multiply" and number.dtype.kind in "iu" or weak and number.dtype.kind == "b":
         loc = tracing.user_location()
         raise tracing.StagingError(

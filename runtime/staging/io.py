@@ -48,9 +48,7 @@ class _Template:
         if isinstance(x, text.Text):  # its parts, with its operands after ours
             self.parts.append("".join(self.text))
             self.text = []
-            offset = len(self.operands)
-            self.parts += [p if isinstance(p, str) else (p[0], p[1] + offset, *p[2:])
-                           for p in x.parts]
+            self.parts += x.parts_after(len(self.operands))
             self.operands += [t.value for t in x.tensors]
         elif isinstance(x, Tensor):
             self.parts.append("".join(self.text))

@@ -57,9 +57,7 @@ def _emit_raise(e: BaseException, loc: ir.Location | None) -> None:
     formats, operands, args = [], [], list(e.args)
     for i, arg in enumerate(e.args):
         if isinstance(arg, text.Text):
-            offset = len(operands)
-            formats.append((i, tuple(p if isinstance(p, str) else (p[0], p[1] + offset, *p[2:])
-                                     for p in arg.parts)))
+            formats.append((i, arg.parts_after(len(operands))))
             operands += [t.value for t in arg.tensors]
             args[i] = ""
     attrs: dict = {"exception": e}

@@ -49,6 +49,11 @@ class Text(Staged):
     def __repr__(self) -> str:
         return f"<staged text of {len(self.tensors)} value(s)>"
 
+    def parts_after(self, offset: int) -> tuple:
+        """``parts`` with its fields numbered after ``offset`` other operands."""
+        return tuple(p if isinstance(p, str) else (p[0], p[1] + offset, *p[2:])
+                     for p in self.parts)
+
 
 def _refuse(self: Text, *args: object, **kwargs: object) -> object:
     loc = tracing.user_location()
@@ -131,11 +136,7 @@ def concatenate(pieces: tuple) -> str | Text:
         if not isinstance(piece, Text):
             raise errors.StagingTypeError(f"an f-string of a {type(piece).__name__}"
                                           f"{errors.at()} is not supported")
-        for part in piece.parts:
-            if isinstance(part, str):
-                parts.append(part)
-            else:
-                parts.append((part[0], part[1] + len(tensors), *part[2:]))
+        parts += piece.parts_after(len(tensors))
         tensors += piece.tensors
     if not tensors:
         return "".join(parts)

@@ -12,6 +12,7 @@ kept as a note), and a cache entry Numba fails to load is purged and compiled ag
 
 from __future__ import annotations
 
+import functools
 import importlib
 import logging
 import pkgutil
@@ -141,8 +142,8 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
         cell[0] = run if scalars or variables or callables else run_arrays
         if not variables and not callables:
             runner.entry = (convert, failed, frozenset(scalars), lambda: (
-                *strict_dispatch.strict(dispatcher), strict_dispatch.Refused,
-                lambda values: strict_dispatch.scalar_entry(dispatcher, values)))
+                *strict_dispatch.strict(dispatcher), strict_dispatch.Refused),
+                functools.partial(strict_dispatch.scalar_entry, dispatcher))
 
     def first_call(args: list) -> tuple:
         compile_for(args)
@@ -153,8 +154,8 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
     runner.compile_for = compile_for
     # Once compiled, without Variables or py_functions: (the results' converter or None,
     # failed(e), the scalar parameters' positions, strict() -> the njit dispatcher's strict copy,
-    # its catch_up(), the exception it raises and scalar_entry(values)), for StagedFunction's
-    # fast path (fast_calls).
+    # its catch_up() and the exception it raises, scalar_entry(values) -> the compiled entry
+    # point for scalars of these types or None), for StagedFunction's fast path (fast_calls).
     runner.entry = None
     runner.dispatcher = dispatcher  # stats (cache hits), inspect_llvm()
     runner.path = python_module.__file__

@@ -102,22 +102,21 @@ def _assert(op: ir.Op, em: Emitter) -> None:
 def _raise(op: ir.Op, em: Emitter) -> None:
     exc = op.attrs["exception"]
     kind = type(exc)
-    if op.attrs.get("formats"):  # a message made from staged values: rendered in Python
-        key = hashlib.sha256(f"{kind.__module__}.{kind.__qualname__}{exc.args!r}"
-                             f"{op.attrs['formats']!r}".encode()).hexdigest()[:16]
-        OBJECTS.setdefault(key, op)
-        _callback(em, op, f"cpu_io.raise_formatted({key!r}, VALUES)")
-        em.line(f"raise AssertionError('unreachable: {kind.__name__} was raised')")
-        return
-    if getattr(builtins, kind.__name__, None) is kind and all(
+    formats = op.attrs.get("formats")
+    if not formats and getattr(builtins, kind.__name__, None) is kind and all(
             type(a) in (str, int, bool) for a in exc.args):
         em.line(f"raise {kind.__name__}({', '.join(repr(a) for a in exc.args)})")
         return
-    key = hashlib.sha256(f"{kind.__module__}.{kind.__qualname__}{exc.args!r}".encode()
-                         ).hexdigest()[:16]
-    OBJECTS.setdefault(key, exc)
-    em.module_line("cpu_io", _IMPORT)
-    native = em.helper(f"raise_{key}", "@numba.njit(**JIT_IO)\ndef {name}():\n"
-                       f"    with numba.objmode():\n        cpu_io.raise_object({key!r})\n")
-    em.line(f"{native}()")
+    identity = f"{kind.__module__}.{kind.__qualname__}{exc.args!r}" + (
+        repr(formats) if formats else "")
+    key = hashlib.sha256(identity.encode()).hexdigest()[:16]
+    if formats:  # a message made from staged values: rendered in Python from them
+        OBJECTS.setdefault(key, op)
+        _callback(em, op, f"cpu_io.raise_formatted({key!r}, VALUES)")
+    else:
+        OBJECTS.setdefault(key, exc)
+        em.module_line("cpu_io", _IMPORT)
+        native = em.helper(f"raise_{key}", "@numba.njit(**JIT_IO)\ndef {name}():\n"
+                           f"    with numba.objmode():\n        cpu_io.raise_object({key!r})\n")
+        em.line(f"{native}()")
     em.line(f"raise AssertionError('unreachable: {kind.__name__} was raised')")
