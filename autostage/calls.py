@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 from autostage import config, conversion, errors
-from autostage.operators import BUILTINS, random_method
+from autostage.operators import BUILTINS, random_method, str_format
 from autostage.operators.nondeterministic import BY_FUNCTION as NONDETERMINISTIC_CALLS
 from autostage.operators.random_overloads import RANDOM_OWNERS, stdlib_method_overload
 from autostage.pyct import errors as pyct_errors
@@ -127,6 +127,8 @@ def _target(f: Any) -> Callable | None:
             return random_method(f)  # a draw: staged while tracing, never frozen
         if isinstance(owner, random.Random):
             return stdlib_method_overload(f)  # random.random...: refused while tracing
+        if type(owner) is str and f.__name__ == "format":
+            return functools.partial(str_format, owner)  # of staged values: a template
         return None
     # A stand-in (runtime/captures.py) is called as the user's object it stands for.
     cls = f.__class__ if isinstance(f, Standin) else type(f)

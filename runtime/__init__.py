@@ -19,14 +19,15 @@ from autostage.runtime.operator_hooks import (
     Staged,
     Standin,
     any_staged,
+    holds_staged,
     is_staged,
     register_operator_hook,
     stage_operator,
 )
 from autostage.runtime.tracing import StagingError, checkpoint, is_tracing
 
-__all__ = ["OWN_ERRORS", "Staged", "Standin", "any_staged", "checkpoint", "is_staged",
-           "is_tracing", "register_operator_hook", "shared_arrays", "stage_operator",
+__all__ = ["OWN_ERRORS", "Staged", "Standin", "any_staged", "checkpoint", "holds_staged",
+           "is_staged", "is_tracing", "register_operator_hook", "shared_arrays", "stage_operator",
            "staging_active"]
 
 # The operators, methods and NumPy dispatch of Tensor, attached to the class from above it, so

@@ -46,6 +46,18 @@ def any_staged(values: Iterable[object]) -> bool:
     return False
 
 
+def holds_staged(value: object) -> bool:
+    """True when ``value`` is staged or a container (tuple, list, set, dict) holding one: what
+    Python would turn into text by the items' repr, which a staged value has only at run time."""
+    if isinstance(value, Staged):
+        return True
+    if isinstance(value, tuple | list | set | frozenset):
+        return any(holds_staged(v) for v in value)
+    if isinstance(value, dict):
+        return any(holds_staged(v) for v in (*value.keys(), *value.values()))
+    return False
+
+
 def register_operator_hook(name: str, hook: Callable[..., Any] | None
                            ) -> Callable[..., Any] | None:
     """Sets (or, with ``None``, removes) the staging hook of operator ``name``.

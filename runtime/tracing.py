@@ -227,6 +227,14 @@ def _require_trace() -> Trace:
     return trace
 
 
+def mark_staged_only(reason: str) -> None:
+    """Records that the traced function's Python code may not stand in for its trace (a tiered
+    start's first calls, ``staged_function``): its results would differ in ``reason``."""
+    shared = getattr(current(), "shared", None)
+    if shared is not None and shared.staged_only is None:
+        shared.staged_only = reason
+
+
 def user_location() -> ir.Location | None:
     """The user's file and line for the op being emitted (innermost user frame)."""
     return frame_location(sys._getframe(1))

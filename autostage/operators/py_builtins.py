@@ -16,7 +16,14 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from autostage.runtime import Staged, Standin, any_staged, is_tracing, stage_operator
+from autostage.runtime import (
+    Staged,
+    Standin,
+    any_staged,
+    holds_staged,
+    is_tracing,
+    stage_operator,
+)
 
 BUILTINS: dict[object, Callable[..., Any]] = {}
 
@@ -96,15 +103,9 @@ def field(value: Any, conversion: str, spec: Any) -> Any:
     """A field ``{value!conversion:spec}`` of an f-string (converters/string_formatting.py):
     its text on Python values; staged ones go to the runtime (a template formatted when the
     print, raise or assert using it runs)."""
-    if isinstance(value, Staged) or isinstance(spec, Staged) or (
-            type(value) in (tuple, list) and is_tracing() and _holds_staged(value)):
+    if isinstance(spec, Staged) or (is_tracing() and holds_staged(value)):
         return stage_operator("field", value, conversion, spec)
     return format(_CONVERSIONS[conversion](value) if conversion else value, spec)
-
-
-def _holds_staged(value: tuple | list) -> bool:
-    return any(isinstance(v, Staged) or type(v) in (tuple, list) and _holds_staged(v)
-               for v in value)
 
 
 def str_(*args: Any, **kwargs: Any) -> Any:
@@ -150,12 +151,19 @@ def fstring(*pieces: Any) -> Any:
     return "".join(pieces)
 
 
-def percent_format(fmt: str, values: Any) -> str:
+def percent_format(fmt: str, values: Any) -> Any:
     """``fmt % values`` for a string literal ``fmt`` (converters/string_formatting.py): Python's
-    ``%`` on Python values; staged values go to the runtime, which refuses them clearly (CPython's
-    ``%d`` would replace the reason with "a real number is required, not Tensor")."""
-    if is_tracing() and (isinstance(values, Staged) or (
-            type(values) is tuple and any_staged(values)) or (
-            type(values) is dict and any_staged(values.values()))):
+    ``%`` on Python values; with staged values a template formatted when it is printed, raised
+    or returned (CPython's ``%d`` would replace a staged value's own error with "a real number
+    is required")."""
+    if is_tracing() and holds_staged(values):
         return stage_operator("percent_format", fmt, values)
     return fmt % values
+
+
+def str_format(fmt: str, /, *args: Any, **kwargs: Any) -> Any:
+    """``fmt.format(*args, **kwargs)`` (a bound ``str.format``, calls.py): with staged values a
+    template, as an f-string's."""
+    if is_tracing() and (holds_staged(args) or holds_staged(kwargs)):
+        return stage_operator("str_format", fmt, *args, **kwargs)
+    return fmt.format(*args, **kwargs)

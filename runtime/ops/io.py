@@ -35,6 +35,8 @@ def _field(part: tuple, values: tuple) -> str:
     _, index, conversion, spec, kind = part
     value = np.asarray(values[index])
     held = value.item() if kind == "python" else value if kind == "array" else value[()]
+    if conversion == "%":  # a %-formatting directive (staging/text_layouts.py)
+        return spec % (held,)
     return format(CONVERSIONS[conversion](held) if conversion else held, spec)
 
 

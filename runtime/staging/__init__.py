@@ -16,6 +16,7 @@ from autostage.runtime.staging import (  # noqa: F401 - imported for their regis
     numpy_lists,
     random_draws,
     text,
+    text_layouts,
     try_regions,
 )
 from autostage.runtime.staging.errors import (

@@ -17,7 +17,7 @@ from autostage.runtime.operator_hooks import register_operator_hook
 from autostage.runtime.staging import errors, text, values
 from autostage.runtime.staging.control_flow import predicate
 from autostage.runtime.staging.tensor_lists import TensorList
-from autostage.runtime.tensor import StagingTypeError, Tensor
+from autostage.runtime.tensor import Tensor
 
 
 def _contains_staged(x: object) -> bool:
@@ -116,17 +116,5 @@ def assert_stmt(test: object, msg_fn=None) -> None:
     tracing.emit("assert", (pred.value, *operands), {"parts": parts})
 
 
-def percent_format(fmt: str, values: object) -> str:
-    """``"..." % values`` with a staged value: its text exists only at run time (as for
-    f-strings, ``Tensor.__format__``)."""
-    loc = tracing.user_location()
-    raise StagingTypeError(
-        f"{loc}: %-formatting ({fmt!r} % ...) of a staged tensor cannot be staged: its value, "
-        "and so its text, exists only when the staged function runs. Pass the tensor itself to "
-        "print() (print(x) is staged and formats it at run time), or return it and format the "
-        "result")
-
-
 register_operator_hook("print_", print_)
-register_operator_hook("percent_format", percent_format)
 register_operator_hook("assert_stmt", assert_stmt)

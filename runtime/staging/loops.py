@@ -25,6 +25,7 @@ from autostage.runtime import (
     array_identity,
     array_shapes,
     config,
+    dtype_rules,
     ir,
     pytree,
     tracing,
@@ -187,6 +188,10 @@ def _result(slot, result, init_def, out_def, arg, loc, none, runs, alias) -> obj
     once, so a variable it assigns whether or not it was assigned before is assigned after;
     ``alias``: the argument the result may be a view of."""
     _mark(slot, result)
+    if not runs and values.python_kind(slot.init) not in (None, slot.weak and dtype_rules.weak_kind(
+            slot.type.dtype)):
+        tracing.mark_staged_only(f"{slot.name!r} is a Python number before a staged loop and a "
+                                 "value of another type after it")
     if alias is not None:
         value_info.mark_view(result, alias)
     if not slot.maybe:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
-from autostage.runtime import dtype_rules, ir, tensor, value_info
+from autostage.runtime import ir, tensor, tracing, value_info
 from autostage.runtime.staging import errors, list_elements, logic, tensor_lists, text, values
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor
@@ -158,15 +158,8 @@ def _weak_kind(a: object, b: object) -> bool:
     one (a Python number or a weak value) and all are of one kind (``1`` or ``n`` on both paths
     is an int; ``1`` on one and ``2.5`` on the other is not one type in Python, so the merged
     value is a NumPy float64, as when a path gives a NumPy value)."""
-    kinds = set()
-    for x in (a, b):
-        if values.is_unset(x):
-            continue
-        if not values.is_weak(x):
-            return False
-        kinds.add(type(x) if isinstance(x, (bool, int, float, complex))
-                  else dtype_rules.weak_kind(x.type.dtype))
-    return len(kinds) <= 1
+    kinds = {values.python_kind(x) for x in (a, b) if not values.is_unset(x)}
+    return None not in kinds and len(kinds) <= 1
 
 
 def _merge_tensors(name, a, b, regions, pred, where) -> Merged:
@@ -181,6 +174,9 @@ def _merge_tensors(name, a, b, regions, pred, where) -> Merged:
     if join(va.type, vb.type) is None:  # e.g. an array on one path, a Python number on the other
         raise mismatch(what, a, b, where)
     weak = _weak_kind(a, b)
+    if not weak and (values.is_weak(a) or values.is_weak(b)):
+        tracing.mark_staged_only(f"a staged if gives {what} a Python number on one path and a "
+                                 "value of another type on the other")
     defined = logic.ite(pred, da, db)
     fact = logic.ite(pred, _bool_fact(a), _bool_fact(b))
     loc = errors.location()

@@ -16,7 +16,7 @@ spec), ...)``, which is the f-string itself on Python values.
 from __future__ import annotations
 
 from autostage.runtime import tracing, value_info
-from autostage.runtime.operator_hooks import Staged, register_operator_hook
+from autostage.runtime.operator_hooks import Staged, holds_staged, register_operator_hook
 from autostage.runtime.ops.io import CONVERSIONS
 from autostage.runtime.staging import errors, values
 from autostage.runtime.staging.tensor_lists import TensorList
@@ -83,8 +83,8 @@ def field(value: object, conversion: str, spec: object) -> str | Text:
     if isinstance(value, values.MaybeUnbound):
         raise value.error()
     if isinstance(spec, Text):
-        raise errors.StagingTypeError(f"an f-string field's format spec made from a staged value"
-                                      f"{errors.at()} cannot be staged; use a Python value")
+        raise errors.StagingTypeError(f"a format spec made from a staged value{errors.at()} "
+                                      "cannot be staged; use a Python value")
     if isinstance(value, TensorList):
         raise errors.StagingTypeError(f"formatting a tensor list{errors.at()} is not supported; "
                                       "format np.stack(lst)")
@@ -93,20 +93,17 @@ def field(value: object, conversion: str, spec: object) -> str | Text:
             raise errors.StagingTypeError(f"a conversion or format spec of a string made from a "
                                           f"staged value{errors.at()} cannot be staged")
         return value
-    if isinstance(value, tuple | list) and _holds_tensors(value):
+    if isinstance(value, tuple | list) and holds_staged(value):
         if conversion not in ("", "s", "r") or spec:
             raise errors.StagingTypeError(f"a format spec or !a of a {type(value).__name__} "
                                           f"holding staged values{errors.at()} is not supported")
         return _container(value)  # (str, repr and format of a tuple or list are its repr)
+    if not isinstance(value, Staged) and holds_staged(value):
+        raise errors.StagingTypeError(f"formatting a {type(value).__name__} holding staged values"
+                                      f"{errors.at()} is not supported; format its items")
     if not isinstance(value, Tensor):  # (a Python value beside a staged format spec)
         return format(CONVERSIONS[conversion](value) if conversion else value, spec)
     return Text((("format", 0, conversion, spec, _field_kind(value)),), (value,))
-
-
-def _holds_tensors(value: object) -> bool:
-    if isinstance(value, tuple | list):
-        return any(_holds_tensors(v) for v in value)
-    return isinstance(value, Staged)
 
 
 def _container(value: tuple | list) -> Text:

@@ -16,7 +16,7 @@ import contextlib
 from collections.abc import Iterator
 
 import numpy as np
-from autostage.runtime import ir, tracing, value_info
+from autostage.runtime import dtype_rules, ir, tracing, value_info
 from autostage.runtime.operator_hooks import Staged
 from autostage.runtime.staging import errors, logic
 from autostage.runtime.tensor import Tensor, constant
@@ -113,6 +113,14 @@ def is_weak(x: object) -> bool:
     if isinstance(x, (Tensor, MaybeUnbound)):
         return value_info.is_weak(x.value)
     return isinstance(x, (bool, int, float, complex))
+
+
+def python_kind(x: object) -> type | None:
+    """The Python scalar type ``x`` stands for (``is_weak``), or None for a NumPy value."""
+    if not is_weak(x):
+        return None
+    return type(x) if isinstance(x, (bool, int, float, complex)) else dtype_rules.weak_kind(
+        x.type.dtype)
 
 
 def mark_weak(value: ir.Value) -> None:

@@ -292,7 +292,7 @@ class _Writer:
     def print_stmt(self, depth: int, scope: list[str]) -> None:
         rng = self.rng
         v = self.atom(scope)
-        if self.staged and rng.random() < 0.6:  # (%-formatting a staged value is refused)
+        if rng.random() < 0.5:
             self.emit(depth, rng.choice([f"print('v', {v}, s)", "print(t, y)", "print(n, u)",
                                          f'print(f"v={{{v}}} s={{s:.3f}} n={{n!r}}")',
                                          f'print(f"{{{v}!r:>12}}|" + str(s))']))
@@ -300,7 +300,8 @@ class _Writer:
         self.emit(depth, rng.choice([
             f'print(f"v={{{v}}} s={{s:.3f}} n={{n}}")', f"print('%d|%s' % ({v}, t))",
             "print('%.2f' % c, f'{t:>4}')", f'print(f"{{{v}!r}} {{u}}")',
-            "print(f'{c:.4g}', f'{s}')",
+            "print(f'{c:.4g}', f'{s}')", f"print('{{}}|{{:>6}}'.format({v}, t))",
+            "print('%s %r' % (t, [n, s]))",
         ]))
 
     def array_stmt(self, depth: int, scope: list[str]) -> None:

@@ -1,14 +1,12 @@
 """Tests for autostage.converters.string_formatting: a string literal's ``%`` becomes
-``ag__.percent_format``, which is ``%`` on Python values and a clear StagingTypeError on staged
-ones (found by the fuzzer, notes/issue8-d-findings.md D2)."""
+``ag__.percent_format``, which is ``%`` on Python values and a template of staged ones
+(``runtime/staging/text_layouts.py``; CPython's ``%d`` of one would fail with "a real number is
+required, not Tensor": notes/issue8-d-findings.md D2)."""
 
 # ruff: noqa: UP031 - printf-style formatting is what is tested here
 
-import re
-
 import numpy as np
 import pytest
-from autostage.runtime.tensor import StagingTypeError
 from converter_testing import convert_with, dedent
 
 import autostage
@@ -47,11 +45,7 @@ def dict_format(a):
 
 
 @pytest.mark.parametrize("target", ["interpreter", "cpu"])
-@pytest.mark.parametrize("fn, literal", [(int_format, "'%d|%s'"), (hex_format, "'%x'"),
-                                         (dict_format, "'%(v)i'")])
-def test_a_staged_value_is_a_clear_error_naming_the_line(target, fn, literal):
-    # Python's %d/%x/%i would replace the reason with "a real number is required, not Tensor".
-    line = fn.__code__.co_firstlineno + 1
-    where = rf"test_string_formatting.py:{line}: %-formatting \({re.escape(literal)} % \.\.\.\)"
-    with pytest.raises(StagingTypeError, match=where + " of a staged tensor"):
-        autostage.convert(fn, target=target)(np.int64(3))
+@pytest.mark.parametrize("fn", [int_format, hex_format, dict_format])
+def test_a_staged_value_formats_when_the_function_runs(target, fn):
+    # Python's %d/%x/%i of a Tensor would say "a real number is required, not Tensor".
+    assert autostage.convert(fn, target=target)(np.int64(30)) == fn(np.int64(30))

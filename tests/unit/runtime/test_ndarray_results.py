@@ -82,9 +82,14 @@ def boolean_scalar_index(x):
     return x[x > 1], x[None], x[True]
 
 
+def broadcast_arrays(x):  # (numpy_financial.ipmt: isinstance(when, np.ndarray) afterwards)
+    a, b = np.broadcast_arrays(x, np.float64(1.0))
+    return a, b, isinstance(b, np.ndarray)
+
+
 CASES = [zeros_like, identity, add0, reshape0, via_rank1, transpose, flip, ellipsis, empty_index,
          roll, tensordot, astype, pair, unique_inverse, calls_helper, asarray_and_itself,
-         boolean_scalar_index]
+         boolean_scalar_index, broadcast_arrays]
 
 
 def _types(result):

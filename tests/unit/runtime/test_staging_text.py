@@ -1,6 +1,9 @@
 """Strings made from staged values (``runtime/staging/text.py``): f-strings, ``str``, ``repr``,
 ``format`` and ``+`` of them, printed, raised, asserted with and returned with Python's text."""
 
+# ruff: noqa: UP031, UP032, F507, F523, F524, F525 - %-formatting and str.format (their errors
+# too) are what is tested
+
 import contextlib
 import io
 
@@ -131,3 +134,83 @@ def test_such_a_string_is_not_carried_by_a_staged_if_or_loop(target, fn):
     with pytest.raises(autostage.StagingTypeError,
                        match=r"a string made from staged values \(print it where it is made\)"):
         autostage.convert(fn, target=target)(np.ones(2))
+
+
+def layouts(x):
+    s = x.sum()
+    print("%d items, %.3f total, 100%%" % (x.shape[0], s), "%s|%r|%5.1f" % (s / 2, s, x[0]))
+    print("%(a)s and %(b)08.3f" % {"a": s, "b": s}, "%*d|%-6x|" % (5, s, x.shape[0] + 10))
+    print("{} items, {:.3f} total {!r} {n:>8}|{n!r:>12}|{:{w}}".format(
+        x.shape[0], s, s, s, n=s, w=6), "{0.shape} {0[1]}".format(x))
+    print("%s" % f"<{s}>", "x={}".format(x) + "!")
+    return "total {}".format(s), "%s/%d" % (s, x.shape[0])
+
+
+def too_few(x):
+    return "%d and %d" % (x.sum(),)
+
+
+def bad_index(x):
+    return "{1}".format(x.sum())
+
+
+def mixed_numbering(x):
+    return "{} {0}".format(x.sum())
+
+
+def containers(x):
+    s = x.sum()
+    return "%s %r" % ([s, 1], (s,)), "{} {!r}".format([s], (s, x.shape[0])), "%s" % [s]
+
+
+def nan_as_int(x):
+    return "%d" % x.sum()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn, args", [
+    (layouts, (np.array([1.5, 2.0, 3.0]),)),
+    (layouts, (np.arange(4, dtype=np.int32),)),
+    (too_few, (np.ones(2),)),
+    (bad_index, (np.ones(2),)),
+    (mixed_numbering, (np.ones(2),)),
+    (nan_as_int, (np.array([np.nan]),)),
+    (nan_as_int, (np.array([2.5]),)),
+    (containers, (np.arange(3.0),)),
+], ids=lambda v: getattr(v, "__name__", "-"))
+def test_percent_and_str_format_of_staged_values_are_pythons(target, fn, args):
+    """``%`` and ``str.format`` lay out the same text as Python (fields, nested specs,
+    ``*`` widths, mapping keys, attributes and items of a field); a layout's own error is
+    Python's, a value's (``%d`` of NaN) raised when the formatting runs."""
+    def run(f):
+        out = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(out):
+                return repr(f(*args)), out.getvalue()
+        except Exception as e:  # noqa: BLE001 - the outcome compared
+            return f"{type(e).__name__}: {e}", out.getvalue()
+
+    assert run(autostage.convert(fn, target=target)) == run(fn)
+
+
+def star_width(x):
+    return "%*d" % (x.shape[0] * 0 + x.sum(), 1)
+
+
+def in_a_dict(x):
+    return "%s" % {"total": x.sum()}
+
+
+def dict_str(x):
+    return str({"total": x.sum()})
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn, message", [
+    (star_width, "a '\\*' width or precision taken from a staged value at .*test_staging_text"),
+    (in_a_dict, "formatting a dict holding staged values at .*test_staging_text"),
+    (dict_str, "formatting a dict holding staged values at .*test_staging_text"),
+])
+def test_layouts_that_cannot_be_staged_name_the_line(target, fn, message):
+    with pytest.raises(autostage.StagingTypeError, match=message):
+        autostage.convert(fn, target=target)(np.arange(3))

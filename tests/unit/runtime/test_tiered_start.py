@@ -290,10 +290,27 @@ def fresh_variable(x):
     return (v.read(),)
 
 
-@pytest.mark.parametrize("fn", [tape_step, fresh_variable])
+def python_number_on_one_path(x):  # (numpy_financial.mirr)
+    if not (x < 0).any():
+        return (np.nan,)  # a Python float in Python, an np.float64 staged
+    return (x.sum(),)
+
+
+def python_number_before_a_loop(x):
+    total = 0  # a Python int in Python when the loop does not run, an np.float64 staged
+    for i in range(int(x.sum()) - 3):
+        total += x[i]
+    return (total,)
+
+
+@pytest.mark.parametrize("fn", [tape_step, fresh_variable, python_number_on_one_path,
+                                python_number_before_a_loop])
 def test_traces_whose_python_code_cannot_stand_in_are_not_tiered(tiered, gate, fn):
     """A GradientTape records only while tracing, and a Variable made while tracing is made once
-    (Python would make one per call): such a trace's first calls wait for compiled code."""
+    (Python would make one per call); a staged if or loop giving a variable a Python number on
+    one path and a NumPy value on another has the NumPy type staged (README, "Python numbers in
+    staged code"): such a trace's first calls wait for compiled code, whose results keep one
+    type."""
     gate.set()  # compilation may run: the first call waits for it instead of running Python
     expected_f = autostage.convert(fn)
     with config.TIERED.override(False):
@@ -306,6 +323,7 @@ def test_traces_whose_python_code_cannot_stand_in_are_not_tiered(tiered, gate, f
             counted = Counting(f)
         for e, g in zip(expected[i], got, strict=True):
             np.testing.assert_array_equal(e, g)
+            assert type(e) is type(g)
     assert counted.calls == 0
     assert all(c.staged_only for c in f.concrete_functions)
 
