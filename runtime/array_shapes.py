@@ -394,8 +394,9 @@ def check_writable(x: Tensor, what: str) -> None:
         through = "" if base is x.value else " through a view of it"
         raise tracing.StagingError(
             f"{where}{what} changes the argument `{name}` in place{through}, which cannot be "
-            f"staged: the caller's array would not change. Copy it first: "
-            f"`{name} = {name}.copy()`")
+            f"staged: the caller's array would not change. Copy it first "
+            f"(`{name} = {name}.copy()`) where the caller need not see the change; else "
+            "return the new array and assign it in the caller")
     created = f" (created at {x.value.loc})" if x.value.loc is not None else ""
     raise tracing.StagingError(
         f"{where}{what} writes through a view of another array{created}, which cannot be "

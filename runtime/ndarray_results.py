@@ -31,6 +31,7 @@ ALWAYS: frozenset = frozenset({
     np.zeros_like, np.ones_like, np.empty_like, np.full_like, np.copy, np.array, np.asarray,
     np.broadcast_to, np.roll, np.where, np.tensordot, np.tile, np.cov, np.unique, np.zeros,
     np.ones, np.empty, np.full, np.real_if_close, np.asanyarray, np.broadcast_arrays,
+    np.ascontiguousarray,
 })
 # ... 0-d ndarrays unless their operand (the first argument) is a NumPy scalar or a Python number.
 KEEPS: frozenset = frozenset({

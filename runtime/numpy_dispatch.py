@@ -52,6 +52,9 @@ def unsupported(what: str) -> StagingTypeError:
 def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any
                 ) -> Tensor:
     """NumPy calls this for ``np.<ufunc>(..., tensor, ...)`` (and ndarray op tensor)."""
+    if getattr(np, ufunc.__name__, None) is not ufunc:  # (a Numba @vectorize one named "tanh")
+        raise unsupported(f"the ufunc {ufunc.__name__!r}, which is not NumPy's (a Numba "
+                          "@vectorize function, scipy.special...),")
     name = f"np.{ufunc.__name__}"
     if method != "__call__":
         raise unsupported(f"{name}.{method}")
@@ -194,6 +197,9 @@ FUNCTIONS.update(numpy_linalg.FUNCTIONS)
 CREATION: dict[Callable, Callable] = {
     np.array: _array,
     np.asarray: lambda a, dtype=None, **kw: _array(a, dtype, copy=False),
+    np.asanyarray: lambda a, dtype=None, **kw: _array(a, dtype, copy=False),  # (no subclasses)
+    np.ascontiguousarray: lambda a, dtype=None, **kw: numpy_shapes.atleast_1d(
+        _array(a, dtype, copy=False)),
     np.zeros: lambda shape, dtype=float, **kw: array_shapes.zeros(shape, dtype),
     np.ones: lambda shape, dtype=float, **kw: array_shapes.ones(shape, dtype),
     np.empty: lambda shape, dtype=float, **kw: array_shapes.zeros(shape, dtype),

@@ -10,6 +10,7 @@ type (weak: the callee's parameter and result types say it); whether a 0-d one i
 
 from __future__ import annotations
 
+import inspect
 import types
 from collections.abc import Callable
 from typing import Any
@@ -23,7 +24,7 @@ from autostage.runtime.function_outputs import Outputs, collect_outputs
 from autostage.runtime.function_trace import FunctionTrace, run_traced
 from autostage.runtime.operator_hooks import register_operator_hook
 from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
-from autostage.runtime.tensor import Tensor
+from autostage.runtime.tensor import Tensor, mark_argument
 
 
 class Callee:
@@ -267,6 +268,22 @@ def _widened(assumed: Callee, callee: Callee, name: str) -> Callee:
                   callee.array_results, callee.raised)
 
 
+def _mark_parameters(fn: Callable, args: tuple, kwargs: dict) -> None:
+    """Marks the callee's array parameters as the caller's arrays: a write into one (``v[:, 1]
+    *= -1`` in a helper) is a clear error, as in the function called by the user, since the
+    caller's array would not change (staged values are immutable)."""
+    try:
+        named = list(inspect.signature(fn).bind(*args, **kwargs).arguments.items())
+    except (TypeError, ValueError):  # (no signature: every argument by its position)
+        named = [(f"argument {k}", a) for k, a in enumerate((*args, *kwargs.values()))]
+    for name, value in named:
+        leaves, treedef = pytree.flatten(value)
+        for path, leaf in zip(pytree.leaf_paths(treedef), leaves, strict=True):
+            if isinstance(leaf, Tensor):
+                scalar = leaf.ndim == 0 and not value_info.is_array(leaf.value)
+                mark_argument(leaf, name + path, scalar)
+
+
 def _trace_once(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDef,
                 caller: FunctionTrace) -> Callee:
     shared = caller.shared
@@ -286,6 +303,7 @@ def _trace_once(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDef,
             for param, array in zip(trace.function.body.args, arrays, strict=False):
                 if array:
                     value_info.mark_array(param)
+            _mark_parameters(fn, args, kwargs)
             output = run_traced(trace, bind_environment(fn, trace), args, kwargs)
             outputs = collect_outputs(trace, output, callee=True)
             trace.check_escapes()

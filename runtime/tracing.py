@@ -270,16 +270,22 @@ def _location_of(frame: Any) -> ir.Location | None:
             return loc
     filename = frame.f_code.co_filename
     if not filename.startswith("<") and not any(filename.startswith(d) for d in internal_dirs
-                                                ) and not filename.startswith(_numpy_dir()):
+                                                ) and not filename.startswith(_library_dirs()):
         return ir.Location(filename, frame.f_lineno, frame.f_code.co_name)
     return None
 
 
 @functools.cache
-def _numpy_dir() -> str:
-    """NumPy's package directory: its frames (a function converting a list that holds staged
-    values with ``np.asarray``) are never the user's line, the caller's is."""
-    return os.path.dirname(os.path.abspath(np.__file__)) + os.sep
+def _library_dirs() -> tuple[str, ...]:
+    """The package directories of NumPy, Numba and SciPy: their frames (a function converting
+    a list that holds staged values with ``np.asarray``, a Numba ufunc's ``__call__``) are
+    never the user's line, the caller's is."""
+    dirs = []
+    for name in ("numpy", "numba", "scipy"):
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.origin is not None:
+            dirs.append(os.path.dirname(os.path.abspath(spec.origin)) + os.sep)
+    return tuple(dirs)
 
 
 def check_visible(value: ir.Value, what: str = "a staged tensor") -> ir.Value:

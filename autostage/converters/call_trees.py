@@ -3,7 +3,8 @@
 ``f(a, *b, k=c)`` becomes ``ag__.converted(f)(a, *b, k=c)`` (callee first, then the arguments, as in
 Python). A callee that is a global or builtin name (or a dotted path through modules, such as
 ``np.linalg.norm``) is resolved at conversion time in ``ctx.info.namespace``: an overloaded builtin
-becomes its operator (``len(x)`` -> ``ag__.len_(x)``), and functions and classes that
+becomes its operator (``len(x)`` -> ``ag__.len_(x)``; the function given to ``map`` or ``filter``
+goes through ``ag__.converted``, as a call of it would), and functions and classes that
 ``converted_call`` would call as they are (builtins, the standard library, NumPy, autostage and
 ``config.do_not_convert_modules``) are left as written, which keeps generated code lean. Names bound
 in the converted code itself and free variables (closure cells, ``ctx.info.free_names``) are never
@@ -168,6 +169,10 @@ class CallTreeTransformer(transformer.Base):
                 return node
             operator = self.policy.overload(callee) if _hashes_natively(callee) else None
             if operator is not None:
+                if operator in _APPLYING and node.args and not isinstance(
+                        node.args[0], gast.Lambda | gast.Constant | gast.Starred):
+                    node.args[0] = templates.replace_as_expression(
+                        "ag__.converted(function)", function=node.args[0])
                 return _with_keywords(templates.replace_as_expression(
                     "ag__.operator(args)", operator=operator, args=node.args), node)
             if self.policy.runs_as_is(callee):
@@ -176,6 +181,11 @@ class CallTreeTransformer(transformer.Base):
             return node  # zero-argument super() needs the caller's frame
         return _with_keywords(templates.replace_as_expression(
             "ag__.converted(func)(args)", func=node.func, args=node.args), node)
+
+
+# Builtins that call their first argument: ``map(np.asarray, [a, b])`` calls it as converted
+# code would (``np.asarray`` of a staged value is staged; a user function is converted).
+_APPLYING = frozenset({"map_", "filter_"})
 
 
 def _hashes_natively(value: Any) -> bool:

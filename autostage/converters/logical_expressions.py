@@ -5,7 +5,11 @@ operand is evaluated only when Python would, and the result is an operand, not a
 ``not a`` -> ``ag__.not_(a)``. ``a is b`` (and ``is not``; but ``is None``) -> ``ag__.is_(a, b)``,
 so that a staged ``a`` compared with ``True`` is the bool it stands for. A chain ``a < b < c``
 -> ``ag__.compare_chain(a, '<', lambda: b, '<', lambda: c)``, which evaluates each operand at
-most once; another single comparison stays as it is.
+most once. ``==``/``!=`` with a shape or a tuple or list display on a side, and ``in``/``not in``
+of a shape or with such a display on the right, -> ``ag__.eq(a, b)`` (``ne``, ``in_``,
+``not_in``): tuples holding sizes known only at run time (``x.shape == (n, 3)``) compare into a
+staged bool, where Python's tuple comparison would ask each item for a Python bool. Another
+single comparison stays as it is.
 Operands that would change meaning inside a lambda (see ``conditional_expressions.lambda_safe``)
 leave their whole expression as written, as do expressions evaluated in a class body.
 Requires nothing.
@@ -53,6 +57,10 @@ class LogicalTransformer(transformer.Base):
             return templates.replace_as_expression(
                 f"ag__.{'is_' if isinstance(node.ops[0], gast.Is) else 'is_not'}(a, b)",
                 a=node.left, b=node.comparators[0])
+        if len(node.ops) == 1 and _sequence_test(node.ops[0], node.left, node.comparators[0]):
+            return templates.replace_as_expression(
+                f"ag__.{_SEQUENCE_TESTS[type(node.ops[0])]}(a, b)", a=node.left,
+                b=node.comparators[0])
         if len(node.ops) < 2 or not all(lambda_safe(c) for c in node.comparators):
             return node
         args = [node.left]
@@ -60,6 +68,30 @@ class LogicalTransformer(transformer.Base):
             args.append(gast.Constant(_COMPARISONS[type(op)], None))
             args.append(templates.replace_as_expression("lambda: operand", operand=operand))
         return templates.replace_as_expression("ag__.compare_chain(args)", args=args)
+
+
+_SEQUENCE_TESTS = {gast.Eq: "eq", gast.NotEq: "ne", gast.In: "in_", gast.NotIn: "not_in"}
+
+
+def _sequence_test(op: gast.cmpop, left: gast.expr, right: gast.expr) -> bool:
+    """Whether a comparison may be of sequences holding staged sizes: ``==``/``!=`` with a
+    shape or a tuple or list display on a side, ``in``/``not in`` of a shape or with such a
+    display on the right."""
+    if isinstance(op, gast.Eq | gast.NotEq):
+        return any(_shape(side) or isinstance(side, gast.Tuple | gast.List)
+                   for side in (left, right))
+    if isinstance(op, gast.In | gast.NotIn):
+        return _shape(left) or isinstance(right, gast.Tuple | gast.List)
+    return False
+
+
+def _shape(node: gast.expr) -> bool:
+    """``x.shape``, a subscript of it, or ``np.shape(x)``."""
+    while isinstance(node, gast.Subscript):
+        node = node.value
+    if isinstance(node, gast.Call):
+        node = node.func
+    return isinstance(node, gast.Attribute) and node.attr == "shape"
 
 
 def _is_none(node: gast.AST) -> bool:

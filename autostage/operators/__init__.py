@@ -18,11 +18,15 @@ from autostage.operators.exceptions import assert_stmt, try_region, with_region
 from autostage.operators.logical import (
     and_,
     compare_chain,
+    eq,
     if_exp,
     if_exp_branch,
+    in_,
     is_,
     is_not,
+    ne,
     not_,
+    not_in,
     or_,
 )
 from autostage.operators.math_overloads import OVERLOADS as _MATH_OVERLOADS
@@ -30,7 +34,9 @@ from autostage.operators.nondeterministic import OVERLOADS as _NONDETERMINISTIC_
 from autostage.operators.numpy_overloads import (
     np_arange,
     np_array,
+    np_asanyarray,
     np_asarray,
+    np_ascontiguousarray,
     np_bool,
     np_complex64,
     np_complex128,
@@ -49,6 +55,8 @@ from autostage.operators.numpy_overloads import (
     np_isscalar,
     np_linspace,
     np_ones,
+    np_poly,
+    np_roots,
     np_tri,
     np_uint8,
     np_uint16,
@@ -119,6 +127,7 @@ __all__ = [
     "if_stmt", "if_branch", "while_stmt", "for_stmt",
     # logical expressions
     "and_", "or_", "not_", "compare_chain", "if_exp", "if_exp_branch", "is_", "is_not",
+    "eq", "ne", "in_", "not_in",
     # data structures and subscripts
     "ListBox", "box_append", "box_pop", "list_append", "list_comp", "list_pop", "getitem",
     "setitem",
@@ -130,11 +139,13 @@ __all__ = [
     "filter_", "int_", "float_", "bool_", "complex_", "abs_", "min_", "max_", "sum_",
     "isinstance_", "any_", "all_", "sorted_", "reversed_", "type_",
     # NumPy functions that cannot dispatch on staged tensors (BUILTINS maps them too)
-    "np_array", "np_asarray", "np_zeros", "np_ones", "np_empty", "np_full", "np_arange",
+    "np_array", "np_asarray", "np_asanyarray", "np_ascontiguousarray",
+    "np_zeros", "np_ones", "np_empty", "np_full", "np_arange",
     "np_eye", "np_concatenate", "np_float64", "np_float32", "np_float16", "np_int64",
     "np_int32", "np_int16",
     "np_int8", "np_uint64", "np_uint32", "np_uint16", "np_uint8", "np_bool", "np_complex128",
-    "np_complex64", "np_identity", "np_tri", "np_linspace", "np_isscalar",
+    "np_complex64", "np_identity", "np_tri", "np_linspace", "np_isscalar", "np_roots",
+    "np_poly",
     # assertions and variables
     "assert_stmt", "try_region", "with_region",
     "Undefined", "UndefinedReturnValue", "is_undefined", "ld", "retval",

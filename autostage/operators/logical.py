@@ -14,17 +14,17 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from autostage.runtime import Staged, stage_operator
+from autostage.runtime import Staged, holds_staged, stage_operator
 
 _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     "<": operator.lt,
     "<=": operator.le,
     ">": operator.gt,
     ">=": operator.ge,
-    "==": operator.eq,
-    "!=": operator.ne,
-    "in": lambda a, b: a in b,
-    "not in": lambda a, b: a not in b,
+    "==": lambda a, b: eq(a, b),
+    "!=": lambda a, b: ne(a, b),
+    "in": lambda a, b: in_(a, b),
+    "not in": lambda a, b: not_in(a, b),
     "is": lambda a, b: is_(a, b),
     "is not": lambda a, b: is_not(a, b),
 }
@@ -41,6 +41,48 @@ def is_(a: Any, b: Any) -> Any:
 def is_not(a: Any, b: Any) -> Any:
     """``a is not b``: ``not (a is b)``."""
     return not_(is_(a, b)) if isinstance(a, Staged) or isinstance(b, Staged) else a is not b
+
+
+def _sequences(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` are tuples or lists one of which holds a staged value (sizes
+    known only at run time: ``x.shape == (n, 3)``), which Python's comparison would ask for a
+    Python bool."""
+    return isinstance(a, tuple | list) and isinstance(b, tuple | list) and (
+        holds_staged(a) or holds_staged(b))
+
+
+def eq(a: Any, b: Any) -> Any:
+    """``a == b`` where a side is a shape or a tuple or list display (converters/
+    logical_expressions.py): sequences holding staged sizes compare into a staged bool."""
+    if _sequences(a, b):
+        return stage_operator("sequence_eq", a, b)
+    return a == b
+
+
+def ne(a: Any, b: Any) -> Any:
+    """``a != b`` (as ``eq``)."""
+    if _sequences(a, b):
+        return stage_operator("sequence_ne", a, b)
+    return a != b
+
+
+def _membership(a: Any, b: Any) -> bool:
+    return isinstance(b, tuple | list) and (isinstance(a, Staged) or _sequences(a, b))
+
+
+def in_(a: Any, b: Any) -> Any:
+    """``a in b`` of a shape or a staged value in a tuple or list display (``x.shape in
+    [(3,), (4,)]``, ``x.shape[0] in (1, 3)``): the ``or`` of ``a == item``."""
+    if _membership(a, b):
+        return stage_operator("sequence_in", a, b)
+    return a in b
+
+
+def not_in(a: Any, b: Any) -> Any:
+    """``a not in b`` (as ``in_``)."""
+    if _membership(a, b):
+        return stage_operator("sequence_not_in", a, b)
+    return a not in b
 
 
 def and_(a: Any, b_fn: Callable[[], Any]) -> Any:

@@ -52,6 +52,8 @@ def register(function: Callable[..., Any], overload: Callable[..., Any], spelled
 
 np_array = _overload(np.array)
 np_asarray = _overload(np.asarray)
+np_asanyarray = _overload(np.asanyarray)
+np_ascontiguousarray = _overload(np.ascontiguousarray)
 np_zeros = _overload(np.zeros)
 np_ones = _overload(np.ones)
 np_empty = _overload(np.empty)
@@ -64,6 +66,10 @@ np_identity = _overload(np.identity)
 np_tri = _overload(np.tri)
 np_linspace = _overload(np.linspace)  # a staged num does not dispatch
 np_isscalar = _overload(np.isscalar)  # pure Python: it would see the Tensor object
+# Their dispatchers iterate the argument, and NumPy replaces the staged value's refusal with
+# "dispatcher for __array_function__ did not return an iterable": refused here instead.
+np_roots = _overload(np.roots)
+np_poly = _overload(np.poly)
 
 # NumPy scalar types: ``np.float64(i)`` of a staged ``i`` is a cast.
 np_float64 = _overload(np.float64)

@@ -15,6 +15,7 @@ from autostage.runtime.staging import (  # noqa: F401 - imported for their regis
     nondeterministic_calls,
     numpy_lists,
     random_draws,
+    sequences,
     text,
     text_layouts,
     try_regions,

@@ -304,3 +304,21 @@ def test_the_context_names_the_free_variables():
     _, ctx = conversion.parse(real_function(math.floor))
     assert ctx.info.free_names == {"f_real"}
     assert conversion.parse(helper)[1].info.free_names == frozenset()
+
+
+def financial(rate, nper, pmt, pv):  # (numpy_financial.fv's first line)
+    rate, nper, pmt, pv = map(np.asarray, [rate, nper, pmt, pv])
+    scalars = list(filter(lambda v: v.ndim == 0, [rate, nper]))
+    return pv * (1 + rate) ** nper + pmt * nper, len(scalars), list(map(float, [rate]))
+
+
+def test_the_function_given_to_map_or_filter_is_called_as_converted_code_calls_it():
+    assert convert(financial).source == dedent("""
+        def financial(rate, nper, pmt, pv):
+            rate, nper, pmt, pv = ag__.map_(ag__.converted(np.asarray), [rate, nper, pmt, pv])
+            scalars = list(ag__.filter_(lambda v: v.ndim == 0, [rate, nper]))
+            return (pv * (1 + rate) ** nper + pmt * nper, ag__.len_(scalars), list(ag__.map_(ag__.converted(float), [rate])))
+    """)  # noqa: E501
+    args = (np.float64(0.05), np.float64(10.0), np.float64(-100.0), np.float64(-100.0))
+    for target in ("interpreter", "cpu"):  # np.asarray of a staged value is staged
+        assert autostage.convert(financial, target=target)(*args) == financial(*args)

@@ -698,3 +698,41 @@ def test_ir_is_the_same_before_and_after_a_call(target):
     np.testing.assert_array_equal(f(*args), _uses_helper(*args))
     assert f.ir(*args) == before
     assert "call @_small_helper" in before and "in_place" not in before
+
+
+def _negate_column(v):
+    v[:, 1] *= -1
+    return v.sum()
+
+
+def _writes_in_a_helper(p):  # (numpy-100 #78; #88's iterate(Z) writes Z[...] likewise)
+    v = p.copy()
+    total = _negate_column(v)
+    return v, total
+
+
+def _clear(z):
+    z[...] = 0
+    return z
+
+
+def _rebinds_in_a_helper(x):
+    def inc(t):
+        t += 1  # a 0-d scalar: rebinds, as a NumPy scalar does
+        return t
+    return inc(x.sum()), _plus_one(x)
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_a_staged_callee_writing_into_its_parameter_is_refused_naming_it(target):
+    """The caller's array would not change (staged values are immutable): it silently did not,
+    where Python changes it."""
+    p = np.array([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(tracing.StagingError, match=r"test_function.py:\d+: this in-place "
+                       r"operator changes the argument `v` in place through a view of it"):
+        autostage.convert(_writes_in_a_helper, target=target)(p)
+    with pytest.raises(tracing.StagingError, match="assignment to an element changes the "
+                                                   "argument `z` in place"):
+        autostage.convert(lambda x: _clear(x.copy()), target=target)(p)
+    got = autostage.convert(_rebinds_in_a_helper, target=target)(p)
+    assert got[0] == 11.0 and np.array_equal(got[1], p + 1)

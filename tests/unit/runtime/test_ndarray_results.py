@@ -87,9 +87,13 @@ def broadcast_arrays(x):  # (numpy_financial.ipmt: isinstance(when, np.ndarray) 
     return a, b, isinstance(b, np.ndarray)
 
 
+def any_and_contiguous(x):  # (numpy_financial: map(np.asarray, ...), np.asanyarray)
+    return np.asanyarray(x), np.ascontiguousarray(x), np.ascontiguousarray(x, dtype=np.float32)
+
+
 CASES = [zeros_like, identity, add0, reshape0, via_rank1, transpose, flip, ellipsis, empty_index,
          roll, tensordot, astype, pair, unique_inverse, calls_helper, asarray_and_itself,
-         boolean_scalar_index, broadcast_arrays]
+         boolean_scalar_index, broadcast_arrays, any_and_contiguous]
 
 
 def _types(result):

@@ -263,3 +263,21 @@ def test_an_in_place_operator_never_grows_its_target(target, sizes):
         with pytest.raises(ValueError, match=r"non-broadcastable output operand with shape "):
             f(np.ones(1), np.ones(20))
         np.testing.assert_array_equal(f(np.ones(20), np.ones(1)), np.zeros(20))
+
+
+def _roots(values):
+    return np.roots(values[::-1])  # (numpy_financial.irr)
+
+
+def _poly(values):
+    return np.poly(values)
+
+
+@pytest.mark.parametrize("fn", [_roots, _poly])
+def test_numpy_functions_iterating_their_argument_name_themselves_and_the_line(fn):
+    """Their dispatchers iterate the argument: NumPy replaced the staged value's refusal with
+    "dispatcher for __array_function__ did not return an iterable"."""
+    line = fn.__code__.co_firstlineno + 1
+    with pytest.raises(StagingTypeError, match=rf"np.{fn.__name__[1:]} is not supported on "
+                                               rf"staged tensors at .*test_tensor.py:{line}"):
+        autostage.convert(fn)(np.array([-100.0, 39.0, 59.0]))
