@@ -60,8 +60,8 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
         raise unsupported(f"{name}.{method}")
     if kwargs.get("out") is not None:
         raise StagingTypeError(
-            f"{name}(..., out=...) cannot be staged (this includes `array op= tensor` on a "
-            "NumPy array): staged values are immutable. Use the returned value instead")
+            f"{name}(..., out=...){_at()} cannot be staged (this includes `array op= tensor` "
+            "on a NumPy array): staged values are immutable. Use the returned value instead")
     if kwargs:
         raise StagingTypeError(f"{name}: the argument {next(iter(kwargs))}= is not supported "
                                f"on staged tensors{_at()}")

@@ -34,6 +34,7 @@ from autostage.operators.nondeterministic import OVERLOADS as _NONDETERMINISTIC_
 from autostage.operators.numpy_overloads import (
     np_arange,
     np_array,
+    np_as_strided,
     np_asanyarray,
     np_asarray,
     np_ascontiguousarray,
@@ -54,6 +55,8 @@ from autostage.operators.numpy_overloads import (
     np_int64,
     np_isscalar,
     np_linspace,
+    np_ndenumerate,
+    np_nditer,
     np_ones,
     np_poly,
     np_roots,
@@ -145,7 +148,7 @@ __all__ = [
     "np_int32", "np_int16",
     "np_int8", "np_uint64", "np_uint32", "np_uint16", "np_uint8", "np_bool", "np_complex128",
     "np_complex64", "np_identity", "np_tri", "np_linspace", "np_isscalar", "np_roots",
-    "np_poly",
+    "np_poly", "np_nditer", "np_ndenumerate", "np_as_strided",
     # assertions and variables
     "assert_stmt", "try_region", "with_region",
     "Undefined", "UndefinedReturnValue", "is_undefined", "ld", "retval",

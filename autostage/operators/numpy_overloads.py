@@ -70,6 +70,11 @@ np_isscalar = _overload(np.isscalar)  # pure Python: it would see the Tensor obj
 # "dispatcher for __array_function__ did not return an iterable": refused here instead.
 np_roots = _overload(np.roots)
 np_poly = _overload(np.poly)
+# Iterators and stride tricks that take arrays without dispatching: refused here by name (NumPy
+# would fail inside with a message about its own machinery).
+np_nditer = _overload(np.nditer)
+np_ndenumerate = _overload(np.ndenumerate)
+np_as_strided = _overload(np.lib.stride_tricks.as_strided)
 
 # NumPy scalar types: ``np.float64(i)`` of a staged ``i`` is a cast.
 np_float64 = _overload(np.float64)

@@ -28,12 +28,15 @@ from autostage.runtime import (
 BUILTINS: dict[object, Callable[..., Any]] = {}
 
 
-def _overload(builtin: Callable[..., Any]) -> Callable[..., Any]:
-    """Makes ``<name>_``, the overload of ``builtin``, and records it in ``BUILTINS``."""
+def _overload(builtin: Callable[..., Any], items: bool = False) -> Callable[..., Any]:
+    """Makes ``<name>_``, the overload of ``builtin``, and records it in ``BUILTINS``;
+    ``items``: also staged when a tuple or list argument holds a staged value
+    (``min(x.shape)``)."""
     name = builtin.__name__ + "_"
+    staged = holds_staged if items else any_staged
 
     def overload(*args: Any, **kwargs: Any) -> Any:
-        if any_staged(args) or (kwargs and any_staged(kwargs.values())):
+        if staged(args) or (kwargs and any_staged(kwargs.values())):
             return stage_operator(name, *args, **kwargs)
         return builtin(*args, **kwargs)
 
@@ -75,8 +78,8 @@ float_ = _overload(builtins.float)
 bool_ = _overload(builtins.bool)
 complex_ = _overload(builtins.complex)
 abs_ = _overload(builtins.abs)
-min_ = _overload(builtins.min)
-max_ = _overload(builtins.max)
+min_ = _overload(builtins.min, items=True)
+max_ = _overload(builtins.max, items=True)
 sum_ = _overload(builtins.sum)
 isinstance_ = _overload(builtins.isinstance)
 any_ = _overload(builtins.any)

@@ -146,8 +146,16 @@ def _infer_bincount(operand_types: tuple, attrs: dict) -> tuple:
     return (TensorType(dtype, (None,)),)
 
 
+# NumPy's weighted bincount of an empty array is int64 (its counts), not its float64 sums: a
+# dtype only the run knows.
+EMPTY_WEIGHTED = ("autostage: np.bincount of an empty array with weights cannot be staged: NumPy "
+                  "returns int64 counts there, float64 sums otherwise; test the length first")
+
+
 def _evaluate_bincount(op, values: tuple, run) -> tuple:
     weights = values[1] if len(values) == 2 else None
+    if weights is not None and values[0].shape[0] == 0:
+        raise ValueError(EMPTY_WEIGHTED)
     return (np.asarray(np.bincount(values[0], weights, op.attrs["minlength"])),)
 
 

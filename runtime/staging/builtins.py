@@ -93,6 +93,10 @@ def _pick(better, args: tuple, kwargs: dict, name: str) -> object:
                                       f"{errors.at()} is not supported")
     for a in args:
         _check(a)
+    if len(args) == 1 and isinstance(args[0], tuple | list):  # min(x.shape): of its items
+        if not args[0]:
+            raise ValueError(f"{name}() iterable argument is empty")
+        return _pick(better, tuple(args[0]), kwargs, name) if len(args[0]) > 1 else args[0][0]
     if len(args) == 1:
         x = args[0]
         if not isinstance(x, Tensor) or x.ndim == 0:

@@ -45,9 +45,12 @@ def predicate(x: object, what: str = "the condition") -> Tensor:
     if not isinstance(x, Tensor):
         return values.to_tensor(bool(x))
     if x.ndim != 0:
+        shape = ", ".join("?" if d is None else str(d) for d in x.type.shape)
         raise errors.StagingValueError(
-            f"{what}{errors.at()} is a {x.type} tensor; the truth value of an array is "
-            "ambiguous unless it has one element: use np.any(...), np.all(...) or a scalar")
+            f"{what}{errors.at()} is an array of shape ({shape}{',' if x.ndim == 1 else ''}); "
+            "the truth value of an array is ambiguous unless it has one element (a chained "
+            "comparison `a < b < c` is `(a < b) and (b < c)`): use np.any(...), np.all(...) or "
+            "a scalar")
     if x.dtype == np.bool_:
         return x
     result = x != 0

@@ -21,6 +21,7 @@ from autostage.runtime import ir
 from autostage.runtime.backends.cpu import lower_support as s
 from autostage.runtime.backends.cpu import sorts
 from autostage.runtime.backends.cpu.codegen import Emitter, hashed_import, lowering, np_dtype
+from autostage.runtime.ops.statistics import EMPTY_WEIGHTED
 
 hashed_import(sorts, "cpu_sort")  # the median/quantile helpers read cpu_sort (HASHED_IMPORTS)
 
@@ -282,6 +283,7 @@ def lower_bincount(op: ir.Op, em: Emitter) -> None:
         "@numba.njit(**JIT)",
         f"def {{name}}(x{', w' if weighted else ''}):",
         "    n = x.shape[0]",
+        *(["    if n == 0:", f"        raise ValueError({EMPTY_WEIGHTED!r})"] if weighted else []),
         f"    size = {op.attrs['minlength']}",
         "    for i in range(n):",
         "        v = np.int64(x[i])",

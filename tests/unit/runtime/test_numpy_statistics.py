@@ -34,6 +34,17 @@ def test_bincount_negative_input_raises_like_numpy(target):
 
 
 @pytest.mark.parametrize("target", TARGETS)
+def test_weighted_bincount_of_an_empty_array_is_a_clear_error(target):
+    """NumPy's is int64 (numpy-100 #65 with no indices); the staged result is float64."""
+    def f(x, w):
+        return np.bincount(x, w)
+    with pytest.raises(ValueError, match="np.bincount of an empty array with weights cannot be "
+                                         "staged: NumPy returns int64"):
+        _run(f, target, np.zeros(0, np.int64), np.zeros(0))
+    assert _run(f, target, np.array([2, 0]), np.array([0.5, 1.5])).tolist() == [1.5, 0.0, 0.5]
+
+
+@pytest.mark.parametrize("target", TARGETS)
 def test_quantile_other_method_is_a_clear_error(target):
     def f(x):
         return np.quantile(x, 0.5, method="nearest")

@@ -66,16 +66,17 @@ def test_type_of_lists_constants_and_the_three_argument_form(target):
 
 def python_max_min(x):
     n = x.shape[0]
-    return max(n, 1), min(n - 5, 0, n), max(n * 0.5, 1.0), max(n > 1, n > 5)
+    return (max(n, 1), min(n - 5, 0, n), max(n * 0.5, 1.0), max(n > 1, n > 5),
+            min(x.shape), max([n, 2]), min((n,)))  # (numpy-100 #64: min(Z.shape))
 
 
 @pytest.mark.parametrize("target", ["interpreter", "cpu"])
 def test_max_min_of_python_numbers_of_one_kind_are_python_numbers(target):
     import autostage
 
-    got = autostage.convert(python_max_min, target=target)(np.zeros(3))
-    assert got == python_max_min(np.zeros(3)) == (3, -2, 1.5, True)
-    assert [type(v) for v in got] == [int, int, float, bool]
+    got = autostage.convert(python_max_min, target=target)(np.zeros((3, 4)))
+    assert got == python_max_min(np.zeros((3, 4))) == (3, -2, 1.5, True, 3, 3, 3)
+    assert [type(v) for v in got] == [int, int, float, bool, int, int, int]
 
 
 def max_of_int_and_float(x):
