@@ -57,7 +57,7 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
                           "@vectorize function, scipy.special...),")
     name = f"np.{ufunc.__name__}"
     if method != "__call__":
-        raise unsupported(f"{name}.{method}")
+        return _ufunc_method(self, ufunc, method, inputs, kwargs)
     if kwargs.get("out") is not None:
         raise StagingTypeError(
             f"{name}(..., out=...){_at()} cannot be staged (this includes `array op= tensor` "
@@ -71,6 +71,31 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
     if op is None:
         raise unsupported(name)
     return ndarray_results.function_result(ufunc, inputs, array_api.ufunc(op, *inputs))
+
+
+# ufunc methods that are NumPy functions with axis 0 by default: np.add.reduce(x) is
+# np.sum(x, axis=0) (np.sum is add.reduce), np.multiply.accumulate(x) np.cumprod(x, axis=0).
+_METHODS = {
+    ("reduce", "add"): np.sum, ("reduce", "multiply"): np.prod, ("reduce", "maximum"): np.max,
+    ("reduce", "minimum"): np.min, ("reduce", "logical_and"): np.all,
+    ("reduce", "logical_or"): np.any, ("accumulate", "add"): np.cumsum,
+    ("accumulate", "multiply"): np.cumprod,
+}
+
+
+def _ufunc_method(self: Tensor, ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict
+                  ) -> Any:
+    """``np.add.reduce``, ``np.multiply.accumulate``, ``np.subtract.outer``... of staged values."""
+    function = _METHODS.get((method, ufunc.__name__))
+    if function is not None and len(inputs) == 1:
+        kwargs.setdefault("axis", 0)
+        return ndarray_results.function_result(function, inputs,
+                                               FUNCTIONS[function](*inputs, **kwargs))
+    if method == "outer" and len(inputs) == 2 and not kwargs:  # a[..., None, ...] op b
+        a, b = (array_api.as_tensor(x) for x in inputs)
+        a = array_shapes.getitem(a, (Ellipsis, *([None] * b.ndim)))
+        return array_ufunc(self, ufunc, "__call__", a, b)
+    raise unsupported(f"np.{ufunc.__name__}.{method}")
 
 
 def array_function(self: Tensor, func: Callable, types: tuple, args: tuple, kwargs: dict
