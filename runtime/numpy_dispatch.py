@@ -20,6 +20,7 @@ from autostage.runtime import (
     array_shapes,
     ndarray_results,
     numpy_grids,
+    numpy_interp,
     numpy_linalg,
     numpy_shapes,
     numpy_statistics,
@@ -217,6 +218,7 @@ FUNCTIONS.update(numpy_shapes.FUNCTIONS)
 FUNCTIONS.update(numpy_grids.FUNCTIONS)
 FUNCTIONS.update(numpy_statistics.FUNCTIONS)
 FUNCTIONS.update(numpy_linalg.FUNCTIONS)
+FUNCTIONS.update(numpy_interp.FUNCTIONS)
 
 # NumPy functions that never dispatch to a tensor argument (NumPy converts it first).
 CREATION: dict[Callable, Callable] = {

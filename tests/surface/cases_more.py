@@ -30,7 +30,58 @@ def conj_method(z):
     return z.conj(), z.conjugate()
 
 
+def asanyarray(x):
+    return np.asanyarray(x)
+
+
+def ascontiguousarray(x):
+    return np.ascontiguousarray(x.T), np.ascontiguousarray(x, dtype=np.float32)
+
+
+def interp(x, xp, fp):
+    return np.interp(x, xp, fp)
+
+
+def interp_bounds(x, xp, fp):
+    return np.interp(x, xp, fp, left=-1.0, right=9.0)
+
+
+def add_reduce(x):
+    return np.add.reduce(x), np.add.reduce(x, axis=None), np.maximum.reduce(x, axis=-1)
+
+
+def logical_reduce(b):
+    return np.logical_and.reduce(b), np.logical_or.reduce(b, axis=1, keepdims=True)
+
+
+def add_accumulate(x):
+    return np.add.accumulate(x), np.multiply.accumulate(x, axis=-1)
+
+
+def subtract_outer(x, y):
+    return np.subtract.outer(x, y), np.multiply.outer(y, 2)
+
+
+XP = np.array([0.0, 1.0, 1.0, 2.5, np.inf])
+FP = np.array([1.0, -2.0, np.inf, 3.0, 0.5])
+
 CASES = [
+    *cases("np.asanyarray", asanyarray, (np.arange(3.0),), (np.float32(2.5),), (np.array(3),)),
+    *cases("np.ascontiguousarray", ascontiguousarray, (np.arange(6).reshape(2, 3),),
+           (np.float64(1.5),), (np.array(2, np.int8),)),
+    *cases("np.interp", interp, (np.array([-1.0, 0.0, 0.5, 1.0, 2.0, 3.0, np.nan, np.inf]), XP, FP),
+           (np.arange(4.0).reshape(2, 2), XP[:3], FP[:3]), (np.float32(0.25), XP[:2], FP[:2]),
+           (1.0, XP[:1], FP[:1]), (np.ones(2), XP, FP[:2]), (np.ones(2), XP[:0], FP[:0])),
+    *cases("np.interp", interp_bounds, (np.array([-1.0, 0.0, 2.0, 3.0, np.nan]), XP[:4], FP[:4]),
+           (np.array([5, -5]), XP[:2], np.array([1, 2], np.int32))),
+    *cases("np.add.reduce", add_reduce, (np.arange(6.0).reshape(2, 3),),
+           (np.array([[1, 2], [3, 4]], np.int8),), (np.array([[True, False]]),)),
+    *cases("np.logical_and.reduce", logical_reduce, (np.array([[True, False], [True, True]]),),
+           (np.array([[0, 2], [3, 0]]),)),
+    *cases("np.add.accumulate", add_accumulate, (np.arange(6.0).reshape(2, 3),),
+           (np.array([[1, 2], [3, 4]], np.int32),)),
+    *cases("np.subtract.outer", subtract_outer, (np.arange(3.0), np.array([1, 2])),
+           (np.arange(4).reshape(2, 2), np.arange(2.0))),
     *cases("np.nan_to_num", nan_to_num, (SPECIAL,), (SPECIAL.astype(np.float32).reshape(2, 3),),
            (np.arange(4),), (np.array([True, False]),), (np.float64(np.nan),)),
     *cases("np.nan_to_num", nan_to_num_values, (SPECIAL,), (SPECIAL.astype(np.float32),)),
