@@ -71,7 +71,7 @@ def _mark(result: Any, array: bool, operands: tuple) -> Any:
 
 
 # NumPy functions whose results are Python objects (ints, a bool), not NumPy values.
-PYTHON_RESULTS: frozenset = frozenset({np.shape, np.ndim, np.size, np.allclose,
+PYTHON_RESULTS: frozenset = frozenset({np.shape, np.ndim, np.size, np.allclose, np.array_equal,
                                      np.linalg.matrix_rank})  # (of a vector: an int)
 
 

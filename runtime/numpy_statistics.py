@@ -487,6 +487,33 @@ def allclose(a, b, rtol=1.e-5, atol=1.e-8, equal_nan=False) -> Tensor:
     return result
 
 
+def array_equal(a1, a2, equal_nan=False) -> bool | Tensor:
+    """``np.array_equal``: shapes equal and every element equal (NaNs at the same places with
+    ``equal_nan``), a staged bool standing for NumPy's Python bool. Where sizes are known only
+    at run time, the elements compared are the first ``min`` of both sizes of each flattened
+    array, so that differing shapes give False rather than a broadcasting error."""
+    a, b = array_api.as_tensor(a1), array_api.as_tensor(a2)
+    if a.ndim != b.ndim:
+        return False
+    same: object = True
+    for axis in range(a.ndim):
+        same = array_api.ufunc("logical_and", same, array_api.ufunc(
+            "equal", array_shapes.dim(a, axis), array_shapes.dim(b, axis)))
+    if same is False or isinstance(same, np.bool_) and not same:
+        return False
+    count = array_api.ufunc("minimum", array_shapes.size_of(a), array_shapes.size_of(b))
+    x = array_shapes.getitem(array_shapes.ravel(a), slice(None, count))
+    y = array_shapes.getitem(array_shapes.ravel(b), slice(None, count))
+    equal = array_api.ufunc("equal", x, y)
+    if equal_nan and (a.dtype.kind in "fc" or b.dtype.kind in "fc"):
+        both = array_api.ufunc("logical_and", array_api.ufunc("isnan", x),
+                               array_api.ufunc("isnan", y))
+        equal = array_api.ufunc("logical_or", equal, both)
+    result = array_api.ufunc("logical_and", same, _reduce("all", equal))
+    value_info.mark_weak(result.value)
+    return result
+
+
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None) -> Tensor:
     """``np.nan_to_num`` of a real array: NaN and infinities replaced by values of its dtype
     (the largest finite magnitudes by default); integer and bool arrays come back unchanged."""
@@ -631,5 +658,6 @@ FUNCTIONS: dict[Callable, Callable[..., Any]] = {
     np.nanargmax: _nan_arg("argmax"), np.nanargmin: _nan_arg("argmin"),
     np.nanmean: nanmean, np.nanvar: nanvar, np.nanstd: nanstd,
     np.isclose: isclose, np.allclose: allclose, np.nan_to_num: nan_to_num,
+    np.array_equal: array_equal,
     np.round: round_, np.around: round_, np.ptp: ptp, np.average: average,
 }

@@ -62,10 +62,19 @@ def subtract_outer(x, y):
     return np.subtract.outer(x, y), np.multiply.outer(y, 2)
 
 
+def array_equal(a, b):
+    return np.array_equal(a, b), np.array_equal(a, b, equal_nan=True)
+
+
 XP = np.array([0.0, 1.0, 1.0, 2.5, np.inf])
 FP = np.array([1.0, -2.0, np.inf, 3.0, 0.5])
 
 CASES = [
+    *cases("np.array_equal", array_equal, (np.arange(3.0), np.arange(3.0)),
+           (np.arange(3.0), np.arange(4.0)), (np.array([1.0, np.nan]), np.array([1.0, np.nan])),
+           (np.ones((2, 3)), np.ones((3, 2))), (np.ones((2, 3)), np.ones(6)),
+           (np.zeros(0), np.zeros(0)), (np.arange(3), np.arange(3.0)),
+           (np.array([1, 2]), np.array([1, 3])), (np.array(2.0), np.float64(2.0))),
     *cases("np.asanyarray", asanyarray, (np.arange(3.0),), (np.float32(2.5),), (np.array(3),)),
     *cases("np.ascontiguousarray", ascontiguousarray, (np.arange(6).reshape(2, 3),),
            (np.float64(1.5),), (np.array(2, np.int8),)),

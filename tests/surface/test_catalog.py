@@ -107,10 +107,6 @@ def to_list(x):
     return x.tolist()
 
 
-def arrays_equal(x, y):
-    return np.array_equal(x, y)
-
-
 Z = np.array([1 + 2j, 3 - 1j])
 X = np.array([3.0, 1.0, 2.0])
 # name -> (function, arguments, words the message must hold)
@@ -122,7 +118,6 @@ REFUSALS = {
     "ndarray.sort": (sort_in_place, (X,), ["x.sort()", "np.sort(x)"]),
     "ndarray.fill": (fill_in_place, (X,), ["'fill'", "np.full_like"]),
     "ndarray.tolist": (to_list, (X,), [".tolist()", "keep it a tensor"]),
-    "np.array_equal": (arrays_equal, (X, X), ["np.array_equal", "not supported"]),
 }
 
 
