@@ -6,7 +6,9 @@ statement becomes ``ag__.ld(x)``, which raises the ``UnboundLocalError`` Python 
 definitely defined names, the vast majority, stay as written). ``del x`` inside an ``if``,
 ``while`` or ``for`` becomes ``x = ag__.Undefined('x')`` (after ``ag__.ld(x)`` when ``x`` may be
 unbound, since ``del`` of an unbound name raises too), because the generated branch and loop
-functions must return every state variable.
+functions must return every state variable. ``x: T = v`` in a function becomes ``x = v`` (the
+generated functions may make ``x`` nonlocal, which an annotated name cannot be; Python never
+evaluates a local's annotation).
 
 Runs before control flow, on the analyses of the code as the user wrote it (after jump lowering).
 Reads inside lambdas and comprehensions are left alone: they run later or in their own scope, and
@@ -103,6 +105,9 @@ class VariablesTransformer(transformer.Base):
 
     def visit_stmt(self, node: gast.stmt) -> gast.stmt:
         node = self._checked_reads(node)
+        if isinstance(node, gast.AnnAssign) and node.value is not None and isinstance(
+                node.target, gast.Name):
+            node = _plain_assignment(node)
         is_control_flow = isinstance(node, _CONTROL_FLOW)
         self.state[_Function].in_control_flow += is_control_flow
         for field in ("body", "orelse", "finalbody", "handlers", "cases"):
@@ -142,6 +147,15 @@ class VariablesTransformer(transformer.Base):
                 elif isinstance(value, gast.AST):
                     setattr(node, field, reads.visit(value))
         return node
+
+
+def _plain_assignment(node: gast.AnnAssign) -> gast.Assign:
+    """``x: T = v`` as ``x = v``: Python never evaluates a local's annotation, and the generated
+    branch and loop functions may make ``x`` nonlocal, which an annotated name cannot be."""
+    assign = gast.Assign(targets=[node.target], value=node.value, type_comment=None)
+    for key in anno.keys(node):
+        anno.copyanno(node, assign, key)
+    return gast.copy_location(assign, node)
 
 
 def _is_compound(node: gast.stmt) -> bool:

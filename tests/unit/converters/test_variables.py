@@ -3,6 +3,7 @@
 import pytest
 from converter_testing import convert_with, dedent
 
+import autostage
 from autostage.converters import control_flow, variables
 
 
@@ -90,3 +91,25 @@ def test_comprehension_variables_are_not_checked():
     converted = convert_with(comprehension_scope, variables)
     assert "ag__.ld" not in converted.source
     assert converted.function([0, 1, 2]) == [2, 4]
+
+
+def annotated_closure_local(n):  # (TheAlgorithms maths/narcissistic_number.py)
+    if n <= 0:
+        return 0
+    cache: dict = {}
+
+    def square(d):
+        return cache.setdefault(d, d * d)
+    total: int = 0
+    for i in range(n):
+        total += square(i)
+    return total
+
+
+def test_annotated_locals_become_plain_assignments():
+    """Control flow makes them nonlocal in its generated functions, which an annotated name
+    cannot be (a SyntaxError naming generated code); Python never evaluates the annotation."""
+    converted = convert_with(annotated_closure_local, variables, control_flow)
+    assert "cache = {}" in converted.source and "total = 0" in converted.source
+    assert [converted.function(n) for n in (0, 3)] == [0, 5]
+    assert [autostage.to_graph(annotated_closure_local)(n) for n in (0, 3)] == [0, 5]
