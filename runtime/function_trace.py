@@ -142,7 +142,7 @@ class FunctionTrace(tracing.Trace):
             pending.pop()
         return cache[value]
 
-    def check_escapes(self) -> None:
+    def check_escapes(self, fn: Callable | None = None) -> None:
         """Raises TensorEscapeError if a staged value was left in a global/nonlocal variable or
         in an object the trace was given, and PythonSideEffectError if the trace changed a
         global/nonlocal variable (put back first; see runtime/escapes.py)."""
@@ -160,9 +160,11 @@ class FunctionTrace(tracing.Trace):
             now = _items(container)
             if len(now) != len(items) or any(a is not b for a, b in zip(now, items, strict=True)):
                 kind = type(container).__name__
+                loc = tracing.function_location(fn)
+                defined = f" (defined at {loc})" if loc is not None else ""
                 raise escapes.PythonSideEffectError(
-                    f"the staged function {self.function.name} changes a Python {kind} given "
-                    "to it as an argument (or inside one). A staged function runs its Python "
+                    f"the staged function {self.function.name}{defined} changes a Python {kind} "
+                    "given to it as an argument (or inside one). A staged function runs its Python "
                     f"code once per trace, not at every call, and on its own copy of the {kind}:"
                     f" the caller's {kind} would not change. Build a new {kind} and return it "
                     f"(`xs = {kind}(xs)` first)")

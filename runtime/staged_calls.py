@@ -306,7 +306,7 @@ def _trace_once(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDef,
             _mark_parameters(fn, args, kwargs)
             output = run_traced(trace, bind_environment(fn, trace), args, kwargs)
             outputs = collect_outputs(trace, output, callee=True)
-            trace.check_escapes()
+            trace.check_escapes(fn)
             array_results = tuple(value_info.is_array(v) for v in trace.function.body.results)
     finally:
         shared.active.discard(key)

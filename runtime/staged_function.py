@@ -498,7 +498,7 @@ class StagedFunction:
                 output = run_traced(trace, bind_environment(self._traced, trace), positional,
                                      keywords)
                 outputs = collect_outputs(trace, output)
-                trace.check_escapes()
+                trace.check_escapes(self._traced)
                 fp_state.check_while_tracing()
             random_check.check(self.name, random_freeze.names_in_trace(trace, labels, leaves))
         finally:

@@ -19,6 +19,7 @@ import os
 import re
 import sys
 import threading
+import types
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -251,6 +252,14 @@ def traceback_location(tb: Any) -> ir.Location | None:
         if loc is not None:
             return loc
     return None
+
+
+def function_location(fn: Any) -> ir.Location | None:
+    """The user's file and line of the ``def`` of ``fn`` (converted or not)."""
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    if code is None:
+        return None
+    return _location_of(types.SimpleNamespace(f_code=code, f_lineno=code.co_firstlineno))
 
 
 def frame_location(frame: Any) -> ir.Location | None:

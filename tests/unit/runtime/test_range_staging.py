@@ -270,7 +270,9 @@ def test_argument_lists_and_dicts_are_not_changed_silently():
         return x + d["a"]
 
     log: list = []
-    with pytest.raises(PythonSideEffectError, match="changes a Python list given to it"):
+    defined = f"defined at .*test_range_staging.py:{logs.__code__.co_firstlineno}"
+    with pytest.raises(PythonSideEffectError, match=rf"logs \({defined}\) changes a Python list "
+                                                    "given to it"):
         autostage.convert(logs)(np.ones(2), log)
     assert log == []
     with pytest.raises(PythonSideEffectError, match="changes a Python dict given to it"):
