@@ -178,11 +178,14 @@ def _refuse_other_names(items: list, name: str) -> None:
         frame = frame.f_back
     if others:
         names = ", ".join(f"`{n}`" for n in dict.fromkeys(others))
+        label = f"`{name}`" if name.isidentifier() else name  # ("the return value")
+        copy = (f"`{others[0]} = list({name})`" if name.isidentifier() else
+                f"`return ..., list({others[0]})`")
         raise tracing.StagingError(
-            f"the list `{name}` is changed by staged control flow{errors.at()}, but another "
-            f"name also refers to it ({names}); staged code updates `{name}` only, so that "
+            f"the list {label} is changed by staged control flow{errors.at()}, but another "
+            f"name also refers to it ({names}); staged code updates {label} only, so that "
             f"name would not see the change: copy the list where a separate one is meant "
-            f"(`{others[0]} = list({name})`), or use `{name}` itself")
+            f"({copy}), or use one name for it")
 
 
 def _with(value: ir.Value, elements: Elements) -> TensorList:

@@ -91,3 +91,21 @@ def test_unshared_or_only_read_lists_still_stage(fn, target):
     assert len(got) == len(expected)
     for g, e in zip(got, expected, strict=True):
         np.testing.assert_allclose(g, e)
+
+
+def returned_in_a_loop(x, n):  # (TheAlgorithms arithmetic_analysis/newton_raphson.py)
+    steps = []
+    for _ in range(n):
+        if x.sum() < 1e-6:
+            return x, steps
+        x = x / 2
+    return x, steps
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_return_value_is_named_as_such(target):
+    with pytest.raises(StagingError) as info:
+        autostage.convert(returned_in_a_loop, target=target)(*ARGS)
+    message = str(info.value)
+    assert "the list the return value is changed by staged control flow at" in message
+    assert "(`steps`)" in message and "(`return ..., list(steps)`)" in message
