@@ -41,6 +41,7 @@ class _Function:
     def __init__(self) -> None:
         self.globals: frozenset[str] = frozenset()
         self.shared: frozenset[str] = frozenset()  # declared nonlocal in generated functions
+        self.locals: frozenset[str] = frozenset()  # parameters and names it binds
 
 
 def _own_nodes(root: gast.AST) -> Iterator[gast.AST]:
@@ -123,6 +124,11 @@ def _first_param(fn: gast.AST) -> str | None:
     return params[0].id if params else None
 
 
+def _raises(block: list[gast.stmt]) -> bool:
+    """Whether ``block`` ends in a ``raise`` (so never falls through)."""
+    return bool(block) and isinstance(block[-1], gast.Raise)
+
+
 class ControlFlowTransformer(transformer.Base):
     """Rewrites if/while/for statements into functional form."""
 
@@ -132,6 +138,7 @@ class ControlFlowTransformer(transformer.Base):
         scope = anno.getanno(node, anno.Static.BODY_SCOPE)
         function = self.state[_Function].enter()
         function.globals = frozenset(_names(scope.globals))
+        function.locals = frozenset(_names(scope.local_names))
         captured = _captured(node) | _interruptible(node)
         function.shared = frozenset(_names(scope.nonlocals)) | captured
         self._explicit_super(node)
@@ -191,6 +198,8 @@ class ControlFlowTransformer(transformer.Base):
         # `if` without `else` may leave unchanged) and return all of it.
         # A name the test binds with `:=` is defined, and may be read, when the branches run.
         live_in = _names(anno.getanno(node, anno.Static.LIVE_VARS_IN)) | _header_walrus(node)
+        if _raises(node.body) or _raises(node.orelse):
+            state = self._through_raise(node, state, live_in)
         inputs = [name for name in state if name in live_in]
         body_name = self.ctx.namer.new_symbol("if_body")
         statements = self._function(body_name, inputs, node.body, returns=state)
@@ -245,6 +254,17 @@ class ControlFlowTransformer(transformer.Base):
 
     # Pieces ------------------------------------------------------------------------------------
 
+    def _through_raise(self, node: gast.If, state: list[str], live_in: set[str]) -> list[str]:
+        """The state of an ``if`` one branch of which ends in ``raise``, with the names that
+        go on through it unchanged: code after it runs only where the other branch ran, and a
+        staged ``if`` knows that only of its state (the raising branch's values are never
+        read), so ``if not do_return: raise E`` after a loop that returns proves the return
+        value assigned (runtime/staging/raises.py)."""
+        live_out = _names(anno.getanno(node, anno.Static.LIVE_VARS_OUT))
+        function = self.state[_Function]
+        through = (live_in & live_out & function.locals) - function.globals - function.shared
+        return sorted(set(state) | through)
+
     def _state(self, node: gast.stmt) -> list[str]:
         """Names the statement modifies that are live before or after it, sorted."""
         modified = set()
@@ -287,7 +307,7 @@ class ControlFlowTransformer(transformer.Base):
         params = ([first_param] if first_param else []) + state
         returns = state if returns is None else returns
         body = self._declarations(body) + body
-        if returns:
+        if returns and not _raises(body):
             body += templates.replace("return state", state=_tuple(returns, gast.Load()))
         return _generated(templates.replace(
             "def name(params):\n    body", name=name, params=params, body=body or [gast.Pass()]))

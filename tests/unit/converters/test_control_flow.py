@@ -356,3 +356,26 @@ def comprehension_walrus_binds_in_the_function(xs):
 ])
 def test_comprehension_targets_do_not_bind_the_loop_variable(fn, inputs):
     assert_same_behaviour(fn, inputs, *PIPELINE)
+
+
+def guarded(xs, limit):
+    found = False
+    for x in xs:
+        if x > limit:
+            hit = x
+            found = True
+    if not found:
+        raise ValueError("none above the limit")
+    return hit * 2
+
+
+def test_an_if_that_raises_carries_the_names_that_go_on_through_it():
+    """A staged if knows only of its state that code after it runs where the other branch
+    did (the raising branch's values are never read): ``hit``, assigned on some paths of the
+    loop, is assigned wherever the code goes on (runtime/staging/raises.py)."""
+    converted = convert(guarded)
+    assert ("    def if_body_1(hit):\n        raise ValueError('none above the limit')\n"
+            "    hit, = ag__.if_branch(not found, if_body_1, None)(") in converted.source
+    assert converted.function([1, 5], 2) == guarded([1, 5], 2) == 10
+    with pytest.raises(ValueError, match="none above the limit"):
+        converted.function([1], 2)

@@ -299,3 +299,38 @@ def test_a_number_assigned_only_in_a_staged_else(target):
         autostage.convert(number_assigned_only_in_else, target=target)(np.float64(-1.0))
     assert "variable 'y' is assigned only on some paths" in str(e.value)
     assert f"{inspect.getsourcefile(number_assigned_only_in_else)}:" in str(e.value)
+
+
+def _grow(x):  # (TheAlgorithms arithmetic_analysis/newton_raphson.py, intersection.py)
+    for _ in range(100):
+        if x > 10:
+            return x
+        x = x * 2
+    raise ArithmeticError(f"no convergence from {x}")
+
+
+def _first_above(x, t):
+    found = False
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            r = x[i]
+            found = True
+            break
+    if not found:
+        raise ValueError("none above")
+    return r * 2
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_a_value_assigned_where_the_code_does_not_raise_is_assigned_after_the_raise(target):
+    """A loop that returns or breaks, then raises: every path that goes on assigned the value
+    (the raising if carries it, runtime/staging/raises.py placeholders); it was refused as
+    "assigned only on some paths"."""
+    grow = autostage.convert(_grow, target=target)
+    assert grow(np.float64(1.5)) == _grow(np.float64(1.5)) == 12.0
+    with pytest.raises(ArithmeticError, match="no convergence from"):
+        grow(np.float64(-1.0))
+    first = autostage.convert(_first_above, target=target)
+    assert first(np.arange(5.0), 2.5) == _first_above(np.arange(5.0), 2.5) == 6.0
+    with pytest.raises(ValueError, match="none above"):
+        first(np.arange(5.0), 9.5)
