@@ -137,7 +137,11 @@ def collect_outputs(trace: tracing.Trace, output: Any, callee: bool = False) -> 
             constants.append(None)
         else:
             _reject_staged_output(leaf)
-            constants.append(captures.unwrap(leaf))
+            leaf = captures.unwrap(leaf)
+            # A NumPy array the traced code made is returned as a fresh copy at each call; the
+            # trace keeps its own, so the one the code wrote into (a guard of the trace, if
+            # constants were made from it while it was being written) is not kept alive.
+            constants.append(leaf.copy() if type(leaf) is np.ndarray else leaf)
             continue
         tracing.check_visible(leaf.value, "a returned tensor")
         array_identity.check_use(leaf.value)
