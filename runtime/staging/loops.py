@@ -272,9 +272,11 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
         if any(changed):
             continue
         carried = [s for s in slots if s.carried]
+        # (The return value is set as the loop ends: no later round writes what it holds.)
         if array_identity.loop_extras(
                 [(id(s), arg, _init_value(traced.outs[slots.index(s)]))
-                 for s, arg in zip(carried, traced.body.args, strict=True)], before):
+                 for s, arg in zip(carried, traced.body.args, strict=True)
+                 if not s.name.startswith("retval_")], before):
             continue
         if hypotheses.check(slots, traced.outs):
             rounds -= 1  # a rejected hypothesis: not a change of types (each pair at most once)

@@ -176,9 +176,19 @@ def read_before_write_same_iteration(n):
     return x
 
 
+def returned_when_converged(n):  # (a Gauss-Seidel solver's early return)
+    x = np.zeros(n)
+    for _ in range(50):
+        x[0] = x[0] + 1.5
+        if x[0] > 10:
+            return x
+    return x
+
+
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("fn", [dp, copied, write_and_read_in_other_branch, rebound_before_write,
-                                slice_updates, swap_in_loop, read_before_write_same_iteration],
+                                slice_updates, swap_in_loop, read_before_write_same_iteration,
+                                returned_when_converged],
                          ids=lambda f: f.__name__)
 def test_programs_without_aliasing_keep_pythons_values(fn, target):
     expected = fn(np.int64(4))
