@@ -11,6 +11,7 @@ compiler's ``converted_call`` when an argument is staged.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -60,6 +61,10 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
     if method != "__call__":
         return _ufunc_method(self, ufunc, method, inputs, kwargs)
     if kwargs.get("out") is not None:
+        out = kwargs["out"]
+        if type(out) is tuple and len(out) == 1 and out[0] is inputs[0] and type(
+                inputs[0]) is np.ndarray and ufunc.__name__ in _SYMBOLS:
+            raise _in_place_refusal(ufunc, inputs[0])
         raise StagingTypeError(
             f"{name}(..., out=...){_at()} cannot be staged (this includes `array op= tensor` "
             "on a NumPy array): staged values are immutable. Use the returned value instead")
@@ -72,6 +77,29 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
     if op is None:
         raise unsupported(name)
     return ndarray_results.function_result(ufunc, inputs, array_api.ufunc(op, *inputs))
+
+
+# The in-place operator of each ufunc (``S *= x`` is ``np.multiply(S, x, out=S)``).
+_SYMBOLS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "true_divide": "/",
+            "floor_divide": "//", "power": "**", "remainder": "%", "bitwise_and": "&",
+            "bitwise_or": "|", "bitwise_xor": "^", "left_shift": "<<", "right_shift": ">>",
+            "matmul": "@"}
+
+
+def _in_place_refusal(ufunc: np.ufunc, array: np.ndarray) -> StagingTypeError:
+    """``S op= x`` of a NumPy array (made while tracing, of Python-number sizes) and a staged
+    value: NumPy would write into ``S`` itself, which staged code cannot do."""
+    frame = sys._getframe(1)
+    while frame is not None and tracing._location_of(frame) is None:
+        frame = frame.f_back
+    names = [n for n, v in frame.f_locals.items() if v is array] if frame is not None else []
+    name = names[0] if names else "x"
+    symbol = _SYMBOLS[ufunc.__name__]
+    return StagingTypeError(
+        f"`{name} {symbol}= ...`{_at()} changes the NumPy array `{name}` in place with a staged "
+        "value; it was made while tracing (its sizes are Python numbers), so staged code cannot "
+        f"write into it: write `{name} = {name} {symbol} ...` (or make it from a staged size, "
+        "`np.ones(x.shape[0])`)")
 
 
 # ufunc methods that are NumPy functions with axis 0 by default: np.add.reduce(x) is
