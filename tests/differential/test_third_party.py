@@ -8,10 +8,12 @@ written or refuses are listed (``Report.left``/``refused``) and must match the t
 with its reason, so that nothing is skipped silently.
 
 Chosen packages: ``toolz`` (functional helpers: closures, dict/iterator plumbing, callable
-objects, properties, ``curry`` introspection and pickling) and ``mpmath`` (arbitrary-precision
+objects, properties, ``curry`` introspection and pickling), ``mpmath`` (arbitrary-precision
 arithmetic in plain Python: integer bit manipulation, long loops with early exits, many classes
-and class/static methods). The default run takes toolz whole and a bounded part of mpmath (a
-few seconds each); ``-m slow`` runs the larger mpmath suites.
+and class/static methods) and ``numpy-financial`` (NumPy code: broadcasting, ``np.where``
+cascades, Newton iteration with early exits, ``np.errstate``). The default run takes toolz and
+numpy-financial whole and a bounded part of mpmath (a few seconds each); ``-m slow`` runs the
+larger mpmath suites.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import suite_runner
 # suite id -> (package, test files relative to the package, lazy conversion, slow)
 SUITES = {
     "toolz": ("toolz", ["tests", "sandbox/tests"], False, False),
+    "numpy-financial": ("numpy_financial", ["tests"], False, False),
     "mpmath-core": ("mpmath", [
         "tests/test_bitwise.py", "tests/test_division.py", "tests/test_power.py",
         "tests/test_pickle.py", "tests/test_str.py",
@@ -40,13 +43,13 @@ SUITES = {
 }
 
 # Functions left as written on purpose: qualified name -> reason (none so far).
-SKIP: dict[str, dict[str, str]] = {"toolz": {}, "mpmath": {}}
+SKIP: dict[str, dict[str, str]] = {"toolz": {}, "mpmath": {}, "numpy_financial": {}}
 
 # Functions ``to_graph`` refuses today: qualified name -> the finding (notes/issue8-h6-findings.md).
 # A refusal that is not listed fails the suite test. (mpmath converts lazily, on first call, so
 # only the functions its tests reach are converted and can be refused.) A refused function runs
 # as written, so its tests still pass: the table is where it shows.
-KNOWN_REFUSED: dict[str, dict[str, str]] = {"toolz": {}, "mpmath": {}}
+KNOWN_REFUSED: dict[str, dict[str, str]] = {"toolz": {}, "mpmath": {}, "numpy_financial": {}}
 
 # Tests lost under conversion: "suite::node id" -> the finding. Each is checked by
 # test_known_loss, an xfail(strict=True): it turns into an unexpected pass when fixed.
