@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 from autostage.runtime import array_identity, dtype_rules, tracing, value_info, view_writes
 from autostage.runtime.array_api import as_tensor, astype, copy, ufunc
+from autostage.runtime.operator_hooks import holds_staged
 from autostage.runtime.ops.constant import as_constant_array
 from autostage.runtime.ops.indexing import _INDEX_ERROR, ELLIPSIS, STAGED
 from autostage.runtime.tensor import StagingTypeError, Tensor, constant
@@ -308,6 +309,9 @@ def index_operands(key: object) -> tuple[tuple, list, bool]:
         elif isinstance(k, (int, np.integer)):
             index.append(int(k))
         else:
+            if isinstance(k, list) and holds_staged(k):  # x[k:, [k]] of a staged k
+                from autostage.runtime.numpy_dispatch import _array  # (a cycle at import)
+                k = _array(k, copy=False)
             if not isinstance(k, Tensor):
                 array = np.asarray(k)
                 if array.dtype.kind not in "biu" or array.ndim == 0:

@@ -103,3 +103,18 @@ def test_global_list_of_floats(target):
         return GLOBAL_FLOATS[np.argmax(x)] * 2
 
     _same(_run(f, target, np.array([0.0, 1.0])), 3.0)
+
+
+def _list_of_staged_indices(r):  # (TheAlgorithms linear_algebra qr_decomposition: r[k:, [k]])
+    out = []
+    for k in range(r.shape[1]):
+        out.append(r[k:, [k]].sum() + r[[k, 0], k].sum())
+    return out
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_a_list_holding_staged_indices_is_an_index_array(target):
+    r = np.arange(12.0).reshape(4, 3)
+    got = autostage.convert(_list_of_staged_indices, target=target)(r)
+    assert got == _list_of_staged_indices(r)
+    assert [type(g) for g in got] == [np.float64] * 3
