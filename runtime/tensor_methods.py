@@ -127,21 +127,24 @@ def _unary(op: str):
 
 def _round(self: Tensor, ndigits: object = None) -> Tensor:
     """``round(x)`` of a 0-d value: a Python int (as Python floats and NumPy scalars give, half to
-    even). ``round(x, n)`` is refused: Python rounds a float's exact decimal value, NumPy
-    scalars use np.round's scale-and-round, and neither is staged."""
+    even). ``round(x, n)`` of a NumPy value is ``np.round(x, n)`` (NumPy's scale-and-round, its
+    type); of a Python number it is refused: Python rounds a float's exact decimal value."""
     if self.ndim > 0:
         raise TypeError("type numpy.ndarray doesn't define __round__ method")
     if ndigits is None:
         if self.dtype.kind in "iub":
             return python_numbers.int_of(self)
         return python_numbers.int_of(self, rounding="rint")
+    if not value_info.is_weak(self.value) and self.dtype.kind in "iuf" and isinstance(
+            ndigits, int | np.integer):
+        return numpy_statistics.round_(self, ndigits)
     loc = tracing.user_location()
     at = f" at {loc}" if loc is not None else ""
     raise StagingTypeError(
-        f"round(x, ndigits) of a staged value{at} is not supported: Python rounds a float's "
-        "exact decimal value and NumPy scalars scale and round (round(2.675, 2)), and neither is "
-        "staged; round outside the staged function, or use np.rint(x * 10**n) / 10**n if that "
-        "is what you mean")
+        f"round(x, ndigits) of a staged Python number (or with a staged ndigits){at} is not "
+        "supported: Python rounds a float's exact decimal value (round(2.675, 2) is 2.67); round "
+        "a NumPy value (np.float64(x)), which rounds as np.round does, or round outside the "
+        "staged function")
 
 
 def _item(self: Tensor, *args: object) -> Tensor:

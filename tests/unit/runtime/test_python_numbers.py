@@ -328,7 +328,12 @@ def test_int_float_round_abs_are_python_numbers(target):
 
 
 def round_digits(x):
-    return round(x[0], 2)
+    return round(float(x[0]), 2)
+
+
+def round_numpy_digits(x, n):
+    s = x.sum()
+    return round(x[0], 2), round(s, 1), round(n[0], -1), round(np.float32(s), 1), round(s)
 
 
 def round_array(x):
@@ -336,14 +341,20 @@ def round_array(x):
 
 
 @pytest.mark.parametrize("target", TARGETS)
-def test_round_with_digits_is_refused_and_of_an_array_raises_as_python(target):
+def test_round_with_digits_of_a_python_float_is_refused_and_of_an_array_raises_as_python(target):
+    """A NumPy value's round(x, n) is np.round's (its type); a Python float's rounds its exact
+    decimal value (round(2.675, 2) is 2.67), which is not staged."""
     from autostage.runtime.tensor import StagingTypeError
 
     x = np.array([2.675, 1.5])
     with pytest.raises(StagingTypeError, match=r"round\(x, ndigits\)") as info:
         autostage.convert(target=target)(round_digits)(x)
-    assert line_of(round_digits, "round(x[0], 2)") in str(info.value)
+    assert line_of(round_digits, "round(float(x[0]), 2)") in str(info.value)
     assert assert_same_as_python(round_array, target, x)[0] is TypeError
+    n = np.array([1250, -35], np.int32)
+    got = autostage.convert(target=target)(round_numpy_digits)(x, n)
+    assert got == round_numpy_digits(x, n) and got[0] == 2.68  # (NumPy's scaling: not 2.67)
+    assert [type(g) for g in got] == [type(e) for e in round_numpy_digits(x, n)]
 
 
 # --- ~ of a Python bool (issue 8, helper c) ---------------------------------------------------
