@@ -15,6 +15,17 @@ import autostage
 TARGETS = ["interpreter", "cpu"]
 
 
+def _outcome(f, args, whole=False):
+    """What ``f(*args)`` returns (its repr) or raises (the type and the message's first line,
+    or all of it), and what it prints."""
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out):
+            return repr(f(*args)), out.getvalue()
+    except Exception as e:  # noqa: BLE001 - the outcome compared
+        return f"{type(e).__name__}: {e if whole else str(e).splitlines()[0]}", out.getvalue()
+
+
 def train(x, steps):
     loss = 0.0
     for ep in range(steps):
@@ -69,15 +80,7 @@ def test_strings_of_staged_values_are_pythons(target, fn, args):
     """Printed (in staged loops), raised (only on the path that raises), asserted with and
     returned: the text of each field is Python's (a size is a Python int, ``x.sum()`` an
     ``np.float64``, whose ``!r`` says so), with its format spec."""
-    def run(f):
-        out = io.StringIO()
-        try:
-            with contextlib.redirect_stdout(out):
-                return repr(f(*args)), out.getvalue()
-        except Exception as e:  # noqa: BLE001 - the outcome compared
-            return f"{type(e).__name__}: {str(e).splitlines()[0]}", out.getvalue()
-
-    assert run(autostage.convert(fn, target=target)) == run(fn)
+    assert _outcome(autostage.convert(fn, target=target), args) == _outcome(fn, args)
 
 
 def length(x):
@@ -182,15 +185,8 @@ def test_percent_and_str_format_of_staged_values_are_pythons(target, fn, args):
     """``%`` and ``str.format`` lay out the same text as Python (fields, nested specs,
     ``*`` widths, mapping keys, attributes and items of a field); a layout's own error is
     Python's, a value's (``%d`` of NaN) raised when the formatting runs."""
-    def run(f):
-        out = io.StringIO()
-        try:
-            with contextlib.redirect_stdout(out):
-                return repr(f(*args)), out.getvalue()
-        except Exception as e:  # noqa: BLE001 - the outcome compared
-            return f"{type(e).__name__}: {e}", out.getvalue()
-
-    assert run(autostage.convert(fn, target=target)) == run(fn)
+    assert _outcome(autostage.convert(fn, target=target), args, whole=True) == _outcome(fn, args,
+                                                                                      whole=True)
 
 
 def star_width(x):
