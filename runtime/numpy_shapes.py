@@ -565,7 +565,33 @@ def _pad_indexed(x: Tensor, axis: int, before: int, after: int, mode: str) -> Te
     return _gather(x, axis, idx)
 
 
+def unravel_index(indices: object, shape: object, order: str = "C") -> tuple:
+    """``np.unravel_index``: each coordinate by floor division and remainder, from the last
+    axis (C order) or the first (F), int64; an index outside ``[0, size)`` is a clear
+    ValueError at run time (NumPy's names the index, which the check cannot)."""
+    if order not in ("C", "F"):
+        raise ValueError("only 'C' or 'F' order is permitted")
+    index = as_tensor(indices)
+    if index.dtype.kind not in "iu":
+        raise TypeError("only int indices permitted")
+    index = array_api.astype(index, np.int64)
+    dims = list(shape) if isinstance(shape, tuple | list) else [shape]
+    size = product(dims)
+    outside = ufunc("logical_or", ufunc("less", index, 0), ufunc("greater_equal", index, size))
+    if outside.ndim:
+        outside = array_api.reduce("any", outside, None, None, None, False)
+    bounds = f"array with size {size}" if isinstance(size, int) else "the shape's size"
+    check(outside, ValueError(f"autostage: np.unravel_index: an index is out of bounds for "
+                              f"{bounds} (NumPy's message names the index)"))
+    coordinates = []
+    for d in (reversed(dims) if order == "C" else dims):
+        coordinates.append(ufunc("remainder", index, d))
+        index = ufunc("floor_divide", index, d)
+    return tuple(reversed(coordinates) if order == "C" else coordinates)
+
+
 FUNCTIONS: dict[Callable, Callable] = {
+    np.unravel_index: unravel_index,
     np.split: split, np.array_split: array_split, np.repeat: repeat, np.tile: tile,
     np.vstack: vstack, np.hstack: hstack, np.column_stack: column_stack, np.dstack: dstack,
     np.atleast_1d: atleast_1d, np.atleast_2d: atleast_2d, np.atleast_3d: atleast_3d,

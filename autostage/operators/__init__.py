@@ -65,6 +65,7 @@ from autostage.operators.numpy_overloads import (
     np_uint16,
     np_uint32,
     np_uint64,
+    np_unravel_index,
     np_zeros,
 )
 from autostage.operators.py_builtins import (
@@ -149,6 +150,7 @@ __all__ = [
     "np_int8", "np_uint64", "np_uint32", "np_uint16", "np_uint8", "np_bool", "np_complex128",
     "np_complex64", "np_identity", "np_tri", "np_linspace", "np_isscalar", "np_roots",
     "np_poly", "np_nditer", "np_ndenumerate", "np_as_strided",
+    "np_unravel_index",
     # assertions and variables
     "assert_stmt", "try_region", "with_region",
     "Undefined", "UndefinedReturnValue", "is_undefined", "ld", "retval",

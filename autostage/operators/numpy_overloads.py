@@ -75,6 +75,7 @@ np_poly = _overload(np.poly)
 np_nditer = _overload(np.nditer)
 np_ndenumerate = _overload(np.ndenumerate)
 np_as_strided = _overload(np.lib.stride_tricks.as_strided)
+np_unravel_index = _overload(np.unravel_index)  # it dispatches on the indices alone, not shape
 
 # NumPy scalar types: ``np.float64(i)`` of a staged ``i`` is a cast.
 np_float64 = _overload(np.float64)

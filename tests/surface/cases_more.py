@@ -66,6 +66,10 @@ def array_equal(a, b):
     return np.array_equal(a, b), np.array_equal(a, b, equal_nan=True)
 
 
+def unravel_index(a, k):
+    return np.unravel_index(np.argmax(a), a.shape), np.unravel_index(k, (a.shape[0], 3), "F")
+
+
 XP = np.array([0.0, 1.0, 1.0, 2.5, np.inf])
 FP = np.array([1.0, -2.0, np.inf, 3.0, 0.5])
 
@@ -75,6 +79,8 @@ CASES = [
            (np.ones((2, 3)), np.ones((3, 2))), (np.ones((2, 3)), np.ones(6)),
            (np.zeros(0), np.zeros(0)), (np.arange(3), np.arange(3.0)),
            (np.array([1, 2]), np.array([1, 3])), (np.array(2.0), np.float64(2.0))),
+    *cases("np.unravel_index", unravel_index, (np.arange(6.0).reshape(2, 3), np.int64(4)),
+           (np.array([[1.0, 5.0, 2.0], [7.0, 0.0, 3.0]]), np.array([0, 5, 2]))),
     *cases("np.asanyarray", asanyarray, (np.arange(3.0),), (np.float32(2.5),), (np.array(3),)),
     *cases("np.ascontiguousarray", ascontiguousarray, (np.arange(6).reshape(2, 3),),
            (np.float64(1.5),), (np.array(2, np.int8),)),

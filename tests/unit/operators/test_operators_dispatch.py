@@ -220,12 +220,15 @@ def test_numpy_overloads_route_staged_arguments_while_tracing(staged, monkeypatc
     assert overload.__name__ == f"np_{function.__name__}"
     args = {"full": (3, 1.5), "concatenate": ([[1.0], [2.0]],), "linspace": (0.0, 1.0, 3),
             "roots": ([1.0, -3.0, 2.0],), "poly": ([1.0, 2.0],), "nditer": (np.arange(3),),
-            "ndenumerate": (np.arange(3),), "as_strided": (np.arange(3.0),)
+            "ndenumerate": (np.arange(3),), "as_strided": (np.arange(3.0),),
+            "unravel_index": (3, (2, 2))
             }.get(function.__name__, (3,))
     plain, expected = overload(*args), function(*args)  # Python values: NumPy itself
     assert type(plain) is type(expected)
     if isinstance(expected, np.nditer | np.ndenumerate):  # iterators: what they give
         assert [repr(v) for v in plain] == [repr(v) for v in expected]
+    elif isinstance(expected, tuple):  # np.unravel_index: NumPy integers
+        assert plain == expected
     elif isinstance(expected, np.ndarray):
         assert plain.shape == expected.shape and plain.dtype == expected.dtype
     else:

@@ -286,3 +286,18 @@ def test_broadcast_to_a_size_known_at_run_time_raises_numpys_error(target):
         staged(f, target)(np.ones((2, 4)), np.int64(2))
     np.testing.assert_array_equal(staged(f, target)(np.arange(3.0), np.int64(2)),
                                   np.broadcast_to(np.arange(3.0), (2, 3)))
+
+
+def _unravel(a, k):
+    return np.unravel_index(k, a.shape)
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_unravel_index_out_of_bounds_is_a_clear_value_error(target):
+    a = np.zeros((2, 3))
+    staged = autostage.convert(_unravel, target=target)
+    assert staged(a, np.int64(5)) == _unravel(a, np.int64(5)) == (1, 2)
+    for k in (np.int64(6), np.int64(-1)):
+        with pytest.raises(ValueError, match="np.unravel_index: an index is out of bounds for "
+                                             "the shape's size"):
+            staged(a, k)
