@@ -42,6 +42,7 @@ class _Function:
         self.globals: frozenset[str] = frozenset()
         self.shared: frozenset[str] = frozenset()  # declared nonlocal in generated functions
         self.locals: frozenset[str] = frozenset()  # parameters and names it binds
+        self.nesting = 0  # the if/while/for statements around the one being converted
 
 
 def _own_nodes(root: gast.AST) -> Iterator[gast.AST]:
@@ -191,14 +192,21 @@ class ControlFlowTransformer(transformer.Base):
 
     # Statements -------------------------------------------------------------------------------
 
-    def visit_If(self, node: gast.If) -> list[gast.stmt]:
+    def _visit_parts(self, node: gast.stmt) -> gast.stmt:
+        function = self.state[_Function]
+        function.nesting += 1
         node = self.generic_visit(node)
+        function.nesting -= 1
+        return node
+
+    def visit_If(self, node: gast.If) -> list[gast.stmt]:
+        node = self._visit_parts(node)
         state = self._state(node)
         # Branches take the state they may read (live on entry; this includes every name an
         # `if` without `else` may leave unchanged) and return all of it.
         # A name the test binds with `:=` is defined, and may be read, when the branches run.
         live_in = _names(anno.getanno(node, anno.Static.LIVE_VARS_IN)) | _header_walrus(node)
-        if _raises(node.body) or _raises(node.orelse):
+        if (_raises(node.body) or _raises(node.orelse)) and not self.state[_Function].nesting:
             state = self._through_raise(node, state, live_in)
         inputs = [name for name in state if name in live_in]
         body_name = self.ctx.namer.new_symbol("if_body")
@@ -216,7 +224,7 @@ class ControlFlowTransformer(transformer.Base):
         return statements + self._assign_state(state, call)
 
     def visit_While(self, node: gast.While) -> list[gast.stmt]:
-        node = self.generic_visit(node)
+        node = self._visit_parts(node)
         state = self._state(node)
         test_name = self.ctx.namer.new_symbol("loop_test")
         body_name = self.ctx.namer.new_symbol("loop_body")
@@ -229,7 +237,7 @@ class ControlFlowTransformer(transformer.Base):
         return statements + self._assign_state(state, call) + node.orelse
 
     def visit_For(self, node: gast.For) -> list[gast.stmt]:
-        node = self.generic_visit(node)
+        node = self._visit_parts(node)
         state = self._state(node)
         statements = []
         extra_test = anno.getanno(node, anno.Basic.EXTRA_LOOP_TEST, None)
@@ -259,7 +267,9 @@ class ControlFlowTransformer(transformer.Base):
         go on through it unchanged: code after it runs only where the other branch ran, and a
         staged ``if`` knows that only of its state (the raising branch's values are never
         read), so ``if not do_return: raise E`` after a loop that returns proves the return
-        value assigned (runtime/staging/raises.py)."""
+        value assigned (runtime/staging/raises.py). Only an ``if`` directly in the function's
+        body: in a generated branch or loop function, assigning a name would make a name it
+        reads from the function around it local there."""
         live_out = _names(anno.getanno(node, anno.Static.LIVE_VARS_OUT))
         function = self.state[_Function]
         through = (live_in & live_out & function.locals) - function.globals - function.shared
