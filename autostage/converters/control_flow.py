@@ -41,7 +41,7 @@ class _Function:
     def __init__(self) -> None:
         self.globals: frozenset[str] = frozenset()
         self.shared: frozenset[str] = frozenset()  # declared nonlocal in generated functions
-        self.locals: frozenset[str] = frozenset()  # parameters and names it binds
+        self.in_branches: frozenset[str] = frozenset()  # names its if/while/for bodies bind
         self.nesting = 0  # the if/while/for statements around the one being converted
 
 
@@ -125,6 +125,19 @@ def _first_param(fn: gast.AST) -> str | None:
     return params[0].id if params else None
 
 
+def _bound_in_branches(fn: gast.AST) -> frozenset[str]:
+    """The names an ``if``, ``while`` or ``for`` of ``fn`` (not of a nested function) binds in
+    its body or ``else``: those that may be assigned on some paths only."""
+    names: set[str] = set()
+    for node in _own_nodes(fn):
+        if isinstance(node, gast.If | gast.While | gast.For):
+            for key in (anno.Static.BODY_SCOPE, anno.Static.ORELSE_SCOPE):
+                scope = anno.getanno(node, key, None)
+                if scope is not None:
+                    names |= _names(scope.modified)
+    return frozenset(names)
+
+
 def _raises(block: list[gast.stmt]) -> bool:
     """Whether ``block`` ends in a ``raise`` (so never falls through)."""
     return bool(block) and isinstance(block[-1], gast.Raise)
@@ -139,7 +152,7 @@ class ControlFlowTransformer(transformer.Base):
         scope = anno.getanno(node, anno.Static.BODY_SCOPE)
         function = self.state[_Function].enter()
         function.globals = frozenset(_names(scope.globals))
-        function.locals = frozenset(_names(scope.local_names))
+        function.in_branches = frozenset(_names(scope.local_names)) & _bound_in_branches(node)
         captured = _captured(node) | _interruptible(node)
         function.shared = frozenset(_names(scope.nonlocals)) | captured
         self._explicit_super(node)
@@ -264,7 +277,8 @@ class ControlFlowTransformer(transformer.Base):
 
     def _through_raise(self, node: gast.If, state: list[str], live_in: set[str]) -> list[str]:
         """The state of an ``if`` one branch of which ends in ``raise``, with the names that
-        go on through it unchanged: code after it runs only where the other branch ran, and a
+        go on through it unchanged that a branch or loop before it may have assigned on some
+        paths only: code after it runs only where the other branch ran, and a
         staged ``if`` knows that only of its state (the raising branch's values are never
         read), so ``if not do_return: raise E`` after a loop that returns proves the return
         value assigned (runtime/staging/raises.py). Only an ``if`` directly in the function's
@@ -272,7 +286,7 @@ class ControlFlowTransformer(transformer.Base):
         reads from the function around it local there."""
         live_out = _names(anno.getanno(node, anno.Static.LIVE_VARS_OUT))
         function = self.state[_Function]
-        through = (live_in & live_out & function.locals) - function.globals - function.shared
+        through = (live_in & live_out & function.in_branches) - function.globals - function.shared
         return sorted(set(state) | through)
 
     def _state(self, node: gast.stmt) -> list[str]:

@@ -12,10 +12,12 @@ keyword) is staged, the call goes to the runtime hook named after the overload (
 from __future__ import annotations
 
 import builtins
+import functools
 import inspect
 from collections.abc import Callable
 from typing import Any
 
+from autostage.operators.logical import and_, or_
 from autostage.runtime import (
     Staged,
     Standin,
@@ -82,8 +84,42 @@ min_ = _overload(builtins.min, items=True)
 max_ = _overload(builtins.max, items=True)
 sum_ = _overload(builtins.sum)
 isinstance_ = _overload(builtins.isinstance)
-any_ = _overload(builtins.any)
-all_ = _overload(builtins.all)
+_any_array = _overload(builtins.any)
+_all_array = _overload(builtins.all)
+
+
+def any_(*args: Any, **kwargs: Any) -> Any:
+    """Overload of builtin ``any``: of a staged array, the runtime's; of other items while
+    tracing (``any(h < 0 for h in heights)``), Python's short circuit, a staged item deciding
+    in a staged ``or`` whether the items after it are evaluated at all."""
+    if len(args) != 1 or kwargs or isinstance(args[0], Staged) or not is_tracing():
+        return _any_array(*args, **kwargs)  # (the builtin's errors for other calls)
+    return _short_circuit(iter(args[0]), True)
+
+
+def all_(*args: Any, **kwargs: Any) -> Any:
+    """Overload of builtin ``all`` (as ``any_``, with a staged ``and``)."""
+    if len(args) != 1 or kwargs or isinstance(args[0], Staged) or not is_tracing():
+        return _all_array(*args, **kwargs)
+    return _short_circuit(iter(args[0]), False)
+
+
+def _short_circuit(items: Any, stop: bool) -> Any:
+    """``any`` (``stop`` True) or ``all`` of the rest of ``items``: the first item whose truth
+    is ``stop`` ends it, as in Python."""
+    for item in items:
+        if isinstance(item, Staged):
+            rest = functools.partial(_short_circuit, items, stop)
+            return (or_ if stop else and_)(bool_(item), rest)
+        if builtins.bool(item) is stop:
+            return stop
+    return not stop
+
+
+any_.__signature__ = inspect.signature(builtins.any)
+all_.__signature__ = inspect.signature(builtins.all)
+BUILTINS.update({builtins.any: any_, builtins.all: all_})
+
 sorted_ = _overload(builtins.sorted)
 reversed_ = _overload(builtins.reversed)
 

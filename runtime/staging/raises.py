@@ -126,6 +126,8 @@ def placeholder(value: object, region: ir.Region) -> object:
     if isinstance(value, (Tensor, values.MaybeUnbound)):
         with tracing.reopen(region):
             (result,) = tracing.emit("undef", (), {"type": value.type})
+        if values.is_weak(value):  # (stands for a Python number as the other path's value)
+            values.mark_weak(result)
         return TensorList(result) if isinstance(value.type, ListType) else Tensor(result)
     if isinstance(value, tuple):
         return tuple(placeholder(v, region) for v in value)

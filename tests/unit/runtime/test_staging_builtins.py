@@ -301,3 +301,40 @@ def test_isinstance_is_and_not_see_what_a_staged_value_stands_for(target, x, s):
     want = _kinds_and_identities(x, s)
     assert [type(g) for g in got] == [type(w) for w in want]
     assert got == want
+
+
+def _no_negative(heights):  # (TheAlgorithms dynamic_programming/trapped_water.py)
+    if any(h < 0 for h in heights):
+        raise ValueError("negative height")
+    return all(h < 100 for h in heights), any([h > 2 for h in heights]), all([])
+
+
+def _any_in_range(a, n):
+    return any(a[i] > 2 for i in range(n))  # a[2] is out of range: Python stops before it
+
+
+def _or_of_a_raising_operand(a):
+    return bool(a[0] > 2) or bool(a[5] > 2)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn, args", [
+    (_no_negative, ([np.float64(1.0), np.float64(3.0), np.float64(2.0)],)),
+    (_no_negative, ([np.float64(1.0), np.float64(-3.0)],)),
+    (_any_in_range, (np.array([1.0, 3.0]), 3)),
+    (_any_in_range, (np.array([1.0, 1.0]), 3)),
+    (_or_of_a_raising_operand, (np.array([3.0, 1.0]),)),
+    (_or_of_a_raising_operand, (np.array([1.0, 1.0]),)),
+], ids=lambda v: getattr(v, "__name__", "-"))
+def test_any_and_all_of_staged_items_short_circuit_as_python(target, fn, args):
+    """``any``/``all`` of a generator: a staged item decides in a staged ``or``/``and`` whether
+    the items after it are evaluated (they raised or were refused); an operand that raises while
+    traced stands for a Python bool as the other one (its type was a NumPy bool)."""
+    def outcome(f):
+        try:
+            result = f(*args)
+        except (ValueError, IndexError) as e:
+            return type(e).__name__, str(e)
+        return result, [type(r) for r in (result if isinstance(result, tuple) else (result,))]
+
+    assert outcome(autostage.convert(fn, target=target)) == outcome(fn)
