@@ -12,7 +12,7 @@ import operator
 from collections.abc import Sequence
 
 import numpy as np
-from autostage.runtime import array_identity, dtype_rules, tracing, value_info, view_writes
+from autostage.runtime import array_identity, dtype_rules, ir, tracing, value_info, view_writes
 from autostage.runtime.array_api import as_tensor, astype, copy, ufunc
 from autostage.runtime.operator_hooks import holds_staged
 from autostage.runtime.ops.constant import as_constant_array
@@ -395,7 +395,10 @@ def check_writable(x: Tensor, what: str) -> None:
             "(`np.zeros(x.shape[0])`)")
     name = value_info.aliased_argument(x.value)
     if name is not None:
-        through = "" if base is x.value else " through a view of it"
+        producer = x.value.producer  # (a loop's or an if's value of it is no view)
+        view = base is not x.value and isinstance(producer, ir.Op) and producer.name not in (
+            "cond", "while")
+        through = " through a view of it" if view else ""
         raise tracing.StagingError(
             f"{where}{what} changes the argument `{name}` in place{through}, which cannot be "
             f"staged: the caller's array would not change. Copy it first "

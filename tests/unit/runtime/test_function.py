@@ -753,3 +753,16 @@ def test_a_staged_callee_writing_into_its_parameter_is_refused_naming_it(target)
         autostage.convert(lambda x: _clear(x.copy()), target=target)(p)
     got = autostage.convert(_rebinds_in_a_helper, target=target)(p)
     assert got[0] == 11.0 and np.array_equal(got[1], p + 1)
+
+
+def _relax(t, n):  # (a heat-equation solver stepping its argument)
+    for _ in range(n):
+        t[1:-1] = 0.5 * (t[:-2] + t[2:])
+    return t
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_a_loop_writing_its_argument_is_refused_without_calling_it_a_view(target):
+    with pytest.raises(tracing.StagingError, match="changes the argument `t` in place,") as info:
+        autostage.convert(_relax, target=target)(np.arange(5.0), np.int64(3))
+    assert "through a view" not in str(info.value)
