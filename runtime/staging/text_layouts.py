@@ -39,7 +39,7 @@ class _Blank:
 def _check_percent(fmt: str, values: object) -> None:
     """Raises what ``fmt % values`` raises for its layout alone (each value a 0 accepts every
     conversion)."""
-    if type(values) is tuple:
+    if isinstance(values, tuple):  # (a named tuple too, as Python takes it)
         fmt % tuple(0 for _ in values)
     elif type(values) is dict:
         fmt % dict.fromkeys(values, 0)
@@ -50,7 +50,7 @@ def _check_percent(fmt: str, values: object) -> None:
 def percent_format(fmt: str, values: object) -> str | text.Text:
     """``fmt % values`` with staged values (hook of ``ag__.percent_format``)."""
     _check_percent(fmt, values)
-    items = values if type(values) is tuple else (values,)
+    items = values if isinstance(values, tuple) else (values,)
     mapping = values if type(values) is dict else None
     pieces: list = []
     position = i = 0

@@ -4,6 +4,7 @@
 # ruff: noqa: UP031, UP032, F507, F523, F524, F525 - %-formatting and str.format (their errors
 # too) are what is tested
 
+import collections
 import contextlib
 import io
 
@@ -149,6 +150,13 @@ def layouts(x):
     return "total {}".format(s), "%s/%d" % (s, x.shape[0])
 
 
+Pair = collections.namedtuple("Pair", "n total")
+
+
+def named_tuple(x):  # (Python takes a named tuple's items as the arguments)
+    return "%d|%s" % Pair(x.shape[0], x.sum())
+
+
 def too_few(x):
     return "%d and %d" % (x.sum(),)
 
@@ -180,6 +188,7 @@ def nan_as_int(x):
     (nan_as_int, (np.array([np.nan]),)),
     (nan_as_int, (np.array([2.5]),)),
     (containers, (np.arange(3.0),)),
+    (named_tuple, (np.arange(3.0),)),
 ], ids=lambda v: getattr(v, "__name__", "-"))
 def test_percent_and_str_format_of_staged_values_are_pythons(target, fn, args):
     """``%`` and ``str.format`` lay out the same text as Python (fields, nested specs,
