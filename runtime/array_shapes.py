@@ -310,8 +310,7 @@ def index_operands(key: object) -> tuple[tuple, list, bool]:
             index.append(int(k))
         else:
             if isinstance(k, list) and holds_staged(k):  # x[k:, [k]] of a staged k
-                from autostage.runtime.numpy_dispatch import _array  # (a cycle at import)
-                k = _array(k, copy=False)
+                k = _index_array(k)
             if not isinstance(k, Tensor):
                 array = np.asarray(k)
                 if array.dtype.kind not in "biu" or array.ndim == 0:
@@ -321,6 +320,15 @@ def index_operands(key: object) -> tuple[tuple, list, bool]:
             index.append(STAGED)
             operands.append(k.value)
     return tuple(index), operands, basic
+
+
+def _index_array(items: list) -> Tensor:
+    """A list index holding staged values (``[k, 0]``) as the array NumPy makes of it."""
+    rows = []
+    for item in items:
+        row = _index_array(item) if isinstance(item, list) else as_tensor(item)
+        rows.append(astype(row, np.int64) if value_info.is_weak(row.value) else row)
+    return stack(rows)
 
 
 def _boolean_scalar(k: object) -> bool:

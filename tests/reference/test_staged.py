@@ -128,7 +128,6 @@ NOT_STAGEABLE: dict[str, str] = {
     "logical.py::ternary_on_array[1]": _AMBIGUOUS + "; str results",
     "numpy_programs.py::matmul_loops[0]": "np.result_type of staged tensors is not supported",
     "numpy_programs.py::matmul_loops[1]": "np.result_type of staged tensors is not supported",
-    "printing.py::print_formats[1]": "round(x, 1) of a staged value (Python's and NumPy's differ)",
     "for_loops.py::double_in_place[1]": _IN_PLACE,
     "slices.py::prefix_sums_in_place[1]": _IN_PLACE,
     "slices.py::increment_evens_in_place[0]": _IN_PLACE,
