@@ -93,13 +93,13 @@ def _in_place_refusal(ufunc: np.ufunc, array: np.ndarray) -> StagingTypeError:
     while frame is not None and tracing._location_of(frame) is None:
         frame = frame.f_back
     names = [n for n, v in frame.f_locals.items() if v is array] if frame is not None else []
-    name = names[0] if names else "x"
+    name = names[0] if names else "a"  # (an attribute or an item: no local name)
     symbol = _SYMBOLS[ufunc.__name__]
+    which = f"the NumPy array `{name}`" if names else "a NumPy array"
     return StagingTypeError(
-        f"`{name} {symbol}= ...`{_at()} changes the NumPy array `{name}` in place with a staged "
-        "value; it was made while tracing (its sizes are Python numbers), so staged code cannot "
-        f"write into it: write `{name} = {name} {symbol} ...` (or make it from a staged size, "
-        "`np.ones(x.shape[0])`)")
+        f"`{symbol}=`{_at()} changes {which} in place with a staged value; it was made while "
+        "tracing (its sizes are Python numbers), so staged code cannot write into it: write "
+        f"`{name} = {name} {symbol} ...` (or make it from a staged size, `np.ones(x.shape[0])`)")
 
 
 # ufunc methods that are NumPy functions with axis 0 by default: np.add.reduce(x) is

@@ -95,6 +95,14 @@ class Tensor(Staged):
             "{1, 2}`, `d.get(t)`, `s.add(t)`), which needs its value while tracing: compare "
             "with == instead (`(t == 1) | (t == 2)`), or look it up in an array (`table[t]`)")
 
+    def __contains__(self, item: object) -> bool:
+        # `v in x`: Python asks NumPy's answer, `(x == v).any()`, for a bool at once.
+        loc = tracing.frame_location(sys._getframe(1))
+        at = f"{loc}: " if loc is not None else ""
+        raise StagingTypeError(
+            f"{at}`v in x` of a staged array{self._where()} needs its answer while tracing; "
+            "write `(x == v).any()`, which stages")
+
 
 # Raises for an ndarray subclass staged code must not compute with (``inputs`` sets it: it
 # imports this module).

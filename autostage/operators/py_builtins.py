@@ -80,8 +80,30 @@ float_ = _overload(builtins.float)
 bool_ = _overload(builtins.bool)
 complex_ = _overload(builtins.complex)
 abs_ = _overload(builtins.abs)
-min_ = _overload(builtins.min, items=True)
-max_ = _overload(builtins.max, items=True)
+_min = _overload(builtins.min, items=True)
+_max = _overload(builtins.max, items=True)
+
+
+def min_(*args: Any, **kwargs: Any) -> Any:
+    """Overload of builtin ``min``: of an iterator while tracing (``min(a.shape[0] for a in
+    arrays)``), of its items, which ``min`` reads all of anyway; staged items pick at run time."""
+    return _min(*_items_of_iterator(args), **kwargs)
+
+
+def max_(*args: Any, **kwargs: Any) -> Any:
+    """Overload of builtin ``max`` (as ``min_``)."""
+    return _max(*_items_of_iterator(args), **kwargs)
+
+
+def _items_of_iterator(args: tuple) -> tuple:
+    """``args`` with a lone iterator (a generator, ``map``...) as the list of its items."""
+    if len(args) == 1 and is_tracing() and not isinstance(args[0], Staged):
+        try:
+            if iter(args[0]) is args[0]:
+                return (list(args[0]),)
+        except TypeError:
+            pass  # (not iterable: the builtin's own error)
+    return args
 sum_ = _overload(builtins.sum)
 isinstance_ = _overload(builtins.isinstance)
 _any_array = _overload(builtins.any)
@@ -118,7 +140,7 @@ def _short_circuit(items: Any, stop: bool) -> Any:
 
 any_.__signature__ = inspect.signature(builtins.any)
 all_.__signature__ = inspect.signature(builtins.all)
-BUILTINS.update({builtins.any: any_, builtins.all: all_})
+BUILTINS.update({builtins.any: any_, builtins.all: all_, builtins.min: min_, builtins.max: max_})
 
 sorted_ = _overload(builtins.sorted)
 reversed_ = _overload(builtins.reversed)

@@ -111,9 +111,11 @@ def _item(x: object, element: TensorType | None, what: str) -> Tensor:
         if element is not None:
             return values.weak_constant(x, element.dtype, what)
         return values.to_tensor(x)
+    text = type(x).__name__ == "Text"  # (staging.text, which imports this module)
+    kind = "a string made from staged values" if text else f"a {type(x).__name__} value"
+    hint = ": keep the numbers in a list and format them outside the staged loop" if text else ""
     raise errors.StagingTypeError(
-        f"{what}{errors.at()} gets a {type(x).__name__} value; a tensor list holds tensors "
-        "and numbers only")
+        f"{what}{errors.at()} gets {kind}; a tensor list holds tensors and numbers only{hint}")
 
 
 def list_type(x: object) -> ListType | None:

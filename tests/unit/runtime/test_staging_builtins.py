@@ -338,3 +338,18 @@ def test_any_and_all_of_staged_items_short_circuit_as_python(target, fn, args):
         return result, [type(r) for r in (result if isinstance(result, tuple) else (result,))]
 
     assert outcome(autostage.convert(fn, target=target)) == outcome(fn)
+
+
+def _smallest_batch(arrays):  # (a batch validator)
+    return (min(a.shape[0] for a in arrays), max(x.sum() for x in arrays),
+            min(map(len, arrays)))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_min_and_max_of_a_generator_of_staged_values_pick_at_run_time(target):
+    """``min``/``max`` read every item of an iterator anyway: its items are taken as a list
+    (they were refused as an unconverted use)."""
+    arrays = [np.ones(300), np.ones(500)]
+    got = autostage.convert(_smallest_batch, target=target)(arrays)
+    assert got == _smallest_batch(arrays) == (300, 500.0, 300)
+    assert [type(g) for g in got] == [int, np.float64, int]

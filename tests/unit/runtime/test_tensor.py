@@ -112,8 +112,9 @@ def test_unsupported_numpy_functions_name_themselves():
         with pytest.raises(StagingTypeError,
                            match=r"np.add\(..., out=...\) at .*test_tensor.py:\d+ cannot be"):
             np.add(x, 1, out=np.zeros((2, 3)))
-        with pytest.raises(StagingTypeError, match=r"`buffer \+= ...` at .*test_tensor.py:\d+ "
-                                                   r"changes the NumPy array `buffer` in place"):
+        with pytest.raises(StagingTypeError, match=r"`\+=` at .*test_tensor.py:\d+ changes "
+                                                   r"the NumPy array `buffer` in place.*"
+                                                   r"`buffer = buffer \+ ...`"):
             buffer = np.zeros((2, 3), np.float32)
             buffer += x
         return x
@@ -310,3 +311,16 @@ def test_ufunc_reduce_accumulate_and_outer_are_numpys(target):
     for g, e in zip(got, expected, strict=True):
         assert type(g) is type(e) and g.dtype == e.dtype and np.shape(g) == np.shape(e)
         np.testing.assert_array_equal(g, e)
+
+
+def _member(top, y):
+    return y in top  # (a top-k accuracy check)
+
+
+def test_membership_in_a_staged_array_is_refused_naming_the_line():
+    """Python asks ``(x == v).any()`` for a bool at once; it raised a TypeError naming the
+    internal class ("argument of type 'Tensor' is not iterable")."""
+    line = _member.__code__.co_firstlineno + 1
+    with pytest.raises(StagingTypeError, match=rf"test_tensor.py:{line}: `v in x` of a staged "
+                                               r"array .*`\(x == v\).any\(\)`"):
+        autostage.convert(_member)(np.array([1, 2]), np.int64(2))
