@@ -22,6 +22,10 @@ from autostage.runtime.passes import analysis
 # New empty lists stay apart: merged, the program's lists would start as one object that all but
 # its last reader must copy (the CPU backend updates a list in place only at its last use).
 _NEVER_MERGED = frozenset({"list_new"})
+# So do new arrays: a program that makes two (`a = np.empty_like(x); b = np.empty_like(x)`)
+# writes both, and merged they were one buffer that each write but the last copied (a loop
+# writing both took time quadratic in their size). 0-d copies (weak to strong) still merge.
+_NEW_ARRAYS = frozenset({"full", "full_like", "arange", "eye", "copy"})
 
 
 class _Unhashable(Exception):
@@ -66,6 +70,8 @@ def _key(op: ir.Op, module: ir.Module) -> tuple | None:
     """What identifies the computation of ``op``, or None if it must not be merged."""
     if (op.regions or not op.results or op.name in _NEVER_MERGED
             or analysis.has_effects(op, module)):
+        return None
+    if op.name in _NEW_ARRAYS and any(getattr(v.type, "ndim", 0) for v in op.results):
         return None
     if op.name not in op_registry.REGISTRY:
         return None

@@ -80,3 +80,25 @@ def test_a_program_with_two_lists_copies_neither():
     np.testing.assert_array_equal(f(X, np.int64(3)), two_lists(X, 3))
     source = f.backend_source(X, np.int64(3))
     assert source.count("cpu_list.new(") == 2 and "cpu_list.copy(" not in source, source
+
+
+def two_outputs(x):  # (numba-examples black_scholes, its loop form)
+    a = np.empty_like(x)
+    b = np.empty_like(x)
+    for i in range(len(x)):
+        a[i] = x[i] + 1.0
+        b[i] = x[i] - 1.0
+    return a + b
+
+
+def test_new_arrays_stay_apart():
+    """Merged, two ``np.empty_like(x)`` were one buffer that every write but the last copied:
+    the loop took time quadratic in the size (0.5 s at 40 000 elements, 10 s at 100 000)."""
+    module = staged(two_outputs, X)
+    after = optimized(module, ["cse"], (X,))
+    assert after.count("= full_like") == 2, after
+    import autostage
+    f = autostage.convert(two_outputs, target="cpu")
+    np.testing.assert_array_equal(f(X), two_outputs(X))
+    source = f.backend_source(X)
+    assert ".copy()" not in source, source
