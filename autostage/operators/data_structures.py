@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from autostage.runtime import Staged, stage_operator
+from autostage.runtime import Staged, checkpoint, stage_operator
 
 
 def list_append(lst: Any, x: Any) -> Any:
@@ -65,4 +65,8 @@ def list_comp(iterable: Any, python: Callable[[Any], list], element: Callable[..
     variables: a tuple target when more than one)."""
     if isinstance(iterable, Staged):
         return stage_operator("list_comp", iterable, python, element, condition, targets)
+    if type(iterable) is range and len(iterable) > 2 and checkpoint() is not None:
+        staged = stage_operator("list_comp_range", iterable, python, element, condition, targets)
+        if staged is not None:  # (a long range whose elements use staged values)
+            return staged
     return python(iterable)

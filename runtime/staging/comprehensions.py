@@ -13,15 +13,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from autostage.runtime import config, tracing
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.staging import control_flow, errors, loops, tensor_lists
 from autostage.runtime.staging.tensor_lists import TensorList
 
 
 def stage_list_comp(iterable: object, python: Callable, element: Callable,
-                    condition: Callable | None, targets: int) -> TensorList:
+                    condition: Callable | None, targets: int, wanted: Callable | None = None
+                    ) -> TensorList:
     """Hook of ``list_comp`` (see module doc); ``targets`` loop variables (a tuple target when
-    more than one)."""
+    more than one); ``wanted``: as ``loops.stage_for``'s."""
 
     def unpack(item: object) -> tuple:
         if targets == 1:
@@ -46,8 +48,29 @@ def stage_list_comp(iterable: object, python: Callable, element: Callable,
         return control_flow.stage_if(keep, append, None, (items,))
 
     (result,) = loops.stage_for(iterable, None, body, (TensorList(),),
-                                watched=(element, condition), where="list comprehension")
+                                watched=(element, condition), where="list comprehension",
+                                wanted=wanted)
     return result
 
 
+def stage_range_comp(whole: range, python: Callable, element: Callable,
+                     condition: Callable | None, targets: int) -> TensorList | None:
+    """Hook of ``list_comp`` over a Python ``range`` inside a trace: a staged loop (one element
+    in the IR, its variable a staged int), as ``loops.stage_range`` stages a ``for`` loop, when
+    the range is longer than ``config.UNROLL_LIMIT`` and the element uses a staged value from
+    outside it (``[A[i].sum() for i in range(n)]``); None (Python runs the comprehension)
+    otherwise, or when staging it fails. Unrolled, a comprehension of N elements made a program
+    N elements long, which Numba compiles in time worse than linear (k-means' N=60 took 11 GB)."""
+    if len(whole) <= config.UNROLL_LIMIT.value():
+        return None
+    mark = tracing.checkpoint()
+    try:
+        return stage_list_comp(whole, python, element, condition, targets,
+                               wanted=loops.uses_staged_values)
+    except Exception:  # noqa: BLE001 - any failure: Python's comprehension decides
+        tracing.rollback(mark)
+        return None
+
+
 register_operator_hook("list_comp", stage_list_comp)
+register_operator_hook("list_comp_range", stage_range_comp)

@@ -506,7 +506,7 @@ def stage_python_while(test: Callable, body: Callable, state: tuple, opts: dict 
         return run_loop(names, prepare_state(names, state), test, probed, (test, body),
                         "while loop", runs=True,
                         wanted=lambda traced: staged_after_one == [True] and (
-                            staged or _uses_staged_values(traced)))
+                            staged or uses_staged_values(traced)))
     except Exception:  # noqa: BLE001 - any failure: the loop runs as Python
         tracing.rollback(checkpoint)
         return None
@@ -589,7 +589,7 @@ def stage_range(whole: range, start: int, extra_test: Callable | None, body: Cal
     try:
         # (for_stmt called the hook after its ``extra_test`` said go on: the body runs)
         return stage_for(whole[start:], extra_test, body, state, opts, runs=True,
-                         wanted=None if staged else _uses_staged_values)
+                         wanted=None if staged else uses_staged_values)
     except Exception:  # noqa: BLE001 - any failure: Python's unrolled loop decides
         tracing.rollback(mark)
         return None
@@ -603,7 +603,7 @@ def _first_bound_inside(state: tuple) -> bool:
     return any(values.is_unset(x) for x in state)
 
 
-def _uses_staged_values(traced: _Traced) -> bool:
+def uses_staged_values(traced: _Traced) -> bool:
     """Whether a loop's regions use a value from outside them that is not a trace-time constant
     (a staged argument, or a value computed from one): a body of Python values only (a table
     filled from Python numbers) unrolls into constants instead of being staged."""

@@ -278,3 +278,23 @@ def test_argument_lists_and_dicts_are_not_changed_silently():
     with pytest.raises(PythonSideEffectError, match="changes a Python dict given to it"):
         autostage.convert(sets)(np.ones(2), {})
     np.testing.assert_array_equal(autostage.convert(reads)(np.ones(2), {"a": np.ones(2)}), 2.0)
+
+
+def _row_sums(a, n):  # (numba-examples k-means: np.array([... for i in range(N)]))
+    return np.array([a[i, :].sum() for i in range(n)])
+
+
+def _squares(n):
+    return [i * i for i in range(n)]
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_a_long_comprehension_over_a_python_range_is_one_staged_loop(target):
+    """Unrolled, its program was N elements long: Numba's compile of k-means' comprehension
+    took 6 s at N=100 and 11 GB at its real size. Elements of Python values still unroll."""
+    a = np.random.default_rng(0).random((40, 3))
+    f = autostage.convert(_row_sums, target=target)
+    np.testing.assert_array_equal(f(a, 40), _row_sums(a, 40))
+    assert f.ir(a, 40).count(" = sum ") == 1  # (unrolled: 40)
+    g = autostage.convert(_squares, target=target)
+    assert g(12) == _squares(12) and type(g(12)[0]) is int
