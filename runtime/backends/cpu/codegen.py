@@ -119,6 +119,7 @@ class Emitter:
         # libm instead of vector_math's kernels (lower_core); read once, so that one module
         # never mixes the two (the setting shows in the source, hence in its content hash)
         self.exact_math = config.EXACT_MATH.value()
+        self.array_elements = False  # lowering a loop's element of an array op (lower_fused)
         self.cycles = CallCycles(module)  # staged recursion: depth arguments, self-calls
         self.read_only_lists = list_params.read_only(module)  # lists a call need not copy
         self._uses: dict[ir.Value, int] = {}

@@ -14,7 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 from autostage.runtime import ir
-from autostage.runtime.backends.cpu import complex_math, fusible, run_errors, vector_math
+from autostage.runtime.backends.cpu import (
+    complex_math,
+    complex_products,
+    fusible,
+    run_errors,
+    vector_math,
+)
 from autostage.runtime.backends.cpu import lower_support as s
 from autostage.runtime.backends.cpu.codegen import (
     Emitter,
@@ -199,6 +205,7 @@ def {name}(a):
 # holds them inlined. Emitter.exact_math keeps libm.
 _VECTOR_MATH = frozenset({"exp", "log", "tanh"})
 _VECTOR_MATH_IMPORT = hashed_import(vector_math, "cpu_vmath")
+_COMPLEX_PRODUCTS_IMPORT = hashed_import(complex_products, "cpu_cprod")
 # Ufuncs Numba lacks (or types differently), as expressions on operands of the loop dtype.
 _SUBSTITUTES = {
     "positive": "{0}.copy()",
@@ -266,7 +273,7 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
     loop = _loop_dtypes(op)
     looped = op.name not in _SHIFTS and not complex_math.applies(op, loop) and not is_scalar(
         out.type) and (loop[0].kind in LOOPED.get(op.name, "") or _vector_math(op, loop, em)
-                       or fusible.fuses(op))
+                       or fusible.fuses(op) or _fused_complex_product(op, loop))
     if not looped:  # (a loop checks the shapes it computes)
         run_errors.check_broadcast(em, op, op.operands)
     args = [cast_expr(em.name(v), v.type, dt) for v, dt in zip(op.operands, loop, strict=True)]
@@ -310,6 +317,9 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
         source = _COMPLEX_SIGN if op.name == "sign" else _COMPLEX_RECIPROCAL
         helper = em.helper(f"{op.name}_{loop[0].name}", _fill(source, types))
         expr = wrap_scalar(f"{helper}({args[0]})", out.type.dtype)
+    elif em.array_elements and _fused_complex_product(op, loop):
+        em.module_line("cpu_cprod", _COMPLEX_PRODUCTS_IMPORT)
+        expr = wrap_scalar(f"cpu_cprod.multiply({', '.join(args)})", out.type.dtype)
     elif op.name == "true_divide" and loop[0].kind == "c":
         expr = wrap_scalar(f"{_complex_helper(em, op.name, loop[0])}({', '.join(args)})",
                            out.type.dtype)
@@ -337,6 +347,14 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
     else:
         expr = _call_expr(op.name, args, out.type.dtype)
     em.line(f"{em.name(out)} = {expr}")
+
+
+def _fused_complex_product(op: ir.Op, loop: tuple[np.dtype, ...]) -> bool:
+    """Whether ``op`` is a complex product NumPy's array loop rounds once per part
+    (``complex_products``): on arrays, and elements of array loops; a product of two NumPy
+    scalars (their ``*``) is NumPy's scalar math, Numba's ``a * b``."""
+    return op.name == "multiply" and loop[0].kind == "c" and complex_products.numpy_fuses(
+        loop[0])
 
 
 def _closed(op: ir.Op, loop: tuple[np.dtype, ...]) -> bool:

@@ -189,12 +189,14 @@ def _element(op: ir.Op, em: Emitter, element_ops: list[ir.Op], looped: ir.Value,
         shadow = _scalar_value(arg)
         em.bind(shadow, _read(em, operand, indices, steps))
         shadows[arg] = shadow
+    em.array_elements = True  # (an array op's element: NumPy's array loop, not its scalar math)
     for inner in element_ops:
         operands = [shadows[v] for v in inner.operands]
         copy = ir.Op(inner.name, operands, [_scalar(v.type) for v in inner.results],
                      inner.attrs, loc=inner.loc)
         em.emit_op(copy)
         shadows.update(zip(inner.results, copy.results, strict=True))
+    em.array_elements = False
     return em.name(shadows[looped])
 
 
