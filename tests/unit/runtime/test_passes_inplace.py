@@ -43,25 +43,29 @@ def cpu_source(fn, *args):
 
 
 # -- the old value is still read (after CSE merged two equal arrays): the write must copy ------
+# (Twins of an element-wise op: CSE keeps new arrays, np.zeros and the like, apart.)
 
 def cse_twins(n):
-    a = np.zeros(n)
-    b = np.zeros(n)
+    z = np.zeros(n)
+    a = z + 0.0
+    b = z + 0.0
     a[0] = 1.0
     return a, b
 
 
 def cse_twins_in_loop(n):
-    a = np.zeros(n)
-    b = np.zeros(n)
+    z = np.zeros(n)
+    a = z + 0.0
+    b = z + 0.0
     for i in range(n):
         a[i] = i
     return a, b
 
 
 def twin_after_loop(n):
-    x = np.zeros(n)
-    base = np.zeros(n)
+    z = np.zeros(n)
+    x = z + 0.0
+    base = z + 0.0
     i = 0
     while i < n:
         x[i] = x[i - 1] + 1.0
@@ -70,16 +74,18 @@ def twin_after_loop(n):
 
 
 def twin_in_branch(n, c):
-    a = np.ones(n)
-    b = np.ones(n)
+    o = np.ones(n)
+    a = o + 0.0
+    b = o + 0.0
     if c > 0:
         a[1] = 5.0
     return a - b
 
 
 def twin_read_in_later_branch(n, c):
-    a = np.ones(n)
-    b = np.ones(n)
+    o = np.ones(n)
+    a = o + 0.0
+    b = o + 0.0
     a[0] = 3.0
     if c > 0:
         b = b * 2.0
@@ -87,17 +93,20 @@ def twin_read_in_later_branch(n, c):
 
 
 def twin_yielded_by_cond(n, c):
-    a = np.zeros(n)
-    b = np.zeros(n)
-    y = a if c > 0 else np.ones(n)
+    z = np.zeros(n)
+    o = np.ones(n)
+    a = z + 0.0
+    b = z + 0.0
+    y = a if c > 0 else o + 0.0
     y[0] = 7.0
     return y, b
 
 
 def twin_carried_swap(n):
-    a = np.zeros(n)
-    b = np.zeros(n)
-    c = np.zeros(n)
+    z = np.zeros(n)
+    a = z + 0.0
+    b = z + 0.0
+    c = z + 0.0
     for i in range(n):
         a[i] = i + 1.0
         a, b = b, a
@@ -105,21 +114,23 @@ def twin_carried_swap(n):
 
 
 def twin_captured_by_loop(n):
-    a = np.zeros(n)
+    z = np.zeros(n)
+    a = z + 0.0
     total = 0.0
     for i in range(n):
-        b = np.zeros(n)  # CSE may make it the captured `a`
+        b = z + 0.0  # CSE may make it the captured `a`
         b[i] = i + 1.0
         total += b.sum() + a[i]
     return a, total
 
 
 def twin_captured_by_nested_loops(n):
-    a = np.zeros((n, n))
+    zz = np.zeros((n, n))
+    a = zz + 0.0
     total = 0.0
     for i in range(n):
         for j in range(n):
-            b = np.zeros((n, n))
+            b = zz + 0.0
             b[i, j] = 1.0 + i
             if b[i, j] > 1.0:
                 b[j, i] = 2.0
