@@ -9,7 +9,7 @@ traces running in any thread, so that ``staging_active`` costs one global read w
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -79,14 +79,20 @@ def mark_arguments(binding: Binding, positional: tuple, keywords: dict,
     as the caller would not see the change; NumPy scalars are immutable, so `n //= 10` rebinds)."""
     named = [(p.name, v) for p, v in zip(binding.params, positional, strict=False)]
     named += list(keywords.items())
+    for leaf, label in named_tensors(named):
+        scalar = scalars.get(id(leaf))
+        mark_argument(leaf, label, scalar)
+        if scalar is False:  # a 0-d ndarray argument stays one where NumPy keeps it
+            value_info.mark_array(leaf.value)
+
+
+def named_tensors(named: list[tuple[str, object]]) -> Iterator[tuple[Tensor, str]]:
+    """The tensors in ``(name, value)`` arguments, each with its label (``xs[1]``, ``cfg['w']``)."""
     for name, value in named:
         leaves, treedef = pytree.flatten(value)
         for path, leaf in zip(pytree.leaf_paths(treedef), leaves, strict=True):
             if isinstance(leaf, Tensor):
-                scalar = scalars.get(id(leaf))
-                mark_argument(leaf, name + path, scalar)
-                if scalar is False:  # a 0-d ndarray argument stays one where NumPy keeps it
-                    value_info.mark_array(leaf.value)
+                yield leaf, name + path
 
 
 class FunctionTrace(tracing.Trace):

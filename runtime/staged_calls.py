@@ -21,7 +21,7 @@ from autostage.runtime import types as types_
 from autostage.runtime.cache_keys import ById, constant_key
 from autostage.runtime.environment import bind_environment, made_here
 from autostage.runtime.function_outputs import Outputs, collect_outputs
-from autostage.runtime.function_trace import FunctionTrace, run_traced
+from autostage.runtime.function_trace import FunctionTrace, named_tensors, run_traced
 from autostage.runtime.operator_hooks import register_operator_hook
 from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
 from autostage.runtime.tensor import Tensor, mark_argument
@@ -276,12 +276,8 @@ def _mark_parameters(fn: Callable, args: tuple, kwargs: dict) -> None:
         named = list(inspect.signature(fn).bind(*args, **kwargs).arguments.items())
     except (TypeError, ValueError):  # (no signature: every argument by its position)
         named = [(f"argument {k}", a) for k, a in enumerate((*args, *kwargs.values()))]
-    for name, value in named:
-        leaves, treedef = pytree.flatten(value)
-        for path, leaf in zip(pytree.leaf_paths(treedef), leaves, strict=True):
-            if isinstance(leaf, Tensor):
-                scalar = leaf.ndim == 0 and not value_info.is_array(leaf.value)
-                mark_argument(leaf, name + path, scalar)
+    for leaf, label in named_tensors(named):
+        mark_argument(leaf, label, leaf.ndim == 0 and not value_info.is_array(leaf.value))
 
 
 def _trace_once(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDef,

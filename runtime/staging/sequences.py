@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from autostage.runtime import array_api, value_info
 from autostage.runtime.operator_hooks import register_operator_hook
-from autostage.runtime.staging.control_flow import predicate
+from autostage.runtime.staging.control_flow import predicate, stage_not
 from autostage.runtime.tensor import Tensor
 
 
@@ -44,11 +44,7 @@ def sequence_eq(a: object, b: object) -> object:
 
 
 def _negate(test: object) -> object:
-    if not isinstance(test, Tensor):
-        return not test
-    result = array_api.ufunc("logical_not", test)
-    value_info.mark_weak(result.value)
-    return result
+    return stage_not(test) if isinstance(test, Tensor) else not test
 
 
 def sequence_ne(a: object, b: object) -> object:
