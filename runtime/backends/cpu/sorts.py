@@ -1,18 +1,20 @@
-"""Numba's sorts for generated code, compiled once per machine and shared by every helper.
+"""Sorts for generated code, compiled once per machine and shared by every helper.
 
-Numba compiles its quicksort and mergesort (0.5-0.7 s) into each function that calls
-``np.sort``/``np.argsort``, once per dtype and layout. Sort, argsort, median and quantile call
-these instead, so a median after a sort of the same lanes compiles no sort again (the sort is
-loaded from Numba's disk cache once per process).
+Sort, argsort, median and quantile call these, so a median after a sort of the same lanes
+compiles no sort again (the sort is loaded from Numba's disk cache once per process). They are
+written here, not Numba's ``np.sort``/``np.argsort``: those compile a dozen functions each
+(0.9 s per dtype and layout on the Intel Xeon), these a few (0.4-0.5 s), and a lane of another
+layout is copied to C order first, so the sorts compile once per dtype.
 
-``np.sort``/``np.argsort`` give NumPy's result exactly, ties included. Where a lane has no ties
-every sort agrees, and Numba's is used: its quicksort for values, its stable mergesort for
-indices. Where it has ties, the order of tied elements is the sort's own: a stable sort's
-(``kind='stable'``/``'mergesort'``) is index order, which the mergesort gives; NumPy's default
-quicksort (on this machine AVX-512 code) orders them as it happens to, from 16 elements on not in
-index order, so such a lane is sorted by NumPy itself. For values, ties are visible only where
-equal values differ in their bits (zeros of both signs, NaNs); so is the sign of a zero quantile
-of zeros of both signs, which then comes from NumPy too.
+``np.sort``/``np.argsort`` give NumPy's result exactly, ties included. Values are sorted by an
+introsort (NumPy's quicksort scheme), indices by a stable merge sort; where a lane has no ties
+every sort agrees. Where it has ties, the order of tied elements is the sort's own: a stable
+sort's (``kind='stable'``/``'mergesort'``) is index order, which the merge sort gives; NumPy's
+default quicksort (on this machine AVX-512 code) orders them as it happens to, from 16 elements
+on not in index order, so such a lane is sorted by NumPy itself. For values, ties are visible
+only where equal values differ in their bits (zeros of both signs, NaNs); so is the sign of a
+zero quantile of zeros of both signs, which then comes from NumPy too. Complex lanes (whose
+NaNs NumPy orders by part) are sorted by NumPy.
 
 NumPy is called back through C functions made with ctypes (which take the GIL), registered with
 LLVM under fixed names at import (``llvmlite.binding.add_symbol``): compiled code refers to them
@@ -30,7 +32,7 @@ import sys
 
 import numba
 import numpy as np
-from autostage.runtime.backends.cpu import numba_cache
+from autostage.runtime.backends.cpu import new_arrays, numba_cache
 from llvmlite import binding as llvm
 from numba import types
 from numba.extending import overload
@@ -100,34 +102,233 @@ _QUANTILE_BACK = types.ExternalFunction("autostage_numpy_quantile", types.float6
 
 
 @numba.njit(**_JIT)
+def _introsort(a, n):
+    """``a[:n]`` (C-contiguous, no NaNs: ``<`` orders its values totally) sorted in place, equal
+    values in any order: NumPy's quicksort scheme (median-of-three pivots; ranges of fewer than
+    16 values left to one insertion sort at the end; past 2 log2(n) levels, heapsort)."""
+    if n < 2:
+        return
+    los = new_arrays.empty((np.int64(128),), np.int64)
+    his = new_arrays.empty((np.int64(128),), np.int64)
+    depths = new_arrays.empty((np.int64(128),), np.int64)
+    limit, m = 0, n  # (2 log2(n) levels)
+    while m > 1:
+        m >>= 1
+        limit += 2
+    top = depth = lo = np.int64(0)
+    hi = n - 1
+    while True:
+        if hi - lo >= 16 and depth > limit:
+            _heapsort(a, lo, hi)
+        elif hi - lo >= 16:
+            mid = lo + (hi - lo) // 2
+            first, pivot, last = a[lo], a[mid], a[hi]  # (their median the pivot)
+            if pivot < first:
+                first, pivot = pivot, first
+            if last < pivot:
+                pivot, last = last, pivot
+                if pivot < first:
+                    first, pivot = pivot, first
+            a[lo] = first
+            a[hi] = last
+            a[mid] = a[hi - 1]
+            a[hi - 1] = pivot
+            i, j = lo, hi - 1  # (a[lo] <= pivot and a[hi - 1] == pivot stop both scans)
+            while True:
+                i += 1
+                while a[i] < pivot:
+                    i += 1
+                j -= 1
+                while pivot < a[j]:
+                    j -= 1
+                if i >= j:
+                    break
+                value = a[i]
+                a[i] = a[j]
+                a[j] = value
+            a[hi - 1] = a[i]
+            a[i] = pivot
+            depth += 1
+            # (the larger part waits: at most log2(n) ranges wait at once)
+            depths[top] = depth
+            if i - lo < hi - i:
+                los[top] = i + 1
+                his[top] = hi
+                hi = i - 1
+            else:
+                los[top] = lo
+                his[top] = i - 1
+                lo = i + 1
+            top += 1
+            continue
+        if top == 0:
+            break
+        top -= 1
+        lo = los[top]
+        hi = his[top]
+        depth = depths[top]
+    for i in range(1, n):  # (each value is fewer than 16 places from its own)
+        value = a[i]
+        j = i
+        while j > 0 and value < a[j - 1]:
+            a[j] = a[j - 1]
+            j -= 1
+        a[j] = value
+
+
+@numba.njit(**_JIT)
+def _heapsort(a, lo, hi):
+    """``a[lo:hi + 1]`` sorted in place by ``<`` (introsort's fallback: n log n whatever the
+    values): a max-heap built, then its root moved last; one sift-down loop serves both."""
+    n = hi - lo + 1
+    start, end = n // 2, n
+    while end > 1:
+        if start > 0:  # building the heap: sift a[start] down
+            start -= 1
+            root = start
+        else:  # the largest value last, then sift the moved one down
+            end -= 1
+            value = a[lo]
+            a[lo] = a[lo + end]
+            a[lo + end] = value
+            root = 0
+        value = a[lo + root]
+        child = 2 * root + 1
+        while child < end:
+            if child + 1 < end and a[lo + child] < a[lo + child + 1]:
+                child += 1
+            if not value < a[lo + child]:
+                break
+            a[lo + root] = a[lo + child]
+            root = child
+            child = 2 * root + 1
+        a[lo + root] = value
+
+
+@numba.njit(**_JIT)
+def _nans_last(a):
+    """Moves the NaNs of the C-contiguous ``a`` to its end (in any order); returns how many
+    values are not NaN (all, for integers: LLVM drops the test)."""
+    m = a.shape[0]
+    i = 0
+    while i < m:
+        if a[i] != a[i]:
+            m -= 1
+            a[i], a[m] = a[m], a[i]
+        else:
+            i += 1
+    return m
+
+
+@numba.njit(**_JIT)
+def _stable_order(keys):
+    """The stable ascending order of the C-contiguous 1-d real ``keys``, NaNs last in index
+    order: runs of 16 indices sorted by insertion, then merged pairwise."""
+    n = keys.shape[0]
+    order = new_arrays.empty((n,), np.int64)
+    other = new_arrays.empty((n,), np.int64)
+    for start in range(0, n, 16):
+        end = start + 16 if start + 16 < n else n
+        for i in range(start, end):
+            value = keys[i]
+            j = i
+            while j > start:
+                before = keys[order[j - 1]]
+                if not (value < before or (before != before and value == value)):
+                    break
+                order[j] = order[j - 1]
+                j -= 1
+            order[j] = i
+    width = 16
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid = lo + width if lo + width < n else n
+            hi = lo + 2 * width if lo + 2 * width < n else n
+            i, j = lo, mid
+            for k in range(lo, hi):
+                take_right = j < hi and i == mid
+                if j < hi and i < mid:
+                    left, right = keys[order[i]], keys[order[j]]
+                    take_right = right < left or (left != left and right == right)
+                if take_right:
+                    other[k] = order[j]
+                    j += 1
+                else:
+                    other[k] = order[i]
+                    i += 1
+        order, other = other, order
+        width *= 2
+    return order
+
+
+@numba.njit(**_JIT)
 def sort(lane):
-    """``lane`` (1-d) sorted into a new array, NaNs last (Numba's quicksort: equal values in
-    any order, for the median and quantiles)."""
-    return np.sort(lane)
+    """``lane`` (1-d, real) sorted into a new array, NaNs last (equal values in any order, for
+    the median and quantiles)."""
+    out = new_arrays.copy(lane)
+    _introsort(out, _nans_last(out))
+    return out
 
 
 @numba.njit(**_JIT)
 def numpy_sort(lane, kind):
     """``np.sort(lane, kind=KINDS[kind])`` of a 1-d ``lane``, bit for bit."""
-    out = np.sort(lane)
-    if _ties_differ(out):
-        _SORT_BACK(lane.ctypes.data, lane.shape[0], _dtype_code(lane), lane.strides[0], kind,
-                   out.ctypes.data)
-    return out
+    return _numpy_sort(lane, kind)
 
 
 @numba.njit(**_JIT)
 def numpy_argsort(lane, kind):
     """``np.argsort(lane, kind=KINDS[kind])`` of a 1-d ``lane``."""
-    order = np.argsort(lane, kind="mergesort")
-    if kind != STABLE:
-        for i in range(order.shape[0] - 1):
-            a, b = lane[order[i]], lane[order[i + 1]]
-            if a == b or (a != a and b != b):  # a tie: NumPy's own order
-                _ARGSORT_BACK(lane.ctypes.data, lane.shape[0], _dtype_code(lane),
-                              lane.strides[0], kind, order.ctypes.data)
-                break
-    return order
+    return _numpy_argsort(lane, kind)
+
+
+def _numpy_sort(lane, kind):
+    """``numpy_sort``: a sort of the lane's real values whose result NumPy's ties cannot change
+    (``_ties_differ``), or NumPy's (complex values: their order of NaNs is NumPy's own)."""
+
+
+@overload(_numpy_sort, jit_options=_JIT)
+def _numpy_sort_typed(lane, kind):
+    def by_numpy(lane, kind):
+        out = new_arrays.empty((lane.shape[0],), lane.dtype)
+        _SORT_BACK(lane.ctypes.data, lane.shape[0], _dtype_code(lane), lane.strides[0], kind,
+                   out.ctypes.data)
+        return out
+
+    def real(lane, kind):
+        out = sort(lane)
+        if _ties_differ(out):
+            _SORT_BACK(lane.ctypes.data, lane.shape[0], _dtype_code(lane), lane.strides[0],
+                       kind, out.ctypes.data)
+        return out
+    return by_numpy if isinstance(lane.dtype, types.Complex) else real
+
+
+def _numpy_argsort(lane, kind):
+    """``numpy_argsort``: a stable order of the lane's real values, which is NumPy's where no two
+    are equal and for a stable ``kind``; NumPy's own otherwise (and for complex values)."""
+
+
+@overload(_numpy_argsort, jit_options=_JIT)
+def _numpy_argsort_typed(lane, kind):
+    def by_numpy(lane, kind):
+        order = new_arrays.empty((lane.shape[0],), np.int64)
+        _ARGSORT_BACK(lane.ctypes.data, lane.shape[0], _dtype_code(lane), lane.strides[0],
+                      kind, order.ctypes.data)
+        return order
+
+    def real(lane, kind):
+        keys = new_arrays.contiguous(lane)
+        order = _stable_order(keys)
+        if kind != STABLE:
+            for i in range(order.shape[0] - 1):
+                a, b = keys[order[i]], keys[order[i + 1]]
+                if a == b or (a != a and b != b):  # a tie: NumPy's own order
+                    _ARGSORT_BACK(lane.ctypes.data, lane.shape[0], _dtype_code(lane),
+                                  lane.strides[0], kind, order.ctypes.data)
+                    break
+        return order
+    return by_numpy if isinstance(lane.dtype, types.Complex) else real
 
 
 @numba.njit(**_JIT)
@@ -176,15 +377,8 @@ def _ties_differ_typed(out):
                     return True
             return False
         return floats
-    if isinstance(out.dtype, types.Complex):
-        def complexes(out):  # (parts' signs and NaNs: NumPy's order, whenever two are equal)
-            for i in range(out.shape[0] - 1):
-                a, b = out[i], out[i + 1]
-                if a == b or (a != a and b != b):
-                    return True
-            return False
-        return complexes
     return lambda out: False
 
 
-numba_cache.tie_data_files(sys.modules[__name__])  # content-named, private files
+# (content-named, private files; new arrays are written in line: new_arrays' source in the key)
+numba_cache.tie_data_files(sys.modules[__name__], writes_in_line=(new_arrays,))

@@ -161,3 +161,48 @@ def test_strided_and_reversed_lanes_sort_as_numpy():
     x = np.array([[0.0, -0.0, 1.0]] * 12 + [[-0.0, 0.0, 0.0]] * 11)
     for got, want in zip(autostage.convert(_strided)(x), _strided(x), strict=True):
         assert _bits(got) == _bits(want)
+
+
+def _orders(x):
+    return (np.sort(x), np.argsort(x), np.sort(x, kind="stable"), np.argsort(x, kind="stable"),
+            np.sort(x[::-3]), np.argsort(x[::-3]))
+
+
+def _lanes_to_sort():
+    """Long lanes the introsort and merge sort must order as NumPy does: random, sorted,
+    reversed, organ pipe (a median-of-three's bad case), all equal, few values, NaNs."""
+    rng = np.random.default_rng(11)
+    n = 3000
+    floats = rng.standard_normal(n)
+    with_nans = floats.copy()
+    with_nans[rng.random(n) < 0.1] = np.nan
+    pipe = np.r_[np.arange(n // 2), np.arange(n // 2)[::-1]]
+    yield from (floats, np.sort(floats), np.sort(floats)[::-1].copy(), with_nans,
+                pipe.astype(np.float64), np.zeros(n), rng.integers(0, 5, n),
+                rng.integers(-100, 100, n).astype(np.int8), rng.integers(0, 2, n).astype(bool),
+                floats.astype(np.float32), rng.integers(0, 9, n).astype(np.uint16))
+    complexes = rng.integers(0, 3, 40) + 1j * rng.integers(0, 3, 40)
+    complexes[::7] = complex(np.nan, 1.0)
+    complexes[::5] = complex(1.0, np.nan)
+    yield complexes
+
+
+@pytest.mark.parametrize("x", list(_lanes_to_sort()), ids=lambda x: f"{x.dtype}")
+def test_long_lanes_sort_as_numpy(x):
+    got, want = autostage.convert(_orders)(x), _orders(x)
+    for g, w in zip(got, want, strict=True):
+        assert _same_with_any_nan(g, w), (x, g, w)
+
+
+def test_heapsort_fallback_sorts():
+    """Introsort's fallback past 2 log2(n) quicksort levels, which few inputs reach."""
+    import numba
+    from autostage.runtime.backends.cpu import sorts
+
+    heapsort = numba.njit(lambda a, lo, hi: sorts._heapsort(a, lo, hi))
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 3, 16, 17, 100, 1001):
+        for values in (rng.standard_normal(n), rng.integers(0, 3, n).astype(np.float64)):
+            a = np.r_[9.0, values, -9.0]  # (the range within: the ends stay)
+            heapsort(a, np.int64(1), np.int64(n))
+            assert np.array_equal(a, np.r_[9.0, np.sort(values), -9.0])
