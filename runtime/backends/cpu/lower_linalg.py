@@ -119,7 +119,9 @@ def _blas(em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value) -> None:
     out = em.name(result)
     if blas.AVAILABLE and dtype in (np.float32, np.float64) and 2 in (a.type.ndim, b.type.ndim):
         em.module_line("cpu_blas", _BLAS_IMPORT)
-        # (the flag as np.bool_, not a literal, which Numba would compile gemv for each of)
+        # (operands typed as any layout and the flag as np.bool_, not a literal: Numba would
+        # compile gemm and gemv for each pair of layouts and each flag)
+        names = [f"cpu_blas.any_layout({name})" for name in names]
         if a.type.ndim == b.type.ndim:
             em.line(f"{out} = cpu_blas.gemm({names[0]}, {names[1]})")
         elif a.type.ndim == 2:
@@ -417,7 +419,7 @@ def _batched_body(em, rows: ir.Value, w: ir.Value, big: ir.Value, limit: int) ->
         em.line(f"flat = {s.contiguous(em, r)}.reshape(({' * '.join(outer)}, {k}))")
         if blas.AVAILABLE:
             em.module_line("cpu_blas", _BLAS_IMPORT)
-            product = f"cpu_blas.gemm(flat, {m})"
+            product = f"cpu_blas.gemm(cpu_blas.any_layout(flat), cpu_blas.any_layout({m}))"
         else:
             product = f"np.dot(flat, np.ascontiguousarray({m}))"
         em.line(f"out = {product}.reshape(({', '.join([*outer, columns])},))")
