@@ -45,6 +45,12 @@ class _Function:
         self.nesting = 0  # the if/while/for statements around the one being converted
 
 
+def _parameters(fn: gast.FunctionDef) -> frozenset[str]:
+    args = fn.args
+    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg]
+    return frozenset(a.id for a in every if isinstance(a, gast.Name))
+
+
 def _own_nodes(root: gast.AST) -> Iterator[gast.AST]:
     """Nodes under ``root``, yielding but not entering nested functions, lambdas and classes."""
     stack = list(gast.iter_child_nodes(root))
@@ -152,7 +158,10 @@ class ControlFlowTransformer(transformer.Base):
         scope = anno.getanno(node, anno.Static.BODY_SCOPE)
         function = self.state[_Function].enter()
         function.globals = frozenset(_names(scope.globals))
-        function.in_branches = frozenset(_names(scope.local_names)) & _bound_in_branches(node)
+        # (less the parameters: bound on every path, a branch may rebind one, `if nvals is None:
+        # nvals = [4, 5]`; carried through a raising if, a Python list argument was refused)
+        function.in_branches = (frozenset(_names(scope.local_names)) & _bound_in_branches(node)
+                                - _parameters(node))
         captured = _captured(node) | _interruptible(node)
         function.shared = frozenset(_names(scope.nonlocals)) | captured
         self._explicit_super(node)

@@ -334,3 +334,23 @@ def test_a_value_assigned_where_the_code_does_not_raise_is_assigned_after_the_ra
     assert first(np.arange(5.0), 2.5) == _first_above(np.arange(5.0), 2.5) == 6.0
     with pytest.raises(ValueError, match="none above"):
         first(np.arange(5.0), 9.5)
+
+
+def _checked_sizes(data, nvals=None):  # (nolds' dfa)
+    if nvals is None:
+        nvals = [4, 5]
+    if np.max(nvals) >= len(data):
+        raise ValueError("nvals too large")
+    return data.sum() + np.array(nvals).sum()
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_an_argument_a_branch_may_rebind_is_not_carried_through_a_raising_if(target):
+    """A name assigned on every path (a parameter) is no state of a later raising ``if``: the
+    Python list argument was made a staged cond's state and refused as changed in place."""
+    f = autostage.convert(_checked_sizes, target=target)
+    data = np.arange(150.0)
+    assert f(data, nvals=[4, 6]) == _checked_sizes(data, nvals=[4, 6]) == 11185.0
+    assert f(data) == _checked_sizes(data)
+    with pytest.raises(ValueError, match="nvals too large"):
+        f(np.arange(5.0), nvals=[4, 6])
