@@ -1,4 +1,5 @@
-"""Standard-library calls whose result changes from call to call: refused while tracing.
+"""Standard-library calls whose result changes from call to call, or whose effect is the
+Python process's (a warning, a log record): refused while tracing.
 
 ``time.time()``, ``datetime.datetime.now()``, ``os.urandom(16)``, ``uuid.uuid4()``... called in
 converted code while a function is traced would run once, at trace time, and their one result
@@ -15,15 +16,22 @@ converted (a ``do_not_convert`` helper, a library function that reads the clock 
 Python's ``random`` module (and so ``secrets.choice``/``secrets.randbits``, methods of a
 ``random.SystemRandom``) is refused by ``random_overloads.stdlib_method_overload``.
 ``os.getpid()`` is not here: its value is the same at every call of the process.
+
+``EFFECTS`` (``warnings.warn``, ``logging.warning``, a logger's ``warning``...) would likewise run
+once, at trace time: a warning in a staged branch was issued on the first call whatever the
+data, and never again. They are refused while tracing with a ``PythonSideEffectError``
+(``effect_call``) naming the call and the line.
 """
 
 from __future__ import annotations
 
 import datetime
+import logging
 import os
 import secrets
 import time
 import uuid
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -49,20 +57,31 @@ NONDETERMINISTIC: dict[Callable[..., Any], str] = {
 }
 
 
-def _overload(function: Callable[..., Any], spelled: str) -> Callable[..., Any]:
+_LEVELS = ("debug", "info", "warning", "warn", "error", "exception", "critical", "log")
+# function -> as written in user code (a logger's methods as ``logger.<method>``: a bound
+# method is found by its function, ``calls._target``).
+EFFECTS: dict[Callable[..., Any], str] = {
+    warnings.warn: "warnings.warn", warnings.warn_explicit: "warnings.warn_explicit",
+    **{getattr(logging, level): f"logging.{level}" for level in _LEVELS},
+    **{getattr(logging.Logger, level): f"logger.{level}" for level in _LEVELS},
+    **{getattr(logging.LoggerAdapter, level): f"adapter.{level}" for level in _LEVELS},
+}
+
+
+def _overload(function: Callable[..., Any], spelled: str, hook: str) -> Callable[..., Any]:
     def overload(*args: Any, **kwargs: Any) -> Any:
         if is_tracing():
-            return stage_operator("nondeterministic_call", function, spelled, *args, **kwargs)
+            return stage_operator(hook, function, spelled, *args, **kwargs)
         return function(*args, **kwargs)
 
     return register(function, overload, spelled, "refused while tracing")
 
 
 OVERLOADS: dict[str, Callable[..., Any]] = {}
-for _function, _spelled in NONDETERMINISTIC.items():
-    _overload_function = _overload(_function, _spelled)
-    OVERLOADS[_overload_function.__name__] = _overload_function
-BY_FUNCTION: dict[Callable[..., Any], Callable[..., Any]] = {
-    f: OVERLOADS[spelled.replace(".", "_")] for f, spelled in NONDETERMINISTIC.items()}
+BY_FUNCTION: dict[Callable[..., Any], Callable[..., Any]] = {}
+for _table, _hook in ((NONDETERMINISTIC, "nondeterministic_call"), (EFFECTS, "effect_call")):
+    for _function, _spelled in _table.items():
+        _overload_function = _overload(_function, _spelled, _hook)
+        OVERLOADS[_overload_function.__name__] = BY_FUNCTION[_function] = _overload_function
 globals().update(OVERLOADS)
-__all__ = ["BY_FUNCTION", "NONDETERMINISTIC", *OVERLOADS]
+__all__ = ["BY_FUNCTION", "EFFECTS", "NONDETERMINISTIC", *OVERLOADS]

@@ -1,4 +1,5 @@
-"""The refusal of a nondeterministic standard-library call while a function is traced.
+"""The refusal of a nondeterministic standard-library call, or of a warning or log call, while a
+function is traced.
 
 ``time.time()``, ``datetime.datetime.now()``, ``os.urandom(n)``, ``uuid.uuid4()``... (the table is
 ``autostage/operators/nondeterministic.py``) give a different result at every call; run at trace
@@ -14,7 +15,7 @@ from typing import Any
 
 from autostage.runtime import tracing
 from autostage.runtime.operator_hooks import register_operator_hook
-from autostage.runtime.staging.errors import StagingError
+from autostage.runtime.staging.errors import PythonSideEffectError, StagingError
 
 
 class NondeterministicCallError(StagingError, RuntimeError):
@@ -40,4 +41,14 @@ def _refuse(function: Callable[..., Any], spelled: str, *args: Any, **kwargs: An
         "read the clock around the call)")
 
 
+def _refuse_effect(function: Callable[..., Any], spelled: str, *args: Any, **kwargs: Any) -> Any:
+    loc = tracing.user_location()
+    raise PythonSideEffectError(
+        f"{spelled}() in staged code{f' at {loc}' if loc is not None else ''}: it would run once, "
+        "when the function is traced (in a staged branch or loop whatever the data), not at "
+        "each call that reaches it; autostage does not stage warnings or logging. Warn or log "
+        "outside the staged function, from what it returns")
+
+
 register_operator_hook("nondeterministic_call", _refuse)
+register_operator_hook("effect_call", _refuse_effect)

@@ -4,14 +4,17 @@ runs them outside tracing."""
 
 import datetime
 import inspect
+import logging
 import os
 import secrets
 import time
 import uuid
+import warnings
 from time import perf_counter
 
 import numpy as np
 import pytest
+from autostage.runtime.staging import PythonSideEffectError
 from autostage.runtime.staging.nondeterministic_calls import NondeterministicCallError
 
 import autostage
@@ -127,3 +130,54 @@ def test_timing_a_staged_call_from_outside_works(target):
     f = autostage.convert(target=target)(lambda x: x * 2)
     y, seconds = timed(f, np.ones(3))
     assert y.tolist() == [2.0] * 3 and seconds > 0
+
+
+# Warnings and logging: their effect would happen once, at trace time ---------------------------
+
+_LOG = logging.getLogger("autostage.tests.effects")
+
+
+def warns_when_negative(x):  # (nolds' "Data series very short!" pattern)
+    s = x.sum()
+    if s < 0:
+        warnings.warn("negative sum", RuntimeWarning)  # noqa: B028 - as nolds writes it
+    return s
+
+
+def logs_when_negative(x):  # (emcee's integrated_time)
+    s = x.sum()
+    if s < 0:
+        _LOG.warning("negative sum %s", s)
+    return s
+
+
+def logs_through_the_module(x):
+    logging.info("called")
+    return x * 2
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn, spelled, text", [
+    (warns_when_negative, "warnings.warn", "warnings.warn("),
+    (logs_when_negative, "logger.warning", "_LOG.warning("),
+    (logs_through_the_module, "logging.info", "logging.info(")])
+def test_a_warning_or_log_call_is_refused_where_it_is_written(fn, spelled, text, target):
+    """A warning in a staged branch was issued on the first call whatever the data (both
+    branches are traced), and never again."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(PythonSideEffectError) as e:
+            autostage.convert(fn, target=target)(np.ones(3))
+    assert caught == []
+    assert str(e.value).startswith(f"{spelled}() in staged code at {line_of(fn, text)}: it "
+                                   "would run once, when the function is traced")
+
+
+def test_outside_tracing_warnings_and_logs_are_python_s(caplog):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert autostage.to_graph(warns_when_negative)(-np.ones(3)) == -3.0
+    assert [str(w.message) for w in caught] == ["negative sum"]
+    with caplog.at_level(logging.WARNING, logger=_LOG.name):
+        assert autostage.to_graph(logs_when_negative)(-np.ones(2)) == -2.0
+    assert caplog.messages == ["negative sum -2.0"]
