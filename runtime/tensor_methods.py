@@ -362,8 +362,8 @@ def _attach() -> None:
             "a NumPy array", "it has no value until the staged function runs; use NumPy "
             "functions autostage stages (np.sum, np.where, ...) or return it from the function; "
             "a list or tuple holding staged values given to a NumPy function: make it one "
-            "array first (`np.sum(np.array([n, 2]))`). Random draws (np.random.Generator "
-            "methods) are not staged: draw outside and pass the numbers in"),
+            "array first (`np.sum(np.array([n, 2]))`). A random draw autostage does not "
+            "stage (README, \"Random numbers\"): draw outside and pass the numbers in"),
         "__index__": _no_python_value(
             "a Python int (e.g. a size for np.zeros)", "pass a Python int, or call the function "
             "from converted code, where np.zeros/np.ones/np.arange take staged sizes"),
