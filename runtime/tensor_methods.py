@@ -50,7 +50,15 @@ UNARY_OPERATORS = {"neg": "negative", "pos": "positive", "abs": "absolute", "inv
 # operator-module in-place name (the operators' hook names) -> op
 IN_PLACE = {f"i{stem}": op for stem, op in BINARY_OPERATORS.items()} | {"imatmul": "matmul"}
 
-_OPERAND_TYPES = (Tensor, bool, int, float, complex, np.ndarray, np.generic, list, tuple)
+_OPERAND_TYPES = (Tensor, bool, int, float, complex, np.ndarray, np.generic, list, tuple, range)
+
+
+def _operand(other: object) -> object:
+    """An operand as NumPy reads it: a ``range`` is the array of its items (``w + range(3)``;
+    refused, the TypeError was caught by the user's ``except TypeError``)."""
+    if type(other) is range:
+        return array_shapes.arange(other.start, other.stop, other.step)
+    return other
 
 
 _SYMBOLS = {"add": "+", "subtract": "-", "multiply": "*", "true_divide": "/",
@@ -99,6 +107,7 @@ def _binary(op: str, reflected: bool):
     def method(self: Tensor, other: object) -> Tensor:
         if not isinstance(other, _OPERAND_TYPES):
             return NotImplemented
+        other = _operand(other)
         if type(other) in (list, tuple) and self.ndim == 0 and not value_info.is_array(
                 self.value):
             _with_sequence(op, self, other, reflected)
@@ -117,7 +126,7 @@ def _power(self: Tensor, other: object, modulo: object = None) -> Tensor:
             f"pow() with three arguments of a staged value{f' at {loc}' if loc else ''} is not "
             "supported (NumPy values refuse it, and a Python int's modular power is not "
             "staged); write (x ** y) % mod, which gives Python's result or an OverflowError")
-    return python_numbers.binary("power", self, other) if isinstance(
+    return python_numbers.binary("power", self, _operand(other)) if isinstance(
         other, _OPERAND_TYPES) else NotImplemented
 
 
@@ -342,13 +351,13 @@ def _attach() -> None:
     Tensor.__pow__ = _power
     for stem, op in COMPARISON_OPERATORS.items():
         setattr(Tensor, f"__{stem}__", lambda self, other, _op=op: array_api.ufunc(
-            _op, self, other) if isinstance(other, _OPERAND_TYPES) else NotImplemented)
+            _op, self, _operand(other)) if isinstance(other, _OPERAND_TYPES) else NotImplemented)
     for stem, op in UNARY_OPERATORS.items():
         setattr(Tensor, f"__{stem}__", _unary(op))
     methods = {
-        "__matmul__": lambda self, other: array_api.matmul(self, other) if isinstance(
+        "__matmul__": lambda self, other: array_api.matmul(self, _operand(other)) if isinstance(
             other, _OPERAND_TYPES) else NotImplemented,
-        "__rmatmul__": lambda self, other: array_api.matmul(other, self) if isinstance(
+        "__rmatmul__": lambda self, other: array_api.matmul(_operand(other), self) if isinstance(
             other, _OPERAND_TYPES) else NotImplemented,
         "__imatmul__": lambda self, other: inplace("matmul", self, other),
         "__divmod__": lambda self, other: python_numbers.divmod_(self, other),

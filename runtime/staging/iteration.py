@@ -137,6 +137,28 @@ class StagedRange(_LoopOnly):
     def __repr__(self) -> str:
         return f"<staged range({self.start}, {self.stop}, {self.step})>"
 
+    def as_array(self) -> Tensor:
+        """The array of its items, as NumPy reads a range operand (``w + range(n)``)."""
+        return array_shapes.arange(self.start, self.stop, self.step)
+
+
+def _range_operator(name: str):
+    def method(self: StagedRange, other: object) -> object:
+        return getattr(operator, name)(self.as_array(), other)
+
+    def reflected(self: StagedRange, other: object) -> object:
+        return getattr(operator, name)(other, self.as_array())
+    return method, reflected
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or",
+              "xor", "lshift", "rshift", "eq", "ne", "lt", "le", "gt", "ge"):
+    _method, _reflected = _range_operator(_name)
+    setattr(StagedRange, f"__{_name}__", _method)
+    if _name not in ("eq", "ne", "lt", "le", "gt", "ge"):  # (Python reflects those itself)
+        setattr(StagedRange, f"__r{_name}__", _reflected)
+StagedRange.__hash__ = object.__hash__  # (its ``==`` is element-wise, as a range operand's)
+
 
 class StagedEnumerate(_LoopOnly):
     """``enumerate(iterable, start)`` of a staged iterable: items are ``(start + i, item)``."""

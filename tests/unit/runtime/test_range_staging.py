@@ -298,3 +298,30 @@ def test_a_long_comprehension_over_a_python_range_is_one_staged_loop(target):
     assert f.ir(a, 40).count(" = sum ") == 1  # (unrolled: 40)
     g = autostage.convert(_squares, target=target)
     assert g(12) == _squares(12) and type(g(12)[0]) is int
+
+
+def _with_ranges(w, n):
+    return ((w[:n] + range(n)) / n, w[:3] * range(1, 4), range(3) - w[:3], range(3) @ w[:3],
+            range(n) == w[:n], range(n) < w[:n], w[:n] >= range(n), w[:3] ** range(3))
+
+
+def _caught(w):  # (filterpy's stratified_resample: `(random(N) + range(N)) / N`)
+    try:
+        y = w + range(3)
+    except TypeError:
+        y = w * 0
+    return y
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_a_range_operand_is_the_array_of_its_items(target):
+    """As NumPy reads it, a Python range or a staged one (``range(n)``, ``n`` staged); it was a
+    TypeError naming internal classes, which a user's ``except TypeError`` caught."""
+    w = np.array([0.2, 0.4, 1.4, 2.0])
+    got = autostage.convert(_with_ranges, target=target)(w, np.int64(3))
+    for g, want in zip(got, _with_ranges(w, 3), strict=True):
+        np.testing.assert_array_equal(g, want)
+        assert np.asarray(g).dtype == np.asarray(want).dtype
+    np.testing.assert_array_equal(autostage.convert(_caught, target=target)(w[:3]),
+                                  _caught(w[:3]))
+    assert _caught(w[:3]).tolist() == [0.2, 1.4, 3.4]
