@@ -55,6 +55,7 @@ class TryTransformer(transformer.Base):
         init = templates.replace("region = ag__.try_region(handlers)", region=region,
                                  handlers=handlers)
         node.body = templates.replace("with region:\n    body", region=region, body=node.body)
+        adopt_origin([*init, *node.body], node)  # errors name the try's line
         if node.finalbody:
             first = node.finalbody[0]
             node.finalbody = templates.replace("with region.final():\n    body", region=region,

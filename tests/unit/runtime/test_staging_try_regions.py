@@ -331,3 +331,26 @@ def test_an_index_the_static_sizes_show_in_range_raises_nothing(target):
     spec = autostage.TensorSpec([3], np.float64)
     f = autostage.convert(first_or_default, target=target, input_signature=[spec])
     assert f(np.arange(1.0, 4.0)) == first_or_default(np.arange(1.0, 4.0))
+
+
+def _after_an_early_return(x, z=0.0):  # (filterpy's update: `if H is None:` first)
+    if z is None:
+        return x
+    y = x + 1
+    try:
+        k = np.linalg.inv(y)
+    except Exception:
+        k = y
+    return k
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_refusal_names_the_try_line_after_an_early_return(target):
+    """The try's statements moved into the early return's generated branch: it named the
+    branch's first line."""
+    fn = _after_an_early_return
+    with pytest.raises(StagingTryError) as e:
+        autostage.convert(fn, target=target)(np.eye(2))
+    assert str(e.value).startswith(f"the try statement at {line_of(fn, '    try:')} catches "
+                                   f"Exception, which the 'numpy_linalg' op at "
+                                   f"{line_of(fn, 'np.linalg.inv')} may raise")
