@@ -124,9 +124,12 @@ def squeeze(x: object, axis: object = None) -> Tensor:
     x = as_tensor(x)
     if axis is None:
         if None in x.type.shape:
+            loc = tracing.user_location()
             raise StagingTypeError(
-                f"squeeze() without axis on a staged tensor of type {x.type} cannot be staged: "
-                "whether an unknown dimension is 1 is known only at run time; pass axis=")
+                f"{f'{loc}: ' if loc is not None else ''}squeeze() without axis on a staged "
+                f"tensor of type {x.type} cannot be staged: whether an unknown dimension is 1 is "
+                "known only at run time (a first call's sizes were known: this call's differ); "
+                "pass axis=")
         axes = tuple(i for i, d in enumerate(x.type.shape) if d == 1)
     else:
         axes = dtype_rules.normalize_axes(axis, x.ndim)

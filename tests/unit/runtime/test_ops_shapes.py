@@ -160,3 +160,21 @@ def test_matmul_mismatch_is_an_error():
         stage(lambda a, b: b @ a, A, B, known=True)
     with pytest.raises(ValueError, match=r"shapes \(3,4\) and \(2,3\) not aligned"):
         stage(lambda a, b: np.dot(b, a), A, B, known=True)
+
+
+def _distance(x, mean):  # (filterpy's mahalanobis)
+    x = np.atleast_1d(np.asarray(x).squeeze())
+    y = x - np.atleast_1d(np.asarray(mean).squeeze())
+    return float(np.sqrt(y @ y))
+
+
+def test_squeeze_of_unknown_sizes_is_refused_naming_the_line():
+    import inspect
+
+    import autostage
+    f = autostage.convert(_distance)
+    assert f(np.ones(1), np.zeros(1)) == 1.0  # (sizes known: the first trace's)
+    with pytest.raises(Exception, match=r"squeeze\(\) without axis") as e:
+        f(np.ones(2), np.zeros(2))
+    line = inspect.getsourcelines(_distance)[1] + 1
+    assert str(e.value).startswith(f"{inspect.getsourcefile(_distance)}:{line}: squeeze()")
