@@ -17,10 +17,13 @@ Python's ``random`` module (and so ``secrets.choice``/``secrets.randbits``, meth
 ``random.SystemRandom``) is refused by ``random_overloads.stdlib_method_overload``.
 ``os.getpid()`` is not here: its value is the same at every call of the process.
 
-``EFFECTS`` (``warnings.warn``, ``logging.warning``, a logger's ``warning``...) would likewise run
-once, at trace time: a warning in a staged branch was issued on the first call whatever the
-data, and never again. They are refused while tracing with a ``PythonSideEffectError``
-(``effect_call``) naming the call and the line.
+``EFFECTS`` (``warnings.warn_explicit``, ``logging.warning``, a logger's ``warning``...) would
+likewise run once, at trace time: a log record in a staged branch was made on the first call
+whatever the data, and never again. They are refused while tracing with a
+``PythonSideEffectError`` (``effect_call``) naming the call and the line. ``warnings.warn``
+itself is staged (``warnings_warn``: a ``warn`` op issuing it at run time from the user's line),
+and outside tracing issued from the user's line too (Python's stack level would name the
+generated file).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import datetime
 import logging
 import os
 import secrets
+import sys
 import time
 import uuid
 import warnings
@@ -61,7 +65,7 @@ _LEVELS = ("debug", "info", "warning", "warn", "error", "exception", "critical",
 # function -> as written in user code (a logger's methods as ``logger.<method>``: a bound
 # method is found by its function, ``calls._target``).
 EFFECTS: dict[Callable[..., Any], str] = {
-    warnings.warn: "warnings.warn", warnings.warn_explicit: "warnings.warn_explicit",
+    warnings.warn_explicit: "warnings.warn_explicit",
     **{getattr(logging, level): f"logging.{level}" for level in _LEVELS},
     **{getattr(logging.Logger, level): f"logger.{level}" for level in _LEVELS},
     **{getattr(logging.LoggerAdapter, level): f"adapter.{level}" for level in _LEVELS},
@@ -77,8 +81,15 @@ def _overload(function: Callable[..., Any], spelled: str, hook: str) -> Callable
     return register(function, overload, spelled, "refused while tracing")
 
 
-OVERLOADS: dict[str, Callable[..., Any]] = {}
-BY_FUNCTION: dict[Callable[..., Any], Callable[..., Any]] = {}
+def _warn(message: object, category: object = None, stacklevel: int = 1, source: object = None
+          ) -> None:
+    hook = "warn" if is_tracing() else "warn_now"
+    stage_operator(hook, message, category, stacklevel, source, frame=sys._getframe(1))
+
+
+OVERLOADS: dict[str, Callable[..., Any]] = {
+    "warnings_warn": register(warnings.warn, _warn, "warnings.warn", "staged while tracing")}
+BY_FUNCTION: dict[Callable[..., Any], Callable[..., Any]] = {warnings.warn: _warn}
 for _table, _hook in ((NONDETERMINISTIC, "nondeterministic_call"), (EFFECTS, "effect_call")):
     for _function, _spelled in _table.items():
         _overload_function = _overload(_function, _spelled, _hook)

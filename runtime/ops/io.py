@@ -1,18 +1,25 @@
-"""IR ops with side effects: ``print`` and ``assert``, run at run time in program order.
+"""IR ops with side effects: ``print``, ``warn`` and ``assert``, run at run time in program
+order.
 
-Both carry a format template: attr ``parts``, a tuple of strings (text formatted at trace time,
+Each carries a format template: attr ``parts``, a tuple of strings (text formatted at trace time,
 from Python values), ints (the index of an operand, formatted with ``str`` at run time),
 ``("repr", index)`` (formatted with ``repr``: an item of a printed tuple or list) and
 ``("format", index, conversion, spec, kind)`` (an f-string field: ``staging.text``).
 ``print``: operands are the staged values printed; attrs ``parts`` (separators and ``end``
 included), ``stream`` (``"stdout"`` or ``"stderr"``, looked up when it runs, so redirection
-works) and ``flush``. ``assert``: operand 0 is the ``bool[]`` test, the others the staged values
-of the message; attrs ``parts`` (None: a bare ``AssertionError``). Neither has results.
+works) and ``flush``. ``warn``: ``warnings.warn`` at the user's line: operands and ``parts`` as
+``print``'s (the message), attrs ``category`` (``"module:qualname"`` of the Warning class),
+``filename``, ``lineno`` and ``module`` (the name of the module whose warning registry and
+filters apply, as ``warnings.warn`` finds them from its caller's frame). ``assert``: operand 0
+is the ``bool[]`` test, the others the staged values of the message; attrs ``parts`` (None: a
+bare ``AssertionError``). None has results.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
+import warnings
 
 import numpy as np
 from autostage.runtime import op_registry
@@ -57,6 +64,27 @@ def _evaluate_print(op, values: tuple, run) -> tuple:
     return ()
 
 
+def issue_warning(parts: tuple, values: tuple, category: str, filename: str, lineno: int,
+                  module: str) -> None:
+    """``warnings.warn(message, category)`` as the user's line at ``filename:lineno`` issues it:
+    the module's filters and registry (the default filter shows it once per line)."""
+    owner, _, name = category.partition(":")
+    cls = importlib.import_module(owner)
+    for attr in name.split("."):
+        cls = getattr(cls, attr)
+    globals_ = getattr(sys.modules.get(module), "__dict__", None)
+    registry = None if globals_ is None else globals_.setdefault("__warningregistry__", {})
+    warnings.warn_explicit(render(parts, values), cls, filename, lineno, module=module,
+                           registry=registry, module_globals=globals_)
+
+
+def _evaluate_warn(op, values: tuple, run) -> tuple:
+    attrs = op.attrs
+    issue_warning(attrs["parts"], values, attrs["category"], attrs["filename"], attrs["lineno"],
+                  attrs["module"])
+    return ()
+
+
 def _infer_assert(types: tuple, attrs: dict) -> tuple:
     test = types[0]
     if not (isinstance(test, TensorType) and test.dtype == np.bool_ and test.is_scalar):
@@ -87,6 +115,12 @@ op_registry.register(
     "print", _infer_print, _evaluate_print, effects=op_registry.Effects(io=True), raises=(),
     vjp=op_registry.NO_GRADIENT,
     doc="operands: printed staged values; attrs: parts (str | operand index), stream, flush")
+op_registry.register(
+    "warn", _infer_print, _evaluate_warn, effects=op_registry.Effects(io=True),
+    raises=(Warning,),  # (under an "error" filter)
+    vjp=op_registry.NO_GRADIENT,
+    doc="operands: staged values of the message; attrs: parts, category, filename, lineno, "
+        "module: warnings.warn at the user's line")
 op_registry.register(
     "assert", _infer_assert, _evaluate_assert, effects=op_registry.Effects(raises=True),
     raises=(AssertionError,), vjp=op_registry.NO_GRADIENT,

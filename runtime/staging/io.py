@@ -1,18 +1,21 @@
-"""Staging hooks of ``print_`` and ``assert_stmt``: ``print`` / ``assert`` ops that run at run
-time, every call, in program order.
+"""Staging hooks of ``print_``, ``warn`` and ``assert_stmt``: ``print`` / ``warn`` / ``assert`` ops
+that run at run time, every call, in program order.
 
 Python arguments are formatted at trace time into the op's template (``str``, as ``print``
 does); staged tensors are operands formatted at run time. ``print``'s ``sep``/``end`` must be
 Python strings and ``file`` ``None``, ``sys.stdout`` or ``sys.stderr``. ``assert``'s message is
 computed at trace time (Python computes it only when the assertion fails: a message with side
-effects would see them once per trace).
+effects would see them once per trace). ``warnings.warn`` is issued at run time from the user's
+line (``user_site``: the line of the call in the user's file, as Python's warning names it), with
+that module's filters and registry.
 """
 
 from __future__ import annotations
 
 import sys
+import warnings
 
-from autostage.runtime import tracing, value_info
+from autostage.runtime import ir, tracing, value_info
 from autostage.runtime.operator_hooks import register_operator_hook
 from autostage.runtime.staging import errors, text, values
 from autostage.runtime.staging.control_flow import predicate
@@ -104,6 +107,68 @@ def print_(*items: object, sep: str | None = " ", end: str | None = "\n", file: 
                                      "flush": bool(flush)})
 
 
+def user_site(stacklevel: int, frame: object) -> tuple[ir.Location, str] | None:
+    """The user's line ``stacklevel`` frames up from ``frame`` (the caller of
+    ``warnings.warn``), with its module's name, as ``warnings.warn`` finds them: autostage's
+    own frames are skipped, converted code is at the line it was converted from. While a
+    function is traced only ``stacklevel`` 1 (the line of the call) belongs to the traced code:
+    None for any other."""
+    if tracing.is_tracing() and stacklevel != 1:
+        return None
+    level = 0
+    while frame is not None:
+        loc = tracing._location_of(frame)
+        if loc is not None:
+            level += 1
+            if level >= stacklevel:
+                return loc, frame.f_globals.get("__name__", "<string>")
+        frame = frame.f_back
+    return None
+
+
+def warn(message: object, category: object = None, stacklevel: int = 1, source: object = None,
+         frame: object = None) -> None:
+    """``warnings.warn`` in traced code: a ``warn`` op issuing it at run time, from the line of
+    the call. Its message is formatted as ``str`` (a staged value at run time)."""
+    if isinstance(message, Warning):
+        raise errors.StagingTypeError(
+            f"warnings.warn() of a Warning object{errors.at()} is not staged: pass its message "
+            "and category (`warnings.warn(text, RuntimeWarning)`)")
+    category = UserWarning if category is None else category
+    if not (isinstance(category, type) and issubclass(category, Warning)):
+        raise TypeError(f"category must be a Warning subclass, not '{type(category).__name__}'")
+    site = user_site(stacklevel, frame)
+    if site is None or source is not None or "<locals>" in category.__qualname__:
+        what = ("stacklevel other than 1 (the caller's line is outside the staged code)"
+                if site is None else "source=" if source is not None else
+                f"a category defined in a function ({category.__qualname__})")
+        raise errors.StagingTypeError(f"warnings.warn() with {what}{errors.at()} is not staged; "
+                                      "warn outside the staged function, from its result")
+    loc, module = site
+    parts, operands = _template((message,), "", "")
+    tracing.emit("warn", operands, {
+        "parts": parts, "category": f"{category.__module__}:{category.__qualname__}",
+        "filename": loc.filename, "lineno": loc.lineno, "module": module})
+
+
+def warn_now(message: object, category: object = None, stacklevel: int = 1,
+             source: object = None, frame: object = None) -> None:
+    """``warnings.warn`` outside tracing, from converted code: at the user's line (Python's
+    own stack level would name autostage's or the generated file's)."""
+    site = user_site(stacklevel, frame)
+    if site is None:
+        warnings.warn(message, category, stacklevel + 1, source)
+        return
+    loc, module = site
+    if isinstance(message, Warning):
+        category = type(message)
+    globals_ = getattr(sys.modules.get(module), "__dict__", None)
+    registry = None if globals_ is None else globals_.setdefault("__warningregistry__", {})
+    warnings.warn_explicit(message, category or UserWarning, loc.filename, loc.lineno,
+                           module=module, registry=registry, module_globals=globals_,
+                           source=source)
+
+
 def assert_stmt(test: object, msg_fn=None) -> None:
     pred = predicate(test, "the assert condition")
     parts, operands = None, []
@@ -118,3 +183,5 @@ def assert_stmt(test: object, msg_fn=None) -> None:
 
 register_operator_hook("print_", print_)
 register_operator_hook("assert_stmt", assert_stmt)
+register_operator_hook("warn", warn)
+register_operator_hook("warn_now", warn_now)

@@ -1,4 +1,5 @@
-"""CPU lowerings of ``print``, ``assert`` and ``raise``, and the Python side they call back.
+"""CPU lowerings of ``print``, ``warn``, ``assert`` and ``raise``, and the Python side they call
+back.
 
 Numba's own ``print`` cannot reproduce ``str()`` of NumPy scalars and arrays, so printing (and
 formatting an assertion message) calls back into Python through ``numba.objmode`` and renders
@@ -19,7 +20,11 @@ import sys
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu.codegen import Emitter, is_scalar, lowering, np_dtype
 from autostage.runtime.ops import exceptions
-from autostage.runtime.ops.io import is_text, render
+from autostage.runtime.ops.io import (  # noqa: F401 - issue_warning: called by generated code
+    is_text,
+    issue_warning,
+    render,
+)
 
 # key -> exception raised by a generated module (a raise op, for a message made when raised)
 OBJECTS: dict[str, BaseException | ir.Op] = {}
@@ -82,6 +87,13 @@ def _print(op: ir.Op, em: Emitter) -> None:
     parts = tuple(op.attrs["parts"])
     stream, flush = op.attrs.get("stream", "stdout"), bool(op.attrs.get("flush"))
     _callback(em, op, f"cpu_io.emit_print({parts!r}, VALUES, {stream!r}, {flush})")
+
+
+@lowering("warn")
+def _warn(op: ir.Op, em: Emitter) -> None:
+    attrs = op.attrs
+    where = f"{attrs['category']!r}, {attrs['filename']!r}, {attrs['lineno']}, {attrs['module']!r}"
+    _callback(em, op, f"cpu_io.issue_warning({tuple(attrs['parts'])!r}, VALUES, {where})")
 
 
 @lowering("assert")

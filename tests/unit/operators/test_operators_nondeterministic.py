@@ -15,6 +15,7 @@ from time import perf_counter
 import numpy as np
 import pytest
 from autostage.runtime.staging import PythonSideEffectError
+from autostage.runtime.staging.errors import StagingTypeError
 from autostage.runtime.staging.nondeterministic_calls import NondeterministicCallError
 
 import autostage
@@ -132,7 +133,7 @@ def test_timing_a_staged_call_from_outside_works(target):
     assert y.tolist() == [2.0] * 3 and seconds > 0
 
 
-# Warnings and logging: their effect would happen once, at trace time ---------------------------
+# Warnings and logging -------------------------------------------------------------------------
 
 _LOG = logging.getLogger("autostage.tests.effects")
 
@@ -140,8 +141,14 @@ _LOG = logging.getLogger("autostage.tests.effects")
 def warns_when_negative(x):  # (nolds' "Data series very short!" pattern)
     s = x.sum()
     if s < 0:
-        warnings.warn("negative sum", RuntimeWarning)  # noqa: B028 - as nolds writes it
+        warnings.warn(f"negative sum {s}", RuntimeWarning)  # noqa: B028 - as nolds writes it
     return s
+
+
+def warns_for_the_caller(x):
+    if x.sum() < 0:
+        warnings.warn("negative", stacklevel=2)
+    return x
 
 
 def logs_when_negative(x):  # (emcee's integrated_time)
@@ -156,28 +163,59 @@ def logs_through_the_module(x):
     return x * 2
 
 
+def _warnings_of(fn, *args):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fn(*args)
+    return result, [(str(w.message), w.category, w.filename, w.lineno) for w in caught]
+
+
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("fn, spelled, text", [
-    (warns_when_negative, "warnings.warn", "warnings.warn("),
-    (logs_when_negative, "logger.warning", "_LOG.warning("),
-    (logs_through_the_module, "logging.info", "logging.info(")])
-def test_a_warning_or_log_call_is_refused_where_it_is_written(fn, spelled, text, target):
-    """A warning in a staged branch was issued on the first call whatever the data (both
-    branches are traced), and never again."""
+def test_a_warning_is_issued_at_run_time_from_the_users_line(target):
+    """Both branches of a staged if are traced: the warning was issued on the first call
+    whatever the data, and never again."""
+    f = autostage.convert(warns_when_negative, target=target)
+    line = line_of(warns_when_negative, "warnings.warn(").rpartition(":")
+    for x in (np.ones(3), -np.ones(3), np.ones(2), -np.arange(4.0)):
+        got, want = _warnings_of(f, x), _warnings_of(warns_when_negative, x)
+        assert got == want
+        assert got[1] == ([] if x.sum() >= 0 else [
+            (f"negative sum {x.sum()}", RuntimeWarning, line[0], int(line[2]))])
+
+
+def test_outside_tracing_a_warning_names_the_users_line():
+    """Python's own stack level named the generated file (or autostage's overload)."""
+    got = _warnings_of(autostage.to_graph(warns_when_negative), -np.ones(2))
+    assert got == _warnings_of(warns_when_negative, -np.ones(2))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn, message, text", [
+    (warns_for_the_caller, "warnings.warn() with stacklevel other than 1", "warnings.warn("),
+    (logs_when_negative, "logger.warning() in staged code", "_LOG.warning("),
+    (logs_through_the_module, "logging.info() in staged code", "logging.info(")])
+def test_a_log_call_or_a_warning_for_the_caller_is_refused(fn, message, text, target):
+    """A log record would be made once, at trace time; the caller's line is outside the
+    staged code."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        with pytest.raises(PythonSideEffectError) as e:
-            autostage.convert(fn, target=target)(np.ones(3))
+        with pytest.raises((PythonSideEffectError, StagingTypeError)) as e:
+            autostage.convert(fn, target=target)(-np.ones(3))
     assert caught == []
-    assert str(e.value).startswith(f"{spelled}() in staged code at {line_of(fn, text)}: it "
-                                   "would run once, when the function is traced")
+    assert str(e.value).startswith(f"{message}") and line_of(fn, text) in str(e.value)
 
 
-def test_outside_tracing_warnings_and_logs_are_python_s(caplog):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        assert autostage.to_graph(warns_when_negative)(-np.ones(3)) == -3.0
-    assert [str(w.message) for w in caught] == ["negative sum"]
+def test_outside_tracing_log_calls_are_pythons(caplog):
     with caplog.at_level(logging.WARNING, logger=_LOG.name):
         assert autostage.to_graph(logs_when_negative)(-np.ones(2)) == -2.0
     assert caplog.messages == ["negative sum -2.0"]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_warning_filtered_as_an_error_raises_it(target):
+    f = autostage.convert(warns_when_negative, target=target)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert f(np.ones(2)) == 2.0
+        with pytest.raises(RuntimeWarning, match="negative sum -2.0"):
+            f(-np.ones(2))

@@ -58,7 +58,7 @@ def test_the_effects_that_keep_an_op():
     assert effectful == {"assert", "call", "print", "py_function", "raise", "raise_if",
                          "random_draw",
                          "var_assign", "var_assign_add", "var_assign_sub", "var_read",
-                         "while"}
+                         "warn", "while"}
     assert op_registry.REGISTRY["print"].effects == Effects(io=True)
     assert not Effects() and Effects(raises=True)
 
