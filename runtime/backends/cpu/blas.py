@@ -151,20 +151,6 @@ def _layout(x, rows, cols):
 
 
 @intrinsic
-def _matrix_copy(typingctx, a):
-    """A C-contiguous copy of the 2-d ``a``, whose rows and columns BLAS could not read in place.
-    (An intrinsic, not an overload: an overload compiled a function of its own per signature,
-    ~25 ms.)"""
-    if not isinstance(a, types.Array):
-        return None
-    result = a.copy(layout="C", readonly=False)
-
-    def codegen(context, builder, signature, args):
-        return new_arrays.c_copy(context, builder, a, args[0])
-    return result(a), codegen
-
-
-@intrinsic
 def any_layout(typingctx, x):
     """``x`` typed as an array of any layout, and writable (BLAS only reads it): the array
     itself, no code. Generated code hands ``gemm``/``gemv`` their operands so, and they compile
@@ -190,11 +176,11 @@ def gemm(a, b):
     out = new_arrays.empty((m, n), a.dtype)
     trans_a, lda = _layout(a, m, k)
     if trans_a == 0:
-        a = _matrix_copy(a)
+        a = new_arrays.copy(a)
         trans_a, lda = _NO_TRANS, k
     trans_b, ldb = _layout(b, k, n)
     if trans_b == 0:
-        b = _matrix_copy(b)
+        b = new_arrays.copy(b)
         trans_b, ldb = _NO_TRANS, n
     _gemm_call(trans_a, trans_b, m, n, k, a, lda, b, ldb, out)
     return out
@@ -213,7 +199,7 @@ def gemv(a, x, transpose):
     rows, cols = a.shape
     flag, lda = _layout(a, rows, cols)
     if flag == 0:
-        a = _matrix_copy(a)
+        a = new_arrays.copy(a)
         flag, lda = _NO_TRANS, cols
     if flag == _TRANS:  # BLAS names the shape of the matrix as stored
         rows, cols = cols, rows
