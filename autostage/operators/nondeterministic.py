@@ -1,5 +1,5 @@
-"""Standard-library calls whose result changes from call to call, or whose effect is the
-Python process's (a warning, a log record): refused while tracing.
+"""Standard-library calls whose result changes from call to call, or whose effect is a log
+record: refused while tracing; ``warnings.warn``: staged.
 
 ``time.time()``, ``datetime.datetime.now()``, ``os.urandom(16)``, ``uuid.uuid4()``... called in
 converted code while a function is traced would run once, at trace time, and their one result

@@ -72,10 +72,16 @@ def issue_warning(parts: tuple, values: tuple, category: str, filename: str, lin
     cls = importlib.import_module(owner)
     for attr in name.split("."):
         cls = getattr(cls, attr)
-    globals_ = getattr(sys.modules.get(module), "__dict__", None)
-    registry = None if globals_ is None else globals_.setdefault("__warningregistry__", {})
+    globals_, registry = warning_registry(module)
     warnings.warn_explicit(render(parts, values), cls, filename, lineno, module=module,
                            registry=registry, module_globals=globals_)
+
+
+def warning_registry(module: str) -> tuple[dict | None, dict | None]:
+    """The globals of ``module`` and its ``__warningregistry__``, as ``warnings.warn`` uses
+    its caller's (None, None for a module no longer imported)."""
+    globals_ = getattr(sys.modules.get(module), "__dict__", None)
+    return globals_, None if globals_ is None else globals_.setdefault("__warningregistry__", {})
 
 
 def _evaluate_warn(op, values: tuple, run) -> tuple:

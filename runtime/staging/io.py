@@ -17,6 +17,7 @@ import warnings
 
 from autostage.runtime import ir, tracing, value_info
 from autostage.runtime.operator_hooks import register_operator_hook
+from autostage.runtime.ops.io import warning_registry
 from autostage.runtime.staging import errors, text, values
 from autostage.runtime.staging.control_flow import predicate
 from autostage.runtime.staging.tensor_lists import TensorList
@@ -117,7 +118,11 @@ def user_site(stacklevel: int, frame: object) -> tuple[ir.Location, str] | None:
         return None
     level = 0
     while frame is not None:
-        loc = tracing._location_of(frame)
+        loc = next((loc for resolve in tracing.location_resolvers
+                    if (loc := resolve(frame)) is not None), None)  # (converted code)
+        filename = frame.f_code.co_filename
+        if loc is None and not filename.startswith(tuple(tracing.internal_dirs)):
+            loc = ir.Location(filename, frame.f_lineno, frame.f_code.co_name)
         if loc is not None:
             level += 1
             if level >= stacklevel:
@@ -136,7 +141,9 @@ def warn(message: object, category: object = None, stacklevel: int = 1, source: 
             "and category (`warnings.warn(text, RuntimeWarning)`)")
     category = UserWarning if category is None else category
     if not (isinstance(category, type) and issubclass(category, Warning)):
-        raise TypeError(f"category must be a Warning subclass, not '{type(category).__name__}'")
+        raise errors.StagingTypeError(
+            f"warnings.warn() with a category that is not a Warning subclass{errors.at()} is not "
+            f"staged (Python raises TypeError where it runs): got {type(category).__name__}")
     site = user_site(stacklevel, frame)
     if site is None or source is not None or "<locals>" in category.__qualname__:
         what = ("stacklevel other than 1 (the caller's line is outside the staged code)"
@@ -162,8 +169,7 @@ def warn_now(message: object, category: object = None, stacklevel: int = 1,
     loc, module = site
     if isinstance(message, Warning):
         category = type(message)
-    globals_ = getattr(sys.modules.get(module), "__dict__", None)
-    registry = None if globals_ is None else globals_.setdefault("__warningregistry__", {})
+    globals_, registry = warning_registry(module)
     warnings.warn_explicit(message, category or UserWarning, loc.filename, loc.lineno,
                            module=module, registry=registry, module_globals=globals_,
                            source=source)
