@@ -53,12 +53,15 @@ IN_PLACE = {f"i{stem}": op for stem, op in BINARY_OPERATORS.items()} | {"imatmul
 _OPERAND_TYPES = (Tensor, bool, int, float, complex, np.ndarray, np.generic, list, tuple, range)
 
 
-def _operand(other: object) -> object:
-    """An operand as NumPy reads it: a ``range`` is the array of its items (``w + range(3)``;
-    refused, the TypeError was caught by the user's ``except TypeError``)."""
-    if type(other) is range:
-        return array_shapes.arange(other.start, other.stop, other.step)
-    return other
+def _operand(self: Tensor, other: object) -> object:
+    """``other`` as NumPy reads it beside ``self``: a ``range`` is the array of its items
+    (``w + range(3)``; refused, the TypeError was caught by the user's ``except TypeError``),
+    but NotImplemented beside a Python number (``n + range(3)`` is Python's TypeError)."""
+    if type(other) is not range:
+        return other
+    if value_info.is_weak(self.value):
+        return NotImplemented
+    return array_shapes.arange(other.start, other.stop, other.step)
 
 
 _SYMBOLS = {"add": "+", "subtract": "-", "multiply": "*", "true_divide": "/",
@@ -105,15 +108,31 @@ def _binary(op: str, reflected: bool):
     """A Python operator: Python's semantics (exceptions, exact ints) when both operands are
     Python numbers (``python_numbers``), NumPy's otherwise."""
     def method(self: Tensor, other: object) -> Tensor:
-        if not isinstance(other, _OPERAND_TYPES):
+        other = _operand(self, other) if isinstance(other, _OPERAND_TYPES) else NotImplemented
+        if other is NotImplemented:
             return NotImplemented
-        other = _operand(other)
         if type(other) in (list, tuple) and self.ndim == 0 and not value_info.is_array(
                 self.value):
             _with_sequence(op, self, other, reflected)
         if reflected:
             return python_numbers.binary(op, other, self)
         return python_numbers.binary(op, self, other)
+    return method
+
+
+def _comparison(op: str):
+    def method(self: Tensor, other: object) -> Tensor:
+        other = _operand(self, other) if isinstance(other, _OPERAND_TYPES) else NotImplemented
+        return NotImplemented if other is NotImplemented else array_api.ufunc(op, self, other)
+    return method
+
+
+def _matmul(reflected: bool):
+    def method(self: Tensor, other: object) -> Tensor:
+        other = _operand(self, other) if isinstance(other, _OPERAND_TYPES) else NotImplemented
+        if other is NotImplemented:
+            return NotImplemented
+        return array_api.matmul(other, self) if reflected else array_api.matmul(self, other)
     return method
 
 
@@ -126,8 +145,9 @@ def _power(self: Tensor, other: object, modulo: object = None) -> Tensor:
             f"pow() with three arguments of a staged value{f' at {loc}' if loc else ''} is not "
             "supported (NumPy values refuse it, and a Python int's modular power is not "
             "staged); write (x ** y) % mod, which gives Python's result or an OverflowError")
-    return python_numbers.binary("power", self, _operand(other)) if isinstance(
-        other, _OPERAND_TYPES) else NotImplemented
+    other = _operand(self, other) if isinstance(other, _OPERAND_TYPES) else NotImplemented
+    return NotImplemented if other is NotImplemented else python_numbers.binary(
+        "power", self, other)
 
 
 def _unary(op: str):
@@ -350,15 +370,12 @@ def _attach() -> None:
         setattr(Tensor, f"__i{stem}__", lambda self, other, _op=op: inplace(_op, self, other))
     Tensor.__pow__ = _power
     for stem, op in COMPARISON_OPERATORS.items():
-        setattr(Tensor, f"__{stem}__", lambda self, other, _op=op: array_api.ufunc(
-            _op, self, _operand(other)) if isinstance(other, _OPERAND_TYPES) else NotImplemented)
+        setattr(Tensor, f"__{stem}__", _comparison(op))
     for stem, op in UNARY_OPERATORS.items():
         setattr(Tensor, f"__{stem}__", _unary(op))
     methods = {
-        "__matmul__": lambda self, other: array_api.matmul(self, _operand(other)) if isinstance(
-            other, _OPERAND_TYPES) else NotImplemented,
-        "__rmatmul__": lambda self, other: array_api.matmul(_operand(other), self) if isinstance(
-            other, _OPERAND_TYPES) else NotImplemented,
+        "__matmul__": _matmul(False),
+        "__rmatmul__": _matmul(True),
         "__imatmul__": lambda self, other: inplace("matmul", self, other),
         "__divmod__": lambda self, other: python_numbers.divmod_(self, other),
         "__rdivmod__": lambda self, other: python_numbers.divmod_(other, self),
