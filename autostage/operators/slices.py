@@ -57,12 +57,13 @@ def setitem(target: Any, key: Any, value: Any) -> Any:
     (``sole_holder``, which follows it through converted loops and branches): then no one
     else could see the write the copy takes. Else the runtime refuses the write.
     """
-    if isinstance(target, Staged) or isinstance(key, Staged):
-        return stage_operator("setitem", target, key, value)
+    # (an array at a staged index first: `counts[labels[i]] = 1.0` was refused as shared)
     if type(target) is np.ndarray and (isinstance(value, Staged) or _is_staged_key(key)):
         only_name = sole_holder.held_by_the_variable_only(target)  # (a statement: no call's
         # arguments on the stack hold it meanwhile)
         return stage_operator("setitem", target, key, value, only_name=only_name)
+    if isinstance(target, Staged) or isinstance(key, Staged):
+        return stage_operator("setitem", target, key, value)
     target[key] = value
     return target
 

@@ -26,9 +26,10 @@ code holds the body's code object).
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
-from types import FrameType
+from types import CellType, FrameType, FunctionType, GeneratorType
 from typing import Any
 
 import numpy as np
@@ -69,7 +70,8 @@ def _loop_unexplained(array: Any, caller: FrameType) -> int:
     slots in ``caller`` and the functions around it, the operator's state tuple."""
     local = caller.f_locals
     closed = {*caller.f_code.co_cellvars, *caller.f_code.co_freevars}
-    if any(value is array and name in closed for name, value in local.items()):
+    if any(value is array and name in closed for name, value in local.items()) and (
+            _closure_holds(array)):
         return 1  # a closure reads the variable: it would see the unwritten array
     named = _named_references(array, caller)
     count = sys.getrefcount(array)
@@ -105,7 +107,8 @@ def _named_references(array: Any, frame: FrameType) -> int:
             # function of the user's own, called with the array, is a caller: not followed).
             own = {name for name, value in local.items() if value is array}
             shared = {*parent.f_code.co_cellvars, *parent.f_code.co_freevars}
-            if not own <= names or own & shared:  # another name, or one a closure reads
+            if not own <= names or own & shared and _closure_holds(array):  # another name,
+                # or one a closure made so far reads
                 return named + entries  # (during the loop it would read the unwritten array)
             named += 2 * len(own)  # its slot and its snapshot's entry
             below, via_operator = parent, False
@@ -113,6 +116,22 @@ def _named_references(array: Any, frame: FrameType) -> int:
             return named
         parent = parent.f_back
     return named
+
+
+def _closure_holds(array: Any) -> bool:
+    """Whether a function made so far reads ``array`` through a closure cell. Converted code
+    makes a branch or loop body a nested function at the statement, so a variable a later
+    statement's body reads is a cell while an earlier loop writes it (the kNN vote's `counts`
+    was refused), though no function can read it yet."""
+    for cell in gc.get_referrers(array):
+        if type(cell) is not CellType:
+            continue
+        for holder in gc.get_referrers(cell):
+            if type(holder) is GeneratorType or type(holder) is tuple and any(
+                    type(f) is FunctionType and f.__closure__ is holder
+                    for f in gc.get_referrers(holder)):
+                return True  # (a generator expression running: its frame holds the cell)
+    return False
 
 
 def _count_in(state: tuple, array: Any) -> int:

@@ -217,3 +217,81 @@ def test_a_staged_loop_writes_an_array_only_its_variable_holds(target):
                                   written_in_a_staged_loop(x))
     with pytest.raises((StagingTypeError, StagingError), match="something besides this variable"):
         autostage.convert(aliased_around_a_staged_loop, target=target)(x)
+
+
+def one_hot_argmax(labels, n):  # (numpy-ml's vote: a single staged index)
+    s = 0
+    for i in range(labels.shape[0]):
+        counts = np.zeros(n)
+        counts[labels[i]] = 1.0
+        s += np.argmax(counts)
+    return s
+
+
+def knn_vote(D, labels, n_classes):  # a later loop's body reads `counts`: a closure cell
+    preds = []
+    for i in range(D.shape[0]):
+        nn = np.argsort(D[i])[:2]
+        counts = np.zeros(n_classes, dtype=np.int64)
+        for j in nn:
+            counts[labels[j]] += 1
+        best = 0
+        for c in range(1, n_classes):
+            if counts[c] > counts[best]:
+                best = c
+        preds.append(best)
+    return preds
+
+
+def class_means(X, y, n_classes):  # (naive Bayes: the means a later loop reads)
+    means = np.zeros((n_classes, X.shape[1]))
+    for c in range(n_classes):
+        means[c] = X[y == c].mean(axis=0)
+    scores = np.zeros((X.shape[0], n_classes))
+    for c in range(n_classes):
+        scores[:, c] = -np.sum((X - means[c]) ** 2, axis=1)
+    return scores.argmax(axis=1), means
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_writes_at_a_staged_index_and_arrays_later_closures_read(target):
+    """``counts[labels[i]] = 1.0`` (a staged index alone) was refused as shared, and so was an
+    array a later statement's generated body reads (a closure cell, though no function could
+    read it while the loop ran)."""
+    labels = np.array([1, 0, 1])
+    assert autostage.convert(one_hot_argmax, target=target)(labels, 2) == 2
+    D = np.array([[0.1, 0.5, 0.2], [0.9, 0.1, 0.3]])
+    assert autostage.convert(knn_vote, target=target)(D, labels, 2) == knn_vote(D, labels, 2)
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 4)), rng.integers(0, 3, 30)
+    for got, want in zip(autostage.convert(class_means, target=target)(X, y, 3),
+                         class_means(X, y, 3), strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def read_by_an_earlier_closure(nn, labels):
+    counts = np.zeros(2, dtype=np.int64)
+
+    def total():
+        return counts.sum()
+    t = 0
+    for j in nn:
+        counts[labels[j]] += 1
+        t = t + total()
+    return t
+
+
+def read_by_a_running_generator(nn, labels):
+    counts = np.zeros(2, dtype=np.int64)
+    g = (counts[k] for k in range(2))
+    first = next(g)
+    for j in nn:
+        counts[labels[j]] += 1
+    return first + next(g)
+
+
+@pytest.mark.parametrize("fn", [read_by_an_earlier_closure, read_by_a_running_generator])
+def test_an_array_a_closure_made_before_reads_is_refused(fn):
+    """Those would read the unwritten array while (or after) the staged copy is written."""
+    with pytest.raises(StagingTypeError, match="that something besides this variable may hold"):
+        autostage.convert(fn)(np.array([0, 2]), np.array([0, 1, 1]))
