@@ -1,17 +1,20 @@
 """CPU lowerings of diag, triu, tril and norm.
 
 diag/triu/tril are loops writing into zeros (a 1-d input to triu/tril is broadcast to a square
-matrix, as NumPy does). norm reuses the reduction loop nest: ``ord=None`` sums squares then
-takes the square root (over all elements for ``axis=None``: NumPy uses a BLAS dot there, so
-floats agree to rounding), vector ords 0, 1, inf, -inf, p, and matrix ords 'fro', 1, -1, inf,
--inf over two axes; the SVD-based ords (2, -2, 'nuc') call np.linalg.norm itself
-(``lower_numpy_linalg``).
+matrix, as NumPy does). norm computes what ``np.linalg.norm`` computes, in its order, bit for
+bit: over all elements with ``ord=None`` (or 'fro', or 2 of a vector) the square root of a BLAS
+dot of the flattened array with itself; along axes, sums (NumPy's pairwise sums: the ``sum`` op's
+lowering) of squares or of absolute values, and a matrix 1/inf norm's extreme of those sums;
+vector ords inf, -inf and 0 are one loop (extremes and counts: any order). Other ords (p, the
+SVD-based 2, -2, 'nuc'), complex values and matrix norms with ``keepdims`` call np.linalg.norm
+itself (``lower_numpy_linalg``). (It summed squares in one loop: ~1 ulp from NumPy's result
+for long vectors, numpy-ml's squared error.)
 """
 
 from __future__ import annotations
 
 import numpy as np
-from autostage.runtime import ir
+from autostage.runtime import ir, op_registry
 from autostage.runtime.backends.cpu import lower_numpy_linalg
 from autostage.runtime.backends.cpu import lower_support as s
 from autostage.runtime.backends.cpu.codegen import Emitter, lowering
@@ -86,33 +89,12 @@ def _sum_of(term):
     return reducer
 
 
-def _square(op, em, element):
-    dtype = op.results[0].type.dtype
-    if s.is_complex(op.operands[0].type.dtype):
-        e = em.fresh("e")
-        em.line(f"{e} = {element}")
-        re, im = s.cast(f"{e}.real", dtype), s.cast(f"{e}.imag", dtype)
-        return f"{re} * {re} + {im} * {im}"
-    v = s.cast(element, dtype)
-    return f"{v} * {v}"
-
-
 def _vector_reducer(op: ir.Op, em: Emitter, ord_: object):
-    dtype = op.results[0].type.dtype
-    total = _sum_of(_square)
-    if ord_ is None or ord_ == 2 or ord_ == "fro":
-        return lambda *a: s.cast(f"np.sqrt({total(*a)})", dtype)
-    if ord_ == 1:
-        return _sum_of(lambda op, em, e: _abs(op, e))
+    """Vector ords inf, -inf (the extreme |x|) and 0 (the count of nonzero elements)."""
     if ord_ == 0:
+        dtype = op.results[0].type.dtype
         return _sum_of(lambda op, em, e: s.cast(f"{e} != 0", dtype))
-    if ord_ in (np.inf, -np.inf):
-        return _extreme_abs("max" if ord_ > 0 else "min")
-    if isinstance(ord_, (int, float)):
-        p = s.cast(repr(float(ord_)), dtype)
-        powers = _sum_of(lambda op, em, e: f"{_abs(op, e)} ** {p}")
-        return lambda *a: f"{powers(*a)} ** ({s.one(dtype)} / {p})"
-    raise s.unsupported(em, op, f"vector norm ord={ord_!r} is not lowered")
+    return _extreme_abs("max" if ord_ > 0 else "min")
 
 
 def _extreme_abs(kind: str):
@@ -128,45 +110,67 @@ def _extreme_abs(kind: str):
     return reducer
 
 
-def _matrix_reducer(op: ir.Op, em: Emitter, ord_: object, axes: tuple[int, int]):
-    """ord 1/-1: extreme column sum of |x|; inf/-inf: extreme row sum."""
-    if ord_ is None or ord_ == "fro":
-        return _vector_reducer(op, em, None)
-    if ord_ not in (1, -1, np.inf, -np.inf):
-        raise s.unsupported(em, op, f"matrix norm ord={ord_!r} (needs an SVD) is not lowered")
-    row, col = axes
-    outer, summed = (col, row) if ord_ in (1, -1) else (row, col)
-    kind = "max" if ord_ > 0 else "min"
-
-    def reducer(op, em, inner, element, first, count):
-        dtype = op.results[0].type.dtype
-        best, acc = em.fresh("best"), em.fresh("acc")
-        em.line(f"{best} = {s.zero(dtype)}")
-        with inner.over((outer,)):
-            em.line(f"{acc} = {s.zero(dtype)}")
-            with inner.over((summed,)):
-                em.line(f"{acc} += {_abs(op, element)}")
-            em.line(f"if {inner.idx[outer]} == 0 or {_better(kind, acc, best)}:")
-            with em.block():
-                em.line(f"{best} = {acc}")
-        return best
-    return reducer
-
-
 @lowering("norm")
 def lower_norm(op: ir.Op, em: Emitter) -> None:
     x = op.operands[0]
     ord_, axis, keepdims = op.attrs["ord"], op.attrs["axis"], op.attrs["keepdims"]
-    if axis is None and ord_ is None:
-        emit_reduction(op, em, tuple(range(x.type.ndim)), keepdims, _vector_reducer(op, em, None))
+    ndim = x.type.ndim
+    axes = tuple(range(ndim)) if axis is None else tuple(axis)
+    frobenius = ord_ is None or ord_ in ("f", "fro") and len(axes) == 2 or ord_ == 2 and (
+        len(axes) == 1)
+    if axis is None and frobenius and x.type.dtype.kind != "c":
+        _dot_norm(op, em)
         return
-    axes = tuple(range(x.type.ndim)) if axis is None else tuple(axis)
-    if len(axes) == 2 and ord_ not in (None, "fro", 1, -1, np.inf, -np.inf):
-        # 2, -2, 'nuc': singular values, computed by NumPy (exactly as np.linalg.norm)
+    if len(axes) == 1 and ord_ in (np.inf, -np.inf, 0):
+        emit_reduction(op, em, axes, keepdims, _vector_reducer(op, em, ord_))
+        return
+    summed = frobenius or (ord_ == 1 if len(axes) == 1 else ord_ in (1, -1, np.inf, -np.inf)
+                           and not keepdims)
+    if x.type.dtype.kind == "c" or not summed:
+        # p norms, SVD-based matrix norms, complex values: NumPy's own function
         lower_numpy_linalg.emit_call(op, em, "linalg.norm", tuple(op.attrs.items()))
         return
-    if len(axes) == 1:
-        reducer = _vector_reducer(op, em, ord_)
+    x = _as_float(op, em, x)
+    if frobenius:
+        squares = _sub(op, em, "multiply", (x, x))
+        total = _sub(op, em, "sum", (squares,), axis=axes, keepdims=keepdims, dtype=None)
+        result = _sub(op, em, "sqrt", (total,))
+    elif len(axes) == 1:
+        result = _sub(op, em, "sum", (_sub(op, em, "absolute", (x,)),), axis=axes,
+                      keepdims=keepdims, dtype=None)
+    else:  # NumPy: the sums of |x| along one axis, then their extreme along the other
+        row, col = axes
+        along, other = (row, col) if ord_ in (1, -1) else (col, row)
+        sums = _sub(op, em, "sum", (_sub(op, em, "absolute", (x,)),), axis=(along,),
+                    keepdims=False, dtype=None)
+        result = _sub(op, em, "max" if ord_ > 0 else "min", (sums,),
+                      axis=(other - (other > along),), keepdims=False)
+    em.line(f"{em.name(op.results[0])} = {em.name(result)}")
+
+
+def _sub(op: ir.Op, em: Emitter, name: str, operands: tuple, **attrs: object) -> ir.Value:
+    """The result of an op ``name`` of ``operands`` emitted for ``op`` (a step of its value)."""
+    types = op_registry.lookup(name).infer(tuple(v.type for v in operands), attrs)
+    step = ir.Op(name, operands, types, attrs, loc=op.loc)
+    em.emit_op(step)
+    return step.results[0]
+
+
+def _as_float(op: ir.Op, em: Emitter, x: ir.Value) -> ir.Value:
+    """``x`` as NumPy's norm takes it: integers and booleans as float64."""
+    if x.type.dtype.kind in "fc":
+        return x
+    return _sub(op, em, "cast", (x,), dtype=np.dtype(np.float64))
+
+
+def _dot_norm(op: ir.Op, em: Emitter) -> None:
+    """``sqrt(dot(x.ravel(), x.ravel()))``, as NumPy computes the norm of all elements (through
+    ``np.dot``: the BLAS dot NumPy's own calls)."""
+    x, result = _as_float(op, em, op.operands[0]), op.results[0]
+    flat, norm = em.fresh("flat"), em.fresh("norm")
+    em.line(f"{flat} = cpu_new.flat_view({s.contiguous(em, em.name(x))})")
+    em.line(f"{norm} = np.sqrt(np.dot({flat}, {flat}))")
+    if result.type.ndim:  # keepdims
+        em.line(f"{em.name(result)} = {s.full(em, ['1'] * result.type.ndim, norm)}")
     else:
-        reducer = _matrix_reducer(op, em, ord_, axes)
-    emit_reduction(op, em, axes, keepdims, reducer)
+        em.line(f"{em.name(result)} = {norm}")
