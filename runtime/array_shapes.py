@@ -234,11 +234,12 @@ def _fill(value: object, dtype: np.dtype) -> Tensor:
 
 
 def zeros(shape: object, dtype: object = float) -> Tensor:
-    return full(shape, 0, dtype)
+    # (dtype=None is NumPy's float64: full's None takes the fill value's dtype, an int)
+    return full(shape, 0, float if dtype is None else dtype)
 
 
 def ones(shape: object, dtype: object = float) -> Tensor:
-    return full(shape, 1, dtype)
+    return full(shape, 1, float if dtype is None else dtype)
 
 
 def full_like(x: object, fill_value: object, dtype: object = None) -> Tensor:

@@ -189,6 +189,9 @@ def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
 
 def _array(obj, dtype=None, *, copy=True, **kwargs):
     """np.array / np.asarray of a tensor, of a (nested) list with tensors or of a tensor list."""
+    if isinstance(copy, np._CopyMode):  # (array_api_compat's asarray(copy=None) passes one)
+        copy = copy is np._CopyMode.ALWAYS
+    copy = bool(copy)  # (None: a copy only where one is needed, as False here)
     fresh = True  # stacking makes a new array: no copy needed
     if isinstance(obj, (list, tuple)):
         obj = array_shapes.stack([_array(o, copy=False) for o in obj])

@@ -44,7 +44,7 @@ def _scalar(x: object, name: str) -> Tensor:
 def len_(x: object) -> object:
     _check(x)
     if isinstance(x, Tensor):
-        return iteration._dim0(x)
+        return iteration._dim0(x, "len")
     if isinstance(x, TensorList):
         return tensor_lists.length(x)
     if isinstance(x, iteration.StagedReversed):  # Python's reverse iterators have no len()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import operator
 
 import numpy as np
-from autostage.runtime import array_shapes, tracing
+from autostage.runtime import array_shapes, dtype_rules, tracing, value_info
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.staging import errors, tensor_lists, values
 from autostage.runtime.staging.tensor_lists import TensorList
@@ -32,10 +32,19 @@ def _compare(name: str, a: Tensor, b: object) -> Tensor:
     return Tensor(result)
 
 
-def _dim0(x: Tensor) -> Tensor | int:
+def _dim0(x: Tensor, what: str = "iteration") -> Tensor | int:
+    """``len(x)`` (``what`` "len") or the length iteration over ``x`` takes; of a 0-d value,
+    Python's TypeError (its rank is known: Python would raise there too, and a user's
+    ``except TypeError`` takes it, as astropy's ``try: len(np.mean(d))`` does)."""
     if x.ndim == 0:
-        raise errors.StagingTypeError(f"iteration over a 0-d tensor{errors.at()} (Python: "
-                                      "'iteration over a 0-d array')")
+        if value_info.is_array(x.value) or value_info.aliased_argument(x.value) is not None and (
+                not value_info.is_scalar_argument(x.value)):
+            raise TypeError("len() of unsized object" if what == "len" else
+                            "iteration over a 0-d array")
+        kind = dtype_rules.weak_kind(x.dtype).__name__ if value_info.is_weak(x.value) else (
+            f"numpy.{x.dtype.type.__name__}")
+        raise TypeError(f"object of type '{kind}' has no len()" if what == "len" else
+                        f"'{kind}' object is not iterable")
     return array_shapes.dim(x, 0)
 
 

@@ -1,0 +1,64 @@
+"""Creation calls and ``len`` of staged values as NumPy and Python behave, found running other
+people's code (astropy.stats, array_api_compat's wrappers in SciPy): ``np.zeros(n, dtype=None)``
+is float64, ``np.array``'s NumPy 2 copy modes, and ``len()`` of a 0-d value is Python's
+TypeError, which a user's ``except TypeError`` catches."""
+
+import numpy as np
+import pytest
+
+import autostage
+
+TARGETS = ["interpreter", "cpu"]
+
+
+def _made_with_dtype_none(n):
+    return (np.zeros(n, dtype=None), np.ones(n, dtype=None), np.empty(n, dtype=None) * 0,
+            np.full(n, 2.0, dtype=None), np.full(n, 2, dtype=None), np.eye(n, dtype=None))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_dtype_none_is_numpys_default(target):
+    """A staged size with ``dtype=None`` gave int64 (the fill value's dtype)."""
+    got = autostage.convert(_made_with_dtype_none, target=target)(np.int64(3))
+    for g, want in zip(got, _made_with_dtype_none(3), strict=True):
+        assert g.dtype == want.dtype and np.array_equal(g, want)
+
+
+def _copy_modes(x):
+    return (np.array(x, copy=np._CopyMode.IF_NEEDED) + np.array(x, copy=None)
+            + np.array(x, copy=np._CopyMode.ALWAYS) + np.asarray(x, copy=None))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_copy_modes_of_numpy_2(target):
+    """A ``_CopyMode`` was tested as a bool: NumPy's ValueError ("neither True nor False")."""
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(autostage.convert(_copy_modes, target=target)(x),
+                                  _copy_modes(x))
+
+
+def _length_or_one(d):  # (astropy.stats.bootstrap with bootfunc=np.mean)
+    try:
+        k = len(np.mean(d))
+    except TypeError:
+        k = 1
+    return np.zeros(k) + d.sum()
+
+
+def _messages(d):
+    out = []
+    for v in (np.mean(d), d.sum() > 0, np.asarray(d.sum())):
+        try:
+            len(v)
+        except TypeError as e:
+            out.append(str(e))
+    return out
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_len_of_a_0d_value_is_pythons_type_error(target):
+    d = np.arange(4.0)
+    np.testing.assert_array_equal(autostage.convert(_length_or_one, target=target)(d), [6.0])
+    assert autostage.convert(_messages, target=target)(d) == _messages(d) == [
+        "object of type 'numpy.float64' has no len()", "object of type 'numpy.bool' has no len()",
+        "len() of unsized object"]
