@@ -65,6 +65,12 @@ np_concatenate = _overload(np.concatenate)
 np_identity = _overload(np.identity)
 np_tri = _overload(np.tri)
 np_linspace = _overload(np.linspace)  # a staged num does not dispatch
+# a NumPy array with staged sizes or counts (`np.broadcast_to(np.ones(1), x.shape)`, astropy's
+# circstats): NumPy dispatches on the array only
+np_broadcast_to = _overload(np.broadcast_to)
+np_reshape = _overload(np.reshape)
+np_tile = _overload(np.tile)
+np_repeat = _overload(np.repeat)
 np_isscalar = _overload(np.isscalar)  # pure Python: it would see the Tensor object
 # Their dispatchers iterate the argument, and NumPy replaces the staged value's refusal with
 # "dispatcher for __array_function__ did not return an iterable": refused here instead.

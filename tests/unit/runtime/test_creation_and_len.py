@@ -62,3 +62,18 @@ def test_len_of_a_0d_value_is_pythons_type_error(target):
     assert autostage.convert(_messages, target=target)(d) == _messages(d) == [
         "object of type 'numpy.float64' has no len()", "object of type 'numpy.bool' has no len()",
         "len() of unsized object"]
+
+
+def _numpy_array_with_staged_sizes(data, m):  # (astropy's circstats: broadcast_to(ones, shape))
+    return (np.broadcast_to(np.ones((1,)), data.shape) * data, np.tile(np.ones(2), m),
+            np.repeat(np.arange(2), m), np.reshape(np.arange(6.0), (2, m)))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_numpy_array_with_staged_sizes_or_counts(target):
+    """NumPy dispatches on the array argument only: the staged shape was used as a Python bool
+    (refused)."""
+    data, m = np.arange(5.0), np.int64(3)
+    got = autostage.convert(_numpy_array_with_staged_sizes, target=target)(data, m)
+    for g, want in zip(got, _numpy_array_with_staged_sizes(data, 3), strict=True):
+        assert g.dtype == want.dtype and np.array_equal(g, want)
