@@ -308,11 +308,20 @@ def staged_function(function: Callable) -> Callable | None:
     return call
 
 
+# Functions NumPy gives one array: a list or tuple of staged values there is staged as an array
+# first (``np.max([a, b])``; the operators route such calls here).
+OF_AN_ARRAY = (np.max, np.min, np.amax, np.amin, np.argmax, np.argmin, np.sum, np.mean, np.prod,
+               np.any, np.all, np.median, np.std, np.var, np.average, np.cumsum, np.sort,
+               np.argsort, np.ptp)
+
+
 def _numpy_call(function: Callable, *args: Any, **kwargs: Any) -> Any:
     """Hook of the operators' NumPy overloads (``ag__.np_zeros(n)`` with a staged ``n``...)."""
     staged = staged_function(function)
     if staged is None:
         raise unsupported(numpy_name(function))
+    if function in OF_AN_ARRAY and args and isinstance(args[0], (list, tuple)):
+        args = (_array(args[0], copy=False), *args[1:])
     return staged(*args, **kwargs)
 
 

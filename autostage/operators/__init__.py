@@ -31,6 +31,7 @@ from autostage.operators.logical import (
 )
 from autostage.operators.math_overloads import OVERLOADS as _MATH_OVERLOADS
 from autostage.operators.nondeterministic import OVERLOADS as _NONDETERMINISTIC_OVERLOADS
+from autostage.operators.numpy_overloads import SEQUENCE_REDUCTIONS as _SEQUENCE_REDUCTIONS
 from autostage.operators.numpy_overloads import (
     np_arange,
     np_array,
@@ -163,9 +164,12 @@ __all__ = [
     "random_method", *_RANDOM_OVERLOADS,
     # clocks and OS randomness (time_time, os_urandom...), refused while tracing
     *_NONDETERMINISTIC_OVERLOADS,
+    # NumPy reductions of a list holding staged values (np_max...)
+    *_SEQUENCE_REDUCTIONS,
     # Python's math functions (math_exp...), staged on staged values
     *_MATH_OVERLOADS,
 ]
 globals().update(_RANDOM_OVERLOADS)
 globals().update(_NONDETERMINISTIC_OVERLOADS)
+globals().update(_SEQUENCE_REDUCTIONS)
 globals().update(_MATH_OVERLOADS)

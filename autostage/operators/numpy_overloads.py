@@ -17,6 +17,7 @@ import numpy as np
 
 from autostage.operators.py_builtins import BUILTINS
 from autostage.runtime import Staged, is_tracing, stage_operator
+from autostage.runtime.numpy_dispatch import OF_AN_ARRAY
 
 
 def _has_staged(values: Any) -> bool:
@@ -65,6 +66,11 @@ np_concatenate = _overload(np.concatenate)
 np_identity = _overload(np.identity)
 np_tri = _overload(np.tri)
 np_linspace = _overload(np.linspace)  # a staged num does not dispatch
+
+
+# np.max([a, b]) of staged scalars: NumPy makes the array itself, which a staged value cannot
+# join; staged, the list is a staged array first (np.array's rules: ``numpy_dispatch``)
+SEQUENCE_REDUCTIONS = {f"np_{f.__name__}": _overload(f) for f in OF_AN_ARRAY}
 # a NumPy array with staged sizes or counts (`np.broadcast_to(np.ones(1), x.shape)`, astropy's
 # circstats): NumPy dispatches on the array only
 np_broadcast_to = _overload(np.broadcast_to)

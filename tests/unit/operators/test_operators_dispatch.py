@@ -221,8 +221,10 @@ def test_numpy_overloads_route_staged_arguments_while_tracing(staged, monkeypatc
     args = {"full": (3, 1.5), "concatenate": ([[1.0], [2.0]],), "linspace": (0.0, 1.0, 3),
             "roots": ([1.0, -3.0, 2.0],), "poly": ([1.0, 2.0],), "nditer": (np.arange(3),),
             "ndenumerate": (np.arange(3),), "as_strided": (np.arange(3.0),),
-            "unravel_index": (3, (2, 2))
-            }.get(function.__name__, (3,))
+            "unravel_index": (3, (2, 2)), "broadcast_to": (np.ones(1), (3,)),
+            "repeat": (np.arange(2), 2), "reshape": (np.arange(4.0), (2, 2)),
+            "tile": (np.ones(2), 2), "sort": ([3.0, 1.0],), "argsort": ([3.0, 1.0],),
+            "cumsum": ([3.0, 1.0],)}.get(function.__name__, (3,))
     plain, expected = overload(*args), function(*args)  # Python values: NumPy itself
     assert type(plain) is type(expected)
     if isinstance(expected, np.nditer | np.ndenumerate):  # iterators: what they give

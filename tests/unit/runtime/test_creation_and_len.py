@@ -77,3 +77,18 @@ def test_a_numpy_array_with_staged_sizes_or_counts(target):
     got = autostage.convert(_numpy_array_with_staged_sizes, target=target)(data, m)
     for g, want in zip(got, _numpy_array_with_staged_sizes(data, 3), strict=True):
         assert g.dtype == want.dtype and np.array_equal(g, want)
+
+
+def _reductions_of_lists(x):  # (numpy-ml's hmm: np.max([...]) of staged scalars)
+    a, b, c = x[0] * 2, x[1] + 1, x.sum()
+    return (np.max([a, b, c]), np.argmax([a, b]), np.sum([a, b]), np.mean((a, c)),
+            np.min([a, 0.5]), np.median([a, b, c, 1]), np.sum([x, x], axis=0))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_numpy_reductions_of_lists_holding_staged_values(target):
+    """NumPy makes the array itself, which a staged value cannot join: refused."""
+    x = np.array([0.3, 0.9, 0.1])
+    got = autostage.convert(_reductions_of_lists, target=target)(x)
+    for g, want in zip(got, _reductions_of_lists(x), strict=True):
+        assert type(g) is type(want) and np.array_equal(g, want), (g, want)
