@@ -68,9 +68,20 @@ np_tri = _overload(np.tri)
 np_linspace = _overload(np.linspace)  # a staged num does not dispatch
 
 
-# np.max([a, b]) of staged scalars: NumPy makes the array itself, which a staged value cannot
-# join; staged, the list is a staged array first (np.array's rules: ``numpy_dispatch``)
-SEQUENCE_REDUCTIONS = {f"np_{f.__name__}": _overload(f) for f in OF_AN_ARRAY}
+def _of_an_array(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``np.max([a, b])`` of staged scalars: NumPy makes the array itself, which a staged value
+    cannot join; staged, the list is a staged array first (``np.array``'s rules:
+    ``numpy_dispatch``). A tensor or a tensor list dispatches as it does without this."""
+    def overload(a: Any, *args: Any, **kwargs: Any) -> Any:
+        if is_tracing() and isinstance(a, (list, tuple)) and _has_staged(a):
+            return stage_operator("numpy_call", function, a, *args, **kwargs)
+        return function(a, *args, **kwargs)
+
+    return register(function, overload, f"np.{function.__name__}",
+                    "staged when its list holds a staged value")
+
+
+SEQUENCE_REDUCTIONS = {f"np_{f.__name__}": _of_an_array(f) for f in OF_AN_ARRAY}
 # a NumPy array with staged sizes or counts (`np.broadcast_to(np.ones(1), x.shape)`, astropy's
 # circstats): NumPy dispatches on the array only
 np_broadcast_to = _overload(np.broadcast_to)
