@@ -191,13 +191,6 @@ class MaybeUnbound(Staged):
                 f"value cannot be None at run time: give {self.name!r} a value of the same dtype "
                 "before the if/loop (e.g. -np.inf or np.nan for a float, -1 for an int) and test "
                 "for that value (or a separate flag) instead of `is None`")
-        if self.none:  # (no return on a path, `return None` or `return None, x`)
-            return errors.StagingUnboundError(
-                f"{what} (or an item of it) is None on some paths of the staged if/loop"
-                f"{errors.at(self.loc)} (some paths return no value, or None) and a staged "
-                f"{strong(self.type)} value on others, and {used}; a staged value cannot be None "
-                "at run time: return a value of the same dtype on every path (e.g. np.nan for a "
-                "float, -1 for an int)")
         tail = ("some paths return no value (Python would return None there); return a value "
                 "on every path" if self.name.startswith("retval_") else
                 f"assign {self.name!r} on every path (before the if/loop, or in an else:)")

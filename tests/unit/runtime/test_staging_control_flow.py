@@ -354,17 +354,3 @@ def test_an_argument_a_branch_may_rebind_is_not_carried_through_a_raising_if(tar
     assert f(data) == _checked_sizes(data)
     with pytest.raises(ValueError, match="nvals too large"):
         f(np.arange(5.0), nvals=[4, 6])
-
-
-def _none_in_a_returned_tuple(x):  # (SciPy's scalar_search_armijo: `return None, phi_a1`)
-    if x > 0:
-        return None, x
-    return x * 2, x
-
-
-def test_none_in_a_returned_tuple_is_named_as_such():
-    """It read "some paths return no value", though every path returns a tuple."""
-    with pytest.raises(StagingUnboundError, match=r"the return value \(or an item of it\) is "
-                                                  r"None on some paths") as e:
-        run(_none_in_a_returned_tuple, np.float64(1.0))
-    assert line_of(_none_in_a_returned_tuple, "return x * 2") in str(e.value)
