@@ -54,9 +54,12 @@ _OPERAND_TYPES = (Tensor, bool, int, float, complex, np.ndarray, np.generic, lis
 
 
 def _operand(self: Tensor, other: object) -> object:
-    """``other`` as NumPy reads it beside ``self``: a ``range`` is the array of its items
-    (``w + range(3)``; refused, the TypeError was caught by the user's ``except TypeError``),
-    but NotImplemented beside a Python number (``n + range(3)`` is Python's TypeError)."""
+    """``other`` as NumPy reads it beside ``self``, or NotImplemented (not an operand type): a
+    ``range`` is the array of its items (``w + range(3)``; refused, the TypeError was caught by
+    the user's ``except TypeError``), but not beside a Python number (``n + range(3)`` is
+    Python's TypeError)."""
+    if not isinstance(other, _OPERAND_TYPES):
+        return NotImplemented
     if type(other) is not range:
         return other
     if value_info.is_weak(self.value):
@@ -108,7 +111,7 @@ def _binary(op: str, reflected: bool):
     """A Python operator: Python's semantics (exceptions, exact ints) when both operands are
     Python numbers (``python_numbers``), NumPy's otherwise."""
     def method(self: Tensor, other: object) -> Tensor:
-        other = _operand(self, other) if isinstance(other, _OPERAND_TYPES) else NotImplemented
+        other = _operand(self, other)
         if other is NotImplemented:
             return NotImplemented
         if type(other) in (list, tuple) and self.ndim == 0 and not value_info.is_array(
@@ -122,14 +125,14 @@ def _binary(op: str, reflected: bool):
 
 def _comparison(op: str):
     def method(self: Tensor, other: object) -> Tensor:
-        other = _operand(self, other) if isinstance(other, _OPERAND_TYPES) else NotImplemented
+        other = _operand(self, other)
         return NotImplemented if other is NotImplemented else array_api.ufunc(op, self, other)
     return method
 
 
 def _matmul(reflected: bool):
     def method(self: Tensor, other: object) -> Tensor:
-        other = _operand(self, other) if isinstance(other, _OPERAND_TYPES) else NotImplemented
+        other = _operand(self, other)
         if other is NotImplemented:
             return NotImplemented
         return array_api.matmul(other, self) if reflected else array_api.matmul(self, other)
@@ -145,7 +148,7 @@ def _power(self: Tensor, other: object, modulo: object = None) -> Tensor:
             f"pow() with three arguments of a staged value{f' at {loc}' if loc else ''} is not "
             "supported (NumPy values refuse it, and a Python int's modular power is not "
             "staged); write (x ** y) % mod, which gives Python's result or an OverflowError")
-    other = _operand(self, other) if isinstance(other, _OPERAND_TYPES) else NotImplemented
+    other = _operand(self, other)
     return NotImplemented if other is NotImplemented else python_numbers.binary(
         "power", self, other)
 

@@ -172,3 +172,10 @@ def is_array(value: ir.Value) -> bool:
     """Whether the 0-d ``value`` is a 0-d ndarray in NumPy (``mark_array``)."""
     table = _table()
     return table is not None and value in table.arrays
+
+
+def stands_for_ndarray(value: ir.Value) -> bool:
+    """Whether the 0-d, not weak ``value`` is a 0-d ndarray in Python: marked one, or an argument
+    the caller did not pass as a NumPy scalar (else it is a NumPy scalar)."""
+    return is_array(value) or aliased_argument(value) is not None and not is_scalar_argument(
+        value)

@@ -52,7 +52,7 @@ def _as_numpy(value: object) -> object:
     return value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
 
 
-def _infer_print(types: tuple, attrs: dict) -> tuple:
+def _no_results(types: tuple, attrs: dict) -> tuple:
     return ()
 
 
@@ -72,16 +72,18 @@ def issue_warning(parts: tuple, values: tuple, category: str, filename: str, lin
     cls = importlib.import_module(owner)
     for attr in name.split("."):
         cls = getattr(cls, attr)
-    globals_, registry = warning_registry(module)
-    warnings.warn_explicit(render(parts, values), cls, filename, lineno, module=module,
-                           registry=registry, module_globals=globals_)
+    warn_at(render(parts, values), cls, filename, lineno, module)
 
 
-def warning_registry(module: str) -> tuple[dict | None, dict | None]:
-    """The globals of ``module`` and its ``__warningregistry__``, as ``warnings.warn`` uses
-    its caller's (None, None for a module no longer imported)."""
+def warn_at(message: object, category: type[Warning], filename: str, lineno: int,
+            module: str, source: object = None) -> None:
+    """``warnings.warn`` of ``message`` from ``filename:lineno`` of ``module``: with the
+    globals and ``__warningregistry__`` of that module, as ``warnings.warn`` uses its caller's
+    (none for a module no longer imported)."""
     globals_ = getattr(sys.modules.get(module), "__dict__", None)
-    return globals_, None if globals_ is None else globals_.setdefault("__warningregistry__", {})
+    registry = None if globals_ is None else globals_.setdefault("__warningregistry__", {})
+    warnings.warn_explicit(message, category, filename, lineno, module=module,
+                           registry=registry, module_globals=globals_, source=source)
 
 
 def _evaluate_warn(op, values: tuple, run) -> tuple:
@@ -118,11 +120,11 @@ def _single_value(parts: tuple, values: tuple) -> object:
 
 
 op_registry.register(
-    "print", _infer_print, _evaluate_print, effects=op_registry.Effects(io=True), raises=(),
+    "print", _no_results, _evaluate_print, effects=op_registry.Effects(io=True), raises=(),
     vjp=op_registry.NO_GRADIENT,
     doc="operands: printed staged values; attrs: parts (str | operand index), stream, flush")
 op_registry.register(
-    "warn", _infer_print, _evaluate_warn, effects=op_registry.Effects(io=True),
+    "warn", _no_results, _evaluate_warn, effects=op_registry.Effects(io=True),
     raises=(Warning,),  # (under an "error" filter)
     vjp=op_registry.NO_GRADIENT,
     doc="operands: staged values of the message; attrs: parts, category, filename, lineno, "

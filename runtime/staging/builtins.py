@@ -333,8 +333,7 @@ def type_(x: object) -> type:
             return np.ndarray
         if values.is_weak(x):
             return type(x.dtype.type(0).item())
-        if value_info.is_array(x.value) or value_info.aliased_argument(
-                x.value) is not None and not value_info.is_scalar_argument(x.value):
+        if value_info.stands_for_ndarray(x.value):
             return np.ndarray
         return x.dtype.type
     if isinstance(x, TensorList):

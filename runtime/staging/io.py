@@ -17,7 +17,7 @@ import warnings
 
 from autostage.runtime import ir, tracing, value_info
 from autostage.runtime.operator_hooks import register_operator_hook
-from autostage.runtime.ops.io import warning_registry
+from autostage.runtime.ops.io import warn_at
 from autostage.runtime.staging import errors, text, values
 from autostage.runtime.staging.control_flow import predicate
 from autostage.runtime.staging.tensor_lists import TensorList
@@ -118,10 +118,10 @@ def user_site(stacklevel: int, frame: object) -> tuple[ir.Location, str] | None:
         return None
     level = 0
     while frame is not None:
-        loc = next((loc for resolve in tracing.location_resolvers
-                    if (loc := resolve(frame)) is not None), None)  # (converted code)
+        loc = tracing._location_of(frame)
         filename = frame.f_code.co_filename
-        if loc is None and not filename.startswith(tuple(tracing.internal_dirs)):
+        if loc is None and not filename.startswith(tuple(tracing.internal_dirs)):  # (a library
+            # frame, which Python's stack level counts too)
             loc = ir.Location(filename, frame.f_lineno, frame.f_code.co_name)
         if loc is not None:
             level += 1
@@ -166,13 +166,8 @@ def warn_now(message: object, category: object = None, stacklevel: int = 1,
     if site is None:
         warnings.warn(message, category, stacklevel + 1, source)
         return
-    loc, module = site
-    if isinstance(message, Warning):
-        category = type(message)
-    globals_, registry = warning_registry(module)
-    warnings.warn_explicit(message, category or UserWarning, loc.filename, loc.lineno,
-                           module=module, registry=registry, module_globals=globals_,
-                           source=source)
+    loc, module = site  # (a Warning message's own class is its category)
+    warn_at(message, category or UserWarning, loc.filename, loc.lineno, module, source)
 
 
 def assert_stmt(test: object, msg_fn=None) -> None:

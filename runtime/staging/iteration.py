@@ -36,12 +36,12 @@ def _dim0(x: Tensor, what: str = "iteration") -> Tensor | int:
     """``len(x)`` (``what`` "len") or the length iteration over ``x`` takes; of a 0-d value,
     Python's TypeError (its rank is known: Python would raise there too, and a user's
     ``except TypeError`` takes it, as astropy's ``try: len(np.mean(d))`` does)."""
-    if x.ndim == 0:
-        if value_info.is_array(x.value) or value_info.aliased_argument(x.value) is not None and (
-                not value_info.is_scalar_argument(x.value)):
+    if x.ndim == 0:  # (the Python type as builtins.type_ tells it)
+        weak = value_info.is_weak(x.value)
+        if not weak and value_info.stands_for_ndarray(x.value):
             raise TypeError("len() of unsized object" if what == "len" else
                             "iteration over a 0-d array")
-        kind = dtype_rules.weak_kind(x.dtype).__name__ if value_info.is_weak(x.value) else (
+        kind = dtype_rules.weak_kind(x.dtype).__name__ if weak else (
             f"numpy.{x.dtype.type.__name__}")
         raise TypeError(f"object of type '{kind}' has no len()" if what == "len" else
                         f"'{kind}' object is not iterable")

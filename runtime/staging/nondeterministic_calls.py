@@ -1,5 +1,5 @@
-"""The refusal of a nondeterministic standard-library call, or of a warning or log call, while a
-function is traced.
+"""The refusal of a nondeterministic standard-library call, or of a log call, while a function is
+traced.
 
 ``time.time()``, ``datetime.datetime.now()``, ``os.urandom(n)``, ``uuid.uuid4()``... (the table is
 ``autostage/operators/nondeterministic.py``) give a different result at every call; run at trace
@@ -46,8 +46,8 @@ def _refuse_effect(function: Callable[..., Any], spelled: str, *args: Any, **kwa
     raise PythonSideEffectError(
         f"{spelled}() in staged code{f' at {loc}' if loc is not None else ''}: it would run once, "
         "when the function is traced (in a staged branch or loop whatever the data), not at "
-        "each call that reaches it; autostage does not stage warnings or logging. Warn or log "
-        "outside the staged function, from what it returns")
+        "each call that reaches it; autostage stages `warnings.warn`, not logging or "
+        "`warnings.warn_explicit`. Log outside the staged function, from what it returns")
 
 
 register_operator_hook("nondeterministic_call", _refuse)

@@ -246,8 +246,8 @@ def _stable_order(keys):
             hi = lo + 2 * width if lo + 2 * width < n else n
             i, j = lo, mid
             for k in range(lo, hi):
-                take_right = j < hi and i == mid
-                if j < hi and i < mid:
+                take_right = i == mid  # (the left run used up: the right one is not)
+                if not take_right and j < hi:
                     left, right = keys[order[i]], keys[order[j]]
                     take_right = right < left or (left != left and right == right)
                 if take_right:
