@@ -27,7 +27,7 @@ import sys
 import weakref
 from dataclasses import dataclass, field
 
-from autostage.runtime import ir, tracing
+from autostage.runtime import argument_writes, ir, tracing
 from autostage.runtime.operator_hooks import Staged
 from autostage.runtime.types import ListType
 
@@ -88,10 +88,12 @@ def _tokens(table: _Table, value: ir.Value) -> frozenset:
 
 
 def share(result: ir.Value, *bases: ir.Value) -> None:
-    """``result`` is (a view of, or a list holding) the objects of ``bases``, as they are now."""
+    """``result`` is (a view of, or a list holding) the objects of ``bases``, as they are now;
+    a cond's or loop's result keeps the objects its paths gave it (``cond_results``,
+    ``loop_results``: an argument it may be a view of is among them, at its current state)."""
     table = _table()
     if table is not None:
-        table.tokens[result] = frozenset().union(*(_tokens(table, b) for b in bases))
+        table.tokens.setdefault(result, frozenset().union(*(_tokens(table, b) for b in bases)))
 
 
 def _user_frame():
@@ -118,6 +120,7 @@ def written(old: ir.Value, new: ir.Value) -> None:
         table.writes[token] = write
         tokens.append((token, version))
     table.tokens[new] = frozenset(tokens)
+    argument_writes.wrote(old, new)
 
 
 def _stale(table: _Table, value: ir.Value) -> object | None:
@@ -220,6 +223,7 @@ def _carry(table: _Table, tokens: frozenset, at_end: dict, after: dict) -> set:
 
 def cond_results(regions: tuple[ir.Region, ir.Region], results: tuple) -> None:
     """Each cond result is the objects either branch yields for it."""
+    argument_writes.cond_results(regions, results)
     table = _table(False)
     if table is None or regions not in table.branches:
         return
@@ -247,6 +251,7 @@ def enter_loop() -> dict | None:
 def block_arg(arg: ir.Value, init: ir.Value | None, key: object) -> None:
     """A loop's block argument is the objects of its initial value (and those a previous
     round found the body gives it: ``loop_extras``)."""
+    argument_writes.block_arg(arg, init)
     table = _table(False)
     if table is None:
         return
@@ -311,6 +316,7 @@ def loop_results(before: dict | None, at_end: dict | None, inits: list, yields: 
                  results: tuple) -> None:
     """After the loop: objects its body wrote have new versions; each result is the objects of
     its initial value and of the body's yield (``at_end``: the versions the body ended with)."""
+    argument_writes.loop_results(inits, yields, results)
     table = _table(False)
     if table is None or before is None or at_end is None:
         return

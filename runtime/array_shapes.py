@@ -12,7 +12,15 @@ import operator
 from collections.abc import Sequence
 
 import numpy as np
-from autostage.runtime import array_identity, dtype_rules, ir, tracing, value_info, view_writes
+from autostage.runtime import (
+    argument_writes,
+    array_identity,
+    dtype_rules,
+    ir,
+    tracing,
+    value_info,
+    view_writes,
+)
 from autostage.runtime.array_api import as_tensor, astype, copy, ufunc
 from autostage.runtime.operator_hooks import holds_staged
 from autostage.runtime.ops.constant import as_constant_array
@@ -391,9 +399,10 @@ def getitem(x: object, key: object) -> Tensor:
 
 
 def check_writable(x: Tensor, what: str) -> None:
-    """Raises StagingError if writing into ``x`` would have to change an argument or a view."""
+    """Raises StagingError if writing into ``x`` would have to change an argument or a view
+    (except an argument as a whole that the call writes back: ``argument_writes``)."""
     base = value_info.view_base(x.value)
-    if base is None:
+    if base is None or argument_writes.writable(x.value):
         return
     loc = tracing.user_location()
     where = f"{loc}: " if loc is not None else ""
@@ -410,12 +419,26 @@ def check_writable(x: Tensor, what: str) -> None:
         producer = x.value.producer  # (a loop's or an if's value of it is no view)
         view = base is not x.value and isinstance(producer, ir.Op) and producer.name not in (
             "cond", "while")
+        if argument_writes.enabled() and view:
+            raise tracing.StagingError(
+                f"{where}{what} changes the argument `{name}` through a view of it, which "
+                "cannot be staged: only writes into the argument itself are written back "
+                f"into the caller's array. Index `{name}` itself (`{name}[i, j] = v`), or "
+                "copy the view first")
+        if argument_writes.enabled():
+            raise tracing.StagingError(
+                f"{where}{what} changes an array that is the argument `{name}` on some paths "
+                "of a staged `if` or loop and another array (or a view) on others: only an "
+                "argument that is the same whole array on every path is written back into "
+                f"the caller's array. Copy it first (`{name} = {name}.copy()`) where the "
+                "caller need not see the change")
         through = " through a view of it" if view else ""
         raise tracing.StagingError(
             f"{where}{what} changes the argument `{name}` in place{through}, which cannot be "
-            f"staged: the caller's array would not change. Copy it first "
-            f"(`{name} = {name}.copy()`) where the caller need not see the change; else "
-            "return the new array and assign it in the caller")
+            "staged here (writes into arguments are written back only in the function called "
+            "from Python, on the cpu and interpreter targets): the caller's array would not "
+            f"change. Copy it first (`{name} = {name}.copy()`) where the caller need not see "
+            "the change; else return the new array and assign it in the caller")
     created = f" (created at {x.value.loc})" if x.value.loc is not None else ""
     raise tracing.StagingError(
         f"{where}{what} writes through a view of another array{created}, which cannot be "

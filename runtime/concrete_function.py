@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from autostage.runtime import config, ir, printer, result_identity
+from autostage.runtime import argument_writes, config, ir, printer, result_identity
 from autostage.runtime.function_outputs import Outputs
 
 
@@ -124,6 +124,9 @@ class ConcreteFunction:
                 body = module.main.body
                 runner = result_identity.keeping_identity(
                     self._prepare(module), self.outputs.identity, body.args, body.results)
+                if module.main.writes_back:
+                    runner = argument_writes.writing_back(
+                        runner, module.main, len(self.outputs.positions), self.guards)
                 compile_for = getattr(runner, "compile_for", None)
                 if example is not None and compile_for is not None:
                     compile_for(list(example))

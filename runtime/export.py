@@ -298,6 +298,11 @@ def module_text(module: ir.Module, where: str) -> str:
       ExportError: naming the op and the user's file and line.
     """
     for function in module.functions.values():
+        if function.writes_back:
+            names = ", ".join(f"`{name}`" for _, _, name in function.writes_back)
+            raise ExportError(f"{where}: it writes into its array argument(s) {names}, which an "
+                              "exported function does not write back yet; return the new "
+                              "arrays instead")
         for op in function.body.walk():
             why = _refusal(op)
             if why is not None:

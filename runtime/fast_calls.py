@@ -79,7 +79,8 @@ def fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
     them as the full path does (in line, when it calls the compiled code), then runs. The
     caller makes sure no global or closure value is part of the key (the reads see an empty
     environment)."""
-    if concrete.guards or len(leaves) != len(args) or not args:
+    if concrete.guards or len(leaves) != len(args) or not args or (
+            concrete.function.writes_back):  # (the full path checks their aliasing)
         return None
     if not all(leaf is arg and (type(arg) is np.ndarray or isinstance(arg, np.generic))
                for leaf, arg in zip(leaves, args, strict=True)):

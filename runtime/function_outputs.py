@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 from autostage.runtime import (
+    argument_writes,
     array_identity,
     captures,
     dtype_rules,
@@ -149,9 +150,14 @@ def collect_outputs(trace: tracing.Trace, output: Any, callee: bool = False) -> 
         values.append(leaf.value)
         python_types.append(_python_type(leaf))
     view_writes.check_written_back()
-    trace.function.body.results = tuple(values)
+    count = len(values)
+    written = [] if callee else argument_writes.finals(trace.function)
+    trace.function.writes_back = tuple((p, count + k, name)
+                                       for k, (p, _, name) in enumerate(written))
+    trace.function.body.results = (*values, *[final for _, final, _ in written])
     outputs = Outputs(treedef, constants, tuple(positions), tuple(python_types))
-    outputs.identity = result_identity.plan(trace.function.body.args, values)
+    outputs.identity = result_identity.plan(trace.function.body.args, values,
+                                            argument_writes.result_params(trace.function))
     return outputs
 
 

@@ -13,7 +13,16 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
-from autostage.runtime import captures, escapes, inputs, ir, pytree, tracing, value_info
+from autostage.runtime import (
+    argument_writes,
+    captures,
+    escapes,
+    inputs,
+    ir,
+    pytree,
+    tracing,
+    value_info,
+)
 from autostage.runtime.environment import Source
 from autostage.runtime.signature_binding import Binding
 from autostage.runtime.staging import raises
@@ -74,14 +83,18 @@ def staged_input(value: ir.Value) -> Tensor | Any:
 
 
 def mark_arguments(binding: Binding, positional: tuple, keywords: dict,
-                    scalars: dict[int, bool]) -> None:
-    """Tells the ops layer which tensors are the caller's arrays (writing into them is an error,
-    as the caller would not see the change; NumPy scalars are immutable, so `n //= 10` rebinds)."""
+                   scalars: dict[int, bool], writable: frozenset[int] = frozenset()) -> None:
+    """Tells the ops layer which tensors are the caller's arrays (NumPy scalars are immutable, so
+    `n //= 10` rebinds). Writing into one is an error, as the caller would not see the change,
+    except into an argument itself whose tensor is in ``writable`` (by id): written back
+    (``argument_writes``)."""
     named = [(p.name, v) for p, v in zip(binding.params, positional, strict=False)]
     named += list(keywords.items())
     for leaf, label in named_tensors(named):
         scalar = scalars.get(id(leaf))
         mark_argument(leaf, label, scalar)
+        if id(leaf) in writable and label.isidentifier():  # the argument, not an item of one
+            argument_writes.allow(leaf.value, label)
         if scalar is False:  # a 0-d ndarray argument stays one where NumPy keeps it
             value_info.mark_array(leaf.value)
 

@@ -101,13 +101,17 @@ class Region:
 
 
 class Function:
-    """A staged function: its body's arguments are the parameters, its results the outputs."""
+    """A staged function: its body's arguments are the parameters, its results the outputs.
 
-    __slots__ = ("name", "body")
+    ``writes_back``: (parameter index, result index, argument name) of each array argument the
+    function writes into, whose final state is that result (``argument_writes``)."""
 
-    def __init__(self, name: str, body: Region):
+    __slots__ = ("name", "body", "writes_back")
+
+    def __init__(self, name: str, body: Region, writes_back: tuple = ()):
         self.name = name
         self.body = body
+        self.writes_back = writes_back
 
     @property
     def param_types(self) -> tuple[Type, ...]:
@@ -254,7 +258,7 @@ def copy_module(module: Module) -> Module:
     new.state = list(module.state)
     new.callables = list(module.callables)
     for function in module.functions.values():
-        new.add(Function(function.name, copy_region(function.body, {})))
+        new.add(Function(function.name, copy_region(function.body, {}), function.writes_back))
     return new
 
 

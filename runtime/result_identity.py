@@ -27,9 +27,13 @@ PARAM, SAME, VIEW, FRESH = "param", "same", "view", "fresh"
 PARAM_0D, VIEW_0D = "param_0d", "view_0d"
 
 
-def plan(params: Sequence[ir.Value], results: Sequence[ir.Value]) -> tuple:
-    """What Python returns at each result position (see the module doc), from the trace."""
+def plan(params: Sequence[ir.Value], results: Sequence[ir.Value],
+         written: dict[ir.Value, int] | None = None) -> tuple:
+    """What Python returns at each result position (see the module doc), from the trace;
+    ``written``: the final states of arguments the function writes into -> their parameter
+    index (the argument itself, handed back by ``argument_writes.writing_back``)."""
     index = {value: j for j, value in enumerate(params)}
+    index.update(written or {})
     first: dict[ir.Value, int] = {}
     entries = []
     for i, value in enumerate(results):

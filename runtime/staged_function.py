@@ -39,6 +39,7 @@ from autostage.runtime import (
     verifier,
 )
 from autostage.runtime import inputs as _inputs
+from autostage.runtime.argument_writes import RunAsPython
 from autostage.runtime.cache_keys import SCALAR, constant_key, leaf_key
 from autostage.runtime.concrete_function import ConcreteFunction
 from autostage.runtime.config import EAGER as _EAGER
@@ -243,7 +244,10 @@ class StagedFunction:
             elif self._fast is None:  # the first call since the cache changed: a fast path?
                 self._fast = values is args and not self._sources and (
                     self.input_signature is None) and fast_path(concrete, args, leaves) or False
-            return concrete.run(staged, implicit)
+            try:
+                return concrete.run(staged, implicit)
+            except RunAsPython:  # a written argument aliases another input, or is read-only
+                return self._traced(*args, **kwargs)
         except Exception as e:
             if self._error_hook is not None:
                 self._error_hook(e)
@@ -477,10 +481,15 @@ class StagedFunction:
         trace.roots = (self._traced, values)
         params = iter(trace.function.body.args)
         scalars: dict[int, bool] = {}  # id(tensor) -> whether the argument is a NumPy scalar
+        writable: set[int] = set()  # ids of the tensors whose arrays the call may write into
+        writes_back = self._target.name in ("cpu", "interpreter")
 
         def parameter(leaf: object) -> Tensor:
             tensor = staged_input(next(params))
             scalars[id(tensor)] = isinstance(leaf, np.generic)
+            if writes_back and type(leaf) is np.ndarray and leaf.ndim and not (
+                    _inputs.needs_native_copy(leaf)):  # (a copy is passed: refused)
+                writable.add(id(tensor))
             return tensor
 
         labels = self._binding.labels(values, short=True)
@@ -494,7 +503,8 @@ class StagedFunction:
         function_trace.enter()
         try:
             with tracing.tracing(trace):
-                mark_arguments(self._binding, positional, keywords, scalars)
+                mark_arguments(self._binding, positional, keywords, scalars,
+                               frozenset(writable))
                 output = run_traced(trace, bind_environment(self._traced, trace), positional,
                                      keywords)
                 outputs = collect_outputs(trace, output)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from autostage.runtime import interpreter, ir, printer, verifier
+from autostage.runtime import argument_writes, interpreter, ir, printer, verifier
 from autostage.runtime.backends.cpu import fusible as cpu_fusible
 from autostage.runtime.backends.cuda import device as cuda_device
 from autostage.runtime.backends.cuda import scalar_code as cuda_scalar
@@ -72,7 +72,9 @@ class Target:
         """Optimizes ``module`` (a copy the caller no longer needs) and lowers it."""
         if self.lower is None:
             raise not_implemented(self.name)
-        return self.lower(self.optimize(module))
+        module = self.optimize(module)
+        argument_writes.check_in_place(module.main)
+        return self.lower(module)
 
 
 def _run_interpreted(module: ir.Module) -> Runner:

@@ -17,6 +17,7 @@ import sys
 
 import numpy as np
 from autostage.runtime import (
+    argument_writes,
     array_api,
     array_identity,
     array_shapes,
@@ -214,7 +215,11 @@ def inplace(op: str, a: object, b: object) -> object:
     if (value_info.is_weak(a.value) or value_info.is_scalar_argument(a.value)
             or a.ndim == 0 and not ndarray_results.is_array(a)):
         return array_api.matmul(a, b) if op == "matmul" else python_numbers.binary(op, a, b)
-    if value_info.aliased_argument(a.value) is not None:
+    # an argument written back, or a view of one that `x[k] op= v` writes back (else refused
+    # at the end of the trace: ``view_writes``)
+    whole_argument = argument_writes.writable(a.value)
+    if value_info.aliased_argument(a.value) is not None and not (
+            whole_argument or argument_writes.writable(value_info.view_base(a.value))):
         array_shapes.check_writable(a, "this in-place operator")
     result = array_api.matmul(a, b) if op == "matmul" else array_api.ufunc(op, a, b)
     if result.dtype != a.dtype:
@@ -224,6 +229,8 @@ def inplace(op: str, a: object, b: object) -> object:
     _check_output_shape(a, result)
     if a.ndim == 0:
         value_info.mark_array(result.value)  # still the 0-d ndarray `a` (a fresh value)
+    if whole_argument:  # written into the caller's array, in place
+        return array_shapes.setitem(a, Ellipsis, result)
     if value_info.view_base(a.value) is None:
         array_identity.written(a.value, result.value)
     else:  # `x[a:b] += v` writes its view back itself; any other view write is refused

@@ -201,7 +201,8 @@ _OPS = {
 # Sizes known only at run time may not fit (reshape, broadcast_to...); the others' operand types
 # and attrs, checked when tracing, suffice.
 _CANNOT_FAIL = frozenset({"copy", "dim", "size", "transpose", "expand_dims"})
-_FRESH = frozenset({"copy", "concatenate", "stack"})  # the others may return views
+_FRESH = frozenset({"copy", "concatenate", "stack", "dim", "size"})  # the others may return views
+# (dim and size give an int: no view)
 for _name, (_infer, _evaluate, _doc) in _OPS.items():
     op_registry.register(_name, _infer, _evaluate, doc=_doc, fresh_results=_name in _FRESH,
                          raises=() if _name in _CANNOT_FAIL else (ValueError,))

@@ -9,8 +9,10 @@ when nothing can observe the old value of ``x`` afterwards, so the backend may w
   refers to it. Results of ops declared fresh (ops/buffers.py) are owned; a ``cond`` result when
   each branch yields an owned value used by nothing else; a ``while`` carried value when its
   initial value is owned and dead after the loop and the body yields an owned value used by
-  nothing else (a greatest fixpoint over the carried values). Parameters, constants, Variable
-  reads, call results and list items never are.
+  nothing else (a greatest fixpoint over the carried values). Parameters are not, except those
+  whose arrays the function writes back (``Function.writes_back``: the caller's array is meant
+  to change, and the call runs as Python when it shares memory with another input); constants,
+  Variable reads, call results and list items never are.
 * ``x`` is *dead after the write*: every other reader of ``x`` comes earlier in the same region,
   and every value those readers made that may share its buffer (any result of an op not
   declared fresh: views, lists holding it, region results) is itself dead by then. ``x`` is
@@ -76,6 +78,7 @@ class Analysis:
         self.region_of: dict[ir.Op, ir.Region] = {}
         self._carried: dict[ir.Op, set[int]] = {}  # while -> carried positions owned (final)
         self._assumed: dict[ir.Op, set[int]] = {}  # while -> positions assumed during a fixpoint
+        self.written_params = {function.body.args[p] for p, _, _ in function.writes_back}
         self._index_region(function.body)
 
     def _index_region(self, region: ir.Region) -> None:
@@ -152,8 +155,10 @@ class Analysis:
         producer = value.producer
         if isinstance(producer, ir.Region):
             parent = self.parent.get(producer)
-            if parent is None or parent[0].name != "while":
-                return False  # function parameters
+            if parent is None:  # a function parameter
+                return value in self.written_params
+            if parent[0].name != "while":
+                return False
             return value.index in self.carried(parent[0])
         if producer.name == "cond":
             return all(self.owned(r.results[value.index])

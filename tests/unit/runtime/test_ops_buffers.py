@@ -55,6 +55,7 @@ def test_the_fresh_ops_are_declared_where_they_are_registered():
         "sum", "prod", "max", "min", "mean", "std", "var", "all", "any", "argmax", "argmin",
         "norm", "cumsum", "cumprod", "matmul", "dot", "batched_product",
         "arange", "full", "full_like", "eye", "copy", "tril", "triu", "concatenate", "stack",
+        "dim", "size",
         "sort", "argsort", "take_along_axis", "list_stack", "scatter_add"}
     assert callable(op_registry.REGISTRY["getitem"].fresh_results)
     assert callable(op_registry.REGISTRY["setitem"].fresh_results)

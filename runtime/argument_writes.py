@@ -1,0 +1,243 @@
+"""Writes into the caller's arrays: ``out[i] = v`` or ``out += v`` on an array argument.
+
+In Python such a write changes the caller's array. Staged writes are functional (``out =
+setitem(out, ...)``), so a function that writes into an array argument gets one more result per
+such argument, its final state, and ``Function.writes_back`` pairs the parameter with it. The
+in-place pass (``passes/inplace.py``) treats those parameters as owned by the call, so the writes
+go into the caller's memory as they happen (an exception raised halfway leaves the writes made
+so far, as in Python); ``check_in_place`` refuses a function whose final state would be another
+buffer, and the runner (``writing_back``) hands back the caller's own object where the function
+returns the argument. Calls where a written argument is read-only or may share memory with
+another input (``out`` given as ``x`` too, or a view of it) raise ``RunAsPython``: the staged
+function then runs as Python, whose semantics depend on that aliasing.
+
+Only a top-level function traced for the cpu target writes back, and only into an argument as a
+whole: the parameter itself or a later state of it (after a write, a ``cond`` whose paths both
+yield it, a loop that carries it). Writes through a view of an argument, into an argument of a
+staged callee or on other targets stay the clear errors of ``array_shapes.check_writable``.
+The tables hang off the ``Trace`` (weakly), so they die with it.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from autostage.runtime import ir, tracing
+
+
+class RunAsPython(Exception):  # noqa: N818 - a signal to the caller, not an error
+    """This call's arguments alias in a way the trace did not assume: run the function as
+    Python."""
+
+
+@dataclass(slots=True)
+class _Table:
+    names: dict = field(default_factory=dict)  # parameter Value -> argument name
+    whole: dict = field(default_factory=dict)  # Value -> the parameter it is, whole
+    latest: dict = field(default_factory=dict)  # parameter -> its state after the last write
+
+
+_tables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _table() -> _Table | None:
+    trace = tracing.current()
+    return None if trace is None else _tables.get(trace)
+
+
+def allow(param: ir.Value, name: str) -> None:
+    """Lets the traced code write into array argument ``name`` (parameter ``param``)."""
+    trace = tracing.current()
+    table = _tables.get(trace)
+    if table is None:
+        table = _tables[trace] = _Table()
+    table.names[param] = name
+    table.whole[param] = param
+
+
+def enabled() -> bool:
+    """Whether the function being traced writes back into its array arguments."""
+    return _table() is not None
+
+
+def writable(value: ir.Value) -> bool:
+    """Whether a write into ``value`` is one into a whole argument that may be written back."""
+    table = _table()
+    return table is not None and value in table.whole
+
+
+def wrote(old: ir.Value, new: ir.Value) -> None:
+    """``new`` is ``old`` after a write (``array_identity.written``)."""
+    table = _table()
+    param = None if table is None else table.whole.get(old)
+    if param is not None:
+        table.whole[new] = param
+        table.latest[param] = new
+
+
+def _same_param(table: _Table, values: Sequence[ir.Value]) -> ir.Value | None:
+    params = {table.whole.get(v) for v in values}
+    return params.pop() if len(params) == 1 else None
+
+
+def cond_results(regions: tuple[ir.Region, ir.Region], results: Sequence[ir.Value]) -> None:
+    """A cond result is the whole argument when both paths yield it whole; it is the latest
+    state when a path wrote it."""
+    table = _table()
+    if table is None:
+        return
+    for k, result in enumerate(results):
+        param = _same_param(table, [r.results[k] for r in regions])
+        if param is not None:
+            table.whole[result] = param
+            if table.latest.get(param) in {r.results[k] for r in regions} - {param}:
+                table.latest[param] = result
+
+
+def block_arg(arg: ir.Value, init: ir.Value | None) -> None:
+    """A loop's block argument starts as the whole argument if its initial value is one: assumed
+    for the body, checked against what the body yields (``loop_results``)."""
+    table = _table()
+    param = None if table is None or init is None else table.whole.get(init)
+    if param is not None:
+        table.whole[arg] = param
+
+
+def loop_results(inits: Sequence[ir.Value], yields: Sequence[ir.Value],
+                 results: Sequence[ir.Value]) -> None:
+    """A loop result is the whole argument when its initial value and the body's yield are;
+    a body that wrote into its argument but yields something else is refused."""
+    table = _table()
+    if table is None:
+        return
+    for init, out, result in zip(inits, yields, results, strict=True):
+        param = table.whole.get(init)
+        if param is None:
+            continue
+        if table.whole.get(out) is not param:
+            if table.latest.get(param) is not None and table.latest[param].region is not (
+                    result.region):
+                raise tracing.StagingError(
+                    f"{_at()}a staged loop writes into the argument `{table.names[param]}` and "
+                    "then gives its variable another array: the writes could not be written "
+                    "back into the caller's array. Write into the argument itself, or copy it "
+                    f"first (`{table.names[param]} = {table.names[param]}.copy()`)")
+            continue
+        table.whole[result] = param
+        if table.latest.get(param) is not None and table.latest[param].region is not (
+                result.region):
+            table.latest[param] = result
+
+
+def _at() -> str:
+    loc = tracing.user_location()
+    return f"{loc}: " if loc is not None else ""
+
+
+def finals(function: ir.Function) -> list[tuple[int, ir.Value, str]]:
+    """(parameter index, final state, argument name) of each argument the traced code wrote
+    into.
+
+    Raises:
+      StagingError: a write's final state is not visible at the end of the function (a path
+        wrote into the argument where the other gave the variable another array).
+    """
+    table = _table()
+    if table is None or not table.latest:
+        return []
+    out = []
+    for param, value in table.latest.items():
+        if value.region is not function.body:
+            raise tracing.StagingError(
+                f"{_at()}the argument `{table.names[param]}` is written into on one path of a "
+                "staged `if` or loop and its variable holds another array on the other: the "
+                "writes could not be written back into the caller's array. Write into the "
+                f"argument itself on every path, or copy it first (`{table.names[param]} = "
+                f"{table.names[param]}.copy()`)")
+        out.append((function.body.args.index(param), value, table.names[param]))
+    return out
+
+
+def result_params(function: ir.Function) -> dict[ir.Value, int]:
+    """Final states (``writes_back``) -> the index of their parameter."""
+    return {function.body.results[r]: p for p, r, _ in function.writes_back}
+
+
+# -- after the passes ----------------------------------------------------------------------------
+
+def check_in_place(function: ir.Function) -> None:
+    """Raises StagingError unless each written-back argument's final state is the argument's
+    own buffer (every write into it made in place by ``passes/inplace.py``)."""
+    for p, r, argument in function.writes_back:
+        param, final = function.body.args[p], function.body.results[r]
+        if not _in_buffer(final, param):
+            raise tracing.StagingError(
+                f"{function.name}: the writes into the argument `{argument}` could not be "
+                "staged in place (the old contents of the array are still read after a write, "
+                "or another value holds it); copy the argument first "
+                f"(`{argument} = {argument}.copy()`) and return the result")
+
+
+def _in_buffer(value: ir.Value, param: ir.Value) -> bool:
+    """Whether ``value`` is ``param``'s buffer: ``param`` itself, or in-place writes, conds and
+    loops of it."""
+    seen: set[tuple[ir.Value, ir.Value]] = set()
+    pending = [(value, param)]
+    while pending:
+        value, param = pending.pop()
+        if value is param or (value, param) in seen:
+            continue
+        seen.add((value, param))
+        producer = value.producer
+        if isinstance(producer, ir.Region):  # another block argument (``a, b = b, a``)
+            return False
+        if producer.name == "setitem" and producer.attrs.get("in_place"):
+            pending.append((producer.operands[0], param))
+        elif producer.name == "cond":
+            pending += [(r.results[value.index], param) for r in producer.regions]
+        elif producer.name == "while":
+            body = producer.regions[1]
+            pending += [(producer.operands[value.index], param),
+                        (body.results[value.index], body.args[value.index])]
+        else:
+            return False
+    return True
+
+
+# -- at each call --------------------------------------------------------------------------------
+
+def writing_back(runner: Callable[[list], tuple], function: ir.Function, count: int,
+                 frozen: Sequence[tuple[weakref.ref, bytes]] = ()) -> Callable[[list], tuple]:
+    """``runner`` for a function that writes into arguments: the call runs as Python
+    (``RunAsPython``) when a written argument is read-only or may share memory with another
+    input or with an array the trace froze in (``frozen``: ``Trace.guards``); the results are
+    the first ``count`` (the final states dropped), with the caller's own object where the
+    function returns the argument."""
+    written = tuple(p for p, _, _ in function.writes_back)
+    returned = tuple((i, result_params(function)[v]) for i, v in
+                     enumerate(function.body.results[:count])
+                     if v in result_params(function))
+
+    def run(args: list) -> tuple:
+        for p in written:
+            target = args[p]
+            if not target.flags.writeable or any(
+                    k != p and type(other) is np.ndarray and np.may_share_memory(target, other)
+                    for k, other in enumerate(args)) or any(
+                    ref() is not None and np.may_share_memory(target, ref())
+                    for ref, _ in frozen):
+                raise RunAsPython
+        out = runner(args)[:count]
+        if returned:
+            out = list(out)
+            for i, p in returned:
+                out[i] = args[p]
+        return tuple(out)
+
+    for name in ("release", "compile_for"):  # what ConcreteFunction asks of a runner
+        if hasattr(runner, name):
+            setattr(run, name, getattr(runner, name))
+    return run

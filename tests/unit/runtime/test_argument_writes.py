@@ -1,0 +1,255 @@
+"""Writes into array arguments (``out[i] = v``, ``out += v``), written back into the caller's
+array: each program runs as Python and converted, on fresh copies of the same arguments, and must
+give the same results, stdout, exceptions and final argument contents (and the argument itself
+where Python returns it). Aliased or read-only arguments run as Python; what cannot be written
+back is a clear error."""
+
+import contextlib
+import io
+
+import numpy as np
+import pytest
+from autostage.runtime import argument_writes, ir, tracing
+from autostage.runtime.passes import inplace
+
+import autostage
+
+TARGETS = ("cpu", "interpreter")
+
+
+def fill(x, out):
+    for i in range(x.shape[0]):
+        out[i] = x[i] * 2.0
+    return out
+
+
+def cumsum_into(x, out):
+    acc = 0.0
+    for i in range(len(x)):
+        acc += x[i]
+        out[i] = acc
+
+
+def rows_then_add(m, out):
+    n, k = m.shape
+    for i in range(n):
+        for j in range(k):
+            out[i, j] = m[i, j] + i
+    out += 1.0
+    return out.sum()
+
+
+def write_in_branches(x, out):
+    if x.sum() > 0:
+        out[0] = 1.0
+    else:
+        out[1] = 2.0
+    out[2:] = x[2:]
+    return out
+
+
+def whole_array_updates(x, out):
+    out[...] = x
+    out *= 2.0
+    out[:] = out + 1.0
+    out[1] -= 5.0
+    return out[1:]
+
+
+def raise_halfway(x, out):
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            raise ValueError("negative")
+        out[i] = x[i]
+    return out
+
+
+def print_around_write(x, out):
+    print("before", out[0])
+    out[0] = x[0]
+    print("after", out[0])
+    return x
+
+
+def while_positive(x, out):
+    i = 0
+    while i < x.shape[0] and x[i] > 0:
+        out[i] = x[i] ** 2
+        i += 1
+    return i
+
+
+def two_outputs(x, a, b):
+    for i in range(x.shape[0]):
+        a[i] = x[i] + 1
+        b[i] = x[i] - 1
+    return a, b
+
+
+def int_floor_halves(x, out):
+    for i in range(x.shape[0]):
+        out[i] = x[i] * 3
+    out //= 2
+
+
+def relax(t, n):  # a heat-equation solver stepping its argument (reads what it overwrites)
+    for _ in range(n):
+        t[1:-1] = 0.5 * (t[:-2] + t[2:])
+    return t
+
+
+CASES = {
+    "fill": (fill, lambda: (np.arange(5.0), np.zeros(5))),
+    "fill_long": (fill, lambda: (np.arange(40.0), np.zeros(40))),
+    "cumsum": (cumsum_into, lambda: (np.arange(6.0), np.zeros(6))),
+    "rows": (rows_then_add, lambda: (np.arange(12.0).reshape(3, 4), np.zeros((3, 4)))),
+    "rows_big": (rows_then_add, lambda: (np.arange(600.0).reshape(30, 20), np.zeros((30, 20)))),
+    "branch_then": (write_in_branches, lambda: (np.arange(5.0), np.zeros(5))),
+    "branch_else": (write_in_branches, lambda: (-np.arange(5.0), np.zeros(5))),
+    "whole": (whole_array_updates, lambda: (np.arange(5.0), np.zeros(5))),
+    "raise_halfway": (raise_halfway, lambda: (np.array([1.0, 2.0, -1.0, 4.0]), np.zeros(4))),
+    "no_raise": (raise_halfway, lambda: (np.array([1.0, 2.0, 1.0, 4.0]), np.zeros(4))),
+    "prints": (print_around_write, lambda: (np.arange(3.0), np.zeros(3))),
+    "while": (while_positive, lambda: (np.array([1.0, 2.0, -1.0, 4.0]), np.zeros(4))),
+    "two_outputs": (two_outputs, lambda: (np.arange(4.0), np.zeros(4), np.zeros(4))),
+    "ints": (int_floor_halves, lambda: (np.arange(5), np.zeros(5, dtype=np.int64))),
+    "relax": (relax, lambda: (np.linspace(0.0, 1.0, 9) ** 2, 3)),
+    # the written argument aliases another input, or cannot be written: Python runs
+    "out_is_x": (fill, lambda: (np.arange(5.0),) * 2),
+    "overlapping": (cumsum_into, lambda: (lambda a: (a[1:], a[:-1]))(np.arange(7.0))),
+    "interleaved": (fill, lambda: (lambda a: (a[::2], a[1::2]))(np.arange(12.0))),
+    "read_only": (fill, lambda: (np.arange(5.0), np.frombuffer(np.zeros(5).tobytes()))),
+}
+
+
+def _run(fn, args):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        try:
+            return ("returned", fn(*args)), out.getvalue()
+        except Exception as e:  # noqa: BLE001 - compared with Python's
+            return ("raised", type(e), str(e)), out.getvalue()
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (type(a) is type(b) and a.dtype == b.dtype and a.shape == b.shape
+                and np.array_equal(a, b))
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
+
+
+def _identities(result, args) -> list:
+    results = result if isinstance(result, tuple) else (result,)
+    return [[i for i, a in enumerate(args) if r is a] for r in results]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("case", CASES)
+def test_writes_into_arguments_are_pythons(case, target):
+    fn, make = CASES[case]
+    staged = autostage.convert(fn, target=target)
+    for _ in range(2):  # the second call takes the cached trace
+        plain_args, staged_args = make(), make()
+        expected, expected_out = _run(fn, plain_args)
+        got, got_out = _run(staged, staged_args)
+        assert _same(got, expected), (got, expected)
+        assert got_out == expected_out
+        for p, s in zip(plain_args, staged_args, strict=True):
+            assert _same(s, p), (s, p)
+        if expected[0] == "returned":
+            assert _identities(got[1], staged_args) == _identities(expected[1], plain_args)
+
+
+def test_compiled_code_writes_into_the_callers_memory():
+    staged = autostage.convert(fill, target="cpu")
+    x, out = np.arange(3.0), np.zeros(3)
+    body = staged.backend_source(x, out).split("def f_fill")[1]
+    assert "copy" not in body and "a2[" not in body  # the parameter is the loop's array
+    assert staged(x, out) is out and out.tolist() == [0.0, 2.0, 4.0]
+    calls = [staged(np.arange(3.0), o) for o in (np.zeros(3), np.ones(3))]
+    assert [c.tolist() for c in calls] == [[0.0, 2.0, 4.0]] * 2
+    assert staged.trace_count == 1
+
+
+def test_a_read_only_argument_raises_numpys_error_from_its_line():
+    staged = autostage.convert(fill, target="cpu")
+    frozen = np.zeros(3)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="assignment destination is read-only"):
+        staged(np.arange(3.0), frozen)
+
+
+def test_the_tiered_start_writes_back_too(monkeypatch):
+    monkeypatch.setenv("AUTOSTAGE_TIERED", "1")
+    staged = autostage.convert(cumsum_into, target="cpu")
+    for _ in range(3):
+        out = np.zeros(4)
+        assert staged(np.arange(4.0), out) is None
+        assert out.tolist() == [0.0, 1.0, 3.0, 6.0]
+    staged.compile(np.arange(4.0), np.zeros(4))
+    out = np.zeros(4)
+    staged(np.arange(4.0), out)
+    assert out.tolist() == [0.0, 1.0, 3.0, 6.0]
+
+
+def _through_a_view(x, out):
+    tail = out[1:]
+    tail[0] = x[0]
+    return out
+
+
+def _one_path_argument(x, out, other):
+    y = out if x.sum() > 0 else other
+    y[0] = 7.0
+    return y
+
+
+def _helper_writes(v):
+    v[0] = 1.0
+    return v
+
+
+def _calls_a_writer(x):
+    return _helper_writes(x)
+
+
+def _loop_rebinds(x, out):
+    for i in range(x.shape[0]):
+        out[0] = x[i]
+        out = out[1:]
+    return out
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn,args,message", [
+    (_through_a_view, 2, r"test_argument_writes.py:\d+: this assignment to an element changes "
+                         r"the argument `out` through a view of it"),
+    (_one_path_argument, 3, r"test_argument_writes.py:\d+: this assignment to an element "
+                            r"changes an array that is the argument `out` on some paths"),
+    (_calls_a_writer, 1, r"changes the argument `v` in place, which cannot be staged here "
+                         r"\(writes into arguments are written back only in the function called "
+                         r"from Python"),
+    (_loop_rebinds, 2, r"a staged loop writes into the argument `out` and then gives its "
+                       r"variable another array"),
+])
+def test_what_cannot_be_written_back_is_a_clear_error(fn, args, message, target):
+    values = [np.arange(4.0) + 1 for _ in range(args)]
+    before = [v.copy() for v in values]
+    with pytest.raises(tracing.StagingError, match=message):
+        autostage.convert(fn, target=target)(*values)
+    for v, b in zip(values, before, strict=True):  # nothing the user owns changed
+        assert np.array_equal(v, b)
+
+
+def test_a_final_state_in_another_buffer_is_refused_after_the_passes():
+    staged = autostage.convert(fill, target="cpu")
+    module = ir.copy_module(staged.get_concrete_function(np.arange(3.0), np.zeros(3)).module)
+    function = module.main
+    assert [(p, name) for p, _, name in function.writes_back] == [(1, "out")]
+    with pytest.raises(tracing.StagingError, match="f_fill|fill: the writes into the argument "
+                                                   "`out` could not be staged in place"):
+        argument_writes.check_in_place(function)  # as traced: no write marked in place
+    inplace.run(module)
+    argument_writes.check_in_place(function)  # each write now goes into the argument
