@@ -170,20 +170,23 @@ def result_params(function: ir.Function) -> dict[ir.Value, int]:
 
 def check_in_place(function: ir.Function) -> None:
     """Raises StagingError unless each written-back argument's final state is the argument's
-    own buffer (every write into it made in place by ``passes/inplace.py``)."""
+    own buffer (every write into it made in place by ``passes/inplace.py``), naming the line of
+    a write that is not."""
     for p, r, argument in function.writes_back:
         param, final = function.body.args[p], function.body.results[r]
-        if not _in_buffer(final, param):
+        blocked = _not_in_buffer(final, param)
+        if blocked is not None:
+            where = f"{blocked.loc}: " if blocked.loc is not None else f"{function.name}: "
             raise tracing.StagingError(
-                f"{function.name}: the writes into the argument `{argument}` could not be "
-                "staged in place (the old contents of the array are still read after a write, "
-                "or another value holds it); copy the argument first "
-                f"(`{argument} = {argument}.copy()`) and return the result")
+                f"{where}this write into the argument `{argument}` cannot go into the "
+                "caller's array as it happens (the array's old contents, or a view of them, "
+                "are still read after it), so it cannot be written back; copy the argument "
+                f"first (`{argument} = {argument}.copy()`) and return the result")
 
 
-def _in_buffer(value: ir.Value, param: ir.Value) -> bool:
-    """Whether ``value`` is ``param``'s buffer: ``param`` itself, or in-place writes, conds and
-    loops of it."""
+def _not_in_buffer(value: ir.Value, param: ir.Value) -> ir.Op | ir.Value | None:
+    """None if ``value`` is ``param``'s buffer (``param`` itself, or in-place writes, conds and
+    loops of it); else the op (or block argument) that makes another buffer."""
     seen: set[tuple[ir.Value, ir.Value]] = set()
     pending = [(value, param)]
     while pending:
@@ -193,7 +196,7 @@ def _in_buffer(value: ir.Value, param: ir.Value) -> bool:
         seen.add((value, param))
         producer = value.producer
         if isinstance(producer, ir.Region):  # another block argument (``a, b = b, a``)
-            return False
+            return value
         if producer.name == "setitem" and producer.attrs.get("in_place"):
             pending.append((producer.operands[0], param))
         elif producer.name == "cond":
@@ -203,8 +206,8 @@ def _in_buffer(value: ir.Value, param: ir.Value) -> bool:
             pending += [(producer.operands[value.index], param),
                         (body.results[value.index], body.args[value.index])]
         else:
-            return False
-    return True
+            return producer
+    return None
 
 
 # -- at each call --------------------------------------------------------------------------------

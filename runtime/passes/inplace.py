@@ -110,9 +110,11 @@ class Analysis:
                 return False
         return True
 
-    def local(self, value: ir.Value, region: ir.Region) -> bool:
+    def local(self, value: ir.Value, region: ir.Region, captured: list | None = None) -> bool:
         """Whether ``value`` may be treated as defined at the start of ``region``: defined
-        there, or captured into a ``cond`` branch from where it is dead after the ``cond``."""
+        there, or captured into a ``cond`` branch from where it is dead after the ``cond``.
+        ``captured``: views of ``value`` made just outside the branch and read inside it are
+        allowed too, and listed there (the caller checks they are dead after its write)."""
         if value.region is region:
             return True
         parent = self.parent.get(region)
@@ -120,16 +122,25 @@ class Analysis:
             return False
         op, outer = parent
         return (op.name == "cond" and self.local(value, outer)
-                and self._dead_but_nested(value, outer, self.index[op]))
+                and self._dead_but_nested(value, outer, self.index[op],
+                                          captured if value.region is outer else None))
 
-    def _dead_but_nested(self, value: ir.Value, region: ir.Region, at: int) -> bool:
-        """``dead_after`` where any number of reads inside op ``at``'s regions are allowed."""
+    def _dead_but_nested(self, value: ir.Value, region: ir.Region, at: int,
+                         captured: list | None = None) -> bool:
+        """``dead_after`` where any number of reads inside op ``at``'s regions are allowed (of
+        views of ``value`` too, listed in ``captured``, when it is given)."""
         uses = [(i, s) for i, s in self.uses.of(value, region) if (i, s) != (at, NESTED)]
         for index, _slot in uses:
             if index >= at:
                 return False
-        return all(self.dead_after(r, region, at, frozenset())
-                   for index, _ in uses for r in self._aliases(region.ops[index], value))
+        for index, _ in uses:
+            for alias in self._aliases(region.ops[index], value):
+                if self.dead_after(alias, region, at, frozenset()):
+                    continue
+                if captured is None or not self._dead_but_nested(alias, region, at):
+                    return False
+                captured.append(alias)
+        return True
 
     @staticmethod
     def _aliases(op: ir.Op, value: ir.Value) -> tuple[ir.Value, ...]:
@@ -143,9 +154,11 @@ class Analysis:
     def unshared_yield(self, value: ir.Value, region: ir.Region, position: int) -> bool:
         """Whether ``region`` yields ``value`` once, at ``position``, and nothing else it
         yields may share its buffer."""
-        return (self.local(value, region)
-                and self.dead_after(value, region, len(region.ops),
-                                    frozenset({(len(region.ops), position)})))
+        end = len(region.ops)
+        captured: list[ir.Value] = []  # views of value read in this branch (``local``)
+        return (self.local(value, region, captured)
+                and self.dead_after(value, region, end, frozenset({(end, position)}))
+                and all(self.dead_after(view, region, end, frozenset()) for view in captured))
 
     # -- ownership -----------------------------------------------------------------------------
 
@@ -227,9 +240,12 @@ class Analysis:
     def decide(self, op: ir.Op, region: ir.Region) -> tuple[bool, bool]:
         """(in place, copy the value first) for the setitem ``op`` in ``region``."""
         x = op.operands[0]
-        if x.type.ndim == 0 or not self.owned(x) or not self.local(x, region):
+        captured: list[ir.Value] = []  # views of x read in this branch (``local``)
+        if x.type.ndim == 0 or not self.owned(x) or not self.local(x, region, captured):
             return False, False
         at = self.index[op]
+        if not all(self.dead_after(view, region, at, frozenset()) for view in captured):
+            return False, False
         if self.dead_after(x, region, at, frozenset({(at, 0)})):
             return True, False
         # The value (or x itself) read from x's buffer: write in place from a copy of it.

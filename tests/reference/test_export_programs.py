@@ -46,7 +46,9 @@ NOT_EXPORTABLE: dict[str, tuple[str, str]] = {
                  "it writes into its array argument (written back when called, not exported)")
        for program in ("arrays.py::in_place_input_update", "for_loops.py::double_in_place",
                        "slices.py::increment_evens_in_place", "slices.py::prefix_sums_in_place",
-                       "slices.py::swap_items")},
+                       "slices.py::swap_items", "arrays.py::laplace_step",
+                       "arrays.py::histogram_into", "arrays.py::insertion_sort_in_place",
+                       "arrays.py::normalize_rows_in_place")},
 }
 # Cases whose direct call raises while tracing (before any op with an effect), so that no trace
 # exists for their arguments: the loaded function says it has no saved signature for them.

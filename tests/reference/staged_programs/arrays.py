@@ -84,6 +84,45 @@ def in_place_input_update(x, v):
     return np.sum(x)
 
 
+
+# Numba-style kernels writing their results into arrays the caller passes (written back).
+def laplace_step(u, out):
+    n, m = u.shape
+    for i in range(1, n - 1):
+        for j in range(1, m - 1):
+            out[i, j] = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1])
+    return out
+
+
+def histogram_into(values, lo, hi, counts):
+    nbins = counts.shape[0]
+    width = (hi - lo) / nbins
+    for v in values:
+        k = int((v - lo) / width)
+        if 0 <= k < nbins:
+            counts[k] += 1
+        elif v == hi:
+            counts[nbins - 1] += 1
+    return counts.sum()
+
+
+def normalize_rows_in_place(X):
+    for i in range(X.shape[0]):
+        norm = np.sqrt(np.sum(X[i] ** 2))
+        if norm > 0:
+            X[i] /= norm
+
+
+def insertion_sort_in_place(a):
+    for i in range(1, a.shape[0]):
+        key = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > key:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = key
+    return a
+
 def _scale(v, factor):
     return v * factor
 
@@ -243,6 +282,12 @@ CASES = [
     (swap_rows_until_sorted, (np.array([[3.0, 0.0], [1.0, 1.0], [2.0, 2.0]]),)),
     (swap_rows_until_sorted, (np.array([[1, 9], [2, 8]], dtype=np.int32),)),
     (in_place_input_update, (np.array([1.0, 5.0, -2.0]), np.float64(0.0))),
+    (laplace_step, (np.arange(20.0).reshape(4, 5) ** 1.5, np.zeros((4, 5)))),
+    (histogram_into, (np.array([0.1, 0.5, 0.99, 1.0, -0.2, 0.5]), 0.0, 1.0,
+                      np.zeros(4, dtype=np.int64))),
+    (normalize_rows_in_place, (np.array([[3.0, 4.0], [0.0, 0.0], [1.0, 1.0]]),)),
+    (insertion_sort_in_place, (np.array([5.0, -1.0, 3.0, 3.0, 0.5]),)),
+    (insertion_sort_in_place, (np.array([2, 9, 1], dtype=np.int32),)),
     (helper_calls, (np.array([1.0, 2.0]), np.array([1.0, 3.0]))),
     (helper_calls, (np.array([1.0, 2.0]), np.array([1.0, -1.0]))),
     (gram_schmidt, (np.array([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [2.0, 1.0, 0.0]]),)),
