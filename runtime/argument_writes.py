@@ -219,10 +219,12 @@ def writing_back(runner: Callable[[list], tuple], function: ir.Function, count: 
     input or with an array the trace froze in (``frozen``: ``Trace.guards``); the results are
     the first ``count`` (the final states dropped), with the caller's own object where the
     function returns the argument."""
+    from autostage.runtime import result_identity  # (it imports value_info, which imports us)
+
     written = tuple(p for p, _, _ in function.writes_back)
-    returned = tuple((i, result_params(function)[v]) for i, v in
-                     enumerate(function.body.results[:count])
-                     if v in result_params(function))
+    finals = result_params(function)
+    returned = tuple((i, finals[v]) for i, v in enumerate(function.body.results[:count])
+                     if v in finals)
 
     def run(args: list) -> tuple:
         for p in written:
@@ -240,7 +242,4 @@ def writing_back(runner: Callable[[list], tuple], function: ir.Function, count: 
                 out[i] = args[p]
         return tuple(out)
 
-    for name in ("release", "compile_for"):  # what ConcreteFunction asks of a runner
-        if hasattr(runner, name):
-            setattr(run, name, getattr(runner, name))
-    return run
+    return result_identity.wrapping(run, runner)

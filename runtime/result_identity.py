@@ -92,7 +92,13 @@ def keeping_identity(runner: Callable[[list], tuple], entries: tuple,
             out[i] = out[k]
         return tuple(out)
 
-    for name in ("release", "compile_for"):  # what ConcreteFunction asks of a runner
+    return wrapping(run, runner)
+
+
+def wrapping(run: Callable[[list], tuple], runner: Callable[[list], tuple]
+             ) -> Callable[[list], tuple]:
+    """``run`` (which calls ``runner``) with what ConcreteFunction asks of a runner."""
+    for name in ("release", "compile_for"):
         if hasattr(runner, name):
             setattr(run, name, getattr(runner, name))
     return run
