@@ -11,10 +11,11 @@ returns the argument. Calls where a written argument is read-only or may share m
 another input (``out`` given as ``x`` too, or a view of it) raise ``RunAsPython``: the staged
 function then runs as Python, whose semantics depend on that aliasing.
 
-Only a top-level function traced for the cpu target writes back, and only into an argument as a
-whole: the parameter itself or a later state of it (after a write, a ``cond`` whose paths both
-yield it, a loop that carries it). Writes through a view of an argument, into an argument of a
-staged callee or on other targets stay the clear errors of ``array_shapes.check_writable``.
+Only a top-level function traced for a target that writes back (``Target.writes_back``: cpu and
+interpreter) does, and only into an argument as a whole: the parameter itself or a later state of
+it (after a write, a ``cond`` whose paths both yield it, a loop that carries it). Writes through a
+view of an argument, into an argument of a staged callee or on other targets stay the clear
+errors of ``array_shapes.check_writable``.
 The tables hang off the ``Trace`` (weakly), so they die with it.
 """
 
@@ -117,9 +118,10 @@ def loop_results(inits: Sequence[ir.Value], yields: Sequence[ir.Value],
         param = table.whole.get(init)
         if param is None:
             continue
+        latest = table.latest.get(param)
+        written_inside = latest is not None and latest.region is not result.region
         if table.whole.get(out) is not param:
-            if table.latest.get(param) is not None and table.latest[param].region is not (
-                    result.region):
+            if written_inside:
                 raise tracing.StagingError(
                     f"{_at()}a staged loop writes into the argument `{table.names[param]}` and "
                     "then gives its variable another array: the writes could not be written "
@@ -127,8 +129,7 @@ def loop_results(inits: Sequence[ir.Value], yields: Sequence[ir.Value],
                     f"first (`{table.names[param]} = {table.names[param]}.copy()`)")
             continue
         table.whole[result] = param
-        if table.latest.get(param) is not None and table.latest[param].region is not (
-                result.region):
+        if written_inside:
             table.latest[param] = result
 
 
@@ -212,16 +213,17 @@ def _not_in_buffer(value: ir.Value, param: ir.Value) -> ir.Op | ir.Value | None:
 
 # -- at each call --------------------------------------------------------------------------------
 
-def writing_back(runner: Callable[[list], tuple], function: ir.Function, count: int,
+def writing_back(runner: Callable[[list], tuple], function: ir.Function,
                  frozen: Sequence[tuple[weakref.ref, bytes]] = ()) -> Callable[[list], tuple]:
     """``runner`` for a function that writes into arguments: the call runs as Python
     (``RunAsPython``) when a written argument is read-only or may share memory with another
     input or with an array the trace froze in (``frozen``: ``Trace.guards``); the results are
-    the first ``count`` (the final states dropped), with the caller's own object where the
-    function returns the argument."""
+    the function's own (the final states, which follow them, dropped), with the caller's own
+    object where the function returns the argument."""
     from autostage.runtime import result_identity  # (it imports value_info, which imports us)
 
     written = tuple(p for p, _, _ in function.writes_back)
+    count = function.writes_back[0][1]
     finals = result_params(function)
     returned = tuple((i, finals[v]) for i, v in enumerate(function.body.results[:count])
                      if v in finals)

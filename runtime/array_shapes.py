@@ -419,18 +419,18 @@ def check_writable(x: Tensor, what: str) -> None:
         producer = x.value.producer  # (a loop's or an if's value of it is no view)
         view = base is not x.value and isinstance(producer, ir.Op) and producer.name not in (
             "cond", "while")
-        if argument_writes.enabled() and view:
-            raise tracing.StagingError(
-                f"{where}{what} changes the argument `{name}` through a view of it, which "
-                "cannot be staged: only writes into the argument itself are written back "
-                f"into the caller's array. Index `{name}` itself (`{name}[i, j] = v`), or "
-                "copy the view first")
         if argument_writes.enabled():
+            if view:
+                raise tracing.StagingError(
+                    f"{where}{what} changes the argument `{name}` through a view of it, which "
+                    "cannot be staged: only writes into the argument itself are written back "
+                    f"into the caller's array. Index `{name}` itself (`{name}[i, j] = v`), or "
+                    "copy the view first")
             raise tracing.StagingError(
-                f"{where}{what} changes an array that is the argument `{name}` on some paths "
-                "of a staged `if` or loop and another array (or a view) on others: only an "
-                "argument that is the same whole array on every path is written back into "
-                f"the caller's array. Copy it first (`{name} = {name}.copy()`) where the "
+                f"{where}{what} changes an array that is the argument `{name}` on some "
+                "paths of a staged `if` or loop and another array (or a view) on others: "
+                "only an argument that is the same whole array on every path is written back "
+                f"into the caller's array. Copy it first (`{name} = {name}.copy()`) where the "
                 "caller need not see the change")
         through = " through a view of it" if view else ""
         raise tracing.StagingError(

@@ -42,6 +42,8 @@ class Target:
       verify_after: whether the optimized module is verified before lowering.
       available: raises a clear error when the backend cannot run here (a missing package);
         asked when a function is converted for this target.
+      writes_back: whether a function's writes into its array arguments reach the caller's
+        arrays (``argument_writes``; else they are refused).
     """
 
     name: str
@@ -50,6 +52,7 @@ class Target:
     fuses: Callable[[ir.Op], bool] = fuses_anything
     verify_after: bool = True
     available: Callable[[], None] | None = None
+    writes_back: bool = True
 
     @property
     def implemented(self) -> bool:
@@ -113,7 +116,7 @@ def _run_cuda(module: ir.Module) -> Runner:
 INTERPRETER = Target("interpreter", ("inplace",), _run_interpreted, verify_after=False)
 CPU = Target("cpu", DEFAULT, _compile_cpu, fuses=cpu_fusible.fuses)
 CUDA = Target("cuda", DEFAULT, _run_cuda, fuses=cuda_scalar.fuses,
-              available=cuda_device.require_installed)
+              available=cuda_device.require_installed, writes_back=False)
 
 TARGETS: dict[str, Target] = {t.name: t for t in (CPU, INTERPRETER, CUDA)}
 
