@@ -220,8 +220,6 @@ def writing_back(runner: Callable[[list], tuple], function: ir.Function,
     input or with an array the trace froze in (``frozen``: ``Trace.guards``); the results are
     the function's own (the final states, which follow them, dropped), with the caller's own
     object where the function returns the argument."""
-    from autostage.runtime import result_identity  # (it imports value_info, which imports us)
-
     written = tuple(p for p, _, _ in function.writes_back)
     count = function.writes_back[0][1]
     finals = result_params(function)
@@ -244,4 +242,4 @@ def writing_back(runner: Callable[[list], tuple], function: ir.Function,
                 out[i] = args[p]
         return tuple(out)
 
-    return result_identity.wrapping(run, runner)
+    return run

@@ -125,7 +125,8 @@ class ConcreteFunction:
                 runner = result_identity.keeping_identity(
                     self._prepare(module), self.outputs.identity, body.args, body.results)
                 if module.main.writes_back:
-                    runner = argument_writes.writing_back(runner, module.main, self.guards)
+                    runner = result_identity.wrapping(
+                        argument_writes.writing_back(runner, module.main, self.guards), runner)
                 compile_for = getattr(runner, "compile_for", None)
                 if example is not None and compile_for is not None:
                     compile_for(list(example))
