@@ -263,6 +263,10 @@ def load_function(definition: gast.AST | str, name: str, globals_: dict,
         raise ValueError(f"{name}: {twice} are given both as closure cells and as extra bindings")
     cells.update((k, types.CellType(v)) for k, v in extras.items())
     module_node, inner = _factory_module(node, name, sorted(cells))
+    origin = getattr(like, "__code__", None)
+    if origin is not None:  # the same text from two files must not share one file's source map
+        module_node.body.insert(0, gast.Expr(gast.Constant(
+            f"Converted from {origin.co_filename}:{origin.co_firstlineno}.", None)))
     module, source, filename = load_ast(module_node, delete_on_exit, prefix)
     qualname = getattr(like, "__qualname__", name)
     code = _inner_code(getattr(module, _FACTORY).__code__, inner, name, qualname)

@@ -120,3 +120,26 @@ def test_reporting_never_replaces_the_exception_near_the_recursion_limit():
             assert not isinstance(e.__context__, ValueError), (spare, e)
             seen.add(type(e))
     assert seen == {ValueError, RecursionError}
+
+
+def test_the_same_function_text_in_two_files_keeps_each_files_lines(tmp_path):
+    """Converted code is loaded from a file named by its text's hash: two files defining the
+    same function shared one generated file, and the errors of the one converted first named
+    the other's file and line."""
+    import importlib.util
+
+    source = "def first_positive(xs):\n    for x in xs:\n        if x > 0:\n" \
+             "            return 1 / (x - x)\n    return 0\n"
+    converted = []
+    for name in ("twin_one", "twin_two"):
+        path = tmp_path / f"{name}.py"
+        path.write_text(source)
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        converted.append((path, autostage.to_graph(module.first_positive)))
+    for path, fn in converted:
+        with pytest.raises(ZeroDivisionError) as info:
+            fn([1.0])
+        frames = [(f.filename, f.lineno) for f in traceback.extract_tb(info.tb)]
+        assert (str(path), 4) in frames, frames

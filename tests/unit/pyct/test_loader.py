@@ -198,7 +198,8 @@ def test_getsource_of_loaded_function_is_the_generated_text():
     text = inspect.getsource(loaded.function)
     assert text.startswith("    def bump(by=1, *, scale=1):\n")
     assert "count += by * scale * step" in text
-    assert loaded.source.startswith("def autostage_factory(count, step):\n")
+    origin = f'"""Converted from {bump.__code__.co_filename}:{bump.__code__.co_firstlineno}."""'
+    assert loaded.source.startswith(f"{origin}\n\ndef autostage_factory(count, step):\n")
     assert text in loaded.source
     assert inspect.getsourcefile(loaded.function) == loaded.filename
 

@@ -56,7 +56,14 @@ def test_code_deeper_than_the_bound_is_a_conversion_error(tmp_path, monkeypatch)
     body = " + ".join(f"x * {i}" for i in range(1200))
     module = _module(tmp_path, "too_deep", f"def f(x):\n    return {body}\n")
     monkeypatch.setattr(recursion, "MAX_DEPTH", 600)
-    with pytest.raises(autostage.ConversionError) as info:
-        autostage.to_graph(module.f)
+    # Python's default limit, whatever an earlier test left: the first attempt must run out of
+    # recursion, as it does in a fresh process, for the depth to be measured and refused
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    try:
+        with pytest.raises(autostage.ConversionError) as info:
+            autostage.to_graph(module.f)
+    finally:
+        sys.setrecursionlimit(limit)
     message = str(info.value)
     assert "too_deep.py:1" in message and "f is nested 1" in message and "up to 600" in message
