@@ -15,6 +15,11 @@ Two more rows time calls with arrays: ``x + 1`` on one float32 array of 3 elemen
 of ten float64 arrays of 3 elements (numba: the same functions under ``@numba.njit``; numpy:
 eager).
 
+A row times a kernel writing into an array argument (``out[i] = x[i] * 2.0 + 1.0`` over 10
+elements, written back into the caller's ``out``: runtime/argument_writes.py; numba: the same
+function under ``@numba.njit``; numpy: ``np.multiply(x, 2.0, out=out); out += 1.0``); its goal,
+2 us, is the ten-array one (a call with two arrays that also tests their aliasing).
+
 A last row times a model object holding 10 weight attributes (0-d float32 arrays read through
 ``self`` at each call, runtime/captures.py) called as ``model(x)``: its extra cost over the first
 row is what reading and checking the weights costs per call (numba: the same sum with the weights
@@ -80,6 +85,40 @@ def add_ten(a, b, c, d, e, f, g, h, i, j):
 add_ten_numba = numba.njit(add_ten)
 
 
+def scale_into(x, out):
+    """The user's code: a Numba-style kernel writing into the array it is given."""
+    for i in range(x.shape[0]):
+        out[i] = x[i] * 2.0 + 1.0
+
+
+scale_into_numba = numba.njit(scale_into)
+
+
+def scale_into_numpy(x, out):
+    np.multiply(x, 2.0, out=out)
+    out += 1.0
+
+
+def run_write_back(args) -> tuple[harness.Row, list[str]]:
+    name, x = "call_overhead write-back kernel", np.arange(10.0)
+    expected = np.zeros(10)
+    scale_into(x, expected)
+    variants = {"autostage": harness.staged(scale_into, args.target),
+                "numba": scale_into_numba, "numpy": scale_into_numpy}
+    failures = []
+    for label, fn in variants.items():  # also the warm-up: traces and compiles
+        out = np.zeros(10)
+        fn(x, out)
+        if why := harness.mismatch(out, expected):
+            failures.append(f"{name} {label}: {why}")
+    out = np.zeros(10)
+    seconds = harness.median_seconds({k: (lambda f=f: f(x, out)) for k, f in variants.items()},
+                                     args.repeats, args.smoke)
+    harness.print_variant_table(f"{name}, target={args.label}, median of {args.repeats}",
+                                seconds, unit="us")
+    return harness.goal_row(name, seconds, args.label, TEN_ARGUMENTS_GOAL), failures
+
+
 def run_arrays(args) -> tuple[list[harness.Row], list[str]]:
     rows, failures = [], []
     one, ten = [np.ones(3, np.float32)], [np.full(3, float(i)) for i in range(10)]
@@ -142,9 +181,10 @@ def run(args) -> harness.Report:
         seconds, unit="us")
     row = harness.goal_row("call_overhead x+1 (0-d f32)", seconds, args.label, ONE_ARGUMENT_GOAL)
     array_rows, array_failures = run_arrays(args)
+    write_row, write_failures = run_write_back(args)
     model_row, model_failures = run_model(args)
-    return harness.Report([row, *array_rows, model_row],
-                          failures + array_failures + model_failures)
+    return harness.Report([row, *array_rows, write_row, model_row],
+                          failures + array_failures + write_failures + model_failures)
 
 
 def main(argv=None) -> int:

@@ -64,6 +64,13 @@ def enabled() -> bool:
     return _table() is not None
 
 
+def wrote_any() -> bool:
+    """Whether the function being traced has written into an array argument so far (an
+    exception raised at trace time after it must leave the writes made: ``raises``)."""
+    table = _table()
+    return table is not None and bool(table.latest)
+
+
 def writable(value: ir.Value) -> bool:
     """Whether a write into ``value`` is one into a whole argument that may be written back."""
     table = _table()
@@ -185,6 +192,14 @@ def check_in_place(function: ir.Function) -> None:
                 f"first (`{argument} = {argument}.copy()`) and return the result")
 
 
+def drop_finals(function: ir.Function) -> None:
+    """Drops the final states from the results once ``check_in_place`` has shown each to be its
+    argument's own buffer, written as the code runs: nothing is left to return (Numba would box
+    each as a new array object at every call). ``writes_back`` still names them, in the trace."""
+    if function.writes_back:
+        function.body.results = function.body.results[:function.writes_back[0][1]]
+
+
 def _not_in_buffer(value: ir.Value, param: ir.Value) -> ir.Op | ir.Value | None:
     """None if ``value`` is ``param``'s buffer (``param`` itself, or in-place writes, conds and
     loops of it); else the op (or block argument) that makes another buffer."""
@@ -215,11 +230,11 @@ def _not_in_buffer(value: ir.Value, param: ir.Value) -> ir.Op | ir.Value | None:
 
 def writing_back(runner: Callable[[list], tuple], function: ir.Function,
                  frozen: Sequence[tuple[weakref.ref, bytes]] = ()) -> Callable[[list], tuple]:
-    """``runner`` for a function that writes into arguments: the call runs as Python
-    (``RunAsPython``) when a written argument is read-only or may share memory with another
-    input or with an array the trace froze in (``frozen``: ``Trace.guards``); the results are
-    the function's own (the final states, which follow them, dropped), with the caller's own
-    object where the function returns the argument."""
+    """``runner`` (of ``function`` as traced, its final states dropped by ``drop_finals``) for
+    a function that writes into arguments: the call runs as Python (``RunAsPython``) when a
+    written argument is read-only or may share memory with another input or with an array the
+    trace froze in (``frozen``: ``Trace.guards``); the results are the function's own, with the
+    caller's own object where the function returns the argument."""
     written = tuple(p for p, _, _ in function.writes_back)
     count = function.writes_back[0][1]
     finals = result_params(function)
@@ -235,11 +250,14 @@ def writing_back(runner: Callable[[list], tuple], function: ir.Function,
                     ref() is not None and np.may_share_memory(target, ref())
                     for ref, _ in frozen):
                 raise RunAsPython
-        out = runner(args)[:count]
+        out = runner(args)
         if returned:
             out = list(out)
             for i, p in returned:
                 out[i] = args[p]
         return tuple(out)
 
+    # What a call's fast path (``fast_calls``) calls itself once it has tested the aliasing
+    # above, and the results it replaces by arguments.
+    run.inner, run.returned = runner, returned
     return run

@@ -126,7 +126,8 @@ class ConcreteFunction:
                     self._prepare(module), self.outputs.identity, body.args, body.results)
                 if module.main.writes_back:
                     runner = result_identity.wrapping(
-                        argument_writes.writing_back(runner, module.main, self.guards), runner)
+                        argument_writes.writing_back(runner, self.module.main, self.guards),
+                        runner)
                 compile_for = getattr(runner, "compile_for", None)
                 if example is not None and compile_for is not None:
                     compile_for(list(example))

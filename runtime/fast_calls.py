@@ -10,8 +10,10 @@ function itself when the runner allows (``_direct``), through a copy of its disp
 never compiles (``strict_dispatch``), so that a call is Numba's own argument typing plus the
 tests it does not make (an array's type and known sizes; a scalar's dtype); values a trace
 reads through objects (a model's weights) are read, checked and passed after the arguments, as
-the runner would. Anything the checks do not cover returns ``MISS``, and the caller takes the
-full path.
+the runner would. A function writing into its array arguments (``argument_writes``) has its
+aliasing tested in line too (a written argument read-only or sharing memory with another:
+``MISS``, and the full path runs the call as Python). Anything the checks do not cover returns
+``MISS``, and the caller takes the full path.
 """
 
 from __future__ import annotations
@@ -79,8 +81,9 @@ def fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
     them as the full path does (in line, when it calls the compiled code), then runs. The
     caller makes sure no global or closure value is part of the key (the reads see an empty
     environment)."""
+    written = tuple(p for p, _, _ in concrete.function.writes_back)
     if concrete.guards or len(leaves) != len(args) or not args or (
-            concrete.function.writes_back):  # (the full path checks their aliasing)
+            written and concrete.read is not None):  # (the full path checks their aliasing)
         return None
     if not all(leaf is arg and (type(arg) is np.ndarray or isinstance(arg, np.generic))
                for leaf, arg in zip(leaves, args, strict=True)):
@@ -105,6 +108,7 @@ def fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
         passed_as = (None if direct is None or entry is not None
                      else "scalar" if i in scalars else "array")
         tests += _tests(name, arg, static_sizes.shape(part, arg.ndim), passed_as, scope)
+    tests += _aliasing_tests(names, args, written, scope)
     filled = {"names": ", ".join(names)}
     if direct is not None:
         # Values read through objects (a model's weights) follow the arguments, as in the
@@ -161,12 +165,35 @@ def _tests(name: str, arg: np.ndarray | np.generic, sizes: tuple, passed_as: str
     return [*tests, whole] if whole and sizes else tests + known
 
 
+def _aliasing_tests(names: list[str], args: tuple, written: tuple[int, ...], scope: dict
+                    ) -> list[str]:
+    """For a function writing into arguments ``written``: one true when such an argument is
+    read-only or may share memory with another array argument (the full path runs those calls
+    as Python: ``argument_writes.writing_back``)."""
+    scope["shares"] = np.may_share_memory
+    arrays = [k for k, arg in enumerate(args) if type(arg) is np.ndarray]
+    tests = []
+    for p in written:
+        tests.append(f"not {names[p]}.flags.writeable")
+        tests += [f"shares({names[p]}, {names[k]})" for k in arrays
+                  if k != p and not (k in written and k < p)]  # (each pair once)
+    return tests
+
+
 def _finish(concrete: ConcreteFunction, scope: dict) -> str:
-    """The expression a direct run returns: for a single 0-d result, its NumPy scalar made in
-    line (what the runner's converter does: Numba returns a Python scalar); else
-    ``finish(results)``."""
-    (result_type, *more) = concrete.module.main.result_types or (None,)
+    """The expression a direct run returns: None for a function returning None; the argument
+    itself where the function returns the argument it writes into; for a single 0-d result,
+    its NumPy scalar made in line (what the runner's converter does: Numba returns a Python
+    scalar); else ``finish(results)``."""
     outputs = concrete.outputs
+    if outputs.treedef is None and not outputs.positions:  # (returns None: a kernel writing
+        return "None"                                        # into its arguments)
+    returned = getattr(concrete.prepared_runner(), "returned", ())
+    if returned:  # (returns the argument it writes into: the caller's own object)
+        ((_, p),) = returned
+        return f"a{p}"
+    # (the trace's results; the final states of ``writes_back`` follow them)
+    (result_type, *more) = concrete.module.main.result_types[:len(outputs.positions)] or (None,)
     if more or not (outputs.single and outputs.constants[0] is None) or not (
             isinstance(result_type, TensorType) and result_type.ndim == 0):
         # (``results[0]`` in line where finish is that: a call less, ~30 ns)
@@ -185,11 +212,17 @@ def _direct(concrete: ConcreteFunction) -> tuple[
     finish(results) -> the value returned, the positions of scalar parameters, scalar_entry(values)
     -> the compiled entry point for scalars of these values' types, or None)``; None when the
     runner needs more (Variables, Python-typed or identity-kept results) or is not compiled."""
-    entry = getattr(concrete.prepared_runner(), "entry", None)
-    if entry is None or concrete.outputs.python_types is not None:
+    runner, outputs = concrete.prepared_runner(), concrete.outputs
+    writes_back = concrete.function.writes_back
+    if writes_back:  # the runner that writes back: the one it calls (``_finish`` returns the
+        returned = getattr(runner, "returned", ())  # argument a single result is)
+        if returned and not (outputs.single and len(returned) == 1):
+            return None
+        runner = getattr(runner, "inner", None)
+    entry = getattr(runner, "entry", None)
+    if entry is None or outputs.python_types is not None:
         return None
     convert, failed, scalars, strict, scalar_entry = entry
-    outputs = concrete.outputs
     if outputs.single and outputs.constants[0] is None and convert is None:
         finish = _FIRST
     elif convert is None:

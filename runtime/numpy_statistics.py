@@ -562,7 +562,7 @@ def round_(a, decimals=0, out=None) -> Tensor:
                                f"tensors{_at()}")
     integer = x.dtype.kind in "iu"
     if decimals >= 0 and integer:
-        return x
+        return array_api.copy(x)  # (NumPy's result is a new array)
     if x.dtype.kind == "b":
         x = array_api.astype(x, np.float16)
     scale = _power_of_ten(abs(decimals))

@@ -25,6 +25,12 @@ from autostage.runtime import ir, value_info
 # of it (an argument of size 1: its only element).
 PARAM, SAME, VIEW, FRESH = "param", "same", "view", "fresh"
 PARAM_0D, VIEW_0D = "param_0d", "view_0d"
+# (PARAM_PATHS, j): the argument j itself, yielded by both paths of a staged ``if``: handed back
+# as the argument's object, whatever the backend returns for the value.
+PARAM_PATHS = "param_paths"
+# (PARAM_MAYBE, j): argument j on some paths of a staged ``if``, a new array on the others: the
+# argument's object where the backend's result is its memory.
+PARAM_MAYBE = "param_maybe"
 
 
 def plan(params: Sequence[ir.Value], results: Sequence[ir.Value],
@@ -44,11 +50,45 @@ def plan(params: Sequence[ir.Value], results: Sequence[ir.Value],
         array = value_info.is_array(value)
         if value in index:
             entries.append((PARAM_0D if array else PARAM, index[value]))
+        elif (kept := _through_paths(value, index)) is not None:
+            entries.append((PARAM_0D, kept[1]) if array and kept[0] == PARAM_PATHS else kept)
         elif index.get(value_info.view_base(value)) is not None:
             entries.append((VIEW_0D if array else VIEW, index[value_info.view_base(value)]))
         else:
             entries.append((FRESH, None))
     return tuple(entries)
+
+
+def _paths(value: ir.Value) -> set[ir.Value]:
+    """The values ``value`` may be, through the branches of staged ``if``s (a branch that
+    raises yields a placeholder, ``undef``, for the other's: left out)."""
+    op = value.producer
+    if not (isinstance(op, ir.Op) and op.name == "cond"):
+        return {value}
+    out: set[ir.Value] = set()
+    for region in op.regions:
+        y = region.results[value.index]
+        if not (isinstance(y.producer, ir.Op) and y.producer.name == "undef"):
+            out |= _paths(y)
+    return out
+
+
+def _through_paths(value: ir.Value, index: dict[ir.Value, int]) -> tuple | None:
+    """For a staged ``if``'s result: (PARAM_PATHS, j) when every path yields argument j
+    (``t = c if b.sum() > 0 else c`` is ``c`` itself, as in Python); (PARAM_MAYBE, j) when the
+    others yield new arrays (``t = a * 2 if ... else a``: ``a`` itself on that path only);
+    None otherwise."""
+    paths = _paths(value)
+    params = {index[p] for p in paths if p in index}
+    if len(params) != 1 or paths == {value}:
+        return None
+    (j,) = params
+    if all(p in index for p in paths):
+        return PARAM_PATHS, j
+    if all(p in index or value_info.view_base(p) is None for p in paths) and not (
+            value_info.is_array(value) or getattr(value.type, "ndim", 0) == 0):
+        return PARAM_MAYBE, j
+    return None
 
 
 def keeping_identity(runner: Callable[[list], tuple], entries: tuple,
@@ -68,21 +108,28 @@ def keeping_identity(runner: Callable[[list], tuple], entries: tuple,
         seen.add(results[i])
     params_0d = tuple((i, j) for i, (kind, j) in enumerate(entries) if kind == PARAM_0D)
     views_0d = tuple((i, j) for i, (kind, j) in enumerate(entries) if kind == VIEW_0D)
-    if not (views or same or copies or params_0d or views_0d):
+    params_kept = tuple((i, j) for i, (kind, j) in enumerate(entries)
+                        if kind == PARAM_PATHS and results[i] is not params[j])
+    params_maybe = tuple((i, j) for i, (kind, j) in enumerate(entries) if kind == PARAM_MAYBE)
+    if not (views or same or copies or params_0d or views_0d or params_kept or params_maybe):
         return runner
     # a runner whose results may be GPU arrays copies them its way (numba.cuda's have no copy())
     copy = getattr(runner, "copy_result", _copy)
 
     def run(args: list) -> tuple:
-        given = list(args) if params_0d or views_0d else args  # runners may replace 0-d ones
+        given = list(args) if params_0d or views_0d or params_kept or params_maybe else args
+        # (runners may replace 0-d arguments by their scalars)
         out = list(runner(args))
         for i, j in views:  # the argument's own object where Python has a new view
             if out[i] is args[j]:
                 out[i] = out[i].view(out[i].dtype)  # (a numba.cuda array's view needs it)
         for i in copies:
             out[i] = copy(out[i])
-        for i, j in params_0d:
+        for i, j in params_0d + params_kept:
             out[i] = given[j]
+        for i, j in params_maybe:
+            if _same_memory(out[i], given[j]):
+                out[i] = given[j]
         for i, j in views_0d:  # the result is the only element of argument j
             arg = given[j]
             if type(arg) is np.ndarray and arg.size == 1 and arg.dtype == np.asarray(
@@ -102,6 +149,12 @@ def wrapping(run: Callable[[list], tuple], runner: Callable[[list], tuple]
         if hasattr(runner, name):
             setattr(run, name, getattr(runner, name))
     return run
+
+
+def _same_memory(result: object, arg: object) -> bool:
+    """Whether ``result`` is ``arg``'s memory, as ``arg`` sees it (a new array never is)."""
+    return type(result) is np.ndarray and type(arg) is np.ndarray and (
+        result.__array_interface__ == arg.__array_interface__)
 
 
 def _copy(value: np.ndarray) -> np.ndarray:

@@ -204,7 +204,10 @@ class StagedFunction:
                 return self._traced(*args, **kwargs)
             fast = self._fast
             if fast and not kwargs:
-                out = fast(args)
+                try:
+                    out = fast(args)
+                except RunAsPython:  # (the fast path tests the aliasing first: never, but)
+                    return self._traced(*args, **kwargs)
                 if out is not MISS:
                     return out
             if _fp_current() is not _fp_accepted[0]:  # np.seterr changed: ~20 ns when not

@@ -77,6 +77,7 @@ class Target:
             raise not_implemented(self.name)
         module = self.optimize(module)
         argument_writes.check_in_place(module.main)
+        argument_writes.drop_finals(module.main)
         return self.lower(module)
 
 

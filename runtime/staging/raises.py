@@ -8,15 +8,16 @@ placeholders (``undef``) of the other branch's results, which are never read. St
 (autostage's own) are not caught: they are about the program, not its data.
 
 A staged function whose trace fails with a user exception after ops with effects (a ``print``,
-a staged call, a loop...) ends with a ``raise`` op instead (``finish_with``): Python prints,
-then raises, and so does every call of the staged function.
+a staged call, a loop...) or writes into its array arguments ends with a ``raise`` op instead
+(``finish_with``): Python prints (or writes), then raises, and so does every call of the staged
+function.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from autostage.runtime import ir, tracing
+from autostage.runtime import argument_writes, ir, tracing
 from autostage.runtime.operator_hooks import Staged
 from autostage.runtime.staging import errors, text, values
 from autostage.runtime.staging.tensor_lists import TensorList
@@ -76,16 +77,18 @@ def tracing_recursed(e: BaseException) -> bool:
 
 def finish_with(e: Exception, body: ir.Region) -> bool:
     """Ends the function being traced (``body``, its region) with a ``raise`` op of ``e`` if
-    ops with effects ran before ``e`` was raised; False (nothing emitted) otherwise, or if ``e``
-    is a staging error (then it is raised as it is). Raises StagingTypeError if ``e`` is made
-    of staged values, whatever ran before: raised as it is, it would hand the caller symbolic
-    tensors where Python gives their run-time values (``raise ValueError(n)``)."""
+    ops with effects or writes into array arguments ran before ``e`` was raised; False
+    (nothing emitted) otherwise, or if ``e`` is a staging error (then it is raised as it is).
+    Raises StagingTypeError if ``e`` is made of staged values, whatever ran before: raised as it
+    is, it would hand the caller symbolic tensors where Python gives their run-time values
+    (``raise ValueError(n)``)."""
     from autostage.runtime.passes.analysis import has_effects
 
     if isinstance(e, tracing.StagingError) or tracing_recursed(e):
         return False
     _check_message(e, tracing.traceback_location(e.__traceback__))
-    if not any(has_effects(op) for op in body.ops) or tracing.current().region is not body:
+    if not (any(has_effects(op) for op in body.ops) or argument_writes.wrote_any()) or (
+            tracing.current().region is not body):
         return False
     _emit_raise(e, tracing.traceback_location(e.__traceback__))
     return True

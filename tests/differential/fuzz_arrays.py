@@ -15,6 +15,15 @@ IEEE arithmetic is exact in any order, so only transcendental functions and sums
 floats (the summation order differs) are ``inexact``; conditions, casts to integers, rounding
 and arg-reductions read exact values only, so that a last-bit difference can never change
 control flow. ``inexact`` lists the positions of the returned values compared with a tolerance.
+
+``generate_writes(seed)`` adds statements that write into the argument arrays ``a``, ``b``, ``c``
+themselves (element, slice, fancy and boolean-mask assignments at constant and staged indices,
+augmented assignments, inside staged ``if``, ``for`` and ``while`` bodies), reads of the written
+argument later on, and sometimes returns an argument itself; the caller's arrays must change as
+NumPy's do. A temporary that may share memory with an argument is dropped from what later
+statements read once that argument is written (reading a stale view is refused by design).
+``Program.inexact_arguments`` names the arguments whose final contents are compared with a
+tolerance. ``generate(seed)`` makes the same programs as before.
 """
 
 from __future__ import annotations
@@ -35,6 +44,7 @@ class Program:
     source: str
     arguments: list[tuple]
     inexact: frozenset[int]
+    inexact_arguments: frozenset[str] = frozenset()  # (a, b, c written with inexact values)
 
 
 @dataclasses.dataclass
@@ -62,7 +72,8 @@ def _scalar(rng: random.Random) -> object:
 
 
 class _Generator:
-    def __init__(self, seed: int):
+    def __init__(self, seed: int, writes: bool = False):
+        self.writes = writes  # statements that write into the arguments a, b, c themselves
         self.rng = rng = random.Random(seed)
         nprng = np.random.default_rng(seed)
         dtypes = {name: rng.choice(DTYPES) for name in SHAPES}
@@ -73,6 +84,8 @@ class _Generator:
             self.arguments.append((*arrays, scalar, np.int64(rng.choice([1, 2, 3]))))
         self.env: dict[str, object] = dict(zip(("a", "b", "c", "s", "n"), self.arguments[0],
                                                strict=True))
+        for name in SHAPES:  # (the generator's own copies: writes must not change the arguments)
+            self.env[name] = self.env[name].copy()
         self.known = {name: _Value(name, self.env[name]) for name in self.env}
         self.known["s"].integral = float(self.env["s"]) == int(self.env["s"])
         self.lines: list[str] = []
@@ -252,16 +265,24 @@ class _Generator:
             return False
         return True
 
-    def execute(self, lines: list[str]) -> bool:
+    def execute(self, lines: list[str], commit: bool = True) -> bool:
         """Runs ``lines`` (one statement, perhaps a block) on the environment; False (and the
-        environment unchanged) when NumPy raises."""
+        environment unchanged) when NumPy raises; not ``commit``: only tries them."""
         env = dict(self.env)
+        saved = [(v, v.copy()) for v in env.values() if isinstance(v, np.ndarray)
+                 and v.base is None and v.flags.writeable] if self.writes else []
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
                 exec("\n".join(lines), {"np": np}, env)  # noqa: S102
             except Exception:  # noqa: BLE001
+                for array, before in saved:  # (undo the writes made before it raised)
+                    array[...] = before
                 return False
+        if not commit:
+            for array, before in saved:
+                array[...] = before
+            return True
         self.env = env
         return True
 
@@ -380,21 +401,162 @@ class _Generator:
                 self.ended = True
                 return
 
+    # --- writes into the arguments (generate_writes) -----------------------------------------
+
+    def index(self, size: int, loop: str | None) -> str:
+        """An integer index into an axis of ``size``: a constant, a staged value, or the loop's."""
+        rng = self.rng
+        forms = [str(k) for k in (0, 1, -1, size - 1)]
+        forms += ["n - 1", "n % 3", "int(n) - 2", "np.argmax({x}) % 3", "np.count_nonzero({x}) % 2"]
+        if loop:
+            forms += [loop, f"-{loop} - 1", f"n - 1 - {loop}", f"{loop} % 2"] * 2
+        form = rng.choice(forms)
+        return form.format(x=self.pick(exact=True, array=True).text) if "{x}" in form else form
+
+    def mask(self, target: str, shape: tuple) -> str | None:
+        """A boolean mask of ``shape`` over exact values."""
+        for _ in range(10):
+            x = self.exact_expr(1) if self.rng.random() < 0.6 else self.known[target]
+            if not x.exact:
+                continue
+            op = self.rng.choice([">", "<=", "==", "!="])
+            text = f"({x.text} {op} {self.rng.choice([0, 1])})"
+            if self.runs(text) and np.shape(self.evaluate(text)) == shape:
+                return text
+        return None
+
+    def write_line(self, target: str, loop: str | None, exact: bool) -> tuple[str, _Value] | None:
+        """One statement writing into the argument ``target`` and the value written."""
+        rng = self.rng
+        shape = SHAPES[target]
+        dtype = self.env[target].dtype
+        for _ in range(15):
+            value = self.literal() if rng.random() < 0.3 else self.expr(2)
+            if (exact or dtype.kind != "f") and not (value.exact and value.finite):
+                continue  # (a cast to an integer or bool must read exact, finite values)
+            if not self.runs(value.text):
+                continue
+            i = self.index(shape[0], loop)
+            if len(shape) == 2:
+                j = self.index(shape[1], loop if rng.random() < 0.3 else None)
+                places = [f"[{i}, {j}]", f"[{i}]", f"[:, {j}]", "[1:3]", f"[{i}:]", "[:, 1:]",
+                          "[..., ::2]", "[...]", "[:]", "[[0, 2]]", f"[{i}, 1:]", "[-1]"]
+            else:
+                places = [f"[{i}]", "[1:3]", f"[{i}:]", "[::-1]", "[...]", "[:]", "[[0, 2]]",
+                          "[:n]", "[-1]"]
+            kind = rng.random()
+            if kind < 0.15:
+                m = self.mask(target, shape if rng.random() < 0.7 else shape[:1])
+                if m is None:
+                    continue
+                place = f"[{m}]"
+            elif kind < 0.3:
+                line = f"{target} {rng.choice(['+=', '-=', '*=', '//=', '|='])} {value.text}"
+                if rng.random() < 0.3:
+                    line = f"{target} *= 2"
+                return line, value
+            else:
+                place = rng.choice(places)
+            op = rng.choice(["=", "=", "=", "+=", "-=", "*="])
+            return f"{target}{place} {op} {value.text}", value
+        return None
+
+    def wrote(self, target: str, values: list[_Value], lines: list[str]) -> None:
+        """Records a write block that ran: the argument's flags, and drops the temporaries that
+        may be views of it (reading them after the write is refused by design)."""
+        self.lines += [f"    {line}" for line in lines]
+        known = self.known[target]
+        float_target = self.env[target].dtype.kind == "f"
+        for value in values:
+            known.exact = known.exact and value.exact
+            known.integral = known.integral and (value.integral or not float_target)
+            known.finite = known.finite and (value.finite or not float_target)
+        if float_target and any("//=" in line for line in lines):
+            known.finite = False
+        for name in [n for n in self.known if n not in ("a", "b", "c", "s", "n")]:
+            value = self.env.get(name)
+            if isinstance(value, np.ndarray) and np.may_share_memory(value, self.env[target]):
+                del self.known[name]
+        self.written.add(target)
+        if self.rng.random() < 0.5:  # read it back at once
+            form = self.rng.choice(["{t} + 0", "np.cumsum({t}, axis=0)", "{t}.copy()",
+                                    "np.sum({t})", "{t} * 2", "np.max({t}, axis=0)"])
+            text = form.format(t=target)
+            name = self.fresh()
+            if self.runs(text) and self.execute([f"{name} = {text}"]):
+                self.lines.append(f"    {name} = {text}")
+                self.known[name] = dataclasses.replace(known, text=name, value=self.env[name])
+
+    def write(self) -> None:
+        target = self.rng.choice(["a", "b", "c"])
+        made = self.write_line(target, None, False)
+        if made and self.execute([made[0]]):
+            self.wrote(target, [made[1]], [made[0]])
+
+    def write_branch(self) -> None:
+        target = self.rng.choice(["a", "b", "c"])
+        cond = self.scalar_condition()
+        made = self.write_line(target, None, False)
+        if not (cond and made and self.execute([made[0]], commit=False)):
+            return  # (each branch must run: NumPy's error in the branch not taken is not seen)
+        block, values = [f"if {cond}:", f"    {made[0]}"], [made[1]]
+        if self.rng.random() < 0.5:
+            other = self.write_line(target, None, False)
+            if other and self.execute([other[0]], commit=False):
+                block += ["else:", f"    {other[0]}"]
+                values.append(other[1])
+        if self.execute(block):
+            self.wrote(target, values, block)
+
+    def write_loop(self) -> None:
+        rng = self.rng
+        target = rng.choice(["a", "b", "c"])
+        loop = "i" if rng.random() < 0.6 else "j"
+        self.env[loop] = np.int64(0)
+        self.known[loop] = _Value(loop, self.env[loop])
+        made = [self.write_line(target, loop, loop == "j") for _ in range(rng.choice([1, 1, 2]))]
+        del self.env[loop], self.known[loop]
+        made = [m for m in made if m]
+        if not made:
+            return
+        body = [f"    {line}" for line, _ in made]
+        if loop == "i":
+            block = ["for i in range(n):", *body]
+        else:
+            watched = self.known[target] if self.known[target].exact else self.pick(exact=True)
+            cond = f"np.{rng.choice(['sum', 'max', 'min'])}({watched.text}) < {rng.choice([5, 20])}"
+            block = ["j = 0", f"while {cond} and j < 4:", *body, "    j += 1"]
+        if self.execute(block):
+            self.wrote(target, [value for _, value in made], block)
+
     def program(self) -> Program:
         statements = [self.assign, self.assign, self.assign, self.branch, self.loop,
                       self.in_place, self.rows]
-        for _ in range(self.rng.randint(3, 7)):
+        if self.writes:
+            self.written: set[str] = set()
+            statements += [self.write, self.write, self.write, self.write_branch,
+                           self.write_loop, self.write_loop]
+        for _ in range(self.rng.randint(3, 7) + (3 if self.writes else 0)):
             self.rng.choice(statements)()
         if self.rng.random() < 0.1:
             self.failing()
         temps = [n for n in self.known if n.startswith("t")] or ["a"]
         returned = self.rng.sample(temps, min(len(temps), self.rng.randint(1, 3)))
+        if self.writes and self.rng.random() < 0.4:  # the argument itself
+            argument = self.rng.choice(sorted(self.written) or ["a", "b", "c"])
+            returned.insert(self.rng.randint(0, len(returned)), argument)
         inexact = frozenset(k for k, n in enumerate(returned) if not self.known[n].exact)
         body = self.lines or ["    pass"]
         source = "\n".join(["import numpy as np", "", "", "def prog(a, b, c, s, n):", *body,
                             f"    return ({', '.join(returned)},)", ""])
-        return Program(source, self.arguments, inexact)
+        inexact_arguments = frozenset(n for n in SHAPES if not self.known[n].exact)
+        return Program(source, self.arguments, inexact, inexact_arguments)
 
 
 def generate(seed: int) -> Program:
     return _Generator(seed).program()
+
+
+def generate_writes(seed: int) -> Program:
+    """A program that also writes into its argument arrays (see the module's doc)."""
+    return _Generator(seed, writes=True).program()

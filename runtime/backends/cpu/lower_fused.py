@@ -32,7 +32,7 @@ from autostage.runtime.backends.cpu import (
 )
 from autostage.runtime.backends.cpu import lower_support as s
 from autostage.runtime.backends.cpu.codegen import Emitter, lowering, np_dtype
-from autostage.runtime.backends.cpu.lower_reductions import PairwiseSum
+from autostage.runtime.backends.cpu.lower_reductions import PairwiseSum, replaces
 from autostage.runtime.ops import fused as fused_op
 from autostage.runtime.types import TensorType, scalar
 
@@ -282,9 +282,8 @@ def _reduce(op: ir.Op, em: Emitter, reduction: ir.Op, element_ops: list[ir.Op],
                         em.line(f"{acc} += {value}")
                     else:
                         v = em.fresh("v")
-                        compare = ">" if reduction.name == "max" else "<"
                         em.line(f"{v} = {value}")
-                        em.line(f"if {v} {compare} {acc} or {v} != {v}:")
+                        em.line(f"if {replaces(reduction.name, v, acc)}:")
                         with em.block():
                             em.line(f"{acc} = {v}")
             if reduction.name == "mean":  # NumPy divides in float64 (``lower_reductions``)

@@ -391,9 +391,18 @@ def _check_nonempty(op: ir.Op, em: Emitter, inner: ReducedLoops, count: str) -> 
 
 
 def _better(name: str, v: str, best: str) -> str:
-    """The test that ``v`` replaces ``best``: larger (smaller), or a NaN (which then sticks)."""
+    """The test that ``v`` replaces ``best``: larger (smaller), or a NaN (which then sticks);
+    for argmax/argmin, where the first of equal values wins."""
     compare = ">" if name in ("max", "argmax") else "<"
     return f"{v} {compare} {best} or {v} != {v}"
+
+
+def replaces(name: str, v: str, best: str) -> str:
+    """The test that ``v`` replaces ``best`` in a max (min) reduction, as NumPy's
+    ``maximum.reduce`` (``minimum``): unless ``best`` is larger (smaller) or a NaN, so that of
+    equal values the last wins (``np.max([0.0, -0.0])`` is ``-0.0``)."""
+    compare = ">" if name == "max" else "<"
+    return f"not ({best} {compare} {v} or {best} != {best})"
 
 
 def _complex_better(name: str, v: str, best: str) -> str:
@@ -418,7 +427,7 @@ def _complex_arg_better(name: str, v: str, best: str) -> str:
 def _extreme(op, em, inner, element, first, count):
     _check_nonempty(op, em, inner, count)
     best, v = em.fresh("best"), em.fresh("v")
-    better = (_complex_better if s.is_complex(op.operands[0].type.dtype) else _better)
+    better = (_complex_better if s.is_complex(op.operands[0].type.dtype) else replaces)
     em.line(f"{best} = {first}")
     with inner():
         em.line(f"{v} = {element}")

@@ -201,3 +201,41 @@ def test_programs_without_aliasing_keep_pythons_values(fn, target):
 def test_the_message_names_the_array_written_by_an_element_assignment():
     with pytest.raises(StagingError, match=r"`x` was changed in place.*`v = x\.copy\(\)`"):
         autostage.convert(view_before, target="interpreter")(np.int64(4))
+
+
+def _round_int(a):
+    return np.round(a)
+
+
+def _same_on_both_paths(b, c):
+    t = c if b.sum() > 0 else c
+    return (t,)
+
+
+def _argument_on_one_path(b, c):
+    if b.sum() > 0:
+        t = c * 2
+    else:
+        t = c
+    return t
+
+
+def _raise_on_one_path(b, c):
+    if b.sum() > 100:
+        raise ValueError("large")
+    t = c
+    return t
+
+
+@pytest.mark.parametrize("target", ["cpu", "interpreter"])
+def test_returned_arguments_are_pythons_objects(target):
+    a = np.arange(3, dtype=np.int32)
+    assert autostage.convert(_round_int, target=target)(a) is not a  # NumPy: a new array
+    b_pos, b_neg, c = np.ones(2), -np.ones(2), np.arange(4.0)
+    for fn in (_same_on_both_paths, _argument_on_one_path, _raise_on_one_path):
+        staged = autostage.convert(fn, target=target)
+        for b in (b_pos, b_neg, b_pos):
+            want, got = fn(b, c), staged(b, c)
+            want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
+            assert [w is c for w in want] == [g is c for g in got], (fn.__name__, b)
+            np.testing.assert_array_equal(got[0], want[0])

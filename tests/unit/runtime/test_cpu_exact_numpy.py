@@ -224,3 +224,26 @@ def test_compiled_code_emits_no_numpy_runtime_warnings(target, zero_d):
     assert [w for w in caught if issubclass(w.category, RuntimeWarning)] == []
     for g, w in zip(got, want, strict=True):
         assert_same(g, w)
+
+
+def max_of_columns(x):
+    return np.max(x, axis=0), np.min(x, axis=0), np.max(x), np.min(x)
+
+
+def max_in_a_loop(x):
+    m, j = np.max(x, axis=0), 0
+    while np.min(x) < 20 and j < 2:
+        m, j = np.max(x, axis=0) + 0.0, j + 1
+    return m
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_max_and_min_of_signed_zeros_give_numpys_sign(target, dtype):
+    """NumPy's maximum.reduce keeps the last of equal values: max([0.0, -0.0]) is -0.0."""
+    staged, loop = (autostage.convert(f, target=target) for f in (max_of_columns, max_in_a_loop))
+    for rows in ([[0.0], [-0.0], [-0.0]], [[-0.0, 0.0], [0.0, -0.0]], [[0.0, -1.0], [-0.0, -0.0]]):
+        x = np.array(rows, dtype)
+        for got, want in zip(staged(x), max_of_columns(x), strict=True):
+            assert_same(got, want)
+        assert_same(loop(x), max_in_a_loop(x))
