@@ -71,6 +71,19 @@ def wrote_any() -> bool:
     return table is not None and bool(table.latest)
 
 
+def snapshot() -> dict | None:
+    """The latest state of each written argument (an abandoned attempt to stage a loop is
+    undone with ``restore``)."""
+    table = _table()
+    return None if table is None else dict(table.latest)
+
+
+def restore(latest: dict | None) -> None:
+    table = _table()
+    if table is not None and latest is not None:
+        table.latest = dict(latest)
+
+
 def writable(value: ir.Value) -> bool:
     """Whether a write into ``value`` is one into a whole argument that may be written back."""
     table = _table()
@@ -98,11 +111,41 @@ def cond_results(regions: tuple[ir.Region, ir.Region], results: Sequence[ir.Valu
     if table is None:
         return
     for k, result in enumerate(results):
-        param = _same_param(table, [r.results[k] for r in regions])
-        if param is not None:
-            table.whole[result] = param
-            if table.latest.get(param) in {r.results[k] for r in regions} - {param}:
-                table.latest[param] = result
+        # (a path that raises yields a placeholder, ``undef``: the argument is what the other
+        # yields, provided the raising path did not write into it)
+        raising = [r for r in regions if _placeholder(r.results[k])]
+        param = _same_param(table, [r.results[k] for r in regions if r not in raising])
+        if param is None:
+            continue
+        for region in raising:
+            write = _write_in(region, table, param)
+            if write is not None:
+                raise tracing.StagingError(
+                    f"{_located(write)}this write into the "
+                    f"argument `{table.names[param]}` is on a path of a staged `if` that then "
+                    "raises: it could not be written back into the caller's array. Raise "
+                    "before writing, or copy the argument first "
+                    f"(`{table.names[param]} = {table.names[param]}.copy()`)")
+        table.whole[result] = param
+        latest = table.latest.get(param)
+        if latest is not None and latest.region in regions:
+            table.latest[param] = result
+
+
+def _placeholder(value: ir.Value) -> bool:
+    return isinstance(value.producer, ir.Op) and value.producer.name == "undef"
+
+
+def _write_in(region: ir.Region, table: _Table, param: ir.Value) -> ir.Op | None:
+    """The first op in ``region`` (or nested in it) that makes a state of argument ``param``."""
+    for op in region.ops:
+        if any(table.whole.get(v) is param for v in op.results):
+            return op
+        for inner in op.regions:
+            found = _write_in(inner, table, param)
+            if found is not None:
+                return found
+    return None
 
 
 def block_arg(arg: ir.Value, init: ir.Value | None) -> None:
@@ -140,6 +183,11 @@ def loop_results(inits: Sequence[ir.Value], yields: Sequence[ir.Value],
             table.latest[param] = result
 
 
+def _located(where: ir.Op | ir.Value) -> str:
+    """``file:line: `` of an op or value, else of the user's current line."""
+    return f"{where.loc}: " if where.loc is not None else _at()
+
+
 def _at() -> str:
     loc = tracing.user_location()
     return f"{loc}: " if loc is not None else ""
@@ -160,9 +208,10 @@ def finals(function: ir.Function) -> list[tuple[int, ir.Value, str]]:
     for param, value in table.latest.items():
         if value.region is not function.body:
             raise tracing.StagingError(
-                f"{_at()}the argument `{table.names[param]}` is written into on one path of a "
-                "staged `if` or loop and its variable holds another array on the other: the "
-                "writes could not be written back into the caller's array. Write into the "
+                f"{_located(value)}the argument `{table.names[param]}` is written into on one "
+                "path of a staged `if` or loop and its variable holds another array on the "
+                "other: the writes could not be written back into the caller's array. Write into "
+                "the "
                 f"argument itself on every path, or copy it first (`{table.names[param]} = "
                 f"{table.names[param]}.copy()`)")
         out.append((function.body.args.index(param), value, table.names[param]))
@@ -215,8 +264,9 @@ def _not_in_buffer(value: ir.Value, param: ir.Value) -> ir.Op | ir.Value | None:
             return value
         if producer.name == "setitem" and producer.attrs.get("in_place"):
             pending.append((producer.operands[0], param))
-        elif producer.name == "cond":
-            pending += [(r.results[value.index], param) for r in producer.regions]
+        elif producer.name == "cond":  # (a path that raises yields nothing: it made no write,
+            pending += [(r.results[value.index], param)  # ``cond_results``)
+                        for r in producer.regions if not any(op.name == "raise" for op in r.ops)]
         elif producer.name == "while":
             body = producer.regions[1]
             pending += [(producer.operands[value.index], param),

@@ -245,7 +245,8 @@ def _dtype_text(dtype: np.dtype) -> str:
 
 _PYTHON_TYPES = {int: "int", float: "float", bool: "bool", complex: "complex"}
 _FROM_PYTHON_TYPES = {name: kind for kind, name in _PYTHON_TYPES.items()}
-IDENTITY_KINDS = ("param", "same", "view", "fresh", "param_0d", "view_0d")
+IDENTITY_KINDS = ("param", "same", "view", "fresh", "param_0d", "view_0d", "param_paths",
+                  "param_maybe")
 
 
 def encode_outputs(outputs: Outputs, result_count: int, members: Members) -> dict:

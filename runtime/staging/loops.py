@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from autostage.runtime import (
+    argument_writes,
     array_api,
     array_identity,
     array_shapes,
@@ -478,12 +479,12 @@ def stage_python_while(test: Callable, body: Callable, state: tuple, opts: dict 
     (``side_effects.Watch``), as for ``stage_range``. A test that emitted ops when it was
     evaluated (``mark``: where the trace stood before) is left to Python: they must stay if the
     loop goes on as Python."""
-    checkpoint = tracing.checkpoint()
-    if checkpoint != mark:
+    if tracing.checkpoint() != mark:
         return None
     staged = any_staged(pytree.flatten(state)[0])
     if not staged and _first_bound_inside(state):
         return None
+    attempt = _Attempt()
     staged_after_one: list[bool] = []
 
     def probed(*state: object) -> tuple | None:
@@ -508,7 +509,7 @@ def stage_python_while(test: Callable, body: Callable, state: tuple, opts: dict 
                         wanted=lambda traced: staged_after_one == [True] and (
                             staged or uses_staged_values(traced)))
     except Exception:  # noqa: BLE001 - any failure: the loop runs as Python
-        tracing.rollback(checkpoint)
+        attempt.undo()
         return None
 
 
@@ -585,14 +586,33 @@ def stage_range(whole: range, start: int, extra_test: Callable | None, body: Cal
     staged = any_staged(pytree.flatten(state)[0])
     if not staged and (start > 0 or _first_bound_inside(state)):
         return None
-    mark = tracing.checkpoint()
+    attempt = _Attempt()
     try:
         # (for_stmt called the hook after its ``extra_test`` said go on: the body runs)
         return stage_for(whole[start:], extra_test, body, state, opts, runs=True,
                          wanted=None if staged else uses_staged_values)
     except Exception:  # noqa: BLE001 - any failure: Python's unrolled loop decides
-        tracing.rollback(mark)
+        attempt.undo()
         return None
+
+
+class _Attempt:
+    """An attempt to stage a loop that Python may run instead: ``undo`` drops what it traced
+    and puts back the versions of arrays (``array_identity``) and the states of written
+    arguments (``argument_writes``) it changed, as if it never ran (else the loop run as Python
+    would read an array the attempt wrote as an older reference)."""
+
+    __slots__ = ("mark", "versions", "latest")
+
+    def __init__(self):
+        self.mark = tracing.checkpoint()
+        self.versions = array_identity.snapshot()
+        self.latest = argument_writes.snapshot()
+
+    def undo(self) -> None:
+        tracing.rollback(self.mark)
+        array_identity.restore(self.versions)
+        argument_writes.restore(self.latest)
 
 
 def _first_bound_inside(state: tuple) -> bool:

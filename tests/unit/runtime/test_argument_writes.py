@@ -69,6 +69,22 @@ def raise_at_trace_time(x, out):  # the IndexError is certain while tracing (x i
     return x[:, 1]
 
 
+def write_or_fail_to_cast(x, out):  # the other path raises NumPy's casting error (uint8 += 0.5)
+    if np.any(x == 0):
+        out[...] = 0
+    else:
+        out[[0, 2]] += 0.5
+    return out + 0
+
+
+def python_counter(x, out):  # a while over a Python int runs as Python after a staging attempt
+    j = 0
+    while j < 3:
+        out[j] = x[j] * 2.0
+        out[1:3] *= 2.0
+        j += 1
+
+
 def print_around_write(x, out):
     print("before", out[0])
     out[0] = x[0]
@@ -115,6 +131,11 @@ CASES = {
     "raise_halfway": (raise_halfway, lambda: (np.array([1.0, 2.0, -1.0, 4.0]), np.zeros(4))),
     "no_raise": (raise_halfway, lambda: (np.array([1.0, 2.0, 1.0, 4.0]), np.zeros(4))),
     "raise_at_trace_time": (raise_at_trace_time, lambda: (np.arange(3.0), np.ones(3))),
+    "write_or_raise": (write_or_fail_to_cast, lambda: (np.array([0, 1]),
+                                                       np.array([1, 2, 3], np.uint8))),
+    "raise_or_write": (write_or_fail_to_cast, lambda: (np.array([2, 1]),
+                                                       np.array([1, 2, 3], np.uint8))),
+    "python_counter": (python_counter, lambda: (np.arange(4.0), np.ones(4))),
     "prints": (print_around_write, lambda: (np.arange(3.0), np.zeros(3))),
     "while": (while_positive, lambda: (np.array([1.0, 2.0, -1.0, 4.0]), np.zeros(4))),
     "two_outputs": (two_outputs, lambda: (np.arange(4.0), np.zeros(4), np.zeros(4))),
@@ -272,6 +293,13 @@ def _calls_a_writer(x):
     return _helper_writes(x)
 
 
+def _write_then_raise(x, out):
+    if x.sum() > 0:
+        out[0] = 5.0
+        raise ValueError("positive")
+    return out
+
+
 def _loop_rebinds(x, out):
     for i in range(x.shape[0]):
         out[0] = x[i]
@@ -290,6 +318,8 @@ def _loop_rebinds(x, out):
                          r"from Python"),
     (_loop_rebinds, 2, r"a staged loop writes into the argument `out` and then gives its "
                        r"variable another array"),
+    (_write_then_raise, 2, r"test_argument_writes.py:\d+: this write into the argument `out` is "
+                           r"on a path of a staged `if` that then raises"),
 ])
 def test_what_cannot_be_written_back_is_a_clear_error(fn, args, message, target):
     values = [np.arange(4.0) + 1 for _ in range(args)]

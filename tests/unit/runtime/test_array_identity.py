@@ -239,3 +239,34 @@ def test_returned_arguments_are_pythons_objects(target):
             want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
             assert [w is c for w in want] == [g is c for g in got], (fn.__name__, b)
             np.testing.assert_array_equal(got[0], want[0])
+
+
+def _python_while(a):
+    a = a.copy()
+    j = 0
+    while j < 2:
+        a[1:3] *= 2.0
+        a[0] = a[1] + 1.0
+        j += 1
+    return a
+
+
+def _range_that_unrolls(a):
+    b = a * 1.0
+    rows = []
+    for j in range(5):  # a Python list grown per iteration: staging it fails, it unrolls
+        b[j % 3] += 1.0
+        rows.append(j)
+    return b, len(rows)
+
+
+@pytest.mark.parametrize("target", ["cpu", "interpreter"])
+def test_a_loop_attempt_that_python_runs_leaves_no_stale_versions(target):
+    x = np.arange(4.0)
+    for fn in (_python_while, _range_that_unrolls):
+        got, want = autostage.convert(fn, target=target)(x), fn(x)
+        if isinstance(want, tuple):
+            np.testing.assert_array_equal(got[0], want[0])
+            assert got[1] == want[1]
+        else:
+            np.testing.assert_array_equal(got, want)
