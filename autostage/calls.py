@@ -24,7 +24,7 @@ from autostage.operators import BUILTINS, random_method, str_format
 from autostage.operators.nondeterministic import BY_FUNCTION as NONDETERMINISTIC_CALLS
 from autostage.operators.random_overloads import RANDOM_OWNERS, stdlib_method_overload
 from autostage.pyct import errors as pyct_errors
-from autostage.runtime import Standin, stage_operator, staging_active, tracing
+from autostage.runtime import Standin, holds_staged, stage_operator, staging_active, tracing
 
 logger = logging.getLogger(__name__)
 
@@ -121,6 +121,10 @@ def _target(f: Any) -> Callable | None:
     if isinstance(f, functools.partial):
         inner = _target(f.func)
         return None if inner is None else functools.partial(inner, *f.args, **f.keywords)
+    if _is_numba(f, "CPUDispatcher") and staging_active():
+        return functools.partial(_call_numba, f)
+    if _is_numba(f, "prange"):  # (outside Numba, a range)
+        return BUILTINS.get(range)
     if isinstance(f, (type, types.BuiltinFunctionType, types.BuiltinMethodType)):
         owner = getattr(f, "__self__", None)
         if isinstance(owner, RANDOM_OWNERS):
@@ -137,6 +141,24 @@ def _target(f: Any) -> Callable | None:
         converted = _converted_function(call)
         return None if converted is None else types.MethodType(converted, f)
     return None
+
+
+def _is_numba(f: Any, name: str) -> bool:
+    """Whether ``f`` is Numba's ``name`` (an ``@numba.njit`` function: ``CPUDispatcher``), told
+    without importing Numba."""
+    kind = f if name == "prange" else type(f)
+    return getattr(kind, "__name__", None) == name and getattr(
+        kind, "__module__", "").startswith("numba.")
+
+
+def _call_numba(f: Any, /, *args: Any, **kwargs: Any) -> Any:
+    """An ``@numba.njit`` function called while a function is traced: with staged values, its
+    Python source (``py_func``) is converted and staged as any helper's (Numba compiles it for
+    NumPy's semantics, which staged code has); with Python values only, the compiled function
+    runs, as in Python."""
+    if holds_staged(args) or holds_staged(kwargs):
+        return converted(f.py_func)(*args, **kwargs)
+    return f(*args, **kwargs)
 
 
 def converted(f: Callable, /) -> Callable:

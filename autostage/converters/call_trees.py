@@ -83,6 +83,8 @@ class CallPolicy:
         if not isinstance(module, str):
             return False
         top = module.partition(".")[0]
+        if top == "numba" and getattr(value, "__name__", None) == "prange":
+            return False  # a range outside Numba (calls._target)
         return top in _STDLIB or top in self.as_is_modules
 
 

@@ -1,0 +1,74 @@
+"""``@numba.njit`` functions called from converted code: with staged values their Python source
+(``py_func``) is staged as any helper's, with Python values the compiled function runs (as in
+Python); ``numba.prange`` is a ``range``. Each program runs as Python and converted, on both
+targets, and must give the same values."""
+
+import numba
+import numpy as np
+import pytest
+
+import autostage
+
+
+@numba.njit
+def _total(x):
+    return x.sum()
+
+
+@numba.njit("f8(f8[:])")
+def _total_typed(x):
+    return x.sum()
+
+
+@numba.njit
+def _into(out, v):
+    out[0] = v
+
+
+def calls_njit(x):
+    return _total(x) + _total_typed(x)
+
+
+def calls_njit_in_a_loop(x):
+    s = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > 1.0:
+            s += _total(x[i:])
+    return s
+
+
+def calls_njit_on_python_values(x, n):
+    return x * _total_typed(np.arange(float(n)))  # a Python int: the compiled function runs
+
+
+def parallel_loop(x, out):
+    for i in numba.prange(x.shape[0]):
+        out[i] = x[i] * 3.0
+    return out
+
+
+@pytest.mark.parametrize("target", ["cpu", "interpreter"])
+@pytest.mark.parametrize("fn,make", [
+    (calls_njit, lambda: (np.arange(5.0),)),
+    (calls_njit_in_a_loop, lambda: (np.arange(5.0),)),
+    (calls_njit_on_python_values, lambda: (np.arange(3.0), 4)),
+    (parallel_loop, lambda: (np.arange(5.0), np.zeros(5))),
+])
+def test_njit_functions_and_prange_give_pythons_values(fn, make, target):
+    staged = autostage.convert(fn, target=target)
+    for _ in range(2):
+        plain_args, staged_args = make(), make()
+        np.testing.assert_array_equal(staged(*staged_args), fn(*plain_args), strict=True)
+        for p, s in zip(plain_args, staged_args, strict=True):
+            np.testing.assert_array_equal(s, p)
+
+
+def writes_through_njit(x, out):
+    _into(out, x[0])
+    return out
+
+
+def test_an_njit_function_writing_into_its_argument_is_a_clear_error():
+    with pytest.raises(autostage.StagingError, match=r"test_numba_functions.py:\d+: this "
+                       r"assignment to an element changes the argument `out` in place"):
+        autostage.convert(writes_through_njit, target="cpu")(np.arange(3.0), np.zeros(3))
