@@ -121,9 +121,9 @@ def _target(f: Any) -> Callable | None:
     if isinstance(f, functools.partial):
         inner = _target(f.func)
         return None if inner is None else functools.partial(inner, *f.args, **f.keywords)
-    if _is_numba(f, "CPUDispatcher") and staging_active():
+    if _from_numba(type(f), "CPUDispatcher") and staging_active():  # an @numba.njit function
         return functools.partial(_call_numba, f)
-    if _is_numba(f, "prange"):  # (outside Numba, a range)
+    if _from_numba(f, "prange"):  # (outside Numba, a range)
         return BUILTINS.get(range)
     if isinstance(f, (type, types.BuiltinFunctionType, types.BuiltinMethodType)):
         owner = getattr(f, "__self__", None)
@@ -143,10 +143,8 @@ def _target(f: Any) -> Callable | None:
     return None
 
 
-def _is_numba(f: Any, name: str) -> bool:
-    """Whether ``f`` is Numba's ``name`` (an ``@numba.njit`` function: ``CPUDispatcher``), told
-    without importing Numba."""
-    kind = f if name == "prange" else type(f)
+def _from_numba(kind: Any, name: str) -> bool:
+    """Whether ``kind`` is Numba's class ``name``, told without importing Numba."""
     return getattr(kind, "__name__", None) == name and getattr(
         kind, "__module__", "").startswith("numba.")
 

@@ -111,9 +111,9 @@ def cond_results(regions: tuple[ir.Region, ir.Region], results: Sequence[ir.Valu
     if table is None:
         return
     for k, result in enumerate(results):
-        # (a path that raises yields a placeholder, ``undef``: the argument is what the other
-        # yields, provided the raising path did not write into it)
-        raising = [r for r in regions if _placeholder(r.results[k])]
+        # (a path that raises yields placeholders: the argument is what the other yields,
+        # provided the raising path did not write into it)
+        raising = [r for r in regions if r.raises()]
         param = _same_param(table, [r.results[k] for r in regions if r not in raising])
         if param is None:
             continue
@@ -132,20 +132,10 @@ def cond_results(regions: tuple[ir.Region, ir.Region], results: Sequence[ir.Valu
             table.latest[param] = result
 
 
-def _placeholder(value: ir.Value) -> bool:
-    return isinstance(value.producer, ir.Op) and value.producer.name == "undef"
-
-
 def _write_in(region: ir.Region, table: _Table, param: ir.Value) -> ir.Op | None:
     """The first op in ``region`` (or nested in it) that makes a state of argument ``param``."""
-    for op in region.ops:
-        if any(table.whole.get(v) is param for v in op.results):
-            return op
-        for inner in op.regions:
-            found = _write_in(inner, table, param)
-            if found is not None:
-                return found
-    return None
+    return next((op for op in region.walk()
+                 if any(table.whole.get(v) is param for v in op.results)), None)
 
 
 def block_arg(arg: ir.Value, init: ir.Value | None) -> None:
@@ -264,9 +254,9 @@ def _not_in_buffer(value: ir.Value, param: ir.Value) -> ir.Op | ir.Value | None:
             return value
         if producer.name == "setitem" and producer.attrs.get("in_place"):
             pending.append((producer.operands[0], param))
-        elif producer.name == "cond":  # (a path that raises yields nothing: it made no write,
-            pending += [(r.results[value.index], param)  # ``cond_results``)
-                        for r in producer.regions if not any(op.name == "raise" for op in r.ops)]
+        elif producer.name == "cond":  # (a path that raises made no write: ``cond_results``)
+            pending += [(r.results[value.index], param)
+                        for r in producer.regions if not r.raises()]
         elif producer.name == "while":
             body = producer.regions[1]
             pending += [(producer.operands[value.index], param),

@@ -92,6 +92,11 @@ class Region:
             value.region = self
         return op
 
+    def raises(self) -> bool:
+        """Whether a ``raise`` op ends this region (a staged path that raises): what it yields,
+        placeholders, is never read."""
+        return any(op.name == "raise" for op in self.ops)
+
     def walk(self) -> Iterator[Op]:
         """Every op in this region and, depth first, in the regions of its ops."""
         for op in self.ops:

@@ -61,15 +61,14 @@ def plan(params: Sequence[ir.Value], results: Sequence[ir.Value],
 
 def _paths(value: ir.Value) -> set[ir.Value]:
     """The values ``value`` may be, through the branches of staged ``if``s (a branch that
-    raises yields a placeholder, ``undef``, for the other's: left out)."""
+    raises yields placeholders: left out)."""
     op = value.producer
     if not (isinstance(op, ir.Op) and op.name == "cond"):
         return {value}
     out: set[ir.Value] = set()
     for region in op.regions:
-        y = region.results[value.index]
-        if not (isinstance(y.producer, ir.Op) and y.producer.name == "undef"):
-            out |= _paths(y)
+        if not region.raises():
+            out |= _paths(region.results[value.index])
     return out
 
 
@@ -85,8 +84,8 @@ def _through_paths(value: ir.Value, index: dict[ir.Value, int]) -> tuple | None:
     (j,) = params
     if all(p in index for p in paths):
         return PARAM_PATHS, j
-    if all(p in index or value_info.view_base(p) is None for p in paths) and not (
-            value_info.is_array(value) or getattr(value.type, "ndim", 0) == 0):
+    if getattr(value.type, "ndim", 0) > 0 and all(
+            p in index or value_info.view_base(p) is None for p in paths):
         return PARAM_MAYBE, j
     return None
 
@@ -106,26 +105,27 @@ def keeping_identity(runner: Callable[[list], tuple], entries: tuple,
         if kind == FRESH and results[i] in seen:
             copies.append(i)
         seen.add(results[i])
-    params_0d = tuple((i, j) for i, (kind, j) in enumerate(entries) if kind == PARAM_0D)
     views_0d = tuple((i, j) for i, (kind, j) in enumerate(entries) if kind == VIEW_0D)
-    params_kept = tuple((i, j) for i, (kind, j) in enumerate(entries)
-                        if kind == PARAM_PATHS and results[i] is not params[j])
+    # the argument itself: for a 0-d one (a backend hands back its scalar), or one yielded by
+    # every path of an ``if`` the passes kept
+    params_kept = tuple((i, j) for i, (kind, j) in enumerate(entries) if kind == PARAM_0D or (
+        kind == PARAM_PATHS and results[i] is not params[j]))
     params_maybe = tuple((i, j) for i, (kind, j) in enumerate(entries) if kind == PARAM_MAYBE)
-    if not (views or same or copies or params_0d or views_0d or params_kept or params_maybe):
+    if not (views or same or copies or views_0d or params_kept or params_maybe):
         return runner
     # a runner whose results may be GPU arrays copies them its way (numba.cuda's have no copy())
     copy = getattr(runner, "copy_result", _copy)
 
     def run(args: list) -> tuple:
-        given = list(args) if params_0d or views_0d or params_kept or params_maybe else args
         # (runners may replace 0-d arguments by their scalars)
+        given = list(args) if views_0d or params_kept or params_maybe else args
         out = list(runner(args))
         for i, j in views:  # the argument's own object where Python has a new view
             if out[i] is args[j]:
                 out[i] = out[i].view(out[i].dtype)  # (a numba.cuda array's view needs it)
         for i in copies:
             out[i] = copy(out[i])
-        for i, j in params_0d + params_kept:
+        for i, j in params_kept:
             out[i] = given[j]
         for i, j in params_maybe:
             if _same_memory(out[i], given[j]):

@@ -204,10 +204,7 @@ class StagedFunction:
                 return self._traced(*args, **kwargs)
             fast = self._fast
             if fast and not kwargs:
-                try:
-                    out = fast(args)
-                except RunAsPython:  # (the fast path tests the aliasing first: never, but)
-                    return self._traced(*args, **kwargs)
+                out = fast(args)  # (aliasing a write-back call: tested in it, MISS)
                 if out is not MISS:
                     return out
             if _fp_current() is not _fp_accepted[0]:  # np.seterr changed: ~20 ns when not
