@@ -1,6 +1,6 @@
-"""In-place updates: edit distance, an adaptive ODE trajectory, a sieve — O(1) per write or append.
+"""In-place updates: edit distance, an ODE trajectory, a sieve, a heapsort — O(1) per write.
 
-Three programs whose cost is all element writes into a dead array or appends to a list inside
+Four programs whose cost is all element writes into a dead array or appends to a list inside
 staged loops (the in-place marking of passes/inplace.py and the tensor lists updated by their
 only reader). Each runs three ways, timed alternately in this process (median per call):
 
@@ -13,7 +13,8 @@ only reader). Each runs three ways, timed alternately in this process (median pe
 Workloads: edit distance of two int64 arrays of length 1000 (a (n+1)^2 DP table, one write per
 cell); Dormand-Prince RK45 with step-size control on the Van der Pol oscillator (mu=5) over
 t in [0, 60], appending t and y at each accepted step, stacked at the end; a sieve of
-Eratosthenes up to 2 million writing into a boolean array. Every variant must give NumPy
+Eratosthenes up to 2 million writing into a boolean array; a heapsort of 200,000 floats whose
+helper writes into the heap it is given (``_sift(p, i, n)``). Every variant must give NumPy
 eager's result (the ODE within 1e-9 relative); exit status 1 otherwise. The goal: autostage at
 most 1.2x hand-written Numba.
 
@@ -33,6 +34,7 @@ REPEATS = 5
 EDIT_N, SMOKE_EDIT_N = 1000, 12
 ODE_T, SMOKE_ODE_T = 60.0, 1.0
 SIEVE_N, SMOKE_SIEVE_N = 2_000_000, 100
+HEAP_N, SMOKE_HEAP_N = 200_000, 50
 
 
 # -- edit distance --------------------------------------------------------------------------------
@@ -221,6 +223,68 @@ def sieve_numba(n):
     return is_prime
 
 
+# -- heapsort -------------------------------------------------------------------------------------
+
+def _sift(p, i, n):
+    """The user's helper: writes into the heap it is given (the caller's array changes)."""
+    x = p[i]
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and p[c + 1] > p[c]:
+            c += 1
+        if p[c] > x:
+            j = c
+        else:
+            break
+        p[i] = p[j]
+        i = j
+    p[i] = x
+
+
+def heapsort(x):
+    """The user's code: a sorted copy of x, by a heap built and drained with ``_sift``."""
+    p = x.copy()
+    n = p.shape[0]
+    for s in range(n // 2 - 1, -1, -1):
+        _sift(p, s, n)
+    for e in range(n - 1, 0, -1):
+        t = p[0]
+        p[0] = p[e]
+        p[e] = t
+        _sift(p, 0, e)
+    return p
+
+
+@numba.njit
+def _sift_numba(p, i, n):
+    x = p[i]
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        if c + 1 < n and p[c + 1] > p[c]:
+            c += 1
+        if p[c] <= x:
+            break
+        p[i] = p[c]
+        i = c
+    p[i] = x
+
+
+@numba.njit
+def heapsort_numba(x):
+    p = x.copy()
+    n = p.shape[0]
+    for s in range(n // 2 - 1, -1, -1):
+        _sift_numba(p, s, n)
+    for e in range(n - 1, 0, -1):
+        p[0], p[e] = p[e], p[0]
+        _sift_numba(p, 0, e)
+    return p
+
+
 # -- running --------------------------------------------------------------------------------------
 
 def _workload(name: str, title: str, fns: tuple, args: tuple, options, rows, failures,
@@ -262,6 +326,9 @@ def run(options) -> harness.Report:
     m = SMOKE_SIEVE_N if smoke else SIEVE_N
     _workload(f"sieve n={m}", f"sieve of Eratosthenes up to {m}",
               (sieve, sieve_numba), (np.int64(m),), options, rows, failures)
+    k = SMOKE_HEAP_N if smoke else HEAP_N
+    _workload(f"heapsort n={k}", f"heapsort of float64[{k}] by a helper writing into the heap",
+              (heapsort, heapsort_numba), (rng.standard_normal(k),), options, rows, failures)
     return harness.Report(rows, failures)
 
 

@@ -90,6 +90,12 @@ def writable(value: ir.Value) -> bool:
     return table is not None and value in table.whole
 
 
+def param_of(value: ir.Value) -> ir.Value | None:
+    """The parameter ``value`` is the whole array of (itself, or its state after writes)."""
+    table = _table()
+    return None if table is None else table.whole.get(value)
+
+
 def wrote(old: ir.Value, new: ir.Value) -> None:
     """``new`` is ``old`` after a write (``array_identity.written``)."""
     table = _table()
@@ -119,7 +125,7 @@ def cond_results(regions: tuple[ir.Region, ir.Region], results: Sequence[ir.Valu
             continue
         for region in raising:
             write = _write_in(region, table, param)
-            if write is not None:
+            if write is not None and not provisional():
                 raise tracing.StagingError(
                     f"{_located(write)}this write into the "
                     f"argument `{table.names[param]}` is on a path of a staged `if` that then "
@@ -130,6 +136,12 @@ def cond_results(regions: tuple[ir.Region, ir.Region], results: Sequence[ir.Valu
         latest = table.latest.get(param)
         if latest is not None and latest.region in regions:
             table.latest[param] = result
+
+
+def provisional() -> bool:
+    """Whether this is a first pass of a staged recursion, where a path that raises stands for
+    a recursive call whose types are not known yet (``staged_calls``), not for an error."""
+    return bool(getattr(getattr(tracing.current(), "shared", None), "unknown", None))
 
 
 def _write_in(region: ir.Region, table: _Table, param: ir.Value) -> ir.Op | None:
@@ -215,10 +227,15 @@ def result_params(function: ir.Function) -> dict[ir.Value, int]:
 
 # -- after the passes ----------------------------------------------------------------------------
 
-def check_in_place(function: ir.Function) -> None:
-    """Raises StagingError unless each written-back argument's final state is the argument's
-    own buffer (every write into it made in place by ``passes/inplace.py``), naming the line of
-    a write that is not."""
+def check_in_place(module: ir.Module) -> None:
+    """Raises StagingError unless each written-back argument's final state (of the entry or of
+    a callee) is the argument's own buffer (every write into it made in place by
+    ``passes/inplace.py``), naming the line of a write that is not."""
+    for function in module.functions.values():
+        _check_function(function)
+
+
+def _check_function(function: ir.Function) -> None:
     for p, r, argument in function.writes_back:
         param, final = function.body.args[p], function.body.results[r]
         blocked = _not_in_buffer(final, param)
@@ -261,9 +278,23 @@ def _not_in_buffer(value: ir.Value, param: ir.Value) -> ir.Op | ir.Value | None:
             body = producer.regions[1]
             pending += [(producer.operands[value.index], param),
                         (body.results[value.index], body.args[value.index])]
+        elif producer.name == "call" and value.index in call_writes(producer).values() and (
+                _operand_of(producer, value.index) in producer.attrs.get("in_place_args", ())):
+            pending.append((producer.operands[_operand_of(producer, value.index)], param))
         else:
             return producer
     return None
+
+
+def call_writes(op: ir.Op) -> dict[int, int]:
+    """A ``call``'s operand -> result (its final state) of each array argument the callee
+    writes into (the ``writes`` attribute; a written operand not in ``in_place_args`` is
+    passed as a copy)."""
+    return dict(op.attrs.get("writes", ()))
+
+
+def _operand_of(op: ir.Op, result: int) -> int:
+    return next(p for p, r in op.attrs["writes"] if r == result)
 
 
 # -- at each call --------------------------------------------------------------------------------

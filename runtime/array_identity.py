@@ -123,6 +123,12 @@ def written(old: ir.Value, new: ir.Value) -> None:
     argument_writes.wrote(old, new)
 
 
+def param_objects(params: tuple, value: ir.Value) -> tuple[int, ...]:
+    """The indices of the ``params`` whose array objects ``value`` may be (or view)."""
+    index = {param: k for k, param in enumerate(params)}
+    return tuple(sorted({index[token] for token, _ in tokens_of(value) if token in index}))
+
+
 def _stale(table: _Table, value: ir.Value) -> object | None:
     for token, version in _tokens(table, value):
         if table.versions.get(token, 0) != version:
@@ -295,6 +301,14 @@ def loop_extras(pairs: list, before: dict | None) -> bool:
 
 def _outer(token: ir.Value) -> bool:
     return token.region in tracing.current().regions
+
+
+def retrace_loop() -> None:
+    """The round being traced will be traced again (it changed Python state, a staged array
+    written by a call among it, that the next round carries): its reads prove nothing."""
+    table = _table(False)
+    if table is not None and table.loops:
+        table.loops[-1].reads.clear()
 
 
 def leave_loop(ok: bool = True) -> None:

@@ -297,12 +297,12 @@ def module_text(module: ir.Module, where: str) -> str:
     Raises:
       ExportError: naming the op and the user's file and line.
     """
+    if module.main.writes_back:  # (a callee's writes are results of its calls: exported)
+        names = ", ".join(f"`{name}`" for _, _, name in module.main.writes_back)
+        raise ExportError(f"{where}: it writes into its array argument(s) {names}, which an "
+                          "exported function does not write back yet; return the new "
+                          "arrays instead")
     for function in module.functions.values():
-        if function.writes_back:
-            names = ", ".join(f"`{name}`" for _, _, name in function.writes_back)
-            raise ExportError(f"{where}: it writes into its array argument(s) {names}, which an "
-                              "exported function does not write back yet; return the new "
-                              "arrays instead")
         for op in function.body.walk():
             why = _refusal(op)
             if why is not None:

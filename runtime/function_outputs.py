@@ -151,7 +151,7 @@ def collect_outputs(trace: tracing.Trace, output: Any, callee: bool = False) -> 
         python_types.append(_python_type(leaf))
     view_writes.check_written_back()
     count = len(values)
-    written = [] if callee else argument_writes.finals(trace.function)
+    written = argument_writes.finals(trace.function)  # (a callee's: its call's results too)
     trace.function.writes_back = tuple((p, count + k, name)
                                        for k, (p, _, name) in enumerate(written))
     trace.function.body.results = (*values, *[final for _, final, _ in written])

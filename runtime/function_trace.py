@@ -247,6 +247,8 @@ class ModuleState:
         # The trace knows argument sizes (static_sizes) that code must still see staged.
         self.sizes_staged = False
         self.from_sizes: dict[ir.Value, bool] = {}  # value -> whether it knows such a size
+        # The target writes back into array arguments: so may a callee (``staged_calls``).
+        self.writes_back = False
 
 
     def variable_policy(self) -> None:

@@ -104,6 +104,9 @@ class Frame:
                 for value, result in zip(op.results, results, strict=True):
                     if type(value.type) is TensorType:
                         _check_result(op, value.type, result)
+                        if (value.type.ndim == 0 and isinstance(result, np.ndarray)
+                                and result.base is not None):
+                            result = result.copy()  # a value, never a view (passes/inplace.py)
                     values[value] = result
             except Exception as e:
                 self._add_note(e, op)

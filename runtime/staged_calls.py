@@ -16,7 +16,17 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from autostage.runtime import captures, ir_text, pytree, tracing, value_info
+from autostage.runtime import (
+    argument_writes,
+    array_identity,
+    array_shapes,
+    captures,
+    ir,
+    ir_text,
+    pytree,
+    tracing,
+    value_info,
+)
 from autostage.runtime import types as types_
 from autostage.runtime.cache_keys import ById, constant_key
 from autostage.runtime.environment import bind_environment, made_here
@@ -30,16 +40,24 @@ from autostage.runtime.tensor import Tensor, mark_argument
 class Callee:
     """A function traced into a module for staged calls: its name and how to call it."""
 
-    __slots__ = ("name", "outputs", "captures", "result_types", "array_results", "raised")
+    __slots__ = ("name", "outputs", "captures", "result_types", "array_results", "raised",
+                 "writes", "objects")
 
     def __init__(self, name: str, outputs: Outputs, captures: tuple, result_types: tuple,
-                 array_results: tuple[bool, ...], raised: Exception | None = None):
+                 array_results: tuple[bool, ...], raised: Exception | None = None,
+                 writes: tuple = (), objects: tuple = ()):
         self.name = name
         self.outputs = outputs
         self.captures = captures  # the environment sources of its implicit parameters
         self.result_types = result_types  # weak where a result is a Python number
         self.array_results = array_results  # per result: whether it is a 0-d ndarray
         self.raised = raised  # it always raises this (after its prints...): so does the caller
+        # (parameter, result, name) of each array argument it writes into: the result is the
+        # argument's final state (``ir.Function.writes_back``)
+        self.writes = writes
+        # per returned value: ("same", k) when it is parameter k's array itself, ("views",
+        # ks) when it may be a view of parameters ks, None for a new array
+        self.objects = objects
 
 
 def _immutable_constant(leaf: object) -> bool:
@@ -79,10 +97,13 @@ def call_from_trace(fn: Callable, args: tuple, kwargs: dict) -> Any:
         if strong != key:
             callee = _strong_twin(callee, trace.shared.callees.get(strong), trace)
             trace.shared.callees[key] = callee
-    operands = [leaf.value for leaf in leaves if isinstance(leaf, Tensor)]
+    tensors = [leaf for leaf in leaves if isinstance(leaf, Tensor)]
+    operands = [leaf.value for leaf in tensors]
     operands += [trace.capture(source, source.read()).value for source in callee.captures]
-    results = tracing.emit("call", operands, {"callee": callee.name,
-                                               "result_types": callee.result_types})
+    attrs = {"callee": callee.name, "result_types": callee.result_types}
+    if callee.writes:
+        attrs["writes"] = tuple((p, r) for p, r, _ in callee.writes)
+    results = tracing.emit("call", operands, attrs)
     for value, type_, array in zip(results, callee.result_types, callee.array_results,
                                    strict=True):
         if getattr(type_, "weak", False):  # `emit` gives strong types; the callee's say weak
@@ -91,7 +112,55 @@ def call_from_trace(fn: Callable, args: tuple, kwargs: dict) -> Any:
             value_info.mark_array(value)
     if callee.raised is not None:
         raise callee.raised
-    return callee.outputs.build(tuple(Tensor(value) for value in results))
+    _write_back(callee, fn, tensors, results)
+    values = results[:len(results) - len(callee.writes)]
+    return callee.outputs.build(tuple(_returned(callee, tensors, operands, values)))
+
+
+def _write_back(callee: Callee, fn: Callable, tensors: list[Tensor], results: tuple) -> None:
+    """The callee wrote into array arguments: each argument's tensor (the object the caller's
+    names hold, as they hold the NumPy array in Python) becomes the call's final state of it;
+    conds and loops around the call carry that change (``python_state``). Arguments sharing
+    memory with another argument, or that the caller may not write into (a view, its own
+    argument where it is not written back), are clear errors."""
+    name = getattr(fn, "__name__", "the function")
+    for p, r, param in callee.writes:
+        arg = tensors[p]
+        mine = {token for token, _ in array_identity.tokens_of(arg.value)}
+        for k, other in enumerate(tensors):
+            if k != p and other.ndim and mine & {t for t, _ in
+                                                 array_identity.tokens_of(other.value)}:
+                raise tracing.StagingError(
+                    f"{_where()}`{name}` writes into its parameter `{param}`, and this call "
+                    "passes it an array that another of its arguments is too (or a view of "
+                    "one array in both): staged code cannot follow how Python's writes would "
+                    f"show through the other. Pass a copy (`.copy()`) as one of them")
+        array_shapes.check_writable(
+            arg, f"this call of `{name}` (which writes into its parameter `{param}`)")
+        array_identity.written(arg.value, results[r])
+        arg.value = results[r]
+
+
+def _returned(callee: Callee, tensors: list[Tensor], operands: list[ir.Value],
+              values: tuple) -> list[Tensor]:
+    """The call's returned values as tensors: a parameter's own array is the argument's (its
+    state after the call), a view of parameters shares their arrays (a later write into them
+    makes it stale, and writing into it is a write through a view), as in Python."""
+    out = []
+    for value, objects in zip(values, callee.objects or (None,) * len(values), strict=True):
+        if objects is not None and objects[0] == "same" and objects[1] < len(tensors):
+            value = tensors[objects[1]].value
+        elif objects is not None:
+            bases = [tensors[k].value if k < len(tensors) else operands[k] for k in objects[1]]
+            array_identity.share(value, *bases)
+            value_info.mark_view(value, bases[0])
+        out.append(Tensor(value))
+    return out
+
+
+def _where() -> str:
+    where = tracing.user_location()
+    return f"{where}: " if where is not None else ""
 
 
 def _strong_twin(callee: Callee, twin: Callee | None, trace: tracing.Trace) -> Callee:
@@ -242,6 +311,7 @@ def _settled(assumed: Callee, callee: Callee) -> bool:
     return (assumed.outputs.treedef == callee.outputs.treedef
             and assumed.captures == callee.captures
             and assumed.array_results == callee.array_results
+            and assumed.writes == callee.writes and assumed.objects == callee.objects
             and [(t, getattr(t, "weak", False)) for t in assumed.result_types]
             == [(t, getattr(t, "weak", False)) for t in callee.result_types])
 
@@ -249,6 +319,8 @@ def _settled(assumed: Callee, callee: Callee) -> bool:
 def _widened(assumed: Callee, callee: Callee, name: str) -> Callee:
     """The next assumption: the pass's callee with each result type joined with the assumed
     one (a shape seen static then different becomes unknown)."""
+    if assumed.writes != callee.writes:  # a pass that wrote on paths the first did not reach
+        return callee
     if assumed.outputs.treedef != callee.outputs.treedef:
         raise tracing.StagingError(
             f"staged recursion: {name} returns different structures on its paths{_at()}: "
@@ -265,19 +337,37 @@ def _widened(assumed: Callee, callee: Callee, name: str) -> Callee:
             joined = types_.TensorType(joined.dtype, joined.shape, a.weak and b.weak)
         results.append(joined)
     return Callee(callee.name, callee.outputs, callee.captures, tuple(results),
-                  callee.array_results, callee.raised)
+                  callee.array_results, callee.raised, callee.writes, callee.objects)
 
 
-def _mark_parameters(fn: Callable, args: tuple, kwargs: dict) -> None:
-    """Marks the callee's array parameters as the caller's arrays: a write into one (``v[:, 1]
-    *= -1`` in a helper) is a clear error, as in the function called by the user, since the
-    caller's array would not change (staged values are immutable)."""
+def _mark_parameters(fn: Callable, args: tuple, kwargs: dict, writable: bool) -> None:
+    """Marks the callee's array parameters as the caller's arrays. Where the target writes back
+    (``writable``), a write into a whole array parameter (``_sift(heap, i)``) is the call's
+    write into its argument (``_write_back``); into a view of one, or on other targets, it is a
+    clear error, since the caller's array would not change."""
     try:
         named = list(inspect.signature(fn).bind(*args, **kwargs).arguments.items())
     except (TypeError, ValueError):  # (no signature: every argument by its position)
         named = [(f"argument {k}", a) for k, a in enumerate((*args, *kwargs.values()))]
     for leaf, label in named_tensors(named):
         mark_argument(leaf, label, leaf.ndim == 0 and not value_info.is_array(leaf.value))
+        if writable and leaf.ndim and label.isidentifier():
+            argument_writes.allow(leaf.value, label)
+
+
+def _objects(params: tuple, values: tuple) -> tuple:
+    """``Callee.objects`` of the returned ``values``, from the callee's trace."""
+    out = []
+    for value in values:
+        if not isinstance(value.type, types_.TensorType) or value.type.ndim == 0:
+            out.append(None)
+        elif value in params or argument_writes.param_of(value) is not None:
+            whole = value if value in params else argument_writes.param_of(value)
+            out.append(("same", params.index(whole)))
+        else:
+            ks = array_identity.param_objects(params, value)
+            out.append(("views", ks) if ks else None)
+    return tuple(out)
 
 
 def _trace_once(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDef,
@@ -299,17 +389,20 @@ def _trace_once(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDef,
             for param, array in zip(trace.function.body.args, arrays, strict=False):
                 if array:
                     value_info.mark_array(param)
-            _mark_parameters(fn, args, kwargs)
+            _mark_parameters(fn, args, kwargs, shared.writes_back)
             output = run_traced(trace, bind_environment(fn, trace), args, kwargs)
             outputs = collect_outputs(trace, output, callee=True)
             trace.check_escapes(fn)
-            array_results = tuple(value_info.is_array(v) for v in trace.function.body.results)
+            body = trace.function.body
+            array_results = tuple(value_info.is_array(v) for v in body.results)
+            writes = trace.function.writes_back
+            objects = _objects(body.args, body.results[:len(body.results) - len(writes)])
     finally:
         shared.active.discard(key)
         trace.finished = True
     caller.sources.update(trace.sources)
     return Callee(name, outputs, tuple(trace.captures), trace.function.result_types,
-                  array_results, trace.raised)
+                  array_results, trace.raised, writes, objects)
 
 
 def traced_call(fn: Callable) -> Callable:

@@ -76,7 +76,7 @@ class Target:
         if self.lower is None:
             raise not_implemented(self.name)
         module = self.optimize(module)
-        argument_writes.check_in_place(module.main)
+        argument_writes.check_in_place(module)
         argument_writes.drop_finals(module.main)
         return self.lower(module)
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from autostage.runtime import Staged, stage_operator
+
 
 def _unbound_local_template() -> str:
     """Python's own UnboundLocalError text, as a template with ``{!r}`` for the variable name."""
@@ -79,6 +81,8 @@ def ld(value: Any) -> Any:
     """
     if isinstance(value, Undefined):
         raise _unbound(value.symbol_name)
+    if isinstance(value, Staged):  # assigned on some run-time paths only: the runtime decides
+        return stage_operator("ld", value)
     return value
 
 

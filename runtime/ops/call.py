@@ -2,7 +2,10 @@
 
 attrs: ``callee`` (the function's name in the module) and ``result_types`` (its result types,
 recorded when the call was traced, because a type rule sees only operand types and attributes;
-the verifier checks they match the callee). Printed ``%3:f64[?] = call @helper %1 %2 {...}``.
+the verifier checks they match the callee); ``writes``, (operand, result) pairs of the array
+arguments the callee writes into (its ``writes_back``: the result is the argument's final
+state), and ``in_place_args``, those whose buffer the caller hands over (passes/inplace.py; the
+others are passed as copies). Printed ``%3:f64[?] = call @helper %1 %2 {...}``.
 The NumPy reference runs the callee in a new interpreter frame (``run.call``). A call has the
 effects of its callee's body (``runtime/effects.py``), so DCE may remove and CSE may merge calls
 of pure helpers; without the module (while tracing) a call is assumed to do anything.
@@ -20,7 +23,10 @@ def _infer(operand_types: tuple, attrs: dict) -> tuple:
 
 
 def _evaluate(op: ir.Op, values: tuple, run) -> tuple:
-    return tuple(run.call(op.attrs["callee"], values))
+    # an array argument the callee writes into is a copy unless the caller hands it over
+    copied = set(dict(op.attrs.get("writes", ()))) - set(op.attrs.get("in_place_args", ()))
+    return tuple(run.call(op.attrs["callee"], [v.copy() if k in copied else v
+                                               for k, v in enumerate(values)]))
 
 
 def _effects(op: ir.Op, module: ir.Module | None) -> op_registry.Effects:

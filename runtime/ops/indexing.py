@@ -190,9 +190,8 @@ def _evaluate_scatter_add(op, values: tuple, run) -> tuple:
 
 
 def _evaluate_getitem(op, values: tuple, run) -> tuple:
-    result = np.asarray(values[0][build_index(op.attrs["index"], values[1:])])
-    # A 0-d result is a value, never a view (x[..., 0]): ops/buffers.py declares it fresh.
-    return (result.copy() if result.ndim == 0 and result.base is not None else result,)
+    # (a 0-d result, a view in NumPy for x[..., 0], is copied by the interpreter's loop)
+    return (np.asarray(values[0][build_index(op.attrs["index"], values[1:])]),)
 
 
 def _index_errors(x: TensorType, index: tuple) -> tuple:

@@ -28,10 +28,10 @@ pass recomputes the attributes each time it runs (a stale ``in_place`` is remove
 
 from __future__ import annotations
 
-from autostage.runtime import ir
+from autostage.runtime import argument_writes, ir
 from autostage.runtime.ops import buffers
 from autostage.runtime.passes import analysis
-from autostage.runtime.types import ListType
+from autostage.runtime.types import ListType, TensorType
 
 NESTED = -1  # the slot of a use inside an op's regions (a captured value)
 _LIST_UPDATES = frozenset({"list_append", "list_pop", "list_set"})
@@ -146,10 +146,15 @@ class Analysis:
     def _aliases(op: ir.Op, value: ir.Value) -> tuple[ir.Value, ...]:
         """The results of ``op`` (a reader of ``value``) that may refer to ``value``'s object:
         for a list only lists (its items are other objects), for an array every result of an
-        op not declared fresh."""
+        op not declared fresh but a 0-d one (a value on every backend: a native scalar in
+        compiled code, a copy in the interpreter), such as the flags and indices a ``cond`` or
+        ``while`` reading the array gives."""
         if isinstance(value.type, ListType):
             return tuple(r for r in op.results if isinstance(r.type, ListType))
-        return () if buffers.is_fresh(op) else op.results
+        if buffers.is_fresh(op):
+            return ()
+        return tuple(r for r in op.results
+                     if not (isinstance(r.type, TensorType) and r.type.ndim == 0))
 
     def unshared_yield(self, value: ir.Value, region: ir.Region, position: int) -> bool:
         """Whether ``region`` yields ``value`` once, at ``position``, and nothing else it
@@ -179,6 +184,9 @@ class Analysis:
                        for r in producer.regions)
         if producer.name == "while":
             return value.index in self.carried(producer)
+        if producer.name == "call" and value.index in argument_writes.call_writes(
+                producer).values():
+            return True  # the argument's buffer, handed over (``decide_call``), or a copy
         return buffers.is_fresh(producer)
 
     def carried(self, loop: ir.Op) -> set[int]:
@@ -253,6 +261,20 @@ class Analysis:
             return True, True
         return False, False
 
+    def decide_call(self, op: ir.Op, region: ir.Region) -> tuple[int, ...]:
+        """The operands of a ``call`` whose callee may write into them in place (as a setitem
+        without a copy); the others are passed as copies."""
+        at = self.index[op]
+        out = []
+        for k in argument_writes.call_writes(op):
+            x = op.operands[k]
+            captured: list[ir.Value] = []
+            if (self.owned(x) and self.local(x, region, captured)
+                    and all(self.dead_after(v, region, at, frozenset()) for v in captured)
+                    and self.dead_after(x, region, at, frozenset({(at, k)}))):
+                out.append(k)
+        return tuple(out)
+
     def _dead_but_value(self, x: ir.Value, region: ir.Region, at: int) -> bool:
         """``dead_after`` where the write's value (slot 1) may also read ``x``'s buffer."""
         value_slot = frozenset({(at, 1)})
@@ -273,15 +295,26 @@ def run(module: ir.Module) -> bool:
         writes = [(op, region) for region, op in all_ops if op.name == "setitem"]
         for op, _region in writes:
             before[op] = (op.attrs.pop("in_place", False), op.attrs.pop("copy_value", False))
+        calls = [(op, region) for region, op in all_ops
+                 if op.name == "call" and "writes" in op.attrs]
+        for op, _region in calls:
+            before[op] = op.attrs.pop("in_place_args", ())
         analysis = Analysis(function)
         for op, region in writes:
             decisions[op] = analysis.decide(op, region)
+        for op, region in calls:
+            decisions[op] = analysis.decide_call(op, region)
         for region, op in all_ops:
             if op.name in _LIST_UPDATES or op.name in ("cond", "while"):
                 old = {k: op.attrs.pop(k) for k in _LIST_MARKS if k in op.attrs}
                 marks = analysis.list_marks(op, region)  # only the facts that say "reuse"
                 lists[op] = (old, {k: v for k, v in marks.items() if _any_true(v)})
-    for op, (in_place, copy_value) in decisions.items():
+    for op, decision in decisions.items():
+        if op.name == "call":
+            if decision:
+                op.attrs["in_place_args"] = decision
+            continue
+        in_place, copy_value = decision
         if in_place:
             op.attrs["in_place"] = True
             if copy_value:

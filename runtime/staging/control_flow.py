@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from autostage.runtime import array_api, array_identity, ir, tracing, value_info
+from autostage.runtime import argument_writes, array_api, array_identity, ir, tracing, value_info
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.staging import (
     errors,
@@ -100,17 +100,26 @@ class _Paths:
     entries: list[tuple[Entry, object, object]]
 
 
-def _trace_paths(watch: side_effects.Watch, paths: tuple[Callable, Callable]) -> _Paths:
-    """Traces each path into its own region from the same Python state (``side_effects``).
+def _trace_paths(watch: side_effects.Watch, paths: tuple[Callable, Callable], pred: Tensor
+                 ) -> _Paths:
+    """Traces each path into its own region from the same Python state (``side_effects``),
+    each assuming its side of ``pred`` (``logic.assuming``: a variable assigned where the
+    condition holds may be read there).
 
     A path that raises becomes a ``raise`` op (``raises``); the Python state it changed does
     not matter (it never completes), so it takes the other path's."""
     regions, outs, raised, changes = [], [], [], []
     before = array_identity.snapshot()
+    p = logic.of(pred.value)
     try:
-        for path in paths:
-            with tracing.region() as region, watch.recording():
+        for path, condition in zip(paths, (p, logic.not_(p)), strict=True):
+            latest = argument_writes.snapshot()
+            with tracing.region() as region, watch.recording(), logic.assuming(condition):
                 out, exc = raises.trace_branch(path)
+            if exc is not None and argument_writes.provisional():
+                argument_writes.restore(latest)  # (a recursive call, not an error: its writes
+                # are traced in the next pass)
+            out = _states_now(out)
             array_identity.end_branch(region, before)
             changes.append(watch.changes())
             watch.restore()
@@ -138,6 +147,16 @@ def _trace_paths(watch: side_effects.Watch, paths: tuple[Callable, Callable]) ->
     return _Paths(tuple(regions), outs, raised, entries)
 
 
+def _states_now(out: object) -> object:
+    """A path's results with each tensor as it is at the path's end: a tensor the path's calls
+    wrote into (``staged_calls``) is Python state the watch puts back before the next path."""
+    if type(out) is Tensor:
+        return Tensor(out.value)
+    if type(out) is tuple:
+        return tuple(_states_now(x) for x in out)
+    return out
+
+
 def _merge_state(watch: side_effects.Watch, paths: _Paths, pred: Tensor, where: str
                  ) -> list[merge.Merged]:
     """The merges of the Python state the paths changed; a staged one must be kept local."""
@@ -163,7 +182,7 @@ def stage_if(cond: object, body: Callable, orelse: Callable | None, state: tuple
     watch = side_effects.Watch((body, orelse), "if",
                                zip(_state_names(body, orelse, len(state)), state, strict=True))
     paths = _trace_paths(watch, (lambda: body(*state),
-                                 lambda: state if orelse is None else orelse(*state)))
+                                 lambda: state if orelse is None else orelse(*state)), pred)
     (out_then, out_else), (raised_then, raised_else) = paths.outs, paths.raised
     regions = paths.regions
     if raised_then and raised_else:
@@ -199,7 +218,7 @@ def _select(pred: Tensor, if_true: Callable[[], object], if_false: Callable[[], 
     Like a staged if: each operand traced from the same Python state, its changes threaded or
     refused, and an exception raised while tracing one only raised where it is evaluated."""
     watch = side_effects.Watch((if_true, if_false), where)
-    paths = _trace_paths(watch, (if_true, if_false))
+    paths = _trace_paths(watch, (if_true, if_false), pred)
     (a, b), regions = paths.outs, paths.regions
     if paths.raised[0] and paths.raised[1]:
         raise errors.AlwaysRaisesError(
@@ -245,7 +264,18 @@ def stage_not(a: object) -> Tensor:
     return result
 
 
+def stage_ld(x: object) -> object:
+    """Hook of ``ld`` (a read of a variable that may be unassigned): a ``MaybeUnbound`` read
+    where the enclosing branches' conditions imply it assigned (``if not break_: ... j`` after
+    a staged ``if`` that assigns ``j`` or breaks) is its value; elsewhere it stays maybe
+    assigned (an assignment passes it on, any other use is refused)."""
+    if not isinstance(x, values.MaybeUnbound) or not logic.holds(x.defined):
+        return x
+    return TensorList(x.value) if isinstance(x.type, ListType) else Tensor(x.value)
+
+
 register_operator_hook("if_stmt", stage_if)
+register_operator_hook("ld", stage_ld)
 register_operator_hook("if_exp", stage_if_exp)
 register_operator_hook("and_", stage_and)
 register_operator_hook("or_", stage_or)

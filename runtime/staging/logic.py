@@ -14,6 +14,8 @@ formulas.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from autostage.runtime import ir, tracing
 
@@ -39,6 +41,14 @@ def not_(f: Formula) -> Formula:
     return ("not", f)
 
 
+def and_(a: Formula, b: Formula) -> Formula:
+    if a == TRUE or b == FALSE:
+        return b
+    if b == TRUE or a == FALSE:
+        return a
+    return ("and", a, b)
+
+
 def ite(p: Formula, a: Formula, b: Formula) -> Formula:
     if p[0] == "const":
         return a if p[1] else b
@@ -53,6 +63,26 @@ def _facts() -> dict[int, tuple[ir.Value, Formula]]:
     if facts is None:
         facts = trace.staging_facts = {}
     return facts
+
+
+@contextmanager
+def assuming(f: Formula) -> Iterator[None]:
+    """While tracing a branch taken only where ``f`` holds (an ``if``'s condition, or its
+    negation on the ``else`` path)."""
+    trace = tracing.current()
+    outer = getattr(trace, "staging_assumption", TRUE)
+    trace.staging_assumption = and_(outer, f)
+    try:
+        yield
+    finally:
+        trace.staging_assumption = outer
+
+
+def holds(f: Formula) -> bool:
+    """Whether ``f`` holds on every run-time path reaching the point being traced (the
+    conditions of the enclosing branches imply it; False if unknown)."""
+    assumption = getattr(tracing.current(), "staging_assumption", TRUE)
+    return equivalent(ite(assumption, f, TRUE), TRUE)
 
 
 def record(value: ir.Value, f: Formula) -> None:

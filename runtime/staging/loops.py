@@ -238,6 +238,8 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
         outs, raised = raises.trace_branch(lambda: body(*state) or ())
         outs = state if raised is not None else outs
         extra = python.leave()
+        if python.new:
+            array_identity.retrace_loop()
         raw.append(tuple(outs))
         if len(outs) != len(structs):
             return tuple(outs)
@@ -322,7 +324,9 @@ class _PythonState:
         self.watch.check_loop(changes)
         mine = {e.ident: v for e, v in zip(self.entries, self.entered, strict=True)}
         for ident, (entry, value) in changes.values.items():
-            if mine.get(ident, ABSENT) is not value:
+            entered = mine.get(ident, ABSENT)
+            same_state = entry.kind == "tensor" and entered.value is value.value
+            if entered is not value and not same_state:
                 raise errors.PythonSideEffectError(
                     f"{entry.describe()} is assigned by the test of the staged "
                     f"{self.watch.where}{errors.at()}; a staged loop test can only compute its "

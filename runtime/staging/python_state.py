@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 from autostage.runtime.captures import unwrap
 from autostage.runtime.operator_hooks import Staged
+from autostage.runtime.tensor import Tensor
 
 MAX_DEPTH = 4  # levels of objects looked into below the roots (d['a']['b']['c'] is 3)
 MAX_OWNERS = 10_000
@@ -42,8 +43,10 @@ def _own_dict(x: object) -> dict | None:
 
 @dataclass(frozen=True, eq=False)
 class Entry:
-    """One place Python code can assign: ``kind`` is 'item' (dict/list), 'attr', 'cell' or
-    'global' (a key of a module's globals); ``name`` is how the user's code spells it."""
+    """One place Python code can assign: ``kind`` is 'item' (dict/list), 'attr', 'cell',
+    'global' (a key of a module's globals) or 'tensor' (the state of a staged array, which a
+    staged call writing into its argument changes: ``staged_calls``); ``name`` is how the
+    user's code spells it."""
 
     owner: object
     kind: str
@@ -55,6 +58,8 @@ class Entry:
         return (id(self.owner), self.kind, self.key)
 
     def get(self) -> object:
+        if self.kind == "tensor":
+            return Tensor(self.owner.value)
         if self.kind == "cell":
             try:
                 return self.owner.cell_contents
@@ -66,6 +71,9 @@ class Entry:
         return container.get(self.key, ABSENT)
 
     def set(self, value: object) -> None:
+        if self.kind == "tensor":
+            self.owner.value = value.value
+            return
         if self.kind == "cell":
             if value is ABSENT:
                 del self.owner.cell_contents
@@ -79,6 +87,8 @@ class Entry:
             container[self.key] = value
 
     def describe(self) -> str:
+        if self.kind == "tensor":
+            return f"the array '{self.name}'"
         if self.kind == "cell":
             return f"the variable '{self.name}' (shared with a nested function)"
         if self.kind == "global":
@@ -91,7 +101,7 @@ class _Owner:
     """A watched object and what it held when the snapshot was taken."""
 
     obj: object
-    kind: str  # 'dict', 'list', 'set', 'attrs', 'cell', 'globals'
+    kind: str  # 'dict', 'list', 'set', 'attrs', 'cell', 'globals', 'tensor'
     name: str
     keys: tuple = ()  # for 'globals': the names watched
     before: object = None
@@ -107,6 +117,8 @@ class _Owner:
             return dict(self.obj.__dict__)
         if self.kind == "cell":
             return Entry(self.obj, "cell", None, self.name).get()
+        if self.kind == "tensor":
+            return self.obj.value
         return {k: self.obj.get(k, ABSENT) for k in self.keys}
 
     def structure(self, contents: object) -> object:
@@ -122,8 +134,8 @@ class _Owner:
         return contents is ABSENT
 
     def entries(self, contents: object) -> Iterator[tuple[Entry, object]]:
-        if self.kind == "cell":
-            yield Entry(self.obj, "cell", None, self.name), contents
+        if self.kind in ("cell", "tensor"):
+            yield Entry(self.obj, self.kind, None, self.name), contents
         elif self.kind == "list":
             for i, v in enumerate(contents):
                 yield Entry(self.obj, "item", i, f"{self.name}[{i}]"), v
@@ -152,6 +164,8 @@ class _Owner:
             d.update(self.before)
         elif self.kind == "cell":
             Entry(self.obj, "cell", None, self.name).set(self.before)
+        elif self.kind == "tensor":
+            self.obj.value = self.before
         else:
             for k, v in self.before.items():
                 if v is ABSENT:
@@ -243,6 +257,9 @@ class PythonState:
             return [(name, x)]
         if isinstance(x, tuple):
             return [(f"{name}[{i}]", v) for i, v in enumerate(x)]
+        if type(x) is Tensor and x.ndim:  # a staged array a call may write into
+            self._add(x, "tensor", name)
+            return []
         if isinstance(x, (list, dict, set)):
             kind = "list" if isinstance(x, list) else "dict" if isinstance(x, dict) else "set"
             if not self._add(x, kind, name) or kind == "set":
@@ -269,7 +286,8 @@ class PythonState:
             old = {e.ident: v for e, v in owner.entries(owner.before)}
             for entry, value in owner.entries(now):
                 if old.get(entry.ident, ABSENT) is not value:
-                    values[entry.ident] = (entry, value)
+                    values[entry.ident] = (entry, entry.get() if entry.kind == "tensor"
+                                           else value)
         return Changes(values, structure)
 
     def restore(self) -> None:

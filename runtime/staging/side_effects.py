@@ -125,7 +125,7 @@ class Watch:
 
     def check_kept(self, entry: Entry, staged: bool) -> None:
         """A staged value may be stored only in an object made by the traced function."""
-        if staged and outlives_call(entry.owner, entry.kind):
+        if staged and entry.kind != "tensor" and outlives_call(entry.owner, entry.kind):
             raise errors.PythonSideEffectError(
                 f"{entry.describe()} is assigned inside the staged {self.where}{errors.at()}, "
                 "so its value depends on staged data, but it belongs to an object that "

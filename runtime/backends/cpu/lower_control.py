@@ -10,7 +10,7 @@ carried variable or a branch result is copied there.
 
 from __future__ import annotations
 
-from autostage.runtime import ir
+from autostage.runtime import argument_writes, ir
 from autostage.runtime.backends.cpu import lower_linalg, typed_lists
 from autostage.runtime.backends.cpu import lower_support as s
 from autostage.runtime.backends.cpu.codegen import (
@@ -137,9 +137,13 @@ def _while(op: ir.Op, em: Emitter) -> None:
 def _call(op: ir.Op, em: Emitter) -> None:
     # a callee may update a list argument in place (its only reader): hand it a copy unless
     # this call is the list's only use or the callee only reads it (list_params.py)
+    # and a copy of an array argument it writes into, unless the caller hands over its buffer
+    # (passes/inplace.py)
     reads = em.read_only_lists.get(op.attrs["callee"], frozenset())
+    copied = set(argument_writes.call_writes(op)) - set(op.attrs.get("in_place_args", ()))
     call = em.call(op.attrs["callee"], [
-        owned(em, v) if isinstance(v.type, ListType) and k not in reads else em.name(v)
+        owned(em, v) if isinstance(v.type, ListType) and k not in reads else
+        s.copy(em, em.name(v)) if k in copied else em.name(v)
         for k, v in enumerate(op.operands)])
     outs = [em.name(v) for v in op.results]
     em.line(f"{''.join(f'{o}, ' for o in outs)}= {call}" if outs else call)

@@ -119,6 +119,31 @@ def relax(t, n):  # a heat-equation solver stepping its argument (reads what it 
     return t
 
 
+def _helper_writes(v):
+    v[0] = 1.0
+    return v
+
+
+def _calls_a_writer(x):
+    return _helper_writes(x)
+
+
+def sift_down(p, i, n):  # a heap's sift-down: `j` is assigned on the path that does not break,
+    x = p[i]             # the flags and indices the loop carries are values, never views of p
+    while True:
+        c = 2 * i + 1
+        if c >= n:
+            break
+        elif p[c] > x:
+            j = c
+        else:
+            break
+        p[i] = p[j]
+        i = j
+    p[i] = x
+    return p
+
+
 CASES = {
     "fill": (fill, lambda: (np.arange(5.0), np.zeros(5))),
     "fill_long": (fill, lambda: (np.arange(40.0), np.zeros(40))),
@@ -141,6 +166,8 @@ CASES = {
     "two_outputs": (two_outputs, lambda: (np.arange(4.0), np.zeros(4), np.zeros(4))),
     "ints": (int_floor_halves, lambda: (np.arange(5), np.zeros(5, dtype=np.int64))),
     "relax": (relax, lambda: (np.linspace(0.0, 1.0, 9) ** 2, 3)),
+    "sift_down": (sift_down, lambda: (np.array([1.0, 5.0, 3.0, 4.0, 2.0]), 0, 5)),
+    "helper_writes": (_calls_a_writer, lambda: (np.arange(4.0),)),  # (the caller's x returned)
     # the written argument aliases another input, or cannot be written: Python runs
     "out_is_x": (fill, lambda: (np.arange(5.0),) * 2),
     "overlapping": (cumsum_into, lambda: (lambda a: (a[1:], a[:-1]))(np.arange(7.0))),
@@ -284,15 +311,6 @@ def _one_path_argument(x, out, other):
     return y
 
 
-def _helper_writes(v):
-    v[0] = 1.0
-    return v
-
-
-def _calls_a_writer(x):
-    return _helper_writes(x)
-
-
 def _write_then_raise(x, out):
     if x.sum() > 0:
         out[0] = 5.0
@@ -313,9 +331,6 @@ def _loop_rebinds(x, out):
                          r"the argument `out` through a view of it"),
     (_one_path_argument, 3, r"test_argument_writes.py:\d+: this assignment to an element "
                             r"changes an array that is the argument `out` on some paths"),
-    (_calls_a_writer, 1, r"changes the argument `v` in place, which cannot be staged here "
-                         r"\(writes into arguments are written back only in the function called "
-                         r"from Python"),
     (_loop_rebinds, 2, r"a staged loop writes into the argument `out` and then gives its "
                        r"variable another array"),
     (_write_then_raise, 2, r"test_argument_writes.py:\d+: this write into the argument `out` is "
@@ -338,6 +353,6 @@ def test_a_final_state_in_another_buffer_is_refused_after_the_passes():
     with pytest.raises(tracing.StagingError, match=r"test_argument_writes.py:\d+: this write "
                                                    r"into the argument `out` cannot go into the "
                                                    r"caller's array as it happens"):
-        argument_writes.check_in_place(function)  # as traced: no write marked in place
+        argument_writes.check_in_place(module)  # as traced: no write marked in place
     inplace.run(module)
-    argument_writes.check_in_place(function)  # each write now goes into the argument
+    argument_writes.check_in_place(module)  # each write now goes into the argument

@@ -336,6 +336,40 @@ def test_a_value_assigned_where_the_code_does_not_raise_is_assigned_after_the_ra
         first(np.arange(5.0), 9.5)
 
 
+def _assigned_or_breaks(x):  # the read of j is on the paths that assigned it
+    total = 0.0
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            break
+        elif x[i] > 1:
+            j = i
+        else:
+            break
+        total += x[j]
+    return total
+
+
+def _read_where_unassigned(x):
+    for i in range(x.shape[0]):
+        if x[i] > 1:
+            j = i
+        total = x[j]
+    return total
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_a_value_read_only_where_the_branches_assigned_it(target):
+    """A staged if that assigns j or breaks: the read after it runs where break_ is False, which
+    the conditions of the enclosing staged ifs show to imply j assigned (``logic.holds``); it
+    was refused as "assigned only on some paths". A read on a path that may not have assigned
+    it stays that error."""
+    fn = autostage.convert(_assigned_or_breaks, target=target)
+    for x in ([2.0, 3.0, 0.5, 4.0], [2.0, -1.0], [0.5], [3.0, 2.0]):
+        assert fn(np.array(x)) == _assigned_or_breaks(np.array(x))
+    with pytest.raises(StagingUnboundError, match="variable 'j' is assigned only on some paths"):
+        autostage.convert(_read_where_unassigned, target=target)(np.array([2.0, 3.0]))
+
+
 def _checked_sizes(data, nvals=None):  # (nolds' dfa)
     if nvals is None:
         nvals = [4, 5]
