@@ -83,7 +83,8 @@ class Target:
 
 def _run_interpreted(module: ir.Module) -> Runner:
     """Runs the traced IR as it is (after the in-place marking of setitems, so a write into a
-    dead array does not copy it, as in compiled code)."""
+    dead array does not copy it, as in compiled code, and the flag threading and folding it
+    needs to see the writes after an early return)."""
     return lambda args: interpreter.run(module, args)
 
 
@@ -113,8 +114,11 @@ def _run_cuda(module: ir.Module) -> Runner:
 
 
 # The interpreter runs the IR as traced (its semantics are the oracle), verified only by the
-# tracer; the cpu target runs the default pipeline and verifies what it lowers.
-INTERPRETER = Target("interpreter", ("inplace",), _run_interpreted, verify_after=False)
+# tracer, but for the passes that decide which writes into arguments go in place (so that the
+# same programs write back on both targets: flag conds threaded and folded, then the marking);
+# the cpu target runs the default pipeline and verifies what it lowers.
+INTERPRETER = Target("interpreter", ("flag_threading", "constant_folding", "inplace"),
+                     _run_interpreted, verify_after=False)
 CPU = Target("cpu", DEFAULT, _compile_cpu, fuses=cpu_fusible.fuses)
 CUDA = Target("cuda", DEFAULT, _run_cuda, fuses=cuda_scalar.fuses,
               available=cuda_device.require_installed, writes_back=False)

@@ -19,6 +19,7 @@ from autostage.runtime.passes import (
     counters,
     cse,
     dce,
+    flag_threading,
     fusion,
     inline,
     inplace,
@@ -32,6 +33,7 @@ from autostage.runtime.passes.pass_manager import Pass, PassError, PassManager, 
 
 PASSES: dict[str, Pass] = {p.name: p for p in (
     Pass("inline", inline.run),
+    Pass("flag_threading", flag_threading.run),
     Pass("constant_folding", constant_folding.run),
     Pass("broadcast_adjoints", broadcast_adjoints.run),
     Pass("counters", counters.run),
@@ -46,8 +48,10 @@ PASSES: dict[str, Pass] = {p.name: p for p in (
     Pass("loop_buffers", loop_buffers.run),
     Pass("written_prefix", written_prefix.run),
 )}
-# Inlining first, so every later pass sees small helpers' ops in their callers' loops; folding
-# next, so CSE merges the constants it makes; the identity ``sum_to`` of gradients dropped before
+# Inlining first, so every later pass sees small helpers' ops in their callers' loops; flag
+# conds (early return, break) threaded into the conds that set their flags next, for folding to
+# keep the branch each path takes; folding next, so CSE merges the constants it makes; the
+# identity ``sum_to`` of gradients dropped before
 # CSE and fusion see them; the overflow tests of counters and of arithmetic whose operands' ranges
 # keep it within int64 dropped before DCE removes them, as are the size tests of in-place
 # operators that the shape facts decide (their sizes would keep an intermediate from fusing),
@@ -58,8 +62,8 @@ PASSES: dict[str, Pass] = {p.name: p for p in (
 # very IR the backend lowers (it is a fact about all readers); the buffer reuse of loop
 # temporaries next, since it counts an in-place write as the same buffer; the fills overwritten
 # before they are read last (a mark only the lowering reads).
-DEFAULT: tuple[str, ...] = ("inline", "constant_folding", "broadcast_adjoints", "counters",
-                            "int_ranges", "size_tests", "speculation", "cse", "dce",
+DEFAULT: tuple[str, ...] = ("inline", "flag_threading", "constant_folding", "broadcast_adjoints",
+                            "counters", "int_ranges", "size_tests", "speculation", "cse", "dce",
                             "batched_products", "fusion", "inplace", "loop_buffers",
                             "written_prefix")
 

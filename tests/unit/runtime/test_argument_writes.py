@@ -144,6 +144,22 @@ def sift_down(p, i, n):  # a heap's sift-down: `j` is assigned on the path that 
     return p
 
 
+def next_k_array(a):  # (quantecon's): a write after an early return that returns the argument
+    k = len(a)
+    if k == 1 or a[0] + 1 < a[1]:
+        a[0] += 1
+        return a
+    a[0] = 0
+    i = 1
+    x = a[i] + 1
+    while i < k - 1 and x == a[i + 1]:
+        i += 1
+        a[i - 1] = i - 1
+        x = a[i] + 1
+    a[i] = x
+    return a
+
+
 CASES = {
     "fill": (fill, lambda: (np.arange(5.0), np.zeros(5))),
     "fill_long": (fill, lambda: (np.arange(40.0), np.zeros(40))),
@@ -168,6 +184,8 @@ CASES = {
     "relax": (relax, lambda: (np.linspace(0.0, 1.0, 9) ** 2, 3)),
     "sift_down": (sift_down, lambda: (np.array([1.0, 5.0, 3.0, 4.0, 2.0]), 0, 5)),
     "helper_writes": (_calls_a_writer, lambda: (np.arange(4.0),)),  # (the caller's x returned)
+    "next_k_array": (next_k_array, lambda: (np.array([0, 1, 2, 5]),)),
+    "next_k_array_early": (next_k_array, lambda: (np.array([0, 2, 3, 5]),)),
     # the written argument aliases another input, or cannot be written: Python runs
     "out_is_x": (fill, lambda: (np.arange(5.0),) * 2),
     "overlapping": (cumsum_into, lambda: (lambda a: (a[1:], a[:-1]))(np.arange(7.0))),
