@@ -32,6 +32,7 @@ from autostage.runtime.cache_keys import ById, constant_key
 from autostage.runtime.environment import bind_environment, made_here
 from autostage.runtime.function_outputs import Outputs, collect_outputs
 from autostage.runtime.function_trace import FunctionTrace, named_tensors, run_traced
+from autostage.runtime.staging import python_state
 from autostage.runtime.operator_hooks import register_operator_hook
 from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
 from autostage.runtime.tensor import Tensor, mark_argument
@@ -138,19 +139,21 @@ def _write_back(callee: Callee, fn: Callable, tensors: list[Tensor], results: tu
         array_shapes.check_writable(
             arg, f"this call of `{name}` (which writes into its parameter `{param}`)")
         array_identity.written(arg.value, results[r])
+        python_state.note_write(arg, param)
         arg.value = results[r]
 
 
 def _returned(callee: Callee, tensors: list[Tensor], operands: list[ir.Value],
               values: tuple) -> list[Tensor]:
-    """The call's returned values as tensors: a parameter's own array is the argument's (its
-    state after the call), a view of parameters shares their arrays (a later write into them
+    """The call's returned values as tensors: a parameter's own array is the argument's tensor
+    (its state after the call), a view of parameters shares their arrays (a later write into them
     makes it stale, and writing into it is a write through a view), as in Python."""
     out = []
     for value, objects in zip(values, callee.objects or (None,) * len(values), strict=True):
         if objects is not None and objects[0] == "same" and objects[1] < len(tensors):
-            value = tensors[objects[1]].value
-        elif objects is not None:
+            out.append(tensors[objects[1]])  # the argument itself, as Python returns it
+            continue
+        if objects is not None:
             bases = [tensors[k].value if k < len(tensors) else operands[k] for k in objects[1]]
             array_identity.share(value, *bases)
             value_info.mark_view(value, bases[0])

@@ -10,16 +10,22 @@ It snapshots them, reports what a traced piece of code changed as ``Entry`` obje
 attribute, item, cell or global each; changes of structure, such as a key added or a list grown,
 apart), and restores the snapshot, so that each branch and each loop trace starts from the same
 Python state. ``control_flow`` and ``loops`` then thread the changed entries like variables.
+A staged array that a staged call writes into (its tensor takes the call's final state of it:
+``staged_calls``) is such state too: the call notes it (``note_write``) to every state being
+recorded, which then watches that tensor's value like an entry.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import threading
 import types
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
+from autostage.runtime import tracing
 from autostage.runtime.captures import unwrap
 from autostage.runtime.operator_hooks import Staged
 from autostage.runtime.tensor import Tensor
@@ -201,6 +207,10 @@ class PythonState:
     def __init__(self, fns: Iterable[Callable | None], named: Iterable[tuple[str, object]] = ()):
         self.owners: list[_Owner] = []
         self._seen: set[int] = set()
+        trace = tracing.current()
+        # the regions open as the state is taken: a tensor whose value is defined in one of
+        # them existed before (one made by the traced code is its local state)
+        self.outside = tuple(trace.regions) if trace is not None else ()
         roots: list[tuple[str, object]] = list(named)
         for fn in fns:
             roots += self._function(fn)
@@ -257,9 +267,7 @@ class PythonState:
             return [(name, x)]
         if isinstance(x, tuple):
             return [(f"{name}[{i}]", v) for i, v in enumerate(x)]
-        if type(x) is Tensor and x.ndim:  # a staged array a call may write into
-            self._add(x, "tensor", name)
-            return []
+
         if isinstance(x, (list, dict, set)):
             kind = "list" if isinstance(x, list) else "dict" if isinstance(x, dict) else "set"
             if not self._add(x, kind, name) or kind == "set":
@@ -270,6 +278,12 @@ class PythonState:
         if d is None or not self._add(x, "attrs", name):
             return []
         return [(f"{name}.{k}", v) for k, v in d.items()]
+
+    def watch_tensor(self, tensor: Tensor, name: str) -> None:
+        """A staged call is about to write into ``tensor`` (``note_write``): if it existed
+        before this state was taken, its state as it is now is what ``restore`` puts back."""
+        if tensor.value.region in self.outside and self._add(tensor, "tensor", name):
+            self.owners[-1].before = tensor.value
 
     def changes(self) -> Changes:
         """What changed since the snapshot (by identity of the values)."""
@@ -294,3 +308,24 @@ class PythonState:
         """Puts back what every watched object held at the snapshot."""
         for owner in self.owners:
             owner.restore()
+
+
+_recording = threading.local()  # .states: the PythonStates recording now, innermost last
+
+
+@contextlib.contextmanager
+def recording(state: PythonState) -> Iterator[None]:
+    """While a staged branch or loop body watched by ``state`` is traced."""
+    states = _recording.__dict__.setdefault("states", [])
+    states.append(state)
+    try:
+        yield
+    finally:
+        states.pop()
+
+
+def note_write(tensor: Tensor, name: str) -> None:
+    """A staged call writes into the array ``tensor`` stands for (``staged_calls``): every
+    branch or loop body being traced around it watches that tensor's state from now on."""
+    for state in getattr(_recording, "states", ()):
+        state.watch_tensor(tensor, name)

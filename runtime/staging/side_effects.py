@@ -25,7 +25,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator
 
 from autostage.runtime import tracing
-from autostage.runtime.staging import errors
+from autostage.runtime.staging import errors, python_state
 from autostage.runtime.staging.python_state import (
     ABSENT,
     Changes,
@@ -58,6 +58,10 @@ class Watch:
 
     @contextlib.contextmanager
     def recording(self) -> Iterator[None]:
+        with python_state.recording(self.state):
+            yield from self._profiling()
+
+    def _profiling(self) -> Iterator[None]:
         ids = {id(o.obj) for o in self.state.owners if o.kind in ("list", "dict", "set")}
         if not ids:
             yield
