@@ -32,9 +32,9 @@ from autostage.runtime.cache_keys import ById, constant_key
 from autostage.runtime.environment import bind_environment, made_here
 from autostage.runtime.function_outputs import Outputs, collect_outputs
 from autostage.runtime.function_trace import FunctionTrace, named_tensors, run_traced
-from autostage.runtime.staging import python_state
 from autostage.runtime.operator_hooks import register_operator_hook
 from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
+from autostage.runtime.staging import python_state
 from autostage.runtime.tensor import Tensor, mark_argument
 
 
