@@ -178,6 +178,10 @@ def converted(f: Callable, /) -> Callable:
     if target is None:
         if type(f) is type and staging_active():
             return stage_operator("construct", f)  # its objects are the trace's own
+        if staging_active() and (isinstance(f, (types.BuiltinFunctionType,
+                                                types.BuiltinMethodType))
+                                 or "cython_function" in f.__class__.__name__):
+            return stage_operator("foreign_call", f)  # its errors on staged values: ours
         return f
     if staging_active() and conversion.is_converted(getattr(target, "__func__", target)):
         return stage_operator("converted_call", target)

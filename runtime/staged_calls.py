@@ -32,10 +32,10 @@ from autostage.runtime.cache_keys import ById, constant_key
 from autostage.runtime.environment import bind_environment, made_here
 from autostage.runtime.function_outputs import Outputs, collect_outputs
 from autostage.runtime.function_trace import FunctionTrace, named_tensors, run_traced
-from autostage.runtime.operator_hooks import register_operator_hook
+from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
 from autostage.runtime.staging import python_state
-from autostage.runtime.tensor import Tensor, mark_argument
+from autostage.runtime.tensor import StagingTypeError, Tensor, mark_argument
 
 
 class Callee:
@@ -188,13 +188,50 @@ def _strong_twin(callee: Callee, twin: Callee | None, trace: tracing.Trace) -> C
     return twin
 
 
+def foreign_call(fn: Callable) -> Callable:
+    """``fn``, code autostage does not convert (a C function, a Cython one, a builtin type such
+    as ``bytes``), as traced code calls it: an exception it raises itself when given a staged
+    value is that value's doing (``TypeError: cannot convert 'Tensor' object to bytes``), not
+    the program's: a ``StagingTypeError`` naming the user's line, never an exception the staged
+    code would raise at run time where Python returns."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:
+            if not _foreign_error(e, args, kwargs):
+                raise
+            name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", repr(fn))
+            raise StagingTypeError(
+                f"{_where()}`{name}` was given a staged value, which code autostage does not "
+                f"convert cannot take ({type(e).__name__}: {e}); call it on NumPy values "
+                "outside the converted function, or use NumPy functions autostage stages"
+            ) from None
+    return call
+
+
+def _foreign_error(e: Exception, args: tuple, kwargs: dict) -> bool:
+    """Whether ``e`` came from the foreign code itself given staged arguments (no frame of
+    autostage or of converted code between it and the call, but a stand-in's forwarding)."""
+    if not any(isinstance(leaf, Staged) for leaf in pytree.flatten((args, kwargs))[0]):
+        return False
+    tb = e.__traceback__.tb_next if e.__traceback__ is not None else None
+    while tb is not None:
+        module = tb.tb_frame.f_globals.get("__name__", "")
+        if module.startswith("autostage") and module != captures.__name__:
+            return False
+        tb = tb.tb_next
+    return True
+
+
 def made_in_trace(cls: type) -> Callable:
     """``cls`` as traced code calls it: an instance of a user class is recorded as the trace's
     own object. Its methods then run inline with a plain ``self`` (changing its attributes is
     local state, as for ``box.n += 1`` in the function itself), not as call ops that would see
     it as an object from outside the trace."""
+    construct = foreign_call(cls) if cls.__module__ == "builtins" else cls
+
     def make(*args: Any, **kwargs: Any) -> Any:
-        obj = cls(*args, **kwargs)
+        obj = construct(*args, **kwargs)
         shared = getattr(tracing.current(), "shared", None)
         if shared is not None and captures.is_user_object(obj):
             shared.made[id(obj)] = obj
@@ -428,3 +465,4 @@ def inline_call(fn: Callable) -> Callable:
 register_operator_hook("converted_call", traced_call)
 register_operator_hook("inline_call", inline_call)
 register_operator_hook("construct", made_in_trace)
+register_operator_hook("foreign_call", foreign_call)

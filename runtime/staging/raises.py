@@ -107,11 +107,20 @@ def _mentions_staged(x: object) -> bool:
 def _check_message(e: BaseException, loc: ir.Location | None) -> None:
     """An exception holding a staged value (``raise ValueError(n)``) would carry a symbolic
     tensor, not the run-time value: an error (a message string made from one is rendered when
-    it is raised: ``_emit_raise``)."""
+    it is raised: ``_emit_raise``). So is a builtin's error about our ``Tensor`` class
+    (``bytes(x)``: "cannot convert 'Tensor' object to bytes"): the staged value's doing, which
+    would otherwise become a raise at run time where Python returns."""
     try:
         message = str(e)
     except Exception:  # noqa: BLE001 - a broken __str__ (or a staged text): the arguments
         message = ""
+    if "'Tensor'" in message and type(e) in (TypeError, ValueError, AttributeError):
+        where = f" at {loc}" if loc is not None else ""
+        raise errors.StagingTypeError(
+            f"a staged value was given to code autostage does not convert{where}, which "
+            f"cannot take it ({type(e).__name__}: {message}): Python would not raise this; "
+            "call it on NumPy values outside the converted function, or use NumPy functions "
+            "autostage stages") from None
     if _mentions_staged(e.args) or "<staged " in message:
         where = f" at {loc}" if loc is not None else ""
         raise errors.StagingTypeError(

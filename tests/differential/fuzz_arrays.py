@@ -20,8 +20,10 @@ control flow. ``inexact`` lists the positions of the returned values compared wi
 themselves (element, slice, fancy and boolean-mask assignments at constant and staged indices,
 augmented assignments, inside staged ``if``, ``for`` and ``while`` bodies), reads of the written
 argument later on, and sometimes returns an argument itself; the caller's arrays must change as
-NumPy's do. A temporary that may share memory with an argument is dropped from what later
-statements read once that argument is written (reading a stale view is refused by design).
+NumPy's do. About a third of those writes are made by a module-level helper the program calls
+with the argument (``_w0(a, t3, i)``), which writes into the array it is given. A temporary
+that may share memory with an argument is dropped from what later statements read once that
+argument is written (reading a stale view is refused by design).
 ``Program.inexact_arguments`` names the arguments whose final contents are compared with a
 tolerance. ``generate(seed)`` makes the same programs as before.
 """
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import re
 import warnings
 
 import numpy as np
@@ -89,6 +92,7 @@ class _Generator:
         self.known = {name: _Value(name, self.env[name]) for name in self.env}
         self.known["s"].integral = float(self.env["s"]) == int(self.env["s"])
         self.lines: list[str] = []
+        self.helpers: list[str] = []  # (generate_writes) helpers writing into their argument
         self.count = 0
         self.ended = False
 
@@ -487,11 +491,22 @@ class _Generator:
                 self.lines.append(f"    {name} = {text}")
                 self.known[name] = dataclasses.replace(known, text=name, value=self.env[name])
 
+    def through_helper(self, line: str) -> str:
+        """``line`` moved into a module-level helper taking the names it reads (the written
+        argument first), and the call of it: the helper writes into the array it is given."""
+        if self.rng.random() >= 0.35:
+            return line
+        names = list(dict.fromkeys(w for w in re.findall(r"\b[a-z_]\w*\b", line)
+                                   if w in self.env or w in ("i", "j")))
+        helper = f"_w{len(self.helpers)}"
+        self.helpers.append(f"def {helper}({', '.join(names)}):\n    {line}\n")
+        return f"{helper}({', '.join(names)})"
+
     def write(self) -> None:
         target = self.rng.choice(["a", "b", "c"])
         made = self.write_line(target, None, False)
         if made and self.execute([made[0]]):
-            self.wrote(target, [made[1]], [made[0]])
+            self.wrote(target, [made[1]], [self.through_helper(made[0])])
 
     def write_branch(self) -> None:
         target = self.rng.choice(["a", "b", "c"])
@@ -500,13 +515,15 @@ class _Generator:
         if not (cond and made and self.execute([made[0]], commit=False)):
             return  # (each branch must run: NumPy's error in the branch not taken is not seen)
         block, values = [f"if {cond}:", f"    {made[0]}"], [made[1]]
+        helped = [f"if {cond}:", f"    {self.through_helper(made[0])}"]
         if self.rng.random() < 0.5:
             other = self.write_line(target, None, False)
             if other and self.execute([other[0]], commit=False):
                 block += ["else:", f"    {other[0]}"]
+                helped += ["else:", f"    {self.through_helper(other[0])}"]
                 values.append(other[1])
         if self.execute(block):
-            self.wrote(target, values, block)
+            self.wrote(target, values, helped)
 
     def write_loop(self) -> None:
         rng = self.rng
@@ -520,14 +537,16 @@ class _Generator:
         if not made:
             return
         body = [f"    {line}" for line, _ in made]
+        helped = [f"    {self.through_helper(line)}" for line, _ in made]
         if loop == "i":
-            block = ["for i in range(n):", *body]
+            block, written = ["for i in range(n):", *body], ["for i in range(n):", *helped]
         else:
             watched = self.known[target] if self.known[target].exact else self.pick(exact=True)
             cond = f"np.{rng.choice(['sum', 'max', 'min'])}({watched.text}) < {rng.choice([5, 20])}"
             block = ["j = 0", f"while {cond} and j < 4:", *body, "    j += 1"]
+            written = ["j = 0", f"while {cond} and j < 4:", *helped, "    j += 1"]
         if self.execute(block):
-            self.wrote(target, [value for _, value in made], block)
+            self.wrote(target, [value for _, value in made], written)
 
     def program(self) -> Program:
         statements = [self.assign, self.assign, self.assign, self.branch, self.loop,
@@ -547,8 +566,9 @@ class _Generator:
             returned.insert(self.rng.randint(0, len(returned)), argument)
         inexact = frozenset(k for k, n in enumerate(returned) if not self.known[n].exact)
         body = self.lines or ["    pass"]
-        source = "\n".join(["import numpy as np", "", "", "def prog(a, b, c, s, n):", *body,
-                            f"    return ({', '.join(returned)},)", ""])
+        helpers = [line for helper in self.helpers for line in (helper, "")]
+        source = "\n".join(["import numpy as np", "", "", *helpers, "def prog(a, b, c, s, n):",
+                            *body, f"    return ({', '.join(returned)},)", ""])
         inexact_arguments = frozenset(n for n in SHAPES if not self.known[n].exact)
         return Program(source, self.arguments, inexact, inexact_arguments)
 

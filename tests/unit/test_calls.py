@@ -4,9 +4,11 @@ import functools
 import json
 import types
 import warnings
+import zlib
 
 import numpy as np
 import pytest
+from autostage.runtime.tensor import StagingTypeError
 
 import autostage
 from autostage import calls, config, conversion
@@ -119,3 +121,24 @@ def test_calling_a_callable_object_runs_no_user_hash():
     assert calls.converted_call(obj, 5) == 10
     assert _CountingHash.hashes == 0
     assert calls.converted_call(len, [1, 2]) == 2  # overloaded builtins still are
+
+
+def _bytes_after_a_staged_if(a):
+    if np.isnan(a[-1]):
+        raise ValueError("nan")
+    return len(bytes(a))
+
+
+def _builtin_on_a_staged_value(a):
+    return zlib.crc32(a)  # a C function reading the array's buffer
+
+
+@pytest.mark.parametrize("fn", [_bytes_after_a_staged_if, _builtin_on_a_staged_value])
+def test_foreign_code_given_a_staged_value_is_a_clear_error(fn):
+    """A builtin's or C function's own error about a staged value is autostage's refusal naming
+    the line, never a `raise` staged into the code (which raised at run time where Python
+    returns a value)."""
+    x = np.arange(5.0)
+    fn(x)  # Python returns
+    with pytest.raises(StagingTypeError, match=r"test_calls.py:\d+.*cannot take it \("):
+        autostage.convert(fn)(x)

@@ -160,6 +160,14 @@ def next_k_array(a):  # (quantecon's): a write after an early return that return
     return a
 
 
+def loop_never_runs(a, c):  # the body's write could not broadcast, but the loop does not run
+    j = 0
+    while np.sum(c) < 5 and j < 4:
+        c[..., ::2] = np.ptp(a, axis=0)
+        j += 1
+    return c  # (the argument itself, as Python: it was returned as a new array object)
+
+
 CASES = {
     "fill": (fill, lambda: (np.arange(5.0), np.zeros(5))),
     "fill_long": (fill, lambda: (np.arange(40.0), np.zeros(40))),
@@ -184,6 +192,8 @@ CASES = {
     "relax": (relax, lambda: (np.linspace(0.0, 1.0, 9) ** 2, 3)),
     "sift_down": (sift_down, lambda: (np.array([1.0, 5.0, 3.0, 4.0, 2.0]), 0, 5)),
     "helper_writes": (_calls_a_writer, lambda: (np.arange(4.0),)),  # (the caller's x returned)
+    "loop_never_runs": (loop_never_runs, lambda: (np.arange(12.0).reshape(3, 4),
+                                                   np.array([[4], [1], [1]], np.uint8))),
     "next_k_array": (next_k_array, lambda: (np.array([0, 1, 2, 5]),)),
     "next_k_array_early": (next_k_array, lambda: (np.array([0, 2, 3, 5]),)),
     # the written argument aliases another input, or cannot be written: Python runs
