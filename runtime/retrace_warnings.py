@@ -81,6 +81,8 @@ def _value_text(key: tuple) -> str:
 def _key_text(key: tuple) -> str:
     dtype, rank = key[0], key[1]
     if isinstance(dtype, np.dtype) and isinstance(rank, int):
+        if not dtype.isnative:  # (a big-endian array: staged as its native copy)
+            dtype = dtype.newbyteorder("=")
         text = str(TensorType(dtype, (None,) * rank))
         if rank == 0:
             return text + (" (a NumPy scalar)" if key[2:] == (SCALAR,) else " (a 0-d ndarray)")
