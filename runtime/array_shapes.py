@@ -24,7 +24,7 @@ from autostage.runtime import (
 from autostage.runtime.array_api import as_tensor, astype, copy, ufunc
 from autostage.runtime.operator_hooks import holds_staged
 from autostage.runtime.ops.constant import as_constant_array
-from autostage.runtime.ops.indexing import _INDEX_ERROR, ELLIPSIS, STAGED
+from autostage.runtime.ops.indexing import _INDEX_ERROR, ELLIPSIS, STAGED, index_shape
 from autostage.runtime.tensor import StagingTypeError, Tensor, constant
 from autostage.runtime.types import as_dtype, strong
 
@@ -446,6 +446,23 @@ def check_writable(x: Tensor, what: str) -> None:
         "copy the view first (`y = y.copy()`)")
 
 
+def _check_rank(x: Tensor, value: Tensor, index: tuple, operands: list) -> None:
+    """A value with more dimensions than the part it is written into goes in only if the extra
+    leading ones have size 1 (NumPy: "setting an array element with a sequence"); one whose
+    size there is known only at run time (``out[0] = x[1:]``) is refused."""
+    target = index_shape(x.type.shape, index, [o.type for o in operands])
+    extra = value.type.shape[:max(value.ndim - len(target), 0)]
+    if None in extra:
+        loc = tracing.user_location()
+        part = f"a {len(target)}-d part" if target else "a single element"
+        raise tracing.StagingError(
+            f"{f'{loc}: ' if loc is not None else ''}this assignment writes a {value.ndim}-d "
+            f"array whose size is known only at run time into {part} of the array: NumPy "
+            "raises 'setting an array element with a sequence' unless the extra leading sizes "
+            "are 1. Index the value down to the part's shape (`v[0]`), or write into a slice "
+            "of the same rank")
+
+
 def setitem(x: object, key: object, value: object, only_name: bool = False) -> Tensor:
     """``x[key] = value`` as a new array (``x = setitem(x, key, value)`` in converted code).
 
@@ -476,6 +493,7 @@ def setitem(x: object, key: object, value: object, only_name: bool = False) -> T
     check_writable(x, "this assignment to an element")
     index, operands, _ = index_operands(key)
     if isinstance(value, Tensor):
+        _check_rank(x, value, index, operands)
         view_writes.written_back(value.value, x.value, index, tuple(operands))
         value = value if value.dtype == x.dtype else astype(value, x.dtype)
     elif dtype_rules.is_python_scalar(value):

@@ -8,6 +8,7 @@ import zlib
 
 import numpy as np
 import pytest
+from autostage.runtime import tracing
 from autostage.runtime.tensor import StagingTypeError
 
 import autostage
@@ -142,3 +143,18 @@ def test_foreign_code_given_a_staged_value_is_a_clear_error(fn):
     fn(x)  # Python returns
     with pytest.raises(StagingTypeError, match=r"test_calls.py:\d+.*cannot take it \("):
         autostage.convert(fn)(x)
+
+
+def _row_into_an_element(x):
+    out = np.empty(3)
+    out[0] = x[1:]
+    return out
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_an_array_of_run_time_size_written_into_an_element_is_a_clear_error(target):
+    """(NumPy raises ValueError unless it has one element; the cpu target failed to compile.)"""
+    with pytest.raises(tracing.StagingError, match=r"test_calls.py:\d+: this assignment writes "
+                                                   r"a 1-d array whose size is known only at run "
+                                                   r"time into a single element"):
+        autostage.convert(_row_into_an_element, target=target)(np.arange(40.0))
