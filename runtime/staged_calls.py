@@ -150,11 +150,13 @@ def _returned(callee: Callee, tensors: list[Tensor], operands: list[ir.Value],
     makes it stale, and writing into it is a write through a view), as in Python."""
     out = []
     for value, objects in zip(values, callee.objects or (None,) * len(values), strict=True):
-        if objects is not None and objects[0] == "same" and objects[1] < len(tensors):
-            out.append(tensors[objects[1]])  # the argument itself, as Python returns it
+        kind, params = objects or (None, ())
+        if kind == "same" and params < len(tensors):
+            out.append(tensors[params])  # the argument itself, as Python returns it
             continue
-        if objects is not None:
-            bases = [tensors[k].value if k < len(tensors) else operands[k] for k in objects[1]]
+        params = (params,) if kind == "same" else params  # (an array the environment holds)
+        if params:
+            bases = [tensors[k].value if k < len(tensors) else operands[k] for k in params]
             array_identity.share(value, *bases)
             value_info.mark_view(value, bases[0])
         out.append(Tensor(value))
