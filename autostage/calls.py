@@ -19,6 +19,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from autostage import config, conversion, errors
 from autostage.operators import BUILTINS, random_method, str_format
 from autostage.operators.nondeterministic import BY_FUNCTION as NONDETERMINISTIC_CALLS
@@ -153,10 +155,47 @@ def _call_numba(f: Any, /, *args: Any, **kwargs: Any) -> Any:
     """An ``@numba.njit`` function called while a function is traced: with staged values, its
     Python source (``py_func``) is converted and staged as any helper's (Numba compiles it for
     NumPy's semantics, which staged code has); with Python values only, the compiled function
-    runs, as in Python."""
-    if holds_staged(args) or holds_staged(kwargs):
-        return converted(f.py_func)(*args, **kwargs)
-    return f(*args, **kwargs)
+    runs, as in Python. One declared with explicit signatures converts its arguments and result
+    to their types: staged, the arguments must already have them (else a clear error) and the
+    result is cast to the declared dtype; a scalar result is a Python number, as Numba boxes
+    it."""
+    if not (holds_staged(args) or holds_staged(kwargs)):
+        return f(*args, **kwargs)
+    declared = None if getattr(f, "_can_compile", True) else _declared_result(f, args, kwargs)
+    return stage_operator("numba_result", converted(f.py_func)(*args, **kwargs), declared)
+
+
+def _dtype_of(x: Any) -> np.dtype | None:
+    if isinstance(x, bool | int | float | complex):  # (Numba's types of Python numbers)
+        return np.dtype({bool: np.bool_, int: np.int64, float: np.float64,
+                         complex: np.complex128}[type(x)])
+    return getattr(x, "dtype", None)
+
+
+def _declared_result(f: Any, args: tuple, kwargs: dict) -> np.dtype | None:
+    """The dtype ``f`` (compiled for explicit signatures only) casts its result to (None: no
+    NumPy dtype, such as none or a tuple), if every argument already has its declared type;
+    else a StagingError."""
+    from numba.np.numpy_support import as_dtype  # (Numba is imported: f is its dispatcher)
+
+    given = [_dtype_of(x) for x in (*args, *kwargs.values())]
+    for signature in f.nopython_signatures:
+        try:
+            wanted = [as_dtype(getattr(t, "dtype", t)) for t in signature.args]
+        except NotImplementedError:  # (an argument type without a NumPy dtype)
+            continue
+        if given == wanted:
+            try:
+                return as_dtype(getattr(signature.return_type, "dtype", signature.return_type))
+            except NotImplementedError:
+                return None
+    where = tracing.user_location()
+    raise tracing.StagingError(
+        f"{f'{where}: ' if where is not None else ''}`{getattr(f, '__name__', f)}` is an "
+        "@numba.njit function with an explicit signature, called with staged values of other "
+        "types than it declares: Numba converts the arguments to the declared types, which "
+        "staging its Python source would not; convert them in the call (`np.float32(v)`, "
+        "`a.astype(np.float32)`), or declare it without a signature (`@numba.njit`)")
 
 
 def converted(f: Callable, /) -> Callable:

@@ -41,6 +41,8 @@ def constant_key(value: object) -> tuple:
         return (float, value.hex())
     if kind is int or kind is bool:
         return (kind, value)
+    if isinstance(value, np.generic) and not isinstance(value, np.object_):
+        return (kind, value.tobytes())  # (a NumPy scalar: -0.0 and nan by their bits too)
     if kind.__hash__ is object.__hash__ and kind.__eq__ is not object.__eq__:
         # hashed by identity but compared by value (a Variable: its == is elementwise): a key
         # compared with == would mistake a new, equal Variable for the traced one

@@ -28,6 +28,7 @@ from autostage.runtime import (
     value_info,
 )
 from autostage.runtime import types as types_
+from autostage.runtime.array_api import astype
 from autostage.runtime.cache_keys import ById, constant_key
 from autostage.runtime.environment import bind_environment, made_here
 from autostage.runtime.function_outputs import Outputs, collect_outputs
@@ -63,7 +64,7 @@ class Callee:
 
 def _immutable_constant(leaf: object) -> bool:
     return leaf is None or isinstance(leaf, int | float | complex | str | bytes | np.dtype
-                                      | type | types.FunctionType)
+                                      | np.generic | type | types.FunctionType)
 
 
 def call_from_trace(fn: Callable, args: tuple, kwargs: dict) -> Any:
@@ -223,6 +224,24 @@ def _foreign_error(e: Exception, args: tuple, kwargs: dict) -> bool:
             return False
         tb = tb.tb_next
     return True
+
+
+_PYTHON_KINDS = {"b": np.bool_, "i": np.int64, "u": np.int64, "f": np.float64,
+                 "c": np.complex128}
+
+
+def numba_result(result: Any, dtype: np.dtype | None) -> Any:
+    """The result of an ``@numba.njit`` function staged from its Python source, as Numba's
+    compiled function returns it: cast to the dtype an explicit signature declares
+    (``"i4(...)"`` wraps an int64 to int32), and a scalar boxed as Python's number."""
+    if not isinstance(result, Tensor):
+        return result
+    if dtype is not None and result.dtype != dtype:
+        result = astype(result, dtype)
+    if result.ndim == 0 and result.dtype.kind in _PYTHON_KINDS:
+        result = astype(result, _PYTHON_KINDS[result.dtype.kind])  # (a new value: its own)
+        value_info.mark_weak(result.value)
+    return result
 
 
 def made_in_trace(cls: type) -> Callable:
@@ -468,3 +487,4 @@ register_operator_hook("converted_call", traced_call)
 register_operator_hook("inline_call", inline_call)
 register_operator_hook("construct", made_in_trace)
 register_operator_hook("foreign_call", foreign_call)
+register_operator_hook("numba_result", numba_result)

@@ -26,7 +26,7 @@ def _into(out, v):
 
 
 def calls_njit(x):
-    return _total(x) + _total_typed(x)
+    return _total(x) + _total_typed(x)  # (the signature's types are the staged ones)
 
 
 def calls_njit_in_a_loop(x):
@@ -68,7 +68,42 @@ def writes_through_njit(x, out):
     return out
 
 
-def test_an_njit_function_writing_into_its_argument_is_a_clear_error():
-    with pytest.raises(autostage.StagingError, match=r"test_numba_functions.py:\d+: this "
-                       r"assignment to an element changes the argument `out` in place"):
-        autostage.convert(writes_through_njit, target="cpu")(np.arange(3.0), np.zeros(3))
+@numba.njit("i4(i8[:])")
+def _wraps_to_int32(state):
+    state[0] = state[0] * 3
+    return state[0]
+
+
+@numba.njit("i4(f4[::1], f4)")
+def _float32_only(prio, p):
+    return 1 if p < prio[0] else 0
+
+
+def typed_result(state):
+    return _wraps_to_int32(state) % 20  # Numba casts the int64 result to int32 (it wraps)
+
+
+def typed_arguments(prio, x):
+    return _float32_only(prio, x[0])  # Numba would convert the float64 x[0] to float32
+
+
+@pytest.mark.parametrize("target", ["cpu", "interpreter"])
+@pytest.mark.parametrize("fn,make", [
+    (writes_through_njit, lambda: (np.arange(3.0) + 1, np.zeros(3))),  # the caller's out changes
+    (typed_result, lambda: (np.array([1_500_000_000]),)),
+])
+def test_njit_helpers_writing_and_typed_are_pythons(fn, make, target):
+    staged = autostage.convert(fn, target=target)
+    for _ in range(2):
+        plain_args, staged_args = make(), make()
+        expected, got = fn(*plain_args), staged(*staged_args)
+        assert type(got) is type(expected) and np.array_equal(got, expected), (got, expected)
+        for p, s in zip(plain_args, staged_args, strict=True):
+            np.testing.assert_array_equal(s, p)
+
+
+def test_an_njit_function_given_other_types_than_its_signature_is_a_clear_error():
+    with pytest.raises(autostage.StagingError, match=r"test_numba_functions.py:\d+: "
+                       r"`_float32_only` is an @numba.njit function with an explicit signature, "
+                       r"called with staged values of other types than it declares"):
+        autostage.convert(typed_arguments)(np.ones(1, np.float32), np.array([0.1]))
