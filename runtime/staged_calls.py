@@ -36,7 +36,7 @@ from autostage.runtime.function_trace import FunctionTrace, named_tensors, run_t
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
 from autostage.runtime.staging import python_state
-from autostage.runtime.tensor import StagingTypeError, Tensor, mark_argument
+from autostage.runtime.tensor import StagingTypeError, Tensor, constant, mark_argument
 
 
 class Callee:
@@ -64,7 +64,7 @@ class Callee:
 
 def _immutable_constant(leaf: object) -> bool:
     return leaf is None or isinstance(leaf, int | float | complex | str | bytes | np.dtype
-                                      | np.generic | type | types.FunctionType)
+                                      | type | types.FunctionType)
 
 
 def call_from_trace(fn: Callable, args: tuple, kwargs: dict) -> Any:
@@ -79,6 +79,9 @@ def call_from_trace(fn: Callable, args: tuple, kwargs: dict) -> Any:
     """
     trace = tracing.current()
     leaves, treedef = pytree.flatten((args, kwargs))
+    if any(isinstance(leaf, Tensor) for leaf in leaves):  # a NumPy scalar is staged there too
+        leaves = [constant(leaf) if isinstance(leaf, np.generic) and leaf.dtype.kind in "biufc"
+                  else leaf for leaf in leaves]
     method = isinstance(fn, types.MethodType)
     if not any(isinstance(leaf, Tensor) for leaf in leaves) or not all(
             isinstance(leaf, Tensor) or _immutable_constant(leaf) for leaf in leaves) or (

@@ -216,3 +216,21 @@ def test_a_function_whose_helpers_write_is_saved_and_loaded(tmp_path):
     loaded = autostage.load(tmp_path / "quicksort.zip")
     y = np.random.default_rng(5).standard_normal(25)
     assert np.array_equal(loaded(y), np.sort(y))
+
+
+def _mark(t, c):
+    t[c] = 1
+
+
+def marks_with_a_numpy_scalar(table):  # (pynndescent-style: a NumPy scalar constant argument)
+    _mark(table, np.int32(1))
+    return table.sum()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_numpy_scalar_argument_is_staged_into_the_call(target):
+    """It ran the helper inline, whose write then left the caller's array stale (refused)."""
+    plain, staged = np.zeros(3, np.uint8), np.zeros(3, np.uint8)
+    assert autostage.convert(marks_with_a_numpy_scalar, target=target)(staged) == \
+        marks_with_a_numpy_scalar(plain)
+    assert staged.tolist() == plain.tolist() == [0, 1, 0]
