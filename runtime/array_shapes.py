@@ -447,20 +447,18 @@ def check_writable(x: Tensor, what: str) -> None:
 
 
 def _check_rank(x: Tensor, value: Tensor, index: tuple, operands: list) -> None:
-    """A value with more dimensions than the part it is written into goes in only if the extra
-    leading ones have size 1 (NumPy: "setting an array element with a sequence"); one whose
-    size there is known only at run time (``out[0] = x[1:]``) is refused."""
+    """A value with more dimensions than the element it is written into goes in only if they
+    have size 1 (NumPy: "setting an array element with a sequence"); one whose size there is
+    known only at run time (``out[0] = x[1:]``) is refused."""
     target = index_shape(x.type.shape, index, [o.type for o in operands])
     extra = value.type.shape[:max(value.ndim - len(target), 0)]
-    if None in extra:
+    if not target and None in extra:  # (into a part: NumPy's broadcast error at run time)
         loc = tracing.user_location()
-        part = f"a {len(target)}-d part" if target else "a single element"
         raise tracing.StagingError(
             f"{f'{loc}: ' if loc is not None else ''}this assignment writes a {value.ndim}-d "
-            f"array whose size is known only at run time into {part} of the array: NumPy "
-            "raises 'setting an array element with a sequence' unless the extra leading sizes "
-            "are 1. Index the value down to the part's shape (`v[0]`), or write into a slice "
-            "of the same rank")
+            "array whose size is known only at run time into a single element of the array: "
+            "NumPy raises 'setting an array element with a sequence' unless it has one "
+            "element. Index the value (`v[0]`), or write into a slice")
 
 
 def setitem(x: object, key: object, value: object, only_name: bool = False) -> Tensor:

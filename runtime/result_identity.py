@@ -59,31 +59,24 @@ def plan(params: Sequence[ir.Value], results: Sequence[ir.Value],
     return tuple(entries)
 
 
-def _paths(value: ir.Value, entering: dict | None = None) -> set[ir.Value]:
-    """The values ``value`` may be, through the branches of staged ``if``s and the rounds of
-    staged loops (a branch or loop body that raises yields placeholders: left out; a loop's
-    block argument, in ``entering``, is what the loop was given or a round yields)."""
-    if entering and value in entering:
-        return entering[value]
+def _paths(value: ir.Value) -> set[ir.Value]:
+    """The values ``value`` may be, through the branches of staged ``if``s (a branch that
+    raises yields placeholders: left out) and staged loops whose body raises (what they were
+    given: the body never completes a round)."""
     op = value.producer
-    if isinstance(op, ir.Op) and op.name == "while":
-        given = _paths(op.operands[value.index], entering)
-        body = op.regions[1]
-        if body.raises():
-            return given
-        inner = {**(entering or {}), body.args[value.index]: given}
-        return given | _paths(body.results[value.index], inner)
+    if isinstance(op, ir.Op) and op.name == "while" and op.regions[1].raises():
+        return _paths(op.operands[value.index])
     if not (isinstance(op, ir.Op) and op.name == "cond"):
         return {value}
     out: set[ir.Value] = set()
     for region in op.regions:
         if not region.raises():
-            out |= _paths(region.results[value.index], entering)
+            out |= _paths(region.results[value.index])
     return out
 
 
 def _through_paths(value: ir.Value, index: dict[ir.Value, int]) -> tuple | None:
-    """For a staged ``if``'s or loop's result: (PARAM_PATHS, j) when every path yields argument j
+    """For a staged ``if``'s result: (PARAM_PATHS, j) when every path yields argument j
     (``t = c if b.sum() > 0 else c`` is ``c`` itself, as in Python); (PARAM_MAYBE, j) when the
     others yield new arrays (``t = a * 2 if ... else a``: ``a`` itself on that path only);
     None otherwise."""

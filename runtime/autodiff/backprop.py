@@ -195,6 +195,11 @@ def backprop(ops: Sequence[ir.Op], cotangents: dict[ir.Value, ir.Value],
             outgoing = tuple(cotangents.get(r) for r in op.results)
             if all(ct is None for ct in outgoing) or not any(v in active for v in reads(op)):
                 continue
+            if op.name == "call" and op.attrs.get("writes"):
+                raise GradientError(
+                    f"autostage does not differentiate a call of `{op.attrs['callee']}`{_at(op)}, "
+                    "which writes into an array it is given, yet: return the new array from "
+                    "the helper instead (`v = f(v)`, with a copy in it)")
             rule = op_registry.lookup(op.name).vjp
             if any(_complex(v) for v in (*op.operands, *op.results)):
                 raise GradientError(f"autostage does not differentiate complex values yet: "

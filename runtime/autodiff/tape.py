@@ -61,6 +61,9 @@ class GradientTape:
         shared = getattr(trace, "shared", None)
         if shared is not None:
             shared.staged_only = "it uses a GradientTape"
+            # a helper's write into an array it is given is not differentiated (its call's
+            # results are not): such a helper stays the clear error it was
+            shared.writes_back = False
         self._region, self._start, self._end = trace.region, len(trace.region.ops), None
         return self
 

@@ -147,7 +147,10 @@ def _taken_branch(op: ir.Op, known: dict) -> ir.Region | None:
     test = known.get(op.operands[0])
     if test is None or np.ndim(test) != 0:
         return None
-    return op.regions[0] if bool(test) else op.regions[1]
+    taken = op.regions[0] if bool(test) else op.regions[1]
+    if any(t.type != r.type for t, r in zip(taken.results, op.results, strict=True)):
+        return None  # (it yields a more precise type than the cond's: its readers have this one)
+    return taken
 
 
 # Boolean ops one constant operand decides: op -> that constant (the result).

@@ -29,18 +29,18 @@ import autostage
 _WRITES_ARGUMENT = ("writes into the argument it is differentiated by: the backward pass reads "
                     "the values the writes replace, so the writes cannot go into the caller's "
                     "array as they happen (a StagingError naming the argument)")
-_HELPER_WRITES = ("writes into its argument, called from the test's weighting function: a staged "
-                  "helper's writes into its parameter are not written back (a StagingError "
-                  "naming the line)")
+_HELPER_WRITES = ("writes into its argument, called from the test's weighting function: a "
+                  "helper's writes into an array it is given are not differentiated, so under "
+                  "a GradientTape they are not written back (a StagingError naming the line)")
 REFUSED: dict[str, str] = {
     "arrays.py::gram_schmidt[0]": "a staged loop reads the list it appends to (basis vectors "
                                   "read back by index): only appending is differentiated yet",
     "arrays.py::in_place_input_update[0]": _WRITES_ARGUMENT,
     "for_loops.py::double_in_place[1]": _WRITES_ARGUMENT,
     "slices.py::prefix_sums_in_place[1]": _WRITES_ARGUMENT,
-    "slices.py::swap_items[1]": _WRITES_ARGUMENT,
     "arrays.py::laplace_step[0]": _HELPER_WRITES,
     "arrays.py::insertion_sort_in_place[0]": _HELPER_WRITES,
+    "slices.py::swap_items[1]": _HELPER_WRITES,
 }
 # case id -> why finite differences cannot check it (the function is not smooth at the inputs:
 # a kink or a jump lies within the finite-difference step).
