@@ -61,7 +61,7 @@ def _loop_flag(loop: ir.Op) -> bool:
             or test.results != test.ops[0].results or test.ops[0].operands[0] not in test.args):
         return False
     arg = body.args[test.args.index(test.ops[0].operands[0])]
-    if not _reads(body, arg):
+    if arg.type.dtype != np.bool_ or not _reads(body, arg):  # (a float's -0.0 is not 0.0)
         return False
     false = ir.Op("constant", (), (arg.type,), {"value": np.zeros((), arg.type.dtype)},
                   loc=loop.loc)
