@@ -77,6 +77,8 @@ def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value],
         init = _init_value(slot.init)
         if init is not None and value_info.shared_name(init) is not None:
             value_info.mark_shared(arg, slot.name)  # a shared array: writing into it is refused
+        if init is not None and value_info.is_array(init):  # a 0-d ndarray stays one: `+=`
+            value_info.mark_array(arg)                      # changes it (refused on arguments)
         if slot.alias is not None:
             value_info.mark_view(arg, slot.alias)
         array_identity.block_arg(arg, _init_value(slot.init), id(slot))

@@ -234,3 +234,31 @@ def test_a_numpy_scalar_argument_is_staged_into_the_call(target):
     assert autostage.convert(marks_with_a_numpy_scalar, target=target)(staged) == \
         marks_with_a_numpy_scalar(plain)
     assert staged.tolist() == plain.tolist() == [0, 1, 0]
+
+
+def _accumulate(total, x):
+    total += x
+    return total
+
+
+def zero_d_in_a_loop(total, xs):  # Python changes the caller's 0-d array
+    for i in range(xs.shape[0]):
+        total += xs[i]
+    return xs.sum()
+
+
+def zero_d_through_a_helper(total, xs):
+    for i in range(xs.shape[0]):
+        total = _accumulate(total, xs[i])
+    return total
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn", [zero_d_in_a_loop, zero_d_through_a_helper])
+def test_a_0d_array_argument_changed_in_a_loop_is_a_clear_error(fn, target):
+    """(The caller's 0-d array silently kept its value: the loop took `+=` for a rebinding.)"""
+    total = np.array(0.0)
+    with pytest.raises(tracing.StagingError, match=r"test_callee_writes.py:\d+: this in-place "
+                                                   r"operator changes"):
+        autostage.convert(fn, target=target)(total, np.arange(4.0))
+    assert total == 0.0
