@@ -182,12 +182,12 @@ def _declared_result(f: Any, args: tuple, kwargs: dict) -> np.dtype | None:
     for signature in f.nopython_signatures:
         try:
             wanted = [as_dtype(getattr(t, "dtype", t)) for t in signature.args]
-        except NotImplementedError:  # (an argument type without a NumPy dtype)
+        except Exception:  # noqa: BLE001 - (Numba's: a type without a NumPy dtype)
             continue
         if given == wanted:
             try:
                 return as_dtype(getattr(signature.return_type, "dtype", signature.return_type))
-            except NotImplementedError:
+            except Exception:  # noqa: BLE001 - (none, a tuple: nothing to cast)
                 return None
     where = tracing.user_location()
     raise tracing.StagingError(

@@ -79,6 +79,16 @@ def _float32_only(prio, p):
     return 1 if p < prio[0] else 0
 
 
+@numba.njit("void(u1[::1], i4)")
+def _mark_visited(table, candidate):  # (pynndescent's: a void signature)
+    table[candidate >> 3] |= 1 << (candidate & 7)
+
+
+def marks(table, c):
+    _mark_visited(table, np.int32(c[0]))
+    return table
+
+
 def typed_result(state):
     return _wraps_to_int32(state) % 20  # Numba casts the int64 result to int32 (it wraps)
 
@@ -91,6 +101,7 @@ def typed_arguments(prio, x):
 @pytest.mark.parametrize("fn,make", [
     (writes_through_njit, lambda: (np.arange(3.0) + 1, np.zeros(3))),  # the caller's out changes
     (typed_result, lambda: (np.array([1_500_000_000]),)),
+    (marks, lambda: (np.zeros(4, np.uint8), np.array([10]))),
 ])
 def test_njit_helpers_writing_and_typed_are_pythons(fn, make, target):
     staged = autostage.convert(fn, target=target)
