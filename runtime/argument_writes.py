@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from autostage.runtime import ir, tracing
+from autostage.runtime.ops import call as call_ops
 
 
 class RunAsPython(Exception):  # noqa: N818 - a signal to the caller, not an error
@@ -278,23 +279,18 @@ def _not_in_buffer(value: ir.Value, param: ir.Value) -> ir.Op | ir.Value | None:
             body = producer.regions[1]
             pending += [(producer.operands[value.index], param),
                         (body.results[value.index], body.args[value.index])]
-        elif producer.name == "call" and value.index in call_writes(producer).values() and (
-                _operand_of(producer, value.index) in producer.attrs.get("in_place_args", ())):
-            pending.append((producer.operands[_operand_of(producer, value.index)], param))
+        elif producer.name == "call" and (k := _handed_over(producer, value.index)) is not None:
+            pending.append((producer.operands[k], param))
         else:
             return producer
     return None
 
 
-def call_writes(op: ir.Op) -> dict[int, int]:
-    """A ``call``'s operand -> result (its final state) of each array argument the callee
-    writes into (the ``writes`` attribute; a written operand not in ``in_place_args`` is
-    passed as a copy)."""
-    return dict(op.attrs.get("writes", ()))
-
-
-def _operand_of(op: ir.Op, result: int) -> int:
-    return next(p for p, r in op.attrs["writes"] if r == result)
+def _handed_over(call: ir.Op, result: int) -> int | None:
+    """The operand whose buffer the call's ``result`` (a final state) is: one the caller hands
+    over to the callee, not a copy (``ops/call.py``)."""
+    k = next((p for p, r in call_ops.written(call).items() if r == result), None)
+    return None if k is None or k in call_ops.copied(call) else k
 
 
 # -- at each call --------------------------------------------------------------------------------

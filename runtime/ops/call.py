@@ -22,10 +22,19 @@ def _infer(operand_types: tuple, attrs: dict) -> tuple:
     return tuple(attrs["result_types"])
 
 
+def written(op: ir.Op) -> dict[int, int]:
+    """Operand -> result (its final state) of each array argument the callee writes into."""
+    return dict(op.attrs.get("writes", ()))
+
+
+def copied(op: ir.Op) -> frozenset[int]:
+    """The written operands the call passes as copies: those the caller does not hand over."""
+    return frozenset(written(op)) - frozenset(op.attrs.get("in_place_args", ()))
+
+
 def _evaluate(op: ir.Op, values: tuple, run) -> tuple:
-    # an array argument the callee writes into is a copy unless the caller hands it over
-    copied = set(dict(op.attrs.get("writes", ()))) - set(op.attrs.get("in_place_args", ()))
-    return tuple(run.call(op.attrs["callee"], [v.copy() if k in copied else v
+    passed = copied(op)
+    return tuple(run.call(op.attrs["callee"], [v.copy() if k in passed else v
                                                for k, v in enumerate(values)]))
 
 

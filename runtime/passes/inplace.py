@@ -28,8 +28,9 @@ pass recomputes the attributes each time it runs (a stale ``in_place`` is remove
 
 from __future__ import annotations
 
-from autostage.runtime import argument_writes, ir
+from autostage.runtime import ir
 from autostage.runtime.ops import buffers
+from autostage.runtime.ops import call as call_ops
 from autostage.runtime.passes import analysis
 from autostage.runtime.types import ListType, TensorType
 
@@ -184,8 +185,7 @@ class Analysis:
                        for r in producer.regions)
         if producer.name == "while":
             return value.index in self.carried(producer)
-        if producer.name == "call" and value.index in argument_writes.call_writes(
-                producer).values():
+        if producer.name == "call" and value.index in call_ops.written(producer).values():
             return True  # the argument's buffer, handed over (``decide_call``), or a copy
         return buffers.is_fresh(producer)
 
@@ -266,7 +266,7 @@ class Analysis:
         without a copy); the others are passed as copies."""
         at = self.index[op]
         out = []
-        for k in argument_writes.call_writes(op):
+        for k in call_ops.written(op):
             x = op.operands[k]
             captured: list[ir.Value] = []
             if (self.owned(x) and self.local(x, region, captured)

@@ -10,7 +10,7 @@ carried variable or a branch result is copied there.
 
 from __future__ import annotations
 
-from autostage.runtime import argument_writes, ir
+from autostage.runtime import ir
 from autostage.runtime.backends.cpu import lower_linalg, typed_lists
 from autostage.runtime.backends.cpu import lower_support as s
 from autostage.runtime.backends.cpu.codegen import (
@@ -20,6 +20,7 @@ from autostage.runtime.backends.cpu.codegen import (
     lowering,
     np_dtype,
 )
+from autostage.runtime.ops import call as call_ops
 from autostage.runtime.types import ListType, TensorType
 
 _LISTS_IMPORT = hashed_import(typed_lists, "cpu_list")
@@ -140,7 +141,7 @@ def _call(op: ir.Op, em: Emitter) -> None:
     # and a copy of an array argument it writes into, unless the caller hands over its buffer
     # (passes/inplace.py)
     reads = em.read_only_lists.get(op.attrs["callee"], frozenset())
-    copied = set(argument_writes.call_writes(op)) - set(op.attrs.get("in_place_args", ()))
+    copied = call_ops.copied(op)
     call = em.call(op.attrs["callee"], [
         owned(em, v) if isinstance(v.type, ListType) and k not in reads else
         s.copy(em, em.name(v)) if k in copied else em.name(v)
