@@ -35,7 +35,7 @@ _JIT = dict(cache=True, nogil=True)
 # NumPy's OpenBLAS wheels export ``scipy_cblas_<f>64_`` (ILP64: 64-bit sizes; the CBLAS enums
 # stay C ints); other ILP64 OpenBLAS builds ``cblas_<f>64_``.
 _NAMES = ("scipy_cblas_{}64_", "cblas_{}64_")
-_FUNCTIONS = ("dgemm", "sgemm", "dgemv", "sgemv")
+_FUNCTIONS = ("dgemm", "sgemm", "dgemv", "sgemv", "ddot", "sdot")
 
 
 def _numpy_library() -> ctypes.CDLL | None:
@@ -89,6 +89,9 @@ _GEMM = {scalar: types.ExternalFunction(f"autostage_cblas_{prefix}gemm", types.v
 _GEMV = {scalar: types.ExternalFunction(f"autostage_cblas_{prefix}gemv", types.void(
     _i32, _i32, _i64, _i64, scalar, _i64, _i64, _i64, _i64, scalar, _i64, _i64))
     for prefix, scalar in (("d", types.float64), ("s", types.float32))}
+_DOT = {scalar: types.ExternalFunction(f"autostage_cblas_{prefix}dot",
+                                       scalar(_i64, _i64, _i64, _i64, _i64))
+        for prefix, scalar in (("d", types.float64), ("s", types.float32))}
 
 
 _GET_THREADS = (ctypes.CFUNCTYPE(ctypes.c_int)(_THREADS_ADDRESS)
@@ -131,6 +134,19 @@ def _gemv_call_typed(flag, rows, cols, a, lda, x, incx, out):
     def blas(flag, rows, cols, a, lda, x, incx, out):
         call(_ROW_MAJOR, flag, rows, cols, 1.0, a.ctypes.data, lda, x.ctypes.data, incx, 0.0,
              out.ctypes.data, 1)
+    return blas
+
+
+def _dot_call(n, x, incx, y, incy):
+    """``x . y`` of ``n`` elements read every ``incx``/``incy`` elements (CBLAS)."""
+
+
+@overload(_dot_call, jit_options=_JIT)
+def _dot_call_typed(n, x, incx, y, incy):
+    call = _DOT[x.dtype]
+
+    def blas(n, x, incx, y, incy):
+        return call(n, x.ctypes.data, incx, y.ctypes.data, incy)
     return blas
 
 
@@ -211,6 +227,31 @@ def gemv(a, x, transpose):
         incx = 1
     _gemv_call(flag, rows, cols, a, lda, x, incx, out)
     return out
+
+
+@numba.njit(**_JIT)
+def dot(x, y, copy):
+    """``x . y`` for 1-d arrays of one float dtype (sizes already checked), as NumPy computes
+    it: BLAS when both strides are positive whole elements; else (a reversed or broadcast
+    vector) ``np.dot`` copies the operand for BLAS (``copy``) and matmul sums in a loop in
+    index order. One function per dtype, where Numba's ``np.dot`` of vectors compiled its SciPy
+    binding again in each process (~0.3 s)."""
+    if copy and not _in_place(x):
+        x = new_arrays.copy(x)
+    if copy and not _in_place(y):
+        y = new_arrays.copy(y)
+    if _in_place(x) and _in_place(y):
+        return _dot_call(x.shape[0], x, x.strides[0] // x.itemsize, y, y.strides[0] // y.itemsize)
+    total = x.dtype.type(0)
+    for i in range(x.shape[0]):
+        total += x[i] * y[i]
+    return total
+
+
+@numba.njit(**_JIT)
+def _in_place(x):
+    """Whether BLAS reads the vector ``x`` where it lies (NumPy's test)."""
+    return x.strides[0] > 0 and x.strides[0] % x.itemsize == 0
 
 
 # (content-named, private files; new arrays are written in line: new_arrays' source in the key)

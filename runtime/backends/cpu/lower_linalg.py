@@ -1,7 +1,7 @@
 """CPU lowerings of the products: matmul, dot and einsum.
 
 Float and complex products of 1-d/2-d operands call BLAS on operands of the result dtype (real
-matrix products NumPy's own library, ``blas``; the rest ``np.dot``, through SciPy's), unless
+products NumPy's own library, ``blas``; complex ones ``np.dot``, through SciPy's), unless
 both shapes are static and tiny: then, as for integer, bool, batched, N-d ``dot`` and every
 ``einsum``, they are one loop nest (a contraction: result axes outside, summed axes inside),
 which for a 2x2 product costs ~20 ns instead of a ~160 ns BLAS call (shared/TOOLCHAIN.md);
@@ -104,9 +104,12 @@ def _inline(a: ir.Value, b: ir.Value, result: ir.Value) -> bool:
     return math.prod(result.type.shape) * a.type.shape[-1] <= TINY
 
 
-def _blas(em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value) -> None:
-    """The product by BLAS: real float matrices (and matrix-vector products) through NumPy's own
-    library (``blas``: threaded as NumPy's, operands read in place), the rest by ``np.dot``."""
+def _blas(em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value,
+          numpy_dot: bool = False) -> None:
+    """The product by BLAS: real float products through NumPy's own library (``blas``: threaded
+    as NumPy's, operands read in place), the rest (complex) by ``np.dot``. ``numpy_dot``:
+    vectors BLAS cannot read in place are copied for it (``np.dot``; matmul sums them in a
+    loop)."""
     dtype = result.type.dtype
     names = []
     for v in (a, b):
@@ -117,12 +120,14 @@ def _blas(em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value) -> None:
             name = cast
         names.append(name)
     out = em.name(result)
-    if blas.AVAILABLE and dtype in (np.float32, np.float64) and 2 in (a.type.ndim, b.type.ndim):
+    if blas.AVAILABLE and dtype in (np.float32, np.float64):
         em.module_line("cpu_blas", _BLAS_IMPORT)
         # (operands typed as any layout and the flag as np.bool_, not a literal: Numba would
         # compile gemm and gemv for each pair of layouts and each flag)
         names = [f"cpu_blas.any_layout({name})" for name in names]
-        if a.type.ndim == b.type.ndim:
+        if a.type.ndim == b.type.ndim == 1:
+            em.line(f"{out} = cpu_blas.dot({names[0]}, {names[1]}, np.bool_({numpy_dot}))")
+        elif a.type.ndim == b.type.ndim:
             em.line(f"{out} = cpu_blas.gemm({names[0]}, {names[1]})")
         elif a.type.ndim == 2:
             em.line(f"{out} = cpu_blas.gemv({names[0]}, {names[1]}, np.bool_(False))")
@@ -214,12 +219,15 @@ def lower_matmul(op: ir.Op, em: Emitter) -> None:
     result = op.results[0]
     _check_core(em, op, a, b)
 
+    # (np.dot of vectors BLAS cannot read in place is not matmul's: see ``_blas``)
+    numpy_dot = op.name == "dot" and a.type.ndim == b.type.ndim == 1
+
     def general() -> None:
         shared = _sizes_erased(em, op.name, op.operands, op.results, op)
         x, y = shared.operands
         out = shared.results[0]
-        s.call_helper(em, shared, f"matmul_{s.type_key(x, y, out)}",
-                      lambda w: _matmul_body(w, x, y, out))
+        s.call_helper(em, shared, f"{'dot' if numpy_dot else 'matmul'}_"
+                      f"{s.type_key(x, y, out)}", lambda w: _matmul_body(w, x, y, out, numpy_dot))
 
     if _inline(a, b, result):
         _tiny_product(op, em, a, b, result)
@@ -323,8 +331,9 @@ def _check_core(em: Emitter, op: ir.Op, a: ir.Value, b: ir.Value,
                          "{0})", [ad[-1], bd[k_axis]])
 
 
-def _matmul_body(em, a: ir.Value, b: ir.Value, result: ir.Value) -> None:
-    """Loops, BLAS, or (sizes unknown) a run-time choice between them."""
+def _matmul_body(em, a: ir.Value, b: ir.Value, result: ir.Value, numpy_dot: bool = False) -> None:
+    """Loops, BLAS, or (sizes unknown) a run-time choice between them (``numpy_dot``: see
+    ``_blas``)."""
     if not _use_blas(a, b, result):
         _matmul_loops(em, a, b, result)
         return
@@ -332,7 +341,7 @@ def _matmul_body(em, a: ir.Value, b: ir.Value, result: ir.Value) -> None:
     if None not in a.type.shape + b.type.shape:
         _check_equal(em, ad[-1], bd[0 if b.type.ndim == 1 else -2],
                      "matmul: Input operand 1 has a mismatch in its core dimension 0")
-        _blas(em, a, b, result)
+        _blas(em, a, b, result, numpy_dot)
         return
     # Shape-generic code: tiny products (the common 2x2, 3x3 chains) take the loops at run
     # time, the rest BLAS.
@@ -342,7 +351,7 @@ def _matmul_body(em, a: ir.Value, b: ir.Value, result: ir.Value) -> None:
         _matmul_loops(em, a, b, result)
     em.line("else:")
     with em.block():
-        _blas(em, a, b, result)
+        _blas(em, a, b, result, numpy_dot)
 
 
 @lowering("dot")
@@ -355,7 +364,7 @@ def lower_dot(op: ir.Op, em: Emitter) -> None:
                    else s.cast_array(em.name(v), v.type.dtype, dtype) for v in (a, b)]
         em.line(f"{em.name(result)} = {factors[0]} * {factors[1]}")
     elif a.type.ndim <= 2 and b.type.ndim <= 2:
-        lower_matmul(op, em)  # np.dot and matmul agree on 1-d and 2-d operands
+        lower_matmul(op, em)  # np.dot is matmul on 1-d and 2-d operands (but see _blas)
     else:
         _dot_loops(em, a, b, result)
 

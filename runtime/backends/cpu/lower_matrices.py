@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 from autostage.runtime import ir, op_registry
-from autostage.runtime.backends.cpu import lower_numpy_linalg
+from autostage.runtime.backends.cpu import blas, lower_numpy_linalg
 from autostage.runtime.backends.cpu import lower_support as s
-from autostage.runtime.backends.cpu.codegen import Emitter, lowering
+from autostage.runtime.backends.cpu.codegen import Emitter, hashed_import, lowering
 from autostage.runtime.backends.cpu.lower_reductions import _better, emit_reduction
 
 
@@ -110,6 +110,35 @@ def _extreme_abs(kind: str):
     return reducer
 
 
+def _keep_order_ravel(em: Emitter, x: str, ndim: int) -> str:
+    """``x.ravel("K")`` (C-contiguous; a view when ``x`` is one after ordering its axes): the
+    axes in the order NumPy's iterator takes (innermost first, a stable insertion sort by
+    decreasing stride in which a broadcast or single-element axis compares with none), each
+    read in its own direction."""
+    if ndim <= 1:
+        return f"cpu_new.flat_view({s.contiguous(em, x)})"
+    s.new_arrays_import(em)
+    axes = ", ".join(f"inner[{i}]" for i in reversed(range(ndim)))
+    helper = em.helper(f"keep_order_ravel_{ndim}", (
+        "@numba.njit(**JIT)\n"
+        "def {name}(x):\n"
+        "    inner = np.arange(x.ndim)[::-1].copy()\n"
+        "    for i in range(1, x.ndim):\n"
+        "        axis, at = inner[i], i\n"
+        "        step = abs(x.strides[axis]) if x.shape[axis] != 1 else 0\n"
+        "        for j in range(i - 1, -1, -1):\n"
+        "            other = abs(x.strides[inner[j]]) if x.shape[inner[j]] != 1 else 0\n"
+        "            if step != 0 and other != 0:\n"
+        "                if other <= step:\n"
+        "                    break\n"
+        "                at = j\n"
+        "        for j in range(i, at, -1):\n"
+        "            inner[j] = inner[j - 1]\n"
+        "        inner[at] = axis\n"
+        f"    return cpu_new.flat_view(cpu_new.contiguous(x.transpose(({axes},))))\n"))
+    return f"{helper}({x})"
+
+
 @lowering("norm")
 def lower_norm(op: ir.Op, em: Emitter) -> None:
     x = op.operands[0]
@@ -164,12 +193,17 @@ def _as_float(op: ir.Op, em: Emitter, x: ir.Value) -> ir.Value:
 
 
 def _dot_norm(op: ir.Op, em: Emitter) -> None:
-    """``sqrt(dot(x.ravel(), x.ravel()))``, as NumPy computes the norm of all elements (through
-    ``np.dot``: the BLAS dot NumPy's own calls)."""
+    """``sqrt(dot(x.ravel("K"), x.ravel("K")))``, as NumPy computes the norm of all elements
+    (through the BLAS dot NumPy's own calls: ``blas.dot``): the elements in the order they lie
+    in memory, which is a sum in another order than C's for a transpose."""
     x, result = _as_float(op, em, op.operands[0]), op.results[0]
     flat, norm = em.fresh("flat"), em.fresh("norm")
-    em.line(f"{flat} = cpu_new.flat_view({s.contiguous(em, em.name(x))})")
-    em.line(f"{norm} = np.sqrt(np.dot({flat}, {flat}))")
+    em.line(f"{flat} = {_keep_order_ravel(em, em.name(x), x.type.ndim)}")
+    if blas.AVAILABLE and x.type.dtype in (np.float32, np.float64):
+        em.module_line("cpu_blas", hashed_import(blas, "cpu_blas"))
+        em.line(f"{norm} = np.sqrt(cpu_blas.dot({flat}, {flat}, np.bool_(True)))")
+    else:
+        em.line(f"{norm} = np.sqrt(np.dot({flat}, {flat}))")
     if result.type.ndim:  # keepdims
         em.line(f"{em.name(result)} = {s.full(em, ['1'] * result.type.ndim, norm)}")
     else:

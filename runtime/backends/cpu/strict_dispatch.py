@@ -46,8 +46,11 @@ def strict(dispatcher: Any) -> tuple[Any, Callable[[], None]]:
 
     catch_up()
     copy.disable_compile()
-    # Numba's C dispatcher calls this method, looked up on the object, when nothing matches.
+    # Numba's C dispatcher calls these methods, looked up on the object, when nothing matches
+    # and when several signatures match equally well (a Fortran-ordered array where both a
+    # writable and a read-only layout-A signature were compiled): the full path compiles one.
     copy._explain_matching_error = _refuse
+    copy._explain_ambiguous = _refuse
     return copy, catch_up
 
 

@@ -265,3 +265,21 @@ def test_calls_of_scalars_only_run_the_compiled_entry_and_test_every_type_first(
                 np.testing.assert_array_equal(got, want)
     model.w = np.array(np.float32(2.0))
     assert f(x) == np.float32(7.0)
+
+
+def test_the_strict_dispatcher_refuses_an_ambiguous_choice_of_signatures():
+    """A Fortran-ordered array fits both a writable and a read-only layout-A signature equally
+    well: the strict dispatcher refuses it (the fast path's miss; the full path compiles its
+    own), where Numba raised "Ambiguous overloading" from the fast path (found with random
+    views of a norm's argument)."""
+    import numba
+    from autostage.runtime.backends.cpu import strict_dispatch
+
+    dispatcher = numba.njit(lambda x: x.sum())
+    a = np.zeros((2, 3, 4))[:, ::2]
+    read_only = np.broadcast_to(np.zeros((3, 1)), (3, 4))[None]
+    dispatcher(a), dispatcher(read_only)
+    strict, _ = strict_dispatch.strict(dispatcher)
+    with pytest.raises(strict_dispatch.Refused):
+        strict(np.asfortranarray(np.zeros((2, 3, 4))))
+    assert strict(a) == 0.0

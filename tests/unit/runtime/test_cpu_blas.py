@@ -157,15 +157,38 @@ def test_every_layout_shares_one_compiled_product_per_dtype(tmp_path):
 
 
 def _inner(x, y):
-    return x @ y
+    return x @ y, np.dot(x, y), np.linalg.norm(x)
 
 
-def test_a_vector_product_reads_strided_vectors_through_new_arrays():
-    """``np.dot`` of two vectors (no BLAS module call for 1-d by 1-d) gets C-contiguous operands
-    from ``new_arrays`` (written in line), not Numba's ``np.ascontiguousarray``."""
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_vector_products_and_norms_are_numpys_bit_for_bit(dtype):
+    """A product of two vectors calls NumPy's own BLAS dot (``blas.dot``), as NumPy does:
+    operands with positive strides in place; a reversed or broadcast one copied first by
+    ``np.dot`` and summed in a loop by matmul (NumPy's two rules). Numba's ``np.dot`` compiled
+    its SciPy binding again in each process. A norm sums the elements in memory order (NumPy's
+    ``ravel("K")``): a transpose's sum is in another order than C's."""
     f = autostage.convert(_inner, target="cpu")
-    x, y = np.linspace(-1.0, 1.0, 80), np.cos(np.arange(80.0))
-    for a, b in [(x[:40], y[:40]), (x[::2], y[1::2])]:
-        np.testing.assert_allclose(f(a, b), a @ b, rtol=1e-13)
+    rng = np.random.default_rng(4)
+    x, y = rng.standard_normal(400).astype(dtype), rng.standard_normal(400).astype(dtype)
+    cases = [(x[:200], y[:200]), (x[::2], y[1::2]), (x[:200][::-1], y[:200]),
+             (np.broadcast_to(x[:1], (200,)), y[:200]), (x[:0], y[:0]), (x[:1], y[:1])]
+    for a, b in cases:
+        for got, expected in zip(f(a, b), _inner(a, b), strict=True):
+            assert got.dtype == expected.dtype and got == expected, (a.strides, got, expected)
     source = f.backend_source(x[::2], y[1::2])
-    assert "cpu_new.contiguous(" in source and "np.ascontiguousarray" not in source, source
+    assert "cpu_blas.dot(" in source and "np.dot" not in source, source
+
+
+def _norm(x):
+    return np.linalg.norm(x)
+
+
+def test_norms_of_views_sum_in_memory_order():
+    f = autostage.convert(_norm, target="cpu")
+    rng = np.random.default_rng(5)
+    for _ in range(40):
+        ndim = int(rng.integers(2, 5))
+        x = rng.standard_normal(tuple(int(n) for n in rng.integers(1, 6, size=ndim)))
+        x = x.transpose(rng.permutation(ndim))[
+            tuple(slice(None, None, int(rng.choice([1, -1, 2]))) for _ in range(ndim))]
+        assert f(x) == _norm(x), (x.shape, x.strides)
