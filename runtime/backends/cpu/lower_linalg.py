@@ -227,7 +227,8 @@ def lower_matmul(op: ir.Op, em: Emitter) -> None:
         x, y = shared.operands
         out = shared.results[0]
         s.call_helper(em, shared, f"{'dot' if numpy_dot else 'matmul'}_"
-                      f"{s.type_key(x, y, out)}", lambda w: _matmul_body(w, x, y, out, numpy_dot))
+                      f"{s.type_key(x, y, out)}", lambda w: _matmul_body(w, x, y, out, numpy_dot),
+                      argument=_any_layout(em))
 
     if _inline(a, b, result):
         _tiny_product(op, em, a, b, result)
@@ -299,8 +300,20 @@ def batched_row(op: ir.Op, em: Emitter) -> bool:
         with writer.block():
             _matmul_body(writer, a, m, out)
 
-    s.call_helper(em, shared, f"batched_row_{s.type_key(b, a, m, out)}", body)
+    s.call_helper(em, shared, f"batched_row_{s.type_key(b, a, m, out)}", body,
+                  argument=_any_layout(em))
     return True
+
+
+def _any_layout(em: Emitter):
+    """Passes a product helper's array operands typed as any layout (``blas.any_layout``), so
+    that Numba compiles the helper once per dtype and rank: ``x.T @ y`` compiled it again for
+    its Fortran-ordered operand (~0.2 s in the program that met the pair of layouts first).
+    (Without NumPy's BLAS, products take ``np.dot``, which needs the layouts.)"""
+    if not blas.AVAILABLE:
+        return None
+    em.module_line("cpu_blas", _BLAS_IMPORT)
+    return lambda value, name: f"cpu_blas.any_layout({name})" if value.type.ndim else name
 
 
 def _check_core(em: Emitter, op: ir.Op, a: ir.Value, b: ir.Value,
@@ -412,7 +425,8 @@ def lower_batched_product(op: ir.Op, em: Emitter) -> None:
     rows, w = op.operands
     limit = op.attrs["limit"]
     key = f"batched_product_{limit}_{rows.type.dtype}_{rows.type.ndim}"
-    s.call_helper(em, op, key, lambda h: _batched_body(h, rows, w, op.results[0], limit))
+    s.call_helper(em, op, key, lambda h: _batched_body(h, rows, w, op.results[0], limit),
+                  argument=_any_layout(em))
 
 
 def _batched_body(em, rows: ir.Value, w: ir.Value, big: ir.Value, limit: int) -> None:

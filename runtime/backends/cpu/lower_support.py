@@ -11,7 +11,7 @@ loops) and ``x.shape[i]`` otherwise.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 from autostage.runtime import ir
@@ -285,11 +285,13 @@ class HelperWriter:
         self.emitter.module_line(key, text)
 
 
-def call_helper(em: Emitter, op: ir.Op, key: str, body, into: bool = False) -> None:
+def call_helper(em: Emitter, op: ir.Op, key: str, body, into: bool = False,
+                argument: Callable[[ir.Value, str], str] | None = None) -> None:
     """Emits ``result = h(operands...)`` where helper ``h`` (one per ``key``, which must name
     everything the body depends on: op kind, attrs, operand types) runs ``body(writer)``;
     ``into``: ``h(operands..., result)``, the body writing into the result's buffer, made
-    before the call."""
+    before the call; ``argument(operand, name)``: the expression passed for an operand (its
+    name)."""
     params = [f"p{i}" for i in range(len(op.operands))]
     names = dict(zip(op.operands, params, strict=True))
     # The body refers to operands by value: an operand passed twice (`a @ a`) gets one name, so
@@ -306,7 +308,7 @@ def call_helper(em: Emitter, op: ir.Op, key: str, body, into: bool = False) -> N
     source = (f"@numba.njit(**JIT)\ndef {{name}}({', '.join(params)}):\n{text}\n"
               "    return out\n")
     helper = em.helper(key, source)
-    args = [em.name(v) for v in op.operands]
+    args = [em.name(v) if argument is None else argument(v, em.name(v)) for v in op.operands]
     if into:
         em.line(f"{helper}({', '.join(args)}, {em.name(op.results[0])})")
     else:
