@@ -246,7 +246,7 @@ def _dtype_text(dtype: np.dtype) -> str:
 _PYTHON_TYPES = {int: "int", float: "float", bool: "bool", complex: "complex"}
 _FROM_PYTHON_TYPES = {name: kind for kind, name in _PYTHON_TYPES.items()}
 IDENTITY_KINDS = ("param", "same", "view", "fresh", "param_0d", "view_0d", "param_paths",
-                  "param_maybe")
+                  "param_maybe", "broadcast", "read_only")
 
 
 def encode_outputs(outputs: Outputs, result_count: int, members: Members) -> dict:
@@ -314,7 +314,8 @@ def _identity_entry(entry: list, results: int) -> tuple:
     if len(entry) != 2 or entry[0] not in IDENTITY_KINDS:
         raise ValueError(f"not an identity entry: {entry!r}")
     kind, index = entry
-    if (kind == "fresh") != (index is None) or (index is not None and type(index) is not int):
+    if (kind in ("fresh", "read_only")) != (index is None) or (
+            index is not None and type(index) is not int):
         raise ValueError(f"not an identity entry: {entry!r}")
     return (kind, index)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from autostage.runtime import ir, value_info
+from autostage.runtime import ir, tracing, value_info
 
 # Per result: (PARAM, j) the argument j itself; (SAME, k) the object of the earlier result k;
 # (VIEW, j) a new view of argument j; (FRESH, None) a new object (an array or view of a value
@@ -31,6 +31,10 @@ PARAM_PATHS = "param_paths"
 # (PARAM_MAYBE, j): argument j on some paths of a staged ``if``, a new array on the others: the
 # argument's object where the backend's result is its memory.
 PARAM_MAYBE = "param_maybe"
+# ``np.broadcast_to`` results, NumPy's read-only views (backends make a new array): (BROADCAST,
+# j) of argument j itself, made again from the argument; (READ_ONLY, None) of an array the
+# function made (no other result or argument holds that memory): the new array, read-only.
+BROADCAST, READ_ONLY = "broadcast", "read_only"
 
 
 def plan(params: Sequence[ir.Value], results: Sequence[ir.Value],
@@ -50,6 +54,8 @@ def plan(params: Sequence[ir.Value], results: Sequence[ir.Value],
         array = value_info.is_array(value)
         if value in index:
             entries.append((PARAM_0D if array else PARAM, index[value]))
+        elif (broadcast := _broadcast(value, index, results)) is not None:
+            entries.append(broadcast)
         elif (kept := _through_paths(value, index)) is not None:
             entries.append((PARAM_0D, kept[1]) if array and kept[0] == PARAM_PATHS else kept)
         elif index.get(value_info.view_base(value)) is not None:
@@ -57,6 +63,30 @@ def plan(params: Sequence[ir.Value], results: Sequence[ir.Value],
         else:
             entries.append((FRESH, None))
     return tuple(entries)
+
+
+def _broadcast(value: ir.Value, index: dict[ir.Value, int], results: Sequence[ir.Value]
+               ) -> tuple | None:
+    """For an ``np.broadcast_to`` result (NumPy's read-only view of its operand): (BROADCAST,
+    j) of argument j, (READ_ONLY, None) of memory the function made and returns nowhere else;
+    a view of an argument (or of another result) cannot be handed back as Python does: an
+    error. None for any other value."""
+    op = value.producer
+    if not (isinstance(op, ir.Op) and op.name == "broadcast_to" and value.type.ndim):
+        return None
+    source = op.operands[0]
+    if source in index:
+        return BROADCAST, index[source]
+    base = value_info.view_base(source)
+    if base is None and source not in results or base is not None and base not in index and (
+            base not in results):
+        return READ_ONLY, None
+    owner = value_info.aliased_argument(source)
+    what = f"argument `{owner}`" if owner else "another returned array"
+    raise tracing.StagingError(
+        f"this function returns np.broadcast_to of a view of {what}: NumPy returns a read-only "
+        "view of that memory, which staged code cannot hand back (it returns a new array). "
+        "Return np.broadcast_to(...).copy(), or broadcast the array itself")
 
 
 def _paths(value: ir.Value) -> set[ir.Value]:
@@ -114,14 +144,17 @@ def keeping_identity(runner: Callable[[list], tuple], entries: tuple,
     params_kept = tuple((i, j) for i, (kind, j) in enumerate(entries) if kind == PARAM_0D or (
         kind == PARAM_PATHS and results[i] is not params[j]))
     params_maybe = tuple((i, j) for i, (kind, j) in enumerate(entries) if kind == PARAM_MAYBE)
-    if not (views or same or copies or views_0d or params_kept or params_maybe):
+    broadcasts = tuple((i, j) for i, (kind, j) in enumerate(entries) if kind == BROADCAST)
+    read_only = tuple(i for i, (kind, _) in enumerate(entries) if kind == READ_ONLY)
+    if not (views or same or copies or views_0d or params_kept or params_maybe or broadcasts
+            or read_only):
         return runner
     # a runner whose results may be GPU arrays copies them its way (numba.cuda's have no copy())
     copy = getattr(runner, "copy_result", _copy)
 
     def run(args: list) -> tuple:
         # (runners may replace 0-d arguments by their scalars)
-        given = list(args) if views_0d or params_kept or params_maybe else args
+        given = list(args) if views_0d or params_kept or params_maybe or broadcasts else args
         out = list(runner(args))
         for i, j in views:  # the argument's own object where Python has a new view
             if out[i] is args[j]:
@@ -138,6 +171,12 @@ def keeping_identity(runner: Callable[[list], tuple], entries: tuple,
             if type(arg) is np.ndarray and arg.size == 1 and arg.dtype == np.asarray(
                     out[i]).dtype:
                 out[i] = arg.reshape(())
+        for i, j in broadcasts:
+            if type(out[i]) is np.ndarray:
+                out[i] = np.broadcast_to(given[j], out[i].shape)
+        for i in read_only:
+            if type(out[i]) is np.ndarray:
+                out[i].flags.writeable = False
         for i, k in same:
             out[i] = out[k]
         return tuple(out)

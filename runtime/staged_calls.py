@@ -159,7 +159,9 @@ def _returned(callee: Callee, tensors: list[Tensor], operands: list[ir.Value],
             out.append(tensors[params])  # the argument itself, as Python returns it
             continue
         params = (params,) if kind == "same" else params  # (an array the environment holds)
-        if params:
+        if kind == "read_only":  # np.broadcast_to's view of memory the callee made: writing
+            value_info.mark_view(value, value)  # into it raises in NumPy, is refused here
+        elif params:
             bases = [tensors[k].value if k < len(tensors) else operands[k] for k in params]
             array_identity.share(value, *bases)
             value_info.mark_view(value, bases[0])
@@ -430,7 +432,8 @@ def _objects(params: tuple, values: tuple) -> tuple:
             out.append(("same", params.index(whole)))
         else:
             ks = array_identity.param_objects(params, value)
-            out.append(("views", ks) if ks else None)
+            broadcast = isinstance(value.producer, ir.Op) and value.producer.name == "broadcast_to"
+            out.append(("views", ks) if ks else ("read_only", ()) if broadcast else None)
     return tuple(out)
 
 

@@ -636,6 +636,38 @@ def test_results_are_one_object_exactly_where_python_returns_one(target):
         assert c is d
 
 
+def broadcasts(x, n):
+    y = x * 2.0
+    return np.broadcast_to(x, (n, 3)), np.broadcast_to(y, (n, 3)), np.broadcast_to(y[:1], (3,))
+
+
+def broadcast_of_a_view(x):
+    return np.broadcast_to(x[:, :1], (2, 3, 4))
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_broadcast_results_are_read_only_as_numpys_views(target):
+    """``np.broadcast_to`` gives a read-only view: of an argument, that argument's memory (a
+    later write into it shows); of an array the function made, a read-only array. The cpu
+    backend returned a writable copy (writes went through; the argument's later values did
+    not show); a broadcast of a view of an argument, which it cannot hand back, is an error."""
+    f = autostage.convert(broadcasts, target=target)
+    for _ in range(2):
+        x = np.arange(3.0)
+        a, b, c = f(x, 2)
+        want = broadcasts(x, 2)
+        for got, expected in zip((a, b, c), want, strict=True):
+            np.testing.assert_array_equal(got, expected)
+            assert not got.flags.writeable
+        assert np.shares_memory(a, x) and not np.shares_memory(b, x)
+        x[1] = 50.0
+        assert a[1, 1] == 50.0
+        with pytest.raises(ValueError, match="read-only"):
+            b[0, 0] = 1.0
+    with pytest.raises(autostage.StagingError, match="broadcast_to of a view of argument `x`"):
+        autostage.convert(broadcast_of_a_view, target=target)(np.zeros((2, 5, 4)))
+
+
 def flattened(x):
     return x.flatten()
 
@@ -769,3 +801,22 @@ def test_a_loop_writing_its_argument_writes_it_back(target):
     assert autostage.convert(_relax, target=target)(t, np.int64(3)) is t
     _relax(expected, 3)
     assert t.tolist() == expected.tolist()
+
+
+def _spread(x):
+    return np.broadcast_to(x * 2.0, (2, 3))
+
+
+def writes_into_a_helpers_broadcast(x):
+    b = _spread(x)
+    b[0, 0] = 1.0
+    return b
+
+
+def test_a_helpers_broadcast_result_is_not_written_into():
+    """In Python the helper's result is a read-only view (the write raises ValueError); staged,
+    the call's result was a new array the write went into: refused."""
+    with pytest.raises(ValueError, match="read-only"):
+        writes_into_a_helpers_broadcast(np.arange(3.0))
+    with pytest.raises(autostage.StagingError, match="writes through a view"):
+        autostage.convert(writes_into_a_helpers_broadcast, target="cpu")(np.arange(3.0))
