@@ -143,19 +143,48 @@ class Analysis:
                 captured.append(alias)
         return True
 
-    @staticmethod
-    def _aliases(op: ir.Op, value: ir.Value) -> tuple[ir.Value, ...]:
+    def _aliases(self, op: ir.Op, value: ir.Value) -> tuple[ir.Value, ...]:
         """The results of ``op`` (a reader of ``value``) that may refer to ``value``'s object:
         for a list only lists (its items are other objects), for an array every result of an
         op not declared fresh but a 0-d one (a value on every backend: a native scalar in
         compiled code, a copy in the interpreter), such as the flags and indices a ``cond`` or
-        ``while`` reading the array gives."""
+        ``while`` reading the array gives; of a ``cond`` or ``while``, only the results some
+        path gives from ``value`` (a loop copying an argument's elements into a new array
+        reads the argument, but the array it carries is its own)."""
         if isinstance(value.type, ListType):
             return tuple(r for r in op.results if isinstance(r.type, ListType))
         if buffers.is_fresh(op):
             return ()
         return tuple(r for r in op.results
-                     if not (isinstance(r.type, TensorType) and r.type.ndim == 0))
+                     if not (isinstance(r.type, TensorType) and r.type.ndim == 0)
+                     and (op.name not in ("cond", "while") or self._from(r, value, set())))
+
+    def _from(self, x: ir.Value, value: ir.Value, seen: set) -> bool:
+        """Whether ``x`` may be ``value`` or a view of it: through the results of ops not
+        declared fresh (any of their operands), the paths of ``cond``s and the carried values
+        of ``while`` loops (their first values and what their bodies yield)."""
+        if x is value:
+            return True
+        if x in seen or isinstance(x.type, TensorType) and x.type.ndim == 0:
+            return False
+        seen.add(x)
+        producer = x.producer
+        if isinstance(producer, ir.Region):
+            parent = self.parent.get(producer)
+            if parent is None:  # another parameter
+                return False
+            producer = parent[0]
+            if producer.name != "while":
+                return True
+        if producer.name == "while":
+            return (self._from(producer.operands[x.index], value, seen)
+                    or self._from(producer.regions[1].results[x.index], value, seen))
+        if producer.name == "cond":
+            return any(self._from(r.results[x.index], value, seen) for r in producer.regions)
+        if buffers.is_fresh(producer):
+            return False
+        return bool(producer.regions) or any(self._from(operand, value, seen)
+                                             for operand in producer.operands)
 
     def unshared_yield(self, value: ir.Value, region: ir.Region, position: int) -> bool:
         """Whether ``region`` yields ``value`` once, at ``position``, and nothing else it

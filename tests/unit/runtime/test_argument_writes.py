@@ -168,6 +168,14 @@ def loop_never_runs(a, c):  # the body's write could not broadcast, but the loop
     return c  # (the argument itself, as Python: it was returned as a new array object)
 
 
+def copied_then_written(d):
+    m = np.empty_like(d)
+    for i in range(d.shape[0]):
+        m[i] = d[i]
+    d[1] = 0.0
+    return m
+
+
 CASES = {
     "fill": (fill, lambda: (np.arange(5.0), np.zeros(5))),
     "fill_long": (fill, lambda: (np.arange(40.0), np.zeros(40))),
@@ -196,6 +204,10 @@ CASES = {
                                                    np.array([[4], [1], [1]], np.uint8))),
     "next_k_array": (next_k_array, lambda: (np.array([0, 1, 2, 5]),)),
     "next_k_array_early": (next_k_array, lambda: (np.array([0, 2, 3, 5]),)),
+    # a loop copies the argument's elements into its own array, then the argument is written
+    # (the in-place pass took the loop's array for a view of the argument: refused)
+    "copied_then_written": (copied_then_written, lambda: (np.arange(5.0),)),
+    "rows_copied_then_written": (copied_then_written, lambda: (np.arange(10.0).reshape(5, 2),)),
     # the written argument aliases another input, or cannot be written: Python runs
     "out_is_x": (fill, lambda: (np.arange(5.0),) * 2),
     "overlapping": (cumsum_into, lambda: (lambda a: (a[1:], a[:-1]))(np.arange(7.0))),
