@@ -40,6 +40,7 @@ import numpy as np
 DTYPES = ("bool", "int8", "uint8", "int32", "int64", "float32", "float64")
 SHAPES = {"a": (3, 4), "b": (4,), "c": (3, 1)}
 _INTEGRAL_LIMIT = 2.0 ** 20  # integral floats stay exact through products and sums
+_NUMBER = re.compile(r"-?[0-9.]+(e-?[0-9]+)?")
 
 
 @dataclasses.dataclass
@@ -204,7 +205,9 @@ class _Generator:
                            "np.broadcast_to({x}, (3, 4))", "np.repeat({x}, 2)",
                            "np.flip({x}, 0)", "np.transpose({x})", "{x}.copy()",
                            "np.where({x} > 0)[0]", "{x}[{x} > 1]", "{x}[-1]"])
-        text = form.format(x=x.text, y=y.text)
+        # (a bare number gets parentheses: ``0.reshape(-1)`` would not parse)
+        operand = f"({x.text})" if _NUMBER.fullmatch(x.text) else x.text
+        text = form.format(x=operand, y=y.text)
         both = "{y}" in form
         exact = x.exact and (y.exact or not both)
         return _Value(text, None, exact, x.integral and (y.integral or not both),
