@@ -77,7 +77,7 @@ class SliceTransformer(LocalNamesScope):
 
     def visit_Assign(self, node: gast.Assign) -> gast.AST | list[gast.stmt]:
         if len(node.targets) != 1:
-            return node
+            return self._chained(node)
         target = node.targets[0]
         if isinstance(target, (gast.Tuple, gast.List)):
             return self._unpacking(node, target)
@@ -93,6 +93,22 @@ class SliceTransformer(LocalNamesScope):
         return before + templates.replace(
             "x = ag__.setitem(x, index, value)", x=name, index=index_expr(target.slice),
             value=value)
+
+    def _chained(self, node: gast.Assign) -> gast.AST | list[gast.stmt]:
+        """``a[0] = b[0] = v``: the value once into a fresh name, then one assignment per
+        target, left to right (each target's container and index evaluated when it is
+        assigned, as Python does), each rewritten as a single one."""
+        if not any(self._container(t, node) for target in node.targets
+                   for t in (target.elts if isinstance(target, (gast.Tuple, gast.List))
+                             else (target,))):
+            return node
+        temp = self.ctx.namer.new_symbol("value")
+        statements = templates.replace("temp = value", temp=temp, value=node.value)
+        for target in node.targets:
+            single = gast.Assign([target], gast.Name(temp, gast.Load(), None, None), None)
+            rewritten = self.visit_Assign(single)
+            statements += rewritten if isinstance(rewritten, list) else [rewritten]
+        return statements
 
     def _unpacking(self, node: gast.Assign, target: gast.Tuple | gast.List
                    ) -> gast.AST | list[gast.stmt]:

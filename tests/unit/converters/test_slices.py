@@ -97,6 +97,55 @@ def test_evaluation_order_is_pythons():
     assert expected_log[3:7] == ["index", ("get", 1), "value", ("set", 1, 15)]
 
 
+def chained(x, y, log):
+    def at(name, value):
+        log.append(name)
+        return value
+
+    x[at("x index", 0)] = z = y[at("y index", 1)] = at("value", 7)
+    return z
+
+
+def test_chained_assignments_store_one_value_left_to_right():
+    """``a[0] = b[0] = v`` was left as it was: a staged value stored into a NumPy array made
+    while tracing raised NumPy's "setting an array element with a sequence" (found by a helper
+    writing realistic programs)."""
+    converted = convert(chained)
+    assert converted.source == dedent("""
+        def chained(x, y, log):
+
+            def at(name, value):
+                log.append(name)
+                return value
+            value_1 = at('value', 7)
+            x = ag__.setitem(x, at('x index', 0), value_1)
+            z = value_1
+            y = ag__.setitem(y, at('y index', 1), value_1)
+            return z
+    """)
+    expected_log, got_log = [], []
+    expected = chained(Logged(expected_log), Logged(expected_log), expected_log)
+    got = converted.function(Logged(got_log), Logged(got_log), got_log)
+    assert got == expected == 7
+    assert got_log == expected_log == ["value", "x index", ("set", 0, 7), "y index",
+                                       ("set", 1, 7)]
+
+
+def fill_two(p):
+    a, b = np.zeros(3), np.zeros(3)
+    a[0] = b[1] = p[0]
+    return a, b
+
+
+def test_chained_item_assignments_stage():
+    import autostage
+
+    for target in ("interpreter", "cpu"):
+        got = autostage.convert(fill_two, target=target)(np.array([2.5, 1.0]))
+        for g, e in zip(got, fill_two(np.array([2.5, 1.0])), strict=True):
+            np.testing.assert_array_equal(g, e)
+
+
 def nested_lists(x, i):
     inner = x[i]
     x[i] += [1]
@@ -164,7 +213,6 @@ def left_alone(x, a, v):
     x[0][1] = v
     a.b[0] = v
     x[0], *x[1:] = (v, v)
-    y = x[0] = v  # noqa: F841
     TABLE[v] = v
     TABLE[v] += 1
     x[0] = (x := [v])
@@ -179,7 +227,6 @@ def test_other_targets_are_left_alone():
             x[0][1] = v
             a.b[0] = v
             x[0], *x[1:] = (v, v)
-            y = x[0] = v
             TABLE[v] = v
             TABLE[v] += 1
             x[0] = (x := [v])
