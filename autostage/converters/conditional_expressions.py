@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import gast
 
-from autostage.pyct import templates, transformer
+from autostage.pyct import anno, templates, transformer
 
 _FRAME_NAMES = frozenset({"super", "locals", "globals", "vars", "dir", "eval", "exec"})
 
@@ -61,6 +61,7 @@ class IfExpTransformer(transformer.Base):
         node = self.generic_visit(node)
         if not (lambda_safe(node.body) and lambda_safe(node.orelse)):
             return node
+        anno.mark_truth_test(node.test)
         return templates.replace_as_expression(
             "ag__.if_exp_branch(test, lambda: body, lambda: orelse)()", test=node.test,
             body=node.body, orelse=node.orelse)

@@ -239,6 +239,7 @@ class ControlFlowTransformer(transformer.Base):
             statements += self._function(orelse_name, inputs, node.orelse, returns=state)
         # `if_branch` returns the branch to run and the user function calls it: one frame per
         # branch, not two (deep recursion through converted code stays near Python's depth).
+        anno.mark_truth_test(node.test)
         call = templates.replace_as_expression(
             "ag__.if_branch(test, body, orelse)()", test=node.test, body=body_name,
             orelse=orelse_name)
@@ -346,6 +347,7 @@ class ControlFlowTransformer(transformer.Base):
             "def name(params):\n    body", name=name, params=params, body=body or [gast.Pass()]))
 
     def _test_function(self, name: str, state: list[str], test: gast.expr) -> list[gast.stmt]:
+        anno.mark_truth_test(test)
         walrus = {n.target.id for n in gast.walk(test) if isinstance(n, gast.NamedExpr)}
         function = self.state[_Function]
         declarations = []

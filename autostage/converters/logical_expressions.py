@@ -2,7 +2,11 @@
 
 ``a and b and c`` -> ``ag__.and_(a, lambda: ag__.and_(b, lambda: c))`` (``or`` likewise), so a later
 operand is evaluated only when Python would, and the result is an operand, not a bool.
-``not a`` -> ``ag__.not_(a)``. ``a is b`` (and ``is not``; but ``is None``) -> ``ag__.is_(a, b)``,
+In the test of an ``if``, ``while`` or
+ternary, where only the truth of the value matters, ``ag__.and_test``/``or_test`` instead give
+that truth (a bool, as Python's test computes it: each operand's truth once, the same operands
+evaluated). ``not a`` -> ``ag__.not_(a)``.
+``a is b`` (and ``is not``; but ``is None``) -> ``ag__.is_(a, b)``,
 so that a staged ``a`` compared with ``True`` is the bool it stands for. A chain ``a < b < c``
 -> ``ag__.compare_chain(a, '<', lambda: b, '<', lambda: c)``, which evaluates each operand at
 most once. ``==``/``!=`` with a shape or a tuple or list display on a side, and ``in``/``not in``
@@ -20,7 +24,7 @@ from __future__ import annotations
 import gast
 
 from autostage.converters.conditional_expressions import lambda_safe, visit_class
-from autostage.pyct import templates, transformer
+from autostage.pyct import anno, templates, transformer
 
 _BOOL_OPS = {gast.And: "and_", gast.Or: "or_"}
 _COMPARISONS = {
@@ -44,10 +48,14 @@ class LogicalTransformer(transformer.Base):
         node = self.generic_visit(node)
         if not all(lambda_safe(v) for v in node.values[1:]):
             return node
+        # a test's `and`/`or` (its value only tested for truth): its truth, a bool, so that
+        # a staged `if a[i] and b[j] < 0:` does not need one type for both operands
+        test = anno.getanno(node, anno.Basic.TRUTH_TEST, False)
+        op = _BOOL_OPS[type(node.op)] + ("test" if test else "")
         result = node.values[-1]
         for value in reversed(node.values[:-1]):
             result = templates.replace_as_expression(
-                "ag__.op(a, lambda: b)", op=_BOOL_OPS[type(node.op)], a=value, b=result)
+                "ag__.op(a, lambda: b)", op=op, a=value, b=result)
         return result
 
     def visit_Compare(self, node: gast.Compare) -> gast.AST:

@@ -17,6 +17,7 @@ from autostage.operators.data_structures import (
 from autostage.operators.exceptions import assert_stmt, try_region, with_region
 from autostage.operators.logical import (
     and_,
+    and_test,
     compare_chain,
     eq,
     if_exp,
@@ -28,6 +29,8 @@ from autostage.operators.logical import (
     not_,
     not_in,
     or_,
+    or_test,
+    truth,
 )
 from autostage.operators.math_overloads import OVERLOADS as _MATH_OVERLOADS
 from autostage.operators.nondeterministic import OVERLOADS as _NONDETERMINISTIC_OVERLOADS
@@ -135,7 +138,8 @@ __all__ = [
     # control flow
     "if_stmt", "if_branch", "while_stmt", "for_stmt",
     # logical expressions
-    "and_", "or_", "not_", "compare_chain", "if_exp", "if_exp_branch", "is_", "is_not",
+    "and_", "or_", "and_test", "or_test", "truth", "not_", "compare_chain", "if_exp",
+    "if_exp_branch", "is_", "is_not",
     "eq", "ne", "in_", "not_in",
     # data structures and subscripts
     "ListBox", "box_append", "box_pop", "list_append", "list_comp", "list_pop", "getitem",

@@ -99,6 +99,29 @@ def or_(a: Any, b_fn: Callable[[], Any]) -> Any:
     return a if a else b_fn()
 
 
+def and_test(a: Any, b_fn: Callable[[], Any]) -> Any:
+    """The truth of ``a and b`` where only its truth is used (the test of an ``if``, ``while``
+    or ternary): ``a``'s truth, then, if true, ``b``'s, each taken once as Python's test takes
+    them. A bool (staged: a staged bool), so the operands need no common type."""
+    if isinstance(a, Staged):
+        return stage_operator("and_test", a, lambda: truth(b_fn()))
+    return truth(b_fn()) if a else False
+
+
+def or_test(a: Any, b_fn: Callable[[], Any]) -> Any:
+    """The truth of ``a or b`` where only its truth is used (see ``and_test``)."""
+    if isinstance(a, Staged):
+        return stage_operator("or_test", a, lambda: truth(b_fn()))
+    return True if a else truth(b_fn())
+
+
+def truth(a: Any) -> Any:
+    """``bool(a)``; of a staged value, its staged truth."""
+    if isinstance(a, Staged):
+        return stage_operator("truth", a)
+    return bool(a)
+
+
 def not_(a: Any) -> Any:
     """``not a``."""
     if isinstance(a, Staged):

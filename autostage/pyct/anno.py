@@ -29,6 +29,7 @@ class Basic(NoValue):
     ORIGIN = "origin_info.OriginInfo: where the node came from in user code"
     DIRECTIVES = "user directives attached to a statement (dict)"
     EXTRA_LOOP_TEST = "an extra loop condition added by break/return lowering"
+    TRUTH_TEST = "an expression whose value is only tested for truth (an if, while or ternary test)"
     ARGS_SCOPE = "activity Scope of a function's arguments"
     GENERATED = "a definition a converter made (not written by the user)"
     ORIGINAL_NAME = "the name a def had before private name mangling renamed it (str)"
@@ -78,6 +79,18 @@ def setanno(node: gast.AST, key: Any, value: Any) -> None:
         annotations = {}
         setattr(node, _ANNO_FIELD, annotations)
     annotations[key] = value
+
+
+def mark_truth_test(node: gast.AST) -> None:
+    """Marks the ``and``/``or`` expressions of the test ``node`` whose value only its truth
+    matters for (the test itself, and through ``and``, ``or`` and ``not`` the operands they
+    hand on)."""
+    if isinstance(node, gast.BoolOp):
+        setanno(node, Basic.TRUTH_TEST, True)
+        for value in node.values:
+            mark_truth_test(value)
+    elif isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.Not):
+        mark_truth_test(node.operand)
 
 
 def delanno(node: gast.AST, key: Any) -> None:

@@ -255,6 +255,23 @@ def stage_or(a: object, b_fn: Callable[[], object]) -> object:
                    "the value of 'a or b'", "'or'")
 
 
+def stage_and_test(a: object, b_truth: Callable[[], object]) -> object:
+    """Hook of ``and_test``: ``b``'s truth (``b_truth()``) where ``a`` is true, else False."""
+    return _select(predicate(a, "the left operand of 'and'"), b_truth, lambda: False,
+                   "the truth of 'a and b'", "'and'")
+
+
+def stage_or_test(a: object, b_truth: Callable[[], object]) -> object:
+    """Hook of ``or_test``: True where ``a`` is true, else ``b``'s truth (``b_truth()``)."""
+    return _select(predicate(a, "the left operand of 'or'"), lambda: True, b_truth,
+                   "the truth of 'a or b'", "'or'")
+
+
+def stage_truth(a: object) -> Tensor:
+    """Hook of ``truth``: a ``bool[]`` (as Python's ``bool``)."""
+    return predicate(a, "an operand of 'and' or 'or'")
+
+
 def stage_not(a: object) -> Tensor:
     """Hook of ``not_``: a ``bool[]`` (Python's ``not`` always gives a bool)."""
     pred = predicate(a, "the operand of 'not'")
@@ -280,3 +297,6 @@ register_operator_hook("if_exp", stage_if_exp)
 register_operator_hook("and_", stage_and)
 register_operator_hook("or_", stage_or)
 register_operator_hook("not_", stage_not)
+register_operator_hook("and_test", stage_and_test)
+register_operator_hook("or_test", stage_or_test)
+register_operator_hook("truth", stage_truth)

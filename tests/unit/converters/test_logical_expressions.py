@@ -139,3 +139,46 @@ def test_class_bodies_are_left_alone():
     """)
     for args in ((0, 1), (2, 3)):
         assert convert(in_class).function(*args) == in_class(*args)
+
+
+class Truthy:
+    """Records each truth test, to compare how often and in which order Python takes them."""
+
+    def __init__(self, name, value, log):
+        self.name, self.value, self.log = name, value, log
+
+    def __bool__(self):
+        self.log.append(self.name)
+        return self.value
+
+
+def truth_tests(a, b, c):
+    out = []
+    if a and (b or not c):
+        out.append(1)
+    x = 2 if a or b else 3
+    while a and b:
+        break
+    return out, x, a and b
+
+
+def test_a_tests_and_or_give_its_truth_as_python_takes_it():
+    """In an if, while or ternary test only the truth of ``a and b`` matters: ``and_test`` /
+    ``or_test`` give it (a bool), taking each operand's truth once, in Python's order; the
+    value of ``a and b`` elsewhere stays an operand."""
+    from autostage import conversion
+
+    converted = convert_with(truth_tests, *conversion.converters())
+    source = converted.source
+    assert "ag__.and_test(a, lambda: ag__.or_test(b, lambda: ag__.not_(c)))" in source
+    assert "ag__.or_test(a, lambda: b)" in source
+    assert "ag__.and_test(a, lambda: b)" in source  # the while test
+    assert "return (out, x, ag__.and_(a, lambda: b))" in source
+    for values in [(True, False, False), (True, False, True), (False, True, True),
+                   (True, True, False)]:
+        logs = [], []
+        results = [fn(*(Truthy(n, v, log) for n, v in zip("abc", values, strict=True)))
+                   for fn, log in zip((truth_tests, converted.function), logs, strict=True)]
+        assert results[0][:2] == results[1][:2]
+        assert results[0][2].name == results[1][2].name
+        assert logs[0] == logs[1], values

@@ -125,6 +125,45 @@ def test_and_returns_an_operand_like_python(x, y):
     assert run(lambda a, b: a > 0 and b > 0, np.float64(x), np.float64(y)) == (x > 0 and y > 0)
 
 
+def bfs(adj, src):
+    n = adj.shape[0]
+    dist = np.full(n, -1, np.int64)
+    queue = np.empty(n, np.int64)
+    head, tail = 0, 1
+    queue[0], dist[src] = src, 0
+    while head < tail:
+        u = queue[head]
+        head += 1
+        for v in range(n):
+            if adj[u, v] and dist[v] < 0:  # an int64 and a bool: tested, not kept
+                dist[v] = dist[u] + 1
+                queue[tail] = v
+                tail += 1
+    return dist
+
+
+def counts(x, y):
+    r = 0
+    for i in range(x.shape[0]):
+        if x[i] or y[i] > 2:
+            r += 1
+        r += 10 if (x[i] and not y[i]) else 0
+    k = 0
+    while k < 3 and x[k]:
+        k += 1
+    return r, k
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_and_or_of_different_types_in_tests_take_their_truth(target):
+    """``if adj[u, v] and dist[v] < 0:`` (int64 and bool operands) was refused: the value of
+    ``a and b`` needs one type, but a test uses only its truth (``and_test``)."""
+    adj = (np.random.default_rng(2).random((7, 7)) < 0.3).astype(np.int64)
+    np.testing.assert_array_equal(autostage.convert(bfs, target=target)(adj, 0), bfs(adj, 0))
+    x, y = np.array([1, 0, 2, 0]), np.array([0.0, 3.0, 0.0, 1.0])
+    assert autostage.convert(counts, target=target)(x, y) == counts(x, y)
+
+
 @pytest.mark.parametrize("x", [-1, 5, 15])
 def test_chained_comparison(x):
     assert run(chained, np.int64(x)) == chained(x)
