@@ -426,6 +426,13 @@ def check_writable(x: Tensor, what: str) -> None:
                     "cannot be staged: only writes into the argument itself are written back "
                     f"into the caller's array. Index `{name}` itself (`{name}[i, j] = v`), or "
                     "copy the view first")
+            if not (isinstance(producer, ir.Op) and producer.name in ("cond", "while")):
+                raise tracing.StagingError(
+                    f"{where}{what} changes `{name}`, an array the function reads "
+                    "from an object's attribute, a container, a closure or a global rather "
+                    "than takes as an argument: staged code writes back only into its array "
+                    f"arguments. Pass `{name}` as an argument, or return the new values and "
+                    "store them outside the staged function")
             raise tracing.StagingError(
                 f"{where}{what} changes an array that is the argument `{name}` on some "
                 "paths of a staged `if` or loop and another array (or a view) on others: "

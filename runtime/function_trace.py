@@ -211,7 +211,11 @@ class FunctionTrace(tracing.Trace):
 
 
 def _inputs_of(op: ir.Op) -> list[ir.Value]:
-    """What ``op`` computes from: its operands, and the values its regions read from outside."""
+    """What ``op``'s known sizes may come from: its operands, and the values its regions read
+    from outside (a quantile of all elements has the shape of its ``q`` alone: ``lo, hi =
+    np.percentile(x, [5, 95])`` unpacks two values whatever the sizes of ``x``)."""
+    if op.name == "quantile" and op.attrs["axis"] is None:
+        return [op.operands[1]]
     inputs = list(op.operands)
     if op.regions:
         inside: set[ir.Value] = set()

@@ -365,6 +365,17 @@ def _loop_rebinds(x, out):
     return out
 
 
+class _Layer:
+    """A weight updated in place through ``self`` (no staged if or loop: the message said one)."""
+
+    def __init__(self):
+        self.w = np.ones(4)
+
+    def step(self, g):
+        self.w -= g
+        return self.w.sum()
+
+
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("fn,args,message", [
     (_through_a_view, 2, r"test_argument_writes.py:\d+: this assignment to an element changes "
@@ -375,6 +386,8 @@ def _loop_rebinds(x, out):
                        r"variable another array"),
     (_write_then_raise, 2, r"test_argument_writes.py:\d+: this write into the argument `out` is "
                            r"on a path of a staged `if` that then raises"),
+    (_Layer().step, 1, r"test_argument_writes.py:\d+: this in-place operator changes `self.w`, "
+                       r"an array the function reads from an object's attribute"),
 ])
 def test_what_cannot_be_written_back_is_a_clear_error(fn, args, message, target):
     values = [np.arange(4.0) + 1 for _ in range(args)]

@@ -179,3 +179,21 @@ def test_sizes_of_arrays_from_the_environment_stay_ints(target):
     x = np.ones(4)
     np.testing.assert_array_equal(f(x), scaled_by_global_size(x))
     assert "f64[4]" in first_trace(f)
+
+
+def _interval(x, n):
+    means = np.empty(n)
+    for i in range(n):
+        means[i] = x[i % x.shape[0]] * 2
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return lo, hi
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_a_quantile_of_all_elements_has_the_length_of_q(target):
+    """``lo, hi = np.percentile(x, [2.5, 97.5])`` of an array whose size only the run knows:
+    the result's two elements come from ``q``, not from ``x``'s sizes (it was refused as
+    unpacking a tensor whose first dimension is known only at run time)."""
+    f = autostage.convert(_interval, target=target)
+    for n in (5, 7):
+        assert f(np.arange(4.0), n) == _interval(np.arange(4.0), n)
