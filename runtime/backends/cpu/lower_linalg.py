@@ -300,20 +300,24 @@ def batched_row(op: ir.Op, em: Emitter) -> bool:
         with writer.block():
             _matmul_body(writer, a, m, out)
 
+    # (the big product keeps its C layout: its row is the result, which the step's element-wise
+    # loops read as contiguous)
     s.call_helper(em, shared, f"batched_row_{s.type_key(b, a, m, out)}", body,
-                  argument=_any_layout(em))
+                  argument=_any_layout(em, keep=b))
     return True
 
 
-def _any_layout(em: Emitter):
-    """Passes a product helper's array operands typed as any layout (``blas.any_layout``), so
-    that Numba compiles the helper once per dtype and rank: ``x.T @ y`` compiled it again for
-    its Fortran-ordered operand (~0.2 s in the program that met the pair of layouts first).
-    (Without NumPy's BLAS, products take ``np.dot``, which needs the layouts.)"""
+def _any_layout(em: Emitter, keep: ir.Value | None = None):
+    """Passes a product helper's array operands (but ``keep``) typed as any layout
+    (``blas.any_layout``), so that Numba compiles the helper once per dtype and rank: ``x.T @
+    y`` compiled it again for its Fortran-ordered operand (~0.2 s in the program that met the
+    pair of layouts first). Its result stays C-contiguous (a new array). (Without NumPy's BLAS,
+    products take ``np.dot``, which needs the layouts.)"""
     if not blas.AVAILABLE:
         return None
     em.module_line("cpu_blas", _BLAS_IMPORT)
-    return lambda value, name: f"cpu_blas.any_layout({name})" if value.type.ndim else name
+    return lambda value, name: (f"cpu_blas.any_layout({name})" if value.type.ndim
+                                and value is not keep else name)
 
 
 def _check_core(em: Emitter, op: ir.Op, a: ir.Value, b: ir.Value,
