@@ -2,8 +2,9 @@
 
 Float and complex products of 1-d/2-d operands call BLAS on operands of the result dtype (real
 products NumPy's own library, ``blas``; complex ones ``np.dot``, through SciPy's), unless
-both shapes are static and tiny: then, as for integer, bool, batched, N-d ``dot`` and every
-``einsum``, they are one loop nest (a contraction: result axes outside, summed axes inside),
+both shapes are static and tiny (not a product of two real vectors: always NumPy's BLAS dot,
+whose summation order is NumPy's value): then, as for integer, bool, batched, N-d ``dot`` and
+every ``einsum``, they are one loop nest (a contraction: result axes outside, summed axes inside),
 which for a 2x2 product costs ~20 ns instead of a ~160 ns BLAS call (shared/TOOLCHAIN.md);
 static extents let LLVM unroll it. A matmul of static sizes with at most ``TINY`` multiply-adds
 is that loop nest inline in the function, not a helper: no call, and its result may live in a
@@ -82,13 +83,23 @@ def _check_equal(em: Emitter, a: str, b: str, message: str) -> None:
             em.line(f"raise ValueError({message!r})")
 
 
+def _vector_dot(a: ir.Value, b: ir.Value, result: ir.Value) -> bool:
+    """A real float product of two vectors, which always calls NumPy's own BLAS dot (its
+    kernel's summation order is NumPy's value, for any length; a loop in index order differed
+    in the last bit from 16 elements on)."""
+    return (a.type.ndim == b.type.ndim == 1 and blas.AVAILABLE
+            and result.type.dtype in (np.float32, np.float64))
+
+
 def _use_blas(a: ir.Value, b: ir.Value, result: ir.Value) -> bool:
     """BLAS for float/complex 1-d/2-d products, except static tiny ones (unknown sizes choose
-    at run time)."""
+    at run time) other than products of two vectors."""
     if result.type.dtype.kind not in "fc" or result.type.dtype == np.float16:
         return False
     if a.type.ndim not in (1, 2) or b.type.ndim not in (1, 2):
         return False
+    if _vector_dot(a, b, result):
+        return True
     shapes = a.type.shape + b.type.shape
     # n*k * k*m / k: the multiply-adds of the product
     return None in shapes or math.prod(shapes) // max(a.type.shape[-1], 1) > TINY
@@ -99,7 +110,7 @@ def _inline(a: ir.Value, b: ir.Value, result: ir.Value) -> bool:
     ``TINY`` multiply-adds (the sizes of a 2x2 or 3x3 chain: a helper call and its array cost
     more than the arithmetic, and inline the result may take a reused buffer)."""
     shapes = a.type.shape + b.type.shape + result.type.shape
-    if None in shapes or a.type.ndim == 0 or b.type.ndim == 0:
+    if None in shapes or a.type.ndim == 0 or b.type.ndim == 0 or _vector_dot(a, b, result):
         return False
     return math.prod(result.type.shape) * a.type.shape[-1] <= TINY
 
@@ -355,7 +366,7 @@ def _matmul_body(em, a: ir.Value, b: ir.Value, result: ir.Value, numpy_dot: bool
         _matmul_loops(em, a, b, result)
         return
     ad, bd = s.dims(em, a), s.dims(em, b)
-    if None not in a.type.shape + b.type.shape:
+    if None not in a.type.shape + b.type.shape or _vector_dot(a, b, result):
         _check_equal(em, ad[-1], bd[0 if b.type.ndim == 1 else -2],
                      "matmul: Input operand 1 has a mismatch in its core dimension 0")
         _blas(em, a, b, result, numpy_dot)
