@@ -112,9 +112,9 @@ def _extreme_abs(kind: str):
 
 def _keep_order_ravel(em: Emitter, x: str, ndim: int) -> str:
     """``x.ravel("K")`` (C-contiguous; a view when ``x`` is one after ordering its axes): the
-    axes in the order NumPy's iterator takes (innermost first, a stable insertion sort by
-    decreasing stride in which a broadcast or single-element axis compares with none), each
-    read in its own direction."""
+    axes in the order NumPy's iterator takes them (from the innermost, a stable insertion sort
+    by increasing stride in which a broadcast or single-element axis compares with none; the
+    largest stride ends outermost), each read in its own direction."""
     if ndim <= 1:
         return f"cpu_new.flat_view({s.contiguous(em, x)})"
     s.new_arrays_import(em)
