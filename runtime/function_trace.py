@@ -19,6 +19,7 @@ from autostage.runtime import (
     escapes,
     inputs,
     ir,
+    op_registry,
     pytree,
     tracing,
     value_info,
@@ -211,12 +212,10 @@ class FunctionTrace(tracing.Trace):
 
 
 def _inputs_of(op: ir.Op) -> list[ir.Value]:
-    """What ``op``'s known sizes may come from: its operands, and the values its regions read
-    from outside (a quantile of all elements has the shape of its ``q`` alone: ``lo, hi =
-    np.percentile(x, [5, 95])`` unpacks two values whatever the sizes of ``x``)."""
-    if op.name == "quantile" and op.attrs["axis"] is None:
-        return [op.operands[1]]
-    inputs = list(op.operands)
+    """What ``op``'s known sizes may come from: its operands (those its rule names,
+    ``OpDef.size_sources``), and the values its regions read from outside."""
+    sources = getattr(op_registry.REGISTRY.get(op.name), "size_sources", None)
+    inputs = list(op.operands) if sources is None else [op.operands[i] for i in sources(op)]
     if op.regions:
         inside: set[ir.Value] = set()
         for region in op.regions:

@@ -108,6 +108,9 @@ class OpDef:
         gradient needs it).
       shape_operands: positions of operands read only for their shape (``full_like``'s x): a
         gradient never flows through them, so they do not make the op depend on a source.
+      size_sources: the positions of the operands whose sizes the results' sizes come from,
+        given the op (None: all of them): a quantile of all elements has the shape of ``q``
+        whatever the sizes of its data (``FunctionTrace.sizes_staged``).
       exemptions: rules this op deliberately lacks (``"evaluate"``, a target name), each with
         the reason; the op-rules test accepts nothing else missing.
     """
@@ -128,6 +131,7 @@ class OpDef:
     raises: tuple[type[BaseException], ...] | Callable[[ir.Op], tuple] | None = None
     vjp: VjpRule | None = None
     shape_operands: tuple[int, ...] = ()
+    size_sources: Callable[[ir.Op], tuple[int, ...]] | None = None
     exemptions: dict[str, str] = field(default_factory=dict)
 
     @property

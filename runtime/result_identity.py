@@ -68,18 +68,18 @@ def plan(params: Sequence[ir.Value], results: Sequence[ir.Value],
 def _broadcast(value: ir.Value, index: dict[ir.Value, int], results: Sequence[ir.Value]
                ) -> tuple | None:
     """For an ``np.broadcast_to`` result (NumPy's read-only view of its operand): (BROADCAST,
-    j) of argument j, (READ_ONLY, None) of memory the function made and returns nowhere else;
-    a view of an argument (or of another result) cannot be handed back as Python does: an
-    error. None for any other value."""
-    op = value.producer
-    if not (isinstance(op, ir.Op) and op.name == "broadcast_to" and value.type.ndim):
+    j) of argument j, (READ_ONLY, None) of memory the function made and hands back in no
+    writable result (other broadcasts of it are read-only too); a view of an argument, or of
+    memory another result shares, cannot be handed back as Python does: an error. None for any
+    other value."""
+    if not (is_broadcast(value) and value.type.ndim):
         return None
-    source = op.operands[0]
+    source = value.producer.operands[0]
     if source in index:
         return BROADCAST, index[source]
-    base = value_info.view_base(source)
-    if base is None and source not in results or base is not None and base not in index and (
-            base not in results):
+    holder = value_info.view_base(source) or source
+    writable = {value_info.view_base(r) or r for r in results if not is_broadcast(r)}
+    if holder not in index and holder not in writable:
         return READ_ONLY, None
     owner = value_info.aliased_argument(source)
     what = f"argument `{owner}`" if owner else "another returned array"
@@ -87,6 +87,11 @@ def _broadcast(value: ir.Value, index: dict[ir.Value, int], results: Sequence[ir
         f"this function returns np.broadcast_to of a view of {what}: NumPy returns a read-only "
         "view of that memory, which staged code cannot hand back (it returns a new array). "
         "Return np.broadcast_to(...).copy(), or broadcast the array itself")
+
+
+def is_broadcast(value: ir.Value) -> bool:
+    """Whether ``value`` is an ``np.broadcast_to`` result (NumPy's read-only view)."""
+    return isinstance(value.producer, ir.Op) and value.producer.name == "broadcast_to"
 
 
 def _paths(value: ir.Value) -> set[ir.Value]:

@@ -24,6 +24,7 @@ from autostage.runtime import (
     ir,
     ir_text,
     pytree,
+    result_identity,
     tracing,
     value_info,
 )
@@ -432,8 +433,8 @@ def _objects(params: tuple, values: tuple) -> tuple:
             out.append(("same", params.index(whole)))
         else:
             ks = array_identity.param_objects(params, value)
-            broadcast = isinstance(value.producer, ir.Op) and value.producer.name == "broadcast_to"
-            out.append(("views", ks) if ks else ("read_only", ()) if broadcast else None)
+            out.append(("views", ks) if ks else ("read_only", ())
+                       if result_identity.is_broadcast(value) else None)
     return tuple(out)
 
 

@@ -179,7 +179,8 @@ op_registry.register(
     "quantile", _infer_quantile, _evaluate_quantile,
     doc="np.quantile / np.nanquantile, method 'linear'; operands x, q (0-d or 1-d); attrs: "
         "axis (None or int), keepdims, nan, weak_q",
-    raises=lambda op: (IndexError, *effects.shape_errors(op)))  # IndexError: an empty x
+    raises=lambda op: (IndexError, *effects.shape_errors(op)),  # IndexError: an empty x
+    size_sources=lambda op: (1,) if op.attrs["axis"] is None else (0, 1))
 op_registry.register(
     "searchsorted", _infer_searchsorted, _evaluate_searchsorted,
     doc="np.searchsorted(a, v, side, sorter); operands a, v[, sorter]; attrs: side",

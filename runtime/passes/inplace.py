@@ -78,6 +78,7 @@ class Analysis:
         self.index: dict[ir.Op, int] = {}
         self.region_of: dict[ir.Op, ir.Region] = {}
         self._carried: dict[ir.Op, set[int]] = {}  # while -> carried positions owned (final)
+        self._given: dict[tuple[ir.Value, ir.Value], bool] = {}  # (result, array) -> _from
         self._assumed: dict[ir.Op, set[int]] = {}  # while -> positions assumed during a fixpoint
         self.written_params = {function.body.args[p] for p, _, _ in function.writes_back}
         self._index_region(function.body)
@@ -157,7 +158,14 @@ class Analysis:
             return ()
         return tuple(r for r in op.results
                      if not (isinstance(r.type, TensorType) and r.type.ndim == 0)
-                     and (op.name not in ("cond", "while") or self._from(r, value, set())))
+                     and (op.name not in ("cond", "while") or self._given_from(r, value)))
+
+    def _given_from(self, result: ir.Value, value: ir.Value) -> bool:
+        """``_from`` of a loop's or an if's result (asked again for each later reader)."""
+        key = (result, value)
+        if key not in self._given:
+            self._given[key] = self._from(result, value, set())
+        return self._given[key]
 
     def _from(self, x: ir.Value, value: ir.Value, seen: set) -> bool:
         """Whether ``x`` may be ``value`` or a view of it: through the results of ops not

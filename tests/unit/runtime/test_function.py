@@ -645,6 +645,11 @@ def broadcast_of_a_view(x):
     return np.broadcast_to(x[:, :1], (2, 3, 4))
 
 
+def broadcast_beside_its_memory(x):
+    y = x * 2.0
+    return np.broadcast_to(y[:1], (3,)), y[1:]  # NumPy: one memory, the second writable
+
+
 @pytest.mark.parametrize("target", ["interpreter", "cpu"])
 def test_broadcast_results_are_read_only_as_numpys_views(target):
     """``np.broadcast_to`` gives a read-only view: of an argument, that argument's memory (a
@@ -666,6 +671,8 @@ def test_broadcast_results_are_read_only_as_numpys_views(target):
             b[0, 0] = 1.0
     with pytest.raises(autostage.StagingError, match="broadcast_to of a view of argument `x`"):
         autostage.convert(broadcast_of_a_view, target=target)(np.zeros((2, 5, 4)))
+    with pytest.raises(autostage.StagingError, match="of a view of another returned array"):
+        autostage.convert(broadcast_beside_its_memory, target=target)(np.arange(3.0))
 
 
 def flattened(x):
