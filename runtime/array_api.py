@@ -16,7 +16,7 @@ import numpy as np
 from autostage.runtime import dtype_rules, tracing, value_info
 from autostage.runtime.ops.elementwise import UFUNCS
 from autostage.runtime.ops.reductions import REDUCTIONS
-from autostage.runtime.tensor import Tensor, constant
+from autostage.runtime.tensor import StagingTypeError, Tensor, constant
 from autostage.runtime.types import WEAK_DTYPES, as_dtype
 
 
@@ -52,12 +52,42 @@ def _emit_promoted(name: str, function, args: Sequence[object], unsafe: bool = F
     """Emits element-wise op ``name`` (NumPy ``function``) with NumPy 2's weak promotion."""
     args = [_operand(a) for a in args]
     specs = [_spec(a) for a in args]
-    dtypes, _ = dtype_rules.resolve(function, specs, name)
+    dtypes, dtype = dtype_rules.resolve(function, specs, name)
+    paths = [value_info.python_path(a.value) if isinstance(a, Tensor) else None for a in args]
+    if any(paths):
+        _check_python_paths(function, name, specs, paths, dtype)
     values = [_typed(a, d, unsafe) for a, d in zip(args, dtypes, strict=True)]
     (result,) = tracing.emit(name, values)
     if not any(isinstance(s, np.dtype) for s in specs) and result.type.dtype in WEAK_DTYPES:
         value_info.mark_weak(result)  # Python scalar op Python scalar: still a Python scalar
+    elif any(paths) and result.type.dtype in WEAK_DTYPES and result.type.ndim == 0 and all(
+            p is not None or not isinstance(s, np.dtype) for p, s in zip(paths, specs,
+                                                                         strict=True)):
+        # Python numbers where each value that may be one is: a Python number there too
+        flag = paths[0].flag if paths[0] else None
+        for p in paths[1:]:
+            flag = flag if p is None else p.flag if flag is None else tracing.emit(
+                "logical_and", (flag, p.flag))[0]
+        value_info.mark_python_path(result, flag, dtype_rules.weak_kind(result.type.dtype))
     return Tensor(result)
+
+
+def _check_python_paths(function, name: str, specs: list, paths: list, dtype: np.dtype) -> None:
+    """An operand that is a Python number on some paths (``value_info.python_path``) must give
+    the result the same dtype there as where it is a NumPy value."""
+    python = [dtype_rules.Weak(p.kind) if p is not None else s for s, p in zip(specs, paths,
+                                                                                strict=True)]
+    _, python_dtype = dtype_rules.resolve(function, python, name)
+    if python_dtype != dtype:
+        loc = tracing.user_location()
+        kinds = " or ".join(sorted({p.kind.__name__ for p in paths if p is not None}))
+        raise StagingTypeError(
+            f"{name}{f' at {loc}' if loc is not None else ''} has an operand that is a Python "
+            f"{kinds} on some paths (e.g. a variable set to a Python number before a staged "
+            "loop that may run zero times, or in one branch of a staged if) and a NumPy scalar "
+            f"on others: NumPy gives a {python_dtype} result for one and {dtype} for the other, "
+            "and a staged value has one type. Make it the same type on every path (e.g. "
+            f"np.{dtype}(0.0) instead of 0.0)")
 
 
 def ufunc(name: str, *args: object) -> Tensor:

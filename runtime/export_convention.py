@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from autostage.runtime import pytree
 from autostage.runtime.cache_keys import SCALAR, constant_key
-from autostage.runtime.function_outputs import _AS_LIST, _AS_PYTHON_LIST, Outputs
+from autostage.runtime.function_outputs import _AS_LIST, _AS_PYTHON_LIST, Outputs, PythonIf
 from autostage.runtime.types import DTYPES, GeneratorType, TensorType
 
 _PLAIN = (type(None), bool, int, float, complex, str)
@@ -265,6 +265,9 @@ def encode_outputs(outputs: Outputs, result_count: int, members: Members) -> dic
             leaves.append({"constant": encode_value(constant, members)})
     python_types: list = [None] * result_count
     for i, kind in outputs.python_types or ():
+        if isinstance(kind, PythonIf):
+            raise Unsupported("a result that is a Python number on some paths and a NumPy "
+                              "scalar on others (its type is known at run time only)")
         python_types[i] = "array" if isinstance(kind, functools.partial) else _PYTHON_TYPES[kind]
     return {"tree": encode_tree(outputs.treedef, members), "leaves": leaves,
             "python_types": python_types, "identity": [list(e) for e in outputs.identity]}

@@ -62,11 +62,23 @@ class Outputs:
 
     def as_python(self, results: tuple) -> list:
         """The results of a run with each weak one as the Python number it stands for (and
-        each 0-d ndarray one as an ndarray)."""
+        each 0-d ndarray one as an ndarray; each ``PythonIf`` one where its flag holds)."""
         results = list(results)
         for i, kind in self.python_types:
-            results[i] = kind(results[i])
+            if type(kind) is not PythonIf:
+                results[i] = kind(results[i])
+            elif results[kind.flag]:
+                results[i] = kind.kind(results[i])
+        del results[len(self.positions):]  # the flags
         return results
+
+    def mark_python_paths(self, results: tuple) -> tuple:
+        """A call's results in its caller's trace: each ``PythonIf`` one marked with its flag
+        (``value_info.python_path``); the flags dropped."""
+        for i, kind in self.python_types or ():
+            if type(kind) is PythonIf:
+                value_info.mark_python_path(results[i], results[kind.flag], kind.kind)
+        return results[:len(self.positions)]
 
     def build(self, results: tuple) -> Any:
         if self.single and self.constants[0] is None:
@@ -148,13 +160,17 @@ def collect_outputs(trace: tracing.Trace, output: Any, callee: bool = False) -> 
         array_identity.check_use(leaf.value)
         positions.append(position)
         values.append(leaf.value)
-        python_types.append(_python_type(leaf))
+        path = value_info.python_path(leaf.value)
+        python_types.append(_python_type(leaf) if path is None else (path.kind, path.flag))
     view_writes.check_written_back()
-    count = len(values)
+    flags = [t[1] for t in python_types if type(t) is tuple]  # results after the values
+    python_types = [PythonIf(t[0], len(values) + flags.index(t[1])) if type(t) is tuple else t
+                    for t in python_types]
+    count = len(values) + len(flags)
     written = argument_writes.finals(trace.function)  # (a callee's: its call's results too)
     trace.function.writes_back = tuple((p, count + k, name)
                                        for k, (p, _, name) in enumerate(written))
-    trace.function.body.results = (*values, *[final for _, final, _ in written])
+    trace.function.body.results = (*values, *flags, *[final for _, final, _ in written])
     outputs = Outputs(treedef, constants, tuple(positions), tuple(python_types))
     outputs.identity = result_identity.plan(trace.function.body.args, values,
                                             argument_writes.result_params(trace.function))
@@ -169,6 +185,16 @@ def _python_type(leaf: Tensor) -> Callable | None:
     if leaf.ndim == 0 and value_info.is_array(leaf.value):
         return functools.partial(np.asarray, dtype=leaf.dtype)  # an argument: itself
     return None
+
+
+class PythonIf:
+    """A result that is a Python number of ``kind`` where the result ``flag`` (an index) holds,
+    and a NumPy scalar elsewhere (``value_info.python_path``)."""
+
+    __slots__ = ("kind", "flag")
+
+    def __init__(self, kind: type, flag: int):
+        self.kind, self.flag = kind, flag
 
 
 class TextResult:

@@ -16,7 +16,10 @@ and raises a clear ValueError at run time if it is negative.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import threading
+from collections.abc import Callable, Iterator
 
 import autostage.runtime.tensor  # noqa: F401 - first: Tensor's methods need array_api complete
 import numpy as np
@@ -85,9 +88,13 @@ def _python_arith(op: str, a: object, b: object) -> Tensor:
 
 
 def _kind(x: object) -> type | None:
-    """bool/int/float/complex for a Python number or a weak tensor; None for anything else."""
+    """bool/int/float/complex for a Python number, a weak tensor or a tensor that is a Python
+    number on some paths (``value_info.python_path``); None for anything else."""
     if isinstance(x, Tensor):
-        return dtype_rules.weak_kind(x.dtype) if value_info.is_weak(x.value) else None
+        if value_info.is_weak(x.value):
+            return dtype_rules.weak_kind(x.dtype)
+        path = value_info.python_path(x.value)
+        return None if path is None else path.kind
     if dtype_rules.is_python_scalar(x):
         return next(k for k in _KINDS if isinstance(x, k))
     return None
@@ -95,18 +102,60 @@ def _kind(x: object) -> type | None:
 
 def kind(x: object) -> type | None:
     """bool/int/float/complex for a Python number or a weak tensor; None for anything else."""
-    return _kind(x)
+    return _kind(x) if not isinstance(x, Tensor) or value_info.is_weak(x.value) else None
 
 
 def all_python(*operands: object) -> bool:
-    """Whether every operand is a Python number (a constant or a weak tensor)."""
+    """Whether every operand is a Python number (a constant or a weak tensor; or one on some
+    paths, ``value_info.python_path``: Python's semantics then hold on those paths)."""
     return all(_kind(x) is not None for x in operands)
+
+
+_paths = threading.local()  # .flag: where the operands being staged are Python numbers
+
+
+@contextlib.contextmanager
+def _on_python_paths(op: str, *operands: object) -> Iterator[None]:
+    """Stages Python's checks for ``operands`` only where they are all Python numbers: some may
+    be one on some paths only, and are NumPy scalars elsewhere (``value_info.python_path``)."""
+    flags = [p.flag for x in operands if isinstance(x, Tensor)
+             for p in (value_info.python_path(x.value),) if p is not None]
+    if flags and op in _INT_ARITHMETIC and any(_kind(x) is bool for x in operands):
+        raise StagingTypeError(
+            f"arithmetic ({op}){_at()} on a value that is a Python bool on some paths and a "
+            "NumPy bool on others: Python computes with ints, NumPy with bools; make it one "
+            "type on every path (e.g. int(b))")
+    outer = getattr(_paths, "flag", None)
+    flag = outer
+    for f in flags:
+        flag = Tensor(f) if flag is None else _and(flag, Tensor(f))
+    _paths.flag = flag
+    try:
+        yield
+    finally:
+        _paths.flag = outer
+
+
+def _python_only(result: Tensor, numpy: Callable[[], Tensor]) -> Tensor:
+    """``result`` (Python's, a weak value) where the operands are Python numbers, ``numpy()``
+    elsewhere, when some of them are one on some paths only."""
+    flag = getattr(_paths, "flag", None)
+    if flag is None:
+        return result
+    chosen = array_api.where(flag, result, numpy())
+    value_info.mark_python_path(chosen.value, flag.value, dtype_rules.weak_kind(chosen.dtype))
+    return chosen
 
 
 def binary(op: str, a: object, b: object) -> object:
     """``a <op> b`` (``op`` a ufunc name) with Python's semantics if both are Python numbers."""
     if not all_python(a, b):
         return array_api.ufunc(op, a, b)
+    with _on_python_paths(op, a, b):
+        return _binary(op, a, b)
+
+
+def _binary(op: str, a: object, b: object) -> object:
     a, b = _big_constants(op, a, b)
     if op in _INT_ARITHMETIC or _kind(a) is not _kind(b):
         a, b = _int_if_bool(a), _int_if_bool(b)
@@ -117,7 +166,8 @@ def binary(op: str, a: object, b: object) -> object:
             op == "true_divide"):
         _raise_if(_equal(b, 0), ZeroDivisionError(*_ZERO_DIVISION[op, kind]))
     if op == "true_divide" and kind in (int, complex):
-        return _python_arith(f"{kind.__name__}_true_divide", a, b)
+        return _python_only(_python_arith(f"{kind.__name__}_true_divide", a, b),
+                            lambda: array_api.ufunc(op, a, b))
     if kind is int:
         _check_int(op, a, b)
     return array_api.ufunc(op, a, b)
@@ -144,6 +194,11 @@ def unary(op: str, a: object) -> object:
     Python bool is an int; of an np.bool_ or a bool array it stays NumPy's logical not)."""
     if _kind(a) is None:
         return array_api.ufunc(op, a)
+    with _on_python_paths(op, a):
+        return _unary(op, a)
+
+
+def _unary(op: str, a: object) -> object:
     if op in _INT_ARITHMETIC:
         a = _int_if_bool(a)
     if _kind(a) is int and op in ("negative", "absolute"):
@@ -159,6 +214,11 @@ def divmod_(a: object, b: object) -> tuple:
     """``divmod(a, b)``: one ZeroDivisionError with divmod's own message, as in Python."""
     if not all_python(a, b):
         return array_api.ufunc("floor_divide", a, b), array_api.ufunc("remainder", a, b)
+    with _on_python_paths("floor_divide", a, b):
+        return _divmod(a, b)
+
+
+def _divmod(a: object, b: object) -> tuple:
     a, b = _big_constants("divmod", a, b)
     a, b = _int_if_bool(a), _int_if_bool(b)
     kind = max((_kind(a), _kind(b)), key=_KINDS.index)
@@ -186,6 +246,11 @@ def _check_int(op: str, a: object, b: object) -> None:
 
 def _power(a: object, b: object, kind: type) -> object:
     if kind is int and isinstance(b, int) and b < 0:
+        if getattr(_paths, "flag", None) is not None:
+            raise StagingTypeError(
+                f"** {b}{_at()} of a value that is a Python int on some paths and a NumPy int "
+                "on others: Python gives a float, NumPy raises ValueError; write float(n) ** "
+                f"{b}")
         a, kind = _as_float(a), float  # Python: int ** negative int is a float
     if kind is int:
         _raise_if(_less(b, 0), ValueError(
@@ -198,7 +263,8 @@ def _power(a: object, b: object, kind: type) -> object:
     if kind is complex:
         _raise_if(_and(_equal(a, 0), _negative_or_complex(b)),
                   ZeroDivisionError(*_ZERO_DIVISION["power", complex]))
-        result = _python_arith("complex_power", a, b)
+        result = _python_only(_python_arith("complex_power", a, b),
+                              lambda: array_api.ufunc("power", a, b))
         # CPython: an infinite part of the result is an OverflowError (_Py_ADJUST_ERANGE2)
         _raise_if(array_api.ufunc("isinf", result), OverflowError(*_COMPLEX_POWER_OVERFLOW))
         return result
@@ -228,7 +294,11 @@ def _at() -> str:
 
 
 def _raise_if(test: object, exception: BaseException) -> None:
-    """Raises ``exception`` at run time where ``test`` holds (now, if ``test`` is a bool)."""
+    """Raises ``exception`` at run time where ``test`` holds (now, if ``test`` is a bool), on
+    the paths where the operands being staged are Python numbers (``_on_python_paths``)."""
+    flag = getattr(_paths, "flag", None)
+    if flag is not None:
+        test = _and(test, flag)
     if isinstance(test, Tensor):
         tracing.emit("raise_if", (test.value,), {"exception": exception})
     elif test:

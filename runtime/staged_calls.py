@@ -86,7 +86,9 @@ def call_from_trace(fn: Callable, args: tuple, kwargs: dict) -> Any:
     method = isinstance(fn, types.MethodType)
     if not any(isinstance(leaf, Tensor) for leaf in leaves) or not all(
             isinstance(leaf, Tensor) or _immutable_constant(leaf) for leaf in leaves) or (
-            _has_mutable_nodes(treedef)) or (method and made_here(trace, fn.__self__)):
+            _has_mutable_nodes(treedef)) or (method and made_here(trace, fn.__self__)) or any(
+            isinstance(leaf, Tensor) and value_info.python_path(leaf.value) is not None
+            for leaf in leaves):  # (a Python number on some paths: its flag stays with it)
         return bind_environment(fn, trace)(*args, **kwargs)
     target = fn.__func__ if method else fn
     owner = ById(fn.__self__) if method else None  # a method's callee is per object
@@ -119,7 +121,7 @@ def call_from_trace(fn: Callable, args: tuple, kwargs: dict) -> Any:
     if callee.raised is not None:
         raise callee.raised
     _write_back(callee, fn, tensors, results)
-    values = results[:len(results) - len(callee.writes)]
+    values = callee.outputs.mark_python_paths(results[:len(results) - len(callee.writes)])
     return callee.outputs.build(tuple(_returned(callee, tensors, operands, values)))
 
 
@@ -464,7 +466,7 @@ def _trace_once(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDef,
             body = trace.function.body
             array_results = tuple(value_info.is_array(v) for v in body.results)
             writes = trace.function.writes_back
-            objects = _objects(body.args, body.results[:len(body.results) - len(writes)])
+            objects = _objects(body.args, body.results[:len(outputs.positions)])
     finally:
         shared.active.discard(key)
         trace.finished = True

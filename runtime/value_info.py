@@ -34,6 +34,7 @@ class _Facts:
     lists: dict  # list Value -> what its elements are (``tensor_lists.Elements``)
     arrays: set  # 0-d values NumPy holds as 0-d ndarrays (not NumPy scalars)
     shared: dict  # loop values begun from a NumPy array others hold -> the variable's name
+    python_paths: dict  # Value -> PythonPath: a Python number where its flag holds
 
 
 _facts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -45,7 +46,7 @@ def _table() -> _Facts | None:
         return None
     facts = _facts.get(trace)
     if facts is None:
-        facts = _facts[trace] = _Facts({}, {}, set(), {}, set(), {})
+        facts = _facts[trace] = _Facts({}, {}, set(), {}, set(), {}, {})
     return facts
 
 
@@ -62,6 +63,29 @@ def mark_weak(value: ir.Value) -> None:
 def is_weak(value: ir.Value) -> bool:
     """Whether ``value`` stands for a Python number (its type is weak)."""
     return getattr(value.type, "weak", False)
+
+
+@dataclass(frozen=True, slots=True)
+class PythonPath:
+    """When a strong 0-d value stands for a Python number: where ``flag`` (a 0-d bool value)
+    holds at run time, it is the Python ``kind`` (bool, int, float, complex) of its dtype;
+    elsewhere the NumPy scalar."""
+
+    flag: ir.Value
+    kind: type
+
+
+def mark_python_path(value: ir.Value, flag: ir.Value, kind: type) -> None:
+    """Records that ``value`` is a Python number of ``kind`` where ``flag`` holds."""
+    table = _table()
+    if table is not None:
+        table.python_paths[value] = PythonPath(flag, kind)
+
+
+def python_path(value: ir.Value) -> PythonPath | None:
+    """What ``mark_python_path`` recorded for ``value``; None if it is one type on all paths."""
+    table = _table()
+    return None if table is None else table.python_paths.get(value)
 
 
 def mark_argument(value: ir.Value, name: str, scalar: bool | None = None) -> None:

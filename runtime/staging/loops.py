@@ -17,7 +17,7 @@ traced becomes a ``raise`` op in the body (``raises``), raised on the calls wher
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from autostage.runtime import (
@@ -26,7 +26,6 @@ from autostage.runtime import (
     array_identity,
     array_shapes,
     config,
-    dtype_rules,
     ir,
     pytree,
     tracing,
@@ -40,6 +39,7 @@ from autostage.runtime.staging import (
     list_elements,
     logic,
     loop_flags,
+    python_paths,
     raises,
     side_effects,
     tensor_lists,
@@ -51,7 +51,7 @@ from autostage.runtime.staging.loop_state import Slot, initial_slot, refine, ref
 from autostage.runtime.staging.python_state import ABSENT, Entry
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor, constant
-from autostage.runtime.types import ListType, strong
+from autostage.runtime.types import ListType, TensorType, scalar, strong
 
 MAX_ROUNDS = 6
 
@@ -63,8 +63,40 @@ class _Traced:
     outs: tuple
 
 
+@dataclass(eq=False)
+class _Flag:
+    """A slot that carries where loop variable ``partner`` is a Python number of the kind its
+    type holds (``role`` MATCH) or of another kind (OTHER): ``python_paths``."""
+
+    partner: Slot
+    role: str
+    slot: Slot
+
+    @property
+    def partner_type(self) -> TensorType:
+        return replace(self.partner.type, weak=self.partner.weak)
+
+
+def _new_flags(slots: Sequence[Slot], outs: Sequence[object], flags: list[_Flag]) -> bool:
+    """Adds the flag slots that the variables' values before the loop and after one traced body
+    need; True if there are new ones (the loop is traced again)."""
+    have = {(f.partner.name, f.role) for f in flags}
+    new = False
+    for slot, out in zip(slots[:len(slots) - len(flags)], outs, strict=False):
+        if not isinstance(slot.type, TensorType) or slot.type.ndim != 0:
+            continue
+        type_ = replace(slot.type, weak=slot.weak)
+        for role in python_paths.roles([slot.init, out], type_):
+            if (slot.name, role) not in have:
+                init = python_paths.flag(slot.init, role, type_)
+                flags.append(_Flag(slot, role, Slot(f"{slot.name} ({role})", init,
+                                                    scalar(np.bool_))))
+                new = True
+    return new
+
+
 def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value],
-                   hypotheses: loop_flags.Hypotheses) -> tuple:
+                   hypotheses: loop_flags.Hypotheses, flags: Sequence[_Flag] = ()) -> tuple:
     arg_of = {id(s): a for s, a in zip([s for s in slots if s.carried], args, strict=True)}
     facts = {sid: logic.atom(a) for sid, a in arg_of.items()}
     state = []
@@ -90,6 +122,10 @@ def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value],
             state.append(TensorList(arg))
         else:
             state.append(Tensor(arg))
+    for f in flags:
+        if f.role == python_paths.MATCH:
+            value_info.mark_python_path(arg_of[id(f.partner)], arg_of[id(f.slot)],
+                                        python_paths.matching_kind(f.partner.type))
     return tuple(state)
 
 
@@ -99,18 +135,26 @@ def _init_value(x: object) -> ir.Value | None:
 
 
 def _trace(slots: Sequence[Slot], test: Callable, body: Callable,
-           hypotheses: loop_flags.Hypotheses, before: dict | None) -> _Traced:
+           hypotheses: loop_flags.Hypotheses, before: dict | None,
+           flags: Sequence[_Flag] = ()) -> _Traced:
+    """Traces the test and the body over ``slots``, the last ``len(flags)`` of which carry
+    where a variable is a Python number (``python_paths``): the body's outs for them are
+    derived from its variables' outs."""
     types = [s.type for s in slots if s.carried]
+    n = len(slots) - len(flags)
     array_identity.restore(before)
     array_identity.enter_loop()
     ok = False
     try:
         with tracing.region(types) as cond_region:
-            go = predicate(test(*_state_objects(slots, cond_region.args, hypotheses)),
-                           "the loop condition")
+            state = _state_objects(slots, cond_region.args, hypotheses, flags)
+            go = predicate(test(*state[:n]), "the loop condition")
             cond_region.results = (go.value,)
         with tracing.region(types) as body_region:
-            outs = body(*_state_objects(slots, body_region.args, hypotheses)) or ()
+            outs = body(*_state_objects(slots, body_region.args, hypotheses, flags)[:n]) or ()
+            if len(outs) == n:
+                outs = (*outs, *[python_paths.flag(outs[slots.index(f.partner)], f.role,
+                                                   f.partner_type) for f in flags])
         ok = True
     finally:
         array_identity.leave_loop(ok)
@@ -191,10 +235,6 @@ def _result(slot, result, init_def, out_def, arg, loc, none, runs, alias) -> obj
     once, so a variable it assigns whether or not it was assigned before is assigned after;
     ``alias``: the argument the result may be a view of."""
     _mark(slot, result)
-    if not runs and values.python_kind(slot.init) not in (None, slot.weak and dtype_rules.weak_kind(
-            slot.type.dtype)):
-        tracing.mark_staged_only(f"{slot.name!r} is a Python number before a staged loop and a "
-                                 "value of another type after it")
     if alias is not None:
         value_info.mark_view(result, alias)
     if not slot.maybe:
@@ -254,14 +294,21 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
     hypotheses = loop_flags.Hypotheses()
     before = array_identity.snapshot()
     rounds = 0
+    flags: list[_Flag] = []
     while rounds < MAX_ROUNDS:
         rounds += 1
+        names_now = {s.name for g in groups for s in g} | {s.name for s in python.slots}
+        flags = [f for f in flags if f.partner.name in names_now]
         slots = [s for g in groups for s in g] + python.slots
+        partner = {s.name: s for s in slots}
+        for f in flags:  # (the variables' slots are made again when a structure grows)
+            f.partner = partner[f.partner.name]
+        slots += [f.slot for f in flags]
         hypotheses.choose(slots)
         raw.clear()
         try:
             with watch.recording():
-                traced = _trace(slots, flat_test, flat_body, hypotheses, before)
+                traced = _trace(slots, flat_test, flat_body, hypotheses, before, flags)
         finally:
             watch.restore()
         grown = python.grow()
@@ -274,7 +321,7 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
             continue
         changed = [refine(s, out, where) | refine_alias(s, out)
                    for s, out in zip(slots, traced.outs, strict=True)]
-        if any(changed):
+        if any(changed) or _new_flags(slots, traced.outs, flags):
             continue
         carried = [s for s in slots if s.carried]
         # (The return value is set as the loop ends: no later round writes what it holds.)
@@ -290,13 +337,27 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
         if wanted is not None and not wanted(traced):
             raise _PythonTest()
         results = _emit(slots, traced, hypotheses, before, runs)
-        n = len(slots) - len(python.slots)
+        results = _settle(slots, results, flags, where)
+        n = len(results) - len(python.slots)
         python.assign(results[n:])
         return _unflatten(structs, results[:n])
     raise errors.StagingTypeError(
         f"the types of the variables of the {where}{errors.at()} did not settle after "
         f"{MAX_ROUNDS} traces of its body: "
         + ", ".join(f"{s.name}: {s.type}" for g in groups for s in g if s.carried))
+
+
+def _settle(slots: Sequence[Slot], results: tuple, flags: Sequence[_Flag], where: str) -> tuple:
+    """The variables' values after the loop, marked with where each is a Python number (or
+    raising where it is one staged code cannot hold): ``python_paths``; the flags dropped."""
+    for f in flags:
+        result = results[slots.index(f.partner)]
+        if f.role == python_paths.OTHER:
+            tracing.mark_staged_only(f"{f.partner.name!r} is a Python number before a staged "
+                                     "loop and a value of another type after it")
+        python_paths.settle(result.value, {f.role: results[slots.index(f.slot)].value},
+                            errors.describe(f.partner.name), where, f.partner.init)
+    return results[:len(results) - len(flags)]
 
 
 class _PythonState:

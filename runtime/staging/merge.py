@@ -14,11 +14,19 @@ branch's region.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from autostage.runtime import ir, tensor, tracing, value_info
-from autostage.runtime.staging import errors, list_elements, logic, tensor_lists, text, values
+from autostage.runtime.staging import (
+    errors,
+    list_elements,
+    logic,
+    python_paths,
+    tensor_lists,
+    text,
+    values,
+)
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor
 from autostage.runtime.types import ListType, join
@@ -174,9 +182,16 @@ def _merge_tensors(name, a, b, regions, pred, where) -> Merged:
     if join(va.type, vb.type) is None:  # e.g. an array on one path, a Python number on the other
         raise mismatch(what, a, b, where)
     weak = _weak_kind(a, b)
-    if not weak and (values.is_weak(a) or values.is_weak(b)):
+    merged_type = replace(join(va.type, vb.type), weak=weak and va.type.is_scalar)
+    roles = python_paths.roles([a, b], merged_type)
+    if python_paths.OTHER in roles:
         tracing.mark_staged_only(f"a staged if gives {what} a Python number on one path and a "
                                  "value of another type on the other")
+    ya, yb = [va], [vb]
+    for region, x, yields in zip(regions, (a, b), (ya, yb), strict=True):
+        with values.in_region(region):
+            yields += [python_paths.flag_value(python_paths.flag(x, r, merged_type))
+                       for r in roles]
     defined = logic.ite(pred, da, db)
     fact = logic.ite(pred, _bool_fact(a), _bool_fact(b))
     loc = errors.location()
@@ -187,6 +202,7 @@ def _merge_tensors(name, a, b, regions, pred, where) -> Merged:
         value = next(results)
         if weak:
             values.mark_weak(value)
+        python_paths.settle(value, {r: next(results) for r in roles}, what, where)
         if alias is not None:  # an argument or a view on one path: writes must stay errors
             value_info.mark_view(value, alias)
         if value.type.dtype == np.bool_ and value.type.is_scalar:
@@ -195,7 +211,7 @@ def _merge_tensors(name, a, b, regions, pred, where) -> Merged:
             return Tensor(value)
         return values.MaybeUnbound(value, defined, name, loc, none)
 
-    return Merged(([va], [vb]), build)
+    return Merged((ya, yb), build)
 
 
 def _as_list(x: object, what: str, region: ir.Region) -> tuple[TensorList | None, logic.Formula]:

@@ -123,6 +123,25 @@ def python_kind(x: object) -> type | None:
         x.type.dtype)
 
 
+def python_flag(x: object) -> bool | Tensor:
+    """Whether ``x`` is a Python number: True for one (or a weak value), False for a NumPy value
+    or an unassigned variable, else the bool tensor that says it at run time
+    (``value_info.python_path``)."""
+    if is_weak(x):
+        return True
+    path = value_info.python_path(x.value) if isinstance(x, (Tensor, MaybeUnbound)) else None
+    return False if path is None else Tensor(path.flag)
+
+
+def path_kind(x: object) -> type | None:
+    """The Python type ``x`` is where it is a Python number (``python_flag``); None if nowhere."""
+    kind = python_kind(x)
+    if kind is None and isinstance(x, (Tensor, MaybeUnbound)):
+        path = value_info.python_path(x.value)
+        return None if path is None else path.kind
+    return kind
+
+
 def mark_weak(value: ir.Value) -> None:
     """Marks a 0-d value that stands for a Python scalar on every path."""
     if value.type.is_scalar and value.type.dtype in WEAK_DTYPES:

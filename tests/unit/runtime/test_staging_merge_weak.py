@@ -46,7 +46,9 @@ def test_python_numbers_on_every_path_stay_python(fn, target):
 
 
 @pytest.mark.parametrize("target", TARGETS)
-def test_a_numpy_value_on_one_path_promotes(target):
+def test_a_numpy_value_on_one_path_keeps_each_paths_type(target):
     a = np.arange(3.0)
-    got = autostage.convert(mixes_numpy, target=target)(a, a)
-    assert type(got) is np.int64 and got == 1  # documented: a NumPy value on a path promotes
+    staged = autostage.convert(mixes_numpy, target=target)
+    for b in (a, a + 1):  # a Python int on one path, np.int64 on the other (python_paths)
+        got, expected = staged(a, b), mixes_numpy(a, b)
+        assert type(got) is type(expected) and got == expected

@@ -1,0 +1,85 @@
+"""Variables that are a Python number on some paths and a NumPy value on others.
+
+Python's type of ``total`` after ``total = 0.0`` and a staged loop adding ``x[i]`` depends on
+whether the loop ran: the Python float if not, a NumPy float64 if it did. A staged value has one
+type, so such a variable carries run-time bools saying which it is: a merge yields each path's
+(True where the path gives a Python number), a loop carries them as extra slots.
+
+Where the Python number's own dtype is the variable's (a Python float and float64, an int and
+int64: the *matching* kind) its value is exact on both paths, and it is marked
+(``value_info.python_path``) so that Python's semantics follow the flag: ``python_numbers`` raises
+ZeroDivisionError for ``total / n`` where the flag holds, ``function_outputs`` returns the Python
+float there. A Python number of another kind (a Python float where the variable is float32, an
+int where it is float64) cannot be held: where that flag holds, the staged code raises a clear
+error at run time naming the variable, instead of returning a value of a different type.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from autostage.runtime import array_api, dtype_rules, ir, tracing, value_info
+from autostage.runtime.staging import errors, values
+from autostage.runtime.tensor import Tensor, constant
+from autostage.runtime.types import TensorType
+
+MATCH, OTHER = "match", "other"
+
+
+def matching_kind(type_: object) -> type | None:
+    """The Python type whose numbers a value of ``type_`` holds exactly (float for a 0-d
+    float64), or None."""
+    if not isinstance(type_, TensorType) or type_.ndim != 0:
+        return None
+    kind = dtype_rules.weak_kind(type_.dtype)
+    return kind if dtype_rules.python_dtype(kind) == type_.dtype else None
+
+
+def flag(x: object, role: str, type_: TensorType) -> bool | Tensor:
+    """Where ``x`` is a Python number of the kind a variable of ``type_`` holds (``MATCH``; not
+    needed if ``type_`` is weak: a Python number on every path) or of another kind (``OTHER``):
+    a bool, or a bool tensor known at run time."""
+    kind = values.path_kind(x)
+    if kind is None or role == MATCH and type_.weak:
+        return False
+    if (kind is matching_kind(type_)) != (role == MATCH):
+        return False
+    return values.python_flag(x)
+
+
+def roles(xs: list, type_: object) -> tuple[str, ...]:
+    """The flags a variable of ``type_`` taking the values ``xs`` on its paths must carry."""
+    if not isinstance(type_, TensorType) or type_.ndim != 0:
+        return ()
+    return tuple(r for r in (MATCH, OTHER)
+                 if any(flag(x, r, type_) is not False for x in xs))
+
+
+def flag_value(f: bool | Tensor) -> ir.Value:
+    """A flag as a value of the current region."""
+    return f.value if isinstance(f, Tensor) else constant(np.bool_(f)).value
+
+
+def and_flags(*fs: bool | Tensor) -> bool | Tensor:
+    """Where every one of ``fs`` holds."""
+    result: bool | Tensor = True
+    for f in fs:
+        if f is False:
+            return False
+        result = f if result is True else (
+            result if f is True else array_api.ufunc("logical_and", result, f))
+    return result
+
+
+def settle(value: ir.Value, flags: dict, what: str, where: str, init: object = None) -> None:
+    """Marks ``value`` (a merge's or a loop's result) with its ``MATCH`` flag; where its
+    ``OTHER`` flag holds, raises at run time (see module doc)."""
+    if MATCH in flags:
+        value_info.mark_python_path(value, flags[MATCH], matching_kind(value.type))
+    if OTHER in flags:
+        start = f" (it starts as {init!r})" if values.is_number(init) else ""
+        tracing.emit("raise_if", (flags[OTHER],), {"exception": errors.StagingTypeError(
+            f"{what} is a Python number on this call's path through the staged {where}"
+            f"{errors.at()}{start} but {value.type} on other paths; staged code gives it one "
+            "type, and cannot return the Python number Python has here. Give it that type on "
+            f"every path (e.g. start it as np.{value.type.dtype}(0)), or handle this case before "
+            f"the {where}")})

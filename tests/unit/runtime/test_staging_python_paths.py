@@ -1,0 +1,160 @@
+"""A variable that is a Python number on some paths and a NumPy value on others
+(staging.python_paths): Python's type and semantics on each path, or a clear run-time error where
+staged code cannot hold Python's number."""
+
+import re
+
+import numpy as np
+import pytest
+from autostage.runtime.tensor import StagingTypeError
+
+import autostage
+
+TARGETS = ("interpreter", "cpu")
+
+
+def mean(x):
+    total = 0.0  # a Python float if the loop runs zero times, np.float64 if it runs
+    for v in x:
+        total += v
+    return total / len(x)
+
+
+def sum_and_twice(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        total = total + x[i]
+    return total, total * 2, -total, total > 1
+
+
+def count_positive(x):
+    c = 0
+    for v in x:
+        if v > 0:
+            c += np.int64(1)
+    return c, c // len(x), c % 3
+
+
+def while_sum(x):
+    s = 0.0
+    i = 0
+    while i < len(x):
+        s = s + x[i] * 2
+        i += 1
+    return s, i
+
+
+def early_return(x):
+    if x.shape[0] == 0 or x[0] < 0:
+        return 0.0
+    return x[0] / x.shape[0]
+
+
+def branch_then_divide(x, n):
+    if x[0] > 0:
+        r = 1.0
+    else:
+        r = x[0] - x[1]
+    return r / n, r // n, r % n
+
+
+def big_int_divide(x):
+    k = 3
+    if x[0] > 0:
+        k = np.int64(x[0])
+    return k / 7
+
+
+def helper_mean(x):
+    return mean(x) * 2
+
+
+def helper_of_path_value(x):
+    total = 0.0
+    for v in x:
+        total += v
+    return halve(total)
+
+
+def halve(v):
+    return v / 0.5
+
+
+INPUTS = [np.array([1.0, 2.0, -3.0]), np.array([2.5]), np.zeros(0), np.array([-1.0, 4.0])]
+
+
+def _outcome(fn, *args):
+    try:
+        return repr(fn(*args))
+    except Exception as e:  # noqa: BLE001 - compared with the staged outcome
+        return f"{type(e).__name__}: {e}"
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn", [mean, sum_and_twice, count_positive, while_sum, early_return,
+                                big_int_divide, helper_mean, helper_of_path_value],
+                         ids=lambda f: f.__name__)
+def test_each_path_has_pythons_type_and_semantics(fn, target):
+    staged = autostage.convert(fn, target=target)
+    for x in INPUTS:
+        assert _outcome(staged, x) == _outcome(fn, x), x
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_python_division_checks_only_where_the_value_is_a_python_number(target):
+    staged = autostage.convert(branch_then_divide, target=target)
+    for x in (np.array([1.0, 0.0]), np.array([-1.0, 2.0])):
+        for n in (0, 2):
+            assert _outcome(staged, x, n) == _outcome(branch_then_divide, x, n), (x, n)
+    with pytest.raises(ZeroDivisionError, match="float division by zero"):
+        staged(np.array([1.0, 0.0]), 0)  # Python's 1.0 / 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        got = staged(np.array([-1.0, 2.0]), 0)  # NumPy's -3.0 / 0: inf, nan
+    assert np.isneginf(got[0]) and type(got[0]) is np.float64
+
+
+def sum32(x):
+    total = 0.0
+    for v in x:
+        total += v
+    return total
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_python_number_staged_code_cannot_hold_is_a_run_time_error(target):
+    staged = autostage.convert(sum32, target=target)
+    x = np.array([1.5, 2.0], np.float32)
+    got = staged(x)
+    assert type(got) is np.float32 and got == 3.5
+    message = (r"variable 'total' is a Python number on this call's path through the staged for "
+               r"loop at .*test_staging_python_paths.py:\d+ \(it starts as 0.0\) but f32\[\] on "
+               r"other paths.*np.float32\(0\)")
+    with pytest.raises(StagingTypeError, match=message):
+        staged(x[:0])  # Python returns the float 0.0: staged code has a float32
+
+
+def scales_float32(x, y32):
+    total = 0.0
+    for v in x:
+        total += v
+    return total * y32
+
+
+def test_a_dtype_that_depends_on_the_path_is_refused():
+    staged = autostage.convert(scales_float32)
+    message = re.escape("has an operand that is a Python float on some paths")
+    with pytest.raises(StagingTypeError, match=message + r"(.|\n)*float32 result for one and "
+                       r"float64 for the other"):
+        staged(np.ones(3), np.ones(2, np.float32))
+
+
+def bool_arithmetic(x):
+    b = True
+    if x[0] > 0:
+        b = x[1] > 0
+    return b + b
+
+
+def test_arithmetic_on_a_bool_of_either_kind_is_refused():
+    with pytest.raises(StagingTypeError, match="Python bool on some paths and a NumPy bool"):
+        autostage.convert(bool_arithmetic)(np.ones(2))
