@@ -127,7 +127,7 @@ def python_flag(x: object) -> bool | Tensor:
     """Whether ``x`` is a Python number: True for one (or a weak value), False for a NumPy value
     or an unassigned variable, else the bool tensor that says it at run time
     (``value_info.python_path``)."""
-    if is_weak(x):
+    if is_weak(x) and not isinstance(x, np.generic):
         return True
     path = value_info.python_path(x.value) if isinstance(x, (Tensor, MaybeUnbound)) else None
     return False if path is None else Tensor(path.flag)
@@ -135,6 +135,8 @@ def python_flag(x: object) -> bool | Tensor:
 
 def path_kind(x: object) -> type | None:
     """The Python type ``x`` is where it is a Python number (``python_flag``); None if nowhere."""
+    if isinstance(x, np.generic):  # (np.float64 is a float subclass, not a Python number)
+        return None
     kind = python_kind(x)
     if kind is None and isinstance(x, (Tensor, MaybeUnbound)):
         path = value_info.python_path(x.value)
