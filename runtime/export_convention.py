@@ -265,9 +265,9 @@ def encode_outputs(outputs: Outputs, result_count: int, members: Members) -> dic
             leaves.append({"constant": encode_value(constant, members)})
     python_types: list = [None] * result_count
     for i, kind in outputs.python_types or ():
-        if isinstance(kind, PythonIf):
-            raise Unsupported("a result that is a Python number on some paths and a NumPy "
-                              "scalar on others (its type is known at run time only)")
+        if isinstance(kind, PythonIf):  # a Python number where result ``flag`` holds
+            python_types[i] = {"kind": _PYTHON_TYPES[kind.kind], "if_result": kind.flag}
+            continue
         python_types[i] = "array" if isinstance(kind, functools.partial) else _PYTHON_TYPES[kind]
     return {"tree": encode_tree(outputs.treedef, members), "leaves": leaves,
             "python_types": python_types, "identity": [list(e) for e in outputs.identity]}
@@ -286,9 +286,15 @@ def decode_outputs(data: dict, result_types: tuple, arrays: Callable[[str], np.n
         else:
             constants.append(decode_value(leaf["constant"], arrays))
     order = [position for _, position in sorted(positions)]
-    if [i for i, _ in sorted(positions)] != list(range(len(result_types))):
-        raise ValueError(f"the results placed ({sorted(i for i, _ in positions)}) are not the "
-                         f"module's {len(result_types)} results")
+    flags = {kind["if_result"] for kind in data["python_types"] if isinstance(kind, dict)}
+    values = len(result_types) - len(flags)  # (the flags of ``PythonIf`` results follow them)
+    if [i for i, _ in sorted(positions)] != list(range(values)) or sorted(flags) != list(
+            range(values, len(result_types))):
+        raise ValueError(f"the results placed ({sorted(i for i, _ in positions)}) and the "
+                         f"flags ({sorted(flags)}) are not the module's {len(result_types)} "
+                         "results")
+    if any(result_types[f] != TensorType(np.dtype(np.bool_), ()) for f in flags):
+        raise ValueError("a python_types flag result is not a bool[]")
     if len(constants) != pytree.num_leaves(treedef):
         raise ValueError("the returned structure and its leaves disagree")
     kinds = data["python_types"]
@@ -297,7 +303,7 @@ def decode_outputs(data: dict, result_types: tuple, arrays: Callable[[str], np.n
     python_types = [_python_type(kind, t) for kind, t in zip(kinds, result_types, strict=True)]
     outputs = Outputs(treedef, constants, tuple(order), tuple(python_types))
     identity = tuple(_identity_entry(e, len(result_types)) for e in data["identity"])
-    if len(identity) != len(result_types):
+    if len(identity) != values:
         raise ValueError("identity has not one entry per result")
     outputs.identity = identity
     return outputs
@@ -306,6 +312,8 @@ def decode_outputs(data: dict, result_types: tuple, arrays: Callable[[str], np.n
 def _python_type(kind: str | None, result_type: Any) -> Any:
     if kind is None:
         return None
+    if isinstance(kind, dict):
+        return PythonIf(_FROM_PYTHON_TYPES[kind["kind"]], kind["if_result"])
     if kind == "array":
         if not isinstance(result_type, TensorType):
             raise ValueError("an 'array' result that is not a tensor")

@@ -66,8 +66,11 @@ _SIGNATURE = _object({
     "outputs": _object({
         "tree": {"$ref": "#/$defs/tree"},
         "leaves": {"type": "array", "items": _OUTPUT_LEAF},
-        "python_types": {"type": "array", "items": {
-            "enum": [None, "int", "float", "bool", "complex", "array"]}},
+        "python_types": {"type": "array", "items": {"anyOf": [
+            {"enum": [None, "int", "float", "bool", "complex", "array"]},
+            # a Python number where the result ``if_result`` (a bool) is true, else NumPy's
+            _object({"kind": {"enum": ["int", "float", "bool", "complex"]},
+                     "if_result": _INT})]}},
         "identity": {"type": "array", "items": {"type": "array", "items": {
             "anyOf": [_STR, _INT, {"type": "null"}]}}},
     }),

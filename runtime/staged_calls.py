@@ -32,7 +32,7 @@ from autostage.runtime import types as types_
 from autostage.runtime.array_api import astype
 from autostage.runtime.cache_keys import ById, constant_key
 from autostage.runtime.environment import bind_environment, made_here
-from autostage.runtime.function_outputs import Outputs, collect_outputs
+from autostage.runtime.function_outputs import Outputs, PythonIf, collect_outputs
 from autostage.runtime.function_trace import FunctionTrace, named_tensors, run_traced
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
@@ -381,15 +381,22 @@ def _settled(assumed: Callee, callee: Callee) -> bool:
             and assumed.captures == callee.captures
             and assumed.array_results == callee.array_results
             and assumed.writes == callee.writes and assumed.objects == callee.objects
+            and _python_flags(assumed) == _python_flags(callee)
             and [(t, getattr(t, "weak", False)) for t in assumed.result_types]
             == [(t, getattr(t, "weak", False)) for t in callee.result_types])
+
+
+def _python_flags(callee: Callee) -> tuple:
+    """Which results are Python numbers where another result says so (``PythonIf``)."""
+    return tuple((i, kind.flag, kind.kind) for i, kind in callee.outputs.python_types or ()
+                 if type(kind) is PythonIf)
 
 
 def _widened(assumed: Callee, callee: Callee, name: str) -> Callee:
     """The next assumption: the pass's callee with each result type joined with the assumed
     one (a shape seen static then different becomes unknown)."""
-    if assumed.writes != callee.writes:  # a pass that wrote on paths the first did not reach
-        return callee
+    if assumed.writes != callee.writes or _python_flags(assumed) != _python_flags(callee):
+        return callee  # a pass that wrote (or gave a Python number) on paths the first did not
     if assumed.outputs.treedef != callee.outputs.treedef:
         raise tracing.StagingError(
             f"staged recursion: {name} returns different structures on its paths{_at()}: "

@@ -129,6 +129,17 @@ def test_loops_branches_and_python_floats(tmp_path):
     assert actual == [np.float64(0.5 + 2.0 - 1.0 + 2.0), np.float64(0.5 + 1.0 - 1.0 + 1.0)]
 
 
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_a_result_that_is_a_python_number_on_some_paths(tmp_path, target):
+    """``clipped_sum``'s total is the Python float 0.0 when its loop runs zero times, else an
+    np.float64: the loaded function returns each path's type, as Python does."""
+    calls = [(np.array([0.5, 3.0]), 2.0), (np.zeros(0), 2.0)]
+    _, _, expected, actual = _round_trip(clipped_sum, tmp_path, *calls, target=target)
+    _same(expected, actual)
+    assert [type(r) for r in actual] == [type(clipped_sum(*c)) for c in calls] == [
+        np.float64, float]
+
+
 def test_signature_choice_by_constants_dtypes_and_keywords(tmp_path):
     staged = autostage.convert(structured, target="interpreter")
     x64, x32 = np.arange(3.0), np.arange(4, dtype=np.float32)

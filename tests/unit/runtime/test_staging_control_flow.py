@@ -84,11 +84,18 @@ def test_if_else_picks_the_branch_at_run_time(x, y):
     assert result == abs_diff(x, y)
 
 
-@pytest.mark.parametrize("x", [-2.5, 2.5])
-def test_python_int_in_one_branch_takes_the_tensor_dtype(x):
-    result = run(clip_low, np.float32(x))
-    assert result == clip_low(np.float32(x))
+def test_python_int_in_one_branch_takes_the_tensor_dtype():
+    result = run(clip_low, np.float32(2.5))
+    assert result == clip_low(np.float32(2.5))
     assert result.dtype == np.float32
+
+
+def test_python_int_staged_code_cannot_hold_is_a_run_time_error():
+    """On the path where Python's `x` is the int 0, staged code has a float32 (python_paths)."""
+    assert type(clip_low(np.float32(-2.5))) is int
+    with pytest.raises(StagingTypeError, match=r"'x' is a Python number on this call's path "
+                                               r"through the staged if at .*f32\[\] on other"):
+        run(clip_low, np.float32(-2.5))
 
 
 @pytest.mark.parametrize("x", [-1, 1])

@@ -137,11 +137,18 @@ def test_for_over_an_empty_tensor_runs_no_iteration():
     assert run(total, np.zeros(0)) == 0.0
 
 
-@pytest.mark.parametrize("n", [0, 1, 5])
+@pytest.mark.parametrize("n", [1, 5])
 def test_for_over_a_staged_range_keeps_the_weight_dtype(n):
     result = run(weighted, np.int64(n), np.float32(1.5))
     assert result == weighted(n, np.float32(1.5))
     assert result.dtype == np.float32  # the index is a Python int: weak
+
+
+def test_a_loop_that_runs_zero_times_leaving_a_python_float_staged_code_cannot_hold():
+    assert type(weighted(0, np.float32(1.5))) is float  # Python: the loop did not run
+    with pytest.raises(StagingTypeError, match=r"variable 's' is a Python number .* \(it "
+                                               r"starts as 0.0\) but f32\[\]"):
+        run(weighted, np.int64(0), np.float32(1.5))
 
 
 @pytest.mark.parametrize("n", [0, 1, 6, 7])
