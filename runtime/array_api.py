@@ -64,12 +64,21 @@ def _emit_promoted(name: str, function, args: Sequence[object], unsafe: bool = F
             p is not None or not isinstance(s, np.dtype) for p, s in zip(paths, specs,
                                                                          strict=True)):
         # Python numbers where each value that may be one is: a Python number there too
-        flag = paths[0].flag if paths[0] else None
-        for p in paths[1:]:
-            flag = flag if p is None else p.flag if flag is None else tracing.emit(
-                "logical_and", (flag, p.flag))[0]
-        value_info.mark_python_path(result, flag, dtype_rules.weak_kind(result.type.dtype))
+        value_info.mark_python_path(result, python_path_flag(args).value,
+                                    dtype_rules.weak_kind(result.type.dtype))
     return Tensor(result)
+
+
+def python_path_flag(operands: Sequence[object]) -> Tensor | None:
+    """Where every operand that is a Python number on some paths only is one (the ``and`` of
+    their ``value_info.python_path`` flags); None if no operand is one on some paths only."""
+    flag = None
+    for x in operands:
+        path = value_info.python_path(x.value) if isinstance(x, Tensor) else None
+        if path is not None:
+            flag = Tensor(path.flag) if flag is None else ufunc("logical_and", flag,
+                                                                Tensor(path.flag))
+    return flag
 
 
 def _check_python_paths(function, name: str, specs: list, paths: list, dtype: np.dtype) -> None:

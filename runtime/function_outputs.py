@@ -115,7 +115,7 @@ def collect_outputs(trace: tracing.Trace, output: Any, callee: bool = False) -> 
     from autostage.runtime.staging import values as staged_values
 
     leaves, treedef = pytree.flatten(output)
-    constants, positions, values, python_types = [], [], [], []
+    constants, positions, values, python_types, flags = [], [], [], [], []
     for position, leaf in enumerate(leaves):
         if isinstance(leaf, staged_values.MaybeUnbound):  # (the caller's line is no use)
             raise leaf.error(f"returned by {trace.function.name}")
@@ -161,11 +161,15 @@ def collect_outputs(trace: tracing.Trace, output: Any, callee: bool = False) -> 
         positions.append(position)
         values.append(leaf.value)
         path = value_info.python_path(leaf.value)
-        python_types.append(_python_type(leaf) if path is None else (path.kind, path.flag))
+        if path is not None:  # its flag is a result too, after the values
+            flags.append(path.flag)
+            python_types.append(PythonIf(path.kind, len(flags) - 1))
+        else:
+            python_types.append(_python_type(leaf))
     view_writes.check_written_back()
-    flags = [t[1] for t in python_types if type(t) is tuple]  # results after the values
-    python_types = [PythonIf(t[0], len(values) + flags.index(t[1])) if type(t) is tuple else t
-                    for t in python_types]
+    for kind in python_types:
+        if type(kind) is PythonIf:
+            kind.flag += len(values)
     count = len(values) + len(flags)
     written = argument_writes.finals(trace.function)  # (a callee's: its call's results too)
     trace.function.writes_back = tuple((p, count + k, name)

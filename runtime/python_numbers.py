@@ -118,22 +118,18 @@ _paths = threading.local()  # .flag: where the operands being staged are Python 
 def _on_python_paths(op: str, *operands: object) -> Iterator[None]:
     """Stages Python's checks for ``operands`` only where they are all Python numbers: some may
     be one on some paths only, and are NumPy scalars elsewhere (``value_info.python_path``)."""
-    flags = [p.flag for x in operands if isinstance(x, Tensor)
-             for p in (value_info.python_path(x.value),) if p is not None]
-    if flags and op in _INT_ARITHMETIC and any(_kind(x) is bool for x in operands):
+    flag = array_api.python_path_flag(operands)
+    if flag is not None and op in _INT_ARITHMETIC and any(
+            _kind(x) is bool and kind(x) is None for x in operands):
         raise StagingTypeError(
             f"arithmetic ({op}){_at()} on a value that is a Python bool on some paths and a "
             "NumPy bool on others: Python computes with ints, NumPy with bools; make it one "
             "type on every path (e.g. int(b))")
-    outer = getattr(_paths, "flag", None)
-    flag = outer
-    for f in flags:
-        flag = Tensor(f) if flag is None else _and(flag, Tensor(f))
     _paths.flag = flag
     try:
         yield
     finally:
-        _paths.flag = outer
+        _paths.flag = None
 
 
 def _python_only(result: Tensor, numpy: Callable[[], Tensor]) -> Tensor:

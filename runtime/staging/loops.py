@@ -74,7 +74,12 @@ class _Flag:
 
     @property
     def partner_type(self) -> TensorType:
-        return replace(self.partner.type, weak=self.partner.weak)
+        return _held_type(self.partner)
+
+
+def _held_type(slot: Slot) -> TensorType:
+    """The slot's type, weak where it is a Python number on every path."""
+    return replace(slot.type, weak=slot.weak)
 
 
 def _new_flags(slots: Sequence[Slot], outs: Sequence[object], flags: list[_Flag]) -> bool:
@@ -85,7 +90,7 @@ def _new_flags(slots: Sequence[Slot], outs: Sequence[object], flags: list[_Flag]
     for slot, out in zip(slots[:len(slots) - len(flags)], outs, strict=False):
         if not isinstance(slot.type, TensorType) or slot.type.ndim != 0:
             continue
-        type_ = replace(slot.type, weak=slot.weak)
+        type_ = _held_type(slot)
         for role in python_paths.roles([slot.init, out], type_):
             if (slot.name, role) not in have:
                 init = python_paths.flag(slot.init, role, type_)
@@ -297,12 +302,11 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
     flags: list[_Flag] = []
     while rounds < MAX_ROUNDS:
         rounds += 1
-        names_now = {s.name for g in groups for s in g} | {s.name for s in python.slots}
-        flags = [f for f in flags if f.partner.name in names_now]
         slots = [s for g in groups for s in g] + python.slots
-        partner = {s.name: s for s in slots}
-        for f in flags:  # (the variables' slots are made again when a structure grows)
-            f.partner = partner[f.partner.name]
+        by_name = {s.name: s for s in slots}  # (slots are made again when a structure grows)
+        flags = [f for f in flags if f.partner.name in by_name]
+        for f in flags:
+            f.partner = by_name[f.partner.name]
         slots += [f.slot for f in flags]
         hypotheses.choose(slots)
         raw.clear()

@@ -179,10 +179,11 @@ def _merge_tensors(name, a, b, regions, pred, where) -> Merged:
     else:
         va, da = _value_in(regions[0], a, type_, what)
         vb, db = _value_in(regions[1], b, type_ or va.type, what)
-    if join(va.type, vb.type) is None:  # e.g. an array on one path, a Python number on the other
+    joined = join(va.type, vb.type)
+    if joined is None:  # e.g. an array on one path, a Python number on the other
         raise mismatch(what, a, b, where)
     weak = _weak_kind(a, b)
-    merged_type = replace(join(va.type, vb.type), weak=weak and va.type.is_scalar)
+    merged_type = replace(joined, weak=weak and joined.is_scalar)
     roles = python_paths.roles([a, b], merged_type)
     if python_paths.OTHER in roles:
         tracing.mark_staged_only(f"a staged if gives {what} a Python number on one path and a "

@@ -17,7 +17,7 @@ error at run time naming the variable, instead of returning a value of a differe
 from __future__ import annotations
 
 import numpy as np
-from autostage.runtime import array_api, dtype_rules, ir, tracing, value_info
+from autostage.runtime import dtype_rules, ir, tracing, value_info
 from autostage.runtime.staging import errors, values
 from autostage.runtime.tensor import Tensor, constant
 from autostage.runtime.types import TensorType
@@ -57,17 +57,6 @@ def roles(xs: list, type_: object) -> tuple[str, ...]:
 def flag_value(f: bool | Tensor) -> ir.Value:
     """A flag as a value of the current region."""
     return f.value if isinstance(f, Tensor) else constant(np.bool_(f)).value
-
-
-def and_flags(*fs: bool | Tensor) -> bool | Tensor:
-    """Where every one of ``fs`` holds."""
-    result: bool | Tensor = True
-    for f in fs:
-        if f is False:
-            return False
-        result = f if result is True else (
-            result if f is True else array_api.ufunc("logical_and", result, f))
-    return result
 
 
 def settle(value: ir.Value, flags: dict, what: str, where: str, init: object = None) -> None:

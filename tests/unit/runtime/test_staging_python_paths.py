@@ -65,6 +65,21 @@ def big_int_divide(x):
     return k / 7
 
 
+def plus_a_bool(x):
+    c = 0
+    for v in x:
+        c = c + np.int64(v > 0)
+    return c + True, c * False
+
+
+def nested_loops(x):
+    total = 0.0
+    for i in range(x.shape[0]):
+        for j in range(i):
+            total += x[i] * x[j]
+    return total / (x.shape[0] - 1)
+
+
 def helper_mean(x):
     return mean(x) * 2
 
@@ -92,7 +107,8 @@ def _outcome(fn, *args):
 
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("fn", [mean, sum_and_twice, count_positive, while_sum, early_return,
-                                big_int_divide, helper_mean, helper_of_path_value],
+                                big_int_divide, plus_a_bool, nested_loops, helper_mean,
+                                helper_of_path_value],
                          ids=lambda f: f.__name__)
 def test_each_path_has_pythons_type_and_semantics(fn, target):
     staged = autostage.convert(fn, target=target)
