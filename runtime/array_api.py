@@ -9,6 +9,8 @@ indexing functions are in ``array_shapes.py``.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import warnings
 from collections.abc import Sequence
 
@@ -54,15 +56,20 @@ def _emit_promoted(name: str, function, args: Sequence[object], unsafe: bool = F
     specs = [_spec(a) for a in args]
     dtypes, dtype = dtype_rules.resolve(function, specs, name)
     paths = [value_info.python_path(a.value) if isinstance(a, Tensor) else None for a in args]
-    if any(paths):
-        _check_python_paths(function, name, specs, paths, dtype)
-    values = [_typed(a, d, unsafe) for a, d in zip(args, dtypes, strict=True)]
-    (result,) = tracing.emit(name, values)
+    others = [value_info.other_path(a.value) if isinstance(a, Tensor) else None for a in args]
+    allowed: list = []
+    if any(paths) or any(others):
+        allowed = _check_python_paths(function, name, args, specs, dtypes, dtype, paths, others)
+    with value_info.allowing(allowed):
+        values = [_typed(a, d, unsafe) for a, d in zip(args, dtypes, strict=True)]
+        (result,) = tracing.emit(name, values)
     if not any(isinstance(s, np.dtype) for s in specs) and result.type.dtype in WEAK_DTYPES:
         value_info.mark_weak(result)  # Python scalar op Python scalar: still a Python scalar
-    elif any(paths) and result.type.dtype in WEAK_DTYPES and result.type.ndim == 0 and all(
-            p is not None or not isinstance(s, np.dtype) for p, s in zip(paths, specs,
-                                                                         strict=True)):
+    elif result.type.dtype in WEAK_DTYPES and result.type.ndim == 0 and (
+            any(paths) or allowed) and all(
+            not isinstance(s, np.dtype) or p is not None or isinstance(a, Tensor) and (
+                a.value in allowed and _exact_comparison(name, args))
+            for a, s, p in zip(args, specs, paths, strict=True)):
         # Python numbers where each value that may be one is: a Python number there too
         value_info.mark_python_path(result, python_path_flag(args).value,
                                     dtype_rules.weak_kind(result.type.dtype))
@@ -71,32 +78,68 @@ def _emit_promoted(name: str, function, args: Sequence[object], unsafe: bool = F
 
 def python_path_flag(operands: Sequence[object]) -> Tensor | None:
     """Where every operand that is a Python number on some paths only is one (the ``and`` of
-    their ``value_info.python_path`` flags); None if no operand is one on some paths only."""
+    their ``value_info`` flags); None if no operand is one on some paths only."""
     flag = None
     for x in operands:
-        path = value_info.python_path(x.value) if isinstance(x, Tensor) else None
+        if not isinstance(x, Tensor):
+            continue
+        path = value_info.python_path(x.value) or value_info.other_path(x.value)
         if path is not None:
             flag = Tensor(path.flag) if flag is None else ufunc("logical_and", flag,
                                                                 Tensor(path.flag))
     return flag
 
 
-def _check_python_paths(function, name: str, specs: list, paths: list, dtype: np.dtype) -> None:
-    """An operand that is a Python number on some paths (``value_info.python_path``) must give
-    the result the same dtype there as where it is a NumPy value."""
-    python = [dtype_rules.Weak(p.kind) if p is not None else s for s, p in zip(specs, paths,
-                                                                                strict=True)]
-    _, python_dtype = dtype_rules.resolve(function, python, name)
-    if python_dtype != dtype:
+def _check_python_paths(function, name: str, args: list, specs: list, dtypes: tuple,
+                        dtype: np.dtype, paths: list, others: list) -> list:
+    """Operands that are Python numbers on some paths only (``value_info.python_path``,
+    ``other_path``): where NumPy would give the result another dtype for the Python number, a
+    clear error at run time there. The other-path operands the op may use (see
+    ``value_info.allowing``): those NumPy converts to their own dtype before using them
+    (``f32_array + total``), and Python ints held as float64 in a comparison of ints."""
+    either = [p or o for p, o in zip(paths, others, strict=True)]
+    where = None  # the paths on which the result's dtype would differ
+    marked = [i for i, e in enumerate(either) if e is not None]
+    for subset in itertools.product((False, True), repeat=len(marked)):
+        if not any(subset):
+            continue
+        python = list(specs)
+        for i, is_python in zip(marked, subset, strict=True):
+            python[i] = dtype_rules.Weak(either[i].kind) if is_python else specs[i]
+        if dtype_rules.resolve(function, python, name)[1] == dtype:
+            continue
+        here = functools.reduce(
+            lambda f, g: ufunc("logical_and", f, g),
+            [Tensor(either[i].flag) if is_python else ufunc("logical_not", Tensor(
+                either[i].flag)) for i, is_python in zip(marked, subset, strict=True)])
+        where = here if where is None else ufunc("logical_or", where, here)
+    if where is not None:
+        kinds = " or ".join(sorted({e.kind.__name__ for e in either if e is not None}))
         loc = tracing.user_location()
-        kinds = " or ".join(sorted({p.kind.__name__ for p in paths if p is not None}))
-        raise StagingTypeError(
+        tracing.emit("raise_if", (where.value,), {"exception": StagingTypeError(
             f"{name}{f' at {loc}' if loc is not None else ''} has an operand that is a Python "
-            f"{kinds} on some paths (e.g. a variable set to a Python number before a staged "
-            "loop that may run zero times, or in one branch of a staged if) and a NumPy scalar "
-            f"on others: NumPy gives a {python_dtype} result for one and {dtype} for the other, "
-            "and a staged value has one type. Make it the same type on every path (e.g. "
-            f"np.{dtype}(0.0) instead of 0.0)")
+            f"{kinds} on this call's path (e.g. a variable set to a Python number before a "
+            "staged loop that ran zero times, or in one branch of a staged if) and a NumPy "
+            "scalar on others: NumPy gives its result another dtype for the Python number "
+            f"than the {dtype} staged code has for the NumPy value, and a staged value has one "
+            f"type. Make it the same type on every path (e.g. np.{dtype}(0.0) instead of 0.0)")})
+    strong = any(isinstance(s, np.dtype) and e is None for s, e in zip(specs, either, strict=True))
+    exact = _exact_comparison(name, args)
+    return [a.value for a, o, d in zip(args, others, dtypes, strict=True)
+            if o is not None and (strong and d == a.dtype or exact)]
+
+
+def _exact_comparison(name: str, args: list) -> bool:
+    """A comparison of Python ints and bools, some held as float64 where they are Python
+    numbers (``y = 1`` before a loop making it a float): float64 compares them exactly."""
+    def int_like(x: object) -> bool:
+        if not isinstance(x, Tensor):
+            return isinstance(x, (bool, int))
+        other = value_info.other_path(x.value)
+        if other is not None:
+            return other.kind in (bool, int) and x.dtype == np.float64
+        return value_info.is_weak(x.value) and x.dtype.kind in "bi"
+    return name in dtype_rules.COMPARISONS and all(int_like(a) for a in args)
 
 
 def ufunc(name: str, *args: object) -> Tensor:

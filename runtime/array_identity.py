@@ -136,7 +136,7 @@ def _stale(table: _Table, value: ir.Value) -> object | None:
     return None
 
 
-def check_operands(operands: tuple, trace: tracing.Trace) -> None:
+def check_operands(name: str, operands: tuple, trace: tracing.Trace) -> None:
     """Raises StagingError if an operand holds an array's state from before a write into it;
     records reads of values from outside the loops being traced (``tracing.emit`` calls it)."""
     table = _tables.get(trace)

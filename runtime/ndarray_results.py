@@ -79,9 +79,11 @@ def _numpy_value(result: Any) -> Any:
     """``result`` with its weak tensors (standing for Python numbers: ``x.shape[0]``,
     ``float(t)``) made NumPy values, as NumPy makes its results: ``np.sqrt(n)`` of a Python
     int is an ``np.float64``, whose dtype then counts in promotion (``f32 / np.sqrt(n)`` is
-    float64)."""
+    float64); so are values that are Python numbers on some paths (``value_info.python_path``:
+    ``np.sqrt(total)`` is an ``np.float64`` on every path)."""
     if isinstance(result, Tensor):
-        return array_api.copy(result) if value_info.is_weak(result.value) else result
+        python = value_info.is_weak(result.value) or value_info.python_path(result.value)
+        return array_api.copy(result) if python else result
     if type(result) in (tuple, list):
         return type(result)(_numpy_value(r) for r in result)
     return result

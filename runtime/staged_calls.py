@@ -87,7 +87,8 @@ def call_from_trace(fn: Callable, args: tuple, kwargs: dict) -> Any:
     if not any(isinstance(leaf, Tensor) for leaf in leaves) or not all(
             isinstance(leaf, Tensor) or _immutable_constant(leaf) for leaf in leaves) or (
             _has_mutable_nodes(treedef)) or (method and made_here(trace, fn.__self__)) or any(
-            isinstance(leaf, Tensor) and value_info.python_path(leaf.value) is not None
+            isinstance(leaf, Tensor) and (value_info.python_path(leaf.value) is not None
+                                          or value_info.other_path(leaf.value) is not None)
             for leaf in leaves):  # (a Python number on some paths: its flag stays with it)
         return bind_environment(fn, trace)(*args, **kwargs)
     target = fn.__func__ if method else fn

@@ -37,8 +37,9 @@ location_resolvers: list[Callable[[Any], ir.Location | None]] = []
 internal_dirs: list[str] = [_RUNTIME_DIR]
 # Tests frame -> bool for other frames that are not user code (the compiler adds converted code).
 internal_frame_tests: list[Callable[[Any], bool]] = []
-# Called with (operands, trace) before an op is emitted, and with the op after (array_identity).
-operand_checks: list[Callable[[Sequence[ir.Value], Trace], None]] = []
+# Called with (op name, operands, trace) before an op is emitted, and with the op after
+# (array_identity, value_info).
+operand_checks: list[Callable[[str, Sequence[ir.Value], Trace], None]] = []
 result_hooks: list[Callable[[ir.Op], None]] = []
 _GENERATED_CPU_FILE = re.compile(r"stage_[0-9a-f]{16,}\.py$")  # backends/cpu/module_cache.py
 
@@ -333,7 +334,7 @@ def emit(name: str, operands: Sequence[ir.Value], attrs: dict[str, Any] | None =
         check_visible(value)
     if not derived:
         for check in operand_checks:
-            check(operands, trace)
+            check(name, operands, trace)
     attrs = dict(attrs or {})
     types = [strong(t) for t in op_registry.result_types(name, [v.type for v in operands], attrs)]
     op = ir.Op(name, operands, types, attrs, regions, loc or user_location())

@@ -12,15 +12,21 @@ reproduce, so it must be a clear error, never a silent difference. *List element
 tensor list's elements are Python numbers or NumPy values (``staging.list_elements``). *0-d
 arrays*: 0-d values NumPy would hold as a 0-d ``ndarray`` (``np.zeros_like(s)``,
 ``x.reshape(())``, a 0-d ndarray argument), not as a NumPy scalar (what ufuncs, reductions and
-indexing give): the result comes back as one (``ndarray_results``). The tables hang off the
-``Trace`` (weakly), so they die with it."""
+indexing give): the result comes back as one (``ndarray_results``). *Python paths*: a 0-d
+value that is a Python number on some paths and a NumPy scalar of the same dtype on others
+(``total = 0.0`` before a staged loop adding float64 ``x[i]``, which may run zero times) carries
+a bool value saying which it is at run time (``python_numbers``, ``function_outputs``); one that
+is a Python number staged code cannot hold there (a Python float where the value is float32)
+carries an *other path* flag: an op using it raises a clear error where the flag holds, unless
+the op gives the same result either way (``allowing``: ``f32_array + total``). The tables hang
+off the ``Trace`` (weakly), so they die with it."""
 
 from __future__ import annotations
 
 import contextlib
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 from autostage.runtime import array_identity, ir, tracing
@@ -35,6 +41,7 @@ class _Facts:
     arrays: set  # 0-d values NumPy holds as 0-d ndarrays (not NumPy scalars)
     shared: dict  # loop values begun from a NumPy array others hold -> the variable's name
     python_paths: dict  # Value -> PythonPath: a Python number where its flag holds
+    other_paths: dict  # Value -> OtherPath: a Python number its dtype does not hold, somewhere
 
 
 _facts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -46,7 +53,7 @@ def _table() -> _Facts | None:
         return None
     facts = _facts.get(trace)
     if facts is None:
-        facts = _facts[trace] = _Facts({}, {}, set(), {}, set(), {}, {})
+        facts = _facts[trace] = _Facts({}, {}, set(), {}, set(), {}, {}, {})
     return facts
 
 
@@ -83,9 +90,66 @@ def mark_python_path(value: ir.Value, flag: ir.Value, kind: type) -> None:
 
 
 def python_path(value: ir.Value) -> PythonPath | None:
-    """What ``mark_python_path`` recorded for ``value``; None if it is one type on all paths."""
+    """What ``mark_python_path`` recorded for ``value``; None if it is one type on all paths (a
+    weak value is a Python number on every path)."""
     table = _table()
-    return None if table is None else table.python_paths.get(value)
+    return None if table is None or is_weak(value) else table.python_paths.get(value)
+
+
+@dataclass(frozen=True, slots=True)
+class OtherPath:
+    """Where ``flag`` holds, the value is a Python number of ``kind`` that its dtype does not
+    hold (a Python float, float32): an op using it raises ``error`` there."""
+
+    flag: ir.Value
+    kind: type
+    error: Exception
+
+
+def mark_other_path(value: ir.Value, flag: ir.Value, kind: type, error: Exception) -> None:
+    """Records that ``value`` is a Python number of ``kind`` staged code cannot hold where
+    ``flag`` holds (``OtherPath``)."""
+    table = _table()
+    if table is not None:
+        table.other_paths[value] = OtherPath(flag, kind, error)
+
+
+def other_path(value: ir.Value) -> OtherPath | None:
+    """What ``mark_other_path`` recorded for ``value``, or None."""
+    table = _table()
+    return None if table is None else table.other_paths.get(value)
+
+
+_allowed = threading.local()  # .values: other-path values the op being emitted may use
+_PASS_ON = frozenset({"cond", "while", "raise_if"})  # (an if or a loop carries the flag on)
+
+
+@contextlib.contextmanager
+def allowing(values: Iterable[ir.Value]) -> Iterator[None]:
+    """While emitting an op that gives the same result whether ``values`` are the Python
+    numbers or what their dtype holds (``f32_array + total``): no error for them."""
+    outer = getattr(_allowed, "values", frozenset())
+    _allowed.values = outer | frozenset(values)
+    try:
+        yield
+    finally:
+        _allowed.values = outer
+
+
+def _check_other_paths(name: str, operands: Sequence[ir.Value], trace: object) -> None:
+    """An op using a value that is a Python number staged code cannot hold raises its error
+    where its flag holds (``OtherPath``)."""
+    table = _facts.get(trace)
+    if table is None or not table.other_paths or name in _PASS_ON:
+        return
+    allowed = getattr(_allowed, "values", frozenset())
+    for value in operands:
+        other = table.other_paths.get(value)
+        if other is not None and value not in allowed:
+            tracing.emit("raise_if", (other.flag,), {"exception": other.error})
+
+
+tracing.operand_checks.append(_check_other_paths)
 
 
 def mark_argument(value: ir.Value, name: str, scalar: bool | None = None) -> None:

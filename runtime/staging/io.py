@@ -59,6 +59,8 @@ class _Template:
             self.text = []
             # A weak value (a size from x.shape) is a Python number in plain Python: str == repr.
             formatted = as_repr and not value_info.is_weak(x.value)
+            if formatted:
+                text.check_repr(x)
             self.parts.append(("repr", len(self.operands)) if formatted else len(self.operands))
             self.operands.append(x.value)
         elif isinstance(x, (tuple, list)) and _contains_staged(x):

@@ -71,6 +71,7 @@ class _Flag:
     partner: Slot
     role: str
     slot: Slot
+    kind: type | None  # the Python type of the OTHER paths
 
     @property
     def partner_type(self) -> TensorType:
@@ -95,13 +96,15 @@ def _new_flags(slots: Sequence[Slot], outs: Sequence[object], flags: list[_Flag]
             if (slot.name, role) not in have:
                 init = python_paths.flag(slot.init, role, type_)
                 flags.append(_Flag(slot, role, Slot(f"{slot.name} ({role})", init,
-                                                    scalar(np.bool_))))
+                                                    scalar(np.bool_)),
+                                   python_paths.kind_of([slot.init, out], type_)))
                 new = True
     return new
 
 
 def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value],
-                   hypotheses: loop_flags.Hypotheses, flags: Sequence[_Flag] = ()) -> tuple:
+                   hypotheses: loop_flags.Hypotheses, flags: Sequence[_Flag] = (),
+                   where: str = "loop") -> tuple:
     arg_of = {id(s): a for s, a in zip([s for s in slots if s.carried], args, strict=True)}
     facts = {sid: logic.atom(a) for sid, a in arg_of.items()}
     state = []
@@ -127,10 +130,9 @@ def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value],
             state.append(TensorList(arg))
         else:
             state.append(Tensor(arg))
-    for f in flags:
-        if f.role == python_paths.MATCH:
-            value_info.mark_python_path(arg_of[id(f.partner)], arg_of[id(f.slot)],
-                                        python_paths.matching_kind(f.partner.type))
+    for f in flags:  # (the Python number on the first iteration, or one the body gave)
+        python_paths.settle(arg_of[id(f.partner)], {f.role: arg_of[id(f.slot)]},
+                            errors.describe(f.partner.name), where, f.kind, f.partner.init)
     return tuple(state)
 
 
@@ -141,7 +143,7 @@ def _init_value(x: object) -> ir.Value | None:
 
 def _trace(slots: Sequence[Slot], test: Callable, body: Callable,
            hypotheses: loop_flags.Hypotheses, before: dict | None,
-           flags: Sequence[_Flag] = ()) -> _Traced:
+           flags: Sequence[_Flag] = (), where: str = "loop") -> _Traced:
     """Traces the test and the body over ``slots``, the last ``len(flags)`` of which carry
     where a variable is a Python number (``python_paths``): the body's outs for them are
     derived from its variables' outs."""
@@ -152,11 +154,12 @@ def _trace(slots: Sequence[Slot], test: Callable, body: Callable,
     ok = False
     try:
         with tracing.region(types) as cond_region:
-            state = _state_objects(slots, cond_region.args, hypotheses, flags)
+            state = _state_objects(slots, cond_region.args, hypotheses, flags, where)
             go = predicate(test(*state[:n]), "the loop condition")
             cond_region.results = (go.value,)
         with tracing.region(types) as body_region:
-            outs = body(*_state_objects(slots, body_region.args, hypotheses, flags)[:n]) or ()
+            outs = body(*_state_objects(slots, body_region.args, hypotheses, flags,
+                                        where)[:n]) or ()
             if len(outs) == n:
                 outs = (*outs, *[python_paths.flag(outs[slots.index(f.partner)], f.role,
                                                    f.partner_type) for f in flags])
@@ -312,7 +315,7 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
         raw.clear()
         try:
             with watch.recording():
-                traced = _trace(slots, flat_test, flat_body, hypotheses, before, flags)
+                traced = _trace(slots, flat_test, flat_body, hypotheses, before, flags, where)
         finally:
             watch.restore()
         grown = python.grow()
@@ -360,7 +363,7 @@ def _settle(slots: Sequence[Slot], results: tuple, flags: Sequence[_Flag], where
             tracing.mark_staged_only(f"{f.partner.name!r} is a Python number before a staged "
                                      "loop and a value of another type after it")
         python_paths.settle(result.value, {f.role: results[slots.index(f.slot)].value},
-                            errors.describe(f.partner.name), where, f.partner.init)
+                            errors.describe(f.partner.name), where, f.kind, f.partner.init)
     return results[:len(results) - len(flags)]
 
 

@@ -203,7 +203,8 @@ def _merge_tensors(name, a, b, regions, pred, where) -> Merged:
         value = next(results)
         if weak:
             values.mark_weak(value)
-        python_paths.settle(value, {r: next(results) for r in roles}, what, where)
+        python_paths.settle(value, {r: next(results) for r in roles}, what, where,
+                            python_paths.kind_of([a, b], merged_type))
         if alias is not None:  # an argument or a view on one path: writes must stay errors
             value_info.mark_view(value, alias)
         if value.type.dtype == np.bool_ and value.type.is_scalar:

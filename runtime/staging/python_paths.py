@@ -10,14 +10,16 @@ int64: the *matching* kind) its value is exact on both paths, and it is marked
 (``value_info.python_path``) so that Python's semantics follow the flag: ``python_numbers`` raises
 ZeroDivisionError for ``total / n`` where the flag holds, ``function_outputs`` returns the Python
 float there. A Python number of another kind (a Python float where the variable is float32, an
-int where it is float64) cannot be held: where that flag holds, the staged code raises a clear
-error at run time naming the variable, instead of returning a value of a different type.
+int where it is float64) is marked too (``value_info.other_path``): an op that gives the same
+result either way uses it (``f32_array + total``: NumPy converts the Python float to float32
+first), any other use (``total * 0.5``, returning it, printing it) raises a clear error at run
+time where that flag holds, naming the variable, instead of computing a different value.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from autostage.runtime import dtype_rules, ir, tracing, value_info
+from autostage.runtime import dtype_rules, ir, value_info
 from autostage.runtime.staging import errors, values
 from autostage.runtime.tensor import Tensor, constant
 from autostage.runtime.types import TensorType
@@ -38,12 +40,27 @@ def flag(x: object, role: str, type_: TensorType) -> bool | Tensor:
     """Where ``x`` is a Python number of the kind a variable of ``type_`` holds (``MATCH``; not
     needed if ``type_`` is weak: a Python number on every path) or of another kind (``OTHER``):
     a bool, or a bool tensor known at run time."""
-    kind = values.path_kind(x)
-    if kind is None or role == MATCH and type_.weak:
+    if role == MATCH and type_.weak:
         return False
-    if (kind is matching_kind(type_)) != (role == MATCH):
+    if isinstance(x, (Tensor, values.MaybeUnbound)) and not values.is_weak(x):
+        path = (value_info.python_path if role == MATCH else value_info.other_path)(x.value)
+        return False if path is None else Tensor(path.flag)
+    kind = values.python_kind(x)
+    if kind is None or (kind is matching_kind(type_)) != (role == MATCH):
         return False
-    return values.python_flag(x)
+    return True
+
+
+def kind_of(xs: list, type_: TensorType) -> type | None:
+    """The Python type of the ``OTHER`` paths of a variable of ``type_`` taking ``xs``."""
+    for x in xs:
+        if isinstance(x, (Tensor, values.MaybeUnbound)) and not values.is_weak(x):
+            path = value_info.other_path(x.value)
+            if path is not None:
+                return path.kind
+        elif values.python_kind(x) not in (None, matching_kind(type_)):
+            return values.python_kind(x)
+    return None
 
 
 def roles(xs: list, type_: object) -> tuple[str, ...]:
@@ -59,16 +76,17 @@ def flag_value(f: bool | Tensor) -> ir.Value:
     return f.value if isinstance(f, Tensor) else constant(np.bool_(f)).value
 
 
-def settle(value: ir.Value, flags: dict, what: str, where: str, init: object = None) -> None:
-    """Marks ``value`` (a merge's or a loop's result) with its ``MATCH`` flag; where its
-    ``OTHER`` flag holds, raises at run time (see module doc)."""
+def settle(value: ir.Value, flags: dict, what: str, where: str, kind: type | None = None,
+           init: object = None) -> None:
+    """Marks ``value`` (a merge's or a loop's result, or a loop's variable in its body) with its
+    flags (``kind``: the Python type of its ``OTHER`` paths, ``kind_of``)."""
     if MATCH in flags:
         value_info.mark_python_path(value, flags[MATCH], matching_kind(value.type))
     if OTHER in flags:
         start = f" (it starts as {init!r})" if values.is_number(init) else ""
-        tracing.emit("raise_if", (flags[OTHER],), {"exception": errors.StagingTypeError(
-            f"{what} is a Python number on this call's path through the staged {where}"
-            f"{errors.at()}{start} but {value.type} on other paths; staged code gives it one "
-            "type, and cannot return the Python number Python has here. Give it that type on "
-            f"every path (e.g. start it as np.{value.type.dtype}(0)), or handle this case before "
-            f"the {where}")})
+        value_info.mark_other_path(value, flags[OTHER], kind, errors.StagingTypeError(
+            f"{what} is a Python {kind.__name__} on this call's path through the staged {where}"
+            f"{errors.at()}{start}, but {value.type} on other paths: staged code gives it one "
+            f"type, and cannot compute what Python computes with the Python {kind.__name__} "
+            f"here. Give it that type on every path (e.g. start it as np.{value.type.dtype}(0)), "
+            f"or handle this case before the {where}"))

@@ -112,7 +112,8 @@ def is_weak(x: object) -> bool:
     maybe-assigned variable holding one (a function's return slot merged from its returns)."""
     if isinstance(x, (Tensor, MaybeUnbound)):
         return value_info.is_weak(x.value)
-    return isinstance(x, (bool, int, float, complex))
+    # (np.float64 and np.complex128 are float and complex subclasses: NumPy values all the same)
+    return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
 
 
 def python_kind(x: object) -> type | None:
@@ -121,27 +122,6 @@ def python_kind(x: object) -> type | None:
         return None
     return type(x) if isinstance(x, (bool, int, float, complex)) else dtype_rules.weak_kind(
         x.type.dtype)
-
-
-def python_flag(x: object) -> bool | Tensor:
-    """Whether ``x`` is a Python number: True for one (or a weak value), False for a NumPy value
-    or an unassigned variable, else the bool tensor that says it at run time
-    (``value_info.python_path``)."""
-    if is_weak(x) and not isinstance(x, np.generic):
-        return True
-    path = value_info.python_path(x.value) if isinstance(x, (Tensor, MaybeUnbound)) else None
-    return False if path is None else Tensor(path.flag)
-
-
-def path_kind(x: object) -> type | None:
-    """The Python type ``x`` is where it is a Python number (``python_flag``); None if nowhere."""
-    if isinstance(x, np.generic):  # (np.float64 is a float subclass, not a Python number)
-        return None
-    kind = python_kind(x)
-    if kind is None and isinstance(x, (Tensor, MaybeUnbound)):
-        path = value_info.python_path(x.value)
-        return None if path is None else path.kind
-    return kind
 
 
 def mark_weak(value: ir.Value) -> None:

@@ -10,6 +10,8 @@ from autostage.runtime.staging import StagingUnboundError
 from autostage.runtime.tensor import StagingTypeError
 from test_staging_support import ops, run, staged
 
+import autostage
+
 
 def line_of(fn, text):
     lines, start = inspect.getsourcelines(fn)
@@ -146,9 +148,9 @@ def test_for_over_a_staged_range_keeps_the_weight_dtype(n):
 
 def test_a_loop_that_runs_zero_times_leaving_a_python_float_staged_code_cannot_hold():
     assert type(weighted(0, np.float32(1.5))) is float  # Python: the loop did not run
-    with pytest.raises(StagingTypeError, match=r"variable 's' is a Python number .* \(it "
-                                               r"starts as 0.0\) but f32\[\]"):
-        run(weighted, np.int64(0), np.float32(1.5))
+    with pytest.raises(StagingTypeError, match=r"variable 's' is a Python float .* \(it "
+                                               r"starts as 0.0\), but f32\[\]"):
+        autostage.convert(weighted)(np.int64(0), np.float32(1.5))
 
 
 @pytest.mark.parametrize("n", [0, 1, 6, 7])

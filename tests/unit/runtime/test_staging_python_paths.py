@@ -142,8 +142,8 @@ def test_a_python_number_staged_code_cannot_hold_is_a_run_time_error(target):
     x = np.array([1.5, 2.0], np.float32)
     got = staged(x)
     assert type(got) is np.float32 and got == 3.5
-    message = (r"variable 'total' is a Python number on this call's path through the staged for "
-               r"loop at .*test_staging_python_paths.py:\d+ \(it starts as 0.0\) but f32\[\] on "
+    message = (r"variable 'total' is a Python float on this call's path through the staged for "
+               r"loop at .*test_staging_python_paths.py:\d+ \(it starts as 0.0\), but f32\[\] on "
                r"other paths.*np.float32\(0\)")
     with pytest.raises(StagingTypeError, match=message):
         staged(x[:0])  # Python returns the float 0.0: staged code has a float32
@@ -156,12 +156,16 @@ def scales_float32(x, y32):
     return total * y32
 
 
-def test_a_dtype_that_depends_on_the_path_is_refused():
-    staged = autostage.convert(scales_float32)
-    message = re.escape("has an operand that is a Python float on some paths")
-    with pytest.raises(StagingTypeError, match=message + r"(.|\n)*float32 result for one and "
-                       r"float64 for the other"):
-        staged(np.ones(3), np.ones(2, np.float32))
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_dtype_that_depends_on_the_path_is_a_run_time_error_there(target):
+    staged = autostage.convert(scales_float32, target=target)
+    y32 = np.ones(2, np.float32)
+    got = staged(np.ones(3), y32)  # total is an np.float64: a float64 product, as in Python
+    assert got.dtype == scales_float32(np.ones(3), y32).dtype == np.float64
+    message = re.escape("has an operand that is a Python float on this call's path")
+    with pytest.raises(StagingTypeError, match=message + r"(.|\n)*another dtype for the "
+                       r"Python number than the float64"):
+        staged(np.zeros(0), y32)  # Python: 0.0 * y32 is float32
 
 
 def bool_arithmetic(x):
