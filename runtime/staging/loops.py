@@ -355,8 +355,8 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
 
 
 def _settle(slots: Sequence[Slot], results: tuple, flags: Sequence[_Flag], where: str) -> tuple:
-    """The variables' values after the loop, marked with where each is a Python number (or
-    raising where it is one staged code cannot hold): ``python_paths``; the flags dropped."""
+    """The variables' values after the loop, marked with where each is a Python number (one
+    staged code cannot hold raises where it is used): ``python_paths``; the flags dropped."""
     for f in flags:
         result = results[slots.index(f.partner)]
         if f.role == python_paths.OTHER:

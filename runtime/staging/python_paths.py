@@ -84,9 +84,10 @@ def settle(value: ir.Value, flags: dict, what: str, where: str, kind: type | Non
         value_info.mark_python_path(value, flags[MATCH], matching_kind(value.type))
     if OTHER in flags:
         start = f" (it starts as {init!r})" if values.is_number(init) else ""
+        number = f"Python {kind.__name__ if kind is not None else 'number'}"
         value_info.mark_other_path(value, flags[OTHER], kind, errors.StagingTypeError(
-            f"{what} is a Python {kind.__name__} on this call's path through the staged {where}"
+            f"{what} is a {number} on this call's path through the staged {where}"
             f"{errors.at()}{start}, but {value.type} on other paths: staged code gives it one "
-            f"type, and cannot compute what Python computes with the Python {kind.__name__} "
-            f"here. Give it that type on every path (e.g. start it as np.{value.type.dtype}(0)), "
+            f"type, and cannot compute what Python computes with the {number} here. Give it "
+            f"that type on every path (e.g. start it as np.{value.type.dtype}(0)), "
             f"or handle this case before the {where}"))

@@ -14,7 +14,8 @@ def piecewise_scalar(x):
 
 
 def relu_or_zero(x):
-    # `y = 0` (a Python int) on one path, a tensor on the other: promoted when staged.
+    # `y = 0` (a Python int) on one path, a float64 on the other: staged, a run-time error on
+    # the path that returns the int (the other path is compiled code).
     y = 0
     if x > 0:
         y = x * 2

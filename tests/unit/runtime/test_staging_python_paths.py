@@ -80,6 +80,26 @@ def nested_loops(x):
     return total / (x.shape[0] - 1)
 
 
+def root_of_sum(x):
+    s = 0.0
+    for v in x:
+        s += v * v
+    return np.sqrt(s), np.exp(s), bool(s), str(s), f"{s:.2f}"
+
+
+def numpy_constant_early(x):
+    if x.shape[0] == 0 or x[0] > 0:
+        return np.float64(1.0)
+    return np.float64(2.0)
+
+
+def grows_past(x):
+    y = 1  # a Python int until the loop makes it a float: its comparisons are exact
+    while y < 10:
+        y = y * x[0]
+    return y
+
+
 def helper_mean(x):
     return mean(x) * 2
 
@@ -98,6 +118,13 @@ def halve(v):
 INPUTS = [np.array([1.0, 2.0, -3.0]), np.array([2.5]), np.zeros(0), np.array([-1.0, 4.0])]
 
 
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_python_int_held_as_a_float_compares_exactly(target):
+    staged = autostage.convert(grows_past, target=target)
+    for x in (np.array([3.0]), np.array([20.0])):
+        assert repr(staged(x)) == repr(grows_past(x))
+
+
 def _outcome(fn, *args):
     try:
         return repr(fn(*args))
@@ -107,8 +134,8 @@ def _outcome(fn, *args):
 
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("fn", [mean, sum_and_twice, count_positive, while_sum, early_return,
-                                big_int_divide, plus_a_bool, nested_loops, helper_mean,
-                                helper_of_path_value],
+                                big_int_divide, plus_a_bool, nested_loops, root_of_sum,
+                                numpy_constant_early, helper_mean, helper_of_path_value],
                          ids=lambda f: f.__name__)
 def test_each_path_has_pythons_type_and_semantics(fn, target):
     staged = autostage.convert(fn, target=target)
@@ -147,6 +174,39 @@ def test_a_python_number_staged_code_cannot_hold_is_a_run_time_error(target):
                r"other paths.*np.float32\(0\)")
     with pytest.raises(StagingTypeError, match=message):
         staged(x[:0])  # Python returns the float 0.0: staged code has a float32
+
+
+def best_above(x):
+    best = 0  # a Python int until an item passes: staged, a float64
+    for v in x:
+        if v > 5.0:
+            best = v
+    return best
+
+
+def test_a_python_number_kept_through_a_loop_that_ran_is_a_run_time_error():
+    staged = autostage.convert(best_above)
+    x = np.array([1.0, 7.0, 6.0])
+    assert repr(staged(x)) == repr(best_above(x)) == "np.float64(6.0)"
+    with pytest.raises(StagingTypeError, match="variable 'best' is a Python int on this call's "
+                                               "path through the staged for loop"):
+        staged(np.array([1.0, 2.0]))  # Python returns the int 0
+
+
+def repr_of_total(x):
+    t = 0.0
+    for v in x:
+        t += v
+    return repr(t)
+
+
+def test_repr_of_a_python_path_value_is_an_error_where_it_is_the_python_number():
+    staged = autostage.convert(repr_of_total)
+    x = np.array([1.5])
+    assert staged(x) == repr_of_total(x) == "np.float64(1.5)"
+    with pytest.raises(StagingTypeError, match=r"repr\(\) at .* of a value that is a Python "
+                                               "float on this call's path"):
+        staged(np.zeros(0))  # Python: '0.0'
 
 
 def scales_float32(x, y32):
