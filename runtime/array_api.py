@@ -98,15 +98,18 @@ def _check_python_paths(function, name: str, args: list, specs: list, dtypes: tu
     ``value_info.allowing``): those NumPy converts to their own dtype before using them
     (``f32_array + total``), and Python ints held as float64 in a comparison of ints."""
     either = [p or o for p, o in zip(paths, others, strict=True)]
-    where = None  # the paths on which the result's dtype would differ
+    where = None  # the paths on which NumPy would compute in (or give) another dtype
     marked = [i for i, e in enumerate(either) if e is not None]
+    numpy = _signature(name, specs, dtype)
+    exact = _exact_comparison(name, args)
     for subset in itertools.product((False, True), repeat=len(marked)):
-        if not any(subset):
+        if not any(subset) or exact:
             continue
         python = list(specs)
         for i, is_python in zip(marked, subset, strict=True):
             python[i] = dtype_rules.Weak(either[i].kind) if is_python else specs[i]
-        if dtype_rules.resolve(function, python, name)[1] == dtype:
+        differs = _signature(name, python, dtype_rules.resolve(function, python, name)[1])
+        if differs == numpy:
             continue
         here = functools.reduce(
             lambda f, g: ufunc("logical_and", f, g),
@@ -120,13 +123,22 @@ def _check_python_paths(function, name: str, args: list, specs: list, dtypes: tu
             f"{name}{f' at {loc}' if loc is not None else ''} has an operand that is a Python "
             f"{kinds} on this call's path (e.g. a variable set to a Python number before a "
             "staged loop that ran zero times, or in one branch of a staged if) and a NumPy "
-            "scalar on others: NumPy gives its result another dtype for the Python number "
-            f"than the {dtype} staged code has for the NumPy value, and a staged value has one "
-            f"type. Make it the same type on every path (e.g. np.{dtype}(0.0) instead of 0.0)")})
+            f"scalar on others: NumPy {differs} for the Python number and {numpy} for the "
+            "NumPy value, and a staged value has one type. Make it the same type on every path "
+            "(e.g. np.float64(x) or float(x))")})
     strong = any(isinstance(s, np.dtype) and e is None for s, e in zip(specs, either, strict=True))
-    exact = _exact_comparison(name, args)
-    return [a.value for a, o, d in zip(args, others, dtypes, strict=True)
-            if o is not None and (strong and d == a.dtype or exact)]
+    common = np.result_type(*[dtype_rules.sample(s) for s in specs])
+    return [a.value for a, o in zip(args, others, strict=True)
+            if o is not None and (strong and common == a.dtype or exact)]
+
+
+def _signature(name: str, specs: Sequence[object], dtype: np.dtype) -> str:
+    """What NumPy computes for operands ``specs``: the result's dtype; a comparison's, in which
+    dtype it compares (``t < f32`` of a Python float ``t`` compares in float32, NumPy converts
+    ``t``; of an ``np.float64`` in float64)."""
+    if name in dtype_rules.COMPARISONS:
+        return f"compares in {np.result_type(*[dtype_rules.sample(s) for s in specs])}"
+    return f"gives a {dtype} result"
 
 
 def _exact_comparison(name: str, args: list) -> bool:

@@ -49,7 +49,9 @@ def python_dtype(kind: type) -> np.dtype:
 Spec = "np.dtype | Weak | bool | int | float | complex"
 
 
-def _sample(spec: object) -> object:
+def sample(spec: object) -> object:
+    """An operand of these rules (a dtype, a Python scalar or ``Weak``) as NumPy takes it: an
+    empty array of a dtype, a Python scalar (promoted weakly)."""
     if isinstance(spec, np.dtype):
         return np.zeros(0, spec)
     if isinstance(spec, Weak):
@@ -77,7 +79,7 @@ def resolve(function: Callable, specs: Sequence[object], name: str = ""
     if all(isinstance(s, np.dtype) for s in specs):
         return specs, strong_result_dtype(function, specs)
     with np.errstate(all="ignore"):  # raises exactly what NumPy raises (OverflowError...)
-        result = np.asarray(function(*(_sample(s) for s in specs))).dtype
+        result = np.asarray(function(*(sample(s) for s in specs))).dtype
     weak_dtypes = _weak_dtypes(function, specs)
     dtypes = []
     for spec, weak_dtype in zip(specs, weak_dtypes, strict=True):
@@ -106,11 +108,11 @@ def _weak_dtypes(function: Callable, specs: tuple) -> tuple[np.dtype, ...]:
 
     if isinstance(function, np.ufunc):
         if not any(isinstance(s, np.dtype) for s in specs):  # Python op Python: default dtypes
-            specs = tuple(np.asarray(_sample(s)).dtype for s in specs)
+            specs = tuple(np.asarray(sample(s)).dtype for s in specs)
         signature = tuple(as_signature(s) for s in specs) + (None,) * function.nout
         return function.resolve_dtypes(signature)[:len(specs)]
     promoted = specs[1:] if function is np.where else specs  # where's condition: truth only
-    common = np.result_type(*(_sample(s) for s in promoted))
+    common = np.result_type(*(sample(s) for s in promoted))
     return (common,) * len(specs)
 
 

@@ -160,10 +160,7 @@ def collect_outputs(trace: tracing.Trace, output: Any, callee: bool = False) -> 
         array_identity.check_use(leaf.value)
         positions.append(position)
         values.append(leaf.value)
-        other = value_info.other_path(leaf.value)
-        if other is not None:  # a Python number the returned dtype does not hold, there
-            tracing.emit("raise_if", (other.flag,), {"exception": other.error},
-                         loc=leaf.value.loc)
+        value_info.check_use(leaf.value)  # a Python number its dtype does not hold, there
         path = value_info.python_path(leaf.value)
         if path is not None:  # its flag is a result too, after the values
             flags.append(path.flag)

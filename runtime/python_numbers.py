@@ -115,17 +115,10 @@ _paths = threading.local()  # .flag: where the operands being staged are Python 
 
 
 @contextlib.contextmanager
-def _on_python_paths(op: str, *operands: object) -> Iterator[None]:
+def _on_python_paths(*operands: object) -> Iterator[None]:
     """Stages Python's checks for ``operands`` only where they are all Python numbers: some may
     be one on some paths only, and are NumPy scalars elsewhere (``value_info.python_path``)."""
-    flag = array_api.python_path_flag(operands)
-    if flag is not None and op in _INT_ARITHMETIC and any(
-            _kind(x) is bool and kind(x) is None for x in operands):
-        raise StagingTypeError(
-            f"arithmetic ({op}){_at()} on a value that is a Python bool on some paths and a "
-            "NumPy bool on others: Python computes with ints, NumPy with bools; make it one "
-            "type on every path (e.g. int(b))")
-    _paths.flag = flag
+    _paths.flag = array_api.python_path_flag(operands)
     try:
         yield
     finally:
@@ -147,8 +140,25 @@ def binary(op: str, a: object, b: object) -> object:
     """``a <op> b`` (``op`` a ufunc name) with Python's semantics if both are Python numbers."""
     if not all_python(a, b):
         return array_api.ufunc(op, a, b)
-    with _on_python_paths(op, a, b):
+    if _bools_on_some_paths(op, a, b):
+        return array_api.ufunc(op, a, b)  # (NumPy's: where the bool is Python's, it raised)
+    with _on_python_paths(a, b):
         return _binary(op, a, b)
+
+
+def _bools_on_some_paths(op: str, *operands: object) -> bool:
+    """Whether an operand of ``op`` is a Python bool on some paths and an np.bool_ on others:
+    Python computes with ints where NumPy computes with bools, so staged code computes NumPy's
+    and raises a clear error where the operand is the Python bool."""
+    bools = [x for x in operands if _kind(x) is bool and kind(x) is None]
+    if op not in _INT_ARITHMETIC or not bools:
+        return False
+    for x in bools:
+        value_info.raise_where_python(x.value, StagingTypeError(
+            f"arithmetic ({_SYMBOLS.get(op, op)}){_at()} on a value that is a Python bool on "
+            "this call's path and an np.bool_ on others: Python computes with ints (True + 1 "
+            "== 2), NumPy with bools; make it one type on every path (e.g. int(b))"))
+    return True
 
 
 def _binary(op: str, a: object, b: object) -> object:
@@ -188,9 +198,9 @@ def _big_constants(op: str, *operands: object) -> tuple:
 def unary(op: str, a: object) -> object:
     """``-a``, ``+a``, ``abs(a)``, ``~a`` with Python's semantics for a Python number (``~`` of a
     Python bool is an int; of an np.bool_ or a bool array it stays NumPy's logical not)."""
-    if _kind(a) is None:
+    if _kind(a) is None or _bools_on_some_paths(op, a):
         return array_api.ufunc(op, a)
-    with _on_python_paths(op, a):
+    with _on_python_paths(a):
         return _unary(op, a)
 
 
@@ -210,7 +220,7 @@ def divmod_(a: object, b: object) -> tuple:
     """``divmod(a, b)``: one ZeroDivisionError with divmod's own message, as in Python."""
     if not all_python(a, b):
         return array_api.ufunc("floor_divide", a, b), array_api.ufunc("remainder", a, b)
-    with _on_python_paths("floor_divide", a, b):
+    with _on_python_paths(a, b):
         return _divmod(a, b)
 
 

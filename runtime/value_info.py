@@ -136,6 +136,22 @@ def allowing(values: Iterable[ir.Value]) -> Iterator[None]:
         _allowed.values = outer
 
 
+def check_use(value: ir.Value) -> None:
+    """A use of ``value`` that Python would make of the Python number where it is one it cannot
+    hold (returning it, formatting it): raises its error there (``OtherPath``)."""
+    other = other_path(value)
+    if other is not None:
+        tracing.emit("raise_if", (other.flag,), {"exception": other.error})
+
+
+def raise_where_python(value: ir.Value, error: Exception) -> None:
+    """Raises ``error`` at run time where ``value`` is a Python number on some paths only
+    (``python_path``, ``other_path``): a use whose answer staged code gives as NumPy's."""
+    path = python_path(value) or other_path(value)
+    if path is not None:
+        tracing.emit("raise_if", (path.flag,), {"exception": error})
+
+
 def _check_other_paths(name: str, operands: Sequence[ir.Value], trace: object) -> None:
     """An op using a value that is a Python number staged code cannot hold raises its error
     where its flag holds (``OtherPath``)."""
@@ -144,9 +160,8 @@ def _check_other_paths(name: str, operands: Sequence[ir.Value], trace: object) -
         return
     allowed = getattr(_allowed, "values", frozenset())
     for value in operands:
-        other = table.other_paths.get(value)
-        if other is not None and value not in allowed:
-            tracing.emit("raise_if", (other.flag,), {"exception": other.error})
+        if value in table.other_paths and value not in allowed:
+            check_use(value)
 
 
 tracing.operand_checks.append(_check_other_paths)

@@ -333,6 +333,10 @@ def type_(x: object) -> type:
             return np.ndarray
         if values.is_weak(x):
             return type(x.dtype.type(0).item())
+        value_info.raise_where_python(x.value, errors.StagingTypeError(
+            f"type() or isinstance(){errors.at()} of a value that is a Python number on this "
+            f"call's path and {x.dtype.type.__name__} on others: staged code answers for the "
+            "NumPy value; give it one type on every path"))
         if value_info.stands_for_ndarray(x.value):
             return np.ndarray
         return x.dtype.type

@@ -64,6 +64,11 @@ def of_item(x: object, dtype: np.dtype | None) -> Elements:
     """The kind of ``x`` put into a list of ``dtype`` elements (None: its first element)."""
     if isinstance(x, Tensor):
         kind = PYTHON if values.is_weak(x) else NUMPY
+        value_info.raise_where_python(x.value, errors.StagingTypeError(
+            f"a value that is a Python number on this call's path and a NumPy scalar on others "
+            f"is put into a list{errors.at()}: a staged list's items are one or the other on "
+            "every call; give the value one type on every path (e.g. np.float64(0.0), or "
+            "float(x) for Python floats)"))
     elif isinstance(x, np.generic) or not values.is_number(x):
         kind = NUMPY
     else:

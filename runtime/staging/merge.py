@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 import numpy as np
-from autostage.runtime import ir, tensor, tracing, value_info
+from autostage.runtime import array_api, ir, tensor, tracing, value_info
 from autostage.runtime.staging import (
     errors,
     list_elements,
@@ -124,7 +124,7 @@ def _tensor_type(x: object) -> object:
 def _target_type(what: str, a: object, b: object, where: str) -> object:
     ta, tb = _tensor_type(a), _tensor_type(b)
     if ta is not None and tb is not None:
-        joined = join(ta, tb)
+        joined = join(ta, tb) or _holding(ta, tb) or _holding(tb, ta)
         if joined is None:
             raise mismatch(what, a, b, where, "cast one of them, e.g. with .astype()")
         return joined
@@ -155,6 +155,28 @@ def _bool_fact(x: object) -> logic.Formula:
     return logic.FALSE  # a placeholder: never read, any fact will do
 
 
+def _holding(weak: object, other: object) -> object:
+    """The type that holds a Python number (a weak 0-d value: ``retval_`` of an early ``return
+    0.0``) where the other path gives a 0-d NumPy value of another dtype of its kind (float32),
+    or None: where it is the Python number, its uses raise unless they give the same result
+    (``python_paths``)."""
+    if getattr(weak, "weak", False) and not other.weak and weak.ndim == other.ndim == 0 and (
+            np.can_cast(weak.dtype, other.dtype, "same_kind")):
+        return other
+    return None
+
+
+def _held_as(regions: tuple, xs: tuple, vs: tuple) -> tuple:
+    """The values of a merge, a Python number cast to the dtype that holds it (``_holding``)."""
+    types = [v.type for v in vs]
+    for i in (0, 1):
+        if types[i].dtype != types[1 - i].dtype and _holding(types[i], types[1 - i]) is not None:
+            with values.in_region(regions[i]):
+                vs = tuple(array_api.astype(Tensor(v), types[1 - i].dtype).value if k == i else v
+                           for k, v in enumerate(vs))
+    return vs
+
+
 def _alias(x: object) -> ir.Value | None:
     if isinstance(x, (Tensor, values.MaybeUnbound)):
         return values.alias_base(x.value)
@@ -179,6 +201,7 @@ def _merge_tensors(name, a, b, regions, pred, where) -> Merged:
     else:
         va, da = _value_in(regions[0], a, type_, what)
         vb, db = _value_in(regions[1], b, type_ or va.type, what)
+    va, vb = _held_as(regions, (a, b), (va, vb))
     joined = join(va.type, vb.type)
     if joined is None:  # e.g. an array on one path, a Python number on the other
         raise mismatch(what, a, b, where)

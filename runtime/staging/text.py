@@ -103,6 +103,7 @@ def field(value: object, conversion: str, spec: object) -> str | Text:
                                       f"{errors.at()} is not supported; format its items")
     if not isinstance(value, Tensor):  # (a Python value beside a staged format spec)
         return format(CONVERSIONS[conversion](value) if conversion else value, spec)
+    value_info.check_use(value.value)  # (a Python int held as a float would print as one)
     if conversion in ("r", "a"):
         check_repr(value)
     return Text((("format", 0, conversion, spec, _field_kind(value)),), (value,))
@@ -114,11 +115,11 @@ def check_repr(value: Tensor) -> None:
     it as NumPy does, so it raises a clear error where the value is the Python number."""
     path = value_info.python_path(value.value)
     if path is not None:
-        tracing.emit("raise_if", (path.flag,), {"exception": errors.StagingTypeError(
+        value_info.raise_where_python(value.value, errors.StagingTypeError(
             f"repr(){errors.at()} of a value that is a Python {path.kind.__name__} on this "
             "call's path and a NumPy scalar on others: staged code formats it as NumPy does "
             "(np.float64(0.5), where Python's float gives 0.5); use str() or an f-string "
-            "without !r, or give it one type on every path")})
+            "without !r, or give it one type on every path"))
 
 
 def _container(value: tuple | list) -> Text:
