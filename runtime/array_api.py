@@ -59,7 +59,7 @@ def _emit_promoted(name: str, function, args: Sequence[object], unsafe: bool = F
     others = [value_info.other_path(a.value) if isinstance(a, Tensor) else None for a in args]
     allowed: list = []
     if any(paths) or any(others):
-        allowed = _check_python_paths(function, name, args, specs, dtypes, dtype, paths, others)
+        allowed = _check_python_paths(function, name, args, specs, dtype, paths, others)
     with value_info.allowing(allowed):
         values = [_typed(a, d, unsafe) for a, d in zip(args, dtypes, strict=True)]
         (result,) = tracing.emit(name, values)
@@ -90,8 +90,8 @@ def python_path_flag(operands: Sequence[object]) -> Tensor | None:
     return flag
 
 
-def _check_python_paths(function, name: str, args: list, specs: list, dtypes: tuple,
-                        dtype: np.dtype, paths: list, others: list) -> list:
+def _check_python_paths(function, name: str, args: list, specs: list, dtype: np.dtype,
+                        paths: list, others: list) -> list:
     """Operands that are Python numbers on some paths only (``value_info.python_path``,
     ``other_path``): where NumPy would give the result another dtype for the Python number, a
     clear error at run time there. The other-path operands the op may use (see

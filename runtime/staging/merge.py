@@ -160,13 +160,13 @@ def _holding(weak: object, other: object) -> object:
     0.0``) where the other path gives a 0-d NumPy value of another dtype of its kind (float32),
     or None: where it is the Python number, its uses raise unless they give the same result
     (``python_paths``)."""
-    if getattr(weak, "weak", False) and not other.weak and weak.ndim == other.ndim == 0 and (
+    if weak.weak and not other.weak and weak.ndim == other.ndim == 0 and (
             np.can_cast(weak.dtype, other.dtype, "same_kind")):
         return other
     return None
 
 
-def _held_as(regions: tuple, xs: tuple, vs: tuple) -> tuple:
+def _held_as(regions: tuple, vs: tuple) -> tuple:
     """The values of a merge, a Python number cast to the dtype that holds it (``_holding``)."""
     types = [v.type for v in vs]
     for i in (0, 1):
@@ -201,7 +201,7 @@ def _merge_tensors(name, a, b, regions, pred, where) -> Merged:
     else:
         va, da = _value_in(regions[0], a, type_, what)
         vb, db = _value_in(regions[1], b, type_ or va.type, what)
-    va, vb = _held_as(regions, (a, b), (va, vb))
+    va, vb = _held_as(regions, (va, vb))
     joined = join(va.type, vb.type)
     if joined is None:  # e.g. an array on one path, a Python number on the other
         raise mismatch(what, a, b, where)
