@@ -55,7 +55,8 @@ def initial_slot(name: str, x: object) -> Slot:
 
 def changes(slot: Slot, old: object, new: object, where: str) -> errors.StagingError:
     return errors.StagingTypeError(
-        f"loop variable {slot.name!r} changes from {old} to {new} in the {where}{errors.at()}; "
+        f"loop variable {slot.name!r} changes from {values.type_text(old)} to "
+        f"{values.type_text(new)} in the {where}{errors.at()}; "
         "cast it before the loop so that it keeps one dtype and rank")
 
 

@@ -56,7 +56,7 @@ def _kind(x: object) -> str:
 
 def type_name(x: object) -> str:
     if isinstance(x, (Tensor, values.MaybeUnbound, TensorList)):
-        return str(x.type or "an empty list")
+        return values.type_text(x.type or "an empty list")
     if values.is_unset(x):
         return "unassigned" if x is not None else "None"
     if isinstance(x, text.Text):

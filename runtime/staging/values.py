@@ -107,6 +107,14 @@ def to_tensor(value: object) -> Tensor:
     return result
 
 
+def type_text(type_: object) -> str:
+    """A staged type as a message names it: a weak one as the Python number it stands for
+    (``a Python float``, not ``f64[]~``)."""
+    if isinstance(type_, TensorType) and type_.weak:
+        return f"a Python {dtype_rules.weak_kind(type_.dtype).__name__}"
+    return str(type_)
+
+
 def is_weak(x: object) -> bool:
     """A Python scalar, or a tensor standing for one (``value_info``'s weak values), or a
     maybe-assigned variable holding one (a function's return slot merged from its returns)."""
