@@ -217,6 +217,8 @@ def converted(f: Callable, /) -> Callable:
     if target is None:
         if type(f) is type and staging_active():
             return stage_operator("construct", f)  # its objects are the trace's own
+        if isinstance(f, types.MethodType) and staging_active() and holds_staged(f.__self__):
+            return stage_operator("method_call", f)  # (a Python number has no NumPy method)
         if staging_active() and (isinstance(f, (types.BuiltinFunctionType,
                                                 types.BuiltinMethodType))
                                  or "cython_function" in f.__class__.__name__):

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from autostage.runtime import array_api, tracing
+from autostage.runtime import array_api, dtype_rules, tracing, value_info
 from autostage.runtime.tensor import StagingTypeError, Tensor
 
 # Methods that change the array in place: staged values are immutable, the fix differs.
@@ -51,17 +51,18 @@ class _UnsupportedMethod:
     """What ``x.<method>`` gives for an ndarray method autostage does not stage: calling it is a
     clear error (reading it is not, as on an ndarray)."""
 
-    __slots__ = ("name",)
+    __slots__ = ("name", "owner")
 
-    def __init__(self, name: str):
-        self.name = name
+    def __init__(self, name: str, owner: str = "ndarray"):
+        self.name, self.owner = name, owner
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         fix = _IN_PLACE.get(self.name, "")
         hint = (f": staged values are immutable{f'; use {fix}' if fix else ''}"
                 if self.name in _IN_PLACE else "")
         raise UnsupportedAttributeError(
-            f"ndarray method '{self.name}' is not supported on staged arrays{_at()}{hint}")
+            f"{self.owner} method '{self.name}' is not supported on staged "
+            f"{'arrays' if self.owner == 'ndarray' else 'values'}{_at()}{hint}")
 
     def __repr__(self) -> str:
         return f"<unsupported staged ndarray method {self.name}>"
@@ -71,6 +72,8 @@ def getattr_(self: Tensor, name: str) -> Any:
     """``Tensor.__getattr__``: reached only for names ``Tensor`` does not define."""
     if name.startswith("__"):  # protocols probed by NumPy/copy/pickle: absent, as before
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+    if self.ndim == 0 and not value_info.stands_for_ndarray(self.value):  # a scalar's
+        return _scalar_attribute(self, name)
     attribute = getattr(np.ndarray, name, None)
     if attribute is None:
         raise AttributeError(f"'numpy.ndarray' object has no attribute '{name}'")
@@ -80,6 +83,22 @@ def getattr_(self: Tensor, name: str) -> Any:
            else "")
     raise UnsupportedAttributeError(
         f"ndarray attribute '{name}' is not supported on staged arrays{_at()}{why}")
+
+
+def _scalar_attribute(x: Tensor, name: str) -> Any:
+    """``x.name`` of a staged 0-d value that stands for a scalar (a Python number if weak, else
+    a NumPy scalar): Python's AttributeError if that type has no such attribute, a clear error
+    if it has one autostage does not stage (``x.sum().is_integer()``)."""
+    weak = value_info.is_weak(x.value)
+    kind = dtype_rules.weak_kind(x.dtype) if weak else x.dtype.type
+    shown = kind.__name__ if weak else f"numpy.{kind.__name__}"
+    attribute = getattr(kind, name, None)
+    if attribute is None:
+        raise AttributeError(f"'{shown}' object has no attribute '{name}'")
+    if callable(attribute):
+        return _UnsupportedMethod(name, shown)
+    raise UnsupportedAttributeError(
+        f"{shown} attribute '{name}' is not supported on staged values{_at()}")
 
 
 def attach() -> None:

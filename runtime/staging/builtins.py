@@ -14,9 +14,16 @@ from __future__ import annotations
 
 import functools
 import operator
+from collections.abc import Callable
 
 import numpy as np
-from autostage.runtime import array_api, python_math, python_numbers, value_info  # noqa: F401 - hooks
+from autostage.runtime import (  # noqa: F401 - hooks
+    array_api,
+    dtype_rules,
+    python_math,
+    python_numbers,
+    value_info,
+)
 from autostage.runtime.operator_hooks import Staged, Standin, register_operator_hook
 from autostage.runtime.staging import errors, iteration, tensor_lists, values
 from autostage.runtime.staging.control_flow import predicate
@@ -238,6 +245,33 @@ def list_elements_weak(lst: TensorList) -> bool:
         return False
 
 
+def method_call(method: Callable) -> Callable:
+    """``x.name(...)`` of a staged value: ``method``, unless ``x`` stands for a Python number,
+    whose type has no such method (``n.item()`` of ``n = x.shape[0]``): Python's AttributeError,
+    where it is a Python number (on some paths only: raised there, ``value_info``)."""
+    self = method.__self__
+    if not isinstance(self, Tensor) or self.ndim:
+        return method
+    name = _tensor_name(method.__func__)
+    path = value_info.python_path(self.value) or value_info.other_path(self.value)
+    kind = (dtype_rules.weak_kind(self.dtype) if values.is_weak(self)
+            else path.kind if path is not None else None)
+    if kind is None or hasattr(kind, name):
+        return method
+    error = AttributeError(f"'{kind.__name__}' object has no attribute '{name}'")
+    if values.is_weak(self):
+        raise error
+    value_info.raise_where_python(self.value, error)
+    return method
+
+
+@functools.cache
+def _tensor_name(function: Callable) -> str:
+    """The name ``Tensor`` has ``function`` under (``item``, whose function is ``_item``)."""
+    return next((n for n in dir(Tensor) if getattr(Tensor, n, None) is function),
+                function.__name__)
+
+
 def isinstance_(x: object, classes: object) -> bool:
     """``isinstance`` of a staged value: of the type it stands for (``type_``): a staged
     ``x.shape[0]`` is an ``int``, ``x.sum()`` an ``np.float64`` (so a ``float`` too), an array
@@ -302,7 +336,7 @@ for _name, _hook in (("len_", len_), ("int_", int_), ("float_", float_), ("bool_
                      ("complex_", complex_),
                      ("abs_", abs_), ("min_", min_), ("max_", max_), ("sum_", sum_),
                      ("isinstance_", isinstance_), ("is_", is_), ("list_append", list_append),
-                     ("unsupported", unsupported),
+                     ("unsupported", unsupported), ("method_call", method_call),
                      ("list_pop", list_pop)):
     register_operator_hook(_name, _hook)
 def _setitem_fallback(target: object, key: object, value: object, only_name: bool = False

@@ -303,3 +303,34 @@ def test_a_use_staged_code_cannot_give_pythons_answer_for_raises_only_there(
     assert _outcome(staged, *numpy_args) == _outcome(fn, *numpy_args)
     with pytest.raises(StagingTypeError, match=error):
         staged(*python_args)
+
+
+def item_of_total(x):
+    total = 0.0
+    for v in x:
+        total += v
+    return total.item()  # np.float64 has .item(); a Python float has not
+
+
+def item_of_a_size(x):
+    return x.shape[0].item()
+
+
+def is_integer_of_a_sum(x):
+    return x.sum().is_integer()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_numpy_methods_of_python_numbers_raise_pythons_attribute_error(target):
+    staged = autostage.convert(item_of_total, target=target)
+    assert _outcome(staged, np.array([1.5])) == _outcome(item_of_total, np.array([1.5]))
+    with pytest.raises(AttributeError, match="^'float' object has no attribute 'item'"):
+        staged(EMPTY)
+    with pytest.raises(AttributeError, match="^'int' object has no attribute 'item'"):
+        autostage.convert(item_of_a_size, target=target)(np.ones(2))
+
+
+def test_a_numpy_scalar_method_autostage_does_not_stage_is_a_clear_error():
+    with pytest.raises(StagingTypeError, match="numpy.float64 method 'is_integer' is not "
+                                               "supported on staged values"):
+        autostage.convert(is_integer_of_a_sum)(np.ones(2))
