@@ -64,16 +64,26 @@ def of_item(x: object, dtype: np.dtype | None) -> Elements:
     """The kind of ``x`` put into a list of ``dtype`` elements (None: its first element)."""
     if isinstance(x, Tensor):
         kind = PYTHON if values.is_weak(x) else NUMPY
-        value_info.raise_where_python(x.value, errors.StagingTypeError(
-            f"a value that is a Python number on this call's path and a NumPy scalar on others "
-            f"is put into a list{errors.at()}: a staged list's items are one or the other on "
-            "every call; give the value one type on every path (e.g. np.float64(0.0), or "
-            "float(x) for Python floats)"))
+        if value_info.python_path(x.value) or value_info.other_path(x.value):
+            # a Python number on some paths only (``value_info``): the list may hold both
+            other = PYTHON if value_info.python_path(x.value) else OTHER
+            return Elements(((other, errors.location()), (NUMPY, errors.location())))
     elif isinstance(x, np.generic) or not values.is_number(x):
         kind = NUMPY
     else:
         kind = PYTHON if dtype is None or values.default_dtype(x) == dtype else OTHER
     return Elements(((kind, errors.location()),))
+
+
+def refuse_mixed_read(elements: Elements, dtype: np.dtype) -> None:
+    """Reading an item of a list holding Python numbers and NumPy values: refused (Python's item
+    has the type of what was put in at its index, known only at run time)."""
+    what = "a list" if elements.name is None else f"the list {elements.name!r}"
+    raise errors.StagingTypeError(
+        f"an item of {what} is read{errors.at()}, but the list holds Python numbers and NumPy "
+        f"values (put in at {', '.join(str(loc) for _, loc in elements.kinds)}); which one an "
+        f"item is depends on the run, and staged code gives it one type: put in elements of "
+        f"one type, e.g. {dtype_rules.weak_kind(dtype).__name__}(v) or np.{dtype}(v) for each")
 
 
 def returned_as_python(value: ir.Value, dtype: np.dtype, function: str) -> bool:

@@ -196,9 +196,12 @@ def _with(value: ir.Value, elements: Elements) -> TensorList:
 
 
 def _element(lst: TensorList, item: ir.Value) -> Tensor:
-    """An element read from ``lst``: a Python number (weak) if all its elements are."""
+    """An element read from ``lst``: a Python number (weak) if all its elements are; a clear
+    error if it holds both (which one this item is, Python knows only at run time)."""
     if lst.elements.python:
         values.mark_weak(item)
+    elif len(lst.elements.kinds) > 1:
+        list_elements.refuse_mixed_read(lst.elements, lst.element.dtype)
     return Tensor(item)
 
 

@@ -285,13 +285,45 @@ def early_python_return(x):
 EMPTY = np.zeros(0)
 CASES = [  # (function, arguments on a NumPy path, on the Python number's path, its error)
     (int_total_as_text, (np.array([1.5]),), (EMPTY,), "'total' is a Python int on this call"),
-    (totals_in_a_list, (np.array([1.5]),), (EMPTY,), "is put into a list"),
     (type_of_total, (np.array([1.5]),), (EMPTY,), r"type\(\) or isinstance\(\)"),
     (compared_with_float32, (np.array([0.5]), np.float32(0.1)), (EMPTY, np.float32(0.1)),
      r"less at .* compares in float32 for the Python number and compares in float64"),
     (early_python_return, (np.array([-1.5], np.float32),), (np.array([1.5], np.float32),),
      "the return value is a Python float on this call's path through the staged if"),
 ]
+
+
+def trajectory(x):
+    t = 0.0  # a Python float until the first step adds an np.float64
+    ts = [t]
+    for v in x:
+        t = t + v
+        ts.append(t)
+    return np.array(ts), len(ts)
+
+
+def first_time(x):
+    t = 0.0
+    ts = [t]
+    for v in x:
+        t = t + v
+        ts.append(t)
+    return ts[0]  # Python's first item is the Python float; others np.float64
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_list_of_python_numbers_and_numpy_values(target):
+    """Appended where it may be either, a list holds both kinds: stacked it is one array, as
+    in Python; returned as a list, Python's items would differ in type (a clear error)."""
+    staged = autostage.convert(trajectory, target=target)
+    for x in (np.array([0.5, 1.0]), EMPTY):
+        assert _outcome(staged, x) == _outcome(trajectory, x)
+    with pytest.raises(StagingTypeError, match=r"the list 'out' returned by totals_in_a_list\(\) "
+                                               r"holds Python floats .* and NumPy values"):
+        autostage.convert(totals_in_a_list, target=target)(np.array([1.5]))
+    with pytest.raises(StagingTypeError, match=r"an item of .* is read at .* but the list holds "
+                                               "Python numbers and NumPy values"):
+        autostage.convert(first_time, target=target)(np.array([1.5]))
 
 
 @pytest.mark.parametrize("target", TARGETS)
