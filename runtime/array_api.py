@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import operator
 import warnings
 from collections.abc import Sequence
 
@@ -50,16 +51,24 @@ def _typed(value: object, dtype: np.dtype, unsafe: bool = False):
     return constant(dtype_rules.convert_scalar(value, dtype, unsafe)).value
 
 
-def _emit_promoted(name: str, function, args: Sequence[object], unsafe: bool = False) -> Tensor:
-    """Emits element-wise op ``name`` (NumPy ``function``) with NumPy 2's weak promotion."""
+def _emit_promoted(name: str, function, args: Sequence[object], unsafe: bool = False,
+                   as_numpy: frozenset = frozenset()) -> Tensor:
+    """Emits element-wise op ``name`` (NumPy ``function``) with NumPy 2's weak promotion
+    (``as_numpy``: operands taken as the NumPy values they are where they are no Python
+    numbers)."""
     args = [_operand(a) for a in args]
     specs = [_spec(a) for a in args]
     dtypes, dtype = dtype_rules.resolve(function, specs, name)
     paths = [value_info.python_path(a.value) if isinstance(a, Tensor) else None for a in args]
-    others = [value_info.other_path(a.value) if isinstance(a, Tensor) else None for a in args]
-    allowed: list = []
+    others = [value_info.other_path(a.value) if isinstance(a, Tensor) and a.value not in as_numpy
+              else None for a in args]
+    if not as_numpy and any(others):
+        both = _on_both_paths(name, function, args, specs, dtype, paths, others, unsafe)
+        if both is not None:
+            return both
+    allowed: list = [*as_numpy]
     if any(paths) or any(others):
-        allowed = _check_python_paths(function, name, args, specs, dtype, paths, others)
+        allowed += _check_python_paths(function, name, args, specs, dtype, paths, others)
     with value_info.allowing(allowed):
         values = [_typed(a, d, unsafe) for a, d in zip(args, dtypes, strict=True)]
         (result,) = tracing.emit(name, values)
@@ -74,6 +83,79 @@ def _emit_promoted(name: str, function, args: Sequence[object], unsafe: bool = F
         value_info.mark_python_path(result, python_path_flag(args).value,
                                     dtype_rules.weak_kind(result.type.dtype))
     return Tensor(result)
+
+
+# Python's own operator for an op on Python numbers (``_on_both_paths``).
+_PYTHON_OPERATORS = {
+    "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
+    "true_divide": operator.truediv, "floor_divide": operator.floordiv,
+    "remainder": operator.mod, "power": operator.pow, "negative": operator.neg,
+    "positive": operator.pos, "absolute": operator.abs, "less": operator.lt,
+    "less_equal": operator.le, "greater": operator.gt, "greater_equal": operator.ge,
+    "equal": operator.eq, "not_equal": operator.ne, "bitwise_and": operator.and_,
+    "bitwise_or": operator.or_, "bitwise_xor": operator.xor, "left_shift": operator.lshift,
+    "right_shift": operator.rshift, "invert": operator.invert,
+}
+
+
+def _on_both_paths(name: str, function, args: list, specs: list, dtype: np.dtype, paths: list,
+                   others: list, unsafe: bool) -> Tensor | None:
+    """An op of a value that is a Python number of another kind than its dtype where its flag
+    holds, a number known while tracing (``value_info.OtherPath.python``: ``m = 0.0``
+    before a loop making it ``0.9 * m + 0.1 * x32[i]``), computed on each path as NumPy does
+    there and selected by the flag. A result that is a Python number of another kind again
+    keeps the flag, holding NumPy's conversion of the number, which must be known too (Python's
+    operator on Python numbers). None where that cannot be done (the caller's checks apply)."""
+    marked = {i for i, (p, o) in enumerate(zip(paths, others, strict=True)) if p or o}
+    x = args[min(marked)]
+    other = others[min(marked)]
+    if other is None or other.python is None or any(args[i] is not x for i in marked):
+        return None  # (one value, used once or more: `m * m`)
+    python_specs = [dtype_rules.Weak(other.kind) if i in marked else s
+                    for i, s in enumerate(specs)]
+    strong = any(isinstance(s, np.dtype) for i, s in enumerate(specs) if i not in marked)
+    common = np.result_type(*[dtype_rules.sample(s) for s in specs])
+    numpy = _signature(name, specs, dtype)
+    if (strong and common == x.dtype or _exact_comparison(name, args)) and numpy == _signature(
+            name, python_specs, dtype_rules.resolve(function, python_specs, name)[1]):
+        return None  # the same result on both paths: the caller's checks allow it
+    python_args = [other.python if i in marked else a for i, a in enumerate(args)]
+    on_python = _emit_promoted(name, function, python_args, unsafe)
+    on_numpy = _emit_promoted(name, function, args, unsafe, as_numpy=frozenset({x.value}))
+    flag = Tensor(other.flag)
+    if on_python.type.shape != on_numpy.type.shape:
+        return None
+    if not value_info.is_weak(on_python.value):
+        if on_python.dtype != on_numpy.dtype:
+            return None
+        return where(flag, on_python, on_numpy)
+    kind = dtype_rules.weak_kind(on_python.dtype)
+    if on_numpy.dtype == on_python.dtype:  # the Python number's own dtype: exact on both paths
+        result = where(flag, astype(on_python, on_numpy.dtype), on_numpy)
+        value_info.mark_python_path(result.value, flag.value, kind)
+        return result
+    number = _python_value(name, python_args)
+    if number is None or on_numpy.type.ndim:
+        return None
+    try:
+        held = constant(dtype_rules.convert_scalar(number, on_numpy.dtype))
+    except (OverflowError, ValueError, TypeError):
+        return None
+    result = where(flag, held, on_numpy)
+    value_info.mark_other_path(result.value, flag.value, type(number), other.error, number)
+    return result
+
+
+def _python_value(name: str, args: list) -> bool | int | float | complex | None:
+    """What Python's operator gives for op ``name`` of Python numbers ``args`` (None if any is
+    not one, or Python raises: the op's own checks then apply)."""
+    if name not in _PYTHON_OPERATORS or not all(
+            isinstance(a, (bool, int, float, complex)) for a in args):
+        return None
+    try:
+        return _PYTHON_OPERATORS[name](*args)
+    except (ArithmeticError, ValueError, TypeError):
+        return None
 
 
 def python_path_flag(operands: Sequence[object]) -> Tensor | None:
@@ -116,7 +198,10 @@ def _check_python_paths(function, name: str, args: list, specs: list, dtype: np.
             [Tensor(either[i].flag) if is_python else ufunc("logical_not", Tensor(
                 either[i].flag)) for i, is_python in zip(marked, subset, strict=True)])
         where = here if where is None else ufunc("logical_or", where, here)
-    if where is not None:
+    named = next((o.error for o in others if o is not None), None)
+    if where is not None and named is not None:  # (names the variable, its loop or if)
+        tracing.emit("raise_if", (where.value,), {"exception": named})
+    elif where is not None:
         kinds = " or ".join(sorted({e.kind.__name__ for e in either if e is not None}))
         loc = tracing.user_location()
         tracing.emit("raise_if", (where.value,), {"exception": StagingTypeError(

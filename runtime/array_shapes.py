@@ -416,9 +416,9 @@ def check_writable(x: Tensor, what: str) -> None:
             "(`np.zeros(x.shape[0])`)")
     name = value_info.aliased_argument(x.value)
     if name is not None:
-        producer = x.value.producer  # (a loop's or an if's value of it is no view)
-        view = base is not x.value and isinstance(producer, ir.Op) and producer.name not in (
-            "cond", "while")
+        producer = x.value.producer  # (a loop's or an if's value of it is no view; a view
+        view = base is not x.value and not (  # carried into a loop's body is one there)
+            isinstance(producer, ir.Op) and producer.name in ("cond", "while"))
         if argument_writes.enabled():
             if view:
                 raise tracing.StagingError(

@@ -21,6 +21,7 @@ import numpy as np
 from autostage.runtime import pytree
 from autostage.runtime.cache_keys import SCALAR, constant_key
 from autostage.runtime.function_outputs import _AS_LIST, _AS_PYTHON_LIST, Outputs, PythonIf
+from autostage.runtime.tensor import StagingTypeError
 from autostage.runtime.types import DTYPES, GeneratorType, TensorType
 
 _PLAIN = (type(None), bool, int, float, complex, str)
@@ -267,6 +268,8 @@ def encode_outputs(outputs: Outputs, result_count: int, members: Members) -> dic
     for i, kind in outputs.python_types or ():
         if isinstance(kind, PythonIf):  # a Python number where result ``flag`` holds
             python_types[i] = {"kind": _PYTHON_TYPES[kind.kind], "if_result": kind.flag}
+            if kind.number is not None:  # that number (its dtype does not hold it)
+                python_types[i]["number"] = encode_value(kind.number, members)
             continue
         python_types[i] = "array" if isinstance(kind, functools.partial) else _PYTHON_TYPES[kind]
     return {"tree": encode_tree(outputs.treedef, members), "leaves": leaves,
@@ -309,11 +312,22 @@ def decode_outputs(data: dict, result_types: tuple, arrays: Callable[[str], np.n
     return outputs
 
 
+def _no_arrays(member: str) -> np.ndarray:
+    raise ValueError(f"a result's number refers to the array member {member!r}")
+
+
 def _python_type(kind: str | None, result_type: Any) -> Any:
     if kind is None:
         return None
     if isinstance(kind, dict):
-        return PythonIf(_FROM_PYTHON_TYPES[kind["kind"]], kind["if_result"])
+        python = _FROM_PYTHON_TYPES[kind["kind"]]
+        number = decode_value(kind["number"], _no_arrays) if "number" in kind else None
+        if number is not None and type(number) is not python:
+            raise ValueError(f"a {kind['kind']} result's number is {number!r}")
+        return PythonIf(python, kind["if_result"], number, None if number is None else
+                        StagingTypeError(f"a loaded result is the Python {python.__name__} "
+                                         f"{number!r} on this call's path, and staged code "
+                                         "cannot compute what Python computes with it here"))
     if kind == "array":
         if not isinstance(result_type, TensorType):
             raise ValueError("an 'array' result that is not a tensor")

@@ -69,8 +69,9 @@ _SIGNATURE = _object({
         "python_types": {"type": "array", "items": {"anyOf": [
             {"enum": [None, "int", "float", "bool", "complex", "array"]},
             # a Python number where the result ``if_result`` (a bool) is true, else NumPy's
+            # (and ``number``: that number, where the result's dtype does not hold it)
             _object({"kind": {"enum": ["int", "float", "bool", "complex"]},
-                     "if_result": _INT})]}},
+                     "if_result": _INT}, {"number": _VALUE})]}},
         "identity": {"type": "array", "items": {"type": "array", "items": {
             "anyOf": [_STR, _INT, {"type": "null"}]}}},
     }),

@@ -68,7 +68,7 @@ class Outputs:
             if type(kind) is not PythonIf:
                 results[i] = kind(results[i])
             elif results[kind.flag]:
-                results[i] = kind.kind(results[i])
+                results[i] = kind.kind(results[i]) if kind.number is None else kind.number
         del results[len(self.positions):]  # the flags
         return results
 
@@ -76,8 +76,11 @@ class Outputs:
         """A call's results in its caller's trace: each ``PythonIf`` one marked with its flag
         (``value_info.python_path``); the flags dropped."""
         for i, kind in self.python_types or ():
-            if type(kind) is PythonIf:
+            if type(kind) is PythonIf and kind.number is None:
                 value_info.mark_python_path(results[i], results[kind.flag], kind.kind)
+            elif type(kind) is PythonIf:
+                value_info.mark_other_path(results[i], results[kind.flag], kind.kind,
+                                           kind.error, kind.number)
         return results[:len(self.positions)]
 
     def build(self, results: tuple) -> Any:
@@ -160,8 +163,13 @@ def collect_outputs(trace: tracing.Trace, output: Any, callee: bool = False) -> 
         array_identity.check_use(leaf.value)
         positions.append(position)
         values.append(leaf.value)
-        value_info.check_use(leaf.value)  # a Python number its dtype does not hold, there
         path = value_info.python_path(leaf.value)
+        other = value_info.other_path(leaf.value)
+        if path is None and other is not None and other.python is not None:
+            flags.append(other.flag)  # a Python number its dtype does not hold, known: it
+            python_types.append(PythonIf(other.kind, len(flags) - 1, other.python, other.error))
+            continue
+        value_info.check_use(leaf.value)  # a Python number its dtype does not hold, there
         if path is not None:  # its flag is a result too, after the values
             flags.append(path.flag)
             python_types.append(PythonIf(path.kind, len(flags) - 1))
@@ -194,12 +202,15 @@ def _python_type(leaf: Tensor) -> Callable | None:
 
 class PythonIf:
     """A result that is a Python number of ``kind`` where the result ``flag`` (an index) holds,
-    and a NumPy scalar elsewhere (``value_info.python_path``)."""
+    and a NumPy scalar elsewhere (``value_info.python_path``); ``number``: that number, known
+    while tracing, where the result's dtype does not hold it (``value_info.other_path``, whose
+    ``error`` a caller's trace keeps)."""
 
-    __slots__ = ("kind", "flag")
+    __slots__ = ("kind", "flag", "number", "error")
 
-    def __init__(self, kind: type, flag: int):
-        self.kind, self.flag = kind, flag
+    def __init__(self, kind: type, flag: int, number: object = None,
+                 error: Exception | None = None):
+        self.kind, self.flag, self.number, self.error = kind, flag, number, error
 
 
 class TextResult:

@@ -20,6 +20,7 @@ must behave as on an ndarray:
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -101,9 +102,39 @@ def _scalar_attribute(x: Tensor, name: str) -> Any:
         f"{shown} attribute '{name}' is not supported on staged values{_at()}")
 
 
+def raise_if_python_number_lacks(x: Tensor, name: str) -> None:
+    """Python's AttributeError for ``x.name`` where ``x`` stands for a Python number, whose type
+    has no such attribute (``n.item()``, ``n.shape`` of ``n = x.shape[0]``): at once if it is one
+    on every path (weak), at run time where it is one on some paths only (``value_info``)."""
+    weak = value_info.is_weak(x.value)
+    path = None if weak else value_info.python_path(x.value) or value_info.other_path(x.value)
+    kind = dtype_rules.weak_kind(x.dtype) if weak else path.kind if path is not None else None
+    if kind is None or hasattr(kind, name):
+        return
+    error = AttributeError(f"'{kind.__name__}' object has no attribute '{name}'")
+    if weak:
+        raise error
+    value_info.raise_where_python(x.value, error)
+
+
+# ndarray properties that ``Tensor`` defines for its own use too: guarded only where converted
+# user code reads them (a Python number has none of them).
+_NDARRAY_PROPERTIES = ("dtype", "shape", "size", "ndim", "T", "itemsize", "nbytes")
+
+
+def _user_read(name: str, get: Any) -> property:
+    def read(self: Tensor) -> Any:
+        if self.value.type.ndim == 0 and tracing.in_user_code(sys._getframe(1)):
+            raise_if_python_number_lacks(self, name)
+        return get(self)
+    return property(read, doc=get.__doc__)
+
+
 def attach() -> None:
     """Adds the computed attributes and ``__getattr__`` to ``Tensor``."""
     Tensor.itemsize = property(lambda self: self.dtype.itemsize)
     Tensor.nbytes = property(lambda self: self.size * self.dtype.itemsize)
+    for name in _NDARRAY_PROPERTIES:
+        setattr(Tensor, name, _user_read(name, getattr(Tensor, name).fget))
     Tensor.conj = Tensor.conjugate = lambda self: array_api.ufunc("conjugate", self)
     Tensor.__getattr__ = getattr_

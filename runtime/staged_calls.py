@@ -389,8 +389,8 @@ def _settled(assumed: Callee, callee: Callee) -> bool:
 
 def _python_flags(callee: Callee) -> tuple:
     """Which results are Python numbers where another result says so (``PythonIf``)."""
-    return tuple((i, kind.flag, kind.kind) for i, kind in callee.outputs.python_types or ()
-                 if type(kind) is PythonIf)
+    return tuple((i, kind.flag, kind.kind, type(kind.number), kind.number)
+                 for i, kind in callee.outputs.python_types or () if type(kind) is PythonIf)
 
 
 def _widened(assumed: Callee, callee: Callee, name: str) -> Callee:

@@ -283,7 +283,7 @@ def _iter(self: Tensor):
     converted) stays a StagingTypeError: it would unroll a loop over a staged value."""
     frame = sys._getframe(1)
     unpacking = (frame.f_code.co_code[frame.f_lasti] in _UNPACKING
-                 and any(resolve(frame) is not None for resolve in tracing.location_resolvers))
+                 and tracing.in_user_code(frame))
     if (unpacking and self.ndim > 0 and self.type.shape[0] is not None
             and not array_shapes.sizes_staged(self)):
         return (self[i] for i in range(self.type.shape[0]))
@@ -351,8 +351,7 @@ def _repr(self: Tensor) -> str:
     StagingTypeError when converted user code itself calls it (``repr(x)``, ``f"{x!r}"``),
     where plain Python would give the array's text."""
     frame = sys._getframe(1)
-    if tracing.is_tracing() and any(resolve(frame) is not None
-                                    for resolve in tracing.location_resolvers):
+    if tracing.is_tracing() and tracing.in_user_code(frame):
         loc = tracing.user_location()
         raise StagingTypeError(
             f"{loc}: repr() of a staged tensor{self._where()} cannot be staged: its value, and "

@@ -273,6 +273,12 @@ def frame_location(frame: Any) -> ir.Location | None:
     return None
 
 
+def in_user_code(frame: Any) -> bool:
+    """Whether ``frame`` runs converted user code (not the runtime, a library or the user's
+    code that was not converted)."""
+    return any(resolve(frame) is not None for resolve in location_resolvers)
+
+
 def _location_of(frame: Any) -> ir.Location | None:
     for resolve in location_resolvers:
         loc = resolve(frame)

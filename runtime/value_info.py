@@ -29,7 +29,7 @@ import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
-from autostage.runtime import array_identity, ir, tracing
+from autostage.runtime import array_identity, dtype_rules, ir, tracing
 
 
 @dataclass(slots=True)
@@ -42,6 +42,7 @@ class _Facts:
     shared: dict  # loop values begun from a NumPy array others hold -> the variable's name
     python_paths: dict  # Value -> PythonPath: a Python number where its flag holds
     other_paths: dict  # Value -> OtherPath: a Python number its dtype does not hold, somewhere
+    numbers: dict  # weak Value -> the Python number it is, known while tracing (a merge's)
 
 
 _facts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -53,7 +54,7 @@ def _table() -> _Facts | None:
         return None
     facts = _facts.get(trace)
     if facts is None:
-        facts = _facts[trace] = _Facts({}, {}, set(), {}, set(), {}, {}, {})
+        facts = _facts[trace] = _Facts({}, {}, set(), {}, set(), {}, {}, {}, {})
     return facts
 
 
@@ -99,19 +100,43 @@ def python_path(value: ir.Value) -> PythonPath | None:
 @dataclass(frozen=True, slots=True)
 class OtherPath:
     """Where ``flag`` holds, the value is a Python number of ``kind`` that its dtype does not
-    hold (a Python float, float32): an op using it raises ``error`` there."""
+    hold (a Python float, float32): an op using it raises ``error`` there, unless that number is
+    known while tracing (``python``: the value before a loop the body always changes to a NumPy
+    value), which lets an op compute the Python path's own result (``array_api``)."""
 
     flag: ir.Value
     kind: type
     error: Exception
+    python: bool | int | float | complex | None = None
 
 
-def mark_other_path(value: ir.Value, flag: ir.Value, kind: type, error: Exception) -> None:
+def mark_other_path(value: ir.Value, flag: ir.Value, kind: type, error: Exception,
+                    python: object = None) -> None:
     """Records that ``value`` is a Python number of ``kind`` staged code cannot hold where
-    ``flag`` holds (``OtherPath``)."""
+    ``flag`` holds (``OtherPath``); ``python``: that number, if known while tracing."""
     table = _table()
     if table is not None:
-        table.other_paths[value] = OtherPath(flag, kind, error)
+        table.other_paths[value] = OtherPath(flag, kind, error, python)
+
+
+def mark_number(value: ir.Value, number: object) -> None:
+    """Records that the weak ``value`` is the Python ``number`` wherever it is defined (a merge
+    of that number with an unassigned variable: an early ``return 0.0``)."""
+    table = _table()
+    if table is not None:
+        table.numbers[value] = number
+
+
+def known_number(value: ir.Value) -> bool | int | float | complex | None:
+    """The Python number the weak ``value`` is, if known while tracing (a constant, or
+    ``mark_number``), else None."""
+    if not is_weak(value):
+        return None
+    producer = value.producer
+    if isinstance(producer, ir.Op) and producer.name == "constant":
+        return dtype_rules.weak_kind(value.type.dtype)(producer.attrs["value"].item())
+    table = _table()
+    return None if table is None else table.numbers.get(value)
 
 
 def other_path(value: ir.Value) -> OtherPath | None:

@@ -20,12 +20,13 @@ import numpy as np
 from autostage.runtime import (  # noqa: F401 - hooks
     array_api,
     dtype_rules,
+    ndarray_attributes,
     python_math,
     python_numbers,
     value_info,
 )
 from autostage.runtime.operator_hooks import Staged, Standin, register_operator_hook
-from autostage.runtime.staging import errors, iteration, tensor_lists, values
+from autostage.runtime.staging import errors, iteration, python_paths, tensor_lists, values
 from autostage.runtime.staging.control_flow import predicate
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor
@@ -104,6 +105,8 @@ def _pick(better, args: tuple, kwargs: dict, name: str) -> object:
         if not args[0]:
             raise ValueError(f"{name}() iterable argument is empty")
         return _pick(better, tuple(args[0]), kwargs, name) if len(args[0]) > 1 else args[0][0]
+    if len(args) == 1 and isinstance(args[0], TensorList):
+        return _pick_from_list(args[0], name)
     if len(args) == 1:
         x = args[0]
         if not isinstance(x, Tensor) or x.ndim == 0:
@@ -119,10 +122,54 @@ def _pick(better, args: tuple, kwargs: dict, name: str) -> object:
     # The same holds between a Python number and a NumPy value (max(loss, 0.0) is an np.float64
     # or a Python float) and between NumPy values of different dtypes.
     types = {_type_name(a) for a in args}
-    if None in kinds and len(types) > 1:
+    flagged = any(isinstance(a, Tensor) and (value_info.python_path(a.value) or
+                                             value_info.other_path(a.value)) for a in args)
+    if None in kinds and (len(types) > 1 or flagged):
+        if all(isinstance(a, Tensor) and a.ndim == 0 or python_numbers.kind(a) is not None
+               for a in args):  # Python's winner, flagged where it is the Python number
+            result = args[0]
+            for b in args[1:]:
+                result = python_paths.choose(better, result, b, name)
+                if result is None:
+                    break
+            else:
+                return result
         _refuse_mixed_types(name, sorted(types))
     result = functools.reduce(_choose(better), args)
     if isinstance(result, Tensor) and len(kinds) == 1 and None not in kinds:
+        value_info.mark_weak(result.value)
+    return result
+
+
+def _pick_from_list(lst: TensorList, name: str) -> Tensor:
+    """``min(lst)``/``max(lst)`` of a tensor list of real scalars, as Python picks: the first
+    item unless a later one is smaller (greater). So a nan first item wins, a later nan never
+    does, and of equal items (``0.0``, ``-0.0``) the first: the first item equal to the best of
+    the items that are not nan, unless the first item is nan. Python's ValueError for an empty
+    list, at run time."""
+    from autostage.runtime import array_api
+    from autostage.runtime.staging import list_elements, numpy_lists
+    if lst.value is None or lst.element.ndim or lst.element.dtype.kind == "c":
+        what = ("no items" if lst.value is None else "arrays" if lst.element.ndim
+                else "complex numbers")
+        raise errors.StagingTypeError(f"{name}() of a staged list of {what}{errors.at()} is not "
+                                      "supported: Python compares the items themselves")
+    if len(lst.elements.kinds) > 1:
+        list_elements.refuse_mixed_read(lst.elements, lst.element.dtype)
+    try:
+        (min if name == "min" else max)([])
+    except ValueError as e:  # (its words differ between Python versions)
+        python_numbers._raise_if(tensor_lists.length(lst) == 0, ValueError(str(e)))
+    items = numpy_lists.array_of_list(lst, None, name)
+    ordered = items
+    if items.dtype.kind == "f":  # (nan: never the best unless first)
+        ordered = array_api.where(array_api.ufunc("isnan", items),
+                                  np.inf if name == "min" else -np.inf, items)
+    best = (np.min if name == "min" else np.max)(ordered)
+    result = items[np.argmax(ordered == best)]
+    if items.dtype.kind == "f":
+        result = array_api.where(array_api.ufunc("isnan", items[0]), items[0], result)
+    if lst.elements.python:
         value_info.mark_weak(result.value)
     return result
 
@@ -252,16 +299,7 @@ def method_call(method: Callable) -> Callable:
     self = method.__self__
     if not isinstance(self, Tensor) or self.ndim:
         return method
-    name = _tensor_name(method.__func__)
-    path = value_info.python_path(self.value) or value_info.other_path(self.value)
-    kind = (dtype_rules.weak_kind(self.dtype) if values.is_weak(self)
-            else path.kind if path is not None else None)
-    if kind is None or hasattr(kind, name):
-        return method
-    error = AttributeError(f"'{kind.__name__}' object has no attribute '{name}'")
-    if values.is_weak(self):
-        raise error
-    value_info.raise_where_python(self.value, error)
+    ndarray_attributes.raise_if_python_number_lacks(self, _tensor_name(method.__func__))
     return method
 
 

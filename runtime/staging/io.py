@@ -47,8 +47,10 @@ class _Template:
         if isinstance(x, values.MaybeUnbound):
             raise x.error()
         if isinstance(x, TensorList):
-            raise errors.StagingTypeError(f"printing a tensor list{errors.at()} is not "
-                                          "supported; print np.stack(lst)")
+            raise errors.StagingTypeError(
+                f"printing a list built in staged code{errors.at()} is not supported (Python "
+                "prints each item with its own repr, known only at run time): return the list "
+                "and print it outside, or print its items in a loop")
         if isinstance(x, text.Text):  # its parts, with its operands after ours
             self.parts.append("".join(self.text))
             self.text = []

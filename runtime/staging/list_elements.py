@@ -103,11 +103,13 @@ def returned_as_python(value: ir.Value, dtype: np.dtype, function: str) -> bool:
     if PYTHON in where:
         parts.append(f"Python {python}s (put in{where[PYTHON]})")
     if OTHER in where:
-        parts.append(f"Python numbers of another type than {python} (put in{where[OTHER]})")
+        parts.append(f"Python numbers, which staged {dtype} values cannot stand for (put in"
+                     f"{where[OTHER]})")
     if NUMPY in where:
         parts.append(f"NumPy values (put in{where[NUMPY]})")
     what = "a list" if elements.name is None else f"the list {elements.name!r}"
     raise errors.StagingTypeError(
         f"{what} returned by {function}() holds {' and '.join(parts)}; staged, a list keeps its "
         f"elements in one dtype ({dtype}), so it cannot give each back with its own type as "
-        f"Python does: put in elements of one type, e.g. {python}(v) or np.{dtype}(v) for each")
+        "Python does: put in elements of one type, e.g. "
+        + (f"{python}(v) or " if OTHER not in where else "") + f"np.{dtype}(v) for each")

@@ -72,6 +72,9 @@ class _Flag:
     role: str
     slot: Slot
     kind: type | None  # the Python type of the OTHER paths
+    # The Python number the OTHER paths hold, while the body always makes the variable a NumPy
+    # value (the number is then the one it starts as); None once the body may give another.
+    python: object = None
 
     @property
     def partner_type(self) -> TensorType:
@@ -97,9 +100,26 @@ def _new_flags(slots: Sequence[Slot], outs: Sequence[object], flags: list[_Flag]
                 init = python_paths.flag(slot.init, role, type_)
                 flags.append(_Flag(slot, role, Slot(f"{slot.name} ({role})", init,
                                                     scalar(np.bool_)),
-                                   python_paths.kind_of([slot.init, out], type_)))
+                                   python_paths.kind_of([slot.init, out], type_),
+                                   python_paths.known_number(slot.init)
+                                   if role == python_paths.OTHER else None))
                 new = True
     return new
+
+
+def _body_keeps_numbers(slots: Sequence[Slot], outs: Sequence[object],
+                        flags: list[_Flag]) -> bool:
+    """Forgets the known Python number of each flag whose variable the body may leave another
+    Python number (not a NumPy value, nor the number it was given: ``continue`` before changing
+    it); True if one was forgotten (the loop is traced again)."""
+    forgot = False
+    for f in flags:
+        if f.python is None or outs[slots.index(f.slot)] is False:
+            continue
+        out = python_paths.known_number(outs[slots.index(f.partner)])
+        if (type(out), out) != (type(f.python), f.python):
+            f.python, forgot = None, True
+    return forgot
 
 
 def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value],
@@ -132,7 +152,8 @@ def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value],
             state.append(Tensor(arg))
     for f in flags:  # (the Python number on the first iteration, or one the body gave)
         python_paths.settle(arg_of[id(f.partner)], {f.role: arg_of[id(f.slot)]},
-                            errors.describe(f.partner.name), where, f.kind, f.partner.init)
+                            errors.describe(f.partner.name), where, f.kind, f.partner.init,
+                            f.python)
     return tuple(state)
 
 
@@ -328,7 +349,8 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
             continue
         changed = [refine(s, out, where) | refine_alias(s, out)
                    for s, out in zip(slots, traced.outs, strict=True)]
-        if any(changed) or _new_flags(slots, traced.outs, flags):
+        if any(changed) or _new_flags(slots, traced.outs, flags) or _body_keeps_numbers(
+                slots, traced.outs, flags):
             continue
         carried = [s for s in slots if s.carried]
         # (The return value is set as the loop ends: no later round writes what it holds.)
@@ -363,7 +385,8 @@ def _settle(slots: Sequence[Slot], results: tuple, flags: Sequence[_Flag], where
             tracing.mark_staged_only(f"{f.partner.name!r} is a Python number before a staged "
                                      "loop and a value of another type after it")
         python_paths.settle(result.value, {f.role: results[slots.index(f.slot)].value},
-                            errors.describe(f.partner.name), where, f.kind, f.partner.init)
+                            errors.describe(f.partner.name), where, f.kind, f.partner.init,
+                            f.python)
     return results[:len(results) - len(flags)]
 
 

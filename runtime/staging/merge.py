@@ -65,6 +65,15 @@ def type_name(x: object) -> str:
 
 
 def mismatch(what: str, a: object, b: object, where: str, hint: str = "") -> errors.StagingError:
+    if what == errors.describe("retval_") and (a is None or b is None):
+        # (None: no return on that path yet; the function goes on, its type is not known here)
+        returned = type_name(b if a is None else a)
+        return errors.StagingTypeError(
+            f"the function returns {returned} in one branch of the staged {where}{errors.at()} "
+            "and goes on past it in the other, where what it returns later is not known yet: "
+            "staged code needs the type of a return value where the branches meet. Return once, "
+            f"at the end (put the rest of the function in the other branch of the {where}, or "
+            "assign the results to variables and return them after it)")
     return errors.StagingTypeError(
         f"{what} is {type_name(a)} in one branch and {type_name(b)} in the other of the staged "
         f"{where}{errors.at()}; both branches must give it the same dtype and rank"
@@ -226,8 +235,10 @@ def _merge_tensors(name, a, b, regions, pred, where) -> Merged:
         value = next(results)
         if weak:
             values.mark_weak(value)
+            python_paths.mark_merged_number(value, [a, b])
         python_paths.settle(value, {r: next(results) for r in roles}, what, where,
-                            python_paths.kind_of([a, b], merged_type))
+                            python_paths.kind_of([a, b], merged_type),
+                            python=python_paths.one_known_number([a, b], merged_type))
         if alias is not None:  # an argument or a view on one path: writes must stay errors
             value_info.mark_view(value, alias)
         if value.type.dtype == np.bool_ and value.type.is_scalar:

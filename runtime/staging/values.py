@@ -87,10 +87,16 @@ def weak_constant(value: object, dtype: np.dtype, what: str) -> Tensor:
             return constant(value, dtype)
         except OverflowError:
             pass
+    try:  # (a suggestion that keeps the value: np.int64(inf) would raise, np.int64(0.5) give 0)
+        exact = np.asarray(value, dtype=dtype).item() == value
+    except (OverflowError, ValueError, TypeError):
+        exact = False
+    fix = (f"e.g. np.{dtype}({value!r})" if exact else
+           f"a value of dtype {dtype} on every path, or {type(value).__name__}s on every path")
     raise errors.StagingTypeError(
         f"{what} is a {TensorType(dtype, ())} tensor on one path and the Python value "
         f"{value!r} ({type(value).__name__}) on another{errors.at()}; NumPy would not keep "
-        f"dtype {dtype} for it: make both the same type (e.g. np.{dtype}({value!r}))")
+        f"dtype {dtype} for it: make both the same type ({fix})")
 
 
 def array_type(x: np.ndarray) -> TensorType:
@@ -200,8 +206,10 @@ class MaybeUnbound(Staged):
                 f"value cannot be None at run time: give {self.name!r} a value of the same dtype "
                 "before the if/loop (e.g. -np.inf or np.nan for a float, -1 for an int) and test "
                 "for that value (or a separate flag) instead of `is None`")
-        tail = ("some paths return no value (Python would return None there); return a value "
-                "on every path" if self.name.startswith("retval_") else
+        tail = ("some paths return None (`return None`, or no return on the path), others a "
+                f"staged {strong(self.type)} value, which cannot be None at run time: return a "
+                "value of that dtype there (e.g. -1 for an int, np.nan for a float) and test "
+                "for it" if self.name.startswith("retval_") else
                 f"assign {self.name!r} on every path (before the if/loop, or in an else:)")
         return errors.StagingUnboundError(
             f"{what} is assigned only on some paths of the staged if/loop{errors.at(self.loc)} "

@@ -132,8 +132,6 @@ NOT_STAGEABLE: dict[str, str] = {
     "misc.py::numpy_augmented[0]": _OLDER_NAME,
     "misc.py::numpy_augmented[1]": _OLDER_NAME,
     # staged_programs/
-    "branches.py::relu_or_zero[1]": ("returns the Python int 0 on the path where the staged "
-                                     "float64 is not assigned (python_paths: a run-time error)"),
     "exits_and_lists.py::index_or_default[0]": _TRY,
     "exits_and_lists.py::suppressed_index[0]": _TRY,
 }

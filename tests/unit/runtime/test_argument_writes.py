@@ -365,6 +365,13 @@ def _loop_rebinds(x, out):
     return out
 
 
+def _view_written_in_a_loop(grid, r):
+    row = grid[1:]  # a view of the argument, written in a staged loop (the message said the
+    for j in range(row.shape[0]):  # array was read from an attribute or a global)
+        row[j] = 0
+    return grid.sum()
+
+
 class _Layer:
     """A weight updated in place through ``self`` (no staged if or loop: the message said one)."""
 
@@ -382,6 +389,8 @@ class _Layer:
                          r"the argument `out` through a view of it"),
     (_one_path_argument, 3, r"test_argument_writes.py:\d+: this assignment to an element "
                             r"changes an array that is the argument `out` on some paths"),
+    (_view_written_in_a_loop, 2, r"test_argument_writes.py:\d+: this assignment to an "
+                                 r"element changes the argument `grid` through a view of it"),
     (_loop_rebinds, 2, r"a staged loop writes into the argument `out` and then gives its "
                        r"variable another array"),
     (_write_then_raise, 2, r"test_argument_writes.py:\d+: this write into the argument `out` is "

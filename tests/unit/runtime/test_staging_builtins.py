@@ -2,6 +2,8 @@
 
 Each program runs in plain Python and staged on both targets; the results must be the same."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -123,23 +125,70 @@ def test_max_min_of_python_numbers_of_mixed_kinds_is_a_clear_error(target, fn, l
 
 
 def max_of_numpy_and_python(x):
-    return max(x[0], 0.0)
+    r = max(x[0], 0.0)
+    return r, max(0.0, x[0]), min(x[0], 0.0), max(x[0], 0.5, x[1]), r / x.shape[0]
+
+
+def peak(x):
+    best = 0  # a Python int until an item wins (held as the float64 0.0 on float input)
+    for v in x:
+        best = max(best, v)
+    return best
+
+
+def lowest(x):
+    lo = 1.0
+    for v in x:
+        lo = min(v, lo)
+    return lo
+
+
+def clamped_sum(x):
+    s = np.float32(0)
+    for v in x:
+        s += min(max(v, 0.0), 1.0)
+    return s
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn, inputs", [
+    (max_of_numpy_and_python, [np.array([v, w]) for v in (-1.0, 0.25, np.nan, -0.0)
+                               for w in (0.1, 2.0)] + [np.array([0.75, 0.1], np.float32)]),
+    (peak, [np.array([1, 5, 2]), np.array([-1, -3]), np.array([-1.0, 2.5]),
+            np.array([-1.0, -2.5]), np.array([], np.int64), np.array([2.5], np.float32)]),
+    (lowest, [np.array([3.0, 0.5]), np.array([3.0, 2.0]), np.array([3.0, 2.0], np.float32),
+              np.array([np.nan, 2.0]), np.array([], np.float32)]),
+    (clamped_sum, [np.array([-1, 0.5, 3], np.float32)]),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_max_min_of_a_python_number_and_a_numpy_value_is_the_winner_with_its_type(
+        target, fn, inputs):
+    """max(loss, 0.0) is an np.float64 or the Python float 0.0 depending on the values (and
+    then `r / 0` is inf or a ZeroDivisionError): staged, the winner is flagged where it is the
+    Python number (``python_paths.choose``)."""
+    staged = autostage.convert(fn, target=target)
+    for x in inputs:
+        want, got = fn(x.copy()), staged(x.copy())
+        assert repr(got) == repr(want), x
+        assert [type(v) for v in np.atleast_1d(got)] == [type(v) for v in np.atleast_1d(want)]
 
 
 def min_of_two_dtypes(x, y):
     return min(x[0], y[0])
 
 
+def max_of_python_float_and_int64(x):
+    return max(-float("inf"), x[0])
+
+
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("fn, args, listed", [
-    (max_of_numpy_and_python, (np.array([-1.0, 2.0]),),
-     "max() of a NumPy float64 and a Python float"),
     (min_of_two_dtypes, (np.ones(2, np.float32), np.ones(2)),
      "min() of a NumPy float32 and a NumPy float64"),
+    (max_of_python_float_and_int64, (np.ones(2, np.int64),),
+     "max() of a NumPy int64 and a Python float"),
 ])
-def test_max_min_of_numpy_values_and_other_types_is_a_clear_error(target, fn, args, listed):
-    """max(loss, 0.0) is an np.float64 or the Python float 0.0 depending on the values (and
-    then `r / 0` is inf or a ZeroDivisionError): one staged value has one type."""
+def test_max_min_of_values_one_dtype_cannot_hold_is_a_clear_error(target, fn, args, listed):
+    """An int64 cannot hold the Python float -inf; two NumPy dtypes are two staged types."""
     from autostage.runtime.tensor import StagingTypeError
 
     with pytest.raises(StagingTypeError) as e:
@@ -353,3 +402,49 @@ def test_min_and_max_of_a_generator_of_staged_values_pick_at_run_time(target):
     got = autostage.convert(_smallest_batch, target=target)(arrays)
     assert got == _smallest_batch(arrays) == (300, 500.0, 300)
     assert [type(g) for g in got] == [int, np.float64, int]
+
+
+def best_of_history(losses):
+    history = []
+    for v in losses:
+        history.append(float(v))  # a list of Python floats
+    return min(history), max(history)
+
+
+def best_of_doubled(losses):
+    history = []
+    for v in losses:
+        history.append(v * 2)  # a list of NumPy values
+    return min(history), max(history)
+
+
+def extremes_of_ints(xs):
+    seen = []
+    for v in xs:
+        seen.append(int(v) % 5)
+    return max(seen), min(seen)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn, inputs", [
+    (best_of_history, [np.array([3.0, 1.0, 2.0], np.float32), np.array([np.nan, 1.0]),
+                       np.array([1.0, np.nan, 0.5]), np.array([0.0, -0.0]),
+                       np.array([-0.0, 0.0]), np.array([2.0]), np.array([])]),
+    (best_of_doubled, [np.array([3.0, 1.0, 2.0], np.float32), np.array([1.0, np.nan, 0.5]),
+                       np.array([np.nan, 1.0]), np.array([])]),
+    (extremes_of_ints, [np.array([7, 3, 9]), np.array([], np.int64)]),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_max_min_of_a_staged_list_pick_as_python_does(target, fn, inputs):
+    """Python keeps the first item unless a later one is better: a nan first item wins, a later
+    one never does, and of 0.0 and -0.0 the first; an empty list is Python's ValueError."""
+    staged = autostage.convert(fn, target=target)
+    for x in inputs:
+        if x.size == 0:
+            with pytest.raises(ValueError) as want:
+                fn(x)
+            with pytest.raises(ValueError, match=re.escape(str(want.value))):
+                staged(x)
+            continue
+        want, got = fn(x.copy()), staged(x.copy())
+        assert repr(got) == repr(want), x
+        assert [type(v) for v in got] == [type(v) for v in want]

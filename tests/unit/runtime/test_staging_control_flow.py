@@ -90,12 +90,11 @@ def test_python_int_in_one_branch_takes_the_tensor_dtype():
     assert result.dtype == np.float32
 
 
-def test_python_int_staged_code_cannot_hold_is_a_run_time_error():
-    """On the path where Python's `x` is the int 0, staged code has a float32 (python_paths)."""
-    assert type(clip_low(np.float32(-2.5))) is int
-    with pytest.raises(StagingTypeError, match=r"'x' is a Python int on this call's path "
-                                               r"through the staged if at .*f32\[\] on other"):
-        autostage.convert(clip_low)(np.float32(-2.5))
+def test_python_int_staged_code_holds_as_float32_is_returned_as_the_int():
+    """On the path where Python's `x` is the int 0, staged code holds a float32: the int, known
+    while tracing, is returned there (python_paths)."""
+    got = autostage.convert(clip_low)(np.float32(-2.5))
+    assert type(got) is int and got == clip_low(np.float32(-2.5)) == 0
 
 
 @pytest.mark.parametrize("x", [-1, 1])
@@ -284,7 +283,8 @@ def test_different_python_values_are_an_error():
 
 
 def test_a_path_without_return_is_an_error():
-    with pytest.raises(StagingUnboundError, match="some paths return no value") as e:
+    with pytest.raises(StagingUnboundError, match=r"some paths return None \(`return None`, or "
+                                                  "no return on the path") as e:
         run(falls_off_the_end, np.float64(1.0))
     assert line_of(falls_off_the_end, "if x > 0") in str(e.value)
 
@@ -434,3 +434,61 @@ def test_an_argument_a_branch_may_rebind_is_not_carried_through_a_raising_if(tar
     assert f(data) == _checked_sizes(data)
     with pytest.raises(ValueError, match="nvals too large"):
         f(np.arange(5.0), nvals=[4, 6])
+
+
+def run_lengths(x):
+    values, counts = [], []
+    if len(x) == 0:
+        return [], []  # an early return; the function goes on past the if otherwise
+    cur, cnt = x[0], 1
+    for v in x[1:]:
+        if v == cur:
+            cnt += 1
+        else:
+            values.append(cur)
+            counts.append(cnt)
+            cur, cnt = v, 1
+    values.append(cur)
+    counts.append(cnt)
+    return values, counts
+
+
+def test_an_early_return_whose_later_type_is_unknown_says_to_return_once():
+    """The message said the other branch gave None (it gives no value yet)."""
+    with pytest.raises(StagingTypeError, match=r"^the function returns Python list \[\] in one "
+                                               r"branch of the staged if at .*:\d+ and goes on "
+                                               r"past it in the other(.|\n)*Return once"):
+        autostage.convert(run_lengths)(np.array([1, 1, 2]))
+
+
+def first_index_above(x, thr):
+    for i, v in enumerate(x):  # noqa: B007 - (i is returned after the loop)
+        if v > thr:
+            break
+    else:
+        return None
+    return i
+
+
+def test_return_none_on_some_paths_says_none_is_returned_there():
+    """The message said some paths return no value where the function says `return None`."""
+    with pytest.raises(StagingUnboundError, match=r"some paths return None \(`return None`, or "
+                                                  r"no return on the path\), others a staged "
+                                                  r"i64\[\] value"):
+        autostage.convert(first_index_above)(np.array([1.0, 3.0]), 2.0)
+
+
+def running_min(x):
+    best = float("inf")  # an int64 cannot hold it
+    for v in x:
+        if v < best:
+            best = v
+    return best
+
+
+def test_a_python_number_a_dtype_cannot_hold_suggests_no_cast_that_changes_it():
+    """The message suggested np.int64(inf), which raises OverflowError."""
+    with pytest.raises(StagingTypeError, match=r"NumPy would not keep dtype int64 for it: make "
+                                               r"both the same type \(a value of dtype int64 on "
+                                               r"every path, or floats on every path\)"):
+        autostage.convert(running_min)(np.array([3, 2]))

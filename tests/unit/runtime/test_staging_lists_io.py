@@ -11,6 +11,8 @@ from autostage.runtime.staging import PythonSideEffectError
 from autostage.runtime.tensor import StagingTypeError
 from test_staging_support import ops, run, staged, trace
 
+import autostage
+
 
 def rnn(xs, decay):
     out = []
@@ -273,3 +275,18 @@ def test_list_methods_autostage_cannot_stage_are_clear_errors(target):
         autostage.convert(slice_with_a_staged_step, target=target)(np.int64(2))
     with pytest.raises(TypeError, match="has no len()"):  # as Python's reverse iterator
         autostage.convert(length_of_reversed, target=target)(np.int64(2))
+
+
+def prints_history(x):
+    history = []
+    for v in x:
+        history.append(v * 2)
+    print(history)
+    return len(history)
+
+
+def test_printing_a_staged_list_is_a_clear_error_suggesting_what_prints_the_same():
+    """The message suggested print(np.stack(lst)), which prints an array, not Python's list."""
+    with pytest.raises(StagingTypeError, match=r"printing a list built in staged code at .*:"
+                                               r"\d+ is not supported"):
+        autostage.convert(prints_history)(np.ones(2))
