@@ -109,53 +109,67 @@ def _on_both_paths(name: str, function, args: list, specs: list, dtype: np.dtype
     marked = {i for i, (p, o) in enumerate(zip(paths, others, strict=True)) if p or o}
     x = args[min(marked)]
     other = others[min(marked)]
-    if other is None or other.python is None or any(args[i] is not x for i in marked):
-        return None  # (one value, used once or more: `m * m`)
+    if other is None or other.python is None or any(args[i] is not x for i in marked) or (
+            paths[min(marked)] is not None):
+        return None  # (one value, used once or more: `m * m`; not also a Python float there)
     python_specs = [dtype_rules.Weak(other.kind) if i in marked else s
                     for i, s in enumerate(specs)]
     strong = any(isinstance(s, np.dtype) for i, s in enumerate(specs) if i not in marked)
     common = np.result_type(*[dtype_rules.sample(s) for s in specs])
     numpy = _signature(name, specs, dtype)
-    if (strong and common == x.dtype or _exact_comparison(name, args)) and numpy == _signature(
-            name, python_specs, dtype_rules.resolve(function, python_specs, name)[1]):
+    if (strong and common == x.dtype or _exact_comparison(name, args)) and numpy == (
+            _python_signature(function, name, python_specs)):
         return None  # the same result on both paths: the caller's checks allow it
     python_args = [other.python if i in marked else a for i, a in enumerate(args)]
-    on_python = _emit_promoted(name, function, python_args, unsafe)
-    on_numpy = _emit_promoted(name, function, args, unsafe, as_numpy=frozenset({x.value}))
     flag = Tensor(other.flag)
-    if on_python.type.shape != on_numpy.type.shape:
-        return None
-    if not value_info.is_weak(on_python.value):
-        if on_python.dtype != on_numpy.dtype:
+    if all(isinstance(a, (bool, int, float, complex)) for a in python_args):
+        number, error = _python_value(name, python_args)  # Python's own result, or error
+        if number is None and error is None:
             return None
-        return where(flag, on_python, on_numpy)
-    kind = dtype_rules.weak_kind(on_python.dtype)
-    if on_numpy.dtype == on_python.dtype:  # the Python number's own dtype: exact on both paths
-        result = where(flag, astype(on_python, on_numpy.dtype), on_numpy)
-        value_info.mark_python_path(result.value, flag.value, kind)
-        return result
-    number = _python_value(name, python_args)
-    if number is None or on_numpy.type.ndim:
+        on_numpy = _emit_promoted(name, function, args, unsafe, as_numpy=frozenset({x.value}))
+        if error is not None:  # (where Python raises it: 1 / m of m = 0.0 before the loop)
+            tracing.emit("raise_if", (flag.value,), {"exception": error})
+            return on_numpy
+        return _flagged(number, on_numpy, flag, other.error)
+    on_python = _emit_promoted(name, function, python_args, unsafe)
+    if value_info.is_weak(on_python.value):
+        return None  # (Python's semantics of Python numbers staged: the caller's checks)
+    on_numpy = _emit_promoted(name, function, args, unsafe, as_numpy=frozenset({x.value}))
+    if on_python.type != on_numpy.type:
+        return None
+    return where(flag, on_python, on_numpy)
+
+
+def _flagged(number: object, on_numpy: Tensor, flag: Tensor, error: Exception) -> Tensor | None:
+    """The result that is the Python ``number`` where ``flag`` holds and ``on_numpy`` elsewhere:
+    flagged as a Python number of its own dtype's kind (exact) or of another (``number`` kept)."""
+    kind = type(number)
+    if on_numpy.type.ndim:
         return None
     try:
         held = constant(dtype_rules.convert_scalar(number, on_numpy.dtype))
     except (OverflowError, ValueError, TypeError):
         return None
     result = where(flag, held, on_numpy)
-    value_info.mark_other_path(result.value, flag.value, type(number), other.error, number)
+    if dtype_rules.python_dtype(kind) == on_numpy.dtype:
+        value_info.mark_python_path(result.value, flag.value, kind)
+    else:
+        value_info.mark_other_path(result.value, flag.value, kind, error, number)
     return result
 
 
-def _python_value(name: str, args: list) -> bool | int | float | complex | None:
-    """What Python's operator gives for op ``name`` of Python numbers ``args`` (None if any is
-    not one, or Python raises: the op's own checks then apply)."""
-    if name not in _PYTHON_OPERATORS or not all(
-            isinstance(a, (bool, int, float, complex)) for a in args):
-        return None
+def _python_value(name: str, args: list) -> tuple[object, ArithmeticError | None]:
+    """What Python's operator gives for op ``name`` of Python numbers ``args``: (the number,
+    None), (None, the ZeroDivisionError or OverflowError it raises), or (None, None) where
+    that is not known (another op, another error: the op's own checks then apply)."""
+    if name not in _PYTHON_OPERATORS:
+        return None, None
     try:
-        return _PYTHON_OPERATORS[name](*args)
-    except (ArithmeticError, ValueError, TypeError):
-        return None
+        return _PYTHON_OPERATORS[name](*args), None
+    except ArithmeticError as e:
+        return None, type(e)(*e.args)
+    except (ValueError, TypeError):
+        return None, None
 
 
 def python_path_flag(operands: Sequence[object]) -> Tensor | None:
@@ -190,7 +204,7 @@ def _check_python_paths(function, name: str, args: list, specs: list, dtype: np.
         python = list(specs)
         for i, is_python in zip(marked, subset, strict=True):
             python[i] = dtype_rules.Weak(either[i].kind) if is_python else specs[i]
-        differs = _signature(name, python, dtype_rules.resolve(function, python, name)[1])
+        differs = _python_signature(function, name, python)
         if differs == numpy:
             continue
         here = functools.reduce(
@@ -215,6 +229,15 @@ def _check_python_paths(function, name: str, args: list, specs: list, dtype: np.
     common = np.result_type(*[dtype_rules.sample(s) for s in specs])
     return [a.value for a, o in zip(args, others, strict=True)
             if o is not None and (strong and common == a.dtype or exact)]
+
+
+def _python_signature(function, name: str, specs: list) -> str:
+    """``_signature`` of the operands ``specs`` where some are Python numbers; NumPy's refusal
+    of them (``0 ** -1`` of ints: ValueError) counts as another result."""
+    try:
+        return _signature(name, specs, dtype_rules.resolve(function, specs, name)[1])
+    except (ValueError, TypeError) as e:
+        return f"raises {type(e).__name__}"
 
 
 def _signature(name: str, specs: Sequence[object], dtype: np.dtype) -> str:

@@ -440,12 +440,15 @@ def check_writable(x: Tensor, what: str) -> None:
                 f"into the caller's array. Copy it first (`{name} = {name}.copy()`) where the "
                 "caller need not see the change")
         through = " through a view of it" if view else ""
+        copy = (f"`{name} = {name}.copy()`" if name.isidentifier() else
+                "`v = v.copy()`, with the local name you write through: not an item of the "
+                "caller's list")
         raise tracing.StagingError(
             f"{where}{what} changes the argument `{name}` in place{through}, which cannot be "
             "staged here (writes into arguments are written back only in the function called "
             "from Python, on the cpu and interpreter targets): the caller's array would not "
-            f"change. Copy it first (`{name} = {name}.copy()`) where the caller need not see "
-            "the change; else return the new array and assign it in the caller")
+            f"change. Copy it first ({copy}) where the caller need not see the change; else "
+            "return the new array and assign it in the caller")
     created = f" (created at {x.value.loc})" if x.value.loc is not None else ""
     raise tracing.StagingError(
         f"{where}{what} writes through a view of another array{created}, which cannot be "

@@ -106,15 +106,17 @@ def raise_if_python_number_lacks(x: Tensor, name: str) -> None:
     """Python's AttributeError for ``x.name`` where ``x`` stands for a Python number, whose type
     has no such attribute (``n.item()``, ``n.shape`` of ``n = x.shape[0]``): at once if it is one
     on every path (weak), at run time where it is one on some paths only (``value_info``)."""
-    weak = value_info.is_weak(x.value)
-    path = None if weak else value_info.python_path(x.value) or value_info.other_path(x.value)
-    kind = dtype_rules.weak_kind(x.dtype) if weak else path.kind if path is not None else None
-    if kind is None or hasattr(kind, name):
+    def error(kind: type) -> AttributeError:
+        return AttributeError(f"'{kind.__name__}' object has no attribute '{name}'")
+
+    if value_info.is_weak(x.value):
+        kind = dtype_rules.weak_kind(x.dtype)
+        if not hasattr(kind, name):
+            raise error(kind)
         return
-    error = AttributeError(f"'{kind.__name__}' object has no attribute '{name}'")
-    if weak:
-        raise error
-    value_info.raise_where_python(x.value, error)
+    for path in (value_info.python_path(x.value), value_info.other_path(x.value)):
+        if path is not None and not hasattr(path.kind, name):
+            tracing.emit("raise_if", (path.flag,), {"exception": error(path.kind)})
 
 
 # ndarray properties that ``Tensor`` defines for its own use too: guarded only where converted

@@ -172,9 +172,9 @@ def check_use(value: ir.Value) -> None:
 def raise_where_python(value: ir.Value, error: Exception) -> None:
     """Raises ``error`` at run time where ``value`` is a Python number on some paths only
     (``python_path``, ``other_path``): a use whose answer staged code gives as NumPy's."""
-    path = python_path(value) or other_path(value)
-    if path is not None:
-        tracing.emit("raise_if", (path.flag,), {"exception": error})
+    for path in (python_path(value), other_path(value)):
+        if path is not None:
+            tracing.emit("raise_if", (path.flag,), {"exception": error})
 
 
 def _check_other_paths(name: str, operands: Sequence[ir.Value], trace: object) -> None:

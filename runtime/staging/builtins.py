@@ -134,6 +134,11 @@ def _pick(better, args: tuple, kwargs: dict, name: str) -> object:
                     break
             else:
                 return result
+        if len(types) == 1:
+            raise errors.StagingTypeError(
+                f"{name}() of a value that is Python numbers of two kinds on different paths"
+                f"{errors.at()} (e.g. an int before a staged loop, a float in it): which type "
+                "wins depends on the path and the values; give it one type on every path")
         _refuse_mixed_types(name, sorted(types))
     result = functools.reduce(_choose(better), args)
     if isinstance(result, Tensor) and len(kinds) == 1 and None not in kinds:

@@ -171,6 +171,9 @@ def choose(better: Callable, a: object, b: object, name: str) -> Tensor | None:
     return result
 
 
+_TWO_KINDS = np.dtype([("a", "f8")])  # (a dtype no other argument has: choose refuses)
+
+
 def _side(x: object) -> tuple:
     """(NumPy dtype or None, Python kind or None, its flag, its number if known) of an argument
     of ``choose``."""
@@ -181,9 +184,11 @@ def _side(x: object) -> tuple:
     if values.is_weak(x):
         return None, dtype_rules.weak_kind(x.dtype), True, None
     path = value_info.python_path(x.value)
+    other = value_info.other_path(x.value)
+    if path is not None and other is not None:  # (two kinds of Python number: refused)
+        return _TWO_KINDS, None, False, None
     if path is not None:
         return x.dtype, path.kind, Tensor(path.flag), None
-    other = value_info.other_path(x.value)
     if other is not None:
         return x.dtype, other.kind, Tensor(other.flag), other.python
     return x.dtype, None, False, None

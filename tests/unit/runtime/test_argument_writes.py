@@ -418,3 +418,18 @@ def test_a_final_state_in_another_buffer_is_refused_after_the_passes():
         argument_writes.check_in_place(module)  # as traced: no write marked in place
     inplace.run(module)
     argument_writes.check_in_place(module)  # each write now goes into the argument
+
+
+def _zero_grads(grads):
+    for g in grads:
+        g[:] = 0.0
+    return len(grads)
+
+
+def test_writing_into_an_array_of_a_list_argument_advises_no_write_into_the_list():
+    """The advice was `grads[0] = grads[0].copy()`, which changes the caller's list."""
+    grads = [np.ones(2)]
+    with pytest.raises(tracing.StagingError, match=r"changes the argument `grads\[0\]` in place"
+                                                   r"(.|\n)*Copy it first \(`v = v.copy\(\)`"):
+        autostage.convert(_zero_grads)(grads)
+    assert np.array_equal(grads[0], np.ones(2))  # nothing the user owns changed

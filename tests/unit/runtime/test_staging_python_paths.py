@@ -383,6 +383,61 @@ def test_a_python_number_of_another_kind_known_while_tracing_is_computed_as_pyth
         assert [type(v) for v in np.atleast_1d(got)] == [type(v) for v in np.atleast_1d(want)]
 
 
+def reciprocal_of_sum(x):
+    y = 0  # a Python int until the loop adds a float64: held as float64
+    for v in x:
+        y = y + v
+    return 1 / y, 5 % y, y ** -1  # Python's ZeroDivisionError where y is the int 0
+
+
+def reciprocal_of_sum32(x):
+    y = 0.0
+    for v in x:
+        y = y + v
+    return 1.0 / y, y // 1.0
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn, dtype", [(reciprocal_of_sum, np.float64),
+                                       (reciprocal_of_sum32, np.float32)],
+                         ids=["int_as_float64", "float_as_float32"])
+def test_pythons_error_of_a_known_python_number_is_raised_on_its_path(fn, dtype, target):
+    """1 / y raised nothing and gave inf (a NumPy division) before: the number is known, so its
+    Python error is too."""
+    staged = autostage.convert(fn, target=target)
+    assert _outcome(staged, np.ones(2, dtype)) == _outcome(fn, np.ones(2, dtype))
+    with np.errstate(all="ignore"):
+        assert _outcome(staged, np.zeros(0, dtype)) == _outcome(fn, np.zeros(0, dtype))
+    assert _outcome(fn, np.zeros(0, dtype)).startswith("ZeroDivisionError")
+
+
+def two_kinds_of_python_number(x):
+    m = 0  # a Python int before the loop; a Python float (1.5) or an np.float64 in it
+    for i in range(x.shape[0]):
+        m = 0.9 * x[i] + 0.1 * x[i]
+        m = m if m > 1.5 else 1.5
+    return m + 1, m * 2
+
+
+def max_of_two_kinds(x):
+    m = 0
+    for i in range(x.shape[0]):
+        m = x[i] if x[i] > 1.5 else 1.5
+    return max(m, x[0])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_value_that_is_two_kinds_of_python_number_keeps_both(target):
+    """m + 1 gave np.float64(2.5) where Python gives the float 2.5: the int path's number was
+    computed and the float path's flag dropped (and max() of it picked silently)."""
+    staged = autostage.convert(two_kinds_of_python_number, target=target)
+    for x in (np.array([1.0]), np.array([3.0, 2.0])):
+        assert _outcome(staged, x) == _outcome(two_kinds_of_python_number, x), x
+    with pytest.raises(StagingTypeError, match=r"max\(\) of a value that is Python numbers of "
+                                               r"two kinds on different paths at .*:\d+"):
+        autostage.convert(max_of_two_kinds, target=target)(np.array([1.0]))
+
+
 def ema_of_halves(x):
     m = ema(x[:2])  # a helper's result: the Python 0.0 on the path where x is empty
     return m, m * 0.5
