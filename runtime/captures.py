@@ -287,18 +287,27 @@ class ObjectProxy(_StandIn):
             return type(obj)
         value = getattr(obj, name)
         if type(value) is types.MethodType and value.__self__ is obj:
-            return types.MethodType(value.__func__, self)  # the type guard covers methods
+            # The type guard covers the class's methods; one set on the object later shadows
+            # it (`net.act = f` after the first call): its absence is guarded.
+            attrs = getattr(obj, "__dict__", None)
+            if type(attrs) is dict:
+                _check(path.child(("attr", "__dict__"), attrs), (f"in {name}", name, False))
+            return types.MethodType(value.__func__, self)
         return reached(path.child(("attr", name), value), value)
 
 
 def _forward(name: str) -> Any:
     """A special method of ObjectProxy: the class's own, run with the stand-in as ``self`` when
-    written in Python, else on the object itself."""
+    written in Python or bound as a method (a ``__call__`` that is a staged function: its reads
+    through ``self`` are the caller's too), else on the object itself."""
     def method(self: ObjectProxy, *args: Any) -> Any:
         obj = _parts(self)[0]
         fn = getattr(type(obj), name)
         if isinstance(fn, types.FunctionType):
             return fn(self, *args)
+        bound = getattr(obj, name)
+        if type(bound) is types.MethodType and bound.__self__ is obj:
+            return types.MethodType(bound.__func__, self)(*args)
         return fn(obj, *args)
 
     method.__name__ = name

@@ -273,3 +273,60 @@ def test_the_functions_own_containers_may_change(target):
         return parts[0] * seen["n"]
 
     assert f(np.ones(2)).tolist() == [1.0, 1.0]
+
+
+class StagedLinear:
+    """A layer whose ``__call__`` is a staged function, called by other converted code."""
+
+    def __init__(self):
+        self.w = np.ones(2)
+        self.kind = "linear"
+
+    @autostage.convert
+    def __call__(self, x):
+        y = x * self.w
+        return np.tanh(y) if self.kind == "tanh" else y
+
+    @autostage.convert
+    def loss(self, x):
+        return np.sum(self(x))  # self(x): the staged __call__ of the stand-in
+
+
+@autostage.convert
+def loss_of(model, x):
+    return np.sum(model(x))
+
+
+def test_a_staged_call_of_an_argument_object_reads_its_attributes_at_each_call():
+    """model(x) of a layer whose __call__ is staged froze the layer's weights and settings into
+    the caller's first trace (the stand-in called the staged function with the object itself)."""
+    m, x = StagedLinear(), np.array([1.0, 2.0])
+    for loss in (lambda: loss_of(m, x), lambda: m.loss(x)):
+        m.w, m.kind = np.ones(2), "linear"
+        assert loss() == 3.0
+        m.w = m.w - 1.0  # rebound between calls
+        assert loss() == 0.0
+        m.w += 2.0  # changed in place
+        assert loss() == 6.0
+        m.kind = "tanh"  # a setting the trace specialised on: traced again
+        assert loss() == np.sum(np.tanh(x * m.w))
+
+
+class Net:
+    def act(self, x):
+        return x
+
+    @autostage.convert
+    def forward(self, x):
+        return self.act(x) * 2.0
+
+
+def test_a_method_set_on_the_object_after_a_call_is_called():
+    """`net.act = f` after the first call shadows the class's method: the trace that called
+    the class's method is not used any more."""
+    net, x = Net(), np.ones(2)
+    assert net.forward(x).tolist() == [2.0, 2.0]
+    net.act = lambda v: v + 100.0
+    assert net.forward(x).tolist() == [202.0, 202.0]
+    del net.act
+    assert net.forward(x).tolist() == [2.0, 2.0]
