@@ -26,7 +26,14 @@ from autostage.runtime import (  # noqa: F401 - hooks
     value_info,
 )
 from autostage.runtime.operator_hooks import Staged, Standin, register_operator_hook
-from autostage.runtime.staging import errors, iteration, python_paths, tensor_lists, values
+from autostage.runtime.staging import (
+    errors,
+    iteration,
+    numpy_lists,
+    python_paths,
+    tensor_lists,
+    values,
+)
 from autostage.runtime.staging.control_flow import predicate
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor
@@ -106,7 +113,7 @@ def _pick(better, args: tuple, kwargs: dict, name: str) -> object:
             raise ValueError(f"{name}() iterable argument is empty")
         return _pick(better, tuple(args[0]), kwargs, name) if len(args[0]) > 1 else args[0][0]
     if len(args) == 1 and isinstance(args[0], TensorList):
-        return _pick_from_list(args[0], name)
+        return numpy_lists.pick(args[0], name)
     if len(args) == 1:
         x = args[0]
         if not isinstance(x, Tensor) or x.ndim == 0:
@@ -142,39 +149,6 @@ def _pick(better, args: tuple, kwargs: dict, name: str) -> object:
         _refuse_mixed_types(name, sorted(types))
     result = functools.reduce(_choose(better), args)
     if isinstance(result, Tensor) and len(kinds) == 1 and None not in kinds:
-        value_info.mark_weak(result.value)
-    return result
-
-
-def _pick_from_list(lst: TensorList, name: str) -> Tensor:
-    """``min(lst)``/``max(lst)`` of a tensor list of real scalars, as Python picks: the first
-    item unless a later one is smaller (greater). So a nan first item wins, a later nan never
-    does, and of equal items (``0.0``, ``-0.0``) the first: the first item equal to the best of
-    the items that are not nan, unless the first item is nan. Python's ValueError for an empty
-    list, at run time."""
-    from autostage.runtime import array_api
-    from autostage.runtime.staging import list_elements, numpy_lists
-    if lst.value is None or lst.element.ndim or lst.element.dtype.kind == "c":
-        what = ("no items" if lst.value is None else "arrays" if lst.element.ndim
-                else "complex numbers")
-        raise errors.StagingTypeError(f"{name}() of a staged list of {what}{errors.at()} is not "
-                                      "supported: Python compares the items themselves")
-    if len(lst.elements.kinds) > 1:
-        list_elements.refuse_mixed_read(lst.elements, lst.element.dtype)
-    try:
-        (min if name == "min" else max)([])
-    except ValueError as e:  # (its words differ between Python versions)
-        python_numbers._raise_if(tensor_lists.length(lst) == 0, ValueError(str(e)))
-    items = numpy_lists.array_of_list(lst, None, name)
-    ordered = items
-    if items.dtype.kind == "f":  # (nan: never the best unless first)
-        ordered = array_api.where(array_api.ufunc("isnan", items),
-                                  np.inf if name == "min" else -np.inf, items)
-    best = (np.min if name == "min" else np.max)(ordered)
-    result = items[np.argmax(ordered == best)]
-    if items.dtype.kind == "f":
-        result = array_api.where(array_api.ufunc("isnan", items[0]), items[0], result)
-    if lst.elements.python:
         value_info.mark_weak(result.value)
     return result
 
@@ -270,7 +244,6 @@ def _sum_list(lst: TensorList, start: object) -> object:
     an empty list is an int whatever the elements are: a ValueError at run time instead (the
     staged result has the elements' type). Python ints (weak) must not leave int64."""
     from autostage.runtime import array_api
-    from autostage.runtime.staging import numpy_lists
     if lst.value is None:
         return start
     element = lst.element

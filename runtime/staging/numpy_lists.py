@@ -13,7 +13,8 @@ why (never a result of another dtype or rank).
 arrays: ``np.stack(lst, axis=k)`` (the stack moved to axis ``k``), ``np.concatenate(lst,
 axis=k)`` and ``np.vstack``/``np.hstack``/``np.column_stack`` (the stack reshaped as NumPy joins
 the elements), and any staged NumPy function of an array (``np.sum(lst)``, ``np.mean(lst,
-axis=0)``) applied to ``np.array(lst)``, as NumPy converts the list.
+axis=0)``) applied to ``np.array(lst)``, as NumPy converts the list. ``pick`` is Python's
+``min(lst)``/``max(lst)`` of such a list, on the stack.
 """
 
 from __future__ import annotations
@@ -22,9 +23,16 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from autostage.runtime import dtype_rules, numpy_dispatch, tracing  # noqa: F401 - hook first
+from autostage.runtime import (  # noqa: F401 - hook first
+    array_api,
+    dtype_rules,
+    numpy_dispatch,
+    python_numbers,
+    tracing,
+    value_info,
+)
 from autostage.runtime.operator_hooks import register_operator_hook
-from autostage.runtime.staging import control_flow, errors, tensor_lists
+from autostage.runtime.staging import control_flow, errors, list_elements, tensor_lists
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor, constant
 from autostage.runtime.types import as_dtype
@@ -158,3 +166,34 @@ def _wrap(previous: Callable[..., Any] | None) -> Callable[..., Any]:
 
 
 register_operator_hook("numpy_call", _wrap(register_operator_hook("numpy_call", None)))
+
+
+def pick(lst: TensorList, name: str) -> Tensor:
+    """``min(lst)``/``max(lst)`` of a tensor list of real scalars, as Python picks: the first
+    item unless a later one is smaller (greater). So a nan first item wins, a later nan never
+    does, and of equal items (``0.0``, ``-0.0``) the first: the first item equal to the best of
+    the items that are not nan, unless the first item is nan. Python's ValueError for an empty
+    list, at run time."""
+    if lst.value is None or lst.element.ndim or lst.element.dtype.kind == "c":
+        what = ("no items" if lst.value is None else "arrays" if lst.element.ndim
+                else "complex numbers")
+        raise errors.StagingTypeError(f"{name}() of a staged list of {what}{errors.at()} is not "
+                                      "supported: Python compares the items themselves")
+    if len(lst.elements.kinds) > 1:
+        list_elements.refuse_mixed_read(lst.elements, lst.element.dtype)
+    try:
+        (min if name == "min" else max)([])
+    except ValueError as e:  # (its words differ between Python versions)
+        python_numbers._raise_if(tensor_lists.length(lst) == 0, ValueError(str(e)))
+    items = array_of_list(lst, None, name)
+    ordered = items
+    if items.dtype.kind == "f":  # (nan: never the best unless first)
+        ordered = array_api.where(array_api.ufunc("isnan", items),
+                                  np.inf if name == "min" else -np.inf, items)
+    best = (np.min if name == "min" else np.max)(ordered)
+    result = items[np.argmax(ordered == best)]
+    if items.dtype.kind == "f":
+        result = array_api.where(array_api.ufunc("isnan", items[0]), items[0], result)
+    if lst.elements.python:
+        value_info.mark_weak(result.value)
+    return result
