@@ -99,7 +99,10 @@ def _copy_cheap_values(region: ir.Region, fuses: Callable[[ir.Op], bool]) -> Non
     reader is an op of ``region`` that fuses (a root or member of a group with its copy) with no
     side effect in between, and the value is not yielded; consumers first, so that a cheap
     value feeding a copied one is copied in turn. The original, read by its first reader
-    only, then fuses into it."""
+    only, then fuses into it. Copies of copies are bounded by the region's size: a recurrence
+    unrolled from a Python loop (``b0 = x * b1 - b2 + c`` reading two earlier ``b0``) would
+    otherwise copy every path through its values, exponentially many."""
+    budget = len(region.ops)
     readers: dict[ir.Value, list[ir.Op]] = {}
     nested: set[ir.Value] = set(region.results)
     for op in region.ops:
@@ -116,9 +119,10 @@ def _copy_cheap_values(region: ir.Region, fuses: Callable[[ir.Op], bool]) -> Non
             continue
         value = op.results[0]
         users = list(dict.fromkeys(readers.get(value, ())))
-        if len(users) < 2 or value in nested or not all(
+        if len(users) < 2 or value in nested or len(users) - 1 > budget or not all(
                 epoch[user] == epoch[op] and _is_root(user, fuses) for user in users):
             continue
+        budget -= len(users) - 1
         for user in users[1:]:
             copy = ir.Op(op.name, op.operands, (value.type,), op.attrs, loc=op.loc)
             region.ops.insert(region.ops.index(user), copy)

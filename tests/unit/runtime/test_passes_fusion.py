@@ -9,7 +9,7 @@ from autostage.runtime import verifier
 from autostage.runtime.passes import optimize
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_passes_support import assert_same, optimized, run, staged
+from test_passes_support import assert_same, optimized, run, staged, text
 
 X = np.linspace(-2, 2, 6, dtype=np.float32).reshape(2, 3)
 Y = np.linspace(1, 3, 3, dtype=np.float32)
@@ -117,6 +117,29 @@ def test_cheap_value_stays_when_a_reader_does_not_fuse_or_an_effect_intervenes()
         module = staged(fn, X, Y)
         after = optimized(module, ["fusion"], (X, Y))
         assert after.count(" add ") == 1, fn.__name__
+
+
+COEFFICIENTS = [k / 7 for k in range(40)]
+
+
+def clenshaw(x, y):
+    """NumPy's ``_chbevl``: a recurrence unrolled from a loop over a Python list, each value
+    read by the next two steps."""
+    b0, b1, b2 = COEFFICIENTS[0] + 0 * x, 0.0, 0.0
+    for c in COEFFICIENTS[1:]:
+        b2 = b1
+        b1 = b0
+        b0 = x * b1 - b2 + c
+    return 0.5 * (b0 - b2)
+
+
+def test_copies_of_cheap_values_stay_linear_in_an_unrolled_recurrence():
+    """Copying each cheap value per reader copied every path through the recurrence: 2**40
+    ops (the pass never ended)."""
+    module = staged(clenshaw, X, Y)
+    before = text(module).count("\n")
+    after = optimized(module, ["fusion"], (X, Y))
+    assert after.count("\n") < 3 * before
 
 
 def test_nothing_moves_across_a_print():
