@@ -57,6 +57,9 @@ def _emit_promoted(name: str, function, args: Sequence[object], unsafe: bool = F
     (``as_numpy``: operands taken as the NumPy values they are where they are no Python
     numbers)."""
     args = [_operand(a) for a in args]
+    known = _beyond_integers(name, args)
+    if known is not None:
+        return known
     specs = [_spec(a) for a in args]
     dtypes, dtype = dtype_rules.resolve(function, specs, name)
     paths = [value_info.python_path(a.value) if isinstance(a, Tensor) else None for a in args]
@@ -83,6 +86,22 @@ def _emit_promoted(name: str, function, args: Sequence[object], unsafe: bool = F
         value_info.mark_python_path(result, python_path_flag(args).value,
                                     dtype_rules.weak_kind(result.type.dtype))
     return Tensor(result)
+
+
+def _beyond_integers(name: str, args: list) -> Tensor | None:
+    """A comparison of integers with a Python int outside the int64 and uint64 ranges (``a[i] <
+    2**70``), which NumPy makes exactly: every integer is below (above) it, so the answer is
+    known, for each element (``x == x`` or ``x != x`` of the integers: their shape, their type).
+    None for any other op."""
+    if name not in dtype_rules.COMPARISONS or len(args) != 2:
+        return None
+    for left, (x, big) in ((True, args), (False, args[::-1])):
+        if type(big) is int and isinstance(x, Tensor) and x.dtype.kind in "iu" and not (
+                -2**63 <= big < 2**64):
+            compare = _PYTHON_OPERATORS[name]
+            truth = compare(0, 1) if (big > 0) == left else compare(1, 0)
+            return ufunc("equal" if truth else "not_equal", x, x)
+    return None
 
 
 # Python's own operator for an op on Python numbers (``_on_both_paths``).

@@ -483,7 +483,10 @@ def setitem(x: object, key: object, value: object, only_name: bool = False) -> T
       StagingTypeError: ``x`` is not staged and not such an array.
     """
     if type(x) is np.ndarray and only_name and x.base is None and x.flags.writeable:
+        made = x
         x = _staged_copy(x)
+        if made.ndim == 0:  # (np.zeros(()) is a 0-d ndarray, not a NumPy scalar)
+            value_info.mark_array(x.value)
     if type(x) is np.ndarray:
         raise StagingTypeError(
             "cannot write a staged value (or at a staged index) into a NumPy array made while "
@@ -511,4 +514,6 @@ def setitem(x: object, key: object, value: object, only_name: bool = False) -> T
             value = constant(np.asarray(value).astype(x.dtype))
     result = _emit("setitem", (x, value, *operands), {"index": index})
     array_identity.written(x.value, result.value)
+    if x.ndim == 0 and value_info.stands_for_ndarray(x.value):
+        value_info.mark_array(result.value)  # (z[()] = v keeps z a 0-d ndarray)
     return result

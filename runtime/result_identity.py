@@ -28,8 +28,8 @@ PARAM_0D, VIEW_0D = "param_0d", "view_0d"
 # (PARAM_PATHS, j): the argument j itself, yielded by both paths of a staged ``if``: handed back
 # as the argument's object, whatever the backend returns for the value.
 PARAM_PATHS = "param_paths"
-# (PARAM_MAYBE, j): argument j on some paths of a staged ``if``, a new array on the others: the
-# argument's object where the backend's result is its memory.
+# (PARAM_MAYBE, js): one of the arguments js on some paths of a staged ``if``, a new array on
+# the others: the argument's object where the backend's result is its memory.
 PARAM_MAYBE = "param_maybe"
 # ``np.broadcast_to`` results, NumPy's read-only views (backends make a new array): (BROADCAST,
 # j) of argument j itself, made again from the argument; (READ_ONLY, None) of an array the
@@ -58,8 +58,9 @@ def plan(params: Sequence[ir.Value], results: Sequence[ir.Value],
             entries.append(broadcast)
         elif (kept := _through_paths(value, index)) is not None:
             entries.append((PARAM_0D, kept[1]) if array and kept[0] == PARAM_PATHS else kept)
-        elif index.get(value_info.view_base(value)) is not None:
-            entries.append((VIEW_0D if array else VIEW, index[value_info.view_base(value)]))
+        elif index.get(base := value_info.view_base(value)) is not None and all(
+                value_info.view_base(p) is base for p in _paths(value)):  # (on every path)
+            entries.append((VIEW_0D if array else VIEW, index[base]))
         else:
             entries.append((FRESH, None))
     return tuple(entries)
@@ -116,15 +117,14 @@ def _through_paths(value: ir.Value, index: dict[ir.Value, int]) -> tuple | None:
     others yield new arrays (``t = a * 2 if ... else a``: ``a`` itself on that path only);
     None otherwise."""
     paths = _paths(value)
-    params = {index[p] for p in paths if p in index}
-    if len(params) != 1 or paths == {value}:
+    params = tuple(sorted({index[p] for p in paths if p in index}))
+    if not params or paths == {value}:
         return None
-    (j,) = params
-    if all(p in index for p in paths):
-        return PARAM_PATHS, j
+    if len(params) == 1 and all(p in index for p in paths):
+        return PARAM_PATHS, params[0]
     if getattr(value.type, "ndim", 0) > 0 and all(
             p in index or value_info.view_base(p) is None for p in paths):
-        return PARAM_MAYBE, j
+        return PARAM_MAYBE, params
     return None
 
 
@@ -168,9 +168,16 @@ def keeping_identity(runner: Callable[[list], tuple], entries: tuple,
             out[i] = copy(out[i])
         for i, j in params_kept:
             out[i] = given[j]
-        for i, j in params_maybe:
-            if _same_memory(out[i], given[j]):
-                out[i] = given[j]
+        for i, candidates in params_maybe:
+            held = [j for j in candidates if _same_memory(out[i], given[j])]
+            if len(held) == 1 or len(held) > 1 and all(given[j] is given[held[0]] for j in held):
+                out[i] = given[held[0]]
+            elif held:  # (distinct arguments with one memory and layout: which, Python knows)
+                raise tracing.StagingError(
+                    "a result is one of the arguments "
+                    f"{', '.join(f'#{j + 1}' for j in held)} (by the path a staged if took), "
+                    "which are distinct objects with the same memory: staged code cannot tell "
+                    "which one Python returns; pass one of them, or return a copy")
         for i, j in views_0d:  # the result is the only element of argument j
             arg = given[j]
             if type(arg) is np.ndarray and arg.size == 1 and arg.dtype == np.asarray(

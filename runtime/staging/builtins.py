@@ -162,7 +162,11 @@ def _choose(better: object) -> object:
 
     def pick(a: object, b: object) -> object:
         if isinstance(a, Tensor) or isinstance(b, Tensor):
-            return array_api.where(better(b, a), b, a)
+            result = array_api.where(better(b, a), b, a)
+            if all(isinstance(x, Tensor) and x.ndim == 0 and value_info.stands_for_ndarray(
+                    x.value) for x in (a, b)):
+                value_info.mark_array(result.value)  # (max of 0-d ndarrays is one of them)
+            return result
         return np.where(better(b, a), b, a)
     return pick
 

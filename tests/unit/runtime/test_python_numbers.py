@@ -517,3 +517,18 @@ def test_a_staged_number_with_a_list_is_pythons_or_numpys_operator(target):
     for g, w in zip(got, want, strict=True):
         assert type(g) is type(w)
         np.testing.assert_array_equal(g, w)
+
+
+def compared_beyond_int64(a, n):
+    big = 2**70
+    return a[0] < big, big > a, -big >= a[1], a == big, n < big, a[0] != -big
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_integers_compared_with_a_python_int_beyond_int64_are_answered_as_numpy_does(target):
+    """NumPy compares them exactly (every int64 is below 2**70); staged code raised a builtin
+    OverflowError."""
+    for a in (np.array([1, -5, 2**40]), np.array([3, 4], np.uint8)):
+        want = compared_beyond_int64(a, 3)
+        got = autostage.convert(compared_beyond_int64, target=target)(a, 3)
+        assert repr(got) == repr(want)
