@@ -589,7 +589,7 @@ def _check_captured(value: np.ndarray, param_type: Any, member: str) -> None:
 def _check_identity(identity: tuple, params: int, member: str) -> None:
     for i, (kind, j) in enumerate(identity):
         bound = i if kind == "same" else params
-        if j is not None and not 0 <= j < bound:
+        if any(not 0 <= k < bound for k in (j if type(j) is tuple else () if j is None else (j,))):
             raise ValueError(f"{member}: identity entry {i} ({kind}, {j}) is out of range")
 
 

@@ -273,7 +273,8 @@ def encode_outputs(outputs: Outputs, result_count: int, members: Members) -> dic
             continue
         python_types[i] = "array" if isinstance(kind, functools.partial) else _PYTHON_TYPES[kind]
     return {"tree": encode_tree(outputs.treedef, members), "leaves": leaves,
-            "python_types": python_types, "identity": [list(e) for e in outputs.identity]}
+            "python_types": python_types, "identity": [
+                [kind, list(j) if type(j) is tuple else j] for kind, j in outputs.identity]}
 
 
 def decode_outputs(data: dict, result_types: tuple, arrays: Callable[[str], np.ndarray]
@@ -339,8 +340,11 @@ def _identity_entry(entry: list, results: int) -> tuple:
     if len(entry) != 2 or entry[0] not in IDENTITY_KINDS:
         raise ValueError(f"not an identity entry: {entry!r}")
     kind, index = entry
+    if kind == "param_maybe" and type(index) is list and index and all(
+            type(j) is int for j in index):
+        return (kind, tuple(index))  # (the candidate arguments)
     if (kind in ("fresh", "read_only")) != (index is None) or (
-            index is not None and type(index) is not int):
+            kind == "param_maybe" or index is not None and type(index) is not int):
         raise ValueError(f"not an identity entry: {entry!r}")
     return (kind, index)
 

@@ -72,8 +72,9 @@ _SIGNATURE = _object({
             # (and ``number``: that number, where the result's dtype does not hold it)
             _object({"kind": {"enum": ["int", "float", "bool", "complex"]},
                      "if_result": _INT}, {"number": _VALUE})]}},
+        # (kind, argument index or null; for "param_maybe": the candidate arguments' indices)
         "identity": {"type": "array", "items": {"type": "array", "items": {
-            "anyOf": [_STR, _INT, {"type": "null"}]}}},
+            "anyOf": [_STR, _INT, {"type": "null"}, {"type": "array", "items": _INT}]}}},
     }),
 })
 
