@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from autostage.runtime import dtype_rules, tracing, value_info
-from autostage.runtime.ops.elementwise import UFUNCS
+from autostage.runtime.ops.elementwise import SCALAR_OPERATORS, UFUNCS
 from autostage.runtime.ops.reductions import REDUCTIONS
 from autostage.runtime.tensor import StagingTypeError, Tensor, constant
 from autostage.runtime.types import WEAK_DTYPES, as_dtype
@@ -106,14 +106,8 @@ def _beyond_integers(name: str, args: list) -> Tensor | None:
 
 # Python's own operator for an op on Python numbers (``_on_both_paths``).
 _PYTHON_OPERATORS = {
-    "add": operator.add, "subtract": operator.sub, "multiply": operator.mul,
-    "true_divide": operator.truediv, "floor_divide": operator.floordiv,
-    "remainder": operator.mod, "power": operator.pow, "negative": operator.neg,
-    "positive": operator.pos, "absolute": operator.abs, "less": operator.lt,
-    "less_equal": operator.le, "greater": operator.gt, "greater_equal": operator.ge,
-    "equal": operator.eq, "not_equal": operator.ne, "bitwise_and": operator.and_,
-    "bitwise_or": operator.or_, "bitwise_xor": operator.xor, "left_shift": operator.lshift,
-    "right_shift": operator.rshift, "invert": operator.invert,
+    **SCALAR_OPERATORS, "less": operator.lt, "less_equal": operator.le, "greater": operator.gt,
+    "greater_equal": operator.ge, "equal": operator.eq, "not_equal": operator.ne,
 }
 
 
