@@ -47,7 +47,9 @@ def _error(label: str, leaf: Staged, loc: Any) -> TensorEscapeError:
     return TensorEscapeError(
         f"{at}a staged tensor{created} is stored in {label}, which outlives the trace; a staged "
         "value exists only while its function is traced: return it from the function and store "
-        "it outside instead")
+        "it outside instead, or keep state the function updates at each call in an "
+        "autostage.Variable (`self.w = autostage.Variable(w0)` once, `self.w.assign(new)` in "
+        "the function)")
 
 
 def check_store(label: str, value: object) -> None:

@@ -827,3 +827,31 @@ def test_a_helpers_broadcast_result_is_not_written_into():
         writes_into_a_helpers_broadcast(np.arange(3.0))
     with pytest.raises(autostage.StagingError, match="writes through a view"):
         autostage.convert(writes_into_a_helpers_broadcast, target="cpu")(np.arange(3.0))
+
+
+class Rebinds:
+    def __init__(self):
+        self.w = np.ones(2)
+
+    def step(self, g):
+        self.w = self.w - g  # a staged tensor stored in an attribute
+        return self.w.sum()
+
+
+class Assigns:
+    def __init__(self):
+        self.w = autostage.Variable(np.ones(2))
+
+    def step(self, g):
+        self.w.assign(self.w - g)  # what the message advises
+        return self.w.read().sum()
+
+
+def test_a_tensor_stored_in_an_attribute_advises_a_variable_which_works():
+    with pytest.raises(tracing.TracerLeakError, match=r"stored in self.w(.|\n)*keep state the "
+                                                      r"function updates at each call in an "
+                                                      r"autostage.Variable"):
+        autostage.convert(Rebinds().step)(np.ones(2))
+    model = Assigns()
+    step = autostage.convert(model.step)
+    assert [step(np.ones(2)), step(np.ones(2))] == [0.0, -2.0]
