@@ -127,11 +127,8 @@ def _on_both_paths(name: str, function, args: list, specs: list, dtype: np.dtype
         return None  # (one value, used once or more: `m * m`; not also a Python float there)
     python_specs = [dtype_rules.Weak(other.kind) if i in marked else s
                     for i, s in enumerate(specs)]
-    strong = any(isinstance(s, np.dtype) for i, s in enumerate(specs) if i not in marked)
-    common = np.result_type(*[dtype_rules.sample(s) for s in specs])
-    numpy = _signature(name, specs, dtype)
-    if (strong and common == x.dtype or _exact_comparison(name, args)) and numpy == (
-            _python_signature(function, name, python_specs)):
+    if _held_as_converted(name, args, specs, [i in marked for i in range(len(args))], x) and (
+            _signature(name, specs, dtype) == _python_signature(function, name, python_specs)):
         return None  # the same result on both paths: the caller's checks allow it
     python_args = [other.python if i in marked else a for i, a in enumerate(args)]
     flag = Tensor(other.flag)
@@ -157,9 +154,7 @@ def _flagged(number: object, on_numpy: Tensor, flag: Tensor, error: Exception) -
     """The result that is the Python ``number`` where ``flag`` holds and ``on_numpy`` elsewhere:
     flagged as a Python number of its own dtype's kind (exact) or of another (``number`` kept)."""
     kind = type(number)
-    if on_numpy.type.ndim:
-        return None
-    try:
+    try:  # (all operands are Python numbers on this path: a 0-d result)
         held = constant(dtype_rules.convert_scalar(number, on_numpy.dtype))
     except (OverflowError, ValueError, TypeError):
         return None
@@ -238,10 +233,19 @@ def _check_python_paths(function, name: str, args: list, specs: list, dtype: np.
             f"scalar on others: NumPy {differs} for the Python number and {numpy} for the "
             "NumPy value, and a staged value has one type. Make it the same type on every path "
             "(e.g. np.float64(x) or float(x))")})
-    strong = any(isinstance(s, np.dtype) and e is None for s, e in zip(specs, either, strict=True))
-    common = np.result_type(*[dtype_rules.sample(s) for s in specs])
+    flagged = [e is not None for e in either]
     return [a.value for a, o in zip(args, others, strict=True)
-            if o is not None and (strong and common == a.dtype or exact)]
+            if o is not None and _held_as_converted(name, args, specs, flagged, a)]
+
+
+def _held_as_converted(name: str, args: list, specs: list, flagged: list, x: Tensor) -> bool:
+    """Whether the op computes the same with ``x`` (a Python number of another kind where its
+    flag holds, held in its dtype) either way: NumPy converts it to its own dtype first (a
+    strong operand not ``flagged`` makes the common dtype ``x``'s: ``f32_array + total``), or
+    it is an int held as float64 in a comparison of ints."""
+    strong = any(isinstance(s, np.dtype) and not f for s, f in zip(specs, flagged, strict=True))
+    common = np.result_type(*[dtype_rules.sample(s) for s in specs])
+    return strong and common == x.dtype or _exact_comparison(name, args)
 
 
 def _python_signature(function, name: str, specs: list) -> str:

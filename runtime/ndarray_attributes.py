@@ -126,7 +126,10 @@ _NDARRAY_PROPERTIES = ("dtype", "shape", "size", "ndim", "T", "itemsize", "nbyte
 
 def _user_read(name: str, get: Any) -> property:
     def read(self: Tensor) -> Any:
-        if self.value.type.ndim == 0 and tracing.in_user_code(sys._getframe(1)):
+        value = self.value
+        if value.type.ndim == 0 and (value_info.is_weak(value) or value_info.python_path(value)
+                                     or value_info.other_path(value)) and (
+                tracing.in_user_code(sys._getframe(1))):
             raise_if_python_number_lacks(self, name)
         return get(self)
     return property(read, doc=get.__doc__)

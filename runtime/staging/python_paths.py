@@ -133,7 +133,11 @@ def choose(better: Callable, a: object, b: object, name: str) -> Tensor | None:
     a 0-d NumPy value, Python's choice with its own type: the winner held in the NumPy value's
     dtype and flagged where it is the Python number (``value_info.python_path`` where that dtype
     is the number's own, ``other_path`` where it is another: a float32, a float64 for an int).
-    None if the dtype cannot hold the number (a Python float and an int64: refused)."""
+    None if the dtype cannot hold the number (a Python float and an int64), or an argument is
+    two kinds of Python number on different paths: refused."""
+    if any(isinstance(x, Tensor) and value_info.python_path(x.value) is not None
+           and value_info.other_path(x.value) is not None for x in (a, b)):
+        return None
     sides = [_side(x) for x in (a, b)]
     dtypes = {d for d, _, _, _ in sides if d is not None}
     if len(dtypes) != 1:
@@ -171,9 +175,6 @@ def choose(better: Callable, a: object, b: object, name: str) -> Tensor | None:
     return result
 
 
-_TWO_KINDS = np.dtype([("a", "f8")])  # (a dtype no other argument has: choose refuses)
-
-
 def _side(x: object) -> tuple:
     """(NumPy dtype or None, Python kind or None, its flag, its number if known) of an argument
     of ``choose``."""
@@ -185,8 +186,6 @@ def _side(x: object) -> tuple:
         return None, dtype_rules.weak_kind(x.dtype), True, None
     path = value_info.python_path(x.value)
     other = value_info.other_path(x.value)
-    if path is not None and other is not None:  # (two kinds of Python number: refused)
-        return _TWO_KINDS, None, False, None
     if path is not None:
         return x.dtype, path.kind, Tensor(path.flag), None
     if other is not None:
