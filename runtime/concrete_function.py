@@ -16,7 +16,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from autostage.runtime import argument_writes, config, ir, printer, result_identity
+from autostage.runtime import argument_writes, collector, config, ir, printer, result_identity
 from autostage.runtime.function_outputs import Outputs
 
 
@@ -113,6 +113,7 @@ class ConcreteFunction:
         except BaseException as e:  # noqa: BLE001 - the caller's next run raises it again
             self.background_error = e
 
+    @collector.deferred()
     def _prepared(self, example: list | None = None) -> Callable[[list], tuple]:
         """Prepares the runner (once), compiled for ``example``'s types if given, before it is
         published: a caller that finds it runs compiled code without waiting."""

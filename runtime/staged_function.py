@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 from autostage.runtime import (
     captures,
+    collector,
     config,
     fp_state,
     function_trace,
@@ -456,6 +457,7 @@ class StagedFunction:
                     raise
         return self._trace(key, values, leaves, treedef)
 
+    @collector.deferred()
     def _trace(self, key: tuple, values: tuple, leaves: list, treedef: pytree.TreeDef
                ) -> ConcreteFunction:
         for leaf in leaves:

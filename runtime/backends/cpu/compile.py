@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numba
 import numpy as np
-from autostage.runtime import ir, tracing
+from autostage.runtime import collector, ir, tracing
 from autostage.runtime.backends.cpu import (
     allocator,
     codegen,
@@ -129,6 +129,7 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
             return lower_py_function.running(callables, run_arrays, args)
         return run_arrays(args)
 
+    @collector.deferred()
     def compile_for(args: list) -> None:
         """Compiles for the types of ``args`` without running (``ConcreteFunction`` does it on a
         tiered start's background thread, with the arguments of the call that started it)."""
