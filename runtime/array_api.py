@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Sequence
 
 import numpy as np
-from autostage.runtime import dtype_rules, tracing, value_info
+from autostage.runtime import dtype_rules, integer_conversions, tracing, value_info
 from autostage.runtime.ops.elementwise import SCALAR_OPERATORS, UFUNCS
 from autostage.runtime.ops.reductions import REDUCTIONS
 from autostage.runtime.tensor import StagingTypeError, Tensor, constant
@@ -72,6 +72,8 @@ def _emit_promoted(name: str, function, args: Sequence[object], unsafe: bool = F
     allowed: list = [*as_numpy]
     if any(paths) or any(others):
         allowed += _check_python_paths(function, name, args, specs, dtype, paths, others)
+    if not unsafe:
+        _check_int_bounds(name, args, specs, dtypes)
     with value_info.allowing(allowed):
         values = [_typed(a, d, unsafe) for a, d in zip(args, dtypes, strict=True)]
         (result,) = tracing.emit(name, values)
@@ -86,6 +88,27 @@ def _emit_promoted(name: str, function, args: Sequence[object], unsafe: bool = F
         value_info.mark_python_path(result, python_path_flag(args).value,
                                     dtype_rules.weak_kind(result.type.dtype))
     return Tensor(result)
+
+
+def _check_int_bounds(name: str, args: list, specs: list, dtypes: Sequence[np.dtype]) -> None:
+    """NumPy 2's OverflowError where a Python int known only at run time (``int(x[0])``, a
+    staged loop's index) does not fit the integer dtype an op converts it to (``w + n`` of an
+    int32 ``w``: ``integer_conversions``). Comparisons are exact instead (widened to int64 by
+    ``dtype_rules.resolve``); of a uint64 array, refused."""
+    for a, spec, dtype in zip(args, specs, dtypes, strict=True):
+        if spec != dtype_rules.Weak(int) or dtype.kind not in "iu" or dtype == a.dtype:
+            continue
+        if name in dtype_rules.COMPARISONS:
+            raise StagingTypeError(
+                f"{name} of a uint64 array and a Python int known only at run time"
+                f"{_at()}: NumPy compares them exactly, staged code would convert the int to "
+                "uint64; compare with np.int64(n) or convert the array")
+        integer_conversions.check_int(a, dtype)
+
+
+def _at() -> str:
+    loc = tracing.user_location()
+    return f" at {loc}" if loc is not None else ""
 
 
 def _beyond_integers(name: str, args: list) -> Tensor | None:

@@ -16,6 +16,7 @@ from autostage.runtime import (
     argument_writes,
     array_identity,
     dtype_rules,
+    integer_conversions,
     ir,
     tracing,
     value_info,
@@ -506,7 +507,9 @@ def setitem(x: object, key: object, value: object, only_name: bool = False) -> T
     if isinstance(value, Tensor):
         _check_rank(x, value, index, operands)
         view_writes.written_back(value.value, x.value, index, tuple(operands))
-        value = value if value.dtype == x.dtype else astype(value, x.dtype)
+        if value.dtype != x.dtype:
+            integer_conversions.check_write(value, x.dtype)
+            value = astype(value, x.dtype)
     elif dtype_rules.is_python_scalar(value):
         value = constant(dtype_rules.convert_scalar(value, x.dtype))
     else:

@@ -113,11 +113,10 @@ class ConcreteFunction:
         except BaseException as e:  # noqa: BLE001 - the caller's next run raises it again
             self.background_error = e
 
-    @collector.deferred()
     def _prepared(self, example: list | None = None) -> Callable[[list], tuple]:
         """Prepares the runner (once), compiled for ``example``'s types if given, before it is
         published: a caller that finds it runs compiled code without waiting."""
-        with self._lock:
+        with self._lock, collector.deferred():
             if self._runner is None:
                 # The backend prepares (the cpu target optimizes) a copy, so the trace stays
                 # as traced (``f.ir()``); the identity fixes depend on the copy's passes.

@@ -87,6 +87,9 @@ def resolve(function: Callable, specs: Sequence[object], name: str = ""
             dtypes.append(spec)
         elif name in COMPARISONS and isinstance(spec, int) and not isinstance(spec, bool):
             dtypes.append(_comparison_int_dtype(spec, weak_dtype))
+        elif name in COMPARISONS and spec == Weak(int) and weak_dtype.kind in "iu" and (
+                weak_dtype.itemsize < 8):
+            dtypes.append(np.dtype(np.int64))  # its value known at run time: compared exactly
         else:
             dtypes.append(weak_dtype)
     dtypes = tuple(dtypes)

@@ -19,6 +19,7 @@ import numpy as np
 from autostage.runtime import (
     array_api,
     array_shapes,
+    integer_conversions,
     ndarray_results,
     numpy_grids,
     numpy_interp,
@@ -286,6 +287,9 @@ def _scalar_type_call(scalar_type: type) -> Callable:
             raise StagingTypeError(
                 f"np.{scalar_type.__name__}() of a staged {type(x).__name__}"
                 f"{f' at {loc}' if loc is not None else ''} is not supported; pass a tensor")
+        if x.ndim and x.dtype == np.dtype(scalar_type):
+            return x  # NumPy's scalar type of an array of its dtype is the array itself
+        integer_conversions.check_scalar_type(x, np.dtype(scalar_type))
         return x.astype(scalar_type)
     return cast
 

@@ -102,12 +102,38 @@ def _paths(value: ir.Value) -> set[ir.Value]:
     op = value.producer
     if isinstance(op, ir.Op) and op.name == "while" and op.regions[1].raises():
         return _paths(op.operands[value.index])
+    if isinstance(op, ir.Op) and op.name == "while" and value_info.view_base(value) is not None:
+        # (a loop that may run zero times, of a value begun from an argument: its result is
+        # marked a view of it; one the trace knows runs, with fresh values, is not)
+        return _loop_paths(op, value.index)
     if not (isinstance(op, ir.Op) and op.name == "cond"):
         return {value}
     out: set[ir.Value] = set()
     for region in op.regions:
         if not region.raises():
             out |= _paths(region.results[value.index])
+    return out
+
+
+def _loop_paths(op: ir.Op, index: int) -> set[ir.Value]:
+    """The values result ``index`` of staged loop ``op`` may be: what the loop was given (it
+    may run zero times: ``for x in xs: h = f(h, x)`` returns ``h`` itself for an empty
+    ``xs``, as in Python) and what its body yields, a body argument followed to the value it
+    carries (``a, b = b, a``)."""
+    body = op.regions[1]
+    out: set[ir.Value] = set()
+    seen, todo = set(), [index]
+    while todo:
+        k = todo.pop()
+        if k in seen:
+            continue
+        seen.add(k)
+        out |= _paths(op.operands[k])
+        for p in _paths(body.results[k]):
+            if p.producer is body:  # (a body argument: the value the loop carries there)
+                todo.append(p.index)
+            else:
+                out.add(p)
     return out
 
 

@@ -449,15 +449,15 @@ class StagedFunction:
         and cannot tell whose draw changed one (a Dask worker samples with Python's ``random``
         while a task traces). A draw of the traced code itself changes the state at every trace
         and is raised."""
-        for _ in range(RANDOM_RETRIES):
-            try:
-                return self._trace(key, values, leaves, treedef)
-            except RandomStagingError as e:
-                if not getattr(e, "another_thread_may_have_drawn", False):
-                    raise
-        return self._trace(key, values, leaves, treedef)
+        with collector.deferred():  # (a with block: a decorator's frame shows in tracebacks)
+            for _ in range(RANDOM_RETRIES):
+                try:
+                    return self._trace(key, values, leaves, treedef)
+                except RandomStagingError as e:
+                    if not getattr(e, "another_thread_may_have_drawn", False):
+                        raise
+            return self._trace(key, values, leaves, treedef)
 
-    @collector.deferred()
     def _trace(self, key: tuple, values: tuple, leaves: list, treedef: pytree.TreeDef
                ) -> ConcreteFunction:
         for leaf in leaves:

@@ -12,8 +12,10 @@ A third op, ``python_arith``, computes what Python computes where NumPy's value 
 last bits: ``int / int`` (correctly rounded from the exact ints; NumPy converts each to float
 first) and complex ``/`` and ``**`` (CPython's algorithms).
 
-``raise_if``: operand 0 a ``bool[]`` test; attrs ``exception`` (the instance to copy); no results;
-a side effect (never removed, folded or reordered). Printed: ``raise_if %3 ZeroDivisionError(...)``.
+``raise_if``: operand 0 a ``bool[]`` test; attrs ``exception`` (the instance to copy) and, as the
+``raise`` op's, ``formats`` (optional: arguments rendered from the other operands, e.g. the value
+in "Python integer 3000000000 out of bounds for int32"); no results; a side effect (never
+removed, folded or reordered). Printed: ``raise_if %3 ZeroDivisionError(...)``.
 ``int_overflows``: operands two int64 values (one for ``negative``/``absolute``), attrs ``op``
 (``add``, ``subtract``, ``multiply``, ``left_shift``, ``power``, ``negative``, ``absolute``); a
 bool result of the broadcast shape: whether Python's exact result is outside int64. A negative
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 from autostage.runtime import dtype_rules, op_registry
+from autostage.runtime.ops import exceptions
 from autostage.runtime.types import TensorType
 
 INT64_MIN = -(2**63)
@@ -83,7 +86,7 @@ def _evaluate_overflows(op, values: tuple, run) -> tuple:
 
 
 def _infer_raise_if(operand_types: tuple, attrs: dict) -> tuple:
-    (test,) = operand_types
+    test = operand_types[0] if operand_types else None
     if not (isinstance(test, TensorType) and test.dtype == np.bool_ and test.is_scalar):
         raise TypeError(f"raise_if needs a bool[] test, got {test}")
     if not isinstance(attrs.get("exception"), BaseException):
@@ -93,8 +96,7 @@ def _infer_raise_if(operand_types: tuple, attrs: dict) -> tuple:
 
 def _evaluate_raise_if(op, values: tuple, run) -> tuple:
     if bool(values[0]):
-        exc = op.attrs["exception"]
-        raise type(exc)(*exc.args)
+        raise type(op.attrs["exception"])(*exceptions.arguments(op, values))
     return ()
 
 
@@ -146,8 +148,8 @@ op_registry.register(
 op_registry.register(
     "raise_if", _infer_raise_if, _evaluate_raise_if, effects=op_registry.Effects(raises=True),
     raises=lambda op: (type(op.attrs["exception"]),), vjp=op_registry.NO_GRADIENT,
-    doc="operand: bool[] test; attrs: exception; raises a new exception like it when the test "
-        "is true")
+    doc="operands: bool[] test, then the values of formatted arguments; attrs: exception, "
+        "formats (optional); raises a new exception like it when the test is true")
 
 # No gradients: int_overflows has a bool result; python_arith divides integers, or computes with
 # complex values, which the reverse sweep refuses before it asks for a rule.

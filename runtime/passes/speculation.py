@@ -92,7 +92,8 @@ def _flattened(cond: ir.Op, module: ir.Module, replaced: dict) -> list[ir.Op] | 
             # (the test first: lowered as a short-circuit `and`, it is false almost always, so
             # the predicate, as irregular as the data, is not branched on)
             both = _op("logical_and", (op.operands[0], taken), op.loc)
-            ops += [both, ir.Op("raise_if", both.results, (), op.attrs, loc=op.loc)]
+            ops += [both, ir.Op("raise_if", (*both.results, *op.operands[1:]), (), op.attrs,
+                                 loc=op.loc)]
     ops += selects
     replaced.update(zip(cond.results, [s.results[0] for s in selects], strict=True))
     return ops

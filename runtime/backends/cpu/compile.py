@@ -129,14 +129,13 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
             return lower_py_function.running(callables, run_arrays, args)
         return run_arrays(args)
 
-    @collector.deferred()
     def compile_for(args: list) -> None:
         """Compiles for the types of ``args`` without running (``ConcreteFunction`` does it on a
         tiered start's background thread, with the arguments of the call that started it)."""
         nonlocal convert
         prepared = [a[()] if i in scalars else a for i, a in enumerate(args)]
         prepared += [var._storage for var in variables]
-        with limits.headroom(module):  # Numba compiles callees recursively
+        with limits.headroom(module), collector.deferred():  # (callees compile recursively)
             signature = _compile(dispatcher, prepared, generated, python_module)
         if not _may_return_constants(dispatcher, signature):
             convert = _result_converter(module.main.result_types, arrays=False)

@@ -279,7 +279,7 @@ def _reduce(op: ir.Op, em: Emitter, reduction: ir.Op, element_ops: list[ir.Op],
                 with s.loops(em, inner, extents[len(outer):]):
                     value = element()
                     if reduction.name in ("sum", "mean"):
-                        em.line(f"{acc} += {value}")
+                        em.line(s.accumulate(acc, "+", value, dtype))
                     else:
                         v = em.fresh("v")
                         em.line(f"{v} = {value}")

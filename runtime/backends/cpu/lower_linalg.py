@@ -63,7 +63,7 @@ def contraction(em: Emitter, result: ir.Value, out_loops: list[tuple[str, str]],
                 terms = " and ".join(factors)  # each a truth test (s.cast)
                 em.line(f"{acc} = {acc} or ({terms})")
             else:
-                em.line(f"{acc} += {' * '.join(factors)}")
+                em.line(s.accumulate(acc, "+", " * ".join(factors), dtype))
         em.line(f"{s.index_expr(out, [i for i, _ in out_loops]) if result.type.ndim else out}"
                 f" = {acc}")
 

@@ -84,7 +84,7 @@ def _sum_of(term):
         acc = em.fresh("acc")
         em.line(f"{acc} = {s.zero(dtype)}")
         with inner():
-            em.line(f"{acc} += {term(op, em, element)}")
+            em.line(s.accumulate(acc, "+", term(op, em, element), dtype))
         return acc
     return reducer
 

@@ -322,7 +322,7 @@ def _accumulate_in_order(em: Emitter, inner: ReducedLoops, element: str, acc: st
         return
     em.line(f"{acc} = {s.zero(dtype) if combine == '+' else s.one(dtype)}")
     with inner():
-        em.line(f"{acc} {combine}= {s.cast(element, dtype)}")
+        em.line(s.accumulate(acc, combine, s.cast(element, dtype), dtype))
 
 
 def _sum_like(combine: str):

@@ -79,6 +79,17 @@ def cast(expr: str, dtype: np.dtype) -> str:
     return f"{np_dtype(dtype)}({expr})"
 
 
+def accumulate(acc: str, combine: str, value: str, dtype: np.dtype) -> str:
+    """The line ``acc <combine>= value`` of an accumulator of ``dtype``: Numba adds and
+    multiplies integers narrower than 64 bits in (u)int64, so such an accumulator is cast back
+    at each step and wraps as NumPy's does (``x.sum(dtype=np.int32)``, an int32 dot product:
+    it once held 3 * 2**30 where NumPy's sum is -2**30)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu" and dtype.itemsize < 8:
+        return f"{acc} = {cast(f'{acc} {combine} {value}', dtype)}"
+    return f"{acc} {combine}= {value}"
+
+
 def cast_array(expr: str, have: np.dtype, want: np.dtype) -> str:
     """An array expression converted to ``want`` (no copy when the dtype already matches)."""
     return expr if np.dtype(have) == np.dtype(want) else f"{expr}.astype({np_dtype(want)})"

@@ -28,7 +28,7 @@ import warnings
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from autostage.runtime.backends.cpu import symbol_links
+from autostage.runtime.backends.cpu import int_wrap, symbol_links
 from numba.core import caching
 from numba.core.dispatcher import Dispatcher
 
@@ -46,9 +46,10 @@ class CacheIntegrityWarning(UserWarning):
 
 def tie_data_files(module: types.ModuleType,
                    writes_in_line: tuple[types.ModuleType, ...] = ()) -> None:
-    """Makes every cached Numba function of ``module`` use ``TiedCacheFile``. Numba keys the
-    cache by ``module``'s file alone: the sources of ``writes_in_line``, modules whose
-    intrinsics its code contains, are made part of the key."""
+    """Makes every cached Numba function of ``module`` use ``TiedCacheFile`` and compile with
+    wrapping integers (``int_wrap``, whose stamp is part of the key). Numba keys the cache by
+    ``module``'s file alone: the sources of ``writes_in_line``, modules whose intrinsics its
+    code contains, are made part of the key."""
     # Code whose cache is tied may call shared helpers by symbol (loading checks them): from
     # before any of these functions compiles, Numba records where each one can be found again.
     symbol_links.install()
@@ -59,9 +60,10 @@ def tie_data_files(module: types.ModuleType,
     digest = sources.hexdigest()
     for value in list(vars(module).values()):
         if isinstance(value, Dispatcher) and isinstance(value._cache, caching.Cache):
+            int_wrap.compile_wrapping(value)
             old = value._cache._cache_file
             if type(old) is caching.IndexDataCacheFile:
-                stamp = (old._source_stamp, digest) if writes_in_line else old._source_stamp
+                stamp = (old._source_stamp, int_wrap.STAMP, *([digest] if writes_in_line else []))
                 value._cache._cache_file = TiedCacheFile(
                     old._cache_path, old._index_name[:-len(".nbi")], stamp)
 

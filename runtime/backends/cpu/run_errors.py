@@ -181,9 +181,11 @@ def broadcast_extents(em: Emitter, op: ir.Op, arrays: Sequence[ir.Value], rank: 
         extents.append(extent)
     if shared:
         em.module_line("cpu_chk", CHECKS_IMPORT)
-    if shared and not tests and len(shared) + bool(single) <= 3:
-        # (the sizes of axes no other operand shares are in the message too: passed as one
-        # more tuple, whose "extent" is not used)
+    if shared and not tests and len(single) <= 1 and len(shared) + bool(single) <= 3:
+        # (the size of an axis no other operand shares is in the message too: passed as one
+        # more tuple, whose "extent" is not used; the call still tests that tuple, so it may
+        # hold one size only: sizes of two such axes, `x[:, None] - c[None, :]`'s n and k,
+        # are no axis's sizes and need not be equal)
         fields = [*shared, (em.fresh("sizes"), single)] if single else shared
         _broadcast_shape(em, op, arrays, fields)
         return extents

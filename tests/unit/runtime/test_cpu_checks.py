@@ -156,7 +156,11 @@ def scaled_sum(a, b):
 @pytest.mark.parametrize("a_shape, b_shape", [
     ((3, 4), (4,)), ((3, 4), (1, 4)), ((3, 4), (3, 1)), ((3, 4), (3,)), ((2, 3), (3, 3)),
     ((0, 4), (4,)), ((2, 3, 4), (3, 4)), ((2, 3, 4), (2, 1, 4)), ((2, 3, 4), (2, 4)),
-    ((2, 1, 4), (5, 1)), ((5,), (4,)), ((1,), (6,))])
+    ((2, 1, 4), (5, 1)), ((5,), (4,)), ((1,), (6,)),
+    # (two axes of one run-time size each, besides a shared one: the pairwise differences
+    # `x[:, None] - c[None, :]`; their sizes were once tested against each other)
+    ((60, 1, 2), (1, 4, 2)), ((5, 1, 2), (1, 3, 2)), ((5, 1, 2), (1, 3, 3)), ((5, 1, 2), (3, 2)),
+    ((1, 5, 1, 2), (3, 1, 4, 2))])
 def test_broadcast_extents_and_their_error_are_numpys(a_shape, b_shape):
     """One call computes the extents and raises NumPy's message with the operands' shapes."""
     a, b = np.ones(a_shape), np.arange(float(np.prod(b_shape))).reshape(b_shape)
@@ -250,3 +254,18 @@ def test_operands_that_do_not_broadcast_raise_numpys_error_wherever_they_differ(
                 f(*args)
         else:
             np.testing.assert_array_equal(f(*args), want)
+
+
+def pairwise_squared_distances(x, c):
+    return ((x[:, None, :] - c[None, :, :]) ** 2).sum(axis=2)
+
+
+def test_pairwise_differences_of_unknown_sizes_broadcast_as_numpys():
+    f = autostage.convert(pairwise_squared_distances)
+    rng = np.random.default_rng(0)
+    for n, k in [(20, 3), (60, 4), (5, 3), (3, 5), (4, 4), (1, 3)]:  # (a second trace, unsized)
+        x, c = rng.standard_normal((n, 2)), rng.standard_normal((k, 2))
+        np.testing.assert_array_equal(f(x, c), pairwise_squared_distances(x, c))
+    with pytest.raises(ValueError, match=re.escape(
+            "operands could not be broadcast together with shapes (60,1,2) (1,4,3)")):
+        f(np.ones((60, 2)), np.ones((4, 3)))

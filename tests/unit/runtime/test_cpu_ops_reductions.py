@@ -237,3 +237,45 @@ def test_known_counts_add_without_tiles():
     f = autostage.convert(fused_mean_of_squares, target="cpu")
     x = np.random.default_rng(17).random(17) * 3  # 17: a size the trace does not know
     assert f(x) == fused_mean_of_squares(x) and "_tiles(np.int64(" in f.backend_source(x)
+
+
+@pytest.mark.parametrize("dtype,requested", [(np.int32, np.int32), (np.int8, np.int8),
+                                             (np.int16, np.int16), (np.uint8, np.uint8),
+                                             (np.uint32, np.uint32), (np.int64, np.int32)])
+@pytest.mark.parametrize("name", ["sum", "prod"])
+def test_sums_in_a_narrow_integer_dtype_wrap_as_numpys(dtype, requested, name):
+    # Numba adds int32 values in int64: an accumulator that was not cast back at each step
+    # held 3 * 2**30 where NumPy's int32 sum is -2**30 (a staged `s < 0` was then False)
+    big = np.iinfo(requested).max // 2 + 1
+    x = np.full((3, 4), min(big, np.iinfo(dtype).max), dtype=dtype)
+    run_cpu(lambda a: getattr(np, name)(a, dtype=requested), x)
+    run_cpu(lambda a: getattr(np, name)(a, axis=1, dtype=requested), x)
+    run_cpu(lambda a: getattr(np, name)(a, dtype=requested) < 0, x)
+
+
+def test_narrow_integer_sum_compared_in_staged_code():
+    @autostage.convert
+    def negative(x):
+        return x.sum(dtype=np.int32) < 0, x.sum(dtype=np.int32) // 2
+
+    for n in (3, 30):
+        x = np.full(n, 2**30, dtype=np.int32)
+        assert negative(x) == (x.sum(dtype=np.int32) < 0, x.sum(dtype=np.int32) // 2)
+        assert type(negative(x)[1]) is np.int32
+
+
+@pytest.mark.parametrize("fn", [
+    lambda a, b: np.dot(a, b) < 0, lambda a, b: a @ b < 0, lambda a, b: (a @ b) // 3,
+    lambda a, b: np.einsum("i,i->", a, b) < 0, lambda a, b: np.trace(np.outer(a, b)) < 0,
+    lambda a, b: (a * b).sum(dtype=np.int32) < 0, lambda a, b: np.sum(a * b, dtype=np.int32),
+    lambda a, b: np.dot(a.astype(np.int8), b.astype(np.int8)) < 0,
+    lambda a, b: np.dot(a.astype(np.uint32), b.astype(np.uint32)) // 3,
+], ids=["dot", "matmul", "matmul_div", "einsum", "trace", "fused_sum", "fused_sum_value",
+        "dot_int8", "dot_uint32"])
+def test_narrow_integer_products_and_sums_wrap_as_numpys(fn):
+    f = autostage.convert(fn)
+    for n in (3, 30):  # (sizes known to the trace, then not)
+        a = b = np.full(n, 50000, dtype=np.int32)
+        want = fn(a, b)
+        got = f(a, b)
+        assert type(got) is type(want) and got == want, (n, got, want)

@@ -206,6 +206,9 @@ def test_retracing_warning_names_the_changing_argument():
         "scale has been traced 6 times (more than 5); tracing is slow, and this trace was "
         "needed because argument 'factor' is a Python int and is traced per value (now 5); "
         "pass np.int64(factor) to stage it"]
+    # the warning points at the call (it pointed at contextlib's decorator frame)
+    (where,) = [w for w in caught if issubclass(w.category, RetracingWarning)]
+    assert where.filename == __file__, where.filename
 
 
 def test_retracing_warning_for_dtype_changes():
@@ -634,6 +637,36 @@ def test_results_are_one_object_exactly_where_python_returns_one(target):
         assert b[0] == 1.0
         c, d = autostage.convert(one_array_twice, target=target)(x)
         assert c is d
+
+
+def recurrence(xs, h):
+    for x in xs:
+        h = h * 0.5 + x
+    return h
+
+
+def swapped(a, b, n):
+    for _ in range(n.shape[0]):
+        a, b = b, a
+    return a
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_a_loop_that_runs_zero_times_returns_the_argument_itself(target):
+    """Python returns the caller's ``h`` where the loop runs zero times, a new array otherwise
+    (the result was a view of ``h`` there: a new object)."""
+    f = autostage.convert(recurrence, target=target)
+    g = autostage.convert(swapped, target=target)
+    h, a, b = np.zeros(4), np.zeros(3), np.ones(3)
+    for steps in (0, 3, 0, 20, 0):  # (traces with the sizes, then one without)
+        xs = np.ones((steps, 4))
+        got = f(xs, h)
+        assert (got is h) == (steps == 0)
+        np.testing.assert_array_equal(got, recurrence(xs, h))
+        assert not np.shares_memory(h, got) or got is h
+        n = np.zeros(steps + 1)
+        assert g(a, b, n) is swapped(a, b, n)
+        assert g(a, b, n[1:]) is swapped(a, b, n[1:])
 
 
 def broadcasts(x, n):
