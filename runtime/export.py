@@ -589,7 +589,9 @@ def _check_captured(value: np.ndarray, param_type: Any, member: str) -> None:
 def _check_identity(identity: tuple, params: int, member: str) -> None:
     for i, (kind, j) in enumerate(identity):
         bound = i if kind == "same" else params
-        if any(not 0 <= k < bound for k in (j if type(j) is tuple else () if j is None else (j,))):
+        low = -params if kind == "param_maybe" else 0  # (negative: a view of an argument)
+        indices = j if type(j) is tuple else () if j is None else (j,)
+        if any(not low <= k < bound for k in indices):
             raise ValueError(f"{member}: identity entry {i} ({kind}, {j}) is out of range")
 
 

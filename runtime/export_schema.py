@@ -72,7 +72,8 @@ _SIGNATURE = _object({
             # (and ``number``: that number, where the result's dtype does not hold it)
             _object({"kind": {"enum": ["int", "float", "bool", "complex"]},
                      "if_result": _INT}, {"number": _VALUE})]}},
-        # (kind, argument index or null; for "param_maybe": the candidate arguments' indices)
+        # (kind, argument index or null; for "param_maybe": the candidate arguments' indices,
+        # a negative one -j-1 a view of argument j)
         "identity": {"type": "array", "items": {"type": "array", "items": {
             "anyOf": [_STR, _INT, {"type": "null"}, {"type": "array", "items": _INT}]}}},
     }),

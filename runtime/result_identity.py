@@ -29,7 +29,9 @@ PARAM_0D, VIEW_0D = "param_0d", "view_0d"
 # as the argument's object, whatever the backend returns for the value.
 PARAM_PATHS = "param_paths"
 # (PARAM_MAYBE, js): one of the arguments js on some paths of a staged ``if``, a new array on
-# the others: the argument's object where the backend's result is its memory.
+# the others: the argument's object where the backend's result is its memory. A negative j
+# (``viewed(k)``) stands for a view of argument k on some path: where that argument shares
+# memory with the one the result matches, which of the two Python returns is unknown: an error.
 PARAM_MAYBE = "param_maybe"
 # ``np.broadcast_to`` results, NumPy's read-only views (backends make a new array): (BROADCAST,
 # j) of argument j itself, made again from the argument; (READ_ONLY, None) of an array the
@@ -90,6 +92,11 @@ def _broadcast(value: ir.Value, index: dict[ir.Value, int], results: Sequence[ir
         "Return np.broadcast_to(...).copy(), or broadcast the array itself")
 
 
+def viewed(j: int) -> int:
+    """The PARAM_MAYBE candidate that stands for a view of argument ``j`` (its own inverse)."""
+    return -j - 1
+
+
 def is_broadcast(value: ir.Value) -> bool:
     """Whether ``value`` is an ``np.broadcast_to`` result (NumPy's read-only view)."""
     return isinstance(value.producer, ir.Op) and value.producer.name == "broadcast_to"
@@ -100,6 +107,8 @@ def _paths(value: ir.Value) -> set[ir.Value]:
     raises yields placeholders: left out) and staged loops whose body raises (what they were
     given: the body never completes a round)."""
     op = value.producer
+    if isinstance(op, ir.Op) and op.name == "undef":
+        return set()  # (what a path that returned earlier yields: never this value)
     if isinstance(op, ir.Op) and op.name == "while" and op.regions[1].raises():
         return _paths(op.operands[value.index])
     if isinstance(op, ir.Op) and op.name == "while" and value_info.view_base(value) is not None:
@@ -148,9 +157,9 @@ def _through_paths(value: ir.Value, index: dict[ir.Value, int]) -> tuple | None:
         return None
     if len(params) == 1 and all(p in index for p in paths):
         return PARAM_PATHS, params[0]
-    if getattr(value.type, "ndim", 0) > 0 and all(
-            p in index or value_info.view_base(p) is None for p in paths):
-        return PARAM_MAYBE, params
+    if getattr(value.type, "ndim", 0) > 0:  # (views of arguments: see keeping_identity)
+        bases = {index.get(value_info.view_base(p)) for p in paths if p not in index}
+        return PARAM_MAYBE, params + tuple(viewed(j) for j in sorted(bases - {None}))
     return None
 
 
@@ -195,7 +204,15 @@ def keeping_identity(runner: Callable[[list], tuple], entries: tuple,
         for i, j in params_kept:
             out[i] = given[j]
         for i, candidates in params_maybe:
-            held = [j for j in candidates if _same_memory(out[i], given[j])]
+            held = [j for j in candidates if j >= 0 and _same_memory(out[i], given[j])]
+            if held and any(np.may_share_memory(given[viewed(k)], given[held[0]])
+                            for k in candidates if k < 0):
+                raise tracing.StagingError(
+                    f"a result has the memory and layout of argument #{held[0] + 1}, which it "
+                    "is on some paths of a staged if, while on others it is a view of an "
+                    "argument sharing that memory (`return x if c else x[::-1]`): staged code "
+                    "cannot tell which one Python returns; return x.copy() on that path, or a "
+                    "view on every path")
             if len(held) == 1 or len(held) > 1 and all(given[j] is given[held[0]] for j in held):
                 out[i] = given[held[0]]
             elif held:  # (distinct arguments with one memory and layout: which, Python knows)

@@ -270,3 +270,47 @@ def test_a_loop_attempt_that_python_runs_leaves_no_stale_versions(target):
             assert got[1] == want[1]
         else:
             np.testing.assert_array_equal(got, want)
+
+
+def _early_return_of_a_view(x, y):
+    if (x > 0).any():
+        return x[::-1], y
+    return y, y  # (the paths that returned earlier yield placeholders here: not candidates)
+
+
+def _view_of_another_argument(x, y):
+    if x.sum() > 0:
+        return y[1:]
+    return x
+
+
+def _argument_or_its_view(x, y):
+    if x.sum() > 0:
+        return x[::-1]
+    return x
+
+
+@pytest.mark.parametrize("target", ["cpu", "interpreter"])
+def test_an_argument_on_some_paths_a_view_of_another_on_others(target):
+    for fn in (_early_return_of_a_view, _view_of_another_argument):
+        staged = autostage.convert(fn, target=target)
+        for x in (np.ones(3), -np.ones(3), np.ones(3)):
+            y = np.arange(3.0)
+            want, got = fn(x, y), staged(x, y)
+            want, got = (want, got) if isinstance(want, tuple) else ((want,), (got,))
+            assert [(w is x, w is y) for w in want] == [(g is x, g is y) for g in got], fn
+            for w, g in zip(want, got, strict=True):
+                np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("target", ["cpu", "interpreter"])
+def test_an_argument_or_a_view_of_it_is_refused_where_they_look_alike(target):
+    staged = autostage.convert(_argument_or_its_view, target=target)
+    x = np.ones(3)
+    got = staged(x, x)  # the view's path: its memory is laid out otherwise
+    assert got is not x and np.shares_memory(got, x)
+    with pytest.raises(StagingError, match=r"memory and layout of argument #1.*x\.copy\(\)"):
+        staged(-x, x)  # x's path: it might be x[...], a new view Python would return
+    y = -np.arange(1.0, 5.0)
+    with pytest.raises(StagingError, match="memory and layout of argument #1"):
+        autostage.convert(_view_of_another_argument, target=target)(y, y)  # one memory twice
