@@ -380,6 +380,10 @@ def reduce(name: str, x: object, axis: object = None, dtype: object = None, out:
     attrs = {"axis": axis, "keepdims": bool(keepdims)}
     if "dtype" in REDUCTIONS[name]:
         attrs["dtype"] = None if dtype is None else as_dtype(dtype)
+    elif dtype is not None and name in ("std", "var"):
+        raise TypeError(f"np.{name}: the argument dtype= is not supported on staged tensors "
+                        f"(NumPy accumulates its sums in that dtype); call np.{name} without "
+                        f"it, or convert the result")
     elif dtype is not None:
         raise TypeError(f"np.{name} got an unexpected keyword argument 'dtype'")
     if "ddof" in REDUCTIONS[name]:

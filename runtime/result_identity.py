@@ -205,11 +205,11 @@ def keeping_identity(runner: Callable[[list], tuple], entries: tuple,
             out[i] = given[j]
         for i, candidates in params_maybe:
             held = [j for j in candidates if j >= 0 and _same_memory(out[i], given[j])]
-            if held and any(np.may_share_memory(given[viewed(k)], given[held[0]])
-                            for k in candidates if k < 0):
+            if held and any(given[viewed(k)] is given[held[0]] or np.may_share_memory(
+                    given[viewed(k)], given[held[0]]) for k in candidates if k < 0):
                 raise tracing.StagingError(
                     f"a result has the memory and layout of argument #{held[0] + 1}, which it "
-                    "is on some paths of a staged if, while on others it is a view of an "
+                    "is on some paths of a staged if or loop, while on others it is a view of an "
                     "argument sharing that memory (`return x if c else x[::-1]`): staged code "
                     "cannot tell which one Python returns; return x.copy() on that path, or a "
                     "view on every path")

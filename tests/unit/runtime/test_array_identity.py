@@ -314,3 +314,21 @@ def test_an_argument_or_a_view_of_it_is_refused_where_they_look_alike(target):
     y = -np.arange(1.0, 5.0)
     with pytest.raises(StagingError, match="memory and layout of argument #1"):
         autostage.convert(_view_of_another_argument, target=target)(y, y)  # one memory twice
+
+
+def _sliced_in_a_loop(a, n):
+    for _ in range(n):
+        a = a[1:]
+    return a
+
+
+@pytest.mark.parametrize("target", ["cpu", "interpreter"])
+def test_a_view_made_in_a_loop_that_may_not_run(target):
+    staged = autostage.convert(_sliced_in_a_loop, target=target)
+    a = np.arange(4.0)
+    got = staged(a, np.int64(2))
+    assert got is not a
+    np.testing.assert_array_equal(got, a[2:])
+    for empty_or_not_run in ((a, np.int64(0)), (np.ones(0), np.int64(2))):  # a's own layout
+        with pytest.raises(StagingError, match="staged if or loop"):
+            staged(*empty_or_not_run)

@@ -128,3 +128,11 @@ def test_nanquantile_with_a_q_array_of_another_dtype_along_an_axis_is_refused(ta
         want = f(x, np.array([0.5], np.float32))
     assert got.dtype == want.dtype == np.float32
     np.testing.assert_array_equal(got, want)
+
+
+def test_std_with_a_dtype_is_refused_clearly():
+    def f(x):
+        return x.std(dtype=np.float32)
+
+    with pytest.raises(TypeError, match=r"np\.std: the argument dtype= is not supported"):
+        autostage.convert(f)(np.arange(5.0))
