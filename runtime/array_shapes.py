@@ -427,6 +427,12 @@ def check_writable(x: Tensor, what: str) -> None:
                     "cannot be staged: only writes into the argument itself are written back "
                     f"into the caller's array. Index `{name}` itself (`{name}[i, j] = v`), or "
                     "copy the view first")
+            if x.ndim == 0 and base is x.value and name.isidentifier():
+                raise tracing.StagingError(
+                    f"{where}{what} changes `{name}`, a 0-d array argument, in place: staged "
+                    "code takes a 0-d array argument as its value and cannot write into the "
+                    f"caller's array. Return the new value (`{name} = {name} + ...`) and assign "
+                    "it in the caller, or pass a 1-element array")
             if not (isinstance(producer, ir.Op) and producer.name in ("cond", "while")):
                 raise tracing.StagingError(
                     f"{where}{what} changes `{name}`, an array the function reads "

@@ -194,6 +194,8 @@ def reached(path: Path, value: object) -> object:
         _check(path, ("array", value.dtype, value.shape) if kind is np.ndarray
                else ("scalar", kind))
         value_info.mark_argument(tensor.value, str(path), kind is not np.ndarray)
+        if kind is np.ndarray and value.ndim == 0:
+            value_info.mark_array(tensor.value)  # (a 0-d ndarray, not a NumPy scalar)
         return tensor
     if kind is np.random.Generator:  # a run-time input: draws advance the object read now
         _check(path, ("type", kind))

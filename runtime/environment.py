@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
-from autostage.runtime import tracing
+from autostage.runtime import tracing, value_info
 from autostage.runtime.cache_keys import constant_key
 from autostage.runtime.captures import Root, is_user_module, proxy_root
 
@@ -163,6 +163,10 @@ def bind_environment(fn: Callable, trace: FunctionTrace) -> Callable:
                 "staged function "
                 "cannot rebind arrays outside itself: return the new value instead")
         tensor = trace.capture(source, value)
+        if type(value) is np.ndarray:  # (an in-place write into it is refused, as an argument's
+            value_info.mark_argument(tensor.value, str(source), False)  # of this kind would be)
+            if value.ndim == 0:
+                value_info.mark_array(tensor.value)  # (a 0-d ndarray, not a NumPy scalar)
         (new_cells if source.is_cell else new_globals)[source.name] = tensor
     bound = _rebound(fn, new_globals, new_cells) if new_globals or new_cells else fn
     cells = dict(zip(fn.__code__.co_freevars, bound.__closure__ or (), strict=True))

@@ -433,3 +433,13 @@ def test_writing_into_an_array_of_a_list_argument_advises_no_write_into_the_list
                                                    r"(.|\n)*Copy it first \(`v = v.copy\(\)`"):
         autostage.convert(_zero_grads)(grads)
     assert np.array_equal(grads[0], np.ones(2))  # nothing the user owns changed
+
+
+def test_an_in_place_operator_on_a_0d_array_argument_says_so():
+    def accumulate(c, x):
+        c += x.sum()
+        return c
+
+    with pytest.raises(tracing.StagingError, match=r"changes `c`, a 0-d array argument, in place.*"
+                                           r"Return the new value"):
+        autostage.convert(accumulate)(np.array(1.0), np.ones(3))

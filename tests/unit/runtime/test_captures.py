@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 import pytest
 from autostage.runtime.function import RETRACE_WARNING_THRESHOLD, RetracingWarning
+from autostage.runtime.tracing import StagingError
 
 import autostage
 
@@ -330,3 +331,49 @@ def test_a_method_set_on_the_object_after_a_call_is_called():
     assert net.forward(x).tolist() == [202.0, 202.0]
     del net.act
     assert net.forward(x).tolist() == [2.0, 2.0]
+
+
+_GLOBAL_ROW = np.ones(2)
+_GLOBAL_0D = np.array(1.0)
+
+
+def _adds_into_a_global_row(x):
+    g = _GLOBAL_ROW
+    g += x  # in place: Python changes the global's array
+    return g
+
+
+def _adds_into_a_global_0d(x):
+    g = _GLOBAL_0D
+    g += x.sum()  # a 0-d ndarray: changed in place too
+    return g
+
+
+def _returns_the_global_0d(x):
+    return _GLOBAL_0D
+
+
+@pytest.mark.parametrize("fn", [_adds_into_a_global_row, _adds_into_a_global_0d])
+def test_an_in_place_operator_on_a_captured_array_is_refused(fn):
+    """Staged code cannot write into an array it reads from a global (it computed a new array
+    and left the global unchanged, silently, before)."""
+    with pytest.raises(StagingError, match=r"changes `global '_GLOBAL_(ROW|0D)'`, an array the "
+                                           r"function reads from .* a global"):
+        autostage.convert(fn)(np.array([1.5, 2.0]))
+    assert _GLOBAL_ROW.tolist() == [1.0, 1.0] and _GLOBAL_0D == 1.0
+
+
+def test_an_in_place_operator_on_a_closed_over_array_is_refused():
+    kept = np.ones(2)
+
+    def scale(x):
+        c = kept
+        c *= x
+        return c
+
+    with pytest.raises(StagingError, match="closed-over variable 'kept'"):
+        autostage.convert(scale)(np.array([1.5, 2.0]))
+
+
+def test_a_captured_0d_array_is_returned_as_itself():
+    assert autostage.convert(_returns_the_global_0d)(np.ones(2)) is _GLOBAL_0D
