@@ -324,8 +324,8 @@ def clip(x: object, lo: object = None, hi: object = None) -> Tensor:
         x = copy(x)
     if x.dtype.kind in "iu":
         info = np.iinfo(x.dtype)
-        lo = None if type(lo) is int and lo <= info.min else lo
-        hi = None if type(hi) is int and hi >= info.max else hi
+        lo = None if type(lo) is int and lo <= info.min else _clamped(lo, "maximum", info.min)
+        hi = None if type(hi) is int and hi >= info.max else _clamped(hi, "minimum", info.max)
     if lo is None and hi is None:
         return ufunc("positive", x)
     if lo is None:
@@ -333,6 +333,16 @@ def clip(x: object, lo: object = None, hi: object = None) -> Tensor:
     if hi is None:
         return ufunc("maximum", x, lo)
     return _emit_promoted("clip", np.clip, (x, lo, hi))
+
+
+def _clamped(bound: object, name: str, limit: int) -> object:
+    """A Python int ``bound`` known only at run time moved to the array dtype's ``limit`` where
+    it is past it: NumPy drops such a bound, as ``clip`` drops a constant one (a bound past the
+    other limit still raises NumPy's OverflowError: ``_check_int_bounds``)."""
+    if isinstance(bound, Tensor) and value_info.is_weak(bound.value) and (
+            bound.dtype.kind in "iu" and -2**63 <= limit < 2**63):
+        return ufunc(name, bound, int(limit))
+    return bound
 
 
 def astype(x: object, dtype: object) -> Tensor:

@@ -238,7 +238,10 @@ def _fill(value: object, dtype: np.dtype) -> Tensor:
     if isinstance(value, Tensor):
         if value.ndim != 0:
             raise ValueError("autostage stages only scalar fill values")
-        return value if value.dtype == dtype else astype(value, dtype)
+        if value.dtype == dtype:
+            return value
+        integer_conversions.check_python_int(value, dtype)
+        return astype(value, dtype)
     return constant(dtype_rules.convert_scalar(value, dtype))
 
 
@@ -509,12 +512,12 @@ def setitem(x: object, key: object, value: object, only_name: bool = False) -> T
             "that is not staged: the write would happen at trace time only. Make it a staged "
             "array first, e.g. `a = np.zeros(n)` inside the converted function")
     check_writable(x, "this assignment to an element")
-    index, operands, _ = index_operands(key)
+    index, operands, basic = index_operands(key)
     if isinstance(value, Tensor):
         _check_rank(x, value, index, operands)
         view_writes.written_back(value.value, x.value, index, tuple(operands))
         if value.dtype != x.dtype:
-            integer_conversions.check_write(value, x.dtype)
+            integer_conversions.check_write(value, x.dtype, basic)
             value = astype(value, x.dtype)
     elif dtype_rules.is_python_scalar(value):
         value = constant(dtype_rules.convert_scalar(value, x.dtype))

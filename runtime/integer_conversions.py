@@ -11,7 +11,10 @@ range of the result, where a cast of the staged value (an int64 or a float) woul
   ``np.int32(v)``: ValueError "cannot convert float NaN to integer", OverflowError "cannot
   convert float infinity to integer", then for its truncation "Python int too large to convert
   to C long" beyond what a C long holds (an unsigned one for uint64), else a Python int's range;
-* a NumPy integer scalar written into a narrower signed integer array: a Python int's range.
+* a Python int made an array element (``np.full(3, n, np.int32)``, ``np.array([n], np.int32)``);
+* a NumPy integer scalar written into a signed integer array at integer or slice indices: a
+  Python int's range (a uint64 one is a C long first: "Python int too large to convert to C
+  long"). NumPy casts NumPy scalars written at a mask or an index array.
 
 Other conversions are NumPy's casts, which wrap (a 0-d array written into an array, a NumPy
 scalar passed to ``np.int32``, a NumPy float scalar into an unsigned array), as staged code's.
@@ -26,6 +29,7 @@ from autostage.runtime.tensor import Tensor, constant
 
 _BOUNDS = "Python integer {} out of bounds for {}"
 _TOO_LARGE = "Python int too large to convert to C long"
+_LONG_MAX = 2**63 - 1
 
 
 def _raise_where(test: Tensor, error: type[BaseException], parts: tuple,
@@ -56,10 +60,13 @@ def _bounds_parts(dtype: np.dtype, field: object) -> tuple:
 
 def check_int(value: Tensor, dtype: np.dtype) -> None:
     """A Python int's range check, converted to integer ``dtype`` (nothing to check for its own
-    dtype, or one holding all its values)."""
+    dtype, or one holding all its values); a uint64 value is a C long first."""
     info, have = np.iinfo(dtype), np.iinfo(value.dtype)
+    if have.max > _LONG_MAX:
+        _raise_where(_op("greater", value, _LONG_MAX), OverflowError, (_TOO_LARGE,))
     outside = _either(_op("less", value, int(info.min)) if info.min > have.min else None,
-                      _op("greater", value, int(info.max)) if info.max < have.max else None)
+                      _op("greater", value, int(info.max)) if info.max < min(have.max, _LONG_MAX)
+                      else None)
     if outside is not None:
         _raise_where(outside, OverflowError, _bounds_parts(dtype, 1), value)
 
@@ -83,16 +90,34 @@ def check_float(value: Tensor, dtype: np.dtype) -> None:
                      _bounds_parts(dtype, ("format", 1, "", ".0f", "python")), whole)
 
 
-def check_write(value: Tensor, dtype: np.dtype) -> None:
-    """The checks of a 0-d ``value`` written into an array of ``dtype`` (``w[i] = v``)."""
-    if dtype.kind not in "iu" or value.ndim or (
-            not value_info.is_weak(value.value) and value_info.stands_for_ndarray(value.value)):
-        return
+def check_write(value: Tensor, dtype: np.dtype, basic: bool) -> None:
+    """The checks of a 0-d ``value`` written into an array of ``dtype``: a Python number at any
+    index, a NumPy scalar at integer and slice indices only (``basic``: NumPy casts it into a
+    mask's or an index array's elements)."""
     weak = value_info.is_weak(value.value)
+    if dtype.kind not in "iu" or value.ndim or not weak and (
+            not basic or value_info.stands_for_ndarray(value.value)):
+        return
     if value.dtype.kind == "f" and (weak or dtype.kind == "i"):
         check_float(value, dtype)
-    elif value.dtype.kind in "iu" and (weak or dtype.kind == "i" == value.dtype.kind):
+    elif value.dtype.kind in "iu" and (weak or dtype.kind == "i"):
         check_int(value, dtype)
+
+
+def check_python_int(value: Tensor, dtype: np.dtype) -> None:
+    """The check of a Python int converted to ``dtype`` as a value (``np.full(n, v,
+    dtype)``)."""
+    if dtype.kind in "iu" and value_info.is_weak(value.value) and value.dtype.kind in "iu":
+        check_int(value, dtype)
+
+
+def check_python_ints(items: list | tuple, dtype: np.dtype) -> None:
+    """``check_python_int`` of each Python int of a (nested) list made an array of ``dtype``."""
+    for item in items:
+        if isinstance(item, (list, tuple)):
+            check_python_ints(item, dtype)
+        elif isinstance(item, Tensor) and not item.ndim:
+            check_python_int(item, dtype)
 
 
 def check_scalar_type(value: Tensor, dtype: np.dtype) -> None:

@@ -195,6 +195,8 @@ def _array(obj, dtype=None, *, copy=True, **kwargs):
     copy = bool(copy)  # (None: a copy only where one is needed, as False here)
     fresh = True  # stacking makes a new array: no copy needed
     if isinstance(obj, (list, tuple)):
+        if dtype is not None:
+            integer_conversions.check_python_ints(obj, np.dtype(dtype))
         obj = array_shapes.stack([_array(o, copy=False) for o in obj])
     elif isinstance(obj, Staged) and not isinstance(obj, Tensor):
         obj = np.stack(obj)  # a tensor list (staged list state): its __array_function__ stacks

@@ -165,3 +165,59 @@ def test_the_scalar_type_of_an_array_of_its_dtype_is_the_array_itself():
     assert _same_everywhere(writes_through, np.arange(3.0)) == (np.ndarray, repr(np.array(
         [5.0, 1.0, 2.0])))
     assert autostage.convert(lambda b: np.bool_(b) is b)(np.ones(2, bool)) is True
+
+
+def clip_to_int(w, x):
+    return np.clip(w, 0, int(x[0]))
+
+
+def clip_from_int(w, x):
+    return np.clip(w, int(x[0]), int(x[0]) + 5)
+
+
+def full_of_int(w, x):
+    return np.full(3, int(x[0]), dtype=np.int32)
+
+
+def full_like_of_int(w, x):
+    return np.full_like(w, int(x[0]))
+
+
+def array_of_ints(w, x):
+    return np.array([int(x[0]), 1], dtype=np.int32)
+
+
+@pytest.mark.parametrize("fn", [clip_to_int, clip_from_int, full_of_int, full_like_of_int,
+                                array_of_ints])
+@pytest.mark.parametrize("value", [2**31, 5, -2**35, 2**40])
+def test_python_ints_made_elements_or_bounds(fn, value):
+    """NumPy drops a clip bound past the dtype's range (raises for one past the other end)
+    and raises for an int made an element of an array it does not fit."""
+    _same_everywhere(fn, np.zeros(3, np.int32), np.array([value]))
+
+
+def put_at_mask(w, y):
+    w[w == 0] = y[0]
+    return w
+
+
+def put_at_indices(w, y):
+    w[np.array([0, 2])] = y[0]
+    return w
+
+
+@pytest.mark.parametrize("w, x", [
+    (np.zeros(3, np.int8), np.array([255], np.uint8)),
+    (np.zeros(3, np.int64), np.array([2**64 - 1], np.uint64)),
+    (np.zeros(3, np.int32), np.array([2**40], np.uint64)),
+    (np.zeros(3, np.int8), np.array([100], np.uint8)),
+    (np.zeros(3, np.uint8), np.array([-1]))])
+def test_numpy_integers_written_into_signed_arrays(w, x):
+    for fn in (put, put_slice):
+        _same_everywhere(fn, w, x[0])
+
+
+@pytest.mark.parametrize("fn", [put_at_mask, put_at_indices])
+def test_numpy_scalars_written_at_masks_and_index_arrays_are_cast(fn):
+    _same_everywhere(fn, np.array([0, 1, 2], np.int8), np.array([300]))
+    _same_everywhere(fn, np.array([0, 1, 2], np.int8), np.array([-2.7]))  # (a C cast, defined)
