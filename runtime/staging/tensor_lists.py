@@ -68,6 +68,12 @@ class TensorList(Staged):
     def __getitem__(self, index: object) -> Tensor:
         return get(self, index)
 
+    def __contains__(self, item: object) -> bool:
+        raise errors.StagingTypeError(
+            f"`in` of a list built in staged code{errors.at()} is not staged (its items exist "
+            "only at run time); compare with the stacked items instead: "
+            "`(np.stack(lst) == v).any()`")
+
     def __array__(self, *args: object, **kwargs: object) -> np.ndarray:
         raise errors.StagingTypeError(
             f"np.array/np.asarray of a tensor list{errors.at()} cannot be staged (NumPy does not "

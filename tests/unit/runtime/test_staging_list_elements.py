@@ -153,3 +153,12 @@ def test_a_returned_list_of_python_numbers_and_numpy_values_is_a_clear_error(tar
     with pytest.raises(StagingTypeError, match=r"holds Python ints .* and NumPy values \(put "
                                                r"in at .*test_staging_list_elements.py:\d+\)"):
         autostage.convert(int_in_a_float_list, target=target)(X)
+
+
+def test_in_of_a_staged_list_is_refused_clearly():
+    def has_one(w):
+        return 1 in [v for v in w]
+
+    with pytest.raises(StagingTypeError, match=r"`in` of a list built in staged code at .*"
+                                               r"np\.stack\(lst\) == v"):
+        autostage.convert(has_one)(np.array([1.0, 2.0]))
