@@ -123,7 +123,8 @@ class ConcreteFunction:
                 module = ir.copy_module(self.module)
                 body = module.main.body
                 runner = result_identity.keeping_identity(
-                    self._prepare(module), self.outputs.identity, body.args, body.results)
+                    self._prepare(module), self.outputs.identity, body.args, body.results,
+                    self.function.name)
                 if module.main.writes_back:
                     runner = result_identity.wrapping(
                         argument_writes.writing_back(runner, self.module.main, self.guards),

@@ -164,10 +164,11 @@ def _through_paths(value: ir.Value, index: dict[ir.Value, int]) -> tuple | None:
 
 
 def keeping_identity(runner: Callable[[list], tuple], entries: tuple,
-                     params: Sequence[ir.Value], results: Sequence[ir.Value]
-                     ) -> Callable[[list], tuple]:
+                     params: Sequence[ir.Value], results: Sequence[ir.Value],
+                     name: str = "the function") -> Callable[[list], tuple]:
     """``runner`` with its results' identities made Python's (``entries`` from ``plan``;
-    ``params``/``results``: the prepared module's, after the passes)."""
+    ``params``/``results``: the prepared module's, after the passes; ``name``: the staged
+    function's, for its errors)."""
     views = tuple((i, j) for i, (kind, j) in enumerate(entries) if kind == VIEW)
     same = tuple((i, k) for i, (kind, k) in enumerate(entries) if kind == SAME)
     # A new array in Python that the passes merged with another result or an argument: a copy
@@ -208,11 +209,11 @@ def keeping_identity(runner: Callable[[list], tuple], entries: tuple,
             if held and any(given[viewed(k)] is given[held[0]] or np.may_share_memory(
                     given[viewed(k)], given[held[0]]) for k in candidates if k < 0):
                 raise tracing.StagingError(
-                    f"a result has the memory and layout of argument #{held[0] + 1}, which it "
-                    "is on some paths of a staged if or loop, while on others it is a view of an "
-                    "argument sharing that memory (`return x if c else x[::-1]`): staged code "
-                    "cannot tell which one Python returns; return x.copy() on that path, or a "
-                    "view on every path")
+                    f"a result of {name} has the memory and layout of argument "
+                    f"#{held[0] + 1}, which it is on some paths of a staged if or loop, while "
+                    "on others it is a view of an argument sharing that memory (`return x if c "
+                    "else x[::-1]`): staged code cannot tell which one Python returns; return "
+                    "x.copy() on that path, or a view on every path")
             if len(held) == 1 or len(held) > 1 and all(given[j] is given[held[0]] for j in held):
                 out[i] = given[held[0]]
             elif held:  # (distinct arguments with one memory and layout: which, Python knows)

@@ -309,7 +309,8 @@ def test_an_argument_or_a_view_of_it_is_refused_where_they_look_alike(target):
     x = np.ones(3)
     got = staged(x, x)  # the view's path: its memory is laid out otherwise
     assert got is not x and np.shares_memory(got, x)
-    with pytest.raises(StagingError, match=r"memory and layout of argument #1.*x\.copy\(\)"):
+    with pytest.raises(StagingError, match=r"a result of _argument_or_its_view has the memory "
+                                           r"and layout of argument #1.*x\.copy\(\)"):
         staged(-x, x)  # x's path: it might be x[...], a new view Python would return
     y = -np.arange(1.0, 5.0)
     with pytest.raises(StagingError, match="memory and layout of argument #1"):
