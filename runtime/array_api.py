@@ -20,6 +20,7 @@ from autostage.runtime import dtype_rules, integer_conversions, tracing, value_i
 from autostage.runtime.ops.elementwise import SCALAR_OPERATORS, UFUNCS
 from autostage.runtime.ops.reductions import REDUCTIONS
 from autostage.runtime.tensor import StagingTypeError, Tensor, constant
+from autostage.runtime.tracing import at as _at  # " at file:line" for messages
 from autostage.runtime.types import WEAK_DTYPES, as_dtype
 
 
@@ -104,11 +105,6 @@ def _check_int_bounds(name: str, args: list, specs: list, dtypes: Sequence[np.dt
                 f"{_at()}: NumPy compares them exactly, staged code would convert the int to "
                 "uint64; compare with np.int64(n) or convert the array")
         integer_conversions.check_int(a, dtype)
-
-
-def _at() -> str:
-    loc = tracing.user_location()
-    return f" at {loc}" if loc is not None else ""
 
 
 def _beyond_integers(name: str, args: list) -> Tensor | None:

@@ -27,7 +27,6 @@ import numpy as np
 from autostage.runtime import tracing, value_info
 from autostage.runtime.tensor import Tensor, constant
 
-_BOUNDS = "Python integer {} out of bounds for {}"
 _TOO_LARGE = "Python int too large to convert to C long"
 _LONG_MAX = 2**63 - 1
 
@@ -54,8 +53,8 @@ def _either(a: Tensor | None, b: Tensor | None) -> Tensor | None:
 
 
 def _bounds_parts(dtype: np.dtype, field: object) -> tuple:
-    head, tail = _BOUNDS.split("{}", 1)
-    return (head, field, tail.format(dtype))
+    """NumPy's "Python integer N out of bounds for int32", N the template ``field``."""
+    return ("Python integer ", field, f" out of bounds for {dtype}")
 
 
 def check_int(value: Tensor, dtype: np.dtype) -> None:
@@ -121,10 +120,7 @@ def check_python_ints(items: list | tuple, dtype: np.dtype) -> None:
 
 
 def check_scalar_type(value: Tensor, dtype: np.dtype) -> None:
-    """The checks of ``np.int32(value)`` (an integer scalar type of ``dtype``)."""
-    if dtype.kind not in "iu" or value.ndim or not value_info.is_weak(value.value):
-        return
-    if value.dtype.kind == "f":
-        check_float(value, dtype)
-    elif value.dtype.kind in "iu":
-        check_int(value, dtype)
+    """The checks of ``np.int32(value)`` (an integer scalar type of ``dtype``): a Python
+    number's, as written into an array; a NumPy value is cast."""
+    if value_info.is_weak(value.value):
+        check_write(value, dtype, basic=True)

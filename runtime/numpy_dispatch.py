@@ -32,6 +32,7 @@ from autostage.runtime import (
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.ops.elementwise import OP_OF_UFUNC
 from autostage.runtime.tensor import StagingTypeError, Tensor
+from autostage.runtime.tracing import at as _at  # " at file:line" for messages
 
 
 def numpy_name(function: Any) -> str:
@@ -40,11 +41,6 @@ def numpy_name(function: Any) -> str:
     module = "np" + module[len("numpy"):] if module.startswith("numpy") else module
     module = "np" if module.startswith("np._core") or module.startswith("np.core") else module
     return f"{module}.{getattr(function, '__name__', function)}"
-
-
-def _at() -> str:
-    loc = tracing.user_location()
-    return f" at {loc}" if loc is not None else ""
 
 
 def unsupported(what: str) -> StagingTypeError:

@@ -26,13 +26,9 @@ from autostage.runtime import array_api, tracing, value_info
 from autostage.runtime.operator_hooks import Staged
 from autostage.runtime.ops import numpy_linalg as op
 from autostage.runtime.tensor import StagingTypeError, Tensor
+from autostage.runtime.tracing import at as _at  # " at file:line" for messages
 
 _PYTHON_RESULTS = (bool, int, float, complex)
-
-
-def _at() -> str:
-    loc = tracing.user_location()
-    return f" at {loc}" if loc is not None else ""
 
 
 def _constant(name: str, parameter: str, value: object) -> object:

@@ -22,16 +22,12 @@ from autostage.runtime import array_api, array_shapes, dtype_rules, tracing
 from autostage.runtime.array_api import as_tensor, ufunc
 from autostage.runtime.array_shapes import dim, getitem, reshape, transpose
 from autostage.runtime.tensor import StagingTypeError, Tensor, constant
+from autostage.runtime.tracing import at as _at  # " at file:line" for messages
 
 _normalize_axes = np.lib.array_utils.normalize_axis_tuple
 
 
 # --- staged integer helpers (Python ints stay Python ints) -------------------------------------
-
-
-def _at() -> str:
-    loc = tracing.user_location()
-    return f" at {loc}" if loc is not None else ""
 
 
 def refuse(function: str, what: str, instead: str = "") -> StagingTypeError:

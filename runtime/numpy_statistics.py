@@ -21,16 +21,12 @@ from typing import Any
 import numpy as np
 from autostage.runtime import array_api, array_shapes, dtype_rules, tracing, value_info
 from autostage.runtime.tensor import StagingTypeError, Tensor, constant
+from autostage.runtime.tracing import at as _at  # " at file:line" for messages
 
 _LINEAR = "linear"
 _METHODS = ("inverted_cdf", "averaged_inverted_cdf", "closest_observation",
             "interpolated_inverted_cdf", "hazen", "weibull", "linear", "median_unbiased",
             "normal_unbiased", "lower", "higher", "midpoint", "nearest")
-
-
-def _at() -> str:
-    loc = tracing.user_location()
-    return f" at {loc}" if loc is not None else ""
 
 
 def _refuse(function: str, argument: str, why: str = "") -> StagingTypeError:

@@ -25,6 +25,7 @@ import numpy as np
 from autostage.runtime import array_api, python_numbers, tracing, value_info
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.tensor import StagingTypeError, Tensor, constant
+from autostage.runtime.tracing import at as _at  # " at file:line" for messages
 
 
 def _python_error(function: Callable, *args: float) -> BaseException:
@@ -55,11 +56,6 @@ _INTEGRAL = {"floor": "floor", "ceil": "ceil", "trunc": "trunc"}
 _PREDICATES = ("isnan", "isinf", "isfinite")
 FUNCTIONS = frozenset(getattr(math, name) for name in (
     *_ONE_ARGUMENT, *_TWO_ARGUMENTS, *_INTEGRAL, *_PREDICATES, "log", "hypot"))
-
-
-def _at() -> str:
-    loc = tracing.user_location()
-    return f" at {loc}" if loc is not None else ""
 
 
 def call(function: Callable, *args: object, **kwargs: object) -> object:

@@ -242,6 +242,13 @@ def user_location() -> ir.Location | None:
     return frame_location(sys._getframe(1))
 
 
+def at(loc: ir.Location | None = None) -> str:
+    """`` at file:line`` of ``loc`` (default: the user's line being staged now) for messages;
+    empty when no user frame is known."""
+    loc = loc if loc is not None else user_location()
+    return f" at {loc}" if loc is not None else ""
+
+
 def traceback_location(tb: Any) -> ir.Location | None:
     """The innermost user location in a traceback (where an exception was raised)."""
     frames = []

@@ -60,10 +60,7 @@ def location() -> ir.Location | None:
     return tracing.user_location()
 
 
-def at(loc: ir.Location | None = None) -> str:
-    """`` at file:line`` for messages (empty when no user frame is known)."""
-    loc = loc if loc is not None else location()
-    return f" at {loc}" if loc is not None else ""
+at = tracing.at  # `` at file:line`` for messages (empty when no user frame is known)
 
 
 def param_names(fn: Callable | None, skip: int = 0) -> tuple[str, ...]:
