@@ -362,9 +362,9 @@ def _closed(op: ir.Op, loop: tuple[np.dtype, ...]) -> bool:
     float64 arithmetic on operands of that dtype, and int64 arithmetic that cannot trap (no
     cast to emit: each costs Numba ~1 ms of compile, and reads as noise)."""
     dtype = op.results[0].type.dtype
-    closed = (np.float32, np.float64) if op.name in _CLOSED_FLOAT_OPERATORS else (
-        np.int64,) if op.name in _CLOSED_INT_OPERATORS else ()
-    return dtype in closed and all(d == dtype for d in loop)
+    names = _CLOSED_FLOAT_OPERATORS if dtype in (np.float32, np.float64) else (
+        _CLOSED_INT_OPERATORS if dtype == np.int64 else ())
+    return op.name in names and all(d == dtype for d in loop)
 
 
 def _vector_math(op: ir.Op, loop: tuple[np.dtype, ...], em: Emitter) -> bool:
