@@ -237,14 +237,28 @@ def _emit(slots: Sequence[Slot], traced: _Traced, hypotheses: loop_flags.Hypothe
         by_slot[id(slot)] = _result(slot, result, inits[i][1], yields[i][1],
                                     traced.body.args[i], loc, none, runs, alias)
     facts = {id(s): loop_flags.fact(by_slot[id(s)]) for s in carried}
+    ended = _exit_fact(traced.cond, carried, by_slot)
     for slot in carried:  # assigned when an assumed flag literal holds (``loop_flags``)
         result = by_slot[id(slot)]
         if isinstance(result, values.MaybeUnbound):
             defined = hypotheses.defined(slot, result.defined, facts)
-            by_slot[id(slot)] = _assigned(slot, result.value) if logic.equivalent(
-                defined, logic.TRUE) else values.MaybeUnbound(result.value, defined, slot.name,
-                                                              loc, result.none)
+            proven = logic.equivalent(logic.ite(ended, defined, logic.TRUE), logic.TRUE)
+            by_slot[id(slot)] = _assigned(slot, result.value) if proven else (
+                values.MaybeUnbound(result.value, defined, slot.name, loc, result.none))
     return tuple(by_slot.get(id(s), s.init) for s in slots)
+
+
+def _exit_fact(cond: ir.Region, carried: Sequence[Slot], by_slot: dict[int, object]
+               ) -> logic.Formula:
+    """What holds once the loop has ended: its condition is false of the results. A
+    ``while True:`` left by ``return`` only is ``while not do_return``, so after it
+    ``do_return`` is set, and ``retval_`` with it. (An atom of anything else stays unknown.)"""
+    test = logic.of(cond.results[0])
+    for slot, arg in zip(carried, cond.args, strict=True):
+        result = by_slot[id(slot)]
+        if isinstance(result, Tensor):
+            test = logic.substitute(test, logic.atom(arg), logic.of(result.value))
+    return logic.not_(test)
 
 
 def _assigned(slot: Slot, value: ir.Value) -> Tensor | TensorList:

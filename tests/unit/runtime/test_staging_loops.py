@@ -358,6 +358,66 @@ def test_an_exception_tracing_a_loop_body_is_raised_when_the_body_runs(target, c
     assert capsys.readouterr().out == "step 0\n"  # printed first, as Python does
 
 
+def first_above_while_true(x, t):
+    i = 0
+    while True:  # left by the return only: after the loop, do_return is set
+        if x[i] > t:
+            return x[i]
+        i += 1
+
+
+def found_by_a_flag_loop(x, t):
+    done = False
+    i = 0
+    while not done:  # ends only once done is set, and val with it
+        if x[i] > t:
+            val = x[i] * 2.0
+            done = True
+        i += 1
+    return val, i
+
+
+def while_true_with_break(x, t):
+    i = 0
+    while True:
+        if x[i] > t:
+            return x[i]
+        if i == 1:
+            break  # leaves without a return value: Python returns None
+        i += 1
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_loop_left_only_by_return_returns_its_value(target):
+    import autostage
+
+    x = np.array([1.0, 3.0, 5.0])
+    fn = autostage.convert(first_above_while_true, target=target)
+    for t in (0.0, 2.0, 4.0):
+        assert fn(x, np.float64(t)) == first_above_while_true(x, t)
+    with pytest.raises(IndexError):  # runs off the end, as Python does
+        fn(x, np.float64(9.0))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_variable_assigned_with_the_flag_that_ends_the_loop_is_assigned_after_it(target):
+    import autostage
+
+    x = np.array([1.0, 3.0, 5.0])
+    fn = autostage.convert(found_by_a_flag_loop, target=target)
+    for t in (0.0, 2.0, 4.0):
+        assert fn(x, np.float64(t)) == found_by_a_flag_loop(x, t)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_loop_left_by_break_too_still_may_return_none(target):
+    import autostage
+
+    with pytest.raises(StagingUnboundError) as e:
+        autostage.convert(while_true_with_break, target=target)(np.arange(3.0), np.float64(9))
+    assert "some paths return None" in str(e.value)
+
+
 # --- a variable that is None on some paths (issue 8, helper c) -------------------------------
 
 
