@@ -162,10 +162,11 @@ def _clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
                           a_max if a_max is not None else max)
 
 
-def _like(fill: object) -> Callable:
+def _like(fill: object, function: Callable = np.zeros_like) -> Callable:
     def like(a, dtype=None, order="K", subok=True, shape=None, **kwargs):
         if shape is not None or kwargs:
             raise StagingTypeError(f"shape= and device= are not supported on staged tensors{_at()}")
+        _c_order(order, np.ndim(a), np.zeros_like, np.zeros(1), name=function.__name__)
         return array_shapes.full_like(a, fill, dtype)
     return like
 
@@ -184,25 +185,115 @@ def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     return array_shapes.reshape(a, shape if shape is not None else newshape)
 
 
-def _array(obj, dtype=None, *, copy=True, **kwargs):
-    """np.array / np.asarray of a tensor, of a (nested) list with tensors or of a tensor list."""
+def _c_order(order: object, ndim: int, function: Callable, *probe: object,
+             name: str | None = None) -> None:
+    """Checks a creation's ``order=``: NumPy's own error for a bad one (``function`` called on
+    ``probe`` with it), and a clear refusal of ``'F'`` for a result of 2 dimensions or more:
+    staged arrays are C-ordered. (``'K'``
+    and ``'A'`` keep an operand's order, which for a staged operand is C; a Fortran-ordered
+    argument's results come back C-ordered, with the same values.)"""
+    if order is None:
+        return
+    function(*probe, order=order)
+    if str(order).upper() == "F" and ndim > 1:
+        raise StagingTypeError(f"np.{name or function.__name__}(..., order={order!r}){_at()}: "
+                               "staged arrays are C-ordered; make the Fortran-ordered array "
+                               "from the result outside staged code (np.asfortranarray)")
+
+
+def _rank(shape: object) -> int:
+    """The rank of an array of ``shape`` (a tuple, a number, or a staged 1-d shape)."""
+    if isinstance(shape, (tuple, list)):
+        return len(shape)
+    if isinstance(shape, Tensor) and shape.ndim == 1:
+        return shape.type.shape[0] if shape.type.shape[0] is not None else 2
+    return 1
+
+
+def _creation_keywords(function: Callable, device: object = None, like: object = None) -> None:
+    """``device=`` (NumPy allows "cpu" only) and ``like=`` (another array library's array) of a
+    creation function: ``like=`` is refused, as NumPy would hand the call to that library."""
+    if device is not None and device != "cpu":
+        function(0, device=device)  # NumPy's ValueError
+    if like is not None:
+        raise StagingTypeError(f"np.{function.__name__}(..., like=...){_at()} is not supported "
+                               "on staged tensors")
+
+
+_NO_COPY = ("Unable to avoid copy while creating an array as requested.\nIf using "
+            "`np.array(obj, copy=False)` replace it with `np.asarray(obj)` to allow a copy when "
+            "needed (no behavior change in NumPy 1.x).\nFor more details, see "
+            "https://numpy.org/devdocs/numpy_2_0_migration_guide.html#adapting-to-changes-in-"
+            "the-copy-keyword.")
+
+
+def _array(obj, dtype=None, *, copy=True, order="K", subok=True, ndmin=0, like=None):
+    """np.array / np.asarray of a tensor, of a (nested) list with tensors or of a tensor list:
+    ``copy`` True always copies, None copies where needed, False raises NumPy's ValueError
+    where a copy is needed; ``ndmin`` prepends 1-dims (a view where nothing was copied)."""
+    _creation_keywords(np.array, like=like)
     if isinstance(copy, np._CopyMode):  # (array_api_compat's asarray(copy=None) passes one)
-        copy = copy is np._CopyMode.ALWAYS
-    copy = bool(copy)  # (None: a copy only where one is needed, as False here)
-    fresh = True  # stacking makes a new array: no copy needed
+        copy = {np._CopyMode.ALWAYS: True, np._CopyMode.NEVER: False}.get(copy)
+    if copy is not None:
+        copy = bool(copy)
+    given, fresh = obj, True  # stacking makes a new array: no copy needed
     if isinstance(obj, (list, tuple)):
         if dtype is not None:
             integer_conversions.check_python_ints(obj, np.dtype(dtype))
-        obj = array_shapes.stack([_array(o, copy=False) for o in obj])
+        obj = array_shapes.stack([_array(o, copy=None) for o in obj])
     elif isinstance(obj, Staged) and not isinstance(obj, Tensor):
         obj = np.stack(obj)  # a tensor list (staged list state): its __array_function__ stacks
     else:
         obj, fresh = array_api.as_tensor(obj), False
         # A Python number (weak) made into an array is a NumPy value: a new, strong value.
-        copy = copy or value_info.is_weak(obj.value)
+        if value_info.is_weak(obj.value):
+            if copy is False:
+                raise ValueError(_NO_COPY)
+            copy = True
     if dtype is not None and obj.dtype != np.dtype(dtype):
-        return array_api.astype(obj, dtype)
-    return array_api.copy(obj) if copy and not fresh else obj
+        obj, fresh = array_api.astype(obj, dtype), True
+    elif copy and not fresh:
+        obj, fresh = array_api.copy(obj), True
+    if copy is False and (fresh or obj is not given):
+        raise ValueError(_NO_COPY)
+    _c_order(order, max(obj.ndim, ndmin), np.array, 0)
+    return numpy_shapes.atleast_nd(obj, ndmin) if ndmin > obj.ndim else obj
+
+
+def _asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    _creation_keywords(np.asarray, device)
+    return _array(a, dtype, copy=copy, order=order, like=like)
+
+
+def _filled(fill: Callable, function: Callable) -> Callable:
+    """np.zeros / ones / empty (staged as zeros: deterministic contents)."""
+    def create(shape, dtype=float, order="C", *, device=None, like=None):
+        _c_order(order, _rank(shape), function, 0)
+        _creation_keywords(function, device, like)
+        return fill(shape, dtype)
+    return create
+
+
+def _full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
+    _c_order(order, _rank(shape), np.full, 0, 0)
+    _creation_keywords(np.full, device, like)
+    return array_shapes.full(shape, fill_value, dtype)
+
+
+def _arange(*args, dtype=None, device=None, like=None):
+    _creation_keywords(np.arange, device, like)
+    return array_shapes.arange(*args, dtype=dtype)
+
+
+def _eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
+    _c_order(order, 2, np.eye, 0)
+    _creation_keywords(np.eye, device, like)
+    return array_shapes.eye(N, M, k, dtype)
+
+
+def _copy(a, order="K", subok=False):
+    _c_order(order, np.ndim(a), np.copy, 0)
+    return array_api.copy(a)
 
 
 FUNCTIONS: dict[Callable, Callable] = {
@@ -213,11 +304,10 @@ FUNCTIONS: dict[Callable, Callable] = {
     np.amin: _reduction("min"), np.argmax: _reduction("argmax"), np.argmin: _reduction("argmin"),
     np.any: _reduction("any"), np.all: _reduction("all"),
     np.dot: array_api.dot, np.einsum: array_api.einsum,
-    np.where: _where, np.clip: _clip, np.copy: lambda a, order="K", subok=False: (
-        array_api.copy(a)),
-    np.zeros_like: _like(0), np.ones_like: _like(1),
+    np.where: _where, np.clip: _clip, np.copy: _copy,
+    np.zeros_like: _like(0), np.ones_like: _like(1, np.ones_like),
     np.full_like: lambda a, fill_value, dtype=None, **kw: (
-        _like(fill_value)(a, dtype, **kw)),
+        _like(fill_value, np.full_like)(a, dtype, **kw)),
     np.reshape: _reshape, np.ravel: lambda a, order="C": array_shapes.ravel(a),
     np.transpose: lambda a, axes=None: array_shapes.transpose(a, axes),
     np.expand_dims: array_shapes.expand_dims, np.squeeze: array_shapes.squeeze,
@@ -228,7 +318,7 @@ FUNCTIONS: dict[Callable, Callable] = {
     np.size: lambda a, axis=None: (array_shapes.size_of(array_api.as_tensor(a)) if axis is None
                                    else array_shapes.dim(array_api.as_tensor(a), axis)),
     np.astype: lambda x, dtype, copy=True, **kw: array_api.astype(x, dtype),
-    np.empty_like: _like(0),  # staged as zeros, as np.empty: deterministic contents
+    np.empty_like: _like(0, np.empty_like),  # staged as zeros, as np.empty: deterministic contents
     np.sort: lambda a, axis=-1, kind=None, order=None, *, stable=None: array_api.sort(
         "sort", a, axis, kind, order, stable),
     np.argsort: lambda a, axis=-1, kind=None, order=None, *, stable=None: array_api.sort(
@@ -253,17 +343,16 @@ FUNCTIONS.update(numpy_interp.FUNCTIONS)
 # NumPy functions that never dispatch to a tensor argument (NumPy converts it first).
 CREATION: dict[Callable, Callable] = {
     np.array: _array,
-    np.asarray: lambda a, dtype=None, **kw: _array(a, dtype, copy=False),
-    np.asanyarray: lambda a, dtype=None, **kw: _array(a, dtype, copy=False),  # (no subclasses)
-    np.ascontiguousarray: lambda a, dtype=None, **kw: numpy_shapes.atleast_1d(
-        _array(a, dtype, copy=False)),
-    np.zeros: lambda shape, dtype=float, **kw: array_shapes.zeros(shape, dtype),
-    np.ones: lambda shape, dtype=float, **kw: array_shapes.ones(shape, dtype),
-    np.empty: lambda shape, dtype=float, **kw: array_shapes.zeros(shape, dtype),
-    np.full: lambda shape, fill_value, dtype=None, **kw: array_shapes.full(shape, fill_value,
-                                                                            dtype),
-    np.arange: lambda *args, dtype=None, **kw: array_shapes.arange(*args, dtype=dtype),
-    np.eye: lambda N, M=None, k=0, dtype=float, **kw: array_shapes.eye(N, M, k, dtype),
+    np.asarray: _asarray,
+    np.asanyarray: _asarray,  # (staged values have no subclasses)
+    np.ascontiguousarray: lambda a, dtype=None, *, like=None: numpy_shapes.atleast_1d(
+        _array(a, dtype, copy=None, like=like)),
+    np.zeros: _filled(array_shapes.zeros, np.zeros),
+    np.ones: _filled(array_shapes.ones, np.ones),
+    np.empty: _filled(array_shapes.zeros, np.empty),
+    np.full: _full,
+    np.arange: _arange,
+    np.eye: _eye,
 }
 CREATION.update(numpy_grids.CREATION)
 # np.isscalar never dispatches (NumPy would see the Tensor object): True for a NumPy scalar or
@@ -323,7 +412,7 @@ def _numpy_call(function: Callable, *args: Any, **kwargs: Any) -> Any:
     if staged is None:
         raise unsupported(numpy_name(function))
     if function in OF_AN_ARRAY and args and isinstance(args[0], (list, tuple)):
-        args = (_array(args[0], copy=False), *args[1:])
+        args = (_array(args[0], copy=None), *args[1:])
     return staged(*args, **kwargs)
 
 

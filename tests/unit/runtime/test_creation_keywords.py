@@ -1,0 +1,113 @@
+"""The keywords of np.array / np.asarray and the creation functions on staged values: ``ndmin``
+prepends dims, ``copy`` True / None / False as NumPy 2 (False raises where a copy is needed),
+``order='F'`` refused for 2 dimensions or more (staged arrays are C-ordered), NumPy's own
+errors for a bad ``order`` or ``device``. (Until the twenty-ninth session these keywords were
+swallowed: ``np.array(a, ndmin=2)`` kept ``a``'s shape, so ``np.tile(a, (1, 2))`` was 1-d.)"""
+
+import numpy as np
+import numpy.lib._shape_base_impl as shape_base
+import pytest
+from autostage.runtime.tensor import StagingTypeError
+
+import autostage
+
+TARGETS = ("interpreter", "cpu")
+
+
+def ndmin_3(x):
+    return np.array(x, ndmin=3)
+
+
+def ndmin_view(x):
+    return np.array(x, copy=False, ndmin=2)
+
+
+def copied(x):
+    return np.asarray(x, copy=True)
+
+
+def not_copied(x):
+    return np.asarray(x, copy=False)
+
+
+def same_if_possible(x):
+    return np.asarray(x)
+
+
+def outcome(fn, x):
+    try:
+        result = fn(x)
+    except Exception as e:  # noqa: BLE001 - compared with the converted outcome
+        return type(e), str(e)
+    return result.shape, result.dtype, result is x, np.shares_memory(result, x)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn", [ndmin_3, ndmin_view, copied, not_copied, same_if_possible])
+def test_shape_copy_and_sharing_are_numpys(fn, target):
+    x = np.arange(3.0)
+    assert outcome(autostage.convert(fn, target=target), x) == outcome(fn, x)
+
+
+def cast_without_copy(x):
+    return np.asarray(x, dtype=np.float32, copy=False)
+
+
+def stack_without_copy(x):
+    return np.array([x, x], copy=False)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn", [cast_without_copy, stack_without_copy])
+def test_copy_false_raises_numpys_error_where_a_copy_is_needed(fn, target):
+    with pytest.raises(ValueError, match="Unable to avoid copy while creating an array"):
+        autostage.convert(fn, target=target)(np.arange(3.0))
+
+
+def test_tile_of_numpys_own_source_has_numpys_shape():
+    tile = shape_base.tile._implementation
+    a = np.array([0, 1, 2])
+    got = autostage.convert(tile)(a, (1, 2))
+    np.testing.assert_array_equal(got, tile(a, (1, 2)), strict=True)
+
+
+def fortran_zeros(x):
+    return np.zeros((x.shape[0], 2), order="F")
+
+
+def fortran_copy(x):
+    return np.copy(x, order="F")
+
+
+def fortran_1d(x):
+    return np.zeros(x.shape, order="F") + np.array(x, order="F")
+
+
+def bad_order(x):
+    return np.array(x, order="X")
+
+
+def gpu_arange(x):
+    return np.arange(x.shape[0], device="gpu")
+
+
+@pytest.mark.parametrize("fn, name", [(fortran_zeros, "np.zeros"), (fortran_copy, "np.copy")])
+def test_a_fortran_ordered_result_is_refused_naming_the_call_and_line(fn, name):
+    with pytest.raises(StagingTypeError, match=rf"{name}\(\.\.\., order='F'\) at .*"
+                       r"test_creation_keywords.py:\d+: staged arrays are C-ordered"):
+        autostage.convert(fn)(np.ones((3, 2)))
+
+
+def test_order_f_of_one_dimension_is_c_order_too():
+    x = np.arange(3.0)
+    np.testing.assert_array_equal(autostage.convert(fortran_1d)(x), fortran_1d(x), strict=True)
+
+
+@pytest.mark.parametrize("fn", [bad_order, gpu_arange])
+def test_a_bad_order_or_device_raises_numpys_error(fn):
+    x = np.arange(3.0)
+    with pytest.raises(ValueError) as want:
+        fn(x)
+    with pytest.raises(ValueError) as got:
+        autostage.convert(fn)(x)
+    assert str(got.value) == str(want.value)
