@@ -341,12 +341,19 @@ def _clamped(bound: object, name: str, limit: int) -> object:
     return bound
 
 
-def astype(x: object, dtype: object) -> Tensor:
-    """``x.astype(dtype)`` (always a new array, as NumPy's default ``copy=True``).
+def astype(x: object, dtype: object, copy: bool = True, casting: str = "unsafe") -> Tensor:
+    """``x.astype(dtype)``: a new array (NumPy's default ``copy=True``), or with ``copy=False``
+    ``x`` itself where it has that dtype already (so a write into the result writes into ``x``,
+    as in NumPy); NumPy's ``TypeError`` for a cast ``casting`` does not allow.
 
     A complex -> real cast warns NumPy's ``ComplexWarning`` once per trace, at the user's line
     (it depends on the types only; compiled code does not warn on each call)."""
     x, dtype = as_tensor(x), as_dtype(dtype)
+    if not np.can_cast(x.dtype, dtype, casting):
+        raise TypeError(f"Cannot cast array data from {x.dtype!r} to {dtype!r} according to "
+                        f"the rule {casting!r}")
+    if not copy and x.dtype == dtype:
+        return x
     (result,) = tracing.emit("cast", (x.value,), {"dtype": dtype})
     if x.dtype.kind == "c" and dtype.kind not in "cb":
         _complex_warning(result.producer)

@@ -166,7 +166,7 @@ def _like(fill: object, function: Callable = np.zeros_like) -> Callable:
     def like(a, dtype=None, order="K", subok=True, shape=None, **kwargs):
         if shape is not None or kwargs:
             raise StagingTypeError(f"shape= and device= are not supported on staged tensors{_at()}")
-        _c_order(order, np.ndim(a), np.zeros_like, np.zeros(1), name=function.__name__)
+        check_order(order, np.ndim(a), np.zeros_like, np.zeros(1), name=f"np.{function.__name__}")
         return array_shapes.full_like(a, fill, dtype)
     return like
 
@@ -185,7 +185,7 @@ def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     return array_shapes.reshape(a, shape if shape is not None else newshape)
 
 
-def _c_order(order: object, ndim: int, function: Callable, *probe: object,
+def check_order(order: object, ndim: int, function: Callable, *probe: object,
              name: str | None = None) -> None:
     """Checks a creation's ``order=``: NumPy's own error for a bad one (``function`` called on
     ``probe`` with it), and a clear refusal of ``'F'`` for a result of 2 dimensions or more:
@@ -196,7 +196,7 @@ def _c_order(order: object, ndim: int, function: Callable, *probe: object,
         return
     function(*probe, order=order)
     if str(order).upper() == "F" and ndim > 1:
-        raise StagingTypeError(f"np.{name or function.__name__}(..., order={order!r}){_at()}: "
+        raise StagingTypeError(f"{name or 'np.' + function.__name__}(..., order={order!r}){_at()}: "
                                "staged arrays are C-ordered; make the Fortran-ordered array "
                                "from the result outside staged code (np.asfortranarray)")
 
@@ -256,7 +256,7 @@ def _array(obj, dtype=None, *, copy=True, order="K", subok=True, ndmin=0, like=N
         obj, fresh = array_api.copy(obj), True
     if copy is False and (fresh or obj is not given):
         raise ValueError(_NO_COPY)
-    _c_order(order, max(obj.ndim, ndmin), np.array, 0)
+    check_order(order, max(obj.ndim, ndmin), np.array, 0)
     return numpy_shapes.atleast_nd(obj, ndmin) if ndmin > obj.ndim else obj
 
 
@@ -268,14 +268,14 @@ def _asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
 def _filled(fill: Callable, function: Callable) -> Callable:
     """np.zeros / ones / empty (staged as zeros: deterministic contents)."""
     def create(shape, dtype=float, order="C", *, device=None, like=None):
-        _c_order(order, _rank(shape), function, 0)
+        check_order(order, _rank(shape), function, 0)
         _creation_keywords(function, device, like)
         return fill(shape, dtype)
     return create
 
 
 def _full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
-    _c_order(order, _rank(shape), np.full, 0, 0)
+    check_order(order, _rank(shape), np.full, 0, 0)
     _creation_keywords(np.full, device, like)
     return array_shapes.full(shape, fill_value, dtype)
 
@@ -286,13 +286,13 @@ def _arange(*args, dtype=None, device=None, like=None):
 
 
 def _eye(N, M=None, k=0, dtype=float, order="C", *, device=None, like=None):
-    _c_order(order, 2, np.eye, 0)
+    check_order(order, 2, np.eye, 0)
     _creation_keywords(np.eye, device, like)
     return array_shapes.eye(N, M, k, dtype)
 
 
 def _copy(a, order="K", subok=False):
-    _c_order(order, np.ndim(a), np.copy, 0)
+    check_order(order, np.ndim(a), np.copy, 0)
     return array_api.copy(a)
 
 
@@ -317,7 +317,7 @@ FUNCTIONS: dict[Callable, Callable] = {
     np.ndim: lambda a: array_api.as_tensor(a).ndim,
     np.size: lambda a, axis=None: (array_shapes.size_of(array_api.as_tensor(a)) if axis is None
                                    else array_shapes.dim(array_api.as_tensor(a), axis)),
-    np.astype: lambda x, dtype, copy=True, **kw: array_api.astype(x, dtype),
+    np.astype: lambda x, dtype, /, *, copy=True, device=None: array_api.astype(x, dtype, copy),
     np.empty_like: _like(0, np.empty_like),  # staged as zeros, as np.empty: deterministic contents
     np.sort: lambda a, axis=-1, kind=None, order=None, *, stable=None: array_api.sort(
         "sort", a, axis, kind, order, stable),

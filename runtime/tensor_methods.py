@@ -312,6 +312,11 @@ def _len(self: Tensor) -> int:
         "staged: call len() in code autostage converts (its staged len), or use x.shape[0]")
 
 
+def _astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
+    numpy_dispatch.check_order(order, self.ndim, np.copy, 0, name="ndarray.astype")
+    return array_api.astype(self, dtype, copy, casting)
+
+
 def _reshape(self: Tensor, *shape: object, order: str = "C") -> Tensor:
     if order != "C":
         raise TypeError("autostage stages reshape with order='C' only")
@@ -411,7 +416,7 @@ def _attach() -> None:
         "reshape": _reshape,
         "transpose": _transpose,
         "T": property(lambda self: array_shapes.transpose(self)),
-        "astype": lambda self, dtype, copy=True: array_api.astype(self, dtype),
+        "astype": _astype,
         "copy": lambda self: array_api.copy(self),
         "clip": lambda self, min=None, max=None: array_api.clip(self, min, max),
         "flatten": lambda self: array_shapes.flatten(self),

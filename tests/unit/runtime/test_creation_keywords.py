@@ -111,3 +111,43 @@ def test_a_bad_order_or_device_raises_numpys_error(fn):
     with pytest.raises(ValueError) as got:
         autostage.convert(fn)(x)
     assert str(got.value) == str(want.value)
+
+
+def astype_no_copy_method(x):
+    y = x.astype(np.float64, copy=False)
+    y[0] = 7.0
+    return y
+
+
+def astype_no_copy_function(x):
+    y = np.astype(x, np.float64, copy=False)
+    y[1] = 8.0
+    return y
+
+
+def astype_copy(x):
+    y = x.astype(np.float64)
+    y[0] = 7.0
+    return y
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn", [astype_no_copy_method, astype_no_copy_function, astype_copy])
+def test_astype_without_copy_of_the_same_dtype_is_the_array_itself(fn, target):
+    # (the write went into a copy, leaving the caller's array unchanged, until this session)
+    want_x, got_x = np.arange(3.0), np.arange(3.0)
+    want = fn(want_x)
+    got = autostage.convert(fn, target=target)(got_x)
+    np.testing.assert_array_equal(got, want, strict=True)
+    np.testing.assert_array_equal(got_x, want_x, strict=True)
+    assert (got is got_x) == (want is want_x)
+
+
+def astype_safe(x):
+    return x.astype(np.int32, casting="safe")
+
+
+def test_astype_casting_rule_raises_numpys_error():
+    with pytest.raises(TypeError, match=r"Cannot cast array data from dtype\('float64'\) to "
+                       r"dtype\('int32'\) according to the rule 'safe'"):
+        autostage.convert(astype_safe)(np.arange(3.0))
