@@ -312,6 +312,11 @@ def _len(self: Tensor) -> int:
         "staged: call len() in code autostage converts (its staged len), or use x.shape[0]")
 
 
+def _copy(self, order="C"):
+    numpy_dispatch.check_order(order, self.ndim, np.copy, 0, name="ndarray.copy")
+    return array_api.copy(self)
+
+
 def _astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
     numpy_dispatch.check_order(order, self.ndim, np.copy, 0, name="ndarray.astype")
     return array_api.astype(self, dtype, copy, casting)
@@ -417,7 +422,7 @@ def _attach() -> None:
         "transpose": _transpose,
         "T": property(lambda self: array_shapes.transpose(self)),
         "astype": _astype,
-        "copy": lambda self: array_api.copy(self),
+        "copy": _copy,
         "clip": lambda self, min=None, max=None: array_api.clip(self, min, max),
         "flatten": lambda self: array_shapes.flatten(self),
         "ravel": lambda self: array_shapes.ravel(self),

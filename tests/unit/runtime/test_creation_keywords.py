@@ -151,3 +151,19 @@ def test_astype_casting_rule_raises_numpys_error():
     with pytest.raises(TypeError, match=r"Cannot cast array data from dtype\('float64'\) to "
                        r"dtype\('int32'\) according to the rule 'safe'"):
         autostage.convert(astype_safe)(np.arange(3.0))
+
+
+def copy_method_keeping_order(x):
+    return x.copy(order="K") * 2
+
+
+def copy_method_fortran(x):
+    return x.copy("F")
+
+
+def test_copy_method_takes_order():
+    x = np.ones((2, 3))
+    np.testing.assert_array_equal(autostage.convert(copy_method_keeping_order)(x),
+                                  copy_method_keeping_order(x), strict=True)
+    with pytest.raises(StagingTypeError, match=r"ndarray.copy\(\.\.\., order='F'\) at "):
+        autostage.convert(copy_method_fortran)(x)
