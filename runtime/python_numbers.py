@@ -146,6 +146,56 @@ def binary(op: str, a: object, b: object) -> object:
         return _binary(op, a, b)
 
 
+_MIRRORED = {"less": "greater", "less_equal": "greater_equal", "greater": "less",
+             "greater_equal": "less_equal", "equal": "equal", "not_equal": "not_equal"}
+
+
+def compare(op: str, a: object, b: object) -> object:
+    """``a <op> b`` (a comparison ufunc name). Python compares a float with an int exactly,
+    NumPy converts the int to a float first (rounding past 2**53): a Python float and a Python
+    int (constant or staged) compare as Python does. An int constant outside int64 compared
+    with a float array is made a float, as NumPy converts it."""
+    if kind(a) is int and kind(b) is float:
+        return compare(_MIRRORED[op], b, a)
+    if kind(a) is float and kind(b) is int:
+        return _float_int_comparison(op, a, b)
+    big = [type(x) is int and not INT64_MIN <= x <= INT64_MAX for x in (a, b)]
+    if any(big) and any(isinstance(x, Tensor) and x.dtype.kind in "fc" for x in (a, b)):
+        a, b = (float(x) if is_big else x for x, is_big in zip((a, b), big, strict=True))
+    return array_api.ufunc(op, a, b)
+
+
+def _float_int_comparison(op: str, f: object, n: object) -> object:
+    """A Python float ``f`` against a Python int ``n``, exactly: where ``f`` differs from
+    ``g = float(n)`` (the nearest float) the answer is ``f``'s against ``g`` (no float lies
+    between ``n`` and ``g``); where they are equal it is ``g``'s against ``n``, compared as
+    integers."""
+    if type(n) is int:  # a constant: g's side of n is known now
+        try:
+            g = float(n)
+        except OverflowError:
+            g = math.inf if n > 0 else -math.inf
+        side = (1 if g > 0 else -1) if math.isinf(g) else (int(g) > n) - (int(g) < n)  # g - n
+        if side == 0:
+            return array_api.ufunc(op, f, g)
+        on_equal = {"less": side < 0, "less_equal": side < 0, "greater": side > 0,
+                    "greater_equal": side > 0, "equal": False, "not_equal": True}[op]
+        return _weak_where(array_api.ufunc("equal", f, g), on_equal, array_api.ufunc(op, f, g))
+    g = _as_float(n)
+    big = array_api.ufunc("greater_equal", g, 2.0**63)  # float(INT64_MAX) rounds up to 2**63
+    whole = array_api.astype(array_api.where(big, 0.0, g), np.int64)
+    at_g = _weak_where(big, op in ("greater", "greater_equal", "not_equal"),
+                       array_api.ufunc(op, whole, n))
+    return _weak_where(array_api.ufunc("equal", f, g), at_g, array_api.ufunc(op, f, g))
+
+
+def _weak_where(condition: object, x: object, y: object) -> Tensor:
+    """``x if condition else y`` of Python bools: a Python bool."""
+    result = array_api.where(condition, x, y)
+    value_info.mark_weak(result.value)
+    return result
+
+
 def _bools_on_some_paths(op: str, *operands: object) -> bool:
     """Whether an operand of ``op`` is a Python bool on some paths and an np.bool_ on others:
     Python computes with ints where NumPy computes with bools, so staged code computes NumPy's

@@ -127,7 +127,8 @@ def _binary(op: str, reflected: bool):
 def _comparison(op: str):
     def method(self: Tensor, other: object) -> Tensor:
         other = _operand(self, other)
-        return NotImplemented if other is NotImplemented else array_api.ufunc(op, self, other)
+        return NotImplemented if other is NotImplemented else python_numbers.compare(
+            op, self, other)
     return method
 
 

@@ -532,3 +532,53 @@ def test_integers_compared_with_a_python_int_beyond_int64_are_answered_as_numpy_
         want = compared_beyond_int64(a, 3)
         got = autostage.convert(compared_beyond_int64, target=target)(a, 3)
         assert repr(got) == repr(want)
+
+
+# --- a Python float against a Python int: exact, as Python compares them ---------------------
+
+def float_against_int_constants(y):
+    f = float(y[0])
+    return (f == 2**70, f < 2**70, f > -2**70, f <= 2**53 + 1, f >= 2**53 + 1, f != 2**53 + 1,
+            2**53 + 1 > f, 2**63 - 1 < f, f == 2**53, f < 2**1100, f > -2**1100)
+
+
+def float_against_a_staged_int(y, k):
+    f = float(y[0])
+    n = int(y[1]) + k
+    return (f == n, f < n, f <= n, f > n, f >= n, f != n, n < f, n == f)
+
+
+def float_array_against_a_big_int(y):
+    return y < 2**70, y.astype(np.float32) > -2**70
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("v", [2.0**53, 2.0**53 + 2, 2.0**70, -2.0**70, np.nan, np.inf, -np.inf,
+                               0.5, 2.0**63])
+def test_a_python_float_against_an_int_constant_is_exact(v, target):
+    # NumPy rounds 2**53 + 1 to a float first; a constant outside int64 was an internal error
+    # ("cannot stage arrays of dtype object") until the twenty-ninth session
+    y = np.array([v, 0.0])
+    got = autostage.convert(float_against_int_constants, target=target)(y)
+    want = float_against_int_constants(y)
+    assert got == want and all(type(g) is bool for g in got)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("f, i", [(2.0**53, 2.0**53), (2.0**53 + 2, 2.0**53),
+                                  (9.223372036854775807e18, 9.2e18), (-2.0**63, -9.2e18),
+                                  (np.nan, 3.0), (1.5, 1.0), (3.0, 3.0)])
+def test_a_python_float_against_a_staged_python_int_is_exact(f, i, target):
+    fn = autostage.convert(float_against_a_staged_int, target=target)
+    for k in (-1, 0, 1):
+        y = np.array([f, i])
+        assert_same_as_python(float_against_a_staged_int, target, y, k)
+        assert fn(y, k) == float_against_a_staged_int(y, k)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_float_array_against_an_int_outside_int64_is_numpys(target):
+    y = np.array([1.0, 2.0**70])
+    for got, want in zip(autostage.convert(float_array_against_a_big_int, target=target)(y),
+                         float_array_against_a_big_int(y), strict=True):
+        np.testing.assert_array_equal(got, want, strict=True)
