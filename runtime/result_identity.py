@@ -185,6 +185,8 @@ def keeping_identity(runner: Callable[[list], tuple], entries: tuple,
     params_kept = tuple((i, j) for i, (kind, j) in enumerate(entries) if kind == PARAM_0D or (
         kind == PARAM_PATHS and results[i] is not params[j]))
     params_maybe = tuple((i, j) for i, (kind, j) in enumerate(entries) if kind == PARAM_MAYBE)
+    # the staged if or loop choosing each such result, for its errors
+    chosen_at = {i: _at(getattr(results[i].producer, "loc", None)) for i, _ in params_maybe}
     broadcasts = tuple((i, j) for i, (kind, j) in enumerate(entries) if kind == BROADCAST)
     read_only = tuple(i for i, (kind, _) in enumerate(entries) if kind == READ_ONLY)
     if not (views or same or copies or views_0d or params_kept or params_maybe or broadcasts
@@ -210,16 +212,17 @@ def keeping_identity(runner: Callable[[list], tuple], entries: tuple,
                     given[viewed(k)], given[held[0]]) for k in candidates if k < 0):
                 raise tracing.StagingError(
                     f"a result of {name} has the memory and layout of argument "
-                    f"#{held[0] + 1}, which it is on some paths of a staged if or loop, while "
-                    "on others it is a view of an argument sharing that memory (`return x if c "
-                    "else x[::-1]`): staged code cannot tell which one Python returns; return "
-                    "x.copy() on that path, or a view on every path")
+                    f"#{held[0] + 1}, which it is on some paths of the staged if or loop"
+                    f"{chosen_at[i]}, while on others it is a view of an argument sharing that "
+                    "memory (`return x if c else x[::-1]`): staged code cannot tell which one "
+                    "Python returns; return x.copy() on that path, or a view on every path")
             if len(held) == 1 or len(held) > 1 and all(given[j] is given[held[0]] for j in held):
                 out[i] = given[held[0]]
             elif held:  # (distinct arguments with one memory and layout: which, Python knows)
                 raise tracing.StagingError(
-                    "a result is one of the arguments "
-                    f"{', '.join(f'#{j + 1}' for j in held)} (by the path a staged if took), "
+                    f"a result of {name} is one of the arguments "
+                    f"{', '.join(f'#{j + 1}' for j in held)} (by the path the staged if or loop"
+                    f"{chosen_at[i]} took), "
                     "which are distinct objects with the same memory: staged code cannot tell "
                     "which one Python returns; pass one of them, or return a copy")
         for i, j in views_0d:  # the result is the only element of argument j
@@ -247,6 +250,10 @@ def wrapping(run: Callable[[list], tuple], runner: Callable[[list], tuple]
         if hasattr(runner, name):
             setattr(run, name, getattr(runner, name))
     return run
+
+
+def _at(loc: ir.Location | None) -> str:
+    return f" at {loc}" if loc is not None else ""  # (at run time: no current user line)
 
 
 def _same_memory(result: object, arg: object) -> bool:
