@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from autostage.runtime import captures, fp_state, static_sizes
+from autostage.runtime import captures, fp_state, pytree, static_sizes
 from autostage.runtime.concrete_function import ConcreteFunction
 from autostage.runtime.types import TensorType
 
@@ -186,8 +186,9 @@ def _finish(concrete: ConcreteFunction, scope: dict) -> str:
     its NumPy scalar made in line (what the runner's converter does: Numba returns a Python
     scalar); else ``finish(results)``."""
     outputs = concrete.outputs
-    if outputs.treedef is None and not outputs.positions:  # (returns None: a kernel writing
-        return "None"                                        # into its arguments)
+    if outputs.treedef is pytree.LEAF and not outputs.positions and (
+            outputs.constants[0] is None):  # (returns None: a kernel writing into its arguments)
+        return "None"
     returned = getattr(concrete.prepared_runner(), "returned", ())
     if returned:  # (returns the argument it writes into: the caller's own object)
         ((_, p),) = returned

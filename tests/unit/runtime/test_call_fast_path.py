@@ -127,6 +127,43 @@ def test_results_of_constants_are_writable_copies_on_the_fast_path():
     np.testing.assert_array_equal(f(x)[1], [[1.0, 2.0], [3.0, 4.0]])
 
 
+def validate(x):
+    if np.any(np.isnan(x)):
+        raise ValueError("nan in input")
+    return True
+
+
+def init_state(x):
+    s = np.zeros(3)
+    s[0] = 1.0
+    return s
+
+
+def bump(x):
+    x += 1
+    return 3.5
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn", [validate, init_state, bump])
+def test_a_result_made_at_trace_time_is_returned_on_every_call(fn, target):
+    # (the fast path returned None from the third call on when no result was staged)
+    f = autostage.convert(fn, target=target)
+    want_x, got_x = np.ones(4), np.ones(4)
+    results = []
+    for _ in range(4):
+        want = fn(want_x)
+        got = f(got_x)
+        np.testing.assert_array_equal(got, want, strict=True)
+        results.append(got)
+    np.testing.assert_array_equal(got_x, want_x, strict=True)
+    if isinstance(want, np.ndarray):  # a new array on each call, as Python makes one
+        assert len({id(r) for r in results}) == len(results)
+    if fn is validate:
+        with pytest.raises(ValueError, match="nan in input"):
+            f(np.array([np.nan, 1.0, 1.0, 1.0]))
+
+
 class Scaled:
     def __init__(self):
         self.w = np.array(np.float32(2.0))
