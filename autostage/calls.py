@@ -215,8 +215,8 @@ def converted(f: Callable, /) -> Callable:
         return decision
     target = _target(f)
     if target is None:
-        if type(f) is type and staging_active():
-            return stage_operator("construct", f)  # its objects are the trace's own
+        if type(f) is type and staging_active():  # its objects are the trace's own
+            return stage_operator("construct", f, _converted_init(f))
         if isinstance(f, types.MethodType) and staging_active() and holds_staged(f.__self__):
             return stage_operator("method_call", f)  # (a Python number has no NumPy method)
         if staging_active() and (isinstance(f, (types.BuiltinFunctionType,
@@ -227,6 +227,16 @@ def converted(f: Callable, /) -> Callable:
     if staging_active() and conversion.is_converted(getattr(target, "__func__", target)):
         return stage_operator("converted_call", target)
     return target
+
+
+def _converted_init(cls: type) -> Callable | None:
+    """The converted ``__init__`` of a user class whose instances ``object.__new__`` makes (so
+    that ``np.zeros(n)`` of a staged ``n`` in it stages), or None to call the class as it is."""
+    init = getattr(cls, "__init__", None)
+    if cls.__new__ is not object.__new__ or type(init) is not types.FunctionType or (
+            init.__code__.co_filename.startswith("<")):  # (a dataclass's: made by exec)
+        return None
+    return _converted_function(init)
 
 
 def converted_inline(f: Callable, /) -> Callable:

@@ -253,12 +253,18 @@ def numba_result(result: Any, dtype: np.dtype | None) -> Any:
     return result
 
 
-def made_in_trace(cls: type) -> Callable:
+def made_in_trace(cls: type, init: Callable | None = None) -> Callable:
     """``cls`` as traced code calls it: an instance of a user class is recorded as the trace's
     own object. Its methods then run inline with a plain ``self`` (changing its attributes is
     local state, as for ``box.n += 1`` in the function itself), not as call ops that would see
-    it as an object from outside the trace."""
+    it as an object from outside the trace. ``init``: the class's ``__init__`` converted (the
+    caller's choice), run on ``object.__new__``'s instance as ``type.__call__`` would run it."""
     construct = foreign_call(cls) if cls.__module__ == "builtins" else cls
+    if init is not None:
+        def construct(*args: Any, **kwargs: Any) -> Any:
+            obj = cls.__new__(cls)
+            init(obj, *args, **kwargs)
+            return obj
 
     def make(*args: Any, **kwargs: Any) -> Any:
         obj = construct(*args, **kwargs)

@@ -158,3 +158,38 @@ def test_an_array_of_run_time_size_written_into_an_element_is_a_clear_error(targ
                                                    r"a 1-d array whose size is known only at run "
                                                    r"time into a single element"):
         autostage.convert(_row_into_an_element, target=target)(np.arange(40.0))
+
+
+class _Accumulator:
+    def __init__(self, n, scale=1.0):
+        self.total = np.zeros(n)  # a staged n: staged, since __init__ is converted
+        self.scale = scale
+        if scale > 1.0:
+            self.total = self.total + 1.0
+
+    def add(self, v):
+        self.total = self.total + v * self.scale
+
+
+class _Config:  # (a dataclass's __init__ is made by exec: it runs as it is, without warning)
+    pass
+
+
+_Config = __import__("dataclasses").dataclass(type("_Config", (), {
+    "__annotations__": {"lr": float}, "__module__": __name__}))
+
+
+def _accumulate(x, k):
+    acc = _Accumulator(x.shape[0] + k, scale=_Config(0.5).lr + x[0])
+    acc.add(x[0])
+    return acc.total
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_a_user_class_made_in_staged_code_runs_its_init_converted(target):
+    staged = autostage.convert(_accumulate, target=target)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for x, k in ((np.arange(3.0), 2), (np.arange(30.0) + 1, 0)):
+            np.testing.assert_array_equal(staged(x, np.int64(k)), _accumulate(x, np.int64(k)),
+                                          strict=True)
