@@ -100,14 +100,32 @@ def reshape(x: object, shape: object, view: bool = True) -> Tensor:
     return _emit("reshape", (x, *sizes), {"shape": attr}, view_of=x if view else None)
 
 
-def ravel(x: object) -> Tensor:
-    return reshape(x, (-1,))
+def ravel(x: object, order: object = "C") -> Tensor:
+    """``np.ravel(x, order)``: ``'F'`` is the C ravel of the transpose."""
+    x = as_tensor(x)
+    return reshape(transpose(x) if _flat_order(x, order, "ravel") == "F" else x, (-1,))
 
 
-def flatten(x: object) -> Tensor:
+def flatten(x: object, order: object = "C") -> Tensor:
     """``x.flatten()``: always a copy, unlike ravel (the reshape alone shares ``x``'s memory
     at run time, so a write into the result would change ``x``)."""
+    x = as_tensor(x)
+    x = transpose(x) if _flat_order(x, order, "flatten") == "F" else x
     return copy(reshape(x, (-1,), view=False))
+
+
+def _flat_order(x: Tensor, order: object, name: str) -> str:
+    """``'C'`` or ``'F'``: NumPy's error for a bad order; ``'A'`` and ``'K'`` (the memory's
+    order, which staged code does not know for a view) refused past one dimension."""
+    np.ravel(np.zeros(1), order=order)  # NumPy's ValueError
+    order = "C" if order is None else str(order).upper()
+    if order in ("A", "K"):
+        if x.ndim > 1:
+            raise StagingTypeError(
+                f"{name}(order={order!r}){tracing.at()} of a staged array: its memory order is "
+                "not known to staged code; write order='C' or order='F'")
+        order = "C"
+    return order
 
 
 def transpose(x: object, axes: object = None) -> Tensor:

@@ -308,7 +308,7 @@ FUNCTIONS: dict[Callable, Callable] = {
     np.zeros_like: _like(0), np.ones_like: _like(1, np.ones_like),
     np.full_like: lambda a, fill_value, dtype=None, **kw: (
         _like(fill_value, np.full_like)(a, dtype, **kw)),
-    np.reshape: _reshape, np.ravel: lambda a, order="C": array_shapes.ravel(a),
+    np.reshape: _reshape, np.ravel: array_shapes.ravel,
     np.transpose: lambda a, axes=None: array_shapes.transpose(a, axes),
     np.expand_dims: array_shapes.expand_dims, np.squeeze: array_shapes.squeeze,
     np.broadcast_to: lambda array, shape, subok=False: array_shapes.broadcast_to(array, shape),

@@ -13,7 +13,10 @@ this module (it sits above ``tensor`` and every module it attaches methods from)
 from __future__ import annotations
 
 import dis
+import functools
+import inspect
 import sys
+from collections.abc import Callable
 
 import numpy as np
 from autostage.runtime import (
@@ -425,8 +428,8 @@ def _attach() -> None:
         "astype": _astype,
         "copy": _copy,
         "clip": lambda self, min=None, max=None: array_api.clip(self, min, max),
-        "flatten": lambda self: array_shapes.flatten(self),
-        "ravel": lambda self: array_shapes.ravel(self),
+        "flatten": lambda self, order="C": array_shapes.flatten(self, order),
+        "ravel": lambda self, order="C": array_shapes.ravel(self, order),
         "squeeze": lambda self, axis=None: array_shapes.squeeze(self, axis),
         "dot": lambda self, other: array_api.dot(self, other),
         "cumsum": lambda self, axis=None, dtype=None, out=None: array_api.scan(
@@ -459,7 +462,26 @@ def _attach() -> None:
             methods[name] = ndarray_results.wrap_method(name, methods[name])
     methods["__getitem__"] = _getitem
     for name, method in methods.items():
+        if not name.startswith("__") and inspect.isfunction(method):
+            method = _binding_checked(name, method)
         setattr(Tensor, name, method)
+
+
+def _binding_checked(name: str, method: Callable) -> Callable:
+    """``method`` raising a clear error, naming the method and the user's line, for arguments
+    it does not take (``x.clip(0, 1, out=x)``): Python's own error names the lambda."""
+    signature = inspect.signature(method)
+
+    @functools.wraps(method)
+    def checked(*args: object, **kwargs: object) -> object:
+        try:
+            signature.bind(*args, **kwargs)
+        except TypeError as e:
+            raise StagingTypeError(
+                f"ndarray.{name}(){tracing.at()} of a staged array: {e}; the arguments staged "
+                f"code takes are ({', '.join(list(signature.parameters)[1:])})") from None
+        return method(*args, **kwargs)
+    return checked
 
 
 def _getitem(target: object, key: object) -> object:

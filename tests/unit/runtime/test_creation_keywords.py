@@ -167,3 +167,47 @@ def test_copy_method_takes_order():
                                   copy_method_keeping_order(x), strict=True)
     with pytest.raises(StagingTypeError, match=r"ndarray.copy\(\.\.\., order='F'\) at "):
         autostage.convert(copy_method_fortran)(x)
+
+
+def ravel_f_positional(x):
+    return np.ravel(x, "F")
+
+
+def ravel_f_method(x):
+    return x.ravel(order="F")
+
+
+def flatten_f(x):
+    return x.flatten("F")
+
+
+def ravel_k_of_1d(x):
+    return np.ravel(x[0, 0], order="K")
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn", [ravel_f_positional, ravel_f_method, flatten_f, ravel_k_of_1d])
+def test_ravel_and_flatten_take_their_order(fn, target):
+    # (np.ravel(x, "F") was C order until the twenty-ninth session; the methods' order= an
+    # internal TypeError)
+    x = np.arange(24.0).reshape(2, 3, 4)
+    np.testing.assert_array_equal(autostage.convert(fn, target=target)(x), fn(x), strict=True)
+
+
+def ravel_k(x):
+    return np.ravel(x.T, order="K")
+
+
+def clip_out(x):
+    y = x.copy()
+    y.clip(0.0, 1.0, out=y)
+    return y
+
+
+def test_memory_order_of_a_view_and_method_arguments_not_staged_are_clear_errors():
+    x = np.ones((2, 3))
+    with pytest.raises(StagingTypeError, match=r"ravel\(order='K'\) at .*: its memory order"):
+        autostage.convert(ravel_k)(x)
+    with pytest.raises(StagingTypeError, match=r"ndarray.clip\(\) at .*test_creation_keywords"
+                       r".py:\d+ of a staged array: got an unexpected keyword argument 'out'"):
+        autostage.convert(clip_out)(x)
