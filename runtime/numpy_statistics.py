@@ -513,6 +513,11 @@ def array_equal(a1, a2, equal_nan=False) -> bool | Tensor:
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None) -> Tensor:
     """``np.nan_to_num`` of a real array: NaN and infinities replaced by values of its dtype
     (the largest finite magnitudes by default); integer and bool arrays come back unchanged."""
+    if not copy:
+        raise StagingTypeError(
+            f"np.nan_to_num(..., copy=False){_at()} writes into its argument in place; staged "
+            "code writes into an array through its name only: write `y = np.nan_to_num(y)` "
+            "(or `y[...] = np.nan_to_num(y)` to change the caller's array)")
     x = array_api.as_tensor(x)
     if x.dtype.kind == "c":
         raise StagingTypeError(f"np.nan_to_num of a complex array is not supported on staged "

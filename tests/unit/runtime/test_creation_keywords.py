@@ -1,8 +1,9 @@
 """The keywords of np.array / np.asarray and the creation functions on staged values: ``ndmin``
 prepends dims, ``copy`` True / None / False as NumPy 2 (False raises where a copy is needed),
 ``order='F'`` refused for 2 dimensions or more (staged arrays are C-ordered), NumPy's own
-errors for a bad ``order`` or ``device``. (Until the twenty-ninth session these keywords were
-swallowed: ``np.array(a, ndmin=2)`` kept ``a``'s shape, so ``np.tile(a, (1, 2))`` was 1-d.)"""
+errors for a bad ``order`` or ``device``; ``np.nan_to_num(copy=False)`` refused. (Until the
+twenty-ninth session these keywords were swallowed: ``np.array(a, ndmin=2)`` kept ``a``'s
+shape, so ``np.tile(a, (1, 2))`` was 1-d.)"""
 
 import numpy as np
 import numpy.lib._shape_base_impl as shape_base
@@ -211,3 +212,16 @@ def test_memory_order_of_a_view_and_method_arguments_not_staged_are_clear_errors
     with pytest.raises(StagingTypeError, match=r"ndarray.clip\(\) at .*test_creation_keywords"
                        r".py:\d+ of a staged array: got an unexpected keyword argument 'out'"):
         autostage.convert(clip_out)(x)
+
+
+def nan_to_num_in_place(x):
+    y = x.copy()
+    np.nan_to_num(y, copy=False, nan=0.0)
+    return y.sum()
+
+
+def test_nan_to_num_in_place_is_refused_with_the_rewrite():
+    # (copy=False was ignored: the NaNs stayed and the sum was nan)
+    with pytest.raises(StagingTypeError, match=r"np.nan_to_num\(\.\.\., copy=False\) at .*\d "
+                       r"writes into its argument in place.*y = np.nan_to_num\(y\)"):
+        autostage.convert(nan_to_num_in_place)(np.array([1.5, np.nan, 3.0]))
