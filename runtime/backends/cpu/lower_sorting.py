@@ -118,7 +118,10 @@ def _scan(op: ir.Op, em: Emitter, combine: str) -> None:
     idx = s.fresh_indices(em, ndim)
     others = [a for a in range(ndim) if a != axis]
     em.line(f"{out} = {s.empty(em, sizes, dtype)}")
-    identity = s.one(dtype) if combine == "*" else s.zero(dtype)
+    # (a float sum starts at -0.0, which adds nothing even to -0.0: NumPy's first element is
+    # the input's own, sign of a zero included)
+    identity = s.one(dtype) if combine == "*" else (
+        f"-{s.zero(dtype)}" if dtype.kind in "fc" else s.zero(dtype))
     with s.loops(em, [idx[a] for a in others], [sizes[a] for a in others]):
         em.line(f"{acc} = {identity}")
         with s.loops(em, [idx[axis]], [sizes[axis]]):

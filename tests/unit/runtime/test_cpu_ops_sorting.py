@@ -222,3 +222,17 @@ def test_heapsort_fallback_sorts():
             a = np.r_[9.0, values, -9.0]  # (the range within: the ends stay)
             heapsort(a, np.int64(1), np.int64(n))
             assert np.array_equal(a, np.r_[9.0, np.sort(values), -9.0])
+
+
+def signed_scans(x):
+    return (np.cumsum(x), np.cumsum(x.reshape(2, 3), axis=1), np.cumprod(x),
+            np.cumsum(x.astype(np.complex128) * (1 - 1j)))
+
+
+def test_a_cumsum_starts_from_the_first_element_sign_of_zero_included():
+    # (it started from +0.0, so a leading -0.0 came back +0.0)
+    x = np.array([-0.0, 0.0, -0.0, -0.0, np.nan, 2.0])
+    for got, want in zip(autostage.convert(signed_scans)(x), signed_scans(x), strict=True):
+        np.testing.assert_array_equal(got, want, strict=True)
+        for part in (np.real, np.imag):
+            np.testing.assert_array_equal(np.signbit(part(got)), np.signbit(part(want)))
