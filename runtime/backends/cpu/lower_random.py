@@ -95,6 +95,9 @@ def _native(op: ir.Op, em: Emitter) -> bool:
     generator, operands = op.operands[0], op.operands[1:]
     meth = random_op.method(GENERATOR, op.attrs["method"])
     bound = meth.signature.bind(*op.attrs["args"], **dict(op.attrs["kwargs"])).arguments
+    if op.attrs["method"] == "integers" and bound.get("high") is None:
+        bound = {"low": 0, "high": bound["low"]} | {  # integers(n): NumPy's integers(0, n)
+            k: v for k, v in bound.items() if k not in ("low", "high")}
     kwargs = []
     for name, value in bound.items():
         text = _native_arg(value, em, operands)

@@ -415,3 +415,18 @@ def test_pythons_random_module_runs_as_python_outside_tracing():
     got = autostage.to_graph(lambda: [random.random(), random.gauss(0.0, 1.0),
                                       py_rng.random()])()
     assert got == expected
+
+
+def _integers_below(rng, x, n):
+    return (rng.integers(len(x)), rng.integers(2**40, size=n), rng.integers(5, size=(2, 3)),
+            rng.integers(x.shape[0], size=3))
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_integers_of_one_bound_draws_numpys_numbers(target):
+    # (rng.integers(n) was an internal compile error on cpu: Numba's takes low and high)
+    x = np.arange(7.0)
+    want = _integers_below(np.random.default_rng(3), x, 4)
+    got = autostage.convert(_integers_below, target=target)(np.random.default_rng(3), x, 4)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w, strict=True)
