@@ -299,7 +299,27 @@ def arange(start: object, stop: object = None, step: object = None, dtype: objec
         samples = [a.dtype.type(1) if isinstance(a, Tensor) and not value_info.is_weak(a.value)
                    else 1 if isinstance(a, Tensor) else a for a in args]
         dtype = np.arange(*samples).dtype
+    if isinstance(step, Tensor):
+        _raise_if_zero_step(start, stop, step)
     return _emit("arange", [as_tensor(a) for a in args], {"dtype": as_dtype(dtype)})
+
+
+def _raise_if_zero_step(start: object, stop: object, step: Tensor) -> None:
+    """A zero step raises what NumPy raises for these types of bounds (ZeroDivisionError where
+    all are Python numbers, ValueError "Maximum allowed size exceeded" where one is NumPy's)."""
+    def zero_of(a: object, value: int) -> object:
+        if not isinstance(a, Tensor):
+            return type(a)(value) if isinstance(a, (int, float)) else a
+        kind = dtype_rules.weak_kind(a.dtype) if value_info.is_weak(a.value) else a.dtype.type
+        return kind(value)
+    try:
+        with np.errstate(all="ignore"):
+            np.arange(zero_of(start, 0), zero_of(stop, 1), zero_of(step, 0))
+    except (ValueError, ZeroDivisionError) as e:
+        error = type(e)(*e.args)
+    else:  # (NumPy raised nothing: nothing to check)
+        return
+    tracing.emit("raise_if", (ufunc("equal", step, 0).value,), {"exception": error})
 
 
 def eye(n: object, m: object = None, k: int = 0, dtype: object = float) -> Tensor:

@@ -92,3 +92,28 @@ def test_numpy_reductions_of_lists_holding_staged_values(target):
     got = autostage.convert(_reductions_of_lists, target=target)(x)
     for g, want in zip(got, _reductions_of_lists(x), strict=True):
         assert type(g) is type(want) and np.array_equal(g, want), (g, want)
+
+
+def _arange_numpy_step(x, step):
+    return np.arange(0, 5, step) + x.sum()
+
+
+def _arange_int_step(x, step):
+    return np.arange(0, 5, int(step)) + x.sum()
+
+
+def _arange_float_step(x, step):
+    return np.arange(0.0, 5.0, float(step)) + x.sum()
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+@pytest.mark.parametrize("fn", [_arange_numpy_step, _arange_int_step, _arange_float_step])
+def test_a_zero_arange_step_raises_numpys_error_for_its_types(fn, target):
+    # NumPy: ValueError "Maximum allowed size exceeded" for a NumPy step, Python's
+    # ZeroDivisionError for Python numbers (the cpu target raised ZeroDivisionError for both)
+    staged = autostage.convert(fn, target=target)
+    np.testing.assert_array_equal(staged(np.ones(1), np.int64(2)), fn(np.ones(1), np.int64(2)))
+    with np.errstate(all="ignore"), pytest.raises((ValueError, ZeroDivisionError)) as want:
+        fn(np.ones(1), np.int64(0))
+    with pytest.raises(want.type, match=str(want.value)):
+        staged(np.ones(1), np.int64(0))
