@@ -242,8 +242,17 @@ def stage_if_exp(cond: object, if_true: Callable[[], object], if_false: Callable
                    "conditional expression")
 
 
+def _empty_list(a: object) -> bool:
+    """Whether ``a`` is a list known to be empty while tracing (never appended to on this path:
+    ``while stack and stack[-1] < v`` before the first append): false as in Python, so the
+    right operand of ``and`` is not traced, where its ``stack[-1]`` has nothing to read."""
+    return isinstance(a, TensorList) and a.value is None
+
+
 def stage_and(a: object, b_fn: Callable[[], object]) -> object:
     """Hook of ``and_``: ``b if a else a``, computing ``b`` only where ``a`` is true."""
+    if _empty_list(a):
+        return a
     result = _select(predicate(a, "the left operand of 'and'"), b_fn, lambda: a,
                      "the value of 'a and b'", "'and'")
     return result
@@ -251,18 +260,24 @@ def stage_and(a: object, b_fn: Callable[[], object]) -> object:
 
 def stage_or(a: object, b_fn: Callable[[], object]) -> object:
     """Hook of ``or_``: ``a if a else b``, computing ``b`` only where ``a`` is false."""
+    if _empty_list(a):
+        return b_fn()
     return _select(predicate(a, "the left operand of 'or'"), lambda: a, b_fn,
                    "the value of 'a or b'", "'or'")
 
 
 def stage_and_test(a: object, b_truth: Callable[[], object]) -> object:
     """Hook of ``and_test``: ``b``'s truth (``b_truth()``) where ``a`` is true, else False."""
+    if _empty_list(a):
+        return False
     return _select(predicate(a, "the left operand of 'and'"), b_truth, lambda: False,
                    "the truth of 'a and b'", "'and'")
 
 
 def stage_or_test(a: object, b_truth: Callable[[], object]) -> object:
     """Hook of ``or_test``: True where ``a`` is true, else ``b``'s truth (``b_truth()``)."""
+    if _empty_list(a):
+        return b_truth()
     return _select(predicate(a, "the left operand of 'or'"), lambda: True, b_truth,
                    "the truth of 'a or b'", "'or'")
 

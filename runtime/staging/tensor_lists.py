@@ -18,7 +18,7 @@ from autostage.runtime import ir, tracing
 from autostage.runtime.operator_hooks import Staged
 from autostage.runtime.staging import errors, list_elements, values
 from autostage.runtime.staging.list_elements import Elements
-from autostage.runtime.tensor import Tensor, as_tensor
+from autostage.runtime.tensor import Tensor, as_tensor, constant
 from autostage.runtime.types import ListType, TensorType, join, scalar, strong
 
 
@@ -255,7 +255,12 @@ def get(lst: TensorList, index: object) -> Tensor | TensorList:
 
 
 def set_item(lst: TensorList, index: object, x: object) -> TensorList:
-    value = _require(lst, "item assignment")
+    if lst.value is None:  # Python's IndexError where this runs: it may not (a staged branch
+        # taken only after an append; a loop's first trace, before it has seen the append)
+        tracing.emit("raise_if", (constant(np.bool_(True)).value,),
+                     {"exception": IndexError("list assignment index out of range")})
+        return lst
+    value = lst.value
     kind = list_elements.of_item(x, lst.element.dtype)
     item = _item(x, lst.element, "an element stored in a tensor list")
     (new,) = tracing.emit("list_set", (value, _index(index).value, item.value))

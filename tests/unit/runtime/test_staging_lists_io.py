@@ -290,3 +290,50 @@ def test_printing_a_staged_list_is_a_clear_error_suggesting_what_prints_the_same
     with pytest.raises(StagingTypeError, match=r"printing a list built in staged code at .*:"
                                                r"\d+ is not supported"):
         autostage.convert(prints_history)(np.ones(2))
+
+
+def monotonic_stack(x):
+    stack = []
+    for v in x:
+        while stack and stack[-1] < v:
+            stack.pop()
+        stack.append(v)
+    return stack
+
+
+def merge_peaks(x, min_dist):
+    peaks = []
+    last = -min_dist - 1
+    for i in range(1, len(x) - 1):
+        if x[i] > x[i - 1] and x[i] >= x[i + 1]:
+            if i - last >= min_dist:
+                peaks.append(i)
+                last = i
+            elif x[i] > x[last]:
+                peaks[-1] = i
+                last = i
+    return peaks
+
+
+def assign_into_an_empty_list(x):
+    out = []
+    if x[0] > 0:
+        out[0] = 1.0
+    return out
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_guarded_reads_and_writes_of_a_list_empty_when_first_traced(target):
+    # `stack and stack[-1]` before the first append, and `peaks[-1] = i` on a path that runs
+    # only after one, were refused ("a list that is empty at this point") until the
+    # twenty-ninth session
+    x = np.array([3, 1, 4, 1, 5, 9, 2, 6])
+    assert autostage.convert(monotonic_stack, target=target)(x) == monotonic_stack(x)
+    peaks = autostage.convert(merge_peaks, target=target)
+    for y, d in ((np.array([0, 3, 1, 4, 1, 5, 0, 2, 0]), 3),
+                 (np.array([0, 3, 1, 4, 1, 5, 0, 2, 0, 7, 1, 9, 1]), 2), (np.zeros(5), 1)):
+        assert peaks(y, d) == merge_peaks(y, d)
+    empty = autostage.convert(assign_into_an_empty_list, target=target)
+    assert empty(np.array([-1.0])) == []
+    with pytest.raises(IndexError, match="list assignment index out of range"):
+        empty(np.array([1.0]))  # where Python raises it
