@@ -519,6 +519,13 @@ def _check_rank(x: Tensor, value: Tensor, index: tuple, operands: list) -> None:
             "element. Index the value (`v[0]`), or write into a slice")
 
 
+def _stacked(value: object) -> Tensor:
+    """A (nested) list or tuple holding staged values as one array, as ``np.asarray``."""
+    if isinstance(value, (list, tuple)):
+        return stack([_stacked(v) for v in value])
+    return as_tensor(value)
+
+
 def setitem(x: object, key: object, value: object, only_name: bool = False) -> Tensor:
     """``x[key] = value`` as a new array (``x = setitem(x, key, value)`` in converted code).
 
@@ -551,6 +558,8 @@ def setitem(x: object, key: object, value: object, only_name: bool = False) -> T
             "array first, e.g. `a = np.zeros(n)` inside the converted function")
     check_writable(x, "this assignment to an element")
     index, operands, basic = index_operands(key)
+    if isinstance(value, (list, tuple)) and holds_staged(value):
+        value = _stacked(value)  # (``hist[d] = (s, i)``: NumPy makes an array of it)
     if isinstance(value, Tensor):
         _check_rank(x, value, index, operands)
         view_writes.written_back(value.value, x.value, index, tuple(operands))

@@ -143,3 +143,25 @@ def test_concatenated_parts_are_written_in_their_slots():
     f = autostage.convert(concatenate_rows)
     a, b = np.arange(60.0).reshape(20, 3), -np.arange(30.0).reshape(10, 3)
     np.testing.assert_array_equal(f(a, b), concatenate_rows(a, b))
+
+
+def rows_of_tuples(x, steps):
+    s, i = 100, 1
+    hist = np.zeros((steps, 2), dtype=np.int64)
+    rates = np.zeros((steps, 2), dtype=np.float32)
+    for d in range(steps):
+        s -= x[d]
+        i += x[d]
+        hist[d] = (s, i)
+        rates[d] = [s / 100, 0.5]
+    return hist, rates
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_a_row_written_from_a_tuple_of_staged_values(target):
+    # (refused with a message about NumPy functions and random draws until the twenty-ninth
+    # session)
+    x = np.array([1, 2, 3, 4, 5, 6])
+    for got, want in zip(autostage.convert(rows_of_tuples, target=target)(x, 6),
+                         rows_of_tuples(x, 6), strict=True):
+        np.testing.assert_array_equal(got, want, strict=True)
