@@ -301,9 +301,11 @@ def _iter(self: Tensor):
                "index it instead: `a, b = x[0], x[1]`")
         raise StagingTypeError(f"{at}unpacking a staged tensor{self._where()} is not staged: "
                                f"{why}")
-    raise StagingTypeError(f"{at}a staged tensor{self._where()} cannot be used as an iterable "
-                           "at trace time: iterate over it in code autostage converts (a "
-                           "staged for loop)")
+    raise StagingTypeError(f"{at}a staged tensor{self._where()} cannot be iterated at trace "
+                           "time (by list(x), tuple(x), sorted(x), a generator or other code "
+                           "autostage does not convert): that would unroll a loop over a staged "
+                           "value. Iterate it in a for loop of the converted function (`lst = "
+                           "[]` / `for v in x: lst.append(v)`), or keep it an array")
 
 
 def _len(self: Tensor) -> int:
