@@ -6,7 +6,8 @@ It knows nothing of ASTs or the compiler: it may import NumPy, Numba and llvmlit
 Public surface used by the operators: ``Staged`` (the base class of staged values),
 ``is_staged``/``any_staged``, ``is_tracing`` (is a function being traced in this thread?),
 ``staging_active`` (is a staged function being traced? then calls of converted functions go
-to the hooks ``converted_call`` and ``construct``) and
+to the hooks ``converted_call`` and ``construct``), ``in_staged_region`` (inside a staged
+branch or loop body?) and
 ``Standin`` (the base class of stand-ins for user objects while tracing),
 ``stage_operator`` (hand an operator's staged inputs to its registered hook) and
 ``checkpoint`` (where the trace stands, so that a hook can drop ops emitted after it),
@@ -24,11 +25,11 @@ from autostage.runtime.operator_hooks import (
     register_operator_hook,
     stage_operator,
 )
-from autostage.runtime.tracing import StagingError, checkpoint, is_tracing
+from autostage.runtime.tracing import StagingError, checkpoint, in_staged_region, is_tracing
 
 __all__ = ["OWN_ERRORS", "Staged", "Standin", "any_staged", "checkpoint", "holds_staged",
-           "is_staged", "is_tracing", "register_operator_hook", "shared_arrays", "stage_operator",
-           "staging_active"]
+           "in_staged_region", "is_staged", "is_tracing", "register_operator_hook",
+           "shared_arrays", "stage_operator", "staging_active"]
 
 # The operators, methods and NumPy dispatch of Tensor, attached to the class from above it, so
 # that tensor.py (which the NumPy-surface modules import) imports none of them. First: the

@@ -451,9 +451,9 @@ def check_writable(x: Tensor, what: str) -> None:
     shared = value_info.shared_name(x.value)
     if shared is not None:
         raise tracing.StagingError(
-            f"{where}{what} changes `{shared}` in a staged loop, a NumPy array made while "
-            "tracing that something besides this variable also holds (another name, a list, "
-            "an attribute, a view of it, a closure): the staged loop would change a copy, not "
+            f"{where}{what} changes `{shared}` in a staged if or loop, a NumPy array made "
+            "while tracing that something besides this variable also holds (another name, a "
+            "list, an attribute, a view of it, a closure): staged code would change a copy, not "
             "what they hold. Keep one name for it, or create it from a staged size "
             "(`np.zeros(x.shape[0])`)")
     name = value_info.aliased_argument(x.value)
@@ -544,8 +544,9 @@ def setitem(x: object, key: object, value: object, only_name: bool = False) -> T
             value_info.mark_array(x.value)
     if type(x) is np.ndarray:
         raise StagingTypeError(
-            "cannot write a staged value (or at a staged index) into a NumPy array made while "
-            "tracing (such as `np.zeros((3, 4))` of Python ints) that something besides this "
+            "cannot write a staged value (or at a staged index, or inside a staged if or "
+            "loop) into a NumPy array made while tracing (such as `np.zeros((3, 4))` of "
+            "Python ints) that something besides this "
             "variable may hold: another name, a list, an attribute, a view of it, the caller "
             "that passed it in, a closure, or an `if` it is carried through (not supported "
             "yet); a staged copy would not change it there. Create it from a "

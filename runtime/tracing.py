@@ -170,6 +170,14 @@ def is_tracing() -> bool:
     return bool(_stack())
 
 
+def in_staged_region() -> bool:
+    """Whether the code running now is traced inside a staged ``if`` branch or loop (a region
+    in the function's body): Python code there runs at trace time whatever path the run takes,
+    so it must not change what the paths share (a NumPy array made before it, in place)."""
+    trace = current()
+    return trace is not None and not trace.finished and len(trace.regions) > 1
+
+
 @contextlib.contextmanager
 def tracing(trace: Trace) -> Iterator[Trace]:
     """Makes ``trace`` the current trace for the duration of the block."""

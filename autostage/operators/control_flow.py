@@ -28,7 +28,9 @@ def if_stmt(cond: Any, body: Callable[..., tuple | None],
     functions of a statement without state return nothing.
     """
     if isinstance(cond, Staged):
-        return stage_operator("if_stmt", cond, body, orelse, state)
+        shared = _shared(state)  # (a NumPy array the branches write is staged as a copy)
+        with shared_arrays(shared):
+            return stage_operator("if_stmt", cond, body, orelse, state)
     if cond:
         return body(*state)
     if orelse is None:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from autostage.operators import sole_holder
-from autostage.runtime import Staged, stage_operator
+from autostage.runtime import Staged, in_staged_region, stage_operator
 
 
 def getitem(target: Any, key: Any) -> Any:
@@ -58,7 +58,10 @@ def setitem(target: Any, key: Any, value: Any) -> Any:
     else could see the write the copy takes. Else the runtime refuses the write.
     """
     # (an array at a staged index first: `counts[labels[i]] = 1.0` was refused as shared)
-    if type(target) is np.ndarray and (isinstance(value, Staged) or _is_staged_key(key)):
+    if type(target) is np.ndarray and (isinstance(value, Staged) or _is_staged_key(key)
+                                       or in_staged_region()):
+        # (in a staged branch or loop body, even a write of Python values is staged: done now,
+        # at trace time, it would change the array on every path, once)
         only_name = sole_holder.held_by_the_variable_only(target)  # (a statement: no call's
         # arguments on the stack hold it meanwhile)
         return stage_operator("setitem", target, key, value, only_name=only_name)
@@ -74,6 +77,8 @@ def _in_place(name: str, symbol: str) -> Callable[[Any, Any], Any]:
     def in_place_op(a: Any, b: Any, /) -> Any:
         if isinstance(a, Staged) or isinstance(b, Staged):
             return stage_operator(name, a, b)
+        if type(a) is np.ndarray and in_staged_region():  # the item x[i] of `x[i] op= v`
+            return python_op(a.copy(), b)  # (setitem then stages the write into x)
         return python_op(a, b)
 
     in_place_op.__name__ = in_place_op.__qualname__ = name

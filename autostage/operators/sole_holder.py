@@ -54,7 +54,9 @@ def shared_in_state(state: tuple) -> list:
     """The NumPy arrays of a loop operator's ``state`` (called by ``for_stmt``/``while_stmt``
     before it stages the loop) that something besides the loop's variable holds: the staged
     loop may not write into them (``value_info.shared_arrays``), since it writes a copy."""
-    caller = sys._getframe(3)  # the converted code that called the operator (via _shared)
+    caller = sys._getframe(3)  # the converted code that called the operator (via _shared;
+    while caller.f_code.co_filename == _OPERATORS:  # an if_branch's lambda calls if_stmt)
+        caller = caller.f_back
     shared, seen = [], set()
     for k in range(len(state)):
         if type(state[k]) is not np.ndarray or id(state[k]) in seen:

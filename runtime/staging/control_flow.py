@@ -16,7 +16,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from autostage.runtime import argument_writes, array_api, array_identity, ir, tracing, value_info
+from autostage.runtime import (
+    argument_writes,
+    array_api,
+    array_identity,
+    array_shapes,
+    ir,
+    tracing,
+    value_info,
+)
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.staging import (
     errors,
@@ -29,7 +37,7 @@ from autostage.runtime.staging import (
 )
 from autostage.runtime.staging.python_state import Entry
 from autostage.runtime.staging.tensor_lists import TensorList
-from autostage.runtime.tensor import Tensor
+from autostage.runtime.tensor import Tensor, constant
 from autostage.runtime.types import ListType, join
 
 
@@ -84,9 +92,30 @@ def _state_names(body: Callable, orelse: Callable | None, n: int) -> tuple[str, 
 
 
 def prepare_state(names: Sequence[str], state: Sequence[object]) -> tuple:
-    """State as staged control flow carries it: Python lists become tensor lists."""
-    return tuple(tensor_lists.from_python(x, name) if isinstance(x, list) else x
+    """State as staged control flow carries it: Python lists become tensor lists, NumPy
+    arrays made at trace time staged arrays (a branch writing into one writes the staged
+    array, not the NumPy one at trace time on every path; one something else holds too is
+    marked, and a write into it refused: ``_array_tensor``)."""
+    return tuple(tensor_lists.from_python(x, name) if isinstance(x, list) else
+                 _array_tensor(name, x) if type(x) is np.ndarray else x
                  for name, x in zip(names, state, strict=True))
+
+
+def _array_tensor(name: str, x: np.ndarray) -> Tensor:
+    """A NumPy array of a loop's or a staged if's state as a constant tensor, marked when
+    something besides the variable holds it (``value_info.shared_arrays``: the loop or branch
+    may not write it); one the variable alone holds whose elements are all one value (``out =
+    np.zeros((h, w))`` to fill) as a new array filled at run time instead, as a write into it
+    would make it (``array_shapes.setitem``), not a constant the program holds and copies."""
+    shared = value_info.is_shared_array(x)
+    if not shared and x.base is None and x.flags.writeable:
+        filled = array_shapes.filled_copy(x)
+        if filled is not None:
+            return filled
+    tensor = constant(x)
+    if shared:
+        value_info.mark_shared(tensor.value, name)
+    return tensor
 
 
 @dataclass

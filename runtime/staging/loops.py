@@ -24,7 +24,6 @@ from autostage.runtime import (
     argument_writes,
     array_api,
     array_identity,
-    array_shapes,
     config,
     ir,
     pytree,
@@ -535,26 +534,7 @@ def _paths(st: _Struct, name: str) -> list[str]:
 def prepare_state(names: Sequence[str], state: Sequence[object]) -> tuple:
     """Loop state as a staged loop carries it: lists become tensor lists, and NumPy arrays made
     before the loop become tensors (the body may index or update them with staged values)."""
-    state = prepare_branch_state(names, state)
-    return tuple(_array_tensor(name, x) if type(x) is np.ndarray else x
-                 for name, x in zip(names, state, strict=True))
-
-
-def _array_tensor(name: str, x: np.ndarray) -> Tensor:
-    """A NumPy array of a loop's state as a constant tensor, marked when something besides
-    the loop's variable holds it (``value_info.shared_arrays``: the loop may not write it);
-    one the variable alone holds whose elements are all one value (``out = np.zeros((h, w))``
-    to fill) as a new array filled at run time instead, as a write into it would make it
-    (``array_shapes.setitem``), not a constant the program holds and copies."""
-    shared = value_info.is_shared_array(x)
-    if not shared and x.base is None and x.flags.writeable:
-        filled = array_shapes.filled_copy(x)
-        if filled is not None:
-            return filled
-    tensor = constant(x)
-    if shared:
-        value_info.mark_shared(tensor.value, name)
-    return tensor
+    return prepare_branch_state(names, state)
 
 
 def _names(body: Callable, n: int, skip: int = 0) -> tuple[str, ...]:

@@ -171,7 +171,7 @@ def in_a_staged_branch(x):
 @pytest.mark.parametrize("fn", [aliased_by_a_name, held_by_a_list, through_a_view,
                                 viewed_by_another_name, alias_outside_a_loop,
                                 alias_inside_a_loop, held_by_a_list_around_a_loop,
-                                passed_to_a_helper, in_a_staged_branch, boxed_per_row,
+                                passed_to_a_helper, boxed_per_row,
                                 filled_by_a_nested_function])
 def test_an_array_something_else_may_hold_is_refused(fn):
     with pytest.raises(StagingTypeError, match=r"made while tracing .* that something besides "
@@ -295,3 +295,93 @@ def test_an_array_a_closure_made_before_reads_is_refused(fn):
     """Those would read the unwritten array while (or after) the staged copy is written."""
     with pytest.raises(StagingTypeError, match="that something besides this variable may hold"):
         autostage.convert(fn)(np.array([0, 2]), np.array([0, 1, 1]))
+
+
+# --- NumPy arrays made while tracing, written inside a staged if (twenty-ninth session) -------
+# A write of Python values ran at trace time, on every path: `if x[0] > 0: out[1] = 5.0` gave
+# 5.0 where the condition was false. The staged if now carries such an array as a staged copy
+# (as staged loops do), or refuses it where something else holds it.
+
+
+def constant_write_in_a_branch(x):
+    out = np.zeros(3)
+    if x[0] > 0:
+        out[1] = 5.0
+    return out
+
+
+def in_place_operator_in_a_branch(x):
+    out = np.zeros(3)
+    if x[0] > 0:
+        out += 1
+    return out
+
+
+def slice_update_in_a_branch(x):
+    out = np.zeros(4)
+    if x[0] > 0:
+        out[1:] += 2
+    return out
+
+
+def constant_write_in_a_branch_of_a_loop(x, n):
+    out = np.zeros(n)
+    for i in range(n):
+        if x[i] > 0:
+            out[i] = 1.0
+    return out
+
+
+def aliased_then_written_in_a_branch(x):
+    out = np.zeros(3)
+    b = out
+    if x[0] > 0:
+        out[1] = 5.0
+    return b
+
+
+def aliased_then_written_in_a_loop_branch(x, n):
+    out = np.zeros(n)
+    b = out
+    for i in range(n):
+        if x[i] > 0:
+            out[i] = 1.0
+    return b
+
+
+def _write_first(a):
+    a[0] = 1.0
+
+
+def helper_writes_in_a_branch(x):
+    out = np.zeros(3)
+    if x[0] > 0:
+        _write_first(out)
+    return out
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+@pytest.mark.parametrize("fn", [in_a_staged_branch, constant_write_in_a_branch,
+                                in_place_operator_in_a_branch, slice_update_in_a_branch])
+def test_an_array_written_in_a_staged_branch_is_written_on_that_path_only(fn, target):
+    staged = autostage.convert(fn, target=target)
+    for x in (np.array([2.0, 1.0]), np.array([-2.0, 1.0])):
+        np.testing.assert_array_equal(staged(x), fn(x), strict=True)
+
+
+@pytest.mark.parametrize("n", [2, 5])  # (a Python range loop: unrolled at 2, staged at 5)
+def test_an_array_written_in_a_branch_of_a_loop(n):
+    x = np.array([1.0, -1.0, 2.0, 3.0, -4.0])
+    staged = autostage.convert(constant_write_in_a_branch_of_a_loop)
+    np.testing.assert_array_equal(staged(x, n), constant_write_in_a_branch_of_a_loop(x, n),
+                                  strict=True)
+
+
+@pytest.mark.parametrize("fn, args", [(aliased_then_written_in_a_branch, ()),
+                                      (aliased_then_written_in_a_loop_branch, (5,)),
+                                      (helper_writes_in_a_branch, ())])
+def test_an_array_another_holder_sees_is_refused_when_written_in_a_staged_branch(fn, args):
+    x = np.array([1.0, -1.0, 2.0, 3.0, -4.0])
+    with pytest.raises((StagingTypeError, StagingError),
+                       match="something besides this variable (also|may) hold"):
+        autostage.convert(fn)(x, *args)
