@@ -3,9 +3,9 @@
 User code sees a staged tensor where Python would see an ``np.ndarray``, so an attribute lookup
 must behave as on an ndarray:
 
-- ``itemsize``, ``nbytes`` (and ``conj()``/``conjugate()``) work: the item size is known at trace
-  time, ``nbytes`` is staged when a dimension is unknown (``ndim``, ``size``, ``shape``,
-  ``dtype``, ``T`` are defined on ``Tensor`` itself).
+- ``itemsize``, ``nbytes`` work: the item size is known at trace time, ``nbytes`` is staged
+  when a dimension is unknown (``ndim``, ``size``, ``shape``, ``dtype``, ``T``, ``conj()`` are
+  defined on ``Tensor`` itself).
 - Any other **ndarray method** (``x.argpartition``) is there, as on an ndarray, so ``hasattr``
   and ``getattr(x, name, None)`` answer as Python does; *calling* it raises
   ``UnsupportedAttributeError`` naming the method and the user's line.
@@ -24,7 +24,7 @@ import sys
 from typing import Any
 
 import numpy as np
-from autostage.runtime import array_api, dtype_rules, tracing, value_info
+from autostage.runtime import dtype_rules, tracing, value_info
 from autostage.runtime.tensor import StagingTypeError, Tensor
 
 # Methods that change the array in place: staged values are immutable, the fix differs.
@@ -141,5 +141,4 @@ def attach() -> None:
     Tensor.nbytes = property(lambda self: self.size * self.dtype.itemsize)
     for name in _NDARRAY_PROPERTIES:
         setattr(Tensor, name, _user_read(name, getattr(Tensor, name).fget))
-    Tensor.conj = Tensor.conjugate = lambda self: array_api.ufunc("conjugate", self)
     Tensor.__getattr__ = getattr_

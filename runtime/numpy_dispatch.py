@@ -282,6 +282,10 @@ def _full(shape, fill_value, dtype=None, order="C", *, device=None, like=None):
 
 def _arange(*args, dtype=None, device=None, like=None):
     _creation_keywords(np.arange, device, like)
+    if len(args) == 4:  # (start, stop, step, dtype), as NumPy takes them
+        if dtype is not None:
+            raise TypeError("arange() got multiple values for argument 'dtype'")
+        *args, dtype = args
     return array_shapes.arange(*args, dtype=dtype)
 
 

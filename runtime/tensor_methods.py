@@ -318,6 +318,11 @@ def _len(self: Tensor) -> int:
         "staged: call len() in code autostage converts (its staged len), or use x.shape[0]")
 
 
+def _conjugate(self):
+    """``x.conj()``: ``x`` itself for a real ``x`` (NumPy's method returns the array)."""
+    return self if self.dtype.kind != "c" else array_api.ufunc("conjugate", self)
+
+
 def _copy(self, order="C"):
     numpy_dispatch.check_order(order, self.ndim, np.copy, 0, name="ndarray.copy")
     return array_api.copy(self)
@@ -447,8 +452,8 @@ def _attach() -> None:
         "nonzero": lambda self: numpy_statistics.nonzero(self),
         "searchsorted": lambda self, v, side="left", sorter=None: (
             numpy_statistics.searchsorted(self, v, side, sorter)),
-        "conj": lambda self: array_api.ufunc("conjugate", self),
-        "conjugate": lambda self: array_api.ufunc("conjugate", self),
+        "conj": _conjugate,
+        "conjugate": _conjugate,
         "__format__": _format,
         "__repr__": _repr,
         "__str__": lambda self: _format(self, None),

@@ -225,3 +225,21 @@ def test_nan_to_num_in_place_is_refused_with_the_rewrite():
     with pytest.raises(StagingTypeError, match=r"np.nan_to_num\(\.\.\., copy=False\) at .*\d "
                        r"writes into its argument in place.*y = np.nan_to_num\(y\)"):
         autostage.convert(nan_to_num_in_place)(np.array([1.5, np.nan, 3.0]))
+
+
+def conj_of_real(x):
+    return x.conj(), x.conjugate(), (x * 1j).conj()
+
+
+def arange_positional_dtype(x):
+    return np.arange(0, x.shape[0], 1, np.float32)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_conj_of_a_real_array_is_itself_and_arange_takes_a_positional_dtype(target):
+    x = np.arange(3.0)
+    a, b, c = autostage.convert(conj_of_real, target=target)(x)
+    assert a is x and b is x
+    np.testing.assert_array_equal(c, (x * 1j).conj(), strict=True)
+    np.testing.assert_array_equal(autostage.convert(arange_positional_dtype, target=target)(x),
+                                  arange_positional_dtype(x), strict=True)
