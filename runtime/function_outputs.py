@@ -122,6 +122,8 @@ def collect_outputs(trace: tracing.Trace, output: Any, callee: bool = False) -> 
     for position, leaf in enumerate(leaves):
         if isinstance(leaf, staged_values.MaybeUnbound):  # (the caller's line is no use)
             raise leaf.error(f"returned by {trace.function.name}")
+        if not callee and isinstance(leaf, Tensor | tensor_lists.TensorList):
+            list_elements.refuse_copied_views(trace.function.name, leaf)
         if isinstance(leaf, tensor_lists.TensorList):
             if leaf.value is None:  # never appended to: Python returns the empty list
                 constants.append([])

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from autostage.runtime import dtype_rules, ir, value_info
+from autostage.runtime import dtype_rules, ir, tracing, value_info
 from autostage.runtime.staging import errors, values
 from autostage.runtime.tensor import Tensor
 
@@ -29,14 +29,22 @@ class Elements:
 
     kinds: tuple = ()  # of (kind, ir.Location | None), in the order they first appeared
     name: str | None = None  # the variable holding it, where known (loop and if state)
+    # (argument value, argument name, ir.Location | None) of items that are an argument or a
+    # view of one: kept as rows of one staged array, they are copies where Python's are views
+    views: tuple = ()
 
     def add(self, other: Elements) -> Elements:
         known = {kind for kind, _ in self.kinds}
         new = tuple(item for item in other.kinds if item[0] not in known)
-        return Elements(self.kinds + new, self.name or other.name) if new else self
+        bases = {id(base) for base, _, _ in self.views}
+        views = tuple(v for v in other.views if id(v[0]) not in bases)
+        if not (new or views):
+            return self
+        return Elements(self.kinds + new, self.name or other.name, self.views + views)
 
     def named(self, name: str) -> Elements:
-        return self if name.startswith(("retval_", "do_return")) else Elements(self.kinds, name)
+        return self if name.startswith(("retval_", "do_return")) else Elements(
+            self.kinds, name, self.views)
 
     @property
     def python(self) -> bool:
@@ -64,6 +72,10 @@ def of_item(x: object, dtype: np.dtype | None) -> Elements:
     """The kind of ``x`` put into a list of ``dtype`` elements (None: its first element)."""
     if isinstance(x, Tensor):
         kind = PYTHON if values.is_weak(x) else NUMPY
+        argument = value_info.aliased_argument(x.value) if x.ndim else None
+        if argument is not None:  # (an argument, or a view of one: Python's item shares it)
+            return Elements(((kind, errors.location()),),
+                            views=((value_info.view_base(x.value), argument, errors.location()),))
         if value_info.python_path(x.value) or value_info.other_path(x.value):
             # a Python number on some paths only (``value_info``): the list may hold both
             other = PYTHON if value_info.python_path(x.value) else OTHER
@@ -113,3 +125,31 @@ def returned_as_python(value: ir.Value, dtype: np.dtype, function: str) -> bool:
         f"elements in one dtype ({dtype}), so it cannot give each back with its own type as "
         "Python does: put in elements of one type, e.g. "
         + (f"{python}(v) or " if OTHER not in where else "") + f"np.{dtype}(v) for each")
+
+
+def copied_view(item: ir.Value, elements: Elements) -> None:
+    """Records that ``item``, read from a list of views of arguments, is a copy where Python's
+    item is the view (``refuse_copied_views`` refuses returning it)."""
+    trace = tracing.current()
+    trace.copied_views = {**getattr(trace, "copied_views", {}), id(item): (item, elements)}
+
+
+def refuse_copied_views(function: str, leaf: object) -> None:
+    """Raises the error for returning a list of views of arguments built in staged code (or an
+    item of one): staged code holds copies of them, where Python's share the argument."""
+    if isinstance(leaf, Tensor):
+        recorded = getattr(tracing.current(), "copied_views", {}).get(id(leaf.value))
+        if recorded is None or recorded[0] is not leaf.value:
+            return
+        elements, what = recorded[1], f"{function} returns an item of a list that holds"
+    else:
+        elements, what = of_value(leaf.value), f"a list {function} returns holds"
+    if not elements.views:
+        return
+    _, argument, loc = elements.views[0]
+    raise errors.StagingError(
+        f"{what} the argument `{argument}` or a view of it (put in the list{errors.at(loc)}): "
+        "staged code keeps a list's items as the rows of one "
+        "array, so they would come back as copies, where Python's share the argument's memory "
+        f"(a write into one changes `{argument}`); append a copy (`{argument}[a:b].copy()`) if "
+        "a copy is meant, or return the bounds and slice outside")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sys
 
 import numpy as np
-from autostage.runtime import ir, tracing
+from autostage.runtime import ir, tracing, value_info
 from autostage.runtime.operator_hooks import Staged
 from autostage.runtime.staging import errors, list_elements, values
 from autostage.runtime.staging.list_elements import Elements
@@ -208,6 +208,10 @@ def _element(lst: TensorList, item: ir.Value) -> Tensor:
         values.mark_weak(item)
     elif len(lst.elements.kinds) > 1:
         list_elements.refuse_mixed_read(lst.elements, lst.element.dtype)
+    if lst.elements.views:  # a copy of what Python holds as a view of an argument: a write
+        base, _, _ = lst.elements.views[0]  # into it is refused, returning it too
+        value_info.mark_view(item, base)
+        list_elements.copied_view(item, lst.elements)
     return Tensor(item)
 
 

@@ -9,6 +9,7 @@ import pytest
 from autostage.runtime import interpreter
 from autostage.runtime.staging import PythonSideEffectError
 from autostage.runtime.tensor import StagingTypeError
+from autostage.runtime.tracing import StagingError
 from test_staging_support import ops, run, staged, trace
 
 import autostage
@@ -337,3 +338,47 @@ def test_guarded_reads_and_writes_of_a_list_empty_when_first_traced(target):
     assert empty(np.array([-1.0])) == []
     with pytest.raises(IndexError, match="list assignment index out of range"):
         empty(np.array([1.0]))  # where Python raises it
+
+
+def pieces_of(x, n):
+    out = []
+    for i in range(n):
+        out.append(x[i * 2:(i + 1) * 2])
+    return out
+
+
+def first_piece_of(x, n):
+    return pieces_of(x, n)[0]
+
+
+def write_through_a_piece(x, n):
+    out = []
+    for i in range(n):
+        out.append(x[i * 2:(i + 1) * 2])
+    piece = out[0]
+    piece[0] = -1.0
+    return x.sum()
+
+
+def copied_pieces_of(x, n):
+    out = []
+    for i in range(n):
+        out.append(x[i * 2:(i + 1) * 2].copy())
+    return np.stack(out).sum(axis=1), out
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_a_staged_list_of_views_of_an_argument_is_refused_where_python_shares_them(target):
+    # (a list of slices of x built in a staged loop came back as copies: a write into a piece
+    # left x unchanged, where Python changes it)
+    x = np.arange(10.0)
+    for fn, text in ((pieces_of, "a list pieces_of returns holds the argument `x`"),
+                     (first_piece_of, "first_piece_of returns an item of a list that holds"),
+                     (write_through_a_piece, "changes the argument `x` through a view")):
+        with pytest.raises(StagingError, match=text):
+            autostage.convert(fn, target=target)(x, 5)
+    got = autostage.convert(pieces_of, target=target)(x, 3)  # unrolled: a Python list of views
+    assert all(np.shares_memory(p, x) for p in got)
+    sums, copies = autostage.convert(copied_pieces_of, target=target)(x, 5)
+    np.testing.assert_array_equal(sums, copied_pieces_of(x, 5)[0], strict=True)
+    assert not any(np.shares_memory(c, x) for c in copies)
