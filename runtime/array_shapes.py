@@ -443,6 +443,9 @@ def getitem(x: object, key: object) -> Tensor:
 def check_writable(x: Tensor, what: str) -> None:
     """Raises StagingError if writing into ``x`` would have to change an argument or a view
     (except an argument as a whole that the call writes back: ``argument_writes``)."""
+    from autostage.runtime.staging import list_elements  # (staging imports this module)
+
+    list_elements.refuse_write(x.value)  # (a copy of an array Python's write would change)
     base = value_info.view_base(x.value)
     if base is None or argument_writes.writable(x.value):
         return

@@ -141,15 +141,30 @@ def refuse_copied_views(function: str, leaf: object) -> None:
         recorded = getattr(tracing.current(), "copied_views", {}).get(id(leaf.value))
         if recorded is None or recorded[0] is not leaf.value:
             return
-        elements, what = recorded[1], f"{function} returns an item of a list that holds"
+        elements, what = recorded[1], f"{function} returns"
     else:
         elements, what = of_value(leaf.value), f"a list {function} returns holds"
-    if not elements.views:
-        return
+    if elements.views:
+        raise errors.StagingError(f"{what} {_copies(elements)}")
+
+
+def refuse_write(value: ir.Value) -> None:
+    """Refuses a write into a copied array item (``copied_view``): Python writes the item."""
+    recorded = getattr(tracing.current(), "copied_views", {}).get(id(value))
+    if recorded is not None and recorded[0] is value:
+        raise errors.StagingError(f"this write{errors.at()} changes {_copies(recorded[1])}")
+
+
+def _copies(elements: Elements) -> str:
+    """What the copied item is, why a copy is not Python's, and what to write instead."""
     _, argument, loc = elements.views[0]
-    raise errors.StagingError(
-        f"{what} the argument `{argument}` or a view of it (put in the list{errors.at(loc)}): "
-        "staged code keeps a list's items as the rows of one "
-        "array, so they would come back as copies, where Python's share the argument's memory "
-        f"(a write into one changes `{argument}`); append a copy (`{argument}[a:b].copy()`) if "
-        "a copy is meant, or return the bounds and slice outside")
+    if argument is None:  # (an array of a Python list read by a staged index)
+        return (f"an array of a Python list read by a staged index{errors.at(loc)}: staged code "
+                "reads a copy of the item (the arrays stacked), where Python's is the array "
+                "itself, which a write into it would change; index the list with a Python int, "
+                "or stack the arrays into one array and index that")
+    return (f"the argument `{argument}` or a view of it (put in the list{errors.at(loc)}): "
+            "staged code keeps a list's items as the rows of one array, so they would come back "
+            "as copies, where Python's share the argument's memory (a write into one changes "
+            f"`{argument}`); append a copy (`{argument}[a:b].copy()`) if a copy is meant, or "
+            "return the bounds and slice outside")

@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from autostage.runtime.tensor import StagingTypeError
+from autostage.runtime.tracing import StagingError
 
 import autostage
 
@@ -118,3 +119,64 @@ def test_a_list_holding_staged_indices_is_an_index_array(target):
     got = autostage.convert(_list_of_staged_indices, target=target)(r)
     assert got == _list_of_staged_indices(r)
     assert [type(g) for g in got] == [np.float64] * 3
+
+
+# --- lists and tuples holding staged values, indexed by a staged int (twenty-ninth session) ----
+# Python numbers in them came back as NumPy scalars (`t[i] / 0.0` was inf, not Python's
+# ZeroDivisionError; `[x.shape[0], 5][i] * 2**62` wrapped), array items as copies, and an index
+# out of range raised NumPy's message.
+
+
+def float_item_over_zero(x):
+    t = (float(x[0]), float(x[1]))
+    return t[int(x[2]) % 2] / 0.0
+
+
+def bool_items_added(x):
+    t = (bool(x[0] > 0), bool(x[1] > 0))
+    v = t[int(x[2]) % 2]
+    return v + v
+
+
+def item_out_of_range(x):
+    return [1, 2][int(x[2])], (float(x[0]), 2.0)[int(x[2])]
+
+
+def mixed_item(x):
+    return (float(x[0]), int(x[1]))[int(x[2]) % 2]
+
+
+def array_item_written(x):
+    a, b = x * 0, x + 1
+    c = [a, b][int(x[2]) % 2]
+    c[0] = 7.0
+    return a
+
+
+def argument_item_returned(x):
+    return [x, x][int(x[2]) % 2]
+
+
+def array_item_read(x):
+    return [x * 2, x * 3][int(x[2]) % 2].sum()
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_an_item_chosen_by_a_staged_index_is_pythons(target):
+    def outcome(fn, x):
+        try:
+            return fn(x)
+        except Exception as e:  # noqa: BLE001 - compared with Python's
+            return type(e), str(e)
+
+    for fn in (float_item_over_zero, bool_items_added, item_out_of_range, array_item_read):
+        for x in (np.array([1.0, 2.0, 1.0]), np.array([3.0, 0.0, 5.0])):
+            got, want = outcome(autostage.convert(fn, target=target), x), outcome(fn, x)
+            assert got == want and type(got) is type(want), (fn.__name__, got, want)
+    x = np.array([1.0, 2.0, 1.0])
+    with pytest.raises(StagingTypeError, match="Python numbers of different types"):
+        autostage.convert(mixed_item, target=target)(x)
+    with pytest.raises(StagingError, match="an array of a Python list read by a staged index"):
+        autostage.convert(array_item_written, target=target)(x)
+    with pytest.raises(StagingError, match="argument_item_returned returns the argument `x`"):
+        autostage.convert(argument_item_returned, target=target)(x)
