@@ -440,12 +440,17 @@ def getitem(x: object, key: object) -> Tensor:
     return result
 
 
+def refuse_copied_item(x: Tensor) -> None:
+    """A write into a copy of an array Python would write itself (``value_info.copied_item``)."""
+    copied = value_info.copied_item(x.value)
+    if copied is not None:
+        raise tracing.StagingError(f"this write{tracing.at()} changes {copied}")
+
+
 def check_writable(x: Tensor, what: str) -> None:
     """Raises StagingError if writing into ``x`` would have to change an argument or a view
     (except an argument as a whole that the call writes back: ``argument_writes``)."""
-    from autostage.runtime.staging import list_elements  # (staging imports this module)
-
-    list_elements.refuse_write(x.value)  # (a copy of an array Python's write would change)
+    refuse_copied_item(x)
     base = value_info.view_base(x.value)
     if base is None or argument_writes.writable(x.value):
         return

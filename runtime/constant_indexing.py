@@ -45,6 +45,7 @@ def _staged_items(target: list | tuple, key: object) -> Tensor:
     it is refused where Python's would be the item itself (``list_elements.copied_view``)."""
     if not (isinstance(key, Tensor) and key.ndim == 0 and key.dtype.kind in "biu"):
         return array_shapes.getitem(array_shapes.stack(target), key)
+    kind = type(target).__name__
     kinds = {dtype_rules.weak_kind(t.dtype) if isinstance(t, Tensor) and value_info.is_weak(
         t.value) else type(t) if type(t) in _PYTHON_NUMBERS else None for t in target}
     if len(kinds) > 1:
@@ -54,12 +55,11 @@ def _staged_items(target: list | tuple, key: object) -> Tensor:
     _check_bounds(target, index)
     result = array_shapes.getitem(array_shapes.stack(target), index)
     if kinds == {None} and result.ndim:  # arrays: Python's item is the array itself
-        from autostage.runtime.staging import list_elements  # (staging imports this module)
-
-        loc = tracing.user_location()
-        views = tuple((t.value, value_info.aliased_argument(t.value), loc) for t in target
-                      if isinstance(t, Tensor))
-        list_elements.copied_view(result.value, list_elements.Elements(views=views))
+        value_info.mark_copied_item(result.value, (
+            f"an array of a Python {kind} read by a staged index{tracing.at()}: staged code "
+            "reads a copy of the item (the arrays stacked), where Python's is the array itself, "
+            f"which a write into it would change; index the {kind} with a Python int, or stack "
+            "the arrays into one array and index that"))
     elif kinds != {None}:
         value_info.mark_weak(result.value)
     return result

@@ -219,9 +219,7 @@ def inplace(op: str, a: object, b: object) -> object:
     if (value_info.is_weak(a.value) or value_info.is_scalar_argument(a.value)
             or a.ndim == 0 and not ndarray_results.is_array(a)):
         return array_api.matmul(a, b) if op == "matmul" else python_numbers.binary(op, a, b)
-    from autostage.runtime.staging import list_elements  # (staging imports this module)
-
-    list_elements.refuse_write(a.value)  # (a copy of an array Python's `op=` would change)
+    array_shapes.refuse_copied_item(a)  # (a copy of an array Python's `op=` would change)
     # an argument written back, or a view of one that `x[k] op= v` writes back (else refused
     # at the end of the trace: ``view_writes``)
     whole_argument = argument_writes.writable(a.value)

@@ -43,6 +43,7 @@ class _Facts:
     python_paths: dict  # Value -> PythonPath: a Python number where its flag holds
     other_paths: dict  # Value -> OtherPath: a Python number its dtype does not hold, somewhere
     numbers: dict  # weak Value -> the Python number it is, known while tracing (a merge's)
+    copies: dict  # Value -> what it is a copy of, where Python's is the object itself (a message)
 
 
 _facts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -54,7 +55,7 @@ def _table() -> _Facts | None:
         return None
     facts = _facts.get(trace)
     if facts is None:
-        facts = _facts[trace] = _Facts({}, {}, set(), {}, set(), {}, {}, {}, {})
+        facts = _facts[trace] = _Facts({}, {}, set(), {}, set(), {}, {}, {}, {}, {})
     return facts
 
 
@@ -281,6 +282,21 @@ def set_list_elements(value: ir.Value, elements: object) -> None:
     table = _table()
     if table is not None:
         table.lists[value] = elements
+
+
+def mark_copied_item(value: ir.Value, what: str) -> None:
+    """Records that ``value`` is a copy of an array Python would hand out itself (an item of a
+    list of arguments' views, an array item of a list read by a staged index); ``what`` says
+    what, for the errors refusing a write into it or returning it (``copied_item``)."""
+    table = _table()
+    if table is not None:
+        table.copies[value] = what
+
+
+def copied_item(value: ir.Value) -> str | None:
+    """What ``mark_copied_item`` recorded for ``value``; None if nothing was."""
+    table = _table()
+    return None if table is None else table.copies.get(value)
 
 
 def list_elements(value: ir.Value) -> object | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from autostage.runtime import dtype_rules, ir, tracing, value_info
+from autostage.runtime import dtype_rules, ir, value_info
 from autostage.runtime.staging import errors, values
 from autostage.runtime.tensor import Tensor
 
@@ -128,41 +128,27 @@ def returned_as_python(value: ir.Value, dtype: np.dtype, function: str) -> bool:
 
 
 def copied_view(item: ir.Value, elements: Elements) -> None:
-    """Records that ``item``, read from a list of views of arguments, is a copy where Python's
-    item is the view (``refuse_copied_views`` refuses returning it)."""
-    trace = tracing.current()
-    trace.copied_views = {**getattr(trace, "copied_views", {}), id(item): (item, elements)}
+    """Records that ``item``, read from a list of arguments or their views, is a copy where
+    Python's item is the argument's memory (``value_info.copied_item``)."""
+    value_info.mark_copied_item(item, _copies(elements))
 
 
 def refuse_copied_views(function: str, leaf: object) -> None:
-    """Raises the error for returning a list of views of arguments built in staged code (or an
-    item of one): staged code holds copies of them, where Python's share the argument."""
+    """Raises the error for returning a list of arguments or their views built in staged code,
+    or a copied item (``copied_view``): staged code holds copies where Python's share memory."""
     if isinstance(leaf, Tensor):
-        recorded = getattr(tracing.current(), "copied_views", {}).get(id(leaf.value))
-        if recorded is None or recorded[0] is not leaf.value:
-            return
-        elements, what = recorded[1], f"{function} returns"
-    else:
-        elements, what = of_value(leaf.value), f"a list {function} returns holds"
+        what = value_info.copied_item(leaf.value)
+        if what is not None:
+            raise errors.StagingError(f"{function} returns {what}")
+        return
+    elements = of_value(leaf.value)
     if elements.views:
-        raise errors.StagingError(f"{what} {_copies(elements)}")
-
-
-def refuse_write(value: ir.Value) -> None:
-    """Refuses a write into a copied array item (``copied_view``): Python writes the item."""
-    recorded = getattr(tracing.current(), "copied_views", {}).get(id(value))
-    if recorded is not None and recorded[0] is value:
-        raise errors.StagingError(f"this write{errors.at()} changes {_copies(recorded[1])}")
+        raise errors.StagingError(f"a list {function} returns holds {_copies(elements)}")
 
 
 def _copies(elements: Elements) -> str:
     """What the copied item is, why a copy is not Python's, and what to write instead."""
     _, argument, loc = elements.views[0]
-    if argument is None:  # (an array of a Python list read by a staged index)
-        return (f"an array of a Python list read by a staged index{errors.at(loc)}: staged code "
-                "reads a copy of the item (the arrays stacked), where Python's is the array "
-                "itself, which a write into it would change; index the list with a Python int, "
-                "or stack the arrays into one array and index that")
     return (f"the argument `{argument}` or a view of it (put in the list{errors.at(loc)}): "
             "staged code keeps a list's items as the rows of one array, so they would come back "
             "as copies, where Python's share the argument's memory (a write into one changes "

@@ -322,7 +322,7 @@ def test_scalar_arithmetic_wraps_like_numpy_scalars_without_warnings():
 def _prefixes(x):
     out = []
     for i in range(x.shape[0]):
-        out.append(x[: i + 1])
+        out.append(x[: i + 1].copy())  # (views of x: refused, Python's items share x)
     return out
 
 
