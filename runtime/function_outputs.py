@@ -41,7 +41,7 @@ class Outputs:
     """
 
     __slots__ = ("treedef", "constants", "positions", "single", "flat", "python_types",
-                 "identity")
+                 "identity", "argument_containers")
 
     def __init__(self, treedef: pytree.TreeDef, constants: list, positions: tuple[int, ...],
                  python_types: tuple | None = None):
@@ -59,6 +59,16 @@ class Outputs:
                                   if kind is not None) or None
         # what Python's identity of each result is (``result_identity.plan``)
         self.identity: tuple = ()
+        # (path in the result, path in the arguments) of each list or dict argument the function
+        # returns as it is: Python returns the caller's object (``with_argument_containers``)
+        self.argument_containers: tuple = ()
+
+    def with_argument_containers(self, result: Any, arguments: tuple) -> Any:
+        """``result`` holding the caller's own list and dict arguments where the function
+        returns them as they are (staged code cannot change them: ``check_escapes``)."""
+        for out_path, arg_path in self.argument_containers:
+            result = pytree.replaced(result, out_path, pytree.at_path(arguments, arg_path))
+        return result
 
     def as_python(self, results: tuple) -> list:
         """The results of a run with each weak one as the Python number it stands for (and
@@ -189,6 +199,13 @@ def collect_outputs(trace: tracing.Trace, output: Any, callee: bool = False) -> 
     outputs = Outputs(treedef, constants, tuple(positions), tuple(python_types))
     outputs.identity = result_identity.plan(trace.function.body.args, values,
                                             argument_writes.result_params(trace.function))
+    arguments = getattr(trace, "argument_containers", {})
+    if arguments and not callee:
+        returned = [(path, arguments[id(node)]) for path, node in pytree.mutable_nodes(output)
+                    if id(node) in arguments]
+        outputs.argument_containers = tuple(  # (the outermost of nested ones)
+            (out, arg) for i, (out, arg) in enumerate(returned)
+            if not any(out[:len(o)] == o for o, _ in returned[:i]))
     return outputs
 
 

@@ -118,3 +118,38 @@ def describe(treedef: TreeDef) -> str:
     if kind is tuple:
         return f"({inner},)" if len(treedef[1]) == 1 else f"({inner})"
     return f"{kind.__name__}({inner})"
+
+
+def mutable_nodes(tree: Any, path: tuple = ()) -> list[tuple[tuple, Any]]:
+    """(path: child indices and dict keys from ``tree``, node) of each list and dict in
+    ``tree``, every occurrence, outer ones first."""
+    kind = type(tree)
+    found = [(path, tree)] if kind is list or kind is dict else []
+    if kind is dict:
+        for key, child in tree.items():
+            found += mutable_nodes(child, (*path, key))
+    elif kind is list or kind is tuple or isinstance(tree, tuple) and hasattr(kind, "_fields"):
+        for i, child in enumerate(tree):
+            found += mutable_nodes(child, (*path, i))
+    return found
+
+
+def at_path(tree: Any, path: tuple) -> Any:
+    for key in path:
+        tree = tree[key]
+    return tree
+
+
+def replaced(tree: Any, path: tuple, new: Any) -> Any:
+    """``tree`` with the node at ``path`` replaced by ``new`` (tuples rebuilt, lists and dicts
+    changed in place: ``tree`` is a structure just built for a result)."""
+    if not path:
+        return new
+    key, rest = path[0], path[1:]
+    child = replaced(tree[key], rest, new)
+    if type(tree) is list or type(tree) is dict:
+        tree[key] = child
+        return tree
+    items = list(tree)
+    items[key] = child
+    return type(tree)(*items) if hasattr(type(tree), "_fields") else tuple(items)

@@ -246,6 +246,9 @@ class StagedFunction:
                 self._fast = values is args and not self._sources and (
                     self.input_signature is None) and fast_path(concrete, args, leaves) or False
             try:
+                if concrete.outputs.argument_containers:
+                    return concrete.outputs.with_argument_containers(
+                        concrete.run(staged, implicit), values)
                 return concrete.run(staged, implicit)
             except RunAsPython:  # a written argument aliases another input, or is read-only
                 return self._traced(*args, **kwargs)
@@ -501,6 +504,9 @@ class StagedFunction:
                     leaf, captures.Root("arg", i, labels[i])) for i, leaf in enumerate(leaves)])
         positional, keywords = self._binding.call_args(inputs)
         trace.watch_argument_lists([*positional, *keywords.values()])
+        # (a list or dict argument returned as it is: the caller's own, ``Outputs``)
+        trace.argument_containers = {id(node): path for path, node in reversed(
+            pytree.mutable_nodes(inputs))}  # (id -> the first path it is found at)
         random_check = random_freeze.FreezeCheck()  # no draw may be frozen into the trace
         function_trace.enter()
         try:

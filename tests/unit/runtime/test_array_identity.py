@@ -335,3 +335,25 @@ def test_a_view_made_in_a_loop_that_may_not_run(target):
     for empty_or_not_run in ((a, np.int64(0)), (np.ones(0), np.int64(2))):  # a's own layout
         with pytest.raises(StagingError, match="staged if or loop"):
             staged(*empty_or_not_run)
+
+
+def _list_argument_as_it_is(xs, a):
+    return xs
+
+
+def _containers_in_a_structure(xs, d, a):
+    return (xs, a.sum(), d), [xs]
+
+
+@pytest.mark.parametrize("target", ["cpu", "interpreter"])
+def test_a_list_or_dict_argument_returned_as_it_is_is_the_callers(target):
+    # (a new list with the same items until the twenty-ninth session: `f(x) is x` was False)
+    xs = [0, 1, 2]
+    for _ in range(3):  # (traced once, then from the cache)
+        assert autostage.convert(_list_argument_as_it_is, target=target)(xs, np.ones(2)) is xs
+    staged = autostage.convert(_containers_in_a_structure, target=target)
+    ys, d = [np.ones(2)], {"k": 1.5}
+    for _ in range(2):
+        (first, total, same_d), outer = staged(ys, d, np.arange(3.0))
+        assert first is ys and same_d is d and outer[0] is ys and total == 3.0
+        assert type(outer) is list and outer is not ys
