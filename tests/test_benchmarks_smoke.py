@@ -109,3 +109,11 @@ def test_run_all_prints_the_combined_table(tmp_path):
     assert re.search(COMBINED_HEADER, result.stdout, re.MULTILINE), result.stdout
     assert re.search(r"^call_overhead x\+1 \(0-d f32\)\s", result.stdout, re.MULTILINE)
     assert re.search(r"^collatz 1\.\.30\s", result.stdout, re.MULTILINE)
+
+
+def test_construct_compile_cost_smoke_run_prices_each_construct(tmp_path):
+    result = run_script("construct_compile_cost.py", tmp_path=tmp_path)
+    assert result.returncode == 0, result.stderr
+    rows = [line.split() for line in result.stdout.splitlines()[2:]]
+    assert [row[:-2] for row in rows] == [["int64", "a", "+", "b"], ["1-d", "loop"]]
+    assert all(float(row[-1]) > 0 for row in rows)  # (a compile of an empty function)
