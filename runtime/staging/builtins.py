@@ -120,6 +120,11 @@ def _pick(better, args: tuple, kwargs: dict, name: str) -> object:
             raise errors.StagingTypeError(f"{name}() of one staged {type(x).__name__}"
                                           f"{errors.at()}: pass a tensor of rank >= 1")
         return (np.min if name == "min" else np.max)(x, axis=0)
+    if any(isinstance(a, tuple | list) for a in args):  # (Python compares them item by item)
+        raise errors.StagingTypeError(
+            f"{name}() of tuples or lists holding staged values{errors.at()} is not staged "
+            "(which one wins, compared item by item, is known only at run time); compare the "
+            f"items themselves (e.g. the index of the {name} of the values: np.arg{name})")
     # max/min of Python numbers of one kind is a Python number of that kind (max(n, 1) is an
     # int). Of mixed kinds Python returns whichever wins, with its own type (max(n, 1.5) is an
     # int or a float, known only at run time): refused, as one staged value has one dtype.

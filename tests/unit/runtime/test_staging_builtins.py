@@ -6,6 +6,7 @@ import re
 
 import numpy as np
 import pytest
+from autostage.runtime.tensor import StagingTypeError
 
 import autostage
 
@@ -448,3 +449,17 @@ def test_max_min_of_a_staged_list_pick_as_python_does(target, fn, inputs):
         want, got = fn(x.copy()), staged(x.copy())
         assert repr(got) == repr(want), x
         assert [type(v) for v in got] == [type(v) for v in want]
+
+
+def _max_of_pairs(y):
+    pairs = []
+    for i in range(3):
+        pairs.append((i, float(y[i])))
+    return max(pairs)
+
+
+def test_max_of_tuples_holding_staged_values_is_a_clear_error():
+    # (it was NumPy's "Cannot interpret '0' as a data type", naming no line)
+    with pytest.raises(StagingTypeError, match=r"max\(\) of tuples or lists holding staged "
+                       r"values at .*test_staging_builtins.py:\d+ is not staged"):
+        autostage.convert(_max_of_pairs)(np.array([-5.0, 2.0, 0.5]))
