@@ -507,7 +507,20 @@ def _setitem_hook(target: object, key: object, value: object, only_name: bool = 
     return array_shapes.setitem(target, key, value, only_name)
 
 
+def _setitem_of_hook(target: object, key: object, value: object) -> None:
+    """Hook of ``setitem_of``: a write through an expression into a NumPy array, refused."""
+    loc = tracing.user_location()
+    raise StagingTypeError(
+        f"{f'{loc}: ' if loc is not None else ''}this item assignment "
+        "writes into a NumPy array made while tracing through an expression, not a local name "
+        "(`z[1][2] = v`, `z.T[0, 1] = v`, `self.w[i] = v`), with a staged value or index, or "
+        "inside a staged if or loop: staged code writes an array through its name, and done "
+        "now the write would happen once, on every path. Index the array by its name "
+        "(`z[1, 2] = v`), or make it a staged array first (`z = np.zeros(x.shape)`)")
+
+
 _attach()
+register_operator_hook("setitem_of", _setitem_of_hook)
 register_operator_hook("getitem", _getitem_hook)
 register_operator_hook("setitem", _setitem_hook)
 for _name, _op in IN_PLACE.items():

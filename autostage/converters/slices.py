@@ -83,7 +83,7 @@ class SliceTransformer(LocalNamesScope):
             return self._unpacking(node, target)
         name = self._container(target, node)
         if name is None:
-            return node
+            return self._through_expression(node, target)
         before, value = [], node.value
         if not (_is_pure(target.slice) or _is_pure(value)):
             # Python evaluates the value before the index.
@@ -93,6 +93,22 @@ class SliceTransformer(LocalNamesScope):
         return before + templates.replace(
             "x = ag__.setitem(x, index, value)", x=name, index=index_expr(target.slice),
             value=value)
+
+    def _through_expression(self, node: gast.Assign, target: gast.AST
+                            ) -> gast.AST | list[gast.stmt]:
+        """``z[1][2] = v``, ``self.w[i] = v``: the value first, then ``ag__.setitem_of`` (Python's
+        assignment, or the runtime's clear refusal of a write it cannot stage)."""
+        if not isinstance(target, gast.Subscript) or has_walrus(node) or (
+                has_slice(target.slice) and not self.slice_is_builtin):
+            return node
+        before, value = [], node.value
+        if not _is_pure(value):  # (Python evaluates the value before the target)
+            temp = self.ctx.namer.new_symbol("value")
+            before = templates.replace("temp = value", temp=temp, value=value)
+            value = temp
+        return before + templates.replace("ag__.setitem_of(target, index, value)",
+                                          target=target.value, index=index_expr(target.slice),
+                                          value=value)
 
     def _chained(self, node: gast.Assign) -> gast.AST | list[gast.stmt]:
         """``a[0] = b[0] = v``: the value once into a fresh name, then one assignment per

@@ -125,6 +125,7 @@ from autostage.operators.slices import (
     itruediv,
     ixor,
     setitem,
+    setitem_of,
 )
 from autostage.operators.variables import (
     Undefined,
@@ -143,7 +144,7 @@ __all__ = [
     "eq", "ne", "in_", "not_in",
     # data structures and subscripts
     "ListBox", "box_append", "box_pop", "list_append", "list_comp", "list_pop", "getitem",
-    "setitem",
+    "setitem", "setitem_of",
     "iadd", "isub", "imul", "imatmul", "itruediv", "ifloordiv", "imod", "ipow",
     "ilshift", "irshift", "iand", "ixor", "ior",
     # builtins

@@ -71,6 +71,18 @@ def setitem(target: Any, key: Any, value: Any) -> Any:
     return target
 
 
+def setitem_of(target: Any, key: Any, value: Any) -> None:
+    """``target[key] = value`` where ``target`` is not a local name (``z[1][2] = v``,
+    ``self.w[i] = v``, ``z.T[0] = v``): Python's own assignment, except into a NumPy array with a
+    staged value or index, or inside a staged branch or loop, which the runtime refuses (staged
+    code writes an array through its name; done at trace time, the write would happen once, on
+    every path)."""
+    if type(target) is np.ndarray and (isinstance(value, Staged) or _is_staged_key(key)
+                                       or in_staged_region()):
+        stage_operator("setitem_of", target, key, value)
+    target[key] = value
+
+
 def _in_place(name: str, symbol: str) -> Callable[[Any, Any], Any]:
     python_op = getattr(operator, name)
 

@@ -385,3 +385,50 @@ def test_an_array_another_holder_sees_is_refused_when_written_in_a_staged_branch
     with pytest.raises((StagingTypeError, StagingError),
                        match="something besides this variable (also|may) hold"):
         autostage.convert(fn)(x, *args)
+
+
+def _through_a_row(w):
+    z = np.zeros((2, 3))
+    z[1][2] = w[0, 0] + 1
+    return z
+
+
+def _through_a_transpose_in_a_branch(w):
+    z = np.zeros((2, 3))
+    if w[0, 0] > 0:
+        z.T[0, 1] = 5.0
+    return z
+
+
+def _constant_through_a_row(w):
+    z = np.zeros((2, 3))
+    z[1][2] = 4.0  # (Python values outside staged control flow: Python's own write)
+    return z + w
+
+
+class _Holder:
+    def __init__(self):
+        self.items = [0, 0]
+
+
+def _list_attribute(w):
+    holder = _Holder()
+    holder.items[0] = 3  # (Python's assignment: not an array)
+    return w * holder.items[0]
+
+
+@pytest.mark.parametrize("fn", [_through_a_row, _through_a_transpose_in_a_branch])
+def test_a_write_through_an_expression_into_a_trace_time_array_is_a_clear_error(fn):
+    # (NumPy's "setting an array element with a sequence", naming no line, or a write done at
+    # trace time on every path, until the twenty-ninth session)
+    with pytest.raises(StagingTypeError, match=r"test_trace_time_array_writes.py:\d+: this item "
+                       "assignment writes into a NumPy array made while tracing through an "
+                       "expression"):
+        autostage.convert(fn)(np.ones((2, 2)))
+
+
+def test_writes_through_expressions_of_python_values_stay_pythons():
+    w = np.ones((2, 3))
+    np.testing.assert_array_equal(autostage.convert(_constant_through_a_row)(w),
+                                  _constant_through_a_row(w), strict=True)
+    np.testing.assert_array_equal(autostage.convert(_list_attribute)(w), w * 3, strict=True)
