@@ -54,10 +54,15 @@ def initial_slot(name: str, x: object) -> Slot:
 
 
 def changes(slot: Slot, old: object, new: object, where: str) -> errors.StagingError:
+    what = "the return value" if slot.name.startswith("retval_") else (
+        f"loop variable {slot.name!r}")
+    fix = ("a return inside a staged loop must give a staged value; to return values known "
+           "at trace time (constants), set a flag and break, and return them after the loop "
+           "(`if found: return ...`)" if slot.name.startswith("retval_") else
+           "cast it before the loop so that it keeps one dtype and rank")
     return errors.StagingTypeError(
-        f"loop variable {slot.name!r} changes from {values.type_text(old)} to "
-        f"{values.type_text(new)} in the {where}{errors.at()}; "
-        "cast it before the loop so that it keeps one dtype and rank")
+        f"{what} changes from {values.type_text(old)} to {values.type_text(new)} in the "
+        f"{where}{errors.at()}; {fix}")
 
 
 def _type_of(out: object) -> object:
@@ -95,6 +100,11 @@ def _refine_constant(slot: Slot, out: object, where: str) -> bool:
         raise changes(slot, f"the Python value {init!r}", _describe(out), where)
     if out_type is None:
         slot.type = _number_type(slot, out, where)
+        if type(out) is int and not -2**63 <= out < 2**63:  # (Python's exact int)
+            raise errors.StagingTypeError(
+                f"{errors.describe(slot.name)} becomes the Python int {out} in the {where}"
+                f"{errors.at()}, which does not fit in int64: Python's ints are exact, staged "
+                "Python ints are int64; keep the values within int64 or compute with floats")
         if values.default_dtype(out) != values.default_dtype(init):
             raise changes(slot, f"Python {type(init).__name__}", f"Python {type(out).__name__}",
                           where)

@@ -476,3 +476,29 @@ def test_a_really_unassigned_variable_keeps_its_message(target):
         autostage.convert(really_unassigned, target=target)(np.arange(3.0))
     assert "variable 'y' is assigned only on some paths" in str(e.value)
     assert "None" not in str(e.value)
+
+
+def _leaves_int64(x, k):
+    c = k
+    for _ in range(x.shape[0]):
+        c = c // -1
+    return c
+
+
+def _returns_constants_in_a_loop(x, f):
+    j = 0
+    while j < x.shape[0]:
+        j += 1
+        if j != -1:
+            return (f * 2, 0.0)
+    return (float(x.mean()), 1.0)
+
+
+def test_loop_state_messages_name_the_cause():
+    # (they said "changes from Python int to Python int" and named the internal 'retval_')
+    with pytest.raises(StagingTypeError, match=r"variable 'c' becomes the Python int "
+                       r"9223372036854775808 in the for loop at .*, which does not fit in int64"):
+        autostage.convert(_leaves_int64)(np.ones(3, np.int32), -2**63)
+    with pytest.raises(StagingTypeError, match=r"^the return value changes from the Python value "
+                       r"None to .*set a flag and break"):
+        autostage.convert(_returns_constants_in_a_loop)(np.ones(3), 2.0)
