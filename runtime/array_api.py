@@ -417,8 +417,9 @@ def dot(a: object, b: object) -> Tensor:
     return Tensor(result)
 
 
-def einsum(subscripts: str, *operands: object) -> Tensor:
-    """``np.einsum(subscripts, *operands)`` for explicit subscripts without ``...``."""
+def einsum(subscripts: str, *operands: object, optimize: object = False) -> Tensor:
+    """``np.einsum(subscripts, *operands)`` for explicit subscripts without ``...``
+    (``optimize`` chooses NumPy's contraction order: the sums' order, as for any product)."""
     if not isinstance(subscripts, str):
         raise TypeError("autostage's einsum needs the subscripts as a string")
     from autostage.runtime.ops.linalg import parse_subscripts

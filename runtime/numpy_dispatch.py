@@ -11,6 +11,8 @@ compiler's ``converted_call`` when an argument is staged.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -130,7 +132,32 @@ def array_function(self: Tensor, func: Callable, types: tuple, args: tuple, kwar
     implementation = FUNCTIONS.get(func)
     if implementation is None:
         raise unsupported(numpy_name(func))
+    _check_arguments(func, implementation, args, kwargs)
     return ndarray_results.function_result(func, args, implementation(*args, **kwargs))
+
+
+@functools.cache
+def _signature(implementation: Callable) -> inspect.Signature | None:
+    try:
+        return inspect.signature(implementation)
+    except (TypeError, ValueError):  # (a builtin without one: its own error stands)
+        return None
+
+
+def _check_arguments(func: Callable, implementation: Callable, args: tuple, kwargs: dict
+                     ) -> None:
+    """A clear error, naming the NumPy function and the user's line, for arguments its staged
+    version does not take (``np.einsum(..., optimize=True)``, ``np.dot(a, b, out=c)``): Python's
+    own would name the staged function."""
+    signature = _signature(implementation)
+    if signature is None:
+        return
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as e:
+        raise StagingTypeError(
+            f"{numpy_name(func)}(){_at()} on staged values: {e}; the arguments staged code "
+            f"takes are ({', '.join(signature.parameters)})") from None
 
 
 def _reduction(name: str, with_dtype: bool = False, with_ddof: bool = False) -> Callable:

@@ -243,3 +243,24 @@ def test_conj_of_a_real_array_is_itself_and_arange_takes_a_positional_dtype(targ
     np.testing.assert_array_equal(c, (x * 1j).conj(), strict=True)
     np.testing.assert_array_equal(autostage.convert(arange_positional_dtype, target=target)(x),
                                   arange_positional_dtype(x), strict=True)
+
+
+def einsum_optimized(a):
+    return np.einsum("ij,jk->ik", a, a.T, optimize=True)
+
+
+def dot_into(a):
+    buf = np.empty((a.shape[0], a.shape[0]))
+    np.dot(a, a.T, out=buf)
+    return buf
+
+
+def test_numpy_functions_given_arguments_staged_code_does_not_take():
+    # einsum's optimize= only orders the sums (taken); out= is a clear error naming the call and
+    # line (both were Python's TypeError naming autostage's function)
+    a = np.random.default_rng(0).random((4, 6))
+    np.testing.assert_allclose(autostage.convert(einsum_optimized)(a), einsum_optimized(a),
+                               rtol=1e-12)
+    with pytest.raises(StagingTypeError, match=r"np.dot\(\) at .*test_creation_keywords.py:\d+ "
+                       r"on staged values: got an unexpected keyword argument 'out'"):
+        autostage.convert(dot_into)(a)
