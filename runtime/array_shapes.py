@@ -550,19 +550,21 @@ def setitem(x: object, key: object, value: object, only_name: bool = False) -> T
         x = _staged_copy(x)
         if made.ndim == 0:  # (np.zeros(()) is a 0-d ndarray, not a NumPy scalar)
             value_info.mark_array(x.value)
+    loc = tracing.user_location()
+    where = f"{loc}: " if loc is not None else ""
     if type(x) is np.ndarray:
         raise StagingTypeError(
-            "cannot write a staged value (or at a staged index, or inside a staged if or "
-            "loop) into a NumPy array made while tracing (such as `np.zeros((3, 4))` of "
-            "Python ints) that something besides this "
-            "variable may hold: another name, a list, an attribute, a view of it, the caller "
-            "that passed it in, a closure, or an `if` it is carried through (not supported "
-            "yet); a staged copy would not change it there. Create it from a "
-            "staged size (`np.zeros(x.shape[0])`), or pass it in as an argument and copy it "
-            "(`out = out.copy()`), or build the rows in a list and `np.stack` them")
+            f"{where}cannot write a staged value (or at a staged index, or inside a staged if "
+            "or loop) into a NumPy array made while tracing (such as `np.zeros((3, 4))` of "
+            "Python ints) that something besides this variable may hold: another name, a list, "
+            "an attribute, a view of it, the caller that passed it in, a closure; a staged copy "
+            "would not change it there. Create it from a staged size (`np.zeros(x.shape[0])`), "
+            "or pass it in as an argument and copy it (`out = out.copy()`), or build the rows "
+            "in a list and `np.stack` them")
     if not isinstance(x, Tensor):
         raise StagingTypeError(
-            f"cannot write a staged value (or at a staged index) into a {type(x).__name__} "
+            f"{where}cannot write a staged value (or at a staged index) into a "
+            f"{type(x).__name__} "
             "that is not staged: the write would happen at trace time only. Make it a staged "
             "array first, e.g. `a = np.zeros(n)` inside the converted function")
     check_writable(x, "this assignment to an element")

@@ -432,3 +432,19 @@ def test_writes_through_expressions_of_python_values_stay_pythons():
     np.testing.assert_array_equal(autostage.convert(_constant_through_a_row)(w),
                                   _constant_through_a_row(w), strict=True)
     np.testing.assert_array_equal(autostage.convert(_list_attribute)(w), w * 3, strict=True)
+
+
+def _into_a_python_list(w):
+    items = [1, 2]
+    items[int(w[0, 0])] = 5
+    return items
+
+
+def test_writes_refused_for_the_container_name_the_users_line():
+    # (these two refusals named no line until the twenty-ninth session)
+    with pytest.raises(StagingTypeError, match=r"^.*test_trace_time_array_writes.py:\d+: cannot "
+                       r"write a staged value .* into a list that is not staged"):
+        autostage.convert(_into_a_python_list)(np.ones((2, 2)))
+    with pytest.raises(StagingTypeError, match=r"^.*test_trace_time_array_writes.py:\d+: cannot "
+                       r"write a staged value .* into a NumPy array made while tracing"):
+        autostage.convert(aliased_by_a_name)(np.ones(3))
