@@ -132,7 +132,7 @@ def array_function(self: Tensor, func: Callable, types: tuple, args: tuple, kwar
     implementation = FUNCTIONS.get(func)
     if implementation is None:
         raise unsupported(numpy_name(func))
-    _check_arguments(func, implementation, args, kwargs)
+    check_arguments(numpy_name(func), implementation, args, kwargs)
     return ndarray_results.function_result(func, args, implementation(*args, **kwargs))
 
 
@@ -144,20 +144,21 @@ def _signature(implementation: Callable) -> inspect.Signature | None:
         return None
 
 
-def _check_arguments(func: Callable, implementation: Callable, args: tuple, kwargs: dict
-                     ) -> None:
-    """A clear error, naming the NumPy function and the user's line, for arguments its staged
-    version does not take (``np.einsum(..., optimize=True)``, ``np.dot(a, b, out=c)``): Python's
-    own would name the staged function."""
+def check_arguments(name: str, implementation: Callable, args: tuple, kwargs: dict,
+                    skip: int = 0) -> None:
+    """A clear error, naming the NumPy function or method (``name``) and the user's line, for
+    arguments its staged version does not take (``np.dot(a, b, out=c)``, ``x.clip(0, 1,
+    out=x)``): Python's own would name autostage's function; ``skip``: leading parameters the
+    caller does not pass (a method's ``self``)."""
     signature = _signature(implementation)
     if signature is None:
         return
     try:
         signature.bind(*args, **kwargs)
     except TypeError as e:
-        raise StagingTypeError(
-            f"{numpy_name(func)}(){_at()} on staged values: {e}; the arguments staged code "
-            f"takes are ({', '.join(signature.parameters)})") from None
+        taken = ", ".join(list(signature.parameters)[skip:])
+        raise StagingTypeError(f"{name}(){_at()} on staged values: {e}; the arguments staged "
+                               f"code takes are ({taken})") from None
 
 
 def _reduction(name: str, with_dtype: bool = False, with_ddof: bool = False) -> Callable:

@@ -465,29 +465,23 @@ def _attach() -> None:
                  "var"):
         methods[name] = _reduction(name)
     methods.update(numpy_shapes.METHODS | numpy_grids.METHODS)
+    for name, method in methods.items():  # (checked before a wrapper hides the signature)
+        if not name.startswith("__") and inspect.isfunction(method):
+            methods[name] = _binding_checked(name, method)
     for name in ndarray_results.KEEPS_METHODS:  # 0-d ndarray results of 0-d ndarrays
         if name in methods:
             methods[name] = ndarray_results.wrap_method(name, methods[name])
     methods["__getitem__"] = _getitem
     for name, method in methods.items():
-        if not name.startswith("__") and inspect.isfunction(method):
-            method = _binding_checked(name, method)
         setattr(Tensor, name, method)
 
 
 def _binding_checked(name: str, method: Callable) -> Callable:
     """``method`` raising a clear error, naming the method and the user's line, for arguments
     it does not take (``x.clip(0, 1, out=x)``): Python's own error names the lambda."""
-    signature = inspect.signature(method)
-
     @functools.wraps(method)
     def checked(*args: object, **kwargs: object) -> object:
-        try:
-            signature.bind(*args, **kwargs)
-        except TypeError as e:
-            raise StagingTypeError(
-                f"ndarray.{name}(){tracing.at()} of a staged array: {e}; the arguments staged "
-                f"code takes are ({', '.join(list(signature.parameters)[1:])})") from None
+        numpy_dispatch.check_arguments(f"ndarray.{name}", method, args, kwargs, skip=1)
         return method(*args, **kwargs)
     return checked
 
