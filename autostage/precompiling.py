@@ -166,6 +166,34 @@ def _new_arrays(x):
             np.zeros((2, n, m)), np.zeros_like(x), np.arange(n))
 
 
+def _solver(a, v):
+    """Linear algebra as solvers write it: a norm, solves, an inverse, symmetric eigenvectors."""
+    s = a @ a.T + np.eye(a.shape[0])
+    step = np.linalg.solve(s, v)
+    vals, vecs = np.linalg.eigh(s)
+    return step, np.linalg.norm(step), np.linalg.inv(s), vals, vecs
+
+
+def _sampling(rng, w, labels, levels):
+    """Draws and counts as simulations write them: normal draws, a weighted choice, counts."""
+    p = np.abs(w) / np.abs(w).sum()
+    picks = rng.choice(w.shape[0], size=w.shape[0], p=p)
+    noise = rng.normal() + rng.normal(size=w.shape[0])
+    return picks, noise, np.bincount(labels), np.bincount(labels, minlength=levels)
+
+
+def _collected(xs):
+    """Rows and ints collected in lists: the rows stacked while the list lives on, the ints
+    made an array."""
+    rows, picks = [], []
+    for t in range(xs.shape[0]):
+        rows.append(xs[t] * 2.0)
+        picks.append(int(np.argmax(xs[t])))
+    stacked = np.stack(rows)
+    rows.append(xs[0])
+    return stacked, len(rows), np.array(picks)
+
+
 def _float_cases(dtype: type) -> Iterator[tuple[Callable, tuple]]:
     rng = np.random.default_rng(0)
 
@@ -184,6 +212,11 @@ def _float_cases(dtype: type) -> Iterator[tuple[Callable, tuple]]:
     yield _row_writes, (x,)
     yield _sorting, (arr(_M),)
     yield _new_arrays, (x,)
+    yield _collected, (x,)
+    if dtype == np.float64:
+        yield _solver, (x, arr(_N))
+        labels = np.arange(_N, dtype=np.int64) % 5
+        yield _sampling, (np.random.default_rng(0), v, labels, 8)
 
 
 def _int_cases() -> Iterator[tuple[Callable, tuple]]:

@@ -7,7 +7,11 @@ subprocess of this script (``--child``), which imports NumPy, Numba and autostag
 (autostage imports both lazily: until the ninth session of issue 14 they were imported inside
 the timed run, ~0.3 s more in every figure, where the hand-written reference's were not), then
 times the scenario as plain Python (its own work) and under ``convert`` on the target; the
-difference is what autostage added (conversion, tracing, passes, code generation, Numba):
+difference is what autostage added (conversion, tracing, passes, code generation, Numba).
+Children run with Python's bytecode cache on (``PYTHONDONTWRITEBYTECODE`` removed), as on a
+user's machine and as first_call.py's: without it (the setting of the machines this project runs
+on until the thirtieth session), each process compiled autostage's lazily imported modules from
+source, ~0.17 s in every figure, where Numba's were byte-compiled by pip:
 
 * empty cache: the scenario alone, with an empty ``AUTOSTAGE_CACHE_DIR`` and ``NUMBA_CACHE_DIR``:
   nothing compiled before on this machine, the helpers every program shares (products, sums,
@@ -98,7 +102,7 @@ def numba_child(name: str) -> None:
 
 
 def run_numba_child(name: str, cache: str) -> float:
-    env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+    env = {**_env(cache), "NUMBA_CACHE_DIR": cache}
     proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--numba-child", name],
                           capture_output=True, text=True, env=env, timeout=900)
     lines = [line for line in proc.stdout.splitlines() if line.startswith(MARKER)]
@@ -151,8 +155,11 @@ def precompile_child(smoke: str) -> None:
 
 
 def _env(cache: str) -> dict[str, str]:
-    return {**os.environ, "AUTOSTAGE_CACHE_DIR": cache,
-            "NUMBA_CACHE_DIR": os.path.join(cache, "numba")}
+    """A child's environment: its caches, and Python's bytecode cache on, as first_call.py's."""
+    env = {**os.environ, "AUTOSTAGE_CACHE_DIR": cache,
+           "NUMBA_CACHE_DIR": os.path.join(cache, "numba")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
 
 
 def run_precompile(cache: str, smoke: bool) -> float:
