@@ -20,6 +20,7 @@ from autostage.runtime import (
     dtype_rules,
     pytree,
     result_identity,
+    shared_constants,
     tracing,
     value_info,
     view_writes,
@@ -41,7 +42,7 @@ class Outputs:
     """
 
     __slots__ = ("treedef", "constants", "positions", "single", "flat", "python_types",
-                 "identity", "argument_containers")
+                 "identity", "argument_containers", "shared")
 
     def __init__(self, treedef: pytree.TreeDef, constants: list, positions: tuple[int, ...],
                  python_types: tuple | None = None):
@@ -62,6 +63,8 @@ class Outputs:
         # (path in the result, path in the arguments) of each list or dict argument the function
         # returns as it is: Python returns the caller's object (``with_argument_containers``)
         self.argument_containers: tuple = ()
+        # the arrays made at trace time that share memory with another result (``return a, a``)
+        self.shared: shared_constants.SharedCopies | None = None
 
     def with_argument_containers(self, result: Any, arguments: tuple) -> Any:
         """``result`` holding the caller's own list and dict arguments where the function
@@ -99,6 +102,8 @@ class Outputs:
         if self.flat:
             return tuple(results)
         leaves = [c.copy() if type(c) in (np.ndarray, list) else c for c in self.constants]
+        if self.shared is not None:
+            self.shared.fill(leaves)
         texts: dict[int, list] = {}
         for position, value in zip(self.positions, results, strict=True):
             marker = leaves[position]
@@ -129,6 +134,7 @@ def collect_outputs(trace: tracing.Trace, output: Any, callee: bool = False) -> 
 
     leaves, treedef = pytree.flatten(output)
     constants, positions, values, python_types, flags = [], [], [], [], []
+    arrays = {}  # output position -> a NumPy array made at trace time
     for position, leaf in enumerate(leaves):
         if isinstance(leaf, staged_values.MaybeUnbound):  # (the caller's line is no use)
             raise leaf.error(f"returned by {trace.function.name}")
@@ -170,6 +176,8 @@ def collect_outputs(trace: tracing.Trace, output: Any, callee: bool = False) -> 
             # trace keeps its own, so the one the code wrote into (a guard of the trace, if
             # constants were made from it while it was being written) is not kept alive.
             constants.append(leaf.copy() if type(leaf) is np.ndarray else leaf)
+            if type(leaf) is np.ndarray:
+                arrays[position] = leaf
             continue
         tracing.check_visible(leaf.value, "a returned tensor")
         array_identity.check_use(leaf.value)
@@ -197,6 +205,9 @@ def collect_outputs(trace: tracing.Trace, output: Any, callee: bool = False) -> 
                                        for k, (p, _, name) in enumerate(written))
     trace.function.body.results = (*values, *flags, *[final for _, final, _ in written])
     outputs = Outputs(treedef, constants, tuple(positions), tuple(python_types))
+    outputs.shared = shared_constants.plan(arrays)  # (those sharing memory: copied together)
+    for position in outputs.shared.views if outputs.shared is not None else ():
+        constants[position] = _SHARED
     outputs.identity = result_identity.plan(trace.function.body.args, values,
                                             argument_writes.result_params(trace.function))
     arguments = getattr(trace, "argument_containers", {})
@@ -264,6 +275,7 @@ class ListResult:
 
 
 _AS_LIST = object()  # marks an output that was a tensor list: returned as a Python list
+_SHARED = object()  # ... an array made at trace time sharing memory with another (``shared``)
 _AS_PYTHON_LIST = object()  # ... of Python numbers (``tolist()`` of its stack)
 
 

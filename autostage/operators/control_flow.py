@@ -117,9 +117,13 @@ def for_stmt(iterable: Iterable, extra_test: Callable[..., Any] | None,
         with shared_arrays(shared):
             return stage_operator("for_stmt", iterable, extra_test, body, state, opts)
     staging = type(iterable) is range and len(iterable) > 2 and checkpoint() is not None
+    # (a variable holding the list iterated: a staged append to it makes it a staged list)
+    watched = [j for j, value in enumerate(state) if value is iterable] \
+        if type(iterable) is list else []
     if extra_test is None and not staging:
         for item in iterable:
             state = body(item, *state) or ()  # a stateless body returns None
+            _check_iterated_list(watched, body, state)
         return state
     iterator = iter(iterable)
     position = 0
@@ -145,8 +149,17 @@ def for_stmt(iterable: Iterable, extra_test: Callable[..., Any] | None,
         if item is _EXHAUSTED:
             break
         state = body(item, *state) or ()  # a stateless body returns None
+        _check_iterated_list(watched, body, state)
         position += 1
     return state
+
+
+def _check_iterated_list(watched: list[int], body: Callable, state: tuple) -> None:
+    """Refuses a body that made the iterated list's variable a staged list: Python's loop would
+    read the items appended or changed there, this one the list it started with."""
+    for j in watched:
+        if isinstance(state[j], Staged):
+            stage_operator("for_list_changed", body, len(state), j)
 
 
 def _shared(state: tuple) -> list:

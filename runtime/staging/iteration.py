@@ -238,6 +238,17 @@ class StagedReversed(_LoopOnly):
 
 
 
+def iterated_lists(src: object) -> list[TensorList]:
+    """The tensor lists a staged ``for`` over ``src`` reads its items from."""
+    if isinstance(src, _ListSource):
+        return [src.lst]
+    if isinstance(src, (StagedEnumerate, StagedReversed)):
+        return iterated_lists(src.inner)
+    if isinstance(src, StagedZip):
+        return [lst for inner in src.inners for lst in iterated_lists(inner)]
+    return []
+
+
 def source(iterable: object) -> object:
     """The source a staged ``for`` reads ``iterable`` from."""
     if isinstance(iterable, Tensor):

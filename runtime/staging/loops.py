@@ -319,12 +319,14 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
         state = _unflatten(structs, flat)
         # A user exception while tracing the body: Python raises it only if the body runs, so
         # the body region raises it at run time (``raises``); the state passes through unread.
-        outs, raised = raises.trace_branch(lambda: body(*state) or ())
+        with tensor_lists.recording_changes() as changed:
+            outs, raised = raises.trace_branch(lambda: body(*state) or ())
         outs = state if raised is not None else outs
         extra = python.leave()
         if python.new:
             array_identity.retrace_loop()
         raw.append(tuple(outs))
+        _refuse_changed_shared_lists(names, state, outs, changed, where)
         if len(outs) != len(structs):
             return tuple(outs)
         if any(_grow(st, x, n, where) != st
@@ -382,7 +384,11 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
         results = _settle(slots, results, flags, where)
         n = len(results) - len(python.slots)
         python.assign(results[n:])
-        return _unflatten(structs, results[:n])
+        values = _unflatten(structs, results[:n])
+        for group in _shared_lists(names, raw[-1]):
+            tensor_lists.mark_shared([values[j] for j in group], [names[j] for j in group],
+                                     where)
+        return values
     raise errors.StagingTypeError(
         f"the types of the variables of the {where}{errors.at()} did not settle after "
         f"{MAX_ROUNDS} traces of its body: "
@@ -615,6 +621,9 @@ def stage_for(iterable: object, extra_test: Callable | None, body: Callable, sta
     if iteration.known_empty(source):
         return tuple(state)  # the body never runs (as Python's for over an empty list)
     names = _names(body, len(state), skip=1)
+    # (the loop's own variables that hold a list it iterates: its body must not change them)
+    iterated = [j for j, value in enumerate(state)
+                if any(value is lst for lst in iteration.iterated_lists(source))]
     state = prepare_state(names, state)
 
     def test(index: Tensor, *inner: object) -> object:
@@ -625,6 +634,9 @@ def stage_for(iterable: object, extra_test: Callable | None, body: Callable, sta
 
     def step(index: Tensor, *inner: object) -> tuple:
         out = body(source.item(index), *inner)
+        for j in iterated if out is not None else ():
+            if out[j] is not inner[j]:
+                _refuse_changed_iterable(names[j])
         return (index + 1, *(inner if out is None else out))
 
     index = values.to_tensor(0)
@@ -633,6 +645,49 @@ def stage_for(iterable: object, extra_test: Callable | None, body: Callable, sta
     if isinstance(source, iteration.StagedZip) and source.strict:
         _check_strict_zip(source, extra_test, result)
     return result[1:]
+
+
+def _shared_lists(names: Sequence[str], outs: Sequence[object]) -> list[list[int]]:
+    """The groups of the loop's variables that the body leaves holding one staged list
+    (``prev = cur``): one list in Python after the body, one per variable in the staged loop."""
+    groups: dict[int, list[int]] = {}
+    for j, x in enumerate(outs[:len(names)]):
+        if isinstance(x, (TensorList, list)):
+            groups.setdefault(id(x), []).append(j)
+    return [group for group in groups.values() if len(group) > 1]
+
+
+def _refuse_changed_shared_lists(names: Sequence[str], state: Sequence[object],
+                                 outs: Sequence[object], changed: set[int], where: str) -> None:
+    """Refuses a body that changes a list its variable holds on entry (``cur.append(x)``) and
+    leaves it one list with another variable (``prev = cur``): from the second iteration on,
+    Python's change is seen through both names, the staged loop's through one."""
+    for group in _shared_lists(names, outs):
+        if any(id(state[j]) in changed for j in group if j < len(state)):
+            shown = ", ".join(f"`{names[j]}`" for j in group)
+            raise errors.StagingError(
+                f"the variables {shown} of a staged {where}{errors.at()} are one list at the "
+                "end of its body, which changes that list: Python's names hold one list from "
+                "the second iteration on and see the change, the staged loop carries a list per "
+                f"variable; copy the list where one name is bound to the other "
+                f"(`{names[group[1]]} = {names[group[0]]}[:]`)")
+
+
+def refuse_changed_list(body: Callable, n: int, j: int) -> None:
+    """Hook of ``for_stmt`` running over a Python list: the body made the list's variable
+    (state ``j`` of ``n``) a staged list, which Python's loop, reading the list object it
+    started with, would see change."""
+    _refuse_changed_iterable(_names(body, n, skip=1)[j])
+
+
+def _refuse_changed_iterable(name: str) -> None:
+    raise errors.StagingError(
+        f"the list {name!r} is changed (appended to, popped, written or assigned) by staged "
+        f"code in the body of a for loop that iterates it{errors.at()}: Python's loop reads "
+        "each next item from the list as it is then (items appended during the loop are "
+        "visited too), autostage's would read the list it started with; iterate with an index, "
+        "as "
+        f"`i = 0` / `while i < len({name}):` / `x = {name}[i]` ... `i += 1`")
 
 
 def _check_strict_zip(source: iteration.StagedZip, extra_test: Callable | None,
@@ -729,3 +784,4 @@ register_operator_hook("while_stmt", stage_while)
 register_operator_hook("while_python_test", stage_python_while)
 register_operator_hook("for_range", stage_range)
 register_operator_hook("for_stmt", stage_for)
+register_operator_hook("for_list_changed", refuse_changed_list)

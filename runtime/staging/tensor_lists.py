@@ -11,7 +11,10 @@ cannot be intercepted (NumPy does not dispatch it) and raises a clear error sugg
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import weakref
+from collections.abc import Iterator
 
 import numpy as np
 from autostage.runtime import ir, tracing, value_info
@@ -25,7 +28,7 @@ from autostage.runtime.types import ListType, TensorType, join, scalar, strong
 class TensorList(Staged):
     """A staged list of tensors of one type; ``value`` is None while it is empty and untyped."""
 
-    __slots__ = ("value",)
+    __slots__ = ("value", "__weakref__")
 
     def __init__(self, value: ir.Value | None = None):
         self.value = value
@@ -194,6 +197,68 @@ def _refuse_other_names(items: list, name: str) -> None:
             f"name also refers to it ({names}); staged code updates {label} only, so that "
             f"name would not see the change: copy the list where a separate one is meant "
             f"({copy}), or use one name for it")
+
+
+# Lists a staged loop leaves as one Python list under several names (``prev = cur`` in its
+# body): list -> (the names, the loop), for the refusal of a change through one of them.
+_shared: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_changes: list[set[int]] = []  # per body being traced: ids of the lists changed in it
+
+
+def mark_shared(lists: list[object], names: list[str], where: str) -> None:
+    """Marks the lists of ``names`` after a staged loop that leaves them one Python list."""
+    for lst in lists:
+        if isinstance(lst, TensorList):
+            _shared[lst] = (names, f"{where}{errors.at()}")
+
+
+@contextlib.contextmanager
+def recording_changes() -> Iterator[set[int]]:
+    """The ids of the tensor lists changed (appended to, popped, written) in the block."""
+    changed: set[int] = set()
+    _changes.append(changed)
+    try:
+        yield changed
+    finally:
+        _changes.pop()
+
+
+def refuse_aliases(lst: TensorList) -> None:
+    """Refuses a change of ``lst`` while two names (or a name and a list, tuple or dict) of the
+    user's code hold it: staged code changes a list by making a new one for the name it is
+    changed through (``cur = list_append(cur, x)``), which another name for the same Python
+    list (``snapshot = cur`` before ``cur.append(x)``) would not see."""
+    for changed in _changes:
+        changed.add(id(lst))
+    shared = _shared.get(lst)
+    if shared is not None:
+        names, where = shared
+        raise tracing.StagingError(
+            f"a list is changed{errors.at()} that the {where} left as one list under the "
+            f"names {', '.join(f'`{n}`' for n in names)} (its body binds one to the other): "
+            "Python's change is seen through each of them, staged code keeps a list per name; "
+            f"copy the list in the loop where separate lists are meant "
+            f"(`{names[1]} = {names[0]}[:]`)")
+    names, holders = set(), []
+    frame = sys._getframe(1)
+    while frame is not None:
+        if tracing._location_of(frame) is not None:
+            for var, obj in frame.f_locals.items():
+                if var.startswith("ag__"):
+                    continue
+                if obj is lst:
+                    names.add(var)
+                elif isinstance(obj, (list, tuple)) and any(o is lst for o in obj) or \
+                        isinstance(obj, dict) and any(o is lst for o in obj.values()):
+                    holders.append(var)
+        frame = frame.f_back
+    if len(names) + len(holders) > 1:
+        held = ", ".join(f"`{n}`" for n in [*sorted(names), *dict.fromkeys(holders)])
+        raise tracing.StagingError(
+            f"a list built in staged code is changed{errors.at()} while several names hold it "
+            f"({held}); staged code changes the list of the name it is changed through only, "
+            "so the others would not see the change: copy the list where a separate one is "
+            "meant (`other = lst[:]`), or use one name for it")
 
 
 def _with(value: ir.Value, elements: Elements) -> TensorList:

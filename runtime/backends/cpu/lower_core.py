@@ -73,6 +73,9 @@ _SHIFTS = {
                     "np.where({0} < 0, {z} - {one}, {z}))"),
 }
 _BOOL_OPERANDS = {"logical_and", "logical_or", "logical_not", "logical_xor"}
+# NumPy's bool loops of + and * are logical or / and; Python's (and Numba's) operators on bools
+# give ints (True + True is 2).
+_BOOL_ARITHMETIC = {"add": "{0} | {1}", "multiply": "{0} & {1}"}
 # NumPy's integer power: square-and-multiply in the loop dtype, wrapping on overflow (Numba's
 # array power goes through floats: 3 ** 50 lost its low bits), and a negative exponent raises
 # (Numba gave 0).
@@ -335,6 +338,8 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
             # np.floor_divide(MIN, -1) traps); `%` and `//` have NumPy's floor semantics.
             table = _INTEGER_OPERATORS if loop[0].kind == "i" else _UNSIGNED_OPERATORS
             expr = table[op.name].format(*args)
+        elif op.name in _BOOL_ARITHMETIC and loop[0] == np.bool_:
+            expr = _BOOL_ARITHMETIC[op.name].format(*args)
         elif op.name in _OPERATORS and not (op.name in _BOOL_OPERANDS and loop[0] != np.bool_
                                             or op.name in _COMPARISONS and loop[0].kind == "c"):
             expr = _OPERATORS[op.name].format(*args)

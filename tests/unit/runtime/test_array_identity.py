@@ -357,3 +357,30 @@ def test_a_list_or_dict_argument_returned_as_it_is_is_the_callers(target):
         (first, total, same_d), outer = staged(ys, d, np.arange(3.0))
         assert first is ys and same_d is d and outer[0] is ys and total == 3.0
         assert type(outer) is list and outer is not ys
+
+
+def _made_at_trace_time(n):
+    a = np.zeros((n, 3))  # a Python size: a NumPy array while tracing
+    a[1, 2] = 5.0
+    b = np.asfortranarray(np.ones((2, 2)))
+    return (a, a[1], a.T, a[::-1, 0], a, b, b[:, 0], np.zeros(2), a.view(np.int64),
+            np.broadcast_to(a[0], (2, 3)))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_arrays_made_at_trace_time_and_returned_together_share_memory_as_in_python(target):
+    # Each was copied alone on each call: `return a, a` gave two arrays, and a write into one
+    # result did not show through a view of it.
+    f = autostage.convert(_made_at_trace_time, target=target)
+    for _ in range(3):  # (the first call traces; later ones copy the trace's arrays)
+        got, want = f(3), _made_at_trace_time(3)
+        for g, w in zip(got, want, strict=True):
+            assert (type(g), g.dtype, g.shape, g.strides, g.flags.writeable) == \
+                (type(w), w.dtype, w.shape, w.strides, w.flags.writeable)
+            np.testing.assert_array_equal(g, w)
+        assert got[0] is got[4]
+        shares = [[np.shares_memory(x, y) for y in got] for x in got]
+        assert shares == [[np.shares_memory(x, y) for y in want] for x in want]
+        got[0][1, 2] = 7.0
+        assert got[1][2] == got[2][2, 1] == 7.0
+    assert not np.shares_memory(f(3)[0], f(3)[0])  # a new copy per call

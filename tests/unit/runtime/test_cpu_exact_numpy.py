@@ -3,6 +3,7 @@ integer division by -1 and zero, integer powers, shifts by any count, float floo
 inf/nan, reshape with -1 and empty arrays, complex -> real casts, and no NumPy RuntimeWarnings.
 Each case runs on both targets; the process-crash case (SIGFPE) runs in a subprocess."""
 
+import operator
 import os
 import subprocess
 import sys
@@ -247,3 +248,31 @@ def test_max_and_min_of_signed_zeros_give_numpys_sign(target, dtype):
         for got, want in zip(staged(x), max_of_columns(x), strict=True):
             assert_same(got, want)
         assert_same(loop(x), max_in_a_loop(x))
+
+
+def _bool_pairs_in_loop(m, k, op):
+    out = []
+    for i in range(m.shape[0]):
+        out.append(op(m[i], k[i]))
+    return out
+
+
+def _bool_rows_in_loop(g, op):
+    out = []
+    for i in range(1, g.shape[0] - 1):
+        out.append(op(g[i - 1], g[i + 1]))
+    return out
+
+
+@pytest.mark.parametrize("op", [operator.add, operator.mul, np.maximum, np.minimum,
+                                operator.or_, operator.xor, np.logical_xor, operator.pow])
+def test_bool_arithmetic_in_staged_loops_is_numpys(op):
+    # NumPy's bool + and * are logical or / and (True + True is True); Numba's operators on
+    # bools gave ints: [T, T] + [T, T] summed to 4, `(a > 0) + (b > 0) == 2` was true.
+    m, k = np.array([True, True, False, False]), np.array([True, False, True, False])
+    g = np.array([[True, False], [True, True], [True, True], [False, False]])
+    for fn, args in ((_bool_pairs_in_loop, (m, k)), (_bool_rows_in_loop, (g,))):
+        got = autostage.convert(fn, target="cpu")(*args, op)
+        want = fn(*args, op)
+        assert [(np.asarray(v).dtype, np.asarray(v).tolist()) for v in got] == \
+            [(np.asarray(v).dtype, np.asarray(v).tolist()) for v in want], fn.__name__

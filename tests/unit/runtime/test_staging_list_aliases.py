@@ -109,3 +109,70 @@ def test_the_return_value_is_named_as_such(target):
     message = str(info.value)
     assert "the list the return value is changed by staged control flow at" in message
     assert "(`steps`)" in message and "(`return ..., list(steps)`)" in message
+
+
+def _second_name_after_a_loop(a):
+    cur = []
+    for v in a:
+        cur.append(v)
+    snapshot = cur
+    cur.append(a[0])  # Python: snapshot sees it
+    return snapshot
+
+
+def _held_by_a_tuple_after_a_loop(a):
+    acc = []
+    for v in a:
+        acc.append(v)
+    pair = (acc, 1)
+    acc.append(a[0])
+    return pair[0]
+
+
+def _bound_to_each_other_in_the_loop(a):
+    prev, cur = [], []
+    for v in a:
+        cur = [v]
+        prev = cur  # one list after the body
+    prev.append(-1.0)  # Python: cur sees it
+    return cur
+
+
+def _changed_then_shared(a):
+    prev, cur = [], []
+    n = 0
+    for v in a:
+        cur.append(v)  # from the second iteration on, also prev's list in Python
+        n += len(prev)
+        prev = cur
+    return n, cur
+
+
+def _rows_rolled(a):
+    prev = [a[0] * 0.0] * 3
+    for i in range(a.shape[0]):
+        cur = []
+        for j in range(3):
+            cur.append(prev[j] + a[i] * j)
+        prev = cur  # one list, but neither name changes it afterwards
+    return prev
+
+
+@pytest.mark.parametrize("fn, match", [
+    (_second_name_after_a_loop, r"several names hold it \(`cur`, `snapshot`\)"),
+    (_held_by_a_tuple_after_a_loop, r"several names hold it \(`acc`, `pair`\)"),
+    (_bound_to_each_other_in_the_loop, r"left as one list under the names `cur`, `prev`"),
+    (_changed_then_shared, r"the variables `cur`, `prev` of a staged for loop .* are one list"),
+])
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_staged_list_changed_through_one_of_its_names_is_refused(fn, match, target):
+    # Staged code changes a list by making a new one for the name it is changed through; the
+    # other names kept the old one (snapshot was [1, 2], Python's [1, 2, 1]).
+    with pytest.raises(StagingError, match=match):
+        autostage.convert(fn, target=target)(np.array([1.0, 2.0]))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_lists_bound_to_each_other_and_not_changed_after_still_stage(target):
+    a = np.array([1.0, 2.0, 3.0])
+    assert autostage.convert(_rows_rolled, target=target)(a) == _rows_rolled(a)

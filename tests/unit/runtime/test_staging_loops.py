@@ -290,7 +290,7 @@ def list_assigned_in_the_loop_only(n, a):
     out = []
     for _i in range(n):
         out.append(a)
-        last = out
+        last = out[:]  # (a copy: `last = out` too is refused, one list under two names)
     return last
 
 
@@ -502,3 +502,86 @@ def test_loop_state_messages_name_the_cause():
     with pytest.raises(StagingTypeError, match=r"^the return value changes from the Python value "
                        r"None to .*set a flag and break"):
         autostage.convert(_returns_constants_in_a_loop)(np.ones(3), 2.0)
+
+
+def _bfs_over_growing_list(adj, start):
+    order = [start]
+    visited = np.zeros(adj.shape[0], dtype=np.bool_)
+    visited[start] = True
+    for u in order:  # Python also visits the items appended below
+        for v in range(adj.shape[0]):
+            if adj[u, v] and not visited[v]:
+                visited[v] = True
+                order.append(v)
+    return order
+
+
+def _bfs_with_index(adj, start):
+    order = [start]
+    visited = np.zeros(adj.shape[0], dtype=np.bool_)
+    visited[start] = True
+    i = 0
+    while i < len(order):
+        u = order[i]
+        for v in range(adj.shape[0]):
+            if adj[u, v] and not visited[v]:
+                visited[v] = True
+                order.append(v)
+        i += 1
+    return order
+
+
+def _pop_while_iterating(a):
+    lst = []
+    for v in a:
+        lst.append(v)
+    seen = []
+    for v in lst:  # Python stops early: the list shrinks
+        seen.append(v)
+        lst.pop()
+    return seen
+
+
+def _write_ahead_while_iterating(a):
+    lst = []
+    for v in a:
+        lst.append(v)
+    out = []
+    for i, v in enumerate(lst):  # Python reads the item written in the iteration before
+        if i + 1 < len(lst):
+            lst[i + 1] = lst[i + 1] + v
+        out.append(v)
+    return out
+
+
+def _iterate_unchanged(a):
+    lst = []
+    for v in a:
+        lst.append(v * 2)
+    total = 0.0
+    for i, v in enumerate(lst):
+        total += v + i
+    return total
+
+
+_ADJ = np.array([[0, 1, 1, 0], [1, 0, 0, 1], [1, 0, 0, 0], [0, 1, 0, 0]], dtype=np.bool_)
+
+
+@pytest.mark.parametrize("fn, args, line", [
+    (_bfs_over_growing_list, (_ADJ, 0), "for u in order"),
+    (_pop_while_iterating, (np.array([1, 1, 1, 1]),), "for v in lst:"),
+    (_write_ahead_while_iterating, (np.array([1, 1, 1, 1]),), "for i, v in enumerate(lst)"),
+])
+def test_a_list_changed_by_staged_code_in_a_loop_iterating_it_is_refused(fn, args, line):
+    # The loop read the list it started with (BFS gave [0, 1, 2], Python [0, 1, 2, 3]), where
+    # Python reads each next item from the list as it is then.
+    with pytest.raises(autostage.StagingError, match="changed .* in the body of a for loop "
+                       "that iterates it") as info:
+        autostage.convert(fn)(*args)
+    assert line_of(fn, line) in str(info.value)
+
+
+def test_a_list_iterated_with_an_index_as_the_refusal_says_grows_as_in_python():
+    assert autostage.convert(_bfs_with_index)(_ADJ, 0) == _bfs_with_index(_ADJ, 0) == [0, 1, 2, 3]
+    a = np.array([1.0, 2.0, 3.0])
+    assert autostage.convert(_iterate_unchanged)(a) == _iterate_unchanged(a)
