@@ -464,7 +464,8 @@ def scan(name: str, a: object, axis: object = None, dtype: object = None, out: o
          ) -> Tensor:
     """``np.cumsum`` / ``np.cumprod`` (``name``) with ``axis`` (None: over the flattened array)."""
     if out is not None:
-        raise TypeError(f"np.{name}: the argument out= is not supported on staged tensors")
+        raise StagingTypeError(f"np.{name}(..., out=...){_at()} is not supported on staged "
+                               f"tensors: assign the result instead (`out[...] = np.{name}(...)`)")
     x = as_tensor(a)
     if axis is not None:
         axis = dtype_rules.normalize_axis(axis, max(x.ndim, 1))

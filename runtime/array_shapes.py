@@ -213,7 +213,9 @@ def triangle(name: str, m: object, k: object = 0) -> Tensor:
 def outer(a: object, b: object, out: object = None) -> Tensor:
     """``np.outer(a, b)``: ``a.ravel()[:, None] * b.ravel()[None, :]``, as NumPy computes it."""
     if out is not None:
-        raise TypeError("np.outer: the argument out= is not supported on staged tensors")
+        raise StagingTypeError(f"np.outer(..., out=...){tracing.at()} is not supported on "
+                               "staged tensors: assign the result instead "
+                               "(`out[...] = np.outer(a, b)`)")
     return ufunc("multiply", expand_dims(ravel(a), 1), expand_dims(ravel(b), 0))
 
 

@@ -184,8 +184,8 @@ def _where(condition, *xy):
 
 def _clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None, **kwargs):
     if out is not None or kwargs:
-        raise StagingTypeError("np.clip: out= and other keyword arguments are not supported "
-                               "on staged tensors")
+        raise StagingTypeError(f"np.clip{_at()}: out= and other keyword arguments are not "
+                               "supported on staged tensors")
     return array_api.clip(a, a_min if a_min is not None else min,
                           a_max if a_max is not None else max)
 

@@ -502,8 +502,15 @@ def _setitem_hook(target: object, key: object, value: object, only_name: bool = 
 
 
 def _setitem_of_hook(target: object, key: object, value: object) -> None:
-    """Hook of ``setitem_of``: a write through an expression into a NumPy array, refused."""
+    """Hook of ``setitem_of``: a write through an expression into a NumPy array, or into a
+    list built in staged code (``grid[0][0] = v``), refused."""
     loc = tracing.user_location()
+    if not isinstance(target, np.ndarray):
+        raise StagingTypeError(
+            f"{f'{loc}: ' if loc is not None else ''}this item assignment writes into a list "
+            "built in staged code through an expression, not its name (`grid[0][0] = v`): "
+            "staged code changes a list by making a new one for the name it is changed "
+            "through; write the item through the list's own name")
     raise StagingTypeError(
         f"{f'{loc}: ' if loc is not None else ''}this item assignment "
         "writes into a NumPy array made while tracing through an expression, not a local name "

@@ -78,7 +78,8 @@ def setitem_of(target: Any, key: Any, value: Any) -> None:
     code writes an array through its name; done at trace time, the write would happen once, on
     every path)."""
     if type(target) is np.ndarray and (isinstance(value, Staged) or _is_staged_key(key)
-                                       or in_staged_region()):
+                                       or in_staged_region()) or (
+            isinstance(target, Staged) and not hasattr(target, "__setitem__")):
         stage_operator("setitem_of", target, key, value)
     target[key] = value
 

@@ -23,6 +23,7 @@ from autostage.runtime import (  # noqa: F401 - hooks
     ndarray_attributes,
     python_math,
     python_numbers,
+    tracing,
     value_info,
 )
 from autostage.runtime.operator_hooks import Staged, Standin, register_operator_hook
@@ -232,9 +233,10 @@ def _sum_tensor(x: Tensor, start: object) -> object:
     if isinstance(n, int) and n == 0:
         return start
     if not isinstance(n, int):
+        shown = "" if isinstance(start, Tensor) else f" ({start!r})"
         python_numbers._raise_if(n == 0, ValueError(
-            f"sum() of an empty staged array{errors.at()}: Python returns the start value "
-            f"({start!r}), which the staged result (an array element's type) cannot be"))
+            f"sum() of an empty staged array or list{errors.at()}: Python returns the start "
+            f"value{shown}, which the staged result (an array element's type) cannot be"))
     if np.ndim(start) if not isinstance(start, Tensor) else start.ndim:
         raise errors.StagingTypeError(
             f"sum() of a staged array{errors.at()} with an array as start is not supported: "
@@ -256,7 +258,14 @@ def _sum_list(lst: TensorList, start: object) -> object:
     if lst.value is None:
         return start
     element = lst.element
-    stacked = numpy_lists.array_of_list(lst, None, "sum")  # refuses an empty list clearly
+    (value,) = tracing.emit("list_stack", (lst.value,), {"empty_ok": True})
+    stacked = Tensor(value)
+    if not (type(start) is int and start == 0):  # Python's order: start + e0 + e1 + ...
+        return _sum_tensor(stacked, start)
+    python_numbers._raise_if(tensor_lists.length(lst) == 0, ValueError(
+        f"sum() of an empty list built in staged code{errors.at()}: Python returns its start, "
+        "the int 0, which the staged result (of the elements' type) cannot be; give sum() a "
+        f"start of that type (`sum(lst, np.{element.dtype.name}(0))`) or check the length"))
     dtype = np.int64 if element.dtype == np.bool_ else element.dtype
     total = np.cumsum(stacked, axis=0, dtype=dtype)[-1]
     if element.ndim == 0 and list_elements_weak(lst):

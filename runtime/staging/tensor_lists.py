@@ -55,6 +55,30 @@ class TensorList(Staged):
         list_elements.record(value, list_elements.EMPTY)
         return value
 
+    def __add__(self, other: object) -> TensorList:
+        """``lst + [a, b]``: a new list, the items appended (``lst`` unchanged, as in Python)."""
+        if type(other) is not list:
+            return _refuse_operator(self, "+", other)
+        result = self
+        for x in other:
+            result = append(result, x, "the list")
+        return result
+
+    def __iadd__(self, other: object) -> TensorList:
+        """``lst += [a, b]`` (or a tuple): the items appended to this list (``refuse_aliases``)."""
+        if type(other) not in (list, tuple):
+            return _refuse_operator(self, "+=", other)
+        refuse_aliases(self)
+        return self.__add__(list(other))
+
+    def __radd__(self, other: object) -> TensorList:
+        return _refuse_operator(other, "+", self)
+
+    def __mul__(self, other: object) -> TensorList:
+        return _refuse_operator(self, "*", other)
+
+    __rmul__ = __mul__
+
     def __len__(self) -> int:
         raise errors.StagingTypeError(
             f"len() of a tensor list{errors.at()} is only known at run time; call len() in "
@@ -221,6 +245,15 @@ def recording_changes() -> Iterator[set[int]]:
         yield changed
     finally:
         _changes.pop()
+
+
+def _refuse_operator(left: object, operator: str, right: object) -> TensorList:
+    def kind(x: object) -> str:
+        return "a list built in staged code" if isinstance(x, TensorList) else type(x).__name__
+    raise errors.StagingTypeError(
+        f"{kind(left)} {operator} {kind(right)}{errors.at()} is not supported: staged code "
+        "extends a list by appending items to its end (`lst + [a, b]`, `lst += [a, b]`, "
+        "`lst.append(a)`); build the other lists by appending too")
 
 
 def refuse_aliases(lst: TensorList) -> None:

@@ -463,3 +463,80 @@ def test_max_of_tuples_holding_staged_values_is_a_clear_error():
     with pytest.raises(StagingTypeError, match=r"max\(\) of tuples or lists holding staged "
                        r"values at .*test_staging_builtins.py:\d+ is not staged"):
         autostage.convert(_max_of_pairs)(np.array([-5.0, 2.0, 0.5]))
+
+
+def _interleave(a, b):
+    out = []
+    for x, y in zip(a, b):
+        out += [x, y]
+    return out
+
+
+def _concat(a):
+    out = []
+    for v in a:
+        out = out + [v, v * 2]
+    return out
+
+
+def _repeat(a):
+    lst = []
+    for v in a:
+        lst.append(v)
+    return lst * 2
+
+
+def _item_of_a_held_list(a):
+    row = []
+    for v in a:
+        row.append(v)
+    grid = [row, 0]
+    grid[0][0] = 99
+    return grid[0]
+
+
+def _positive_sum(x, start):
+    lst = []
+    for v in x:
+        if v > 0:
+            lst.append(v)
+    return sum(lst) if start is None else sum(lst, start)
+
+
+def test_lists_built_in_staged_code_extend_with_plus_as_in_python():
+    # (a raw TypeError of TensorList before)
+    a, b = np.array([1, 2]), np.array([3, 4])
+    assert autostage.convert(_interleave)(a, b) == _interleave(a, b)
+    assert autostage.convert(_concat)(a) == _concat(a)
+    with pytest.raises(autostage.StagingError, match=r"a list built in staged code \* int at "
+                       r".*test_staging_builtins.py:\d+ is not supported"):
+        autostage.convert(_repeat)(a)
+    with pytest.raises(autostage.StagingError, match="writes into a list built in staged code "
+                       "through an expression"):
+        autostage.convert(_item_of_a_held_list)(a)
+
+
+def test_sum_of_a_staged_list_adds_in_pythons_order_and_refuses_an_empty_one_clearly():
+    f = autostage.convert(_positive_sum)
+    x = np.array([0.1, -1.0, 0.2, 0.3])
+    assert f(x, None) == _positive_sum(x, None)
+    # with a start: Python's ((start + e0) + e1) + ..., not start + (e0 + e1 + ...)
+    assert f(x, np.float64(1e16)) == _positive_sum(x, np.float64(1e16))
+    with pytest.raises(ValueError, match=r"sum\(\) of an empty staged array or list at .*: "
+                       "Python returns the start value, which"):
+        f(np.array([-1.0]), np.float64(0.5))  # (Python: 0.5)
+    # Python's sum([]) is the int 0 (an IndexError of compiled code before)
+    with pytest.raises(ValueError, match=r"sum\(\) of an empty list built in staged code at "
+                       r".*: Python returns its start, the int 0"):
+        f(np.array([-1.0, -2.0]), None)
+
+
+def test_out_arguments_are_refused_naming_the_line():
+    def cumsum_out(x):
+        out = np.zeros_like(x)
+        np.cumsum(x, out=out)
+        return out
+
+    with pytest.raises(autostage.StagingError, match=r"np.cumsum\(..., out=...\) at .*"
+                       r"test_staging_builtins.py:\d+ is not supported"):
+        autostage.convert(cumsum_out)(np.ones(3))
