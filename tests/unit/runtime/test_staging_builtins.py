@@ -467,7 +467,7 @@ def test_max_of_tuples_holding_staged_values_is_a_clear_error():
 
 def _interleave(a, b):
     out = []
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=True):
         out += [x, y]
     return out
 
