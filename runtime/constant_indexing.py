@@ -44,7 +44,7 @@ def _staged_items(target: list | tuple, key: object) -> Tensor:
     refused; an array item comes back as a copy of the item, so writing into it or returning
     it is refused where Python's would be the item itself (``list_elements.copied_view``)."""
     if not (isinstance(key, Tensor) and key.ndim == 0 and key.dtype.kind in "biu"):
-        return array_shapes.getitem(array_shapes.stack(target), key)
+        return array_shapes.getitem(_stacked(target), key)
     kind = type(target).__name__
     kinds = {dtype_rules.weak_kind(t.dtype) if isinstance(t, Tensor) and value_info.is_weak(
         t.value) else type(t) if type(t) in _PYTHON_NUMBERS else None for t in target}
@@ -53,7 +53,7 @@ def _staged_items(target: list | tuple, key: object) -> Tensor:
                        "NumPy numbers), so the type of the item would depend on the index")
     index = key if key.dtype.kind != "b" else key.astype(np.int64)
     _check_bounds(target, index)
-    result = array_shapes.getitem(array_shapes.stack(target), index)
+    result = array_shapes.getitem(_stacked(target), index)
     if kinds == {None} and result.ndim:  # arrays: Python's item is the array itself
         value_info.mark_copied_item(result.value, (
             f"an array of a Python {kind} read by a staged index{tracing.at()}: staged code "
@@ -63,6 +63,17 @@ def _staged_items(target: list | tuple, key: object) -> Tensor:
     elif kinds != {None}:
         value_info.mark_weak(result.value)
     return result
+
+
+def _stacked(target: list | tuple) -> Tensor:
+    """The items of ``target`` stacked into one array, which a staged index reads; items of
+    different shapes (known while tracing) are refused: NumPy's ValueError came out of here."""
+    shapes = {t.type.shape if isinstance(t, Tensor) else np.shape(t) for t in target}
+    if len(shapes) > 1 and not any(None in shape for shape in shapes):
+        raise _refused(target, "its items have different shapes "
+                       f"({', '.join(str(s) for s in sorted(shapes, key=str))}), which staged "
+                       "code cannot stack into the one array it reads the item from")
+    return array_shapes.stack(target)
 
 
 def _check_bounds(target: list | tuple, index: Tensor) -> None:

@@ -180,3 +180,21 @@ def test_an_item_chosen_by_a_staged_index_is_pythons(target):
         autostage.convert(array_item_written, target=target)(x)
     with pytest.raises(StagingError, match="argument_item_returned returns an array of a Python"):
         autostage.convert(argument_item_returned, target=target)(x)
+
+
+def _sum_of_picked(arrs, idx):
+    s = 0.0
+    for k in idx:
+        s += arrs[k].sum()
+    return s
+
+
+def test_a_list_of_arrays_of_different_shapes_read_by_a_staged_index_is_refused_clearly():
+    # (NumPy's ValueError of stacking them came out at run time before)
+    with pytest.raises(autostage.StagingError, match=r"test_constant_indexing.py:\d+: cannot "
+                       r"index a list with a staged key: its items have different shapes "
+                       r"\(\(2,\), \(3,\)\)"):
+        autostage.convert(_sum_of_picked)([np.ones(2), np.arange(3.0)], np.array([1, 0]))
+    arrs = [np.ones(3), np.arange(3.0)]
+    assert autostage.convert(_sum_of_picked)(arrs, np.array([1, 0])) == \
+        _sum_of_picked(arrs, np.array([1, 0]))
