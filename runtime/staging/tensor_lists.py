@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import threading
 import weakref
 from collections.abc import Iterator
 
@@ -226,7 +227,7 @@ def _refuse_other_names(items: list, name: str) -> None:
 # Lists a staged loop leaves as one Python list under several names (``prev = cur`` in its
 # body): list -> (the names, the loop), for the refusal of a change through one of them.
 _shared: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-_changes: list[set[int]] = []  # per body being traced: ids of the lists changed in it
+_changes = threading.local()  # .sets: per body being traced here, ids of the lists changed
 
 
 def mark_shared(lists: list[object], names: list[str], where: str) -> None:
@@ -240,11 +241,12 @@ def mark_shared(lists: list[object], names: list[str], where: str) -> None:
 def recording_changes() -> Iterator[set[int]]:
     """The ids of the tensor lists changed (appended to, popped, written) in the block."""
     changed: set[int] = set()
-    _changes.append(changed)
+    sets = _changes.__dict__.setdefault("sets", [])
+    sets.append(changed)
     try:
         yield changed
     finally:
-        _changes.pop()
+        sets.pop()
 
 
 def _refuse_operator(left: object, operator: str, right: object) -> TensorList:
@@ -261,7 +263,7 @@ def refuse_aliases(lst: TensorList) -> None:
     user's code hold it: staged code changes a list by making a new one for the name it is
     changed through (``cur = list_append(cur, x)``), which another name for the same Python
     list (``snapshot = cur`` before ``cur.append(x)``) would not see."""
-    for changed in _changes:
+    for changed in getattr(_changes, "sets", ()):
         changed.add(id(lst))
     shared = _shared.get(lst)
     if shared is not None:
