@@ -176,3 +176,23 @@ def test_a_staged_list_changed_through_one_of_its_names_is_refused(fn, match, ta
 def test_lists_bound_to_each_other_and_not_changed_after_still_stage(target):
     a = np.array([1.0, 2.0, 3.0])
     assert autostage.convert(_rows_rolled, target=target)(a) == _rows_rolled(a)
+
+
+def _append_twice(lst, x):
+    lst.append(x * 2)
+
+
+def _changed_by_a_helper(a):
+    cur = []
+    for v in a:
+        cur.append(v)
+    _append_twice(cur, a[0])  # Python: cur gets the item
+    return cur
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_staged_list_changed_by_a_converted_helper_is_refused(target):
+    # The helper's append made a new list for its parameter: the caller's `cur` came back
+    # without the item ([1.0, 2.0], Python's [1.0, 2.0, 2.0]).
+    with pytest.raises(StagingError, match=r"several names hold it \(`cur`, `lst`\)"):
+        autostage.convert(_changed_by_a_helper, target=target)(np.array([1.0, 2.0]))
