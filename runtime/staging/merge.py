@@ -13,6 +13,7 @@ branch's region.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
@@ -93,6 +94,9 @@ def merge(name: str, a: object, b: object, regions: tuple[ir.Region, ir.Region],
         a = (a,) * len(b)
     if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
         return _merge_tuple(name, a, b, regions, pred, where)
+    if a is not b and not (values.is_unset(a) or values.is_unset(b)
+                           or name.startswith("retval_")):  # (the function's locals end there)
+        _refuse_alias_on_some_paths(name, a, b, where)
     if ka in ("python", "number", "unset") and kb == ka and values.same_python_value(a, b):
         return Merged(([], []), lambda results: a)
     if ka == kb == "unset":
@@ -109,6 +113,39 @@ def merge(name: str, a: object, b: object, regions: tuple[ir.Region, ir.Region],
         raise mismatch(what, a, b, where, "Python values that differ between the branches "
                        "of a staged if must be numbers of the same type")
     return _merge_tensors(name, a, b, regions, pred, where)
+
+
+def _refuse_alias_on_some_paths(name: str, a: object, b: object, where: str) -> None:
+    """Refuses a variable that is, on one path only, a NumPy array made while tracing or a list
+    another name also holds (``b = a if c else np.ones(2)``): Python's variable is then that
+    object on that path, and a write through either name shows in both, where the staged
+    result is a value of its own."""
+    for x in (a, b):
+        if type(x) is np.ndarray or isinstance(x, (list, TensorList)):
+            others = _other_names(x, name)
+            if others:
+                what = "list" if isinstance(x, (list, TensorList)) else "array"
+                copy = f"{others[0]}[:]" if what == "list" else f"{others[0]}.copy()"
+                shown = errors.describe(name) if name.isidentifier() else name
+                raise errors.StagingError(
+                    f"{shown} is the {what} `{others[0]}` (or a view of it) on one path of the "
+                    f"staged {where}{errors.at()} and another value on the other: Python's "
+                    f"variable is then `{others[0]}` itself, a change through either name "
+                    "showing in both, which a staged value of its own cannot be; copy it where "
+                    f"a separate {what} is meant (`{copy}`)")
+
+
+def _other_names(x: object, name: str) -> list[str]:
+    """The variables of the user's frames other than ``name`` that hold ``x``."""
+    found = []
+    frame = sys._getframe(2)
+    while frame is not None:
+        if tracing._location_of(frame) is not None:
+            found += [var for var, obj in frame.f_locals.items()
+                      if var != name and not var.startswith("ag__") and (obj is x or (
+                          type(obj) is type(x) is np.ndarray and np.may_share_memory(obj, x)))]
+        frame = frame.f_back
+    return list(dict.fromkeys(found))
 
 
 def _same_number_type(a: object, b: object) -> bool:

@@ -384,3 +384,39 @@ def test_arrays_made_at_trace_time_and_returned_together_share_memory_as_in_pyth
         got[0][1, 2] = 7.0
         assert got[1][2] == got[2][2, 1] == 7.0
     assert not np.shares_memory(f(3)[0], f(3)[0])  # a new copy per call
+
+
+def _alias_on_one_path(x):
+    a = np.zeros(2)  # made while tracing
+    if x[0] > 0:
+        b = a
+    else:
+        b = np.ones(2)
+    a[0] = 5.0  # Python: b sees it where it is a
+    return b
+
+
+def _view_on_one_path(x):
+    a = np.zeros(3)
+    b = a[1:] if x[0] > 0 else np.ones(2)
+    a[1] = 5.0
+    return b
+
+
+def _copy_on_one_path(x):
+    a = np.zeros(3)
+    b = a.copy() if x[0] > 5 else a
+    a[1] = 4.0
+    return b
+
+
+@pytest.mark.parametrize("fn, text", [(_alias_on_one_path, "if x[0] > 0"),
+                                      (_view_on_one_path, "b = a[1:]"),
+                                      (_copy_on_one_path, "b = a.copy()")])
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_array_bound_to_a_second_name_on_some_paths_only_is_refused(fn, text, target):
+    # The staged result was a value of its own: b came back [0, 0] where Python's is [5, 0].
+    with pytest.raises(StagingError, match=r"is the array `a` \(or a view of it\) on one path "
+                       "of the staged") as info:
+        autostage.convert(fn, target=target)(np.array([1.0]))
+    assert f":{line_of(fn, text)}" in str(info.value)
