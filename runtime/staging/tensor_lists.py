@@ -80,6 +80,11 @@ class TensorList(Staged):
 
     __rmul__ = __mul__
 
+    def __delitem__(self, index: object) -> None:
+        raise errors.StagingTypeError(
+            f"del of an item of a list built in staged code{errors.at()} is not supported: "
+            "use lst.pop(i), which staged code changes the list with")
+
     def __len__(self) -> int:
         raise errors.StagingTypeError(
             f"len() of a tensor list{errors.at()} is only known at run time; call len() in "

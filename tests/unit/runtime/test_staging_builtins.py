@@ -540,3 +540,18 @@ def test_out_arguments_are_refused_naming_the_line():
     with pytest.raises(autostage.StagingError, match=r"np.cumsum\(..., out=...\) at .*"
                        r"test_staging_builtins.py:\d+ is not supported"):
         autostage.convert(cumsum_out)(np.ones(3))
+
+
+def _delete_first(a):
+    lst = []
+    for v in a:
+        lst.append(v)
+    del lst[0]
+    return lst
+
+
+def test_del_of_an_item_of_a_staged_list_is_refused_clearly():
+    # (a raw TypeError of TensorList before)
+    with pytest.raises(autostage.StagingError, match=r"del of an item of a list built in staged "
+                       r"code at .*test_staging_builtins.py:\d+ is not supported: use lst.pop"):
+        autostage.convert(_delete_first)(np.array([1.0, 2.0]))
