@@ -294,6 +294,16 @@ def in_user_code(frame: Any) -> bool:
     return any(resolve(frame) is not None for resolve in location_resolvers)
 
 
+def user_locals() -> Iterator[dict]:
+    """The local variables of the user's frames (converted code) on the stack, innermost
+    first."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if _location_of(frame) is not None:
+            yield frame.f_locals
+        frame = frame.f_back
+
+
 def _location_of(frame: Any) -> ir.Location | None:
     for resolve in location_resolvers:
         loc = resolve(frame)

@@ -13,7 +13,6 @@ branch's region.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
@@ -137,14 +136,9 @@ def _refuse_alias_on_some_paths(name: str, a: object, b: object, where: str) -> 
 
 def _other_names(x: object, name: str) -> list[str]:
     """The variables of the user's frames other than ``name`` that hold ``x``."""
-    found = []
-    frame = sys._getframe(2)
-    while frame is not None:
-        if tracing._location_of(frame) is not None:
-            found += [var for var, obj in frame.f_locals.items()
-                      if var != name and not var.startswith("ag__") and (obj is x or (
-                          type(obj) is type(x) is np.ndarray and np.may_share_memory(obj, x)))]
-        frame = frame.f_back
+    found = [var for local in tracing.user_locals() for var, obj in local.items()
+             if var != name and not var.startswith("ag__") and (obj is x or (
+                 type(obj) is type(x) is np.ndarray and np.may_share_memory(obj, x)))]
     return list(dict.fromkeys(found))
 
 

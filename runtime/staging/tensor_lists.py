@@ -280,18 +280,15 @@ def refuse_aliases(lst: TensorList) -> None:
             f"copy the list in the loop where separate lists are meant "
             f"(`{names[1]} = {names[0]}[:]`)")
     names, holders = set(), []
-    frame = sys._getframe(1)
-    while frame is not None:
-        if tracing._location_of(frame) is not None:
-            for var, obj in frame.f_locals.items():
-                if var.startswith("ag__"):
-                    continue
-                if obj is lst:
-                    names.add(var)
-                elif isinstance(obj, (list, tuple)) and any(o is lst for o in obj) or \
-                        isinstance(obj, dict) and any(o is lst for o in obj.values()):
-                    holders.append(var)
-        frame = frame.f_back
+    for local in tracing.user_locals():
+        for var, obj in local.items():
+            if var.startswith("ag__"):
+                continue
+            if obj is lst:
+                names.add(var)
+            elif isinstance(obj, (list, tuple)) and any(o is lst for o in obj) or \
+                    isinstance(obj, dict) and any(o is lst for o in obj.values()):
+                holders.append(var)
     if len(names) + len(holders) > 1:
         held = ", ".join(f"`{n}`" for n in [*sorted(names), *dict.fromkeys(holders)])
         raise tracing.StagingError(
