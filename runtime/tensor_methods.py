@@ -92,8 +92,9 @@ def _with_sequence(op: str, number: Tensor, sequence: list | tuple, reflected: b
         loc = tracing.user_location()
         raise tracing.StagingError(
             f"{f'{loc}: ' if loc is not None else ''}a {kind} repeated by a staged int "
-            f"(`[0.0] * n`) would have a length known only when the function runs: build an "
-            "array instead (`np.zeros(n)`, `np.full(n, value)`), or repeat by a Python int")
+            f"(such as `[0.0] * n`) would have a length known only when the function runs: "
+            "build an array instead (`np.zeros(n)`, `np.full(n, value)`), or repeat by a "
+            "Python int")
     if op == "multiply":
         raise TypeError(f"can't multiply sequence by non-int of type '{name}'")
     if op == "add" and reflected:
