@@ -204,10 +204,11 @@ def collect_outputs(trace: tracing.Trace, output: Any, callee: bool = False) -> 
     trace.function.writes_back = tuple((p, count + k, name)
                                        for k, (p, _, name) in enumerate(written))
     trace.function.body.results = (*values, *flags, *[final for _, final, _ in written])
-    outputs = Outputs(treedef, constants, tuple(positions), tuple(python_types))
-    outputs.shared = shared_constants.plan(arrays)  # (those sharing memory: copied together)
-    for position in outputs.shared.views if outputs.shared is not None else ():
+    shared = shared_constants.plan(arrays)  # (those sharing memory: copied together)
+    for position in shared.views if shared is not None else ():
         constants[position] = _SHARED
+    outputs = Outputs(treedef, constants, tuple(positions), tuple(python_types))
+    outputs.shared = shared
     outputs.identity = result_identity.plan(trace.function.body.args, values,
                                             argument_writes.result_params(trace.function))
     arguments = getattr(trace, "argument_containers", {})

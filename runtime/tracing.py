@@ -294,14 +294,17 @@ def in_user_code(frame: Any) -> bool:
     return any(resolve(frame) is not None for resolve in location_resolvers)
 
 
-def user_locals() -> Iterator[dict]:
-    """The local variables of the user's frames (converted code) on the stack, innermost
-    first."""
+def user_names(holds: Callable[[object], bool], exclude: str = "") -> list[str]:
+    """The variables of the user's frames (converted code) on the stack whose value ``holds``
+    accepts, innermost first, each once; not ``exclude`` nor generated ``ag__`` names."""
+    found = []
     frame = sys._getframe(1)
     while frame is not None:
         if _location_of(frame) is not None:
-            yield frame.f_locals
+            found += [var for var, obj in frame.f_locals.items()
+                      if var != exclude and not var.startswith("ag__") and holds(obj)]
         frame = frame.f_back
+    return list(dict.fromkeys(found))
 
 
 def _location_of(frame: Any) -> ir.Location | None:

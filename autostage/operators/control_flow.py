@@ -117,9 +117,10 @@ def for_stmt(iterable: Iterable, extra_test: Callable[..., Any] | None,
         with shared_arrays(shared):
             return stage_operator("for_stmt", iterable, extra_test, body, state, opts)
     staging = type(iterable) is range and len(iterable) > 2 and checkpoint() is not None
-    # (a variable holding the list iterated: a staged append to it makes it a staged list)
+    # (while tracing, a variable holding the list iterated: a staged append to it makes it a
+    # staged list)
     watched = [j for j, value in enumerate(state) if value is iterable] \
-        if type(iterable) is list else []
+        if type(iterable) is list and checkpoint() is not None else []
     if extra_test is None and not staging:
         for item in iterable:
             state = body(item, *state) or ()  # a stateless body returns None

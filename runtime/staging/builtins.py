@@ -349,7 +349,7 @@ def _setitem(previous):
     def setitem(target: object, key: object, value: object, only_name: bool = False
                 ) -> object:
         if isinstance(target, TensorList):
-            tensor_lists.refuse_aliases(target)
+            tensor_lists.before_change(target)
             return tensor_lists.set_item(target, key, value)
         return previous(_check(target), _check(key), value, only_name)
     return setitem
@@ -357,14 +357,14 @@ def _setitem(previous):
 
 def list_append(lst: object, x: object) -> object:
     if isinstance(lst, TensorList):
-        tensor_lists.refuse_aliases(lst)
+        tensor_lists.before_change(lst)
         return tensor_lists.append(lst, x)
     raise errors.StagingTypeError(f"append() on a staged {type(lst).__name__}{errors.at()}")
 
 
 def list_pop(lst: object, *args: object) -> tuple:
     if isinstance(lst, TensorList):
-        tensor_lists.refuse_aliases(lst)
+        tensor_lists.before_change(lst)
         return tensor_lists.pop(lst, *args)
     raise errors.StagingTypeError(f"pop() on a staged {type(lst).__name__}{errors.at()}")
 

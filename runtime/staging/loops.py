@@ -686,8 +686,7 @@ def _refuse_changed_iterable(name: str) -> None:
         f"code in the body of a for loop that iterates it{errors.at()}: Python's loop reads "
         "each next item from the list as it is then (items appended during the loop are "
         "visited too), autostage's would read the list it started with; iterate with an index, "
-        "as "
-        f"`i = 0` / `while i < len({name}):` / `x = {name}[i]` ... `i += 1`")
+        f"as `i = 0` / `while i < len({name}):` / `x = {name}[i]` ... `i += 1`")
 
 
 def _check_strict_zip(source: iteration.StagedZip, extra_test: Callable | None,

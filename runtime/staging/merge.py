@@ -136,10 +136,8 @@ def _refuse_alias_on_some_paths(name: str, a: object, b: object, where: str) -> 
 
 def _other_names(x: object, name: str) -> list[str]:
     """The variables of the user's frames other than ``name`` that hold ``x``."""
-    found = [var for local in tracing.user_locals() for var, obj in local.items()
-             if var != name and not var.startswith("ag__") and (obj is x or (
-                 type(obj) is type(x) is np.ndarray and np.may_share_memory(obj, x)))]
-    return list(dict.fromkeys(found))
+    return tracing.user_names(lambda obj: obj is x or (
+        type(obj) is type(x) is np.ndarray and np.may_share_memory(obj, x)), name)
 
 
 def _same_number_type(a: object, b: object) -> bool:

@@ -66,10 +66,10 @@ class TensorList(Staged):
         return result
 
     def __iadd__(self, other: object) -> TensorList:
-        """``lst += [a, b]`` (or a tuple): the items appended to this list (``refuse_aliases``)."""
+        """``lst += [a, b]`` (or a tuple): the items appended to this list (``before_change``)."""
         if type(other) not in (list, tuple):
             return _refuse_operator(self, "+=", other)
-        refuse_aliases(self)
+        before_change(self)
         return self.__add__(list(other))
 
     def __radd__(self, other: object) -> TensorList:
@@ -208,17 +208,9 @@ def _refuse_other_names(items: list, name: str) -> None:
             f"the list `{name}` is an argument and is changed by staged control flow"
             f"{errors.at()}; staged code cannot change the caller's list in place: build a "
             f"new list and return it (`{name} = list({name})` first)")
-    others = []
-    frame = sys._getframe(2)
-    while frame is not None:
-        if tracing._location_of(frame) is not None:
-            others += [var for var, obj in frame.f_locals.items()
-                       if var != name and not var.startswith("ag__") and (
-                           obj is items or (isinstance(obj, (list, tuple))
-                                            and any(o is items for o in obj)))]
-        frame = frame.f_back
+    others = tracing.user_names(lambda obj: _holds(obj, items), name)
     if others:
-        names = ", ".join(f"`{n}`" for n in dict.fromkeys(others))
+        names = ", ".join(f"`{n}`" for n in others)
         label = f"`{name}`" if name.isidentifier() else name  # ("the return value")
         copy = (f"`{others[0]} = list({name})`" if name.isidentifier() else
                 f"`return ..., list({others[0]})`")
@@ -263,11 +255,13 @@ def _refuse_operator(left: object, operator: str, right: object) -> TensorList:
         "`lst.append(a)`); build the other lists by appending too")
 
 
-def refuse_aliases(lst: TensorList) -> None:
-    """Refuses a change of ``lst`` while two names (or a name and a list, tuple or dict) of the
-    user's code hold it: staged code changes a list by making a new one for the name it is
-    changed through (``cur = list_append(cur, x)``), which another name for the same Python
-    list (``snapshot = cur`` before ``cur.append(x)``) would not see."""
+def before_change(lst: TensorList) -> None:
+    """Called before user code changes ``lst`` (append, pop, item write, ``+=``): records the
+    change for ``recording_changes``, and refuses it while two names (or a name and a list,
+    tuple or dict) of the user's code hold the list: staged code changes a list by making a
+    new one for the name it is changed through (``cur = list_append(cur, x)``), which another
+    name for the same Python list (``snapshot = cur`` before ``cur.append(x)``) would not
+    see."""
     for changed in getattr(_changes, "sets", ()):
         changed.add(id(lst))
     shared = _shared.get(lst)
@@ -279,23 +273,23 @@ def refuse_aliases(lst: TensorList) -> None:
             "Python's change is seen through each of them, staged code keeps a list per name; "
             f"copy the list in the loop where separate lists are meant "
             f"(`{names[1]} = {names[0]}[:]`)")
-    names, holders = set(), []
-    for local in tracing.user_locals():
-        for var, obj in local.items():
-            if var.startswith("ag__"):
-                continue
-            if obj is lst:
-                names.add(var)
-            elif isinstance(obj, (list, tuple)) and any(o is lst for o in obj) or \
-                    isinstance(obj, dict) and any(o is lst for o in obj.values()):
-                holders.append(var)
-    if len(names) + len(holders) > 1:
-        held = ", ".join(f"`{n}`" for n in [*sorted(names), *dict.fromkeys(holders)])
+    holders = tracing.user_names(lambda obj: _holds(obj, lst))
+    if len(holders) > 1:
+        held = ", ".join(f"`{n}`" for n in sorted(holders))
         raise tracing.StagingError(
             f"a list built in staged code is changed{errors.at()} while several names hold it "
             f"({held}); staged code changes the list of the name it is changed through only, "
             "so the others would not see the change: copy the list where a separate one is "
             "meant (`other = lst[:]`), or use one name for it")
+
+
+def _holds(obj: object, lst: object) -> bool:
+    """Whether ``obj`` is ``lst`` or a list, tuple or dict holding it."""
+    if isinstance(obj, dict):
+        obj = obj.values()
+    elif not isinstance(obj, (list, tuple)):
+        return obj is lst
+    return obj is lst or any(o is lst for o in obj)
 
 
 def _with(value: ir.Value, elements: Elements) -> TensorList:
