@@ -131,7 +131,44 @@ def proxy_root(value: object, root: Root) -> object:
     ``value``."""
     if _reads_through(value):
         return _stand_in(value, Path(root, (), value))
+    _guard_attributes(value, Path(root, (), value))
     return value
+
+
+def _guard_attributes(value: object, path: Path, depth: int = 3) -> None:
+    """Guards the data attributes of a user's class or function (``Config.lr``, ``step.k``) by
+    value, arrays by identity (what the trace computes from an array's items is guarded by its
+    digest, ``tracing.record_embedded_array``), and those of the user's objects they hold. A
+    class stays itself, not a stand-in (``type(x) is Config``, ``super(Config, self)`` and
+    ``except`` need the class), so its reads are not recorded one by one: every attribute is
+    guarded, and a change to one retraces."""
+    if isinstance(value, type):
+        if not value.__flags__ & (1 << 9) or not _user_module(value.__module__):
+            return
+        owners = [vars(c) for c in value.__mro__ if c.__flags__ & (1 << 9) and _user_module(
+            c.__module__)]
+    elif type(value) is types.FunctionType or is_user_object(value) and depth < 3:
+        owners = [getattr(value, "__dict__", None) or {}]
+    elif callable(getattr(type(value), "user_attributes", None)):  # a converted function
+        owners = [value.user_attributes()]
+    else:
+        return
+    seen = set()
+    for attrs in owners:
+        for name, item in attrs.items():
+            if name in seen or (name.startswith("__") and name.endswith("__")) or hasattr(
+                    type(item), "__get__"):
+                continue  # (methods, properties, classmethods: not data)
+            seen.add(name)
+            child = path.child(("attr", name), item)
+            _check(child, ("snapshot", _snapshot(item)))
+            if depth > 1 and (is_user_object(item) or isinstance(item, type)):
+                _guard_attributes(item, child, depth - 1)
+
+
+def _user_module(name: str | None) -> bool:
+    top = (name or "").partition(".")[0]
+    return top not in _LIBRARY_MODULES and top not in _STDLIB
 
 
 def unwrap(value: object) -> object:
@@ -205,6 +242,7 @@ def reached(path: Path, value: object) -> object:
     if isinstance(value, np.ndarray):  # a subclass: what Python computes from it is frozen
         tracing.record_embedded_array(value, trace)  # (its use by staged code: refused)
     _check(path, ("value", constant_key(value)))
+    _guard_attributes(value, path)
     return value
 
 

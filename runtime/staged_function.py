@@ -112,6 +112,10 @@ def _unwrap(fn: Callable) -> Callable:
     return getattr(fn, "__autostage_converted__", fn)
 
 
+_OWN = frozenset({"python_function", "name", "target", "backend", "input_signature",
+                  "concrete_functions"})  # StagedFunction's public attributes
+
+
 class StagedFunction:
     """A function that is traced into typed IR once per signature and run by a backend.
 
@@ -175,6 +179,11 @@ class StagedFunction:
     @property
     def trace_count(self) -> int:
         return self._trace_count
+
+    def user_attributes(self) -> dict:
+        """The attributes the user set on this function object (``step.k = 2.0``): read by
+        its traces, which guard them (``captures``); the object's own are private or below."""
+        return {k: v for k, v in vars(self).items() if not k.startswith("_") and k not in _OWN}
 
     def __get__(self, instance: object, owner: type | None = None) -> Callable:
         return self if instance is None else types.MethodType(self, instance)

@@ -25,6 +25,7 @@ from autostage.runtime.passes import (
     inplace,
     int_ranges,
     loop_buffers,
+    overflow_versioning,
     size_tests,
     speculation,
     written_prefix,
@@ -40,6 +41,7 @@ PASSES: dict[str, Pass] = {p.name: p for p in (
     Pass("int_ranges", int_ranges.run),
     Pass("size_tests", size_tests.run),
     Pass("speculation", speculation.run),
+    Pass("overflow_versioning", overflow_versioning.run),
     Pass("cse", cse.run),
     Pass("dce", dce.run),
     Pass("batched_products", batched_products.run),
@@ -55,7 +57,9 @@ PASSES: dict[str, Pass] = {p.name: p for p in (
 # CSE and fusion see them; the overflow tests of counters and of arithmetic whose operands' ranges
 # keep it within int64 dropped before DCE removes them, as are the size tests of in-place
 # operators that the shape facts decide (their sizes would keep an intermediate from fusing),
-# and small checked branches made straight-line code before CSE merges their constants; CSE before
+# and small checked branches made straight-line code before CSE merges their constants; loops
+# whose arithmetic is still tested then run strips of untested steps while their ints are small
+# (on the straight-line code, whose tests the strips' analysis reads); CSE before
 # DCE, which removes what both left dead; loop products batched next (on loops CSE and DCE made
 # plain, before fusion takes the product's reader into a loop of its own); fusion next, on the
 # fewest ops, since it fuses only values with a single use; the in-place marking next, on the
@@ -63,7 +67,8 @@ PASSES: dict[str, Pass] = {p.name: p for p in (
 # temporaries next, since it counts an in-place write as the same buffer; the fills overwritten
 # before they are read last (a mark only the lowering reads).
 DEFAULT: tuple[str, ...] = ("inline", "flag_threading", "constant_folding", "broadcast_adjoints",
-                            "counters", "int_ranges", "size_tests", "speculation", "cse", "dce",
+                            "counters", "int_ranges", "size_tests", "speculation",
+                            "overflow_versioning", "cse", "dce",
                             "batched_products", "fusion", "inplace", "loop_buffers",
                             "written_prefix")
 

@@ -72,10 +72,13 @@ _ROUNDS = 3  # widenings of a loop's carried intervals before all take their wid
 class IntFacts:
     """The intervals of one function's integer scalars, and the sizes they are below."""
 
-    def __init__(self, function: ir.Function, shapes: ShapeFacts | None = None) -> None:
+    def __init__(self, function: ir.Function, shapes: ShapeFacts | None = None,
+                 assumed: dict[ir.Value, Interval] | None = None) -> None:
+        """``assumed``: intervals of values the walk does not compute (the parameters, values
+        from outside ``function``), taken as given (``overflow_versioning``)."""
         self._shapes = shapes
         self._counters = counters.counters_of(function)
-        self._ranges: dict[ir.Value, Interval] = {}
+        self._ranges: dict[ir.Value, Interval] = dict(assumed or {})
         # value -> {size symbol: c}: the value is at most that size plus c (c = -1: below it)
         self._bounds: dict[ir.Value, Bounds] = {}
         self._loops: list[_LoopTests] = []  # the loops whose body is being walked, innermost last

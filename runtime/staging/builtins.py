@@ -116,11 +116,13 @@ def _pick(better, args: tuple, kwargs: dict, name: str) -> object:
     if len(args) == 1 and isinstance(args[0], TensorList):
         return numpy_lists.pick(args[0], name)
     if len(args) == 1:
-        x = args[0]
-        if not isinstance(x, Tensor) or x.ndim == 0:
-            raise errors.StagingTypeError(f"{name}() of one staged {type(x).__name__}"
-                                          f"{errors.at()}: pass a tensor of rank >= 1")
-        return (np.min if name == "min" else np.max)(x, axis=0)
+        return _pick_item(args[0], name)
+    if any(isinstance(a, Tensor) and a.ndim for a in args):
+        raise errors.StagingTypeError(
+            f"{name}() of arrays{errors.at()}: Python compares the arguments themselves, and "
+            "an array comparison has no single truth value (Python raises ValueError unless "
+            f"the arrays hold one item); np.{'maximum' if name == 'max' else 'minimum'}(a, b) "
+            "gives the greater (lesser) item at each position")
     if any(isinstance(a, tuple | list) for a in args):  # (Python compares them item by item)
         raise errors.StagingTypeError(
             f"{name}() of tuples or lists holding staged values{errors.at()} is not staged "
@@ -201,6 +203,22 @@ def _refuse_mixed_types(name: str, types: list[str]) -> None:
         "wins, with its own type (which one depends on the values), but a staged value has one "
         f"type; give the arguments one type, e.g. np.{'maximum' if name == 'max' else 'minimum'}"
         "(a, b) for a NumPy value, or float(a) for a Python float")
+
+
+def _pick_item(x: object, name: str) -> Tensor:
+    """``min(x)``/``max(x)`` of one staged array: of its items, as Python's loop over them
+    picks (NumPy's ``x.max()`` differs: a nan anywhere wins, and ``-0.0`` may beat ``0.0``)."""
+    if not isinstance(x, Tensor) or x.ndim == 0:
+        raise errors.StagingTypeError(f"{name}() of one staged {type(x).__name__}"
+                                      f"{errors.at()}: pass a tensor of rank >= 1")
+    if x.ndim > 1 or x.dtype.kind == "c":
+        what, why = (f"rank {x.ndim}", "rows, whose comparison has no single truth value") if (
+            x.ndim > 1) else ("complex numbers", "complex numbers, which do not order")
+        raise errors.StagingTypeError(
+            f"{name}() of an array of {what}{errors.at()}: Python compares its items ({why}); "
+            f"np.{name}(x, axis=0) gives NumPy's {name} along the first axis")
+    python_numbers._raise_if(x.shape[0] == 0, numpy_lists.empty_sequence_error(name))
+    return numpy_lists.python_pick(x, name)
 
 
 def min_(*args: object, **kwargs: object) -> object:

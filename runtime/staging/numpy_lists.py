@@ -168,24 +168,20 @@ def _wrap(previous: Callable[..., Any] | None) -> Callable[..., Any]:
 register_operator_hook("numpy_call", _wrap(register_operator_hook("numpy_call", None)))
 
 
-def pick(lst: TensorList, name: str) -> Tensor:
-    """``min(lst)``/``max(lst)`` of a tensor list of real scalars, as Python picks: the first
-    item unless a later one is smaller (greater). So a nan first item wins, a later nan never
-    does, and of equal items (``0.0``, ``-0.0``) the first: the first item equal to the best of
-    the items that are not nan, unless the first item is nan. Python's ValueError for an empty
-    list, at run time."""
-    if lst.value is None or lst.element.ndim or lst.element.dtype.kind == "c":
-        what = ("no items" if lst.value is None else "arrays" if lst.element.ndim
-                else "complex numbers")
-        raise errors.StagingTypeError(f"{name}() of a staged list of {what}{errors.at()} is not "
-                                      "supported: Python compares the items themselves")
-    if len(lst.elements.kinds) > 1:
-        list_elements.refuse_mixed_read(lst.elements, lst.element.dtype)
+def empty_sequence_error(name: str) -> ValueError:
+    """Python's error for ``min([])`` / ``max([])`` (its words differ between versions)."""
     try:
         (min if name == "min" else max)([])
-    except ValueError as e:  # (its words differ between Python versions)
-        python_numbers._raise_if(tensor_lists.length(lst) == 0, ValueError(str(e)))
-    items = array_of_list(lst, None, name)
+    except ValueError as e:
+        return ValueError(str(e))
+    raise AssertionError("min([]) did not raise")
+
+
+def python_pick(items: Tensor, name: str) -> Tensor:
+    """``min``/``max`` of the 1-d real ``items`` (at least one), as Python's loop picks: the
+    first item unless a later one is smaller (greater). So a nan first item wins, a later nan
+    never does, and of equal items (``0.0``, ``-0.0``) the first: the first item equal to the
+    best of the items that are not nan, unless the first item is nan."""
     ordered = items
     if items.dtype.kind == "f":  # (nan: never the best unless first)
         ordered = array_api.where(array_api.ufunc("isnan", items),
@@ -194,6 +190,21 @@ def pick(lst: TensorList, name: str) -> Tensor:
     result = items[np.argmax(ordered == best)]
     if items.dtype.kind == "f":
         result = array_api.where(array_api.ufunc("isnan", items[0]), items[0], result)
+    return result
+
+
+def pick(lst: TensorList, name: str) -> Tensor:
+    """``min(lst)``/``max(lst)`` of a tensor list of real scalars, as Python picks
+    (``python_pick``); Python's ValueError for an empty list, at run time."""
+    if lst.value is None or lst.element.ndim or lst.element.dtype.kind == "c":
+        what = ("no items" if lst.value is None else "arrays" if lst.element.ndim
+                else "complex numbers")
+        raise errors.StagingTypeError(f"{name}() of a staged list of {what}{errors.at()} is not "
+                                      "supported: Python compares the items themselves")
+    if len(lst.elements.kinds) > 1:
+        list_elements.refuse_mixed_read(lst.elements, lst.element.dtype)
+    python_numbers._raise_if(tensor_lists.length(lst) == 0, empty_sequence_error(name))
+    result = python_pick(array_of_list(lst, None, name), name)
     if lst.elements.python:
         value_info.mark_weak(result.value)
     return result

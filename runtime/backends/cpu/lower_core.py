@@ -30,6 +30,7 @@ from autostage.runtime.backends.cpu.codegen import (
     np_dtype,
 )
 from autostage.runtime.ops.elementwise import UFUNCS
+from autostage.runtime.passes import analysis
 from autostage.runtime.types import TensorType
 
 # Ops whose Python operator in njit computes exactly the ufunc once operands share the loop dtype.
@@ -58,6 +59,7 @@ _INTEGER_OPERATORS = {
     "fmod": "(0 if {1} == 0 or {1} == -1 else {0} % {1} - ({1} if {0} % {1} != 0 and "
             "({0} < 0) != ({1} < 0) else 0))",
 }
+_OPERATORS_BY_POSITIVE = {"remainder": "{0} % {1}", "floor_divide": "{0} // {1}"}
 _UNSIGNED_OPERATORS = {
     "remainder": "({0} % {1} if {1} != 0 else {1})",
     "floor_divide": "({0} // {1} if {1} != 0 else {1})",
@@ -337,6 +339,8 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
             # Scalar ufunc calls go through Numba's ufunc machinery (3x slower in Collatz, and
             # np.floor_divide(MIN, -1) traps); `%` and `//` have NumPy's floor semantics.
             table = _INTEGER_OPERATORS if loop[0].kind == "i" else _UNSIGNED_OPERATORS
+            if op.name != "fmod" and _positive_constant(op.operands[1], loop[0]):
+                table = _OPERATORS_BY_POSITIVE  # (n // 2: no zero or -1 to test, ~2 ms less)
             expr = table[op.name].format(*args)
         elif op.name in _BOOL_ARITHMETIC and loop[0] == np.bool_:
             expr = _BOOL_ARITHMETIC[op.name].format(*args)
@@ -362,6 +366,12 @@ def _fused_complex_product(op: ir.Op, loop: tuple[np.dtype, ...]) -> bool:
         loop[0])
 
 
+def _positive_constant(value: ir.Value, dtype: np.dtype) -> bool:
+    """Whether ``value`` is a constant > 0 that the integer ``dtype`` holds."""
+    constant = analysis.int_constant(value)
+    return constant is not None and 0 < constant <= np.iinfo(dtype).max
+
+
 def _closed(op: ir.Op, loop: tuple[np.dtype, ...]) -> bool:
     """Whether Numba's type of the operator expression is already the result's: float32 or
     float64 arithmetic on operands of that dtype, and int64 arithmetic that cannot trap (no
@@ -369,7 +379,9 @@ def _closed(op: ir.Op, loop: tuple[np.dtype, ...]) -> bool:
     dtype = op.results[0].type.dtype
     names = _CLOSED_FLOAT_OPERATORS if dtype in (np.float32, np.float64) else (
         _CLOSED_INT_OPERATORS if dtype == np.int64 else ())
-    return op.name in names and all(d == dtype for d in loop)
+    by_positive = op.name in _OPERATORS_BY_POSITIVE and dtype == np.int64 and (
+        _positive_constant(op.operands[1], dtype))
+    return (op.name in names or by_positive) and all(d == dtype for d in loop)
 
 
 def _vector_math(op: ir.Op, loop: tuple[np.dtype, ...], em: Emitter) -> bool:

@@ -377,3 +377,88 @@ def test_an_in_place_operator_on_a_closed_over_array_is_refused():
 
 def test_a_captured_0d_array_is_returned_as_itself():
     assert autostage.convert(_returns_the_global_0d)(np.ones(2)) is _GLOBAL_0D
+
+
+class Hyper:  # a class used as a namespace of settings
+    momentum = 0.9
+    w = np.array([1.0, 2.0])
+    n = 2
+    act = np.tanh
+
+    class Schedule:
+        decay = 0.5
+
+
+class MoreHyper(Hyper):
+    extra = 1.0
+
+
+def uses_class_attributes(x):
+    return (x * MoreHyper.momentum * MoreHyper.w * MoreHyper.Schedule.decay * MoreHyper.extra,
+            MoreHyper.act(x[:MoreHyper.n]).sum())
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_class_attributes_are_read_at_each_call(target, monkeypatch):
+    """A class stays itself (``type(x) is C``, ``super(C, self)`` need it): its data
+    attributes, its bases' and its nested classes' are guarded, a change retracing; an array's
+    items changed in place too (the trace's digest of the arrays it froze)."""
+    f = autostage.convert(uses_class_attributes, target=target)
+    x = np.ones(2)
+
+    def same():
+        got, want = f(x), uses_class_attributes(x)
+        np.testing.assert_array_equal(got[0], want[0])
+        assert got[1] == pytest.approx(want[1], rel=1e-14)  # (tanh: within 4 ulp)
+
+    same()
+    for owner, name, value in [(MoreHyper, "momentum", 0.5), (Hyper, "n", 1),
+                               (Hyper, "w", np.array([5.0, 5.0])), (Hyper, "act", np.sin),
+                               (Hyper.Schedule, "decay", 0.25), (MoreHyper, "extra", 3.0)]:
+        monkeypatch.setattr(owner, name, value)
+        same()
+    Hyper.w[0] = -1.0  # (the monkeypatched array: changed in place)
+    same()
+
+
+def scaled_by_own_attribute(x):
+    return x * scaled_by_own_attribute.k
+
+
+@pytest.mark.parametrize("decorated", [False, True])
+def test_a_functions_attributes_are_read_at_each_call(decorated, monkeypatch):
+    monkeypatch.setattr(scaled_by_own_attribute, "k", 2.0, raising=False)
+    f = autostage.convert(scaled_by_own_attribute)
+    if decorated:  # the global name is the converted function: its attribute is read
+        monkeypatch.setitem(globals(), "scaled_by_own_attribute", f)
+        f.k = 2.0
+    x = np.ones(2)
+    assert f(x).tolist() == [2.0, 2.0]
+    (f if decorated else scaled_by_own_attribute).k = 4.0
+    assert f(x).tolist() == [4.0, 4.0]
+
+
+class Base:
+    eps = 1.0
+
+
+class Child(Base):
+    def __init__(self):
+        super().__init__()
+
+
+def uses_the_class_itself(x):
+    c = Child()
+    return x + Child.eps, type(c) is Child, isinstance(c, Base)
+
+
+def test_a_class_read_for_its_attributes_is_still_the_class():
+    f = autostage.convert(uses_the_class_itself)
+    x = np.ones(2)
+    got = f(x)
+    assert got[0].tolist() == [2.0, 2.0] and got[1:] == (True, True)
+    Base.eps = 5.0
+    try:
+        assert f(x)[0].tolist() == [6.0, 6.0]
+    finally:
+        Base.eps = 1.0

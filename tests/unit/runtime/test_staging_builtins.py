@@ -555,3 +555,54 @@ def test_del_of_an_item_of_a_staged_list_is_refused_clearly():
     with pytest.raises(autostage.StagingError, match=r"del of an item of a list built in staged "
                        r"code at .*test_staging_builtins.py:\d+ is not supported: use lst.pop"):
         autostage.convert(_delete_first)(np.array([1.0, 2.0]))
+
+
+def extremes(x):
+    return max(x), min(x)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("x", [
+    np.array([2.0, np.nan, 1.0]), np.array([np.nan, 2.0, 1.0]), np.array([0.0, -0.0]),
+    np.array([-0.0, 0.0]), np.array([3, 1, 3, -2]), np.array([1.5], np.float32),
+    np.array([np.inf, -np.inf, np.nan]), np.array([True, False]),
+], ids=repr)
+def test_max_min_of_one_array_pick_its_items_as_python_does(target, x):
+    """Python's loop keeps the first item unless a later one is greater (smaller): a nan
+    first wins, a later nan never does, and of 0.0 and -0.0 the first (NumPy's x.max() is
+    nan if any item is, and may pick -0.0)."""
+    got, want = autostage.convert(extremes, target=target)(x.copy()), extremes(x.copy())
+    assert repr(got) == repr(want)
+    assert [np.signbit(v) for v in got] == [np.signbit(v) for v in want]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_max_of_an_empty_array_is_pythons_error(target):
+    with pytest.raises(ValueError) as want:
+        extremes(np.array([]))
+    with pytest.raises(ValueError) as got:
+        autostage.convert(extremes, target=target)(np.array([]))
+    assert str(got.value).startswith(str(want.value))
+
+
+def max_of_rows(a):
+    return max(a)
+
+
+def max_of_two_arrays(a, b):
+    return max(a, b)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn, args, words", [
+    (max_of_rows, (np.ones((2, 2)),), "max() of an array of rank 2"),
+    (max_of_two_arrays, (np.ones(2), np.zeros(2)), "max() of arrays"),
+])
+def test_max_comparing_arrays_is_a_clear_error(target, fn, args, words):
+    """Python compares rows or arrays themselves (ValueError: no single truth value); staged,
+    NumPy's elementwise max was returned instead."""
+    with pytest.raises(ValueError):
+        fn(*args)
+    with pytest.raises(StagingTypeError) as e:
+        autostage.convert(fn, target=target)(*args)
+    assert str(e.value).startswith(f"{words} at {__file__}:")
