@@ -444,7 +444,7 @@ class Base:
 
 class Child(Base):
     def __init__(self):
-        super().__init__()
+        super(Child, self).__init__()  # noqa: UP008 - the class itself, by its global name
 
 
 def uses_the_class_itself(x):
