@@ -269,6 +269,8 @@ def _array(obj, dtype=None, *, copy=True, order="K", subok=True, ndmin=0, like=N
         if dtype is not None:
             integer_conversions.check_python_ints(obj, np.dtype(dtype))
         obj = array_shapes.stack([_array(o, copy=None) for o in obj])
+    elif callable(getattr(obj, "as_array", None)) and isinstance(obj, Staged):
+        obj = obj.as_array()  # a range with a staged bound: its items
     elif isinstance(obj, Staged) and not isinstance(obj, Tensor):
         obj = np.stack(obj)  # a tensor list (staged list state): its __array_function__ stacks
     else:

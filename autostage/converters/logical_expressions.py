@@ -83,13 +83,14 @@ _SEQUENCE_TESTS = {gast.Eq: "eq", gast.NotEq: "ne", gast.In: "in_", gast.NotIn: 
 
 def _sequence_test(op: gast.cmpop, left: gast.expr, right: gast.expr) -> bool:
     """Whether a comparison may be of sequences holding staged sizes: ``==``/``!=`` with a
-    shape or a tuple or list display on a side, ``in``/``not in`` of a shape or with such a
-    display on the right."""
+    shape or a tuple or list display on a side, ``in``/``not in`` of a shape or of anything but
+    a string, dict or set display (a range with a staged bound: its ``__contains__`` would be
+    asked for a Python bool)."""
     if isinstance(op, gast.Eq | gast.NotEq):
         return any(_shape(side) or isinstance(side, gast.Tuple | gast.List)
                    for side in (left, right))
-    if isinstance(op, gast.In | gast.NotIn):
-        return _shape(left) or isinstance(right, gast.Tuple | gast.List)
+    if isinstance(op, gast.In | gast.NotIn):  # (a name may hold a range with a staged bound)
+        return _shape(left) or not isinstance(right, gast.Constant | gast.Dict | gast.Set)
     return False
 
 

@@ -67,7 +67,8 @@ def ne(a: Any, b: Any) -> Any:
 
 
 def _membership(a: Any, b: Any) -> bool:
-    return isinstance(b, tuple | list) and (isinstance(a, Staged) or _sequences(a, b))
+    return isinstance(b, tuple | list) and (isinstance(a, Staged) or _sequences(a, b)) or (
+        isinstance(b, Staged) and type(b).__name__ == "StagedRange")
 
 
 def in_(a: Any, b: Any) -> Any:

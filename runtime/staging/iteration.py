@@ -13,7 +13,14 @@ from __future__ import annotations
 import operator
 
 import numpy as np
-from autostage.runtime import array_shapes, dtype_rules, tracing, value_info
+from autostage.runtime import (
+    array_api,
+    array_shapes,
+    dtype_rules,
+    python_numbers,
+    tracing,
+    value_info,
+)
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.staging import errors, tensor_lists, values
 from autostage.runtime.staging.tensor_lists import TensorList
@@ -150,6 +157,71 @@ class StagedRange(_LoopOnly):
         """The array of its items, as NumPy reads a range operand (``w + range(n)``)."""
         return array_shapes.arange(self.start, self.stop, self.step)
 
+    def __contains__(self, value: object) -> object:
+        """``v in range(...)`` of an integer ``v``: within the bounds, on a step (a Python
+        bool)."""
+        if not (isinstance(value, int) or isinstance(value, Tensor) and value.ndim == 0
+                and value.dtype.kind in "iub"):
+            raise errors.StagingTypeError(
+                f"`in` of a range with a staged bound{errors.at()} is staged for integers only "
+                "(Python compares other values with each item)")
+        above, below = (self.start, self.stop) if self.step > 0 else (self.stop, self.start)
+        inside = (value >= above) & (value < below) if self.step > 0 else (
+            (value > above) & (value <= below))
+        if abs(self.step) != 1:
+            inside = inside & ((value - self.start) % self.step == 0)
+        return _python_bool(inside)
+
+    def __getitem__(self, index: object) -> object:
+        """``range(...)[i]`` of an integer ``i`` (negative: from the end), Python's IndexError
+        out of range; a slice is refused."""
+        if isinstance(index, slice) or not (isinstance(index, int) or isinstance(
+                index, Tensor) and index.ndim == 0 and index.dtype.kind in "iu"):
+            raise errors.StagingTypeError(
+                f"a range with a staged bound indexed by a {type(index).__name__}{errors.at()}"
+                " is not staged; index it by an int, or make it an array (np.arange)")
+        n = _python_int(self.length())
+        negative = index < 0
+        i = array_api.where(negative, index + n, index) if isinstance(negative, Tensor) else (
+            index + n if negative else index)
+        python_numbers._raise_if((i < 0) | (i >= n),
+                                 IndexError("range object index out of range"))
+        return _python_int(self.item(i))
+
+    def __eq__(self, other: object) -> object:
+        """Python's ``range == range`` (the same items: as long, and, when not empty, the same
+        start and, when longer than one, the same step); an array compares item by item, as
+        NumPy reads a range operand; any other value is not equal."""
+        if isinstance(other, Tensor | np.ndarray):
+            return self.as_array() == other
+        if not isinstance(other, range | StagedRange):
+            return False
+        start, step = (other.start, other.step)
+        n, m = self.length(), _python_int(other.length() if isinstance(other, StagedRange)
+                                          else len(other))
+        same = (n == m) & ((n == 0) | (self.start == start) & ((n == 1) | (self.step == step)))
+        return _python_bool(same)
+
+    def __ne__(self, other: object) -> object:
+        if isinstance(other, Tensor | np.ndarray):
+            return self.as_array() != other
+        return _python_bool(np.logical_not(self.__eq__(other)))
+
+
+def _python_int(value: object) -> object:
+    """``value`` (an integer) as a Python int: a staged one weak."""
+    if isinstance(value, Tensor) and not value_info.is_weak(value.value):
+        value = value.copy()
+        value_info.mark_weak(value.value)
+    return value
+
+
+def _python_bool(value: object) -> object:
+    """``value`` (a bool) as a Python bool: a staged one weak."""
+    if isinstance(value, Tensor):
+        return _python_int(value)
+    return bool(value)
+
 
 def _range_operator(name: str):
     def method(self: StagedRange, other: object) -> object:
@@ -161,12 +233,12 @@ def _range_operator(name: str):
 
 
 for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and", "or",
-              "xor", "lshift", "rshift", "eq", "ne", "lt", "le", "gt", "ge"):
+              "xor", "lshift", "rshift", "lt", "le", "gt", "ge"):
     _method, _reflected = _range_operator(_name)
     setattr(StagedRange, f"__{_name}__", _method)
-    if _name not in ("eq", "ne", "lt", "le", "gt", "ge"):  # (Python reflects those itself)
+    if _name not in ("lt", "le", "gt", "ge"):  # (Python reflects those itself)
         setattr(StagedRange, f"__r{_name}__", _reflected)
-StagedRange.__hash__ = object.__hash__  # (its ``==`` is element-wise, as a range operand's)
+StagedRange.__hash__ = object.__hash__  # (its ``==`` is staged; internally, identity)
 
 
 class StagedEnumerate(_LoopOnly):

@@ -193,6 +193,53 @@ def python_pick(items: Tensor, name: str) -> Tensor:
     return result
 
 
+def list_equal(lst: TensorList, other: object, negated: bool = False) -> object:
+    """``lst == other`` (``!=`` when ``negated``) as Python compares lists: equally long, with
+    equal items. Staged for items that compare exactly and have one truth value (ints, bools);
+    a tuple or a value of another kind is never equal to a list."""
+    if isinstance(other, TensorList):
+        other_items, m = _exact_items(other), tensor_lists.length(other)
+    elif isinstance(other, list):
+        m = len(other)
+        other_items = None if not other else array_api.as_tensor(np.stack(other)) if any(
+            isinstance(v, Tensor) for v in other) else constant(np.array(other))
+        if other_items is not None and (other_items.ndim != 1 or other_items.dtype.kind not in
+                                        "iub"):
+            _refuse_equality()
+    else:
+        return negated  # (a list is never equal to a tuple, a range, a number...)
+    items, n = _exact_items(lst), tensor_lists.length(lst)
+    if items is None or other_items is None:  # (an empty side: equal when both are)
+        same = n == m
+    else:
+        shortest = np.minimum(n, m)
+        same = (n == m) & (items[:shortest] == other_items[:shortest]).all()
+    if negated:
+        same = np.logical_not(same)
+    if not isinstance(same, Tensor):
+        return bool(same)
+    same = same.copy()
+    value_info.mark_weak(same.value)  # (a Python bool)
+    return same
+
+
+def _exact_items(lst: TensorList) -> Tensor | None:
+    """The items of a tensor list of ints or bools, as an array (None: none on any run)."""
+    if lst.value is None:
+        return None
+    if lst.element.ndim or lst.element.dtype.kind not in "iub":
+        _refuse_equality()
+    return array_of_list(lst, lst.element.dtype, "==")  # (empty: of that dtype too)
+
+
+def _refuse_equality() -> None:
+    raise errors.StagingTypeError(
+        f"`==` of a list built in staged code{errors.at()} is staged for lists of ints and "
+        "bools (floats: Python also counts an item identical to itself as equal, nan "
+        "included; arrays: no single truth value); compare the stacked items, e.g. "
+        "len(a) == len(b) and np.array_equal(np.stack(a), np.stack(b))")
+
+
 def pick(lst: TensorList, name: str) -> Tensor:
     """``min(lst)``/``max(lst)`` of a tensor list of real scalars, as Python picks
     (``python_pick``); Python's ValueError for an empty list, at run time."""

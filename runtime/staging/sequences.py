@@ -10,7 +10,7 @@ weak bool (a Python bool in plain code): ``if x.shape != y.shape: raise ...`` st
 from __future__ import annotations
 
 from autostage.runtime import array_api, value_info
-from autostage.runtime.operator_hooks import register_operator_hook
+from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.staging.control_flow import predicate, stage_not
 from autostage.runtime.tensor import Tensor
 
@@ -52,7 +52,10 @@ def sequence_ne(a: object, b: object) -> object:
 
 
 def sequence_in(item: object, container: object) -> object:
-    """``item in container`` of a tuple or list ``item`` holding staged values."""
+    """``item in container`` of a tuple or list ``item`` holding staged values, or of a range
+    with a staged bound (Python would ask its ``__contains__`` for a Python bool)."""
+    if isinstance(container, Staged):
+        return container.__contains__(item)
     return _combine("logical_or", [
         True if other is item else sequence_eq(item, other) if isinstance(other, tuple | list)
         else item == other for other in container], True)

@@ -101,6 +101,25 @@ class TensorList(Staged):
     def __getitem__(self, index: object) -> Tensor:
         return get(self, index)
 
+    def __eq__(self, other: object) -> object:
+        """``lst == other``: Python's list equality (a Python bool), staged for lists of ints
+        and bools, compared with a list of them or another such tensor list; a tuple or any
+        other value is not equal."""
+        from autostage.runtime.staging import numpy_lists  # (it imports this module)
+        return numpy_lists.list_equal(self, other)
+
+    def __ne__(self, other: object) -> object:
+        from autostage.runtime.staging import numpy_lists
+        return numpy_lists.list_equal(self, other, negated=True)
+
+    def __lt__(self, other: object) -> object:
+        raise errors.StagingTypeError(
+            f"ordering comparison of a list built in staged code{errors.at()} is not staged "
+            "(Python compares the items up to the first that differs); compare the items")
+
+    __le__ = __gt__ = __ge__ = __lt__
+    __hash__ = object.__hash__  # (internally, lists are told apart by identity)
+
     def __contains__(self, item: object) -> bool:
         raise errors.StagingTypeError(
             f"`in` of a list built in staged code{errors.at()} is not staged (its items exist "

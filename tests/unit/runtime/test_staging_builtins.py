@@ -606,3 +606,94 @@ def test_max_comparing_arrays_is_a_clear_error(target, fn, args, words):
     with pytest.raises(StagingTypeError) as e:
         autostage.convert(fn, target=target)(*args)
     assert str(e.value).startswith(f"{words} at {__file__}:")
+
+
+def range_as_python(x, j):
+    r = range(0, len(x), 2)
+    n = len(r)  # a Python int: 10 // 0 raises
+    return (n, j in range(len(x)), j not in r, range(len(x))[-1], r[1], np.array(r),
+            range(len(x)) == range(3), r == range(0, len(x), 2), r != [0, 2], 10 // n)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_range_with_a_staged_bound_is_a_python_range(target):
+    f = autostage.convert(range_as_python, target=target)
+    for x, j in [(np.zeros(3), 2), (np.zeros(5), 3), (np.zeros(4), -1), (np.zeros(3), 7)]:
+        got, want = f(x, np.int64(j)), range_as_python(x, np.int64(j))
+        assert repr(got) == repr(want), (x, j)
+        assert type(got[0]) is int and type(got[9]) is int
+    for fn in (range_as_python, f):
+        with pytest.raises(IndexError, match="range object index out of range"):
+            fn(np.zeros(0), np.int64(0))  # (range(0)[-1])
+
+
+def batches(x, size):
+    return 10 // len(range(0, len(x), size))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_length_of_a_staged_range_is_a_python_int(target):
+    """(It was an np.int64: 10 // 0 gave 0 with NumPy's warning.)"""
+    f = autostage.convert(batches, target=target)
+    assert f(np.zeros(5), 2) == batches(np.zeros(5), 2) == 3
+    for fn in (batches, f):
+        with pytest.raises(ZeroDivisionError):
+            fn(np.zeros(0), 2)
+
+
+def range_index_out_of_range(x):
+    return range(len(x))[3]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_ranges_index_out_of_range_is_pythons_index_error(target):
+    f = autostage.convert(range_index_out_of_range, target=target)
+    assert f(np.zeros(4)) == 3
+    with pytest.raises(IndexError, match="range object index out of range"):
+        f(np.zeros(3))
+
+
+def lists_compared(x):
+    a, b, c = [], [], []
+    for v in x:
+        a.append(int(v))
+        b.append(int(v))
+        if v > 1:
+            c.append(v > 2)
+    return (a == [1, 2, 3], a != [1, 2, 3], a == b, [1, 2] == a, c == [True], c != [],
+            a == (1, 2, 3), a == [True, 2, 3])
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_lists_built_in_staged_code_compare_as_python_lists(target):
+    """Python's list equality: as long, with equal items (before: identity, always False)."""
+    f = autostage.convert(lists_compared, target=target)
+    for x in [np.array([1.0, 2.0, 3.0]), np.array([1.0, 2.0]), np.array([]),
+              np.array([1.0, 3.0, 3.0]), np.array([3.0])]:
+        got = f(x)
+        assert got == lists_compared(x), x
+        assert all(type(v) is bool for v in got)
+
+
+def float_lists_compared(x):
+    a = []
+    for v in x:
+        a.append(float(v))
+    return a == [1.0]
+
+
+def lists_ordered(x):
+    a = []
+    for v in x:
+        a.append(int(v))
+    return a < [2]
+
+
+@pytest.mark.parametrize("fn, words", [
+    (float_lists_compared, "`==` of a list built in staged code"),
+    (lists_ordered, "ordering comparison of a list built in staged code"),
+])
+def test_comparisons_of_staged_lists_not_staged_are_clear_errors(fn, words):
+    with pytest.raises(StagingTypeError) as e:
+        autostage.convert(fn)(np.array([1.0]))
+    assert str(e.value).startswith(f"{words} at {__file__}:")
