@@ -223,6 +223,9 @@ def list_equal(lst: TensorList, other: object, negated: bool = False) -> object:
     return same
 
 
+register_operator_hook("list_equal", list_equal)
+
+
 def _exact_items(lst: TensorList) -> Tensor | None:
     """The items of a tensor list of ints or bools, as an array (None: none on any run)."""
     if lst.value is None:

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 import numpy as np
 from autostage.runtime import ir, tracing, value_info
-from autostage.runtime.operator_hooks import Staged
+from autostage.runtime.operator_hooks import Staged, stage_operator
 from autostage.runtime.staging import errors, list_elements, values
 from autostage.runtime.staging.list_elements import Elements
 from autostage.runtime.tensor import Tensor, as_tensor, constant
@@ -104,13 +104,12 @@ class TensorList(Staged):
     def __eq__(self, other: object) -> object:
         """``lst == other``: Python's list equality (a Python bool), staged for lists of ints
         and bools, compared with a list of them or another such tensor list; a tuple or any
-        other value is not equal."""
-        from autostage.runtime.staging import numpy_lists  # (it imports this module)
-        return numpy_lists.list_equal(self, other)
+        other value is not equal; the list itself is (as Python's identity test of items
+        makes it, and as weak dictionaries keyed by tensor lists ask)."""
+        return True if other is self else stage_operator("list_equal", self, other)
 
     def __ne__(self, other: object) -> object:
-        from autostage.runtime.staging import numpy_lists
-        return numpy_lists.list_equal(self, other, negated=True)
+        return False if other is self else stage_operator("list_equal", self, other, True)
 
     def __lt__(self, other: object) -> object:
         raise errors.StagingTypeError(

@@ -83,14 +83,17 @@ def test_numpy_values_keep_python_behaviour():
 
 def shapes(x, y, names):
     return (x.shape == y.shape[:-1], (3,) != x.shape, x.shape in [(3,), (4,)],
-            x.shape[0] not in (1, 2), names == ["a"], x.size == y.size, "a" in names)
+            x.shape[0] not in (1, 2), names == ["a"], x.size == y.size, "a" in names,
+            "b" in {"a": 1}, "a" in "abc")
 
 
 def test_comparisons_of_shapes_and_displays_become_operators():
-    """They may compare tuples of staged sizes (runtime/staging/sequences.py); others stay."""
+    """They may compare tuples of staged sizes (runtime/staging/sequences.py), and ``in`` of a
+    name may ask a range with a staged bound; others stay (``in`` of a dict, set or string
+    display)."""
     assert convert(shapes).source == dedent("""
         def shapes(x, y, names):
-            return (ag__.eq(x.shape, y.shape[:-1]), ag__.ne((3,), x.shape), ag__.in_(x.shape, [(3,), (4,)]), ag__.not_in(x.shape[0], (1, 2)), ag__.eq(names, ['a']), x.size == y.size, 'a' in names)
+            return (ag__.eq(x.shape, y.shape[:-1]), ag__.ne((3,), x.shape), ag__.in_(x.shape, [(3,), (4,)]), ag__.not_in(x.shape[0], (1, 2)), ag__.eq(names, ['a']), x.size == y.size, ag__.in_('a', names), 'b' in {'a': 1}, 'a' in 'abc')
     """)  # noqa: E501
     for args in ((np.zeros(3), np.zeros((3, 2)), ["a"]), (np.zeros(2), np.zeros((3, 2)), [])):
         assert convert(shapes).function(*args) == shapes(*args)
