@@ -195,23 +195,23 @@ def python_pick(items: Tensor, name: str) -> Tensor:
 
 def list_equal(lst: TensorList, other: object, negated: bool = False) -> object:
     """``lst == other`` (``!=`` when ``negated``) as Python compares lists: equally long, with
-    equal items. Staged for items that compare exactly and have one truth value (ints, bools);
-    a tuple or a value of another kind is never equal to a list."""
-    if isinstance(other, TensorList):
-        other_items, m = _exact_items(other), tensor_lists.length(other)
-    elif isinstance(other, list):
-        m = len(other)
-        other_items = None if not other else array_api.as_tensor(np.stack(other)) if any(
-            isinstance(v, Tensor) for v in other) else constant(np.array(other))
-        if other_items is not None and (other_items.ndim != 1 or other_items.dtype.kind not in
-                                        "iub"):
-            _refuse_equality()
-    else:
+    equal items. Staged for items that compare exactly and have one truth value (ints, bools),
+    and for any items compared with an empty list; a tuple or a value of another kind is never
+    equal to a list."""
+    if not isinstance(other, list | TensorList):
         return negated  # (a list is never equal to a tuple, a range, a number...)
-    items, n = _exact_items(lst), tensor_lists.length(lst)
-    if items is None or other_items is None:  # (an empty side: equal when both are)
-        same = n == m
+    n, m = tensor_lists.length(lst), (tensor_lists.length(other) if isinstance(
+        other, TensorList) else len(other))
+    if lst.value is None or isinstance(m, int) and m == 0 or (
+            isinstance(other, TensorList) and other.value is None):
+        same = n == m  # (an empty side, whatever the items: equal when both are)
     else:
+        items = _exact_items(lst)
+        other_items = _exact_items(other) if isinstance(other, TensorList) else (
+            array_api.as_tensor(np.stack(other)) if any(isinstance(v, Tensor) for v in other)
+            else constant(np.array(other)))
+        if other_items.ndim != 1 or other_items.dtype.kind not in "iub":
+            _refuse_equality()
         shortest = np.minimum(n, m)
         same = (n == m) & (items[:shortest] == other_items[:shortest]).all()
     if negated:
@@ -226,10 +226,8 @@ def list_equal(lst: TensorList, other: object, negated: bool = False) -> object:
 register_operator_hook("list_equal", list_equal)
 
 
-def _exact_items(lst: TensorList) -> Tensor | None:
-    """The items of a tensor list of ints or bools, as an array (None: none on any run)."""
-    if lst.value is None:
-        return None
+def _exact_items(lst: TensorList) -> Tensor:
+    """The items of a tensor list of ints or bools, as an array."""
     if lst.element.ndim or lst.element.dtype.kind not in "iub":
         _refuse_equality()
     return array_of_list(lst, lst.element.dtype, "==")  # (empty: of that dtype too)

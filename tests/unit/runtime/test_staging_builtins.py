@@ -654,14 +654,15 @@ def test_a_ranges_index_out_of_range_is_pythons_index_error(target):
 
 
 def lists_compared(x):
-    a, b, c = [], [], []
+    a, b, c, floats = [], [], [], []
     for v in x:
         a.append(int(v))
         b.append(int(v))
+        floats.append(float(v))
         if v > 1:
             c.append(v > 2)
     return (a == [1, 2, 3], a != [1, 2, 3], a == b, [1, 2] == a, c == [True], c != [],
-            a == (1, 2, 3), a == [True, 2, 3])
+            a == (1, 2, 3), a == [True, 2, 3], floats == [], [] != floats)
 
 
 @pytest.mark.parametrize("target", TARGETS)
