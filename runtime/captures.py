@@ -104,8 +104,7 @@ def is_user_object(value: object) -> bool:
         return False  # not a class defined in Python (Py_TPFLAGS_HEAPTYPE), or ours
     if isinstance(value, types.FunctionType | types.MethodType | types.ModuleType):
         return False
-    top = (getattr(kind, "__module__", "") or "").partition(".")[0]
-    return top not in _LIBRARY_MODULES and top not in _STDLIB
+    return _user_module(getattr(kind, "__module__", ""))
 
 
 def is_user_module(value: object) -> bool:
@@ -113,8 +112,7 @@ def is_user_module(value: object) -> bool:
     its attributes (``config.SCALE``) are read through a stand-in, like an object's."""
     if type(value) is not types.ModuleType or getattr(value, "__file__", None) is None:
         return False
-    top = value.__name__.partition(".")[0]
-    return top not in _LIBRARY_MODULES and top not in _STDLIB
+    return _user_module(value.__name__)
 
 
 def _reads_through(value: object) -> bool:
@@ -167,6 +165,8 @@ def _guard_attributes(value: object, path: Path, depth: int = 3) -> None:
 
 
 def _user_module(name: str | None) -> bool:
+    """Whether the module named ``name`` is the user's (not NumPy's, ours, the standard
+    library's...)."""
     top = (name or "").partition(".")[0]
     return top not in _LIBRARY_MODULES and top not in _STDLIB
 

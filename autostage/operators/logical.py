@@ -68,7 +68,7 @@ def ne(a: Any, b: Any) -> Any:
 
 def _membership(a: Any, b: Any) -> bool:
     return isinstance(b, tuple | list) and (isinstance(a, Staged) or _sequences(a, b)) or (
-        isinstance(b, Staged) and type(b).__name__ == "StagedRange")
+        isinstance(b, Staged) and hasattr(b, "staged_contains"))
 
 
 def in_(a: Any, b: Any) -> Any:

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 
 import numpy as np
-from autostage.runtime import effects, ir
+from autostage.runtime import effects, ir, op_registry
 from autostage.runtime.ops import buffers
 from autostage.runtime.types import TensorType
 
@@ -63,6 +63,12 @@ def read_into_new_arrays(region: ir.Region, value: ir.Value,
         if not all(read_into_new_arrays(inner, value, allowed) for inner in op.regions):
             return False
     return True
+
+
+def new_op(name: str, operands: tuple, loc: ir.Location | None) -> ir.Op:
+    """A new attribute-less op of ``operands``, its result types by the op's type rule."""
+    types = op_registry.REGISTRY[name].infer(tuple(v.type for v in operands), {})
+    return ir.Op(name, operands, types, {}, loc=loc)
 
 
 def int_constant(value: ir.Value) -> int | None:

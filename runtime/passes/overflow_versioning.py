@@ -31,7 +31,8 @@ only reads values or raises as it did at that point before. Collatz on the AMD E
 from __future__ import annotations
 
 import numpy as np
-from autostage.runtime import effects, ir, op_registry
+from autostage.runtime import effects, ir
+from autostage.runtime.passes import analysis
 from autostage.runtime.passes.int_facts import EXACT, IntFacts
 from autostage.runtime.types import TensorType
 
@@ -195,8 +196,7 @@ def _largest_bound(strip: ir.Region, tests: list[ir.Op], guarded: list[int],
 
 
 def _op(name: str, operands: tuple, loc: ir.Location | None, into: ir.Region) -> ir.Value:
-    types = op_registry.REGISTRY[name].infer(tuple(v.type for v in operands), {})
-    return into.append(ir.Op(name, operands, types, {}, loc=loc)).results[0]
+    return into.append(analysis.new_op(name, operands, loc)).results[0]
 
 
 def _constant(value: int, like: ir.Value, loc: ir.Location | None, into: ir.Region) -> ir.Value:

@@ -15,7 +15,7 @@ has at most ``MAX_OPS`` ops; and when ``where`` gives each result exactly its ty
 
 from __future__ import annotations
 
-from autostage.runtime import effects, ir, op_registry
+from autostage.runtime import effects, ir
 from autostage.runtime.passes import analysis
 from autostage.runtime.types import TensorType
 
@@ -78,11 +78,11 @@ def _flattened(cond: ir.Op, module: ir.Module, replaced: dict) -> list[ir.Op] | 
     kinds = [_speculable(branch, module) for branch in (then, other)]
     if None in kinds or not any(kinds) or not all(_scalar(v) for v in cond.results):
         return None
-    selects = [_op("where", (predicate, a, b), cond.loc)
+    selects = [analysis.new_op("where", (predicate, a, b), cond.loc)
                for a, b in zip(then.results, other.results, strict=True)]
     if any(s.results[0].type != r.type for s, r in zip(selects, cond.results, strict=True)):
         return None
-    negated = _op("logical_not", (predicate,), cond.loc)
+    negated = analysis.new_op("logical_not", (predicate,), cond.loc)
     ops: list[ir.Op] = [negated] if kinds[1] else []
     for branch, taken in ((then, predicate), (other, negated.results[0])):
         for op in branch.ops:
@@ -91,14 +91,10 @@ def _flattened(cond: ir.Op, module: ir.Module, replaced: dict) -> list[ir.Op] | 
                 continue
             # (the test first: lowered as a short-circuit `and`, it is false almost always, so
             # the predicate, as irregular as the data, is not branched on)
-            both = _op("logical_and", (op.operands[0], taken), op.loc)
+            both = analysis.new_op("logical_and", (op.operands[0], taken), op.loc)
             ops += [both, ir.Op("raise_if", (*both.results, *op.operands[1:]), (), op.attrs,
                                  loc=op.loc)]
     ops += selects
     replaced.update(zip(cond.results, [s.results[0] for s in selects], strict=True))
     return ops
 
-
-def _op(name: str, operands: tuple, loc: ir.Location | None) -> ir.Op:
-    types = op_registry.REGISTRY[name].infer(tuple(v.type for v in operands), {})
-    return ir.Op(name, operands, types, {}, loc=loc)

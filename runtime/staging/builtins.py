@@ -66,7 +66,7 @@ def len_(x: object) -> object:
     if isinstance(x, iteration.StagedReversed):  # Python's reverse iterators have no len()
         raise TypeError("object of type 'list_reverseiterator' has no len()")
     if hasattr(x, "length") and isinstance(x, Staged):  # (a Python int, as len() gives)
-        return iteration._python_int(x.length())
+        return values.as_python_number(x.length())
     raise errors.StagingTypeError(f"len() of a staged {type(x).__name__}{errors.at()}")
 
 

@@ -157,9 +157,10 @@ class StagedRange(_LoopOnly):
         """The array of its items, as NumPy reads a range operand (``w + range(n)``)."""
         return array_shapes.arange(self.start, self.stop, self.step)
 
-    def __contains__(self, value: object) -> object:
+    def staged_contains(self, value: object) -> object:
         """``v in range(...)`` of an integer ``v``: within the bounds, on a step (a Python
-        bool)."""
+        bool). Converted code asks this (``ag__.in_``): Python's ``in`` would ask
+        ``__contains__`` for a bool at once."""
         if not (isinstance(value, int) or isinstance(value, Tensor) and value.ndim == 0
                 and value.dtype.kind in "iub"):
             raise errors.StagingTypeError(
@@ -170,7 +171,7 @@ class StagedRange(_LoopOnly):
             (value > above) & (value <= below))
         if abs(self.step) != 1:
             inside = inside & ((value - self.start) % self.step == 0)
-        return _python_bool(inside)
+        return values.as_python_number(inside)
 
     def __getitem__(self, index: object) -> object:
         """``range(...)[i]`` of an integer ``i`` (negative: from the end), Python's IndexError
@@ -180,13 +181,13 @@ class StagedRange(_LoopOnly):
             raise errors.StagingTypeError(
                 f"a range with a staged bound indexed by a {type(index).__name__}{errors.at()}"
                 " is not staged; index it by an int, or make it an array (np.arange)")
-        n = _python_int(self.length())
+        n = values.as_python_number(self.length())
         negative = index < 0
         i = array_api.where(negative, index + n, index) if isinstance(negative, Tensor) else (
             index + n if negative else index)
         python_numbers._raise_if((i < 0) | (i >= n),
                                  IndexError("range object index out of range"))
-        return _python_int(self.item(i))
+        return values.as_python_number(self.item(i))
 
     def __eq__(self, other: object) -> object:
         """Python's ``range == range`` (the same items: as long, and, when not empty, the same
@@ -197,30 +198,16 @@ class StagedRange(_LoopOnly):
         if not isinstance(other, range | StagedRange):
             return False
         start, step = (other.start, other.step)
-        n, m = self.length(), _python_int(other.length() if isinstance(other, StagedRange)
-                                          else len(other))
+        n, m = self.length(), (other.length() if isinstance(other, StagedRange) else len(other))
         same = (n == m) & ((n == 0) | (self.start == start) & ((n == 1) | (self.step == step)))
-        return _python_bool(same)
+        return values.as_python_number(same)
 
     def __ne__(self, other: object) -> object:
         if isinstance(other, Tensor | np.ndarray):
             return self.as_array() != other
-        return _python_bool(np.logical_not(self.__eq__(other)))
+        return values.as_python_number(np.logical_not(self.__eq__(other)))
 
-
-def _python_int(value: object) -> object:
-    """``value`` (an integer) as a Python int: a staged one weak."""
-    if isinstance(value, Tensor) and not value_info.is_weak(value.value):
-        value = value.copy()
-        value_info.mark_weak(value.value)
-    return value
-
-
-def _python_bool(value: object) -> object:
-    """``value`` (a bool) as a Python bool: a staged one weak."""
-    if isinstance(value, Tensor):
-        return _python_int(value)
-    return bool(value)
+    __contains__ = staged_contains
 
 
 def _range_operator(name: str):

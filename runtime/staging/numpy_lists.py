@@ -32,7 +32,7 @@ from autostage.runtime import (  # noqa: F401 - hook first
     value_info,
 )
 from autostage.runtime.operator_hooks import register_operator_hook
-from autostage.runtime.staging import control_flow, errors, list_elements, tensor_lists
+from autostage.runtime.staging import control_flow, errors, list_elements, tensor_lists, values
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor, constant
 from autostage.runtime.types import as_dtype
@@ -216,11 +216,7 @@ def list_equal(lst: TensorList, other: object, negated: bool = False) -> object:
         same = (n == m) & (items[:shortest] == other_items[:shortest]).all()
     if negated:
         same = np.logical_not(same)
-    if not isinstance(same, Tensor):
-        return bool(same)
-    same = same.copy()
-    value_info.mark_weak(same.value)  # (a Python bool)
-    return same
+    return values.as_python_number(same)
 
 
 register_operator_hook("list_equal", list_equal)

@@ -55,7 +55,7 @@ def sequence_in(item: object, container: object) -> object:
     """``item in container`` of a tuple or list ``item`` holding staged values, or of a range
     with a staged bound (Python would ask its ``__contains__`` for a Python bool)."""
     if isinstance(container, Staged):
-        return container.__contains__(item)
+        return container.staged_contains(item)
     return _combine("logical_or", [
         True if other is item else sequence_eq(item, other) if isinstance(other, tuple | list)
         else item == other for other in container], True)

@@ -138,6 +138,18 @@ def python_kind(x: object) -> type | None:
         x.type.dtype)
 
 
+def as_python_number(x: object) -> object:
+    """``x`` (an integer or bool result) as a Python number: a staged value not already weak is
+    copied (it may be a NumPy value elsewhere) and the copy marked weak; a NumPy bool or
+    integer becomes Python's."""
+    if isinstance(x, Tensor):
+        if not value_info.is_weak(x.value):
+            x = x.copy()
+            value_info.mark_weak(x.value)
+        return x
+    return x.item() if isinstance(x, np.generic) else x
+
+
 def mark_weak(value: ir.Value) -> None:
     """Marks a 0-d value that stands for a Python scalar on every path."""
     if value.type.is_scalar and value.type.dtype in WEAK_DTYPES:
