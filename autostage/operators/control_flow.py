@@ -124,7 +124,8 @@ def for_stmt(iterable: Iterable, extra_test: Callable[..., Any] | None,
     if extra_test is None and not staging:
         for item in iterable:
             state = body(item, *state) or ()  # a stateless body returns None
-            _check_iterated_list(watched, body, state)
+            if watched:
+                _check_iterated_list(watched, body, state)
         return state
     iterator = iter(iterable)
     position = 0
@@ -150,7 +151,8 @@ def for_stmt(iterable: Iterable, extra_test: Callable[..., Any] | None,
         if item is _EXHAUSTED:
             break
         state = body(item, *state) or ()  # a stateless body returns None
-        _check_iterated_list(watched, body, state)
+        if watched:
+            _check_iterated_list(watched, body, state)
         position += 1
     return state
 
