@@ -23,6 +23,10 @@ ENTRY_IO = dict(ENTRY, nogil=False)
 JIT = dict(ENTRY, no_cpython_wrapper=True)
 JIT_IO = dict(ENTRY_IO, no_cpython_wrapper=True)
 
+import autostage.runtime.backends.cpu.direct as cpu_direct  # source <digest>
+import autostage.runtime.backends.cpu.direct_types as cpu_direct_types  # source <digest>
+import autostage.runtime.backends.cpu.direct_lowering as cpu_direct_lowering  # source <digest>
+
 
 @numba.njit(**ENTRY)
 def f_clamp_step(a1, a2):
@@ -53,6 +57,14 @@ def f_clamp_step(a1, a2):
     c15 = np.float32(1.0)
     clip16 = np.float32(np.minimum(np.maximum(loop5, c14), c15))
     return (loop5, clip16)
+
+
+DIRECT_f_clamp_step = cpu_direct.body(f_clamp_step)
+
+
+@numba.njit(**ENTRY)
+def f_clamp_step__direct(a1, a2):
+    return DIRECT_f_clamp_step(a1, a2)
 '''
 
 
@@ -71,6 +83,7 @@ def test_generated_source_golden():
     source = cpu_compile.generate(concrete.module).source
     first = clamp_step.__code__.co_firstlineno  # line comments are relative to the def
     source = re.sub(r"# line (\d+)", lambda m: f"# line +{int(m.group(1)) - first}", source)
+    source = re.sub(r"# source [0-9a-f]{16}", "# source <digest>", source)
     assert source.strip() == GOLDEN.strip()
 
 
