@@ -94,7 +94,7 @@ def generate(module: ir.Module) -> Generated:
 def _direct_wrapper(emitter: codegen.Emitter, module: ir.Module, bodies: list
                     ) -> list[tuple[str, None]] | None:
     """The lines defining the entry's ``direct`` twin (``<entry>__direct``), when its source
-    looks compilable that way (not recursive, no objmode block)."""
+    looks compilable that way (not recursive, no objmode block of its own)."""
     cycles = emitter.cycles
     if cycles.recursive or cycles.direct or cycles.uncacheable:
         return None
@@ -103,13 +103,12 @@ def _direct_wrapper(emitter: codegen.Emitter, module: ir.Module, bodies: list
     if not direct.plausible(source):
         return None
     head = ast.parse(source).body[0]
-    if head.decorator_list[0].keywords[0].value.id != "ENTRY":
-        return None
     for alias, imported in (("cpu_direct", direct), ("cpu_direct_types", direct_types),
                             ("cpu_direct_lowering", direct_lowering)):
         emitter.module_line(alias, codegen.hashed_import(imported, alias))
     params = ", ".join(a.arg for a in head.args.args)
-    return [(text, None) for text in direct.wrapper_lines(head.name, params)]
+    options = head.decorator_list[0].keywords[0].value.id  # ENTRY or ENTRY_IO: the entry's
+    return [(text, None) for text in direct.wrapper_lines(head.name, params, options)]
 
 
 def compile_module(module: ir.Module) -> Callable[[list], tuple]:

@@ -39,10 +39,11 @@ def enabled() -> bool:
     return os.environ.get("AUTOSTAGE_DIRECT", "1") != "0"
 
 
-def wrapper_lines(name: str, params: str) -> list[str]:
-    """The generated module's lines that define ``<name>__direct`` for entry ``name``."""
+def wrapper_lines(name: str, params: str, options: str = "ENTRY") -> list[str]:
+    """The generated module's lines that define ``<name>__direct`` for entry ``name`` (compiled
+    with the entry's own ``options``)."""
     return [f"{PREFIX}{name} = cpu_direct.body({name})", "", "",
-            "@numba.njit(**ENTRY)",
+            f"@numba.njit(**{options})",
             f"def {name}{SUFFIX}({params}):",
             f"    return {PREFIX}{name}({params})"]
 
