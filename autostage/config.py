@@ -12,6 +12,7 @@ option               environment variable            what it does
 ``DUMP_AFTER``       ``AUTOSTAGE_DUMP_AFTER``        print the IR after these passes
 ``CACHE_DIR``        ``AUTOSTAGE_CACHE_DIR``         where generated and compiled code is kept
 ``EXACT_MATH``       ``AUTOSTAGE_EXACT_MATH``        cpu: real exp/log/tanh by libm, not kernels
+``DIRECT``           ``AUTOSTAGE_DIRECT``            cpu: entries compiled without Numba's front end
 ``MALLOC_TUNING``    ``AUTOSTAGE_MALLOC_TUNING``     cpu: freed big arrays reused (``0``: off)
 ``RECURSION_LIMIT``  ``AUTOSTAGE_RECURSION_LIMIT``   staged recursion depth (1000)
 ``UNROLL_LIMIT``     ``AUTOSTAGE_UNROLL_LIMIT``      longer Python ranges staged, not unrolled (3)
@@ -37,6 +38,7 @@ from __future__ import annotations
 from autostage.runtime.config import (
     CACHE_DIR,
     CUDA_CUBLAS,
+    DIRECT,
     DO_NOT_CONVERT,
     DUMP_AFTER,
     DUMP_BEFORE,
@@ -95,8 +97,8 @@ def functions_run_eagerly() -> bool:
     return EAGER.value()
 
 
-__all__ = ["CACHE_DIR", "CUDA_CUBLAS", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE", "EAGER",
-           "EXACT_MATH", "MALLOC_TUNING", "MAX_TRACES", "OPTIONS", "RECURSION_LIMIT",
+__all__ = ["CACHE_DIR", "CUDA_CUBLAS", "DIRECT", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE",
+           "EAGER", "EXACT_MATH", "MALLOC_TUNING", "MAX_TRACES", "OPTIONS", "RECURSION_LIMIT",
            "STATIC_SIZES", "TIERED", "TRACEBACK", "TRACEBACK_MODES", "UNROLL_LIMIT", "VERIFY",
            "ConfigError", "Option", "cache_root", "do_not_convert_modules",
            "functions_run_eagerly", "max_traces", "run_functions_eagerly", "set_max_traces",

@@ -164,6 +164,13 @@ EXACT_MATH: Option[bool] = Option(
     " read when a trace is compiled, and part of the generated code (no code is shared between"
     " the two settings).")
 
+DIRECT: Option[bool] = Option(
+    "direct", True, _flag, _check_flag,
+    "cpu target: compile a trace's entry function through autostage's own front end"
+    " (backends/cpu/direct.py: typed and emitted with Numba's typing and target contexts, without"
+    " Numba's bytecode analysis, IR and passes); a function it leaves out, or 0, is compiled by"
+    " Numba's front end. Read when a trace is compiled.")
+
 MALLOC_TUNING: Option[bool] = Option(
     "malloc_tuning", True, _flag, _check_flag,
     "cpu target, Linux (glibc): raise malloc's mmap and trim thresholds to 1 GiB when the backend"
@@ -233,7 +240,7 @@ CUDA_CUBLAS: Option[bool] = Option(
     " kernel. Read at each product.")
 
 OPTIONS: tuple[Option, ...] = (MAX_TRACES, TRACEBACK, DO_NOT_CONVERT, VERIFY, DUMP_BEFORE,
-                               DUMP_AFTER, CACHE_DIR, EXACT_MATH,
+                               DUMP_AFTER, CACHE_DIR, EXACT_MATH, DIRECT,
                                MALLOC_TUNING, RECURSION_LIMIT, UNROLL_LIMIT, STATIC_SIZES,
                                TIERED, EAGER, CUDA_CUBLAS)
 
@@ -263,7 +270,8 @@ def cache_root() -> str:
     return os.path.join(base, "autostage")
 
 
-__all__ = ["CACHE_DIR", "CUDA_CUBLAS", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE", "EAGER",
-           "EXACT_MATH", "MALLOC_TUNING", "MAX_TRACES", "OPTIONS", "RECURSION_LIMIT", "TIERED",
+__all__ = ["CACHE_DIR", "CUDA_CUBLAS", "DIRECT", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE",
+           "EAGER", "EXACT_MATH", "MALLOC_TUNING", "MAX_TRACES", "OPTIONS", "RECURSION_LIMIT",
+           "TIERED",
            "TRACEBACK", "VERIFY", "ConfigError", "Option", "Switch", "applied", "cache_root",
            "snapshot"]

@@ -21,11 +21,11 @@ from __future__ import annotations
 import ast
 import functools
 import logging
-import os
 
+from autostage.runtime import config
 from autostage.runtime.backends.cpu.direct_lowering import Lowering
 from autostage.runtime.backends.cpu.direct_types import FunctionTypes, Unsupported
-from numba.core import types, typing
+from numba.core import typing
 from numba.core.extending import intrinsic
 
 logger = logging.getLogger(__name__)
@@ -34,9 +34,8 @@ PREFIX = "DIRECT_"
 
 
 def enabled() -> bool:
-    """Whether entry functions compile through ``direct`` (``AUTOSTAGE_DIRECT=0``: Numba's
-    front end, as before)."""
-    return os.environ.get("AUTOSTAGE_DIRECT", "1") != "0"
+    """Whether entry functions compile through ``direct`` (``config.DIRECT``)."""
+    return config.DIRECT.value()
 
 
 def wrapper_lines(name: str, params: str, options: str = "ENTRY") -> list[str]:
@@ -109,5 +108,3 @@ def _function_tree(filename: str, name: str) -> ast.FunctionDef:
             return node
     raise Unsupported(f"{name} not found in {filename}")
 
-
-__all__ = ["SUFFIX", "Unsupported", "body", "enabled", "plausible", "types", "wrapper_lines"]

@@ -17,6 +17,7 @@ from autostage.runtime.backends.cpu import direct, int_wrap
 from numba.core.runtime import _nrt_python, rtsys
 
 import autostage
+from autostage import config
 
 CASES = {
     "loops": ("""
@@ -181,7 +182,7 @@ def test_constructs_left_out_are_refused(tmp_path, name):
     assert module.f(np.float64(2.0)) is not None  # Numba's own front end compiles it
 
 
-def test_entries_compile_directly_and_agree_with_numbas_front_end(monkeypatch):
+def test_entries_compile_directly_and_agree_with_numbas_front_end():
     def step(x, w):
         h = np.tanh(x @ w)
         total = 0.0
@@ -195,9 +196,9 @@ def test_entries_compile_directly_and_agree_with_numbas_front_end(monkeypatch):
     got = f(*args)
     runner = f.concrete_functions[0].prepared_runner()
     assert runner.dispatcher.py_func.__name__.endswith(direct.SUFFIX)
-    monkeypatch.setenv("AUTOSTAGE_DIRECT", "0")
     plain = autostage.convert(step, target="cpu")
-    want = plain(*args)
+    with config.DIRECT.override(False):
+        want = plain(*args)
     assert not plain.concrete_functions[0].prepared_runner().dispatcher.py_func.__name__\
         .endswith(direct.SUFFIX)
     np.testing.assert_array_equal(got[0], want[0])
