@@ -109,8 +109,8 @@ class Lowering:
 
     def _setitem(self, target: ast.Subscript, value: ast.expr) -> None:
         kind, signature = self.typed.calls[target]
+        item = self._expr(value)  # (Python's order: the value, then the target's parts)
         container = self._expr(target.value)
-        item = self._expr(value)
         if kind == "static_setitem":
             try:
                 impl = self.context.get_function("static_setitem", signature)

@@ -163,8 +163,8 @@ class FunctionTypes:
             for item_target, item_type in zip(target.elts, ty, strict=True):
                 self._bind(item_target.id, item_type)
         elif isinstance(target, ast.Subscript):
-            container = self._expr(target.value)
             value_type = self._expr(value)
+            container = self._expr(target.value)
             index = self._index(target)
             if target in self.static:
                 signature = self.context.resolve_static_setitem(container, self.static[target],

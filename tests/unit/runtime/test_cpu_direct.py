@@ -64,6 +64,15 @@ def f(x, xs):
     c, d = pair
     return (hit, a, b, c + d, len(xs), xs[-1], xs.sum() if xs.size else 0.0)
 """, lambda: (np.int64(2), np.arange(4.0))),
+    "evaluation order": ("""
+def f(a):
+    log = np.zeros(4, np.int64)
+    n = 0
+    log[note(log, n, 1)] = note(log, n + 1, 2)
+    n = 2
+    t = (note(log, n, 3), note(log, n + 1, 4))
+    return (log, t)
+""", lambda: (np.zeros(1),)),
     "casts and calls": ("""
 def f(a, k):
     m = np.int64(k) // 3
@@ -95,10 +104,19 @@ REFUSED = {
 }
 
 
+@numba.njit
+def note(log, i, value):
+    """Records ``value`` at ``log[i]``; returns the position it was written at (a call whose
+    order of evaluation shows)."""
+    log[i] = value * 10 + (log[i - 1] if i else 0)
+    return i
+
+
 def _module(tmp_path, name: str, source: str):
     """Writes ``source`` (defining ``f``) and its direct twin as a module; returns it."""
     text = "import math\nimport numba\nimport numpy as np\n" \
            "from autostage.runtime.backends.cpu import direct as cpu_direct\n" \
+           f"from {__name__} import note\n" \
            "ENTRY = dict(error_model='numpy', nogil=True, no_cfunc_wrapper=True)\n" \
            + "\n@numba.njit(**ENTRY)\n" + textwrap.dedent(source) + "\n\n" \
            + "\n".join(direct.wrapper_lines("f", _params(source))) + "\n"
