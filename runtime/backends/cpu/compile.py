@@ -1,7 +1,8 @@
 """``compile_module``: an IR module -> a runner ``run(args: list) -> tuple`` backed by Numba.
 
 Generates the module's source (``codegen``), writes and imports it through the disk cache
-(``module_cache``), and returns a closure that calls the entry function's dispatcher. All work
+(``module_cache``), and returns a closure that calls the entry function's dispatcher (its
+``direct`` twin, compiled without Numba's front end, when that compiles: ``direct``). All work
 that does not depend on the argument values is done here once, so a call is: unwrap 0-d
 arguments to scalars, append the Variables' storage, call, re-wrap the results as the NumPy
 values the interpreter returns. The first call compiles explicitly (``Dispatcher.compile``), so
