@@ -47,6 +47,8 @@ class Lowering:
         body = self.typed.tree.body
         self._block(body[:-1])
         returned = body[-1]
+        if self.builder.block.is_terminated:  # (every path before it raised)
+            self.builder.position_at_end(self.builder.append_basic_block("dead"))
         self.line = returned.lineno
         value = self._owned(self._cast(self._expr(returned.value), self.typed.return_type))
         for name, ty in self.typed.variables.items():

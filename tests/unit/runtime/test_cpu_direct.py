@@ -97,11 +97,21 @@ def f(a, n):
     return (out,)
 """, lambda: (np.arange(4.0), np.int64(2)))
 
+ALWAYS_RAISES = """
+def f(a):
+    while True:
+        if a[0] > 0:
+            raise ValueError("positive")
+        a[0] = a[0] + 1.0
+    return (a,)
+"""
+
 REFUSED = {
     "power": "def f(a):\n    return (a ** 2,)\n",
     "objmode": "def f(a):\n    with numba.objmode():\n        pass\n    return (a,)\n",
     "early return": "def f(a):\n    if a > 0:\n        return (a,)\n    return (-a,)\n",
     "lambda": "def f(a):\n    g = lambda v: v\n    return (g(a),)\n",
+    "item update": "def f(a):\n    b = np.zeros(1)\n    b[0] += a\n    return (b,)\n",
 }
 
 
@@ -185,12 +195,19 @@ def test_a_raise_is_numbas_raise_at_the_generated_line(tmp_path):
     _same(module.f__direct(*make_args()), module.f(*make_args()))
 
 
+def test_code_after_a_loop_without_exit_is_not_emitted_in_a_closed_block(tmp_path):
+    module = _module(tmp_path, "always raises", ALWAYS_RAISES)
+    for fn in (module.f, module.f__direct):
+        with pytest.raises(ValueError, match="positive"):
+            fn(np.array([-1.5]))
+
+
 @pytest.mark.parametrize("name", sorted(REFUSED))
 @pytest.mark.filterwarnings("ignore:Code running in object mode")
 def test_constructs_left_out_are_refused(tmp_path, name):
     source = REFUSED[name]
     # codegen gives a function a twin only if its syntax is in the subset ...
-    assert direct.plausible(source) == (name == "early return")
+    assert direct.plausible(source) == (name in ("early return", "item update"))
     module = _module(tmp_path, name, source)
     with pytest.raises(numba.core.errors.TypingError):  # ... and typing refuses the rest
         module.f__direct(np.float64(2.0))
