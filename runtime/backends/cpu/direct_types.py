@@ -83,6 +83,7 @@ class FunctionTypes:
         self.locals = set(names) | {n.id for n in ast.walk(tree)
                                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
         self.variables: dict[str, types.Type] = dict(self.parameters)
+        self._answers: dict[tuple, object] = {}
         for _ in range(_MAX_ROUNDS):
             before = dict(self.variables)
             self._reset()
@@ -92,6 +93,25 @@ class FunctionTypes:
         else:
             raise Unsupported("variable types that do not settle")
         self.return_type = self.of[self._final_return().value]
+
+    def _ask(self, question: str, *args: object) -> object:
+        """The typing context's answer to ``question(*args)``, asked once per function (each
+        round of the fixed point asks again the questions of the round before)."""
+        key = (question, *args)
+        try:
+            return self._answers[key]
+        except KeyError:
+            pass
+        except TypeError:  # an unhashable constant index: asked each time
+            return self._answer(question, args)
+        answer = self._answers[key] = self._answer(question, args)
+        return answer
+
+    def _answer(self, question: str, args: tuple) -> object:
+        if question == "resolve_function_type":
+            fnty, positional, keywords = args
+            return self.context.resolve_function_type(fnty, positional, dict(keywords))
+        return getattr(self.context, question)(*args)
 
     def _reset(self) -> None:
         self.of: dict[ast.AST, types.Type] = {}
@@ -167,12 +187,12 @@ class FunctionTypes:
             container = self._expr(target.value)
             index = self._index(target)
             if target in self.static:
-                signature = self.context.resolve_static_setitem(container, self.static[target],
-                                                                value_type)
+                signature = self._ask("resolve_static_setitem", container,
+                                      self.static[target], value_type)
                 if signature is not None:
                     self.calls[target] = ("static_setitem", signature)
                     return
-            signature = self.context.resolve_setitem(container, index, value_type)
+            signature = self._ask("resolve_setitem", container, index, value_type)
             if signature is None:
                 raise Unsupported("setitem")
             self.calls[target] = ("setitem", signature)
@@ -234,7 +254,7 @@ class FunctionTypes:
             if found is not None:
                 return self._global(node, found.value)
             ty = self._expr(node.value)
-            attr = self.context.resolve_getattr(ty, node.attr)
+            attr = self._ask("resolve_getattr", ty, node.attr)
             if attr is None:
                 raise Unsupported(f"attribute {node.attr} of {ty}")
             return attr
@@ -303,7 +323,7 @@ class FunctionTypes:
         container = self._expr(node.value)
         index = self._index(node)
         if node in self.static:
-            signature = self.context.resolve_static_getitem(container, self.static[node])
+            signature = self._ask("resolve_static_getitem", container, self.static[node])
             if signature is not None:
                 self.calls[node] = ("static_getitem", signature)
                 return signature.return_type
@@ -330,7 +350,8 @@ class FunctionTypes:
         fnty = self._expr(node.func)
         args = tuple(self._expr(a) for a in node.args)
         kws = {k.arg: self._expr(k.value) for k in node.keywords}
-        signature = self.context.resolve_function_type(fnty, args, kws)
+        signature = self._ask("resolve_function_type", fnty, args,
+                              tuple(sorted(kws.items())))
         if signature is None:
             raise Unsupported(f"call of {fnty} with {args}")
         self.calls[node] = (fnty, signature)
@@ -340,7 +361,7 @@ class FunctionTypes:
         """Types ``fn(*args)`` (an operator, ``bool``...) as Numba's inference does and records
         (function type, signature) under ``key``."""
         fnty = self.context.resolve_value_type(fn)
-        signature = self.context.resolve_function_type(fnty, args, {})
+        signature = self._ask("resolve_function_type", fnty, args, ())
         if signature is None:
             raise Unsupported(f"{getattr(fn, '__name__', fn)} of {args}")
         self.calls[key] = (fnty, signature)
