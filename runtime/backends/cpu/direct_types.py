@@ -11,10 +11,10 @@ around), as Numba's inference does.
 
 Anything outside the subset raises ``Unsupported``: the function is then compiled by Numba, as
 before. The subset: assignments to names, tuples of names and subscripts; ``+=``-style updates
-of names; ``if``, ``while``, ``for ... in range(...)``, ``break``, ``continue``, ``raise``, a
-final ``return``; names, constants, attributes, subscripts, calls (positional and keyword
-arguments), operators, comparisons (not chained), ``not``/``and``/``or`` of booleans,
-conditional expressions and tuples.
+of names; ``if``, ``while``, ``for ... in range(...)`` (int64 bounds, a constant step),
+``break``, ``continue``, ``raise``, a final ``return``; names, constants, attributes, subscripts
+and slices, calls (positional and keyword arguments), operators but ``**``, comparisons (chained,
+``in``, ``is``), ``not``/``and``/``or`` of booleans, conditional expressions and tuples.
 """
 
 from __future__ import annotations
