@@ -151,28 +151,35 @@ class Lowering:
         self.builder.position_at_end(done)
 
     def _for(self, node: ast.For) -> None:
-        """``for name in range(...)`` as a counted loop (int64 bounds, a constant step)."""
+        """``for name in range(...)`` (int64 bounds, a constant step) as a loop of a count
+        computed first, as Python's and Numba's ranges are: a bound near int64's limits takes as
+        many steps as Python's (stepping a value past the bound would wrap around)."""
         args = [self._cast(self._expr(a), types.int64).value for a in node.iter.args]
         step = constant_int(node.iter.args[2]) if len(args) == 3 else 1
-        start, stop = (args[0], args[1]) if len(args) > 1 else (
-            self.context.get_constant(types.int64, 0), args[0])
-        counter = cgutils.alloca_once_value(self.builder, start)
+        int64 = self.context.get_value_type(types.int64)
+        start, stop = (args[0], args[1]) if len(args) > 1 else (int64(0), args[0])
+        b = self.builder
+        low, high = (start, stop) if step > 0 else (stop, start)
+        span = b.sub(high, low)  # (as unsigned: exact whenever low < high)
+        steps = b.add(b.udiv(span, int64(abs(step))),
+                      b.zext(b.icmp_unsigned("!=", b.urem(span, int64(abs(step))), int64(0)),
+                             int64))
+        count = b.select(b.icmp_signed("<", low, high), steps, int64(0))
+        counter = cgutils.alloca_once_value(b, int64(0))
         head, body = self._new("for"), self._new("forbody")
         latch, done = self._new("fornext"), self._new("endfor")
-        self.builder.branch(head)
-        self.builder.position_at_end(head)
-        current = self.builder.load(counter)
-        more = self.builder.icmp_signed("<" if step > 0 else ">", current, stop)
-        self.builder.cbranch(more, body, done)
-        self.builder.position_at_end(body)
-        self._store(node.target.id, Value(current, types.int64, True))
+        b.branch(head)
+        b.position_at_end(head)
+        taken = b.load(counter)
+        b.cbranch(b.icmp_unsigned("<", taken, count), body, done)
+        b.position_at_end(body)
+        value = b.add(start, b.mul(taken, int64(step)))  # (wraps only past values never taken)
+        self._store(node.target.id, Value(value, types.int64, True))
         self._loop_body(node.body, latch, done)
-        self.builder.position_at_end(latch)
-        self.builder.store(self.builder.add(self.builder.load(counter),
-                                            self.context.get_constant(types.int64, step)),
-                           counter)
-        self.builder.branch(head)
-        self.builder.position_at_end(done)
+        b.position_at_end(latch)
+        b.store(b.add(b.load(counter), int64(1)), counter)
+        b.branch(head)
+        b.position_at_end(done)
 
     def _loop_body(self, body: list[ast.stmt], again, done) -> None:
         self.loops.append((again, done))

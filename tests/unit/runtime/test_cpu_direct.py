@@ -87,6 +87,22 @@ def f(a, k):
 """, lambda: (np.array([4.0, -1.0, 2.5]), np.int64(-7))),
 }
 
+RANGES = """
+def f(n):
+    seen = 0
+    for i in range(n - 5, n, 2):
+        seen += 1
+    for i in range(-n - 1, -n + 4, 3):
+        seen += 10
+    for i in range(-n, n, 4611686018427387904):
+        seen += 100
+    for i in range(n, -n - 1, -4611686018427387904):
+        seen += 1000
+    for i in range(5, 5):
+        seen += 10000
+    return (seen, i)
+"""
+
 RAISES = ("""
 def f(a, n):
     if n > 2:
@@ -179,6 +195,17 @@ def test_direct_compiles_what_numba_compiles(tmp_path, name):
         assert _allocated() == before  # every array the function made was freed
     finally:
         _nrt_python.memsys_disable_stats()
+
+
+def test_ranges_near_int64_limits_take_pythons_steps(tmp_path):
+    """A range's steps are counted first, as Python counts them (Numba's own range, whose count
+    overflows here, takes 23 of these steps: code autostage generates ranges over sizes)."""
+    module = _module(tmp_path, "ranges", RANGES)
+    n = 2**63 - 1
+    seen, last = module.f.py_func(n)
+    assert seen == 3 + 2 * 10 + 4 * 100 + 4 * 1000  # Python's steps, counted by hand
+    got = module.f__direct(np.int64(n))
+    assert (int(got[0]), int(got[1])) == (seen, last)
 
 
 def test_a_raise_is_numbas_raise_at_the_generated_line(tmp_path):
