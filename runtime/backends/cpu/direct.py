@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import ast
 import functools
-import logging
 
 from autostage.runtime import config
 from autostage.runtime.backends.cpu.direct_lowering import Lowering
@@ -28,7 +27,6 @@ from autostage.runtime.backends.cpu.direct_types import FunctionTypes, Unsupport
 from numba.core import typing
 from numba.core.extending import intrinsic
 
-logger = logging.getLogger(__name__)
 SUFFIX = "__direct"
 PREFIX = "DIRECT_"
 
@@ -68,13 +66,13 @@ def body(dispatcher) -> object:
     """The intrinsic that types and emits ``dispatcher``'s function in place of a call."""
     function = dispatcher.py_func
     filename = function.__code__.co_filename
-    tree = _function_tree(filename, function.__name__)
     typed_by_arguments: dict[tuple, FunctionTypes] = {}
 
     def typer(typing_context, *argument_types):
         typed = typed_by_arguments.get(argument_types)
         if typed is None:
-            try:
+            try:  # (the source is parsed only when compiled: not when loaded from the cache)
+                tree = _function_tree(filename, function.__name__)
                 typed = FunctionTypes(tree, function.__globals__, typing_context,
                                       argument_types)
             except Unsupported:
