@@ -13,7 +13,6 @@ kept as a note), and a cache entry Numba fails to load is purged and compiled ag
 
 from __future__ import annotations
 
-import ast
 import functools
 import importlib
 import logging
@@ -101,9 +100,9 @@ def _direct_wrapper(emitter: codegen.Emitter, module: ir.Module, bodies: list
         return None
     position = list(module.functions).index(module.entry)
     source = "\n".join(text for text, _ in bodies[position])
-    if not direct.plausible(source):
+    head = direct.plausible(source)
+    if head is None:
         return None
-    head = ast.parse(source).body[0]
     for alias, imported in (("cpu_direct", direct), ("cpu_direct_types", direct_types),
                             ("cpu_direct_lowering", direct_lowering)):
         emitter.module_line(alias, codegen.hashed_import(imported, alias))

@@ -45,21 +45,24 @@ def wrapper_lines(name: str, params: str, options: str = "ENTRY") -> list[str]:
             f"    return {PREFIX}{name}({params})"]
 
 
-def plausible(source: str) -> bool:
-    """Whether a function's source uses only constructs ``direct_types`` handles (a quick
-    syntactic look, so that modules it cannot compile keep their source and cache)."""
+def plausible(source: str) -> ast.FunctionDef | None:
+    """The syntax tree of a function's source when it uses only constructs ``direct_types``
+    handles, else None (a quick syntactic look, so that modules it cannot compile keep their
+    source and cache)."""
     try:
         tree = ast.parse(source)
-    except SyntaxError:
-        return False
+    except SyntaxError:  # (blocks nested too deep for Python: ``limits`` reports them)
+        return None
     allowed = (ast.Module, ast.FunctionDef, ast.arguments, ast.arg, ast.Assign, ast.AugAssign,
                ast.Expr, ast.If, ast.While, ast.For, ast.Break, ast.Continue, ast.Pass,
                ast.Raise, ast.Return, ast.Name, ast.Constant, ast.Attribute, ast.Subscript,
                ast.Slice, ast.Call, ast.keyword, ast.BinOp, ast.UnaryOp, ast.Compare,
                ast.BoolOp, ast.IfExp, ast.Tuple, ast.operator, ast.unaryop, ast.cmpop,
                ast.boolop, ast.expr_context)
-    return all(isinstance(node, allowed) and not isinstance(node, ast.Pow)
-               for node in ast.walk(tree))
+    if all(isinstance(node, allowed) and not isinstance(node, ast.Pow)
+           for node in ast.walk(tree)):
+        return tree.body[0]
+    return None
 
 
 def body(dispatcher) -> object:

@@ -227,12 +227,9 @@ class Lowering:
         if isinstance(node, ast.IfExp):
             return self._ifexp(node, ty)
         if isinstance(node, ast.Tuple):
-            items = [self._expr(item) for item in node.elts]
-            cast = [self._cast(i, t).value for i, t in zip(items, ty, strict=True)]
-            tup = self.context.make_tuple(self.builder, ty, cast)
-            for item in items:  # the tuple holds its own references
-                if not item.owned:
-                    self.context.nrt.incref(self.builder, item.type, item.value)
+            items = [self._owned(self._cast(self._expr(item), t))  # (the tuple owns them)
+                     for item, t in zip(node.elts, ty, strict=True)]
+            tup = self.context.make_tuple(self.builder, ty, [item.value for item in items])
             return Value(tup, ty, True)
         raise Unsupported(f"expression {type(node).__name__}")
 
@@ -289,9 +286,10 @@ class Lowering:
         result = impl(self.builder, args, self._loc())
         for temporary in (*temporaries, callee):
             self._release(temporary)
-        if isinstance(signature.return_type, types.Phantom) or result is None:
-            if signature.return_type not in (types.void, types.none) and not isinstance(
-                    signature.return_type, types.Phantom):
+        if isinstance(signature.return_type, types.Phantom):
+            result = self.context.get_dummy_value()
+        elif result is None:  # (as Numba's lowering: only a void implementation may)
+            if signature.return_type != types.void:
                 raise Unsupported("an implementation that returned nothing")
             result = self.context.get_dummy_value()
         return Value(result, signature.return_type, True)
@@ -299,8 +297,6 @@ class Lowering:
     def _apply(self, fnty, signature, operands: list[Value]) -> Value:
         """An operator (or getitem) on ``operands``: cast to its signature, implemented by
         Numba's implementation; the operands released."""
-        if isinstance(fnty, str):
-            fnty = self.context.typing_context.resolve_value_type(operator.getitem)
         impl = self.context.get_function(fnty, signature)
         args = [self._cast(v, t).value for v, t in zip(operands, signature.args, strict=True)]
         result = impl(self.builder, args)
@@ -309,15 +305,15 @@ class Lowering:
         return Value(result, signature.return_type, True)
 
     def _compare(self, node: ast.Compare) -> Value:
-        """A comparison; a chain stops at its first false link, as Python's does."""
+        """A comparison; a chain stops at its first false link, as Python's does (its operands
+        are numbers or booleans, ``direct_types``: no references to keep for the next link)."""
         left = self._expr(node.left)
         if len(node.ops) == 1:
             return self._link(node, 0, left, self._expr(node.comparators[0]))
         slot = cgutils.alloca_once(self.builder, self.context.get_value_type(types.boolean))
         done = self._new("endcompare")
         for i, comparator in enumerate(node.comparators):
-            right = self._owned(self._expr(comparator))
-            self.context.nrt.incref(self.builder, right.type, right.value)  # kept for the next
+            right = self._expr(comparator)
             value = self._cast(self._link(node, i, left, right), types.boolean).value
             left = right
             self.builder.store(value, slot)

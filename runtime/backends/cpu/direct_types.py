@@ -117,7 +117,8 @@ class FunctionTypes:
         self.of: dict[ast.AST, types.Type] = {}
         self.calls: dict[ast.AST, tuple] = {}
         self.globals: dict[ast.AST, Global] = {}
-        self.static: dict[ast.AST, object] = {}  # subscript node -> its constant index
+        # subscript -> its constant index; raise -> (exception class, constant arguments)
+        self.static: dict[ast.AST, object] = {}
 
     def _final_return(self) -> ast.Return:
         last = self.tree.body[-1] if self.tree.body else None
@@ -306,9 +307,10 @@ class FunctionTypes:
             else:
                 raise Unsupported(f"comparison {type(op).__name__}")
             results.append(result)
-        if len(results) > 1 and not all(isinstance(types.unliteral(r), types.Boolean)
-                                        for r in results):
-            raise Unsupported("a chained comparison of non-boolean results")
+        if len(results) > 1 and not all(
+                isinstance(types.unliteral(t), types.Number | types.Boolean)
+                for t in (*operands, *results)):
+            raise Unsupported("a chained comparison of other than numbers and booleans")
         return results[0] if len(results) == 1 else types.boolean
 
     def _constant_type(self, value: object) -> types.Type:
