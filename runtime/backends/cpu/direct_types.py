@@ -13,8 +13,9 @@ Anything outside the subset raises ``Unsupported``: the function is then compile
 before. The subset: assignments to names, tuples of names and subscripts; ``+=``-style updates
 of names; ``if``, ``while``, ``for ... in range(...)`` (int64 bounds, a constant step),
 ``break``, ``continue``, ``raise``, a final ``return``; names, constants, attributes, subscripts
-and slices, calls (positional and keyword arguments), operators but ``**``, comparisons (chains of numbers,
-``in``, ``is``), ``not``/``and``/``or`` of booleans, conditional expressions and tuples.
+and slices, calls (positional and keyword arguments), operators but ``**``, comparisons
+(chains of numbers, ``in``, ``is``), ``not``/``and``/``or`` of booleans, conditional
+expressions and tuples.
 """
 
 from __future__ import annotations
