@@ -12,7 +12,7 @@ option               environment variable            what it does
 ``DUMP_AFTER``       ``AUTOSTAGE_DUMP_AFTER``        print the IR after these passes
 ``CACHE_DIR``        ``AUTOSTAGE_CACHE_DIR``         where generated and compiled code is kept
 ``EXACT_MATH``       ``AUTOSTAGE_EXACT_MATH``        cpu: real exp/log/tanh by libm, not kernels
-``DIRECT``           ``AUTOSTAGE_DIRECT``            cpu: entries compiled without Numba's front end
+``DIRECT``           ``AUTOSTAGE_DIRECT``            cpu: compiled without Numba's front end
 ``MALLOC_TUNING``    ``AUTOSTAGE_MALLOC_TUNING``     cpu: freed big arrays reused (``0``: off)
 ``RECURSION_LIMIT``  ``AUTOSTAGE_RECURSION_LIMIT``   staged recursion depth (1000)
 ``UNROLL_LIMIT``     ``AUTOSTAGE_UNROLL_LIMIT``      longer Python ranges staged, not unrolled (3)

@@ -166,10 +166,11 @@ EXACT_MATH: Option[bool] = Option(
 
 DIRECT: Option[bool] = Option(
     "direct", True, _flag, _check_flag,
-    "cpu target: compile a trace's entry function through autostage's own front end"
-    " (backends/cpu/direct.py: typed and emitted with Numba's typing and target contexts, without"
-    " Numba's bytecode analysis, IR and passes); a function it leaves out, or 0, is compiled by"
-    " Numba's front end. Read when a trace is compiled.")
+    "cpu target: compile autostage's Numba functions (generated entries, shared helpers, the"
+    " runtime's modules) through autostage's own front end where they can (backends/cpu/direct.py:"
+    " typed and emitted with Numba's typing and target contexts, without Numba's bytecode"
+    " analysis, IR and passes); a function it leaves out, or 0, is compiled by Numba's pipeline."
+    " Read when a function compiles; part of those functions' cache keys.")
 
 MALLOC_TUNING: Option[bool] = Option(
     "malloc_tuning", True, _flag, _check_flag,

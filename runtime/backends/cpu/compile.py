@@ -1,8 +1,8 @@
 """``compile_module``: an IR module -> a runner ``run(args: list) -> tuple`` backed by Numba.
 
 Generates the module's source (``codegen``), writes and imports it through the disk cache
-(``module_cache``), and returns a closure that calls the entry function's dispatcher (its
-``direct`` twin, compiled without Numba's front end, when that compiles: ``direct``). All work
+(``module_cache``), and returns a closure that calls the entry function's dispatcher (compiled
+without Numba's front end where it can: ``direct``). All work
 that does not depend on the argument values is done here once, so a call is: unwrap 0-d
 arguments to scalars, append the Variables' storage, call, re-wrap the results as the NumPy
 values the interpreter returns. The first call compiles explicitly (``Dispatcher.compile``), so
@@ -28,9 +28,6 @@ from autostage.runtime import collector, ir, tracing
 from autostage.runtime.backends.cpu import (
     allocator,
     codegen,
-    direct,
-    direct_lowering,
-    direct_types,
     limits,
     lower_py_function,
     module_cache,
@@ -84,31 +81,8 @@ def generate(module: ir.Module) -> Generated:
     emitter = codegen.Emitter(module)
     bodies = [emitter.function(f) for f in module.functions.values()]
     entry = emitter.function_names[module.entry]
-    direct_entry = _direct_wrapper(emitter, module, bodies)
-    if direct_entry is not None:
-        bodies.append(direct_entry)
     source, line_ops = emitter.module_source(bodies)
     return Generated(source, line_ops, entry, emitter.helper_ops)
-
-
-def _direct_wrapper(emitter: codegen.Emitter, module: ir.Module, bodies: list
-                    ) -> list[tuple[str, None]] | None:
-    """The lines defining the entry's ``direct`` twin (``<entry>__direct``), when its source
-    looks compilable that way (not recursive, no objmode block of its own)."""
-    cycles = emitter.cycles
-    if cycles.recursive or cycles.direct or cycles.uncacheable:
-        return None
-    position = list(module.functions).index(module.entry)
-    source = "\n".join(text for text, _ in bodies[position])
-    head = direct.plausible(source)
-    if head is None:
-        return None
-    for alias, imported in (("cpu_direct", direct), ("cpu_direct_types", direct_types),
-                            ("cpu_direct_lowering", direct_lowering)):
-        emitter.module_line(alias, codegen.hashed_import(imported, alias))
-    params = ", ".join(a.arg for a in head.args.args)
-    options = head.decorator_list[0].keywords[0].value.id  # ENTRY or ENTRY_IO: the entry's
-    return [(text, None) for text in direct.wrapper_lines(head.name, params, options)]
 
 
 def compile_module(module: ir.Module) -> Callable[[list], tuple]:
@@ -120,9 +94,7 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
         python_module = module_cache.load(generated.source)
     except SyntaxError as e:
         raise limits.nested_blocks_error(e, generated) or e from None
-    plain = dispatcher = getattr(python_module, generated.entry)
-    twin = getattr(python_module, generated.entry + direct.SUFFIX, None) \
-        if direct.enabled() else None
+    dispatcher = getattr(python_module, generated.entry)
     params = module.main.body.args
     scalars = [i for i, v in enumerate(params) if _scalar(v.type)]
     variables = _state(module)  # their storage arrays trail the arguments
@@ -141,13 +113,9 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
         return e
 
     def run_arrays(args: list) -> tuple:  # no scalar parameter, no Variable: the common case
-        nonlocal dispatcher
         try:
             results = dispatcher(*args)
         except Exception as e:
-            if dispatcher is twin and isinstance(e, numba.core.errors.NumbaError):
-                dispatcher = runner.dispatcher = plain  # arguments of new types direct refused
-                return run_arrays(args)
             error = failed(e)
             if error is e:
                 raise
@@ -166,12 +134,10 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
     def compile_for(args: list) -> None:
         """Compiles for the types of ``args`` without running (``ConcreteFunction`` does it on a
         tiered start's background thread, with the arguments of the call that started it)."""
-        nonlocal convert, dispatcher
+        nonlocal convert
         prepared = [a[()] if i in scalars else a for i, a in enumerate(args)]
         prepared += [var._storage for var in variables]
         with limits.headroom(module), collector.deferred():  # (callees compile recursively)
-            if twin is not None and _compiled_directly(twin, prepared):
-                dispatcher = runner.dispatcher = twin
             signature = _compile(dispatcher, prepared, generated, python_module)
         if not _may_return_constants(dispatcher, signature):
             convert = _result_converter(module.main.result_types, arrays=False)
@@ -224,18 +190,6 @@ def _compile(dispatcher: object, args: list, generated: Generated, python_module
     logger.debug("compiled %s%s in %.3f s (cache hits %s)", generated.entry, signature,
                  time.perf_counter() - start, dispatcher.stats.cache_hits)
     return signature
-
-
-def _compiled_directly(twin: object, args: list) -> bool:
-    """Whether the entry's ``direct`` twin compiled (or loaded) for ``args``; if not (a
-    construct ``direct`` leaves out, or any error, which Numba's own compile of the entry then
-    reports), the entry is compiled by Numba."""
-    try:
-        twin.compile(tuple(twin.typeof_pyval(a) for a in args))
-    except Exception as e:  # noqa: BLE001 - Numba compiles the entry instead
-        logger.debug("autostage: direct compile of %s refused: %s", twin.py_func.__name__, e)
-        return False
-    return True
 
 
 def _may_return_constants(dispatcher: object, signature: tuple) -> bool:

@@ -1,111 +1,169 @@
-"""Compiles a generated entry function without Numba's front end (issue 14, goal 5).
+"""Compiles autostage's Numba functions without Numba's front end where it can (issue 14, goal 5).
 
-Numba spends most of a generated function's compile in Python before LLVM sees it: bytecode
+Numba spends most of a small function's compile in Python before LLVM sees it: bytecode
 analysis, its IR and ~25 passes over it, constraint-based type inference, and lowering one IR
 instruction at a time (the GRU encoder's function: ~0.55 s of its 1.1 s). The functions
-autostage generates are a small, regular subset of Python, so ``direct_types`` types one in a
-walk of its syntax tree and ``direct_lowering`` emits it in a second walk, both asking Numba's
-typing and target contexts for each operation, so the compiled code is Numba's own.
+autostage compiles (the generated entries, the shared helpers, the runtime's own modules) are
+mostly a small, regular subset of Python, so ``direct_types`` types one in a walk of its syntax
+tree and ``direct_lowering`` emits it in a second walk, both asking Numba's typing and target
+contexts for each operation: the compiled code is Numba's own.
 
-The generated module holds, beside the entry function ``f`` (compiled by Numba as before, the
-fallback), ``f__direct``: a Numba function of one call, ``DIRECT_f(args)``, an intrinsic
-(``body``) whose typing types ``f``'s body and whose code generation emits it in place. Numba
-still compiles that one-line wrapper (its CPython wrapper, the call convention, its disk cache,
-LLVM), so the result is cached and called exactly as before. ``compile`` picks ``f__direct``
-unless ``AUTOSTAGE_DIRECT=0``; a function with a construct the subset leaves out
-(``Unsupported``) is compiled by Numba from ``f``.
+``Compiler`` is the Numba compiler class (``pipeline_class``) of every function whose cache
+autostage ties (``numba_cache.tie_data_files``): it compiles the function directly and hands
+Numba a compile result like its own (the same calling convention, wrappers, library, disk
+cache); a function outside the subset (``Unsupported``), or any failure, is compiled by Numba's
+own pipeline, as before. Callers see no difference: a callee is compiled (typed by a caller)
+through its own dispatcher, by whichever path takes it.
+
+``AUTOSTAGE_DIRECT=0`` (``config.DIRECT``) turns it off; ``stamp()`` is part of those functions'
+cache keys, so code compiled by a changed ``direct`` is never loaded again.
 """
 
 from __future__ import annotations
 
 import ast
 import functools
+import hashlib
+import logging
+import pathlib
+import threading
 
 from autostage.runtime import config
-from autostage.runtime.backends.cpu.direct_lowering import Lowering
+from autostage.runtime.backends.cpu import direct_lowering, direct_types
 from autostage.runtime.backends.cpu.direct_types import FunctionTypes, Unsupported
-from numba.core import typing
-from numba.core.extending import intrinsic
+from llvmlite.ir import IRBuilder
+from numba.core import bytecode, compiler, funcdesc, types, typing
+from numba.core.environment import Environment
+from numba.core.targetconfig import ConfigStack
 
-SUFFIX = "__direct"
-PREFIX = "DIRECT_"
+logger = logging.getLogger(__name__)
+METADATA_KEY = "autostage_direct"  # in a compile result's metadata: compiled directly
+_typing = threading.local()  # .functions: the functions this thread is typing directly
 
 
 def enabled() -> bool:
-    """Whether entry functions compile through ``direct`` (``config.DIRECT``)."""
+    """Whether functions compile through ``direct`` (``config.DIRECT``)."""
     return config.DIRECT.value()
 
 
-def wrapper_lines(name: str, params: str, options: str = "ENTRY") -> list[str]:
-    """The generated module's lines that define ``<name>__direct`` for entry ``name`` (compiled
-    with the entry's own ``options``)."""
-    return [f"{PREFIX}{name} = cpu_direct.body({name})", "", "",
-            f"@numba.njit(**{options})",
-            f"def {name}{SUFFIX}({params}):",
-            f"    return {PREFIX}{name}({params})"]
+@functools.cache
+def _digest() -> str:
+    sources = hashlib.sha256()
+    for module in (direct_types, direct_lowering):
+        sources.update(pathlib.Path(module.__file__).read_bytes())
+    sources.update(pathlib.Path(__file__).read_bytes())
+    return sources.hexdigest()[:16]
 
 
-def plausible(source: str) -> ast.FunctionDef | None:
-    """The syntax tree of a function's source when it uses only constructs ``direct_types``
-    handles, else None (a quick syntactic look, so that modules it cannot compile keep their
-    source and cache)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:  # (blocks nested too deep for Python: ``limits`` reports them)
+def stamp() -> str:
+    """The part of a cache key that names how functions compile: ``direct``'s sources, or that
+    it is off."""
+    return f"direct-{_digest()}" if enabled() else "direct-off"
+
+
+class Compiler(compiler.Compiler):
+    """Numba's compiler, compiling a function through ``direct`` when it can."""
+
+    def compile_extra(self, func):
+        state = self.state
+        if enabled() and not state.flags.force_pyobject and not state.flags.no_compile \
+                and state.return_type is None and not state.locals:
+            result = _compiled(state, func)
+            if result is not None:
+                return result
+        return super().compile_extra(func)
+
+
+def _compiled(state, func) -> object | None:
+    """``func`` compiled directly for ``state.args`` (a Numba compile result), or None."""
+    functions = _typing.__dict__.setdefault("functions", set())
+    if func in functions:  # recursion: Numba's inference types it
         return None
-    allowed = (ast.Module, ast.FunctionDef, ast.arguments, ast.arg, ast.Assign, ast.AugAssign,
-               ast.Expr, ast.If, ast.While, ast.For, ast.Break, ast.Continue, ast.Pass,
-               ast.Raise, ast.Return, ast.Name, ast.Constant, ast.Attribute, ast.Subscript,
-               ast.Slice, ast.Call, ast.keyword, ast.BinOp, ast.UnaryOp, ast.Compare,
-               ast.BoolOp, ast.IfExp, ast.Tuple, ast.operator, ast.unaryop, ast.cmpop,
-               ast.boolop, ast.expr_context)
-    if all(isinstance(node, allowed) and not isinstance(node, ast.Pow)
-           for node in ast.walk(tree)):
-        return tree.body[0]
-    return None
+    try:
+        tree = _function_tree(func)
+        functions.add(func)
+        try:
+            typed = FunctionTypes(tree, func.__globals__, state.typingctx, state.args,
+                                  frozenset(functions))
+        finally:
+            functions.discard(func)
+        with ConfigStack().enter(state.flags.copy()):
+            return _lowered(state, func, typed)
+    except Exception as e:  # noqa: BLE001 - Unsupported, or any failure: Numba compiles it
+        logger.debug("autostage: direct compile of %s%s refused: %s: %s", func.__qualname__,
+                     state.args, type(e).__name__, e)
+        return None
 
 
-def body(dispatcher) -> object:
-    """The intrinsic that types and emits ``dispatcher``'s function in place of a call."""
-    function = dispatcher.py_func
-    filename = function.__code__.co_filename
-    typed_by_arguments: dict[tuple, FunctionTypes] = {}
+def _lowered(state, func, typed: FunctionTypes) -> object:
+    """The compile result of ``typed``, built as Numba's lowering and back end build theirs."""
+    flags, targetctx = state.flags, state.targetctx
+    state.func_id = func_id = bytecode.FunctionIdentity.from_function(func)
+    library = state.library
+    if library is None:
+        library = targetctx.codegen().create_library(func_id.func_qualname)
+        library.enable_object_caching()  # (as Numba's: its code is cached)
+    descriptor = _descriptor(func_id, typed, state)
+    with targetctx.push_code_library(library):
+        module = library.create_ir_module(descriptor.unique_name)
+        environment = Environment.from_fndesc(descriptor)
+        context = targetctx.subtarget(environment=environment, fndesc=descriptor)
+        context.declare_env_global(module, context.get_env_name(descriptor))
+        function = context.declare_function(module, descriptor)
+        builder = IRBuilder(function.append_basic_block("entry"))
+        call_helper = context.call_conv.init_call_helper(builder)
+        arguments = context.call_conv.decode_arguments(builder, descriptor.argtypes, function)
+        direct_lowering.Lowering(context, builder, typed, arguments,
+                                 func.__code__.co_filename).lower()
+        context.post_lowering(module, library)
+        library.add_ir_module(module)
+        if not flags.no_cpython_wrapper:
+            context.create_cpython_wrapper(library, descriptor, environment, call_helper,
+                                           release_gil=flags.release_gil)
+        if not flags.no_cfunc_wrapper \
+                and not any(isinstance(t, types.Omitted) for t in state.args):
+            context.create_cfunc_wrapper(library, descriptor, environment, call_helper)
+    entry = targetctx.get_executable(library, descriptor, environment)
+    targetctx.insert_user_function(entry, descriptor, [library])
+    state.reload_init.extend(library._reload_init)
+    state.metadata[METADATA_KEY] = True
+    return compiler.compile_result(
+        typing_context=state.typingctx, target_context=targetctx, entry_point=entry,
+        typing_error=None, type_annotation=None, library=library, call_helper=call_helper,
+        signature=typing.signature(typed.return_type, *state.args), objectmode=False,
+        lifted=(), fndesc=descriptor, environment=environment, metadata=state.metadata,
+        reload_init=state.reload_init)
 
-    def typer(typing_context, *argument_types):
-        typed = typed_by_arguments.get(argument_types)
-        if typed is None:
-            try:  # (the source is parsed only when compiled: not when loaded from the cache)
-                tree = _function_tree(filename, function.__name__)
-                typed = FunctionTypes(tree, function.__globals__, typing_context,
-                                      argument_types)
-            except Unsupported:
-                raise
-            except Exception as e:  # noqa: BLE001 - any typing failure: Numba's front end
-                raise Unsupported(f"{type(e).__name__}: {e}") from None
-            typed_by_arguments[argument_types] = typed
 
-        def codegen(context, builder, signature, arguments):
-            return Lowering(context, builder, typed, list(arguments), filename).finish()
+def _descriptor(func_id, typed: FunctionTypes, state) -> funcdesc.PythonFunctionDescriptor:
+    """Numba's descriptor of the function (its names and symbol, as Numba's lowering makes
+    them: the same mangled name, so callers and the cache find it the same way)."""
+    flags, func = state.flags, func_id.func
+    return funcdesc.PythonFunctionDescriptor(
+        native=True, modname=func.__module__, qualname=func_id.func_qualname,
+        unique_name=func_id.unique_name, doc=func.__doc__ or "", typemap={},
+        restype=typed.return_type, calltypes={}, args=tuple(typed.parameters), kws=(),
+        mangler=state.targetctx.mangler, argtypes=tuple(state.args),
+        inline=flags.forceinline, noalias=flags.noalias,
+        abi_tags=[flags.get_mangle_string()], uid=func_id.unique_id)
 
-        return typing.signature(typed.return_type, *argument_types), codegen
 
-    # Numba folds a call's arguments by the intrinsic's own signature: name each parameter.
-    params = ", ".join(function.__code__.co_varnames[:function.__code__.co_argcount])
-    namespace = {"typer": typer}
-    exec(f"def {PREFIX}{function.__name__}(typing_context, {params}):\n"  # noqa: S102
-         f"    return typer(typing_context, {params})", namespace)
-    return intrinsic(namespace[f"{PREFIX}{function.__name__}"])
+def _function_tree(func) -> ast.FunctionDef:
+    """The syntax tree of ``func``: a function at the top of its module's file, whose first
+    line (its first decorator's) is the one its code object names (else the file changed since
+    it was imported, or the function is not one of the module's own)."""
+    code = func.__code__
+    if code.co_freevars:
+        raise Unsupported("a closure")
+    for node in _module_tree(code.co_filename).body:
+        if isinstance(node, ast.FunctionDef) and node.name == func.__name__:
+            first = min([node.lineno, *[d.lineno for d in node.decorator_list]])
+            if first == code.co_firstlineno and node.name == code.co_name:
+                return node
+    raise Unsupported(f"{func.__qualname__}: its source is not at the top of its file")
 
 
 @functools.lru_cache(maxsize=64)
 def _module_tree(filename: str) -> ast.Module:
     with open(filename, encoding="utf-8") as f:
         return ast.parse(f.read(), filename)
-
-
-def _function_tree(filename: str, name: str) -> ast.FunctionDef:
-    for node in _module_tree(filename).body:
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            return node
-    raise Unsupported(f"{name} not found in {filename}")
-

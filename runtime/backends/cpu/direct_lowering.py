@@ -30,7 +30,9 @@ class Value(NamedTuple):
 
 
 class Lowering:
-    """Emits ``typed``'s body at ``builder``; ``finish()`` -> the returned value (owned)."""
+    """Emits ``typed``'s body into the function ``builder`` is in, whose arguments are
+    ``arguments`` (Numba's calling convention: ``lower()`` ends each path with a return or a
+    raise)."""
 
     def __init__(self, context, builder, typed: FunctionTypes, arguments: list, filename: str):
         self.context, self.builder, self.typed = context, builder, typed
@@ -38,27 +40,45 @@ class Lowering:
         self.slots = {name: cgutils.alloca_once_value(builder, context.get_constant_null(ty))
                       for name, ty in typed.variables.items()}
         self.loops: list[tuple[object, object]] = []  # (continue block, break block)
+        self.held: list[Value] = []  # owned by loops being lowered: released by a return
         self.line = typed.tree.lineno
         for (name, ty), value in zip(typed.parameters.items(), arguments, strict=True):
+            if name in typed.omitted:  # the default of a parameter the call left out
+                default = typed.omitted[name]
+                ty = context.typing_context.resolve_value_type_prefer_literal(default)
+                value = context.get_constant_generic(builder, ty, default)
             self._store(name, Value(value, ty, False))
 
-    def finish(self):
-        """Lowers the body; returns the final ``return``'s value, owned, variables released."""
-        body = self.typed.tree.body
-        self._block(body[:-1])
-        returned = body[-1]
-        if self.builder.block.is_terminated:  # (every path before it raised)
-            self.builder.position_at_end(self.builder.append_basic_block("dead"))
-        self.line = returned.lineno
-        value = self._owned(self._cast(self._expr(returned.value), self.typed.return_type))
-        for name, ty in self.typed.variables.items():
-            self.context.nrt.decref(self.builder, ty, self.builder.load(self.slots[name]))
-        return value.value
+    def lower(self) -> None:
+        """Lowers the body; the end, where control reaches it, returns None."""
+        self._block(self.typed.body)
+        if not self.builder.block.is_terminated:
+            if self.typed.falls_through:
+                self._return(None)
+            else:  # (after a loop that only returns or raises: no path reaches it)
+                self.builder.unreachable()
+
+    def _return(self, node: ast.expr | None) -> None:
+        """Returns ``node``'s value (None: None) as the function's type, owned; every variable
+        released."""
+        ty = self.typed.return_type
+        if node is None:
+            value = Value(self.context.get_dummy_value(), types.none, True)
+        else:
+            value = self._expr(node)
+        value = self._owned(self._cast(value, ty))
+        for held in self.held:
+            self._release(held)
+        for name, variable_type in self.typed.variables.items():
+            self.context.nrt.decref(self.builder, variable_type,
+                                    self.builder.load(self.slots[name]))
+        self.context.call_conv.return_value(
+            self.builder, self.context.get_return_value(self.builder, ty, value.value))
 
     # -- statements ---------------------------------------------------------------------------
 
     def _block(self, statements: list[ast.stmt]) -> None:
-        for statement in statements:
+        for statement in self.typed.live(statements):
             if self.builder.block.is_terminated:  # after a break, continue or raise
                 self.builder.position_at_end(self.builder.append_basic_block("dead"))
             self.line = statement.lineno
@@ -66,13 +86,9 @@ class Lowering:
 
     def _statement(self, node: ast.stmt) -> None:
         if isinstance(node, ast.Assign):
-            self._assign(node.targets[0], node.value)
+            self._assign(node.targets, node.value)
         elif isinstance(node, ast.AugAssign):
-            name = node.target.id
-            target = self._load(name)
-            fnty, signature = self.typed.calls[node]
-            self._store(name, self._apply(fnty, signature,
-                                          [target, self._expr(node.value)]))
+            self._update(node)
         elif isinstance(node, ast.Expr):
             self._release(self._expr(node.value))
         elif isinstance(node, ast.If):
@@ -85,6 +101,8 @@ class Lowering:
             self.builder.branch(self.loops[-1][1])
         elif isinstance(node, ast.Continue):
             self.builder.branch(self.loops[-1][0])
+        elif isinstance(node, ast.Return):
+            self._return(node.value)
         elif isinstance(node, ast.Raise):
             cls, args = self.typed.static[node]
             self.context.call_conv.return_user_exc(self.builder, cls, args, loc=self._loc(),
@@ -92,27 +110,63 @@ class Lowering:
         elif not isinstance(node, ast.Pass):
             raise Unsupported(f"statement {type(node).__name__}")
 
-    def _assign(self, target: ast.expr, value: ast.expr) -> None:
-        if isinstance(target, ast.Name):
+    def _assign(self, targets: list[ast.expr], value: ast.expr) -> None:
+        target = targets[0]
+        if len(targets) == 1 and isinstance(target, ast.Name):
             self._store(target.id, self._expr(value))
-        elif isinstance(target, ast.Tuple):
-            if isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts):
-                items = [self._owned(self._expr(item)) for item in value.elts]
-                for item_target, item in zip(target.elts, items, strict=True):
-                    self._store(item_target.id, item)
-                return
-            whole = self._expr(value)
-            for i, item_target in enumerate(target.elts):
-                item = self.builder.extract_value(whole.value, i)
-                self._store(item_target.id, Value(item, whole.type[i], False))
-            self._release(whole)
-        else:
-            self._setitem(target, value)
+            return
+        if len(targets) == 1 and isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) \
+                and len(value.elts) == len(target.elts):
+            items = [self._owned(self._expr(item)) for item in value.elts]  # (all read first)
+            for item_target, item in zip(target.elts, items, strict=True):
+                self._assign_value(item_target, item)
+            return
+        whole = self._expr(value)  # (Python's order: the value, then each target's parts)
+        for target in targets:
+            self._assign_value(target, Value(whole.value, whole.type, False))
+        self._release(whole)
 
-    def _setitem(self, target: ast.Subscript, value: ast.expr) -> None:
-        kind, signature = self.typed.calls[target]
-        item = self._expr(value)  # (Python's order: the value, then the target's parts)
+    def _assign_value(self, target: ast.expr, value: Value) -> None:
+        """``target = value`` (``value`` released)."""
+        if isinstance(target, ast.Name):
+            self._store(target.id, value)
+        elif isinstance(target, ast.Subscript):
+            self._setitem(target, value)
+        else:
+            for i, item_target in enumerate(target.elts):
+                item = self.builder.extract_value(value.value, i)
+                self._assign_value(item_target, Value(item, value.type[i], False))
+            self._release(value)
+
+    def _update(self, node: ast.AugAssign) -> None:
+        """``x += v``, ``x[i] += v`` (container and index evaluated once)."""
+        fnty, signature = self.typed.calls[node]
+        target = node.target
+        if isinstance(target, ast.Name):
+            current = self._load(target.id)
+            self._store(target.id, self._apply(fnty, signature,
+                                               [current, self._expr(node.value)]))
+            return
         container = self._expr(target.value)
+        needs_index = self.typed.calls[target][0] != "static_getitem" \
+            or self.typed.calls[("set", target)][0] != "static_setitem"
+        index = self._expr(target.slice) if needs_index else None
+        current = self._item(target, self.typed.of[target], container, index)
+        updated = self._apply(fnty, signature, [current, self._expr(node.value)])
+        self._setitem(target, updated, container, index)
+        for part in (index, container):
+            if part is not None:
+                self._release(part)
+
+    def _setitem(self, target: ast.Subscript, item: Value, container: Value | None = None,
+                 index: Value | None = None) -> None:
+        """``target = item`` (``item`` released); the target's container and index evaluated
+        now, unless given (then left to the caller)."""
+        kind, signature = self.typed.calls[("set", target)]
+        parts = []
+        if container is None:
+            container = self._expr(target.value)
+            parts.append(container)
         if kind == "static_setitem":
             try:
                 impl = self.context.get_function("static_setitem", signature)
@@ -121,16 +175,22 @@ class Lowering:
             impl(self.builder, (container.value, self.typed.static[target],
                                 self._cast(item, signature.args[2]).value))
         else:
-            index = self._expr(target.slice)
+            if index is None:
+                index = self._expr(target.slice)
+                parts.append(index)
             fnty = self.context.typing_context.resolve_value_type(operator.setitem)
             impl = self.context.get_function(fnty, signature)
             impl(self.builder, (container.value, self._cast(index, signature.args[1]).value,
                                 self._cast(item, signature.args[2]).value))
-            self._release(index)
         self._release(item)
-        self._release(container)
+        for part in reversed(parts):
+            self._release(part)
 
     def _if(self, node: ast.If) -> None:
+        taken = self.typed.taken(node)
+        if taken is not None:  # (the other branch was not typed: as Numba, not emitted)
+            self._block(taken)
+            return
         then, otherwise = self._new("then"), self._new("else")
         merge = self._new("endif")
         self.builder.cbranch(self._truth(node.test), then, otherwise)
@@ -142,28 +202,51 @@ class Lowering:
         self.builder.position_at_end(merge)
 
     def _while(self, node: ast.While) -> None:
+        truth = self.typed.static_truth(node.test)
+        if truth is False:
+            return
         head, body, done = self._new("while"), self._new("body"), self._new("endwhile")
         self.builder.branch(head)
         self.builder.position_at_end(head)
-        self.builder.cbranch(self._truth(node.test), body, done)
+        if truth is None:
+            self.builder.cbranch(self._truth(node.test), body, done)
+        else:  # (``while True``: left by a break, a return or a raise only)
+            self.builder.branch(body)
         self.builder.position_at_end(body)
         self._loop_body(node.body, head, done)
         self.builder.position_at_end(done)
 
     def _for(self, node: ast.For) -> None:
-        """``for name in range(...)`` (int64 bounds, a constant step) as a loop of a count
-        computed first, as Python's and Numba's ranges are: a bound near int64's limits takes as
-        many steps as Python's (stepping a value past the bound would wrap around)."""
+        if node in self.typed.calls:
+            self._iterate(node)
+        else:
+            self._range(node)
+
+    def _range(self, node: ast.For) -> None:
+        """``for name in range(...)`` (int64 bounds and step) as a loop of a count computed
+        first, as Python's and Numba's ranges are: a bound near int64's limits takes as many
+        steps as Python's (stepping a value past the bound would wrap around). A step of 0
+        raises Python's error."""
         args = [self._cast(self._expr(a), types.int64).value for a in node.iter.args]
-        step = constant_int(node.iter.args[2]) if len(args) == 3 else 1
         int64 = self.context.get_value_type(types.int64)
         start, stop = (args[0], args[1]) if len(args) > 1 else (int64(0), args[0])
         b = self.builder
-        low, high = (start, stop) if step > 0 else (stop, start)
+        constant = constant_int(node.iter.args[2]) if len(args) == 3 else 1
+        if constant:
+            step, magnitude, rising = int64(constant), int64(abs(constant)), constant > 0
+            low, high = (start, stop) if rising else (stop, start)
+        else:
+            step = args[2]
+            with cgutils.if_unlikely(b, b.icmp_signed("==", step, int64(0))):
+                self.context.call_conv.return_user_exc(
+                    b, ValueError, ("range() arg 3 must not be zero",), loc=self._loc(),
+                    func_name=self.func_name)
+            rising = b.icmp_signed(">", step, int64(0))
+            magnitude = b.select(rising, step, b.neg(step))  # (as unsigned: exact)
+            low, high = b.select(rising, start, stop), b.select(rising, stop, start)
         span = b.sub(high, low)  # (as unsigned: exact whenever low < high)
-        steps = b.add(b.udiv(span, int64(abs(step))),
-                      b.zext(b.icmp_unsigned("!=", b.urem(span, int64(abs(step))), int64(0)),
-                             int64))
+        steps = b.add(b.udiv(span, magnitude),
+                      b.zext(b.icmp_unsigned("!=", b.urem(span, magnitude), int64(0)), int64))
         count = b.select(b.icmp_signed("<", low, high), steps, int64(0))
         counter = cgutils.alloca_once_value(b, int64(0))
         head, body = self._new("for"), self._new("forbody")
@@ -173,13 +256,44 @@ class Lowering:
         taken = b.load(counter)
         b.cbranch(b.icmp_unsigned("<", taken, count), body, done)
         b.position_at_end(body)
-        value = b.add(start, b.mul(taken, int64(step)))  # (wraps only past values never taken)
+        value = b.add(start, b.mul(taken, step))  # (wraps only past values never taken)
         self._store(node.target.id, Value(value, types.int64, True))
         self._loop_body(node.body, latch, done)
         b.position_at_end(latch)
         b.store(b.add(b.load(counter), int64(1)), counter)
         b.branch(head)
         b.position_at_end(done)
+
+    def _iterate(self, node: ast.For) -> None:
+        """``for name in iterable``: Numba's ``getiter``, then ``iternext`` (a pair: the item,
+        whether there was one) until exhausted, with Numba's implementations and references."""
+        getiter, iternext = self.typed.calls[node]
+        b = self.builder
+        iterable = self._expr(node.iter)
+        impl = self.context.get_function("getiter", getiter)
+        iterator = Value(impl(b, (self._cast(iterable, getiter.args[0]).value,)),
+                         getiter.return_type, True)
+        pair_type = iternext.return_type
+        self.held += (iterable, iterator)
+        head, body = self._new("iter"), self._new("iterbody")
+        latch, done = self._new("iternext"), self._new("enditer")
+        b.branch(head)
+        b.position_at_end(head)
+        pair = self.context.get_function("iternext", iternext)(b, (iterator.value,))
+        valid = self.context.pair_second(b, pair, pair_type)
+        b.cbranch(valid, body, done)
+        b.position_at_end(body)
+        item = self.context.pair_first(b, pair, pair_type)
+        self._store(node.target.id, Value(item, pair_type.first_type, False))
+        self.context.nrt.decref(b, pair_type, pair)
+        self._loop_body(node.body, latch, done)
+        b.position_at_end(latch)
+        b.branch(head)
+        b.position_at_end(done)
+        self.context.nrt.decref(b, pair_type, pair)  # (exhausted: holds no item)
+        del self.held[-2:]
+        self._release(iterator)
+        self._release(iterable)
 
     def _loop_body(self, body: list[ast.stmt], again, done) -> None:
         self.loops.append((again, done))
@@ -248,20 +362,32 @@ class Lowering:
         return Value(value, ty, True)
 
     def _getitem(self, node: ast.Subscript, ty: types.Type) -> Value:
-        kind, signature = self.typed.calls[node]
         container = self._expr(node.value)
+        index = None if self.typed.calls[node][0] == "static_getitem" \
+            else self._expr(node.slice)
+        result = self._item(node, ty, container, index)
+        for part in (index, container):
+            if part is not None:
+                self._release(part)
+        return result
+
+    def _item(self, node: ast.Subscript, ty: types.Type, container: Value,
+              index: Value | None) -> Value:
+        """``container[index]`` (a constant index: ``static_getitem``); the operands are left
+        to the caller."""
+        kind, signature = self.typed.calls[node]
         if kind == "static_getitem":
-            index = self.typed.static[node]
-            static = typing.signature(ty, container.type, _literal_or_omitted(index))
+            constant = self.typed.static[node]
+            static = typing.signature(ty, container.type, _literal_or_omitted(constant))
             try:
                 impl = self.context.get_function("static_getitem", static)
             except NotImplementedError:
                 raise Unsupported("static_getitem without an implementation") from None
-            result = impl(self.builder, (container.value, index))
-            self._release(container)
-            return Value(result, ty, True)
-        index = self._expr(node.slice)
-        return self._apply(kind, signature, [container, index])
+            return Value(impl(self.builder, (container.value, constant)), ty, True)
+        impl = self.context.get_function(kind, signature)
+        args = [self._cast(v, t).value
+                for v, t in zip((container, index), signature.args, strict=True)]
+        return Value(impl(self.builder, args), signature.return_type, True)
 
     def _call(self, node: ast.Call) -> Value:
         fnty, signature = self.typed.calls[node]
@@ -279,7 +405,9 @@ class Lowering:
                 lambda i, param, v: self._cast(v, signature.args[i]).value,
                 lambda i, param, default: self.context.get_constant_generic(
                     self.builder, signature.args[i], default),
-                _no_star)
+                lambda i, param, values: cgutils.make_anonymous_struct(self.builder, [
+                    self._cast(v, t).value
+                    for v, t in zip(values, signature.args[i], strict=True)]))
         impl = self.context.get_function(fnty, signature)
         if signature.recvr:
             args = [callee.value, *args]
@@ -336,10 +464,17 @@ class Lowering:
 
     def _boolop(self, node: ast.BoolOp) -> Value:
         """``and``/``or`` of booleans: the later operands evaluated only as Python does."""
+        truth = self._short_circuit(
+            node, lambda operand: self._cast(self._expr(operand), types.boolean).value)
+        return Value(truth, types.boolean, True)
+
+    def _short_circuit(self, node: ast.BoolOp, truth) -> object:
+        """The i1 result of ``node``, each operand's ``truth(operand)`` emitted only where
+        Python evaluates it."""
         slot = cgutils.alloca_once(self.builder, self.context.get_value_type(types.boolean))
         done = self._new("endbool")
         for i, operand in enumerate(node.values):
-            value = self._cast(self._expr(operand), types.boolean).value
+            value = truth(operand)
             self.builder.store(value, slot)
             if i == len(node.values) - 1:
                 self.builder.branch(done)
@@ -351,9 +486,12 @@ class Lowering:
                 self.builder.cbranch(value, done, more)
             self.builder.position_at_end(more)
         self.builder.position_at_end(done)
-        return Value(self.builder.load(slot), types.boolean, True)
+        return self.builder.load(slot)
 
     def _ifexp(self, node: ast.IfExp, ty: types.Type) -> Value:
+        taken = self.typed.taken(node)
+        if taken is not None:
+            return self._cast(self._expr(taken), ty)
         slot = cgutils.alloca_once(self.builder, self.context.get_value_type(ty))
         then, otherwise, done = self._new("ifexp"), self._new("ifexpelse"), self._new("endifexp")
         self.builder.cbranch(self._truth(node.test), then, otherwise)
@@ -365,7 +503,10 @@ class Lowering:
         return Value(self.builder.load(slot), ty, True)
 
     def _truth(self, test: ast.expr):
-        """The i1 truth of a condition (``bool(x)``, as Numba's branches ask it)."""
+        """The i1 truth of a condition (``bool(x)``, as Numba's branches ask it; ``and``/``or``
+        the truth of each operand in turn)."""
+        if isinstance(test, ast.BoolOp):
+            return self._short_circuit(test, self._truth)
         value = self._expr(test)
         truth = self.typed.calls.get(("truth", test))
         if truth is None:
@@ -414,7 +555,3 @@ def _literal_or_omitted(value: object) -> types.Type:
         return types.literal(value)
     except Exception:  # noqa: BLE001 - Numba's own fallback for values without a literal type
         return types.Omitted(value)
-
-
-def _no_star(index, param, values):
-    raise Unsupported("*args parameters")

@@ -1,21 +1,30 @@
-"""Types of a generated function's variables and expressions, found with Numba's typing context.
+"""Types of a function's variables and expressions, found with Numba's typing context.
 
-``direct`` compiles the functions autostage generates without Numba's front end (bytecode
-analysis, its IR, its passes, its constraint solver): their source is a small, regular subset of
-Python, so one walk over the syntax tree types it. Every type and every signature comes from
-Numba's own typing context, asked the question Numba's type inference would ask for the same
-expression (``resolve_function_type(operator.add, (int64, float64))``, ``resolve_getattr``, ...),
-so the code that runs is the code Numba would have compiled. A variable's type is the
-unification of the types assigned to it, iterated until it no longer changes (loops carry types
-around), as Numba's inference does.
+``direct`` compiles autostage's Numba functions (generated entries, shared helpers, the
+runtime's own modules) without Numba's front end (bytecode analysis, its IR, its passes, its
+constraint solver): their source is a small, regular subset of Python, so one walk over the
+syntax tree types it. Every type and every signature comes from Numba's own typing context,
+asked the question Numba's type inference would ask for the same expression
+(``resolve_function_type(operator.add, (int64, float64))``, ``resolve_getattr``, ...), so the
+code that runs is the code Numba would have compiled. A variable's type is the unification of
+the types assigned to it, iterated until it no longer changes (loops carry types around), as
+Numba's inference does; its assignments must all be of one kind (``same_kind``: Numba types
+each version of a variable on its own), and so must the returns.
 
-Anything outside the subset raises ``Unsupported``: the function is then compiled by Numba, as
-before. The subset: assignments to names, tuples of names and subscripts; ``+=``-style updates
-of names; ``if``, ``while``, ``for ... in range(...)`` (int64 bounds, a constant step),
-``break``, ``continue``, ``raise``, a final ``return``; names, constants, attributes, subscripts
-and slices, calls (positional and keyword arguments), operators but ``**``, comparisons
-(chains of numbers, ``in``, ``is``), ``not``/``and``/``or`` of booleans, conditional
-expressions and tuples.
+Control flow is Numba's: statements after one that never continues (a return, raise, break,
+continue, or an ``if`` whose branches all end so) are dead and left untyped, as Numba's control
+flow graph drops them; a test known without running it (a constant, a None-typed parameter
+compared with None) takes its branch only, as Numba's branch pruning does.
+
+Anything outside the subset raises ``Unsupported``: Numba's own pipeline compiles the function
+instead. The subset: assignments (chained, to names, subscripts and tuples of them), augmented
+assignments of names and subscripts; ``if``, ``while``, ``for`` over ``range`` (int64 bounds and
+step) or any iterable Numba iterates; ``break``, ``continue``, ``raise`` of an exception with
+constant arguments, ``return``; names, constants, attributes, subscripts and slices, calls
+(positional, keyword and ``*args`` parameters, defaults), operators but ``**``, comparisons
+(chains of numbers and booleans, ``in``, ``is``), ``not``, ``and``/``or`` (of booleans, or of
+anything in a test), conditional expressions and tuples. Left out: ``with`` (objmode blocks),
+``**``, lambdas, comprehensions, closures, ``try``, recursion.
 """
 
 from __future__ import annotations
@@ -55,6 +64,25 @@ def constant_int(node: ast.expr) -> int | None:
     return None
 
 
+def same_kind(a: types.Type, b: types.Type) -> bool:
+    """Whether values of types ``a`` and ``b`` are the same values to Python: the same type but
+    for literal-ness, arrays of one dtype and rank (layouts may differ), tuples of such."""
+    a, b = types.unliteral(a), types.unliteral(b)
+    if a == b:
+        return True
+    if isinstance(a, types.Array) and isinstance(b, types.Array):
+        return a.dtype == b.dtype and a.ndim == b.ndim
+    if isinstance(a, types.BaseTuple) and isinstance(b, types.BaseTuple):
+        return len(a) == len(b) and all(same_kind(x, y) for x, y in zip(a, b, strict=True))
+    return False
+
+
+def _docstring(tree: ast.FunctionDef) -> bool:
+    first = tree.body[0] if tree.body else None
+    return isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+        and isinstance(first.value.value, str)
+
+
 class Unsupported(errors.TypingError):  # noqa: N818 - a verdict, not a failure of the program
     """A construct the direct compiler does not handle: Numba compiles the function instead (a
     ``TypingError``: to Numba, a call it could not type)."""
@@ -74,26 +102,48 @@ class FunctionTypes:
     type), ``calls`` (node -> (function type, signature)), ``globals`` (node -> Global)."""
 
     def __init__(self, tree: ast.FunctionDef, namespace: dict, typing_context,
-                 argument_types: tuple):
+                 argument_types: tuple, compiling: frozenset = frozenset()):
         self.tree, self.namespace, self.context = tree, namespace, typing_context
-        names = [a.arg for a in tree.args.args]
-        if tree.args.vararg or tree.args.kwarg or tree.args.kwonlyargs or tree.args.defaults \
-                or len(names) != len(argument_types):
+        self.compiling = compiling  # functions being compiled directly: calls of them refused
+        arguments = tree.args
+        names = [a.arg for a in arguments.args]
+        if arguments.vararg or arguments.kwarg or arguments.kwonlyargs \
+                or arguments.posonlyargs or len(names) != len(argument_types):
             raise Unsupported("parameters other than plain positional ones")
         self.parameters = dict(zip(names, argument_types, strict=True))
+        # A parameter left out of a call (Numba: ``Omitted(default)``) is its default, typed as
+        # Numba's lowering types it.
+        self.omitted = {name: ty.value for name, ty in self.parameters.items()
+                        if isinstance(ty, types.Omitted)}
+        self.body = tree.body[1:] if _docstring(tree) else tree.body
         self.locals = set(names) | {n.id for n in ast.walk(tree)
                                     if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        self.variables: dict[str, types.Type] = dict(self.parameters)
+        self.variables: dict[str, types.Type] = {
+            name: typing_context.resolve_value_type_prefer_literal(self.omitted[name])
+            if name in self.omitted else ty for name, ty in self.parameters.items()}
+        assigned = self.locals - set(names)
+        self._fixed = {name for name in names if name not in assigned}  # (never reassigned)
+        self._ending: dict[ast.stmt, bool] = {}
+        self.falls_through = not self.terminates(self.body)
         self._answers: dict[tuple, object] = {}
         for _ in range(_MAX_ROUNDS):
             before = dict(self.variables)
             self._reset()
-            self._block(tree.body)
+            self._block(self.body)
             if self.variables == before:
                 break
         else:
             raise Unsupported("variable types that do not settle")
-        self.return_type = self.of[self._final_return().value]
+        returned = self.returns + ([types.none] if self.falls_through else [])
+        if not returned:  # (every path raises: Numba's return type is None)
+            returned = [types.none]
+        for ty in returned[1:]:
+            if not same_kind(returned[0], ty):
+                raise Unsupported(f"returns of types {returned[0]} and {ty}")
+        self.return_type = typing_context.unify_types(*returned)
+        if self.return_type is None or not self.return_type.is_precise() \
+                or isinstance(self.return_type, types.Optional):  # (Numba returns those its way)
+            raise Unsupported(f"return type of {returned}")
 
     def _ask(self, question: str, *args: object) -> object:
         """The typing context's answer to ``question(*args)``, asked once per function (each
@@ -120,102 +170,222 @@ class FunctionTypes:
         self.globals: dict[ast.AST, Global] = {}
         # subscript -> its constant index; raise -> (exception class, constant arguments)
         self.static: dict[ast.AST, object] = {}
+        self.returns: list[types.Type] = []
 
-    def _final_return(self) -> ast.Return:
-        last = self.tree.body[-1] if self.tree.body else None
-        if not isinstance(last, ast.Return) or last.value is None:
-            raise Unsupported("no final return of a value")
-        return last
+    # -- control flow -------------------------------------------------------------------------
+
+    def static_truth(self, test: ast.expr) -> bool | None:
+        """The truth of a condition known without running it, else None: constants, and a
+        parameter typed None compared with None (``x is None`` where a call passed None or
+        left a None default out: as Numba prunes such branches, the other one is never typed
+        or emitted). Only tests without side effects."""
+        if isinstance(test, ast.Constant):
+            return bool(test.value)
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            truth = self.static_truth(test.operand)
+            return None if truth is None else not truth
+        if isinstance(test, ast.BoolOp):
+            truths = [self.static_truth(value) for value in test.values]
+            if None in truths:
+                return None
+            return all(truths) if isinstance(test.op, ast.And) else any(truths)
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 \
+                and isinstance(test.ops[0], (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
+            sides = (test.left, test.comparators[0])
+            if all(self._none(side) for side in sides):
+                return isinstance(test.ops[0], (ast.Is, ast.Eq))
+        return None
+
+    def _none(self, node: ast.expr) -> bool:
+        if isinstance(node, ast.Constant):
+            return node.value is None
+        if isinstance(node, ast.Name) and node.id in self._fixed:
+            ty = self.parameters[node.id]
+            return isinstance(ty, types.NoneType) or (
+                isinstance(ty, types.Omitted) and ty.value is None)
+        return False
+
+    def live(self, statements: list[ast.stmt]) -> list[ast.stmt]:
+        """``statements`` up to the first one control never leaves by its end (the rest is
+        dead code: Numba's control flow graph drops it untyped)."""
+        for i, node in enumerate(statements):
+            if self._ends(node):
+                return statements[:i + 1]
+        return statements
+
+    def taken(self, node: ast.If | ast.IfExp) -> list | ast.expr | None:
+        """The branch a statically known test takes (None: not known)."""
+        truth = self.static_truth(node.test)
+        if truth is None:
+            return None
+        return node.body if truth else node.orelse
+
+    def terminates(self, statements: list[ast.stmt]) -> bool:
+        """Whether control never leaves the end of ``statements`` (each path returns, raises,
+        leaves its loop or loops forever), as Python's compiler and Numba's control flow graph
+        find it."""
+        return any(self._ends(node) for node in statements)
+
+    def _ends(self, node: ast.stmt) -> bool:
+        known = self._ending.get(node)
+        if known is None:
+            known = self._ending[node] = self._find_end(node)
+        return known
+
+    def _find_end(self, node: ast.stmt) -> bool:
+        if isinstance(node, (ast.Return, ast.Raise, ast.Break, ast.Continue)):
+            return True
+        if isinstance(node, ast.If):
+            taken = self.taken(node)
+            if taken is not None:
+                return self.terminates(taken)
+            return self.terminates(node.body) and self.terminates(node.orelse)
+        if isinstance(node, ast.While):
+            return bool(self.static_truth(node.test)) and not self._breaks(node.body)
+        return False
+
+    def _breaks(self, statements: list[ast.stmt]) -> bool:
+        """Whether a ``break`` in ``statements`` (not in a loop nested there) leaves their loop."""
+        for node in self.live(statements):
+            if isinstance(node, ast.Break):
+                return True
+            if isinstance(node, ast.If):
+                taken = self.taken(node)
+                branches = [node.body, node.orelse] if taken is None else [taken]
+                if any(self._breaks(branch) for branch in branches):
+                    return True
+        return False
 
     # -- statements ---------------------------------------------------------------------------
 
     def _block(self, statements: list[ast.stmt]) -> None:
-        for statement in statements:
+        for statement in self.live(statements):
             self._statement(statement)
 
     def _statement(self, node: ast.stmt) -> None:
         if isinstance(node, ast.Assign):
-            if len(node.targets) != 1:
-                raise Unsupported("chained assignment")
-            self._assign(node.targets[0], node.value)
+            self._assign(node.targets, node.value)
         elif isinstance(node, ast.AugAssign):
-            if not isinstance(node.target, ast.Name):
-                raise Unsupported("augmented assignment of a non-name")
-            target = self._variable(node.target.id)
-            value = self._expr(node.value)
-            fn = INPLACE[type(node.op)] if target.mutable else BINARY[type(node.op)]
-            self._bind(node.target.id, self._call_type(node, fn, (target, value)))
+            self._update(node)
         elif isinstance(node, ast.Expr):
             self._expr(node.value)
         elif isinstance(node, ast.If):
+            taken = self.taken(node)
+            if taken is not None:
+                self._block(taken)
+                return
             self._condition(node.test)
             self._block(node.body)
             self._block(node.orelse)
         elif isinstance(node, ast.While):
             if node.orelse:
                 raise Unsupported("while ... else")
-            self._condition(node.test)
-            self._block(node.body)
+            truth = self.static_truth(node.test)
+            if truth is None:
+                self._condition(node.test)
+            if truth is not False:
+                self._block(node.body)
         elif isinstance(node, ast.For):
             self._for(node)
         elif isinstance(node, ast.Raise):
             self._raise(node)
         elif isinstance(node, ast.Return):
-            if node is not self._final_return():
-                raise Unsupported("a return before the end")
-            self._expr(node.value)
+            self.returns.append(types.none if node.value is None else self._expr(node.value))
         elif not isinstance(node, (ast.Break, ast.Continue, ast.Pass)):
             raise Unsupported(f"statement {type(node).__name__}")
 
-    def _assign(self, target: ast.expr, value: ast.expr) -> None:
+    def _assign(self, targets: list[ast.expr], value: ast.expr) -> None:
+        """``a = b = value``: the value once, then each target from the left."""
+        target = targets[0]
+        if len(targets) == 1 and isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) \
+                and len(value.elts) == len(target.elts):
+            items = [self._expr(item) for item in value.elts]  # (all read, then stored)
+            for item_target, item_type in zip(target.elts, items, strict=True):
+                self._store(item_target, item_type)
+            return
+        ty = self._expr(value)
+        for target in targets:
+            self._store(target, ty)
+
+    def _store(self, target: ast.expr, ty: types.Type) -> None:
         if isinstance(target, ast.Name):
-            self._bind(target.id, self._expr(value))
+            self._bind(target.id, ty)
+        elif isinstance(target, ast.Subscript):
+            self._setitem(target, ty)
         elif isinstance(target, ast.Tuple):
-            if not all(isinstance(t, ast.Name) for t in target.elts):
-                raise Unsupported("unpacking into a non-name")
-            if isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts):
-                for item in value.elts:  # (all read, then bound)
-                    self._expr(item)
-                for item_target, item in zip(target.elts, value.elts, strict=True):
-                    self._bind(item_target.id, self.of[item])
-                return
-            ty = self._expr(value)
             if not isinstance(ty, types.BaseTuple) or len(ty) != len(target.elts):
                 raise Unsupported("unpacking a non-tuple")
             for item_target, item_type in zip(target.elts, ty, strict=True):
-                self._bind(item_target.id, item_type)
-        elif isinstance(target, ast.Subscript):
-            value_type = self._expr(value)
-            container = self._expr(target.value)
-            index = self._index(target)
-            if target in self.static:
-                signature = self._ask("resolve_static_setitem", container,
-                                      self.static[target], value_type)
-                if signature is not None:
-                    self.calls[target] = ("static_setitem", signature)
-                    return
-            signature = self._ask("resolve_setitem", container, index, value_type)
-            if signature is None:
-                raise Unsupported("setitem")
-            self.calls[target] = ("setitem", signature)
+                self._store(item_target, item_type)
         else:
             raise Unsupported(f"assignment to {type(target).__name__}")
 
+    def _update(self, node: ast.AugAssign) -> None:
+        """``x += v`` (``operator.iadd``, as Numba's inference types it: in place for arrays, a
+        new value for numbers) and ``x[i] += v`` (the item read, updated, written back; the
+        container and index evaluated once)."""
+        target = node.target
+        if isinstance(target, ast.Name):
+            current = self._variable(target.id)
+        elif isinstance(target, ast.Subscript):
+            current = self._expr(target)
+        else:
+            raise Unsupported(f"augmented assignment of {type(target).__name__}")
+        value = self._expr(node.value)
+        fn = INPLACE[type(node.op)] if current.mutable else BINARY[type(node.op)]
+        result = self._call_type(node, fn, (current, value))
+        if isinstance(target, ast.Name):
+            self._bind(target.id, result)
+        else:
+            self._setitem(target, result, evaluated=True)
+
+    def _setitem(self, target: ast.Subscript, value_type: types.Type,
+                 evaluated: bool = False) -> None:
+        """Types ``target = <value_type>`` (``evaluated``: its container and index were typed
+        by the read of an update; the signature is recorded under ``("set", target)``)."""
+        if evaluated:
+            container, index = self.of[target.value], self.of[target.slice]
+        else:
+            container, index = self._expr(target.value), self._index(target)
+        key = ("set", target)
+        if target in self.static:
+            signature = self._ask("resolve_static_setitem", container,
+                                  self.static[target], value_type)
+            if signature is not None:
+                self.calls[key] = ("static_setitem", signature)
+                return
+        signature = self._ask("resolve_setitem", container, index, value_type)
+        if signature is None:
+            raise Unsupported("setitem")
+        self.calls[key] = ("setitem", signature)
+
     def _for(self, node: ast.For) -> None:
-        call = node.iter
-        if node.orelse or not isinstance(node.target, ast.Name) \
-                or not isinstance(call, ast.Call) or call.keywords \
-                or not isinstance(call.func, ast.Name) or call.func.id in self.locals \
-                or self._global_value(call.func.id) is not range \
-                or not 1 <= len(call.args) <= 3:
-            raise Unsupported("a for loop other than over range(...)")
-        bounds = [self._expr(a) for a in call.args]
-        if not all(isinstance(t, types.IntegerLiteral) or t == types.int64 for t in bounds):
-            raise Unsupported("range of non-int64 bounds")
-        if len(call.args) == 3 and not constant_int(call.args[2]):
-            raise Unsupported("range with a step that is not a non-zero constant")
-        self._bind(node.target.id, types.int64)
+        if node.orelse or not isinstance(node.target, ast.Name):
+            raise Unsupported("for ... else, or a target other than a name")
+        if self._range_call(node.iter):
+            call = node.iter
+            bounds = [self._expr(a) for a in call.args]
+            if not all(isinstance(t, types.IntegerLiteral) or t == types.int64 for t in bounds):
+                raise Unsupported("range of non-int64 bounds")
+            self._bind(node.target.id, types.int64)
+        else:  # Numba's iteration protocol: getiter, then iternext until exhausted
+            iterable = self._expr(node.iter)
+            getiter = self._ask("resolve_function_type", "getiter", (iterable,), ())
+            if getiter is None:
+                raise Unsupported(f"iteration over {iterable}")
+            iternext = self._ask("resolve_function_type", "iternext", (getiter.return_type,), ())
+            if iternext is None or not isinstance(iternext.return_type, types.Pair):
+                raise Unsupported(f"iteration over {iterable}")
+            self.calls[node] = (getiter, iternext)
+            self._bind(node.target.id, iternext.return_type.first_type)
         self._block(node.body)
+
+    def _range_call(self, call: ast.expr) -> bool:
+        """Whether ``call`` is ``range(...)`` of one to three positional arguments."""
+        return isinstance(call, ast.Call) and not call.keywords \
+            and isinstance(call.func, ast.Name) and call.func.id not in self.locals \
+            and self._global_value(call.func.id) is range and 1 <= len(call.args) <= 3 \
+            and not any(isinstance(a, ast.Starred) for a in call.args)
 
     def _raise(self, node: ast.Raise) -> None:
         if node.cause is not None or node.exc is None:
@@ -233,6 +403,12 @@ class FunctionTypes:
         self.static[node] = (cls, args)
 
     def _condition(self, test: ast.expr) -> None:
+        """Types a test: the truth of each operand of ``and``/``or`` in turn (their values are
+        not needed: ``if a.size and b.size``), else ``bool(test)``."""
+        if isinstance(test, ast.BoolOp):
+            for value in test.values:
+                self._condition(value)
+            return
         ty = self._expr(test)
         if not isinstance(types.unliteral(ty), types.Boolean):
             self._call_type(("truth", test), bool, (ty,))
@@ -279,6 +455,9 @@ class FunctionTypes:
                     raise Unsupported("and/or of non-booleans")
             return types.boolean
         if isinstance(node, ast.IfExp):
+            taken = self.taken(node)
+            if taken is not None:
+                return self._expr(taken)
             self._condition(node.test)
             unified = self.context.unify_pairs(self._expr(node.body), self._expr(node.orelse))
             if unified is None:
@@ -351,6 +530,11 @@ class FunctionTypes:
                 isinstance(a, ast.Starred) for a in node.args):
             raise Unsupported("*args or **kwargs in a call")
         fnty = self._expr(node.func)
+        found = self.globals.get(node.func)
+        if found is not None and getattr(found.value, "direct_refuses", False):
+            raise Unsupported(f"a call of {found.value}")
+        if isinstance(fnty, types.Dispatcher) and fnty.dispatcher.py_func in self.compiling:
+            raise Unsupported("recursion (Numba's inference types it)")
         args = tuple(self._expr(a) for a in node.args)
         kws = {k.arg: self._expr(k.value) for k in node.keywords}
         signature = self._ask("resolve_function_type", fnty, args,
@@ -371,7 +555,13 @@ class FunctionTypes:
         return signature.return_type
 
     def _bind(self, name: str, ty: types.Type) -> None:
+        """Records an assignment of ``ty`` to ``name``. All of a variable's assignments must be
+        of one kind (``same_kind``): Numba types each assignment's version of the variable on
+        its own and unifies only where versions meet, so ``x = 1; y = x // 2; x = 0.5`` is
+        integer division for Numba (and Python), and would not be with one unified type."""
         old = self.variables.get(name)
+        if old is not None and not same_kind(old, ty):
+            raise Unsupported(f"variable {name} of types {old} and {ty}")
         unified = ty if old is None else self.context.unify_pairs(old, ty)
         if unified is None:
             raise Unsupported(f"variable {name} of types {old} and {ty}")
@@ -397,7 +587,7 @@ class FunctionTypes:
             return Global(self._global_value(node.id))
         if isinstance(node, ast.Attribute):
             base = self._maybe_global(node.value)
-            if base is not None and isinstance(base.value, (pytypes.ModuleType, type)):
+            if base is not None and isinstance(base.value, pytypes.ModuleType):
                 if not hasattr(base.value, node.attr):
                     raise Unsupported(f"global attribute {node.attr}")
                 return Global(getattr(base.value, node.attr))

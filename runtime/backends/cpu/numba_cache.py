@@ -28,7 +28,7 @@ import warnings
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from autostage.runtime.backends.cpu import int_wrap, symbol_links
+from autostage.runtime.backends.cpu import direct, int_wrap, symbol_links
 from numba.core import caching
 from numba.core.dispatcher import Dispatcher
 
@@ -46,8 +46,9 @@ class CacheIntegrityWarning(UserWarning):
 
 def tie_data_files(module: types.ModuleType,
                    writes_in_line: tuple[types.ModuleType, ...] = ()) -> None:
-    """Makes every cached Numba function of ``module`` use ``TiedCacheFile`` and compile with
-    wrapping integers (``int_wrap``, whose stamp is part of the key). Numba keys the cache by
+    """Makes every cached Numba function of ``module`` use ``TiedCacheFile``, compile with
+    wrapping integers (``int_wrap``) and through ``direct`` where it can (their stamps are part
+    of the key). Numba keys the cache by
     ``module``'s file alone: the sources of ``writes_in_line``, modules whose intrinsics its
     code contains, are made part of the key."""
     # Code whose cache is tied may call shared helpers by symbol (loading checks them): from
@@ -61,9 +62,11 @@ def tie_data_files(module: types.ModuleType,
     for value in list(vars(module).values()):
         if isinstance(value, Dispatcher) and isinstance(value._cache, caching.Cache):
             int_wrap.compile_wrapping(value)
+            value._compiler.pipeline_class = direct.Compiler
             old = value._cache._cache_file
             if type(old) is caching.IndexDataCacheFile:
-                stamp = (old._source_stamp, int_wrap.STAMP, *([digest] if writes_in_line else []))
+                stamp = (old._source_stamp, int_wrap.STAMP, direct.stamp(),
+                         *([digest] if writes_in_line else []))
                 value._cache._cache_file = TiedCacheFile(
                     old._cache_path, old._index_name[:-len(".nbi")], stamp)
 

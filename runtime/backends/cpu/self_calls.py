@@ -84,6 +84,7 @@ def self_call(namespace: dict, name: str, *results: tuple) -> tuple[Callable, Ca
             return context.make_tuple(builder, declared, out)
         return declared(values), lower
 
+    recurse.direct_refuses = True  # typed from Numba's call stack: ``direct`` has none
     return recurse, returns
 
 

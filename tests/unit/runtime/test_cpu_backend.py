@@ -197,13 +197,12 @@ def test_staged_calls_are_native_calls(monkeypatch):
     module = f.concrete_functions[0].module
     assert "call @helper" in f.ir(np.arange(3.0))  # the trace is not changed by compiling
     inlined = cpu_compile.generate(optimized(ir.copy_module(module))).source
-    # the small helper is inlined (passes/inline.py): one function (and its ``direct`` twin)
-    assert re.findall(r"\ndef (f_\w+)\(", inlined) == ["f_calls", "f_calls__direct"]
+    # the small helper is inlined (passes/inline.py): one function
+    assert re.findall(r"\ndef (f_\w+)\(", inlined) == ["f_calls"]
     monkeypatch.setattr(inline, "MAX_OPS", -1)
     source = cpu_compile.generate(optimized(ir.copy_module(module))).source
-    # two native functions, one calling the other (and the entry's ``direct`` twin)
-    assert len([n for n in re.findall(r"\ndef (f_\w+)\(", source)
-                if not n.endswith("__direct")]) == 2
+    # two native functions, one calling the other
+    assert len(re.findall(r"\ndef (f_\w+)\(", source)) == 2
 
 
 def test_missing_lowering_names_op_and_line(monkeypatch):

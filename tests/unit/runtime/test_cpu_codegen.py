@@ -23,10 +23,6 @@ ENTRY_IO = dict(ENTRY, nogil=False)
 JIT = dict(ENTRY, no_cpython_wrapper=True)
 JIT_IO = dict(ENTRY_IO, no_cpython_wrapper=True)
 
-import autostage.runtime.backends.cpu.direct as cpu_direct  # source <digest>
-import autostage.runtime.backends.cpu.direct_types as cpu_direct_types  # source <digest>
-import autostage.runtime.backends.cpu.direct_lowering as cpu_direct_lowering  # source <digest>
-
 
 @numba.njit(**ENTRY)
 def f_clamp_step(a1, a2):
@@ -57,14 +53,6 @@ def f_clamp_step(a1, a2):
     c15 = np.float32(1.0)
     clip16 = np.float32(np.minimum(np.maximum(loop5, c14), c15))
     return (loop5, clip16)
-
-
-DIRECT_f_clamp_step = cpu_direct.body(f_clamp_step)
-
-
-@numba.njit(**ENTRY)
-def f_clamp_step__direct(a1, a2):
-    return DIRECT_f_clamp_step(a1, a2)
 '''
 
 

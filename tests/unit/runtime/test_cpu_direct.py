@@ -1,12 +1,14 @@
-"""The direct compile of generated functions (backends/cpu/direct*.py) against Numba's own.
+"""The direct compile (backends/cpu/direct*.py) against Numba's own.
 
-Each case is a function in the style of generated code, written to a module file, compiled by
-Numba as it is and through its ``direct`` twin; both must give the same values, the same
-exceptions (type, message, the generated line Numba records) and leave no array allocated.
-Constructs direct leaves out must be refused (``Unsupported``), not compiled differently.
+Each case is a function in the style of autostage's generated code and helpers, written to a
+module file twice: compiled by Numba's own pipeline (``f_numba``) and by ``direct.Compiler``
+(``f``); both must give the same values, the same exceptions (type, message, the line Numba
+records) and leave no array allocated, and ``f`` must have compiled directly. Constructs direct
+leaves out must be refused (Numba's pipeline compiles them), not compiled differently.
 """
 
 import importlib.util
+import re
 import sys
 import textwrap
 
@@ -85,6 +87,82 @@ def f(a, k):
     z[1] = m
     return (m, r, u, s, b, z, np.float64(-0.0) == 0.0, a[..., 1:].shape)
 """, lambda: (np.array([4.0, -1.0, 2.5]), np.int64(-7))),
+    "early returns": ("""
+def f(a, n):
+    '''A docstring.'''
+    if n < 0:
+        return -1.0
+    total = 1.0
+    for i in range(n):
+        if a[i] > 2.0:
+            return total
+        total += a[i]
+    while True:
+        if total > 100.0:
+            return total
+        total *= 2.0
+""", lambda: (np.arange(5.0), np.int64(2))),
+    "returns nothing": ("""
+def f(out, v):
+    if v < 0:
+        return
+    for i in range(out.shape[0]):
+        out[i] = v
+""", lambda: (np.zeros(3), np.float64(1.5))),
+    "iteration": ("""
+def f(a, sizes):
+    extent = 1
+    for size in sizes:
+        if size != 1:
+            if extent != 1 and size != extent:
+                return -1, 0.0
+            extent = size
+    total = 0.0
+    for row in a:
+        for x in row:
+            total += x
+    for x in (1.5, 2.5):
+        total += x
+    return extent, total
+""", lambda: (np.arange(6.0).reshape(2, 3), (np.int64(1), np.int64(4), np.int64(4)))),
+    "unpacking into items": ("""
+def f(a):
+    starts = np.zeros(4, np.int64)
+    sizes = np.zeros(4, np.int64)
+    starts[0], sizes[0] = 3, a.shape[0]
+    starts[1], sizes[1] = sizes[0], starts[0]
+    pair = (7, 8)
+    starts[2], sizes[2] = pair
+    return starts, sizes, max(1, sizes[0], starts[2]), min(2.5, 1)
+""", lambda: (np.zeros(5),)),
+    "a None default": ("""
+def f(a, out=None):
+    if out is None:
+        return a.sum()
+    out[0] = a.sum()
+    return out[0] * 2.0
+""", lambda: (np.arange(4.0),)),
+    "updates and chains": ("""
+def f(a, step):
+    b = np.zeros(4)
+    b[0] += a[1]
+    b[np.int64(1)] -= a[2]
+    i = j = 2
+    b[i] = b[j + 1] = 7.0
+    (p, q), r = (i, 1.5), j
+    t = ((1, 2), 3)
+    (u, v), w = t
+    count = 0
+    if a.size and b.size:
+        count += 1
+    if a.size == 0 or b.size:
+        count += 10
+    for k in range(9, -3, step):
+        count += k
+    for k in range(-3, 9, -step):
+        count += 100 * k
+    return b, i, j, p, q, r, u + v + w, count
+""", lambda: (np.array([1.0, 2.0, 3.0]), np.int64(-4))),
 }
 
 RANGES = """
@@ -125,10 +203,9 @@ def f(a):
 REFUSED = {
     "power": "def f(a):\n    return (a ** 2,)\n",
     "objmode": "def f(a):\n    with numba.objmode():\n        pass\n    return (a,)\n",
-    "early return": "def f(a):\n    if a > 0:\n        return (a,)\n    return (-a,)\n",
+    "types changing": "def f(a):\n    x = 1\n    y = x // 2\n    x = a\n    return (x, y)\n",
     "lambda": "def f(a):\n    g = lambda v: v\n    return (g(a),)\n",
     "chain of arrays": "def f(a):\n    b = np.zeros(2)\n    return (b is b is b,)\n",
-    "item update": "def f(a):\n    b = np.zeros(1)\n    b[0] += a\n    return (b,)\n",
 }
 
 
@@ -141,27 +218,31 @@ def note(log, i, value):
 
 
 def _module(tmp_path, name: str, source: str):
-    """Writes ``source`` (defining ``f``) and its direct twin as a module; returns it."""
+    """Writes ``source`` (defining ``f``) as a module twice: ``f`` compiled by ``direct``,
+    ``f_numba`` by Numba's own pipeline; returns the module."""
+    source = textwrap.dedent(source).strip("\n")
+    numba_source = re.sub(r"\bf\(", "f_numba(", source)
     text = "import math\nimport numba\nimport numpy as np\n" \
            "from autostage.runtime.backends.cpu import direct as cpu_direct\n" \
            f"from {__name__} import note\n" \
            "ENTRY = dict(error_model='numpy', nogil=True, no_cfunc_wrapper=True)\n" \
-           + "\n@numba.njit(**ENTRY)\n" + textwrap.dedent(source) + "\n\n" \
-           + "\n".join(direct.wrapper_lines("f", _params(source))) + "\n"
+           "\n\n@numba.njit(**ENTRY, pipeline_class=cpu_direct.Compiler)\n" + source \
+           + "\n\n\n@numba.njit(**ENTRY)\n" + numba_source + "\n"
     path = tmp_path / f"direct_case_{abs(hash(name))}.py"
     path.write_text(text)
     spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[path.stem] = module
     spec.loader.exec_module(module)
-    for dispatcher in (module.f, module.f__direct):
+    for dispatcher in (module.f, module.f_numba):
         int_wrap.compile_wrapping(dispatcher)
     return module
 
 
-def _params(source: str) -> str:
-    head = textwrap.dedent(source).strip().splitlines()[0]
-    return head[head.index("(") + 1:head.index(")")]
+def _direct(dispatcher) -> list[bool]:
+    """For each signature ``dispatcher`` compiled: whether ``direct`` compiled it."""
+    return [bool((c.metadata or {}).get(direct.METADATA_KEY))  # (None: loaded from a cache)
+            for c in dispatcher.overloads.values()]
 
 
 def _same(got, want) -> None:
@@ -169,6 +250,8 @@ def _same(got, want) -> None:
     if isinstance(got, tuple):
         for g, w in zip(got, want, strict=True):
             _same(g, w)
+    elif got is None:
+        assert want is None
     else:
         assert_same(got, want)
 
@@ -182,20 +265,42 @@ def _allocated() -> int:
 def test_direct_compiles_what_numba_compiles(tmp_path, name):
     source, make_args = CASES[name]
     module = _module(tmp_path, name, source)
-    want = module.f(*make_args())
-    got = module.f__direct(*make_args())
-    assert list(module.f__direct.overloads)  # compiled directly, not refused
+    want_args, got_args = make_args(), make_args()
+    want = module.f_numba(*want_args)
+    got = module.f(*got_args)
+    assert _direct(module.f) == [True]  # compiled directly, not refused
     _same(got, want)
+    _same(got_args, want_args)  # (what the function wrote into its arguments)
     del got, want
     args = make_args()
     _nrt_python.memsys_enable_stats()
     try:
         before = _allocated()
         for _ in range(3):
-            module.f__direct(*args)
+            module.f(*args)
         assert _allocated() == before  # every array the function made was freed
     finally:
         _nrt_python.memsys_disable_stats()
+
+
+def test_early_returns_take_each_path(tmp_path):
+    module = _module(tmp_path, "early returns", CASES["early returns"][0])
+    a = np.array([1.0, 2.0, 3.0, 0.5])
+    for n in (-1, 0, 2, 4):
+        assert module.f(a, np.int64(n)) == module.f_numba(a, np.int64(n)) \
+            == module.f.py_func(a, n)
+    assert _direct(module.f) == [True]
+
+
+def test_a_none_default_prunes_as_numba_does(tmp_path):
+    """``out is None`` with ``out`` left out is known at compile time: the other branch is
+    neither typed nor emitted (typed, ``out[0] = ...`` of None would not compile)."""
+    module = _module(tmp_path, "a None default", CASES["a None default"][0])
+    a = np.arange(4.0)
+    out = np.zeros(1)
+    assert module.f(a, out) == module.f_numba(a, out.copy()) == 12.0
+    assert module.f(a) == module.f_numba(a) == 6.0
+    assert _direct(module.f) == [True, True]
 
 
 def test_ranges_near_int64_limits_take_pythons_steps(tmp_path):
@@ -205,45 +310,86 @@ def test_ranges_near_int64_limits_take_pythons_steps(tmp_path):
     n = 2**63 - 1
     seen, last = module.f.py_func(n)
     assert seen == 3 + 2 * 10 + 4 * 100 + 4 * 1000  # Python's steps, counted by hand
-    got = module.f__direct(np.int64(n))
+    got = module.f(np.int64(n))
     assert (int(got[0]), int(got[1])) == (seen, last)
+    assert _direct(module.f) == [True]
 
 
-def test_a_raise_is_numbas_raise_at_the_generated_line(tmp_path):
+def test_a_raise_is_numbas_raise_at_the_same_line(tmp_path):
     source, make_args = RAISES
     module = _module(tmp_path, "raises", source)
     errors = []
-    for fn in (module.f, module.f__direct):
+    for fn in (module.f, module.f_numba):
         with pytest.raises(ValueError, match="n too large") as info:
             fn(np.arange(4.0), np.int64(5))
         errors.append(info)
-    lines = [[(entry.path.name, entry.lineno) for entry in e.traceback
+    lines = [[entry.lineno - entry.frame.code.firstlineno for entry in e.traceback
               if entry.path.name.startswith("direct_case")][-1] for e in errors]
-    assert lines[0] == lines[1]  # the same generated line: run_errors maps it to the op
-    _same(module.f__direct(*make_args()), module.f(*make_args()))
+    assert lines[0] == lines[1]  # the same line of the function: run_errors maps it to the op
+    _same(module.f(*make_args()), module.f_numba(*make_args()))
+    assert _direct(module.f) == [True]
 
 
 def test_code_after_a_loop_without_exit_is_not_emitted_in_a_closed_block(tmp_path):
     module = _module(tmp_path, "always raises", ALWAYS_RAISES)
-    for fn in (module.f, module.f__direct):
+    for fn in (module.f, module.f_numba):
         with pytest.raises(ValueError, match="positive"):
             fn(np.array([-1.5]))
+    assert _direct(module.f) == [True]
 
 
 @pytest.mark.parametrize("name", sorted(REFUSED))
 @pytest.mark.filterwarnings("ignore:Code running in object mode")
 def test_constructs_left_out_are_refused(tmp_path, name):
-    source = REFUSED[name]
-    # codegen gives a function a twin only if its syntax is in the subset ...
-    assert (direct.plausible(source) is not None) == (
-        name in ("early return", "item update", "chain of arrays"))
-    module = _module(tmp_path, name, source)
-    with pytest.raises(numba.core.errors.TypingError):  # ... and typing refuses the rest
-        module.f__direct(np.float64(2.0))
-    assert module.f(np.float64(2.0)) is not None  # Numba's own front end compiles it
+    module = _module(tmp_path, name, REFUSED[name])
+    _same(module.f(np.float64(2.0)), module.f_numba(np.float64(2.0)))
+    assert _direct(module.f) == [False]  # Numba's own pipeline compiled it
 
 
-def test_entries_compile_directly_and_agree_with_numbas_front_end():
+def test_a_range_step_of_zero_raises_pythons_error(tmp_path):
+    module = _module(tmp_path, "zero step", """
+def f(n, step):
+    total = 0
+    for i in range(n, 0, step):
+        total += i
+    return total
+""")
+    assert module.f(np.int64(5), np.int64(-2)) == module.f.py_func(5, -2) == 9
+    for fn in (module.f, module.f_numba, module.f.py_func):
+        with pytest.raises(ValueError, match="range\\(\\) arg 3 must not be zero"):
+            fn(np.int64(5), np.int64(0))
+    assert _direct(module.f) == [True]
+
+
+def test_assignments_of_different_types_are_refused_not_unified(tmp_path):
+    """``x = 1; y = x // 2; x = a``: one unified float type would make ``y`` 0.0; Numba types
+    each assignment's version of ``x`` (and Python's ``y`` is the int 0)."""
+    module = _module(tmp_path, "types changing", REFUSED["types changing"])
+    x, y = module.f(np.float64(2.5))
+    assert (x, y) == module.f.py_func(2.5) and isinstance(y, int)
+
+
+def test_recursion_is_compiled_by_numba(tmp_path):
+    module = _module(tmp_path, "recursion", """
+def f(n):
+    if n <= 1:
+        return 1
+    return n * f(n - 1)
+""")
+    assert module.f(np.int64(10)) == module.f_numba(np.int64(10)) == 3628800
+    assert False in _direct(module.f)
+
+
+def test_off_and_the_cache_stamp():
+    stamp = direct.stamp()
+    with config.DIRECT.override(False):
+        assert direct.stamp() == "direct-off" != stamp
+        assert not direct.enabled()
+
+
+def test_entries_compile_directly_and_agree_with_numbas_front_end(tmp_path, monkeypatch):
+    monkeypatch.setenv("AUTOSTAGE_CACHE_DIR", str(tmp_path / "cache"))  # (compiled here)
+
     def step(x, w):
         h = np.tanh(x @ w)
         total = 0.0
@@ -256,11 +402,9 @@ def test_entries_compile_directly_and_agree_with_numbas_front_end():
     f = autostage.convert(step, target="cpu")
     got = f(*args)
     runner = f.concrete_functions[0].prepared_runner()
-    assert runner.dispatcher.py_func.__name__.endswith(direct.SUFFIX)
+    assert _direct(runner.dispatcher) == [True]
     plain = autostage.convert(step, target="cpu")
     with config.DIRECT.override(False):
         want = plain(*args)
-    assert not plain.concrete_functions[0].prepared_runner().dispatcher.py_func.__name__\
-        .endswith(direct.SUFFIX)
     np.testing.assert_array_equal(got[0], want[0])
     assert got[1] == want[1]

@@ -70,7 +70,7 @@ def test_a_program_after_precompiling_compiles_only_its_own_code(tmp_path):
         _run(tmp_path / "program.py", _PROGRAM, env))
     assert close and same_count and got_loss == pytest.approx(want_loss, rel=1e-12)
     # (list items are read in line through intrinsics: nothing of Numba's compiled per program)
-    assert compiled == ["f_train__direct"], compiled  # (its ``direct`` twin: cpu/direct.py)
+    assert compiled == ["f_train"], compiled
 
 
 @pytest.mark.slow
