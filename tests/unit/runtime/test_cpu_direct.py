@@ -346,6 +346,34 @@ def test_constructs_left_out_are_refused(tmp_path, name):
     assert _direct(module.f) == [False]  # Numba's own pipeline compiled it
 
 
+def test_a_break_out_of_an_iteration_releases_each_item_once(tmp_path):
+    """Rows of an array are views holding a reference to it: a break leaving the loop must not
+    release the last row's again (the array would be freed while returned)."""
+    module = _module(tmp_path, "rows", """
+def f(a):
+    b = a * 2.0
+    total = 0.0
+    for row in b:
+        total += row[0]
+        if total > 3.0:
+            break
+    return b, total
+""")
+    a = np.arange(8.0).reshape(4, 2)
+    _same(module.f(a), module.f_numba(a))
+    _nrt_python.memsys_enable_stats()
+    try:
+        before = _allocated()
+        kept = module.f(a)
+        assert _allocated() == before + 1  # ``b``, alive in ``kept``
+        np.testing.assert_array_equal(kept[0], a * 2.0)
+        del kept
+        assert _allocated() == before
+    finally:
+        _nrt_python.memsys_disable_stats()
+    assert _direct(module.f) == [True]
+
+
 def test_a_range_step_of_zero_raises_pythons_error(tmp_path):
     module = _module(tmp_path, "zero step", """
 def f(n, step):
