@@ -78,9 +78,7 @@ class Lowering:
     # -- statements ---------------------------------------------------------------------------
 
     def _block(self, statements: list[ast.stmt]) -> None:
-        for statement in self.typed.live(statements):
-            if self.builder.block.is_terminated:  # after a break, continue or raise
-                self.builder.position_at_end(self.builder.append_basic_block("dead"))
+        for statement in self.typed.live(statements):  # (none after one that ends its block)
             self.line = statement.lineno
             self._statement(statement)
 
@@ -147,26 +145,26 @@ class Lowering:
             self._store(target.id, self._apply(fnty, signature,
                                                [current, self._expr(node.value)]))
             return
-        container = self._expr(target.value)
-        needs_index = self.typed.calls[target][0] != "static_getitem" \
-            or self.typed.calls[("set", target)][0] != "static_setitem"
-        index = self._expr(target.slice) if needs_index else None
+        container, index = self._expr(target.value), self._expr(target.slice)
         current = self._item(target, self.typed.of[target], container, index)
         updated = self._apply(fnty, signature, [current, self._expr(node.value)])
-        self._setitem(target, updated, container, index)
-        for part in (index, container):
-            if part is not None:
-                self._release(part)
+        self._write_item(target, updated, container, index)
+        self._release(index)
+        self._release(container)
 
-    def _setitem(self, target: ast.Subscript, item: Value, container: Value | None = None,
-                 index: Value | None = None) -> None:
-        """``target = item`` (``item`` released); the target's container and index evaluated
-        now, unless given (then left to the caller)."""
+    def _setitem(self, target: ast.Subscript, item: Value) -> None:
+        """``target = item`` (``item`` released), the target's container and index evaluated
+        now."""
+        container, index = self._expr(target.value), self._expr(target.slice)
+        self._write_item(target, item, container, index)
+        self._release(index)
+        self._release(container)
+
+    def _write_item(self, target: ast.Subscript, item: Value, container: Value,
+                    index: Value) -> None:
+        """``container[index] = item`` (a constant index: ``static_setitem``); ``item``
+        released, the operands left to the caller."""
         kind, signature = self.typed.calls[("set", target)]
-        parts = []
-        if container is None:
-            container = self._expr(target.value)
-            parts.append(container)
         if kind == "static_setitem":
             try:
                 impl = self.context.get_function("static_setitem", signature)
@@ -175,16 +173,11 @@ class Lowering:
             impl(self.builder, (container.value, self.typed.static[target],
                                 self._cast(item, signature.args[2]).value))
         else:
-            if index is None:
-                index = self._expr(target.slice)
-                parts.append(index)
             fnty = self.context.typing_context.resolve_value_type(operator.setitem)
             impl = self.context.get_function(fnty, signature)
             impl(self.builder, (container.value, self._cast(index, signature.args[1]).value,
                                 self._cast(item, signature.args[2]).value))
         self._release(item)
-        for part in reversed(parts):
-            self._release(part)
 
     def _if(self, node: ast.If) -> None:
         taken = self.typed.taken(node)
@@ -364,17 +357,14 @@ class Lowering:
         return Value(value, ty, True)
 
     def _getitem(self, node: ast.Subscript, ty: types.Type) -> Value:
-        container = self._expr(node.value)
-        index = None if self.typed.calls[node][0] == "static_getitem" \
-            else self._expr(node.slice)
+        container, index = self._expr(node.value), self._expr(node.slice)
         result = self._item(node, ty, container, index)
-        for part in (index, container):
-            if part is not None:
-                self._release(part)
+        self._release(index)
+        self._release(container)
         return result
 
     def _item(self, node: ast.Subscript, ty: types.Type, container: Value,
-              index: Value | None) -> Value:
+              index: Value) -> Value:
         """``container[index]`` (a constant index: ``static_getitem``); the operands are left
         to the caller."""
         kind, signature = self.typed.calls[node]
@@ -386,10 +376,7 @@ class Lowering:
             except NotImplementedError:
                 raise Unsupported("static_getitem without an implementation") from None
             return Value(impl(self.builder, (container.value, constant)), ty, True)
-        impl = self.context.get_function(kind, signature)
-        args = [self._cast(v, t).value
-                for v, t in zip((container, index), signature.args, strict=True)]
-        return Value(impl(self.builder, args), signature.return_type, True)
+        return self._apply(kind, signature, [container, index], release=False)
 
     def _call(self, node: ast.Call) -> Value:
         fnty, signature = self.typed.calls[node]
@@ -424,13 +411,13 @@ class Lowering:
             result = self.context.get_dummy_value()
         return Value(result, signature.return_type, True)
 
-    def _apply(self, fnty, signature, operands: list[Value]) -> Value:
+    def _apply(self, fnty, signature, operands: list[Value], release: bool = True) -> Value:
         """An operator (or getitem) on ``operands``: cast to its signature, implemented by
-        Numba's implementation; the operands released."""
+        Numba's implementation; the operands released (unless not ``release``)."""
         impl = self.context.get_function(fnty, signature)
         args = [self._cast(v, t).value for v, t in zip(operands, signature.args, strict=True)]
         result = impl(self.builder, args)
-        for operand in operands:
+        for operand in operands if release else ():
             self._release(operand)
         return Value(result, signature.return_type, True)
 

@@ -48,9 +48,8 @@ def tie_data_files(module: types.ModuleType,
                    writes_in_line: tuple[types.ModuleType, ...] = ()) -> None:
     """Makes every cached Numba function of ``module`` use ``TiedCacheFile``, compile with
     wrapping integers (``int_wrap``) and through ``direct`` where it can (their stamps are part
-    of the key). Numba keys the cache by
-    ``module``'s file alone: the sources of ``writes_in_line``, modules whose intrinsics its
-    code contains, are made part of the key."""
+    of the key). Numba keys the cache by ``module``'s file alone: the sources of
+    ``writes_in_line``, modules whose intrinsics its code contains, are made part of the key."""
     # Code whose cache is tied may call shared helpers by symbol (loading checks them): from
     # before any of these functions compiles, Numba records where each one can be found again.
     symbol_links.install()
