@@ -408,6 +408,16 @@ def f(n):
     assert False in _direct(module.f)
 
 
+def test_the_runtimes_own_functions_compile_through_direct():
+    from autostage.runtime.backends.cpu import checks, numba_cache, vector_math
+
+    for dispatcher in (checks.check, checks.broadcast_extent, vector_math.tanh):
+        assert dispatcher._compiler.pipeline_class is direct.Compiler
+        stamp = dispatcher._cache._cache_file._source_stamp
+        assert isinstance(dispatcher._cache._cache_file, numba_cache.TiedCacheFile)
+        assert direct.stamp() in stamp  # (a changed direct compiles them again)
+
+
 def test_off_and_the_cache_stamp():
     stamp = direct.stamp()
     with config.DIRECT.override(False):
