@@ -4,8 +4,9 @@ A check written inline (``if a != b: fail(...); raise ...``) adds basic blocks t
 function, and Numba's compile time grows with its blocks: an inline shape check cost ~20-30 ms
 of compile per site, a call of ``check`` ~2-3 ms. It is compiled once per signature and cached
 (int64 sizes: the same signatures in every program), and LLVM inlines it into the caller when it
-links it. A failed check raises the error of its site (``fail``: NumPy's or Python's message,
-the sizes, the note naming the op and the user's line), entering Python only then.
+links it. A failed check raises ``SiteFailure`` natively with the site's key and sizes, which the
+runner replaces with the site's error (``site_error``: NumPy's or Python's message, the sizes,
+the note naming the op and the user's line).
 
 Used for the checks of shapes, which run once per op, not per element: in a hot loop the call
 cost 15-30% of the loop's time even inlined (bounds checks of a sieve and an edit distance, the
@@ -27,7 +28,6 @@ from autostage.runtime.backends.cpu import numba_cache
 # (Options of its own, not shared_helpers': Numba's cache of this module is keyed by this file.)
 _JIT = dict(cache=True, error_model="numpy", nogil=True, no_cfunc_wrapper=True,
             no_cpython_wrapper=True)
-_JIT_IO = dict(cache=True, error_model="numpy", no_cfunc_wrapper=True, no_cpython_wrapper=True)
 
 
 # The padding of size tuples (``run_errors``): read by generated code as constants.
@@ -39,21 +39,29 @@ LOCATION_ATTR = "__autostage_location__"  # the failing op's ir.Location, for tr
 SITES: dict[int, tuple[type[BaseException], str, str, Any]] = {}
 
 
-def fail(key: int, sizes: tuple) -> None:
-    """Raises the error of checked site ``key`` with its run-time ``sizes`` (from objmode)."""
+class SiteFailure(Exception):
+    """Raised by compiled code where checked site ``args[0]`` failed, with its run-time sizes
+    (``args[1]``): never seen by the user, the runner raises ``site_error(*args)`` instead."""
+
+
+def site_error(key: int, sizes: tuple) -> BaseException:
+    """The error of checked site ``key`` with its run-time ``sizes``: NumPy's or Python's
+    exception and message, the note naming the op and the user's line."""
     kind, template, note, loc = SITES[int(key)]
     error = kind(template.format(*[int(s) for s in sizes]))
     error.add_note(note)
     setattr(error, LOCATION_ATTR, loc)
-    raise error
+    return error
 
 
-@numba.njit(**_JIT_IO)
+@numba.njit(**_JIT)
 def fail_site(key, sizes):
-    """``fail`` from compiled code: the inline tests of per-element checks (bounds) call it in
-    their cold branch, followed by a native ``raise`` Numba needs to see the branch end."""
-    with numba.objmode():
-        fail(key, sizes)
+    """Fails checked site ``key`` with its run-time ``sizes``: the inline tests of per-element
+    checks (bounds) call it in their cold branch, followed by a native ``raise`` Numba needs to
+    see the branch end. A native raise with run-time values: the runner raises the site's error
+    in its place (``site_error``), where entering Python here (``numba.objmode``, compiled by
+    Numba's own pipeline) cost ~0.1 s of compile per length of ``sizes``."""
+    raise SiteFailure(key, sizes)
 
 
 @numba.njit(**_JIT)

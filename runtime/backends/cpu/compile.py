@@ -27,6 +27,7 @@ import numpy as np
 from autostage.runtime import collector, ir, tracing
 from autostage.runtime.backends.cpu import (
     allocator,
+    checks,
     codegen,
     limits,
     lower_py_function,
@@ -108,6 +109,8 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
         with the op and the user's line."""
         if isinstance(e, numba.core.errors.NumbaError):
             return translate(e, generated, python_module)
+        if isinstance(e, checks.SiteFailure):
+            return checks.site_error(*e.args)
         run_errors.locate(e, module, python_module.__file__, generated.line_ops,
                           generated.helper_ops)
         return e

@@ -81,13 +81,15 @@ def _compiled(state, func) -> object | None:
         return None
     try:
         tree = _function_tree(func)
-        functions.add(func)
-        try:
-            typed = FunctionTypes(tree, func.__globals__, state.typingctx, state.args,
-                                  frozenset(functions))
-        finally:
-            functions.discard(func)
+        # Typing and lowering under the function's flags, as Numba's pipeline: the overloads
+        # (typed lists' methods...) they compile are cached per flags, and lowering asks again.
         with ConfigStack().enter(state.flags.copy()):
+            functions.add(func)
+            try:
+                typed = FunctionTypes(tree, func.__globals__, state.typingctx, state.args,
+                                      frozenset(functions))
+            finally:
+                functions.discard(func)
             return _lowered(state, func, typed)
     except Exception as e:  # noqa: BLE001 - Unsupported, or any failure: Numba compiles it
         logger.debug("autostage: direct compile of %s%s refused: %s: %s", func.__qualname__,

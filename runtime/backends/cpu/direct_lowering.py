@@ -67,13 +67,17 @@ class Lowering:
         else:
             value = self._expr(node)
         value = self._owned(self._cast(value, ty))
+        self._release_all()
+        self.context.call_conv.return_value(
+            self.builder, self.context.get_return_value(self.builder, ty, value.value))
+
+    def _release_all(self) -> None:
+        """Releases every variable and what loops hold: the function returns or raises."""
         for held in self.held:
             self._release(held)
         for name, variable_type in self.typed.variables.items():
             self.context.nrt.decref(self.builder, variable_type,
                                     self.builder.load(self.slots[name]))
-        self.context.call_conv.return_value(
-            self.builder, self.context.get_return_value(self.builder, ty, value.value))
 
     # -- statements ---------------------------------------------------------------------------
 
@@ -102,11 +106,27 @@ class Lowering:
         elif isinstance(node, ast.Return):
             self._return(node.value)
         elif isinstance(node, ast.Raise):
-            cls, args = self.typed.static[node]
-            self.context.call_conv.return_user_exc(self.builder, cls, args, loc=self._loc(),
-                                                   func_name=self.func_name)
+            self._raise(*self.typed.static[node])
         elif not isinstance(node, ast.Pass):
             raise Unsupported(f"statement {type(node).__name__}")
+
+    def _raise(self, cls: type[BaseException], args: tuple) -> None:
+        """Raises ``cls(*args)``, every variable released: constant arguments as Numba's static
+        raise, else its dynamic raise, which holds a reference to each run-time value (Numba's
+        convention)."""
+        call_conv, loc = self.context.call_conv, self._loc()
+        if not any(isinstance(arg, ast.AST) for arg in args):
+            self._release_all()
+            call_conv.return_user_exc(self.builder, cls, args, loc=loc, func_name=self.func_name)
+            return
+        values, kinds = [], []
+        for arg in args:
+            value = self._owned(self._expr(arg)) if isinstance(arg, ast.AST) else None
+            values.append(arg if value is None else value.value)
+            kinds.append(None if value is None else value.type)
+        self._release_all()
+        call_conv.return_dynamic_user_exc(self.builder, cls, tuple(values), tuple(kinds),
+                                          loc=loc, func_name=self.func_name)
 
     def _assign(self, targets: list[ast.expr], value: ast.expr) -> None:
         target = targets[0]

@@ -8,13 +8,13 @@ line, exactly like ``interpreter.Frame._add_note``. Two mechanisms give that:
 * **Checked sites.** A lowering that can fail emits ``check(em, op, test, kind, template,
   sizes)``: one call of a compiled check (``checks.check``; a lowering that checks per element,
   such as an index's bounds, writes its own inline test and ``raise_now``: ``checks.fail_site``)
-  that, when the test is true, enters Python (``numba.objmode``) with the sizes as integers.
-  The message is formatted there, in Python, from a constant template (nothing is built inside
-  Numba, which leaks memory per raise), and the site's note (the printed op and its location,
-  fixed at code generation) is added. Sites are keyed by a hash of their content, so the key
-  is the same in every process and Numba's cache stays valid. The key is an int64
-  (``np.int64(k)``): a string argument would be typed as a literal, compiling the objmode
-  function once per site (100 checked matmuls: 15 s instead of 4 s).
+  that, when the test is true, raises ``checks.SiteFailure(key, sizes)`` natively (the sizes as
+  integers); the runner raises the site's error in its place (``checks.site_error``): the
+  message is formatted in Python from a constant template (nothing is built inside Numba), and
+  the site's note (the printed op and its location, fixed at code generation) is added. Sites
+  are keyed by a hash of their content, so the key is the same in every process and Numba's
+  cache stays valid. The key is an int64 (``np.int64(k)``): a string argument would be typed
+  as a literal, compiling the checks once per site (100 checked matmuls: 15 s instead of 4 s).
 * **Located errors.** Any other exception leaving compiled code (a native ``raise`` with a
   constant message, an error inside a helper or inside Numba's own implementation) is located
   by ``locate``: Numba records the generated line it raised at as a traceback entry, which maps

@@ -261,6 +261,22 @@ def _allocated() -> int:
     return stats.mi_alloc - stats.mi_free
 
 
+def _frees_what_it_allocates(call) -> None:
+    """Calls ``call()`` three times (an exception it raises caught): no array is left
+    allocated, neither one the function made nor a reference to an argument."""
+    _nrt_python.memsys_enable_stats()
+    try:
+        before = _allocated()
+        for _ in range(3):
+            try:
+                call()
+            except ValueError:
+                pass
+        assert _allocated() == before
+    finally:
+        _nrt_python.memsys_disable_stats()
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_direct_compiles_what_numba_compiles(tmp_path, name):
     source, make_args = CASES[name]
@@ -273,14 +289,7 @@ def test_direct_compiles_what_numba_compiles(tmp_path, name):
     _same(got_args, want_args)  # (what the function wrote into its arguments)
     del got, want
     args = make_args()
-    _nrt_python.memsys_enable_stats()
-    try:
-        before = _allocated()
-        for _ in range(3):
-            module.f(*args)
-        assert _allocated() == before  # every array the function made was freed
-    finally:
-        _nrt_python.memsys_disable_stats()
+    _frees_what_it_allocates(lambda: module.f(*args))
 
 
 def test_early_returns_take_each_path(tmp_path):
@@ -328,6 +337,30 @@ def test_a_raise_is_numbas_raise_at_the_same_line(tmp_path):
     assert lines[0] == lines[1]  # the same line of the function: run_errors maps it to the op
     _same(module.f(*make_args()), module.f_numba(*make_args()))
     assert _direct(module.f) == [True]
+    a = np.arange(4.0)  # (a raise released the argument's reference only from the 34th session)
+    _frees_what_it_allocates(lambda: module.f(a, np.int64(5)))
+
+
+RAISES_VALUES = """
+def f(a, n):
+    if n > a.shape[0]:
+        raise ValueError("n too large:", n, (a.shape[0], n), 1.5)
+    return (a[:n].sum(),)
+"""
+
+
+def test_a_raise_with_run_time_values_is_numbas_dynamic_raise(tmp_path):
+    module = _module(tmp_path, "raises values", RAISES_VALUES)
+    a = np.arange(4.0)
+    errors = []
+    for fn in (module.f, module.f_numba):
+        with pytest.raises(ValueError) as info:
+            fn(a, np.int64(7))
+        errors.append(info.value.args)
+    assert errors[0] == errors[1] == ("n too large:", 7, (4, 7), 1.5)
+    assert module.f(a, np.int64(3)) == module.f_numba(a, np.int64(3)) == (3.0,)
+    assert _direct(module.f) == [True]
+    _frees_what_it_allocates(lambda: module.f(a, np.int64(5)))
 
 
 def test_code_after_a_loop_without_exit_is_not_emitted_in_a_closed_block(tmp_path):
