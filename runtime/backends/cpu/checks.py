@@ -4,7 +4,7 @@ A check written inline (``if a != b: fail(...); raise ...``) adds basic blocks t
 function, and Numba's compile time grows with its blocks: an inline shape check cost ~20-30 ms
 of compile per site, a call of ``check`` ~2-3 ms. It is compiled once per signature and cached
 (int64 sizes: the same signatures in every program), and LLVM inlines it into the caller when it
-links it. A failed check raises ``SiteFailure`` natively with the site's key and sizes, which the
+links it. A failed check records the site's key and sizes and raises ``SiteFailure``, which the
 runner replaces with the site's error (``site_error``: NumPy's or Python's message, the sizes,
 the note naming the op and the user's line).
 
@@ -18,12 +18,16 @@ Generated modules import this module as ``cpu_chk``; its source hash is part of 
 
 from __future__ import annotations
 
+import ctypes
 import sys
+import threading
 from typing import Any
 
+import llvmlite.binding as ll
 import numba
 import numpy as np
 from autostage.runtime.backends.cpu import numba_cache
+from numba.core import types
 
 # (Options of its own, not shared_helpers': Numba's cache of this module is keyed by this file.)
 _JIT = dict(cache=True, error_model="numpy", nogil=True, no_cfunc_wrapper=True,
@@ -40,15 +44,32 @@ SITES: dict[int, tuple[type[BaseException], str, str, Any]] = {}
 
 
 class SiteFailure(Exception):
-    """Raised by compiled code where checked site ``args[0]`` failed, with its run-time sizes
-    (``args[1]``): never seen by the user, the runner raises ``site_error(*args)`` instead."""
+    """Raised by compiled code where a checked site failed (``fail_site``): never seen by the
+    user, the runner raises ``site_error()`` instead."""
 
 
-def site_error(key: int, sizes: tuple) -> BaseException:
-    """The error of checked site ``key`` with its run-time ``sizes``: NumPy's or Python's
-    exception and message, the note naming the op and the user's line."""
-    kind, template, note, loc = SITES[int(key)]
-    error = kind(template.format(*[int(s) for s in sizes]))
+_FAILED = threading.local()  # .site: (key, sizes) of the last site failed in this thread
+
+
+def _record(key: int, count: int, address: int) -> None:
+    _FAILED.site = (key, tuple((ctypes.c_int64 * count).from_address(address)))
+
+
+# Compiled code calls ``_record`` by a symbol name the JIT linker resolves in every process (so
+# the calling code is cached), through a ctypes callback, which holds the GIL while it runs.
+_RECORD = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, ctypes.c_void_p)(_record)
+ll.add_symbol("autostage_site_failed", ctypes.cast(_RECORD, ctypes.c_void_p).value)
+_site_failed = types.ExternalFunction(
+    "autostage_site_failed", types.void(types.int64, types.int64, types.voidptr))
+
+
+def site_error() -> BaseException:
+    """The error of the checked site this thread's compiled code failed last, with its run-time
+    sizes: NumPy's or Python's exception and message, the note naming the op and the user's
+    line."""
+    key, sizes = _FAILED.site
+    kind, template, note, loc = SITES[key]
+    error = kind(template.format(*sizes))
     error.add_note(note)
     setattr(error, LOCATION_ATTR, loc)
     return error
@@ -56,12 +77,18 @@ def site_error(key: int, sizes: tuple) -> BaseException:
 
 @numba.njit(**_JIT)
 def fail_site(key, sizes):
-    """Fails checked site ``key`` with its run-time ``sizes``: the inline tests of per-element
-    checks (bounds) call it in their cold branch, followed by a native ``raise`` Numba needs to
-    see the branch end. A native raise with run-time values: the runner raises the site's error
-    in its place (``site_error``), where entering Python here (``numba.objmode``, compiled by
-    Numba's own pipeline) cost ~0.1 s of compile per length of ``sizes``."""
-    raise SiteFailure(key, sizes)
+    """Fails checked site ``key`` with its run-time ``sizes``: records them for ``site_error``
+    and raises ``SiteFailure``. The inline tests of per-element checks (bounds) call it in their
+    cold branch, followed by a native ``raise`` Numba needs to see the branch end. (Numba's
+    raise with run-time values leaks ~0.8 KB per raise; entering Python with ``numba.objmode``
+    compiled through Numba's own pipeline, ~0.1 s per length of ``sizes``.)"""
+    values = np.empty(len(sizes) + 1, np.int64)
+    i = 0
+    for size in sizes + (ZERO,):  # (one more: Numba iterates no empty tuple)
+        values[i] = size
+        i += 1
+    _site_failed(key, len(sizes), values.ctypes.data)
+    raise SiteFailure
 
 
 @numba.njit(**_JIT)

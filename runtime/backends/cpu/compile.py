@@ -110,7 +110,7 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
         if isinstance(e, numba.core.errors.NumbaError):
             return translate(e, generated, python_module)
         if isinstance(e, checks.SiteFailure):
-            return checks.site_error(*e.args)
+            return checks.site_error()
         run_errors.locate(e, module, python_module.__file__, generated.line_ops,
                           generated.helper_ops)
         return e

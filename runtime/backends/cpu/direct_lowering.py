@@ -20,7 +20,7 @@ import operator
 from typing import NamedTuple
 
 from autostage.runtime.backends.cpu.direct_types import FunctionTypes, Unsupported, constant_int
-from numba.core import cgutils, ir, types, typing
+from numba.core import cgutils, funcdesc, ir, types, typing
 
 
 class Value(NamedTuple):
@@ -417,10 +417,17 @@ class Lowering:
                 lambda i, param, values: cgutils.make_anonymous_struct(self.builder, [
                     self._cast(v, t).value
                     for v, t in zip(values, signature.args[i], strict=True)]))
-        impl = self.context.get_function(fnty, signature)
-        if signature.recvr:
-            args = [callee.value, *args]
-        result = impl(self.builder, args, self._loc())
+        if isinstance(fnty, types.ExternalFunction):  # a C function named by its symbol
+            described = funcdesc.ExternalFunctionDescriptor(fnty.symbol, fnty.sig.return_type,
+                                                            fnty.sig.args)
+            function = self.context.declare_external_function(self.builder.module, described)
+            result = self.context.call_external_function(self.builder, function,
+                                                         described.argtypes, args)
+        else:
+            impl = self.context.get_function(fnty, signature)
+            if signature.recvr:
+                args = [callee.value, *args]
+            result = impl(self.builder, args, self._loc())
         for temporary in (*temporaries, callee):
             self._release(temporary)
         if isinstance(signature.return_type, types.Phantom):

@@ -8,8 +8,8 @@ line, exactly like ``interpreter.Frame._add_note``. Two mechanisms give that:
 * **Checked sites.** A lowering that can fail emits ``check(em, op, test, kind, template,
   sizes)``: one call of a compiled check (``checks.check``; a lowering that checks per element,
   such as an index's bounds, writes its own inline test and ``raise_now``: ``checks.fail_site``)
-  that, when the test is true, raises ``checks.SiteFailure(key, sizes)`` natively (the sizes as
-  integers); the runner raises the site's error in its place (``checks.site_error``): the
+  that, when the test is true, records the site's key and sizes (integers) and raises
+  ``checks.SiteFailure``; the runner raises the site's error in its place (``site_error``): the
   message is formatted in Python from a constant template (nothing is built inside Numba), and
   the site's note (the printed op and its location, fixed at code generation) is added. Sites
   are keyed by a hash of their content, so the key is the same in every process and Numba's

@@ -269,3 +269,46 @@ def test_pairwise_differences_of_unknown_sizes_broadcast_as_numpys():
     with pytest.raises(ValueError, match=re.escape(
             "operands could not be broadcast together with shapes (60,1,2) (1,4,3)")):
         f(np.ones((60, 2)), np.ones((4, 3)))
+
+
+def test_threads_failing_sites_at_once_each_get_their_own_sizes():
+    """A failed site's sizes are recorded per thread (``checks.site_error``): compiled code
+    runs without the GIL, and two threads failing at once must not see each other's."""
+    import threading
+
+    g = cpu(pick)
+    xs = np.arange(5.0)
+    g(xs, np.int64(0), np.int64(1))
+    wrong: list[str] = []
+
+    def fail(index: int) -> None:
+        for _ in range(300):
+            try:
+                g(xs, np.int64(index), np.int64(0))
+            except IndexError as e:
+                if str(e) != f"index {index} is out of bounds for axis 0 with size 5":
+                    wrong.append(str(e))
+            else:
+                wrong.append("no error")
+
+    threads = [threading.Thread(target=fail, args=(index,)) for index in (7, 9, -6, 11)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert wrong == []
+
+
+def test_a_failed_site_records_its_sizes_and_raises_site_failure():
+    """``fail_site`` compiles without entering Python (no objmode block: ``direct`` compiles
+    it) and records the key and sizes in the thread for the runner's ``site_error``."""
+    import numba
+    from autostage.runtime.backends.cpu import direct
+
+    fail = numba.njit(error_model="numpy", pipeline_class=direct.Compiler)(
+        checks.fail_site.py_func)
+    for sizes in ((), (np.int64(4),), (np.int64(2), np.int64(-7), np.int64(1))):
+        with pytest.raises(checks.SiteFailure):
+            fail(np.int64(12345), sizes)
+        assert checks._FAILED.site == (12345, tuple(int(s) for s in sizes))
+    assert [c.metadata[direct.METADATA_KEY] for c in fail.overloads.values()] == [True] * 3
