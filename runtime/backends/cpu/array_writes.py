@@ -26,9 +26,10 @@ def {{name}}(dst, src):
             src = cpu_new.copy(src)
 {loops}
 '''
-# The first and last addresses an array's elements start at (strides may be negative).
+# The first and last addresses an array's elements start at (strides may be negative; int64
+# throughout: a variable of one type, which ``direct`` compiles).
 _SPAN = '''\
-        {a}_lo = {a}_hi = {a}.ctypes.data
+        {a}_lo = {a}_hi = np.int64({a}.ctypes.data)
         for axis in range({a}.ndim):
             step = ({a}.shape[axis] - 1) * {a}.strides[axis]
             if step < 0:

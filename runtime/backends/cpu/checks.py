@@ -26,7 +26,7 @@ from typing import Any
 import llvmlite.binding as ll
 import numba
 import numpy as np
-from autostage.runtime.backends.cpu import numba_cache
+from autostage.runtime.backends.cpu import new_arrays, numba_cache
 from numba.core import types
 
 # (Options of its own, not shared_helpers': Numba's cache of this module is keyed by this file.)
@@ -82,7 +82,7 @@ def fail_site(key, sizes):
     cold branch, followed by a native ``raise`` Numba needs to see the branch end. (Numba's
     raise with run-time values leaks ~0.8 KB per raise; entering Python with ``numba.objmode``
     compiled through Numba's own pipeline, ~0.1 s per length of ``sizes``.)"""
-    values = np.empty(len(sizes) + 1, np.int64)
+    values = new_arrays.empty((len(sizes) + 1,), np.int64)  # (not np.empty: compiled per process)
     i = 0
     for size in sizes + (ZERO,):  # (one more: Numba iterates no empty tuple)
         values[i] = size
@@ -142,4 +142,4 @@ def broadcast_shape_3(key, sizes0, sizes1, sizes2):
     return extents
 
 
-numba_cache.tie_data_files(sys.modules[__name__])  # content-named, private files
+numba_cache.tie_data_files(sys.modules[__name__], writes_in_line=(new_arrays,))  # (private files)

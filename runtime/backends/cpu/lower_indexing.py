@@ -322,7 +322,7 @@ def lower_setitem(op: ir.Op, em: Emitter) -> None:
     xname, vname = em.name(x), em.name(v)
     if x.type.ndim == 0:
         out = em.name(op.results[0])
-        em.line(f"{out} = {vname}" if v.type.ndim == 0 else f"{out} = {vname}.ravel()[0]")
+        em.line(f"{out} = {vname if v.type.ndim == 0 else s.first(vname, v.type.ndim)}")
         return
     items, is_advanced = _prepare(op, em, tuple(staged))
     if op.attrs.get("in_place"):  # x is dead (passes/inplace.py): write into its buffer
@@ -360,7 +360,7 @@ def lower_scatter_add(op: ir.Op, em: Emitter) -> None:
     x, v, *staged = op.operands
     out, xname, vname = em.name(op.results[0]), em.name(x), em.name(v)
     if x.type.ndim == 0:  # the index selects x itself (maybe with unit axes): one element
-        em.line(f"{out} = {xname} + {vname if v.type.ndim == 0 else vname + '.ravel()[0]'}")
+        em.line(f"{out} = {xname} + {vname if v.type.ndim == 0 else s.first(vname, v.type.ndim)}")
         return
     items, is_advanced = _prepare(op, em, tuple(staged))
     em.line(f"{out} = {s.copy(em, xname)}")

@@ -454,10 +454,10 @@ def _batched_body(em, rows: ir.Value, w: ir.Value, big: ir.Value, limit: int) ->
         em.line(f"out = {s.empty(em, ['0', *outer[1:], columns], big.type.dtype)}")
     em.line("else:")
     with em.block():
-        em.line(f"flat = {s.contiguous(em, r)}.reshape(({' * '.join(outer)}, {k}))")
+        em.line(f"flat = {s.reshaped(em, r, [' * '.join(outer), k])}")
         if blas.AVAILABLE:
             em.module_line("cpu_blas", _BLAS_IMPORT)
             product = f"cpu_blas.gemm(cpu_blas.any_layout(flat), cpu_blas.any_layout({m}))"
         else:
             product = f"np.dot(flat, np.ascontiguousarray({m}))"
-        em.line(f"out = {product}.reshape(({', '.join([*outer, columns])},))")
+        em.line(f"out = {s.reshaped(em, product, [*outer, columns])}")

@@ -47,7 +47,7 @@ def {name}(items, empty):
             if empty is None:
                 raise ValueError("all input arrays must have the same shape")
             raise ValueError(RAGGED)
-        values = item.ravel()
+        values = cpu_new.flat_view(cpu_new.contiguous(item))
         for j in range(size):
             flat[i * size + j] = values[j]
     return out

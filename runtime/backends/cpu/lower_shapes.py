@@ -40,10 +40,10 @@ def lower_reshape(op: ir.Op, em: Emitter) -> None:
         em.line(f"if {xname}.size != 1:")
         with em.block():
             em.line("raise ValueError('cannot reshape array into shape ()')")
-        em.line(f"{out} = {xname}.ravel()[0]")
+        em.line(f"{out} = {s.first(xname, x.type.ndim)}")
     else:
         _check_reshape(op, em, shape)
-        em.line(f"{out} = {s.contiguous(em, xname)}.reshape({s.shape_tuple(shape)})")
+        em.line(f"{out} = {s.reshaped(em, xname, shape)}")
 
 
 def _check_reshape(op: ir.Op, em: Emitter, shape: list[str]) -> None:

@@ -23,7 +23,7 @@ def _flat(em: Emitter, x: ir.Value) -> str:
     name = em.name(x)
     if x.type.ndim == 0:
         return s.full(em, ["1"], name)
-    return name if x.type.ndim == 1 else f"{s.contiguous(em, name)}.ravel()"
+    return name if x.type.ndim == 1 else s.flat(em, name)
 
 
 

@@ -30,24 +30,21 @@ def _flat(em: Emitter, x: ir.Value) -> str:
     name = em.name(x)
     if x.type.ndim == 0:
         return s.full(em, ["1"], name)
-    return name if x.type.ndim == 1 else f"{s.contiguous(em, name)}.ravel()"
+    return name if x.type.ndim == 1 else s.flat(em, name)
 
 
 def _lanes(em: Emitter, x: ir.Value, axis: int | None) -> tuple[str, list[str]]:
     """A 2-d (lanes, n) array of ``x`` with ``axis`` last, and the kept dims' sizes."""
     x2 = em.fresh("lanes")
     if axis is None or x.type.ndim <= 1:
-        flat = _flat(em, x)
-        if x.type.ndim == 1:  # (a strided 1-d view: Numba reshapes contiguous arrays only)
-            flat = s.contiguous(em, flat)
-        em.line(f"{x2} = {flat}.reshape((1, -1))")
+        source = s.full(em, ["1"], em.name(x)) if x.type.ndim == 0 else em.name(x)
+        em.line(f"{x2} = {s.reshaped(em, source, ['1', '-1'])}")
         return x2, []
     sizes = s.dims(em, x)
     others = [a for a in range(x.type.ndim) if a != axis]
     perm = s.shape_tuple([str(a) for a in (*others, axis)])
     count = " * ".join(sizes[a] for a in others)
-    em.line(f"{x2} = {s.contiguous(em, f'{em.name(x)}.transpose({perm})')}"
-            f".reshape(({count}, {sizes[axis]}))")
+    em.line(f"{x2} = {s.reshaped(em, f'{em.name(x)}.transpose({perm})', [count, sizes[axis]])}")
     return x2, [sizes[a] for a in others]
 
 
@@ -64,9 +61,9 @@ def _result_shape(op: ir.Op, em: Emitter, lead: list[str], kept: list[str]) -> l
 def _finish(op: ir.Op, em: Emitter, res: str, shape: list[str]) -> None:
     out = em.name(op.results[0])
     if op.results[0].type.ndim == 0:
-        em.line(f"{out} = {res}.ravel()[0]")
+        em.line(f"{out} = {s.flat(em, res)}[0]")
     else:
-        em.line(f"{out} = {res}.reshape({s.shape_tuple(shape)})")
+        em.line(f"{out} = {s.reshaped(em, res, shape)}")
 
 
 def _lane_prelude(op: ir.Op, x_dtype: np.dtype) -> list[str]:
@@ -272,7 +269,7 @@ def lower_searchsorted(op: ir.Op, em: Emitter) -> None:
     if v.type.ndim == 0:
         em.line(f"{out} = {res}[0]")
     else:
-        em.line(f"{out} = {res}.reshape({s.shape_tuple(s.dims(em, v))})")
+        em.line(f"{out} = {s.reshaped(em, res, s.dims(em, v))}")
 
 
 @lowering("bincount")

@@ -119,6 +119,22 @@ def contiguous(em: Emitter, name: str) -> str:
     return f"cpu_new.contiguous({name})"
 
 
+def reshaped(em: Emitter, name: str, sizes: Sequence[str]) -> str:
+    """``name.reshape(sizes)`` (a view of its C-contiguous copy, if it is not one; written in
+    line: ``new_arrays.reshaped``)."""
+    return f"cpu_new.reshaped({contiguous(em, name)}, {shape_tuple(sizes)})"
+
+
+def flat(em: Emitter, name: str) -> str:
+    """``name.ravel()``: a 1-d view of its C-contiguous copy, if it is not one."""
+    return f"cpu_new.flat_view({contiguous(em, name)})"
+
+
+def first(name: str, ndim: int) -> str:
+    """The first element of the array ``name`` of rank ``ndim`` (``name.ravel()[0]``)."""
+    return index_expr(name, ["0"] * ndim)
+
+
 def copy(em: Emitter, name: str) -> str:
     """A new C-contiguous copy of the array ``name`` (``x.copy()``, written in line)."""
     new_arrays_import(em)

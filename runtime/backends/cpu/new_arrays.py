@@ -236,6 +236,61 @@ def flat_view(typingctx, x):
     return flat(x), codegen
 
 
+@intrinsic
+def reshaped(typingctx, x, shape):
+    """``x.reshape(shape)`` of a C-contiguous ``x`` (typed C): a view with C strides, one size of
+    -1 standing for the size the others leave, with Numba's errors. Numba's reshape calls
+    ``normalize_reshape_value``, a function of its own compiled in each process that compiles
+    new code reshaping (~0.1 s, in 5 of the 47 realistic programs after ``--precompile``)."""
+    if not (isinstance(x, types.Array) and x.layout == "C" and isinstance(shape, types.BaseTuple)
+            and len(shape) and all(isinstance(t, types.Integer) for t in shape)):
+        return None
+    out_type = types.Array(x.dtype, len(shape), "C", readonly=not x.mutable, aligned=x.aligned)
+
+    def codegen(context, builder, signature, args):
+        source = make_array(x)(context, builder, value=args[0])
+        intp = context.get_value_type(types.intp)
+        sizes = [context.cast(builder, builder.extract_value(args[1], i), t, types.intp)
+                 for i, t in enumerate(shape)]
+        final = _inferred(context, builder, sizes, source.nitems, intp)
+        strides = [source.itemsize]  # (NumPy's C strides: a size of 0 counts as 1)
+        one = intp(1)
+        for size in reversed(final[1:]):
+            step = builder.select(builder.icmp_signed("==", size, intp(0)), one, size)
+            strides.insert(0, builder.mul(strides[0], step))
+        out = make_array(out_type)(context, builder)
+        populate_array(out, data=source.data, shape=final, strides=strides,
+                       itemsize=source.itemsize, meminfo=source.meminfo, parent=source.parent)
+        return impl_ret_borrowed(context, builder, out_type, out._getvalue())
+    return out_type(x, shape), codegen
+
+
+def _inferred(context, builder, sizes: list, total, intp) -> list:
+    """``sizes`` with a negative one replaced by ``total`` over the others' product; Numba's
+    errors (``normalize_reshape_value``'s) where they do not fit ``total`` elements."""
+    zero, one = intp(0), intp(1)
+    known, negatives = one, zero
+    for size in sizes:
+        negative = builder.icmp_signed("<", size, zero)
+        negatives = builder.add(negatives, builder.zext(negative, intp))
+        known = builder.mul(known, builder.select(negative, one, size))
+    unknown_zero = builder.icmp_signed("==", known, zero)
+    divisor = builder.select(unknown_zero, one, known)
+    inferred = builder.select(unknown_zero, zero, builder.sdiv(total, divisor))
+    fits = builder.select(unknown_zero, builder.icmp_signed("==", total, zero),
+                          builder.icmp_signed("==", builder.srem(total, divisor), zero))
+    with cgutils.if_unlikely(builder, builder.icmp_signed(">", negatives, one)):
+        context.call_conv.return_user_exc(builder, ValueError,
+                                          ("multiple negative shape values",))
+    none_negative = builder.icmp_signed("==", negatives, zero)
+    fits = builder.select(none_negative, builder.icmp_signed("==", total, known), fits)
+    with cgutils.if_unlikely(builder, builder.not_(fits)):
+        context.call_conv.return_user_exc(builder, ValueError,
+                                          ("total size of new array must be unchanged",))
+    return [builder.select(builder.icmp_signed("<", size, zero), inferred, size)
+            for size in sizes]
+
+
 def _flat(context, builder, x: types.Array, flat: types.Array, value) -> ir.Value:
     """A 1-d header over the elements of the C-contiguous ``value`` (of type ``x``), sharing
     its data (a 0-d array: one element)."""

@@ -106,3 +106,44 @@ def test_copy_is_a_new_c_array(x):
     assert got.dtype == x.dtype and got.shape == x.shape and got.flags.c_contiguous
     np.testing.assert_array_equal(got, x)
     assert not np.shares_memory(got, x) and got.flags.writeable
+
+
+@numba.njit
+def _reshaped(x, shape):
+    return new.reshaped(new.contiguous(x), shape)
+
+
+@pytest.mark.parametrize("x, shape", [
+    (np.arange(12.0), (3, 4)), (np.arange(12.0), (-1, 6)), (np.arange(12.0), (2, -1, 3)),
+    (_BASE.T, (-1,)), (np.arange(6)[::-1], (1, -1)), (np.zeros((0, 5)), (0, -1)),
+    (np.zeros((0, 5)), (5, 0)), (np.zeros((2, 0)), (-1, 3)), (np.array([7.5]), (1, 1, 1))],
+    ids=str)
+def test_reshaped_is_numpys_reshape_of_a_contiguous_copy(x, shape):
+    # (NumPy refuses (0, -1) of an empty array; Numba's reshape, which this replaces, gives 0)
+    want = np.ascontiguousarray(x).reshape(tuple(0 if s == -1 and 0 in shape else s
+                                                 for s in shape))
+    got = _reshaped(x, tuple(np.int64(s) for s in shape))
+    assert got.shape == want.shape and got.strides == want.strides and got.dtype == x.dtype
+    np.testing.assert_array_equal(got, want)
+    if x.flags.c_contiguous:
+        assert np.shares_memory(got, x) or x.size == 0  # a view, as NumPy's
+
+
+@pytest.mark.parametrize("shape, message", [
+    ((5, 3), "total size of new array must be unchanged"),
+    ((-1, 5), "total size of new array must be unchanged"),
+    ((0, -1), "total size of new array must be unchanged"),
+    ((-1, -1), "multiple negative shape values")])
+def test_reshaped_raises_numbas_errors(shape, message):
+    with pytest.raises(ValueError, match=message):
+        _reshaped(np.arange(12.0), tuple(np.int64(s) for s in shape))
+    with pytest.raises(ValueError, match=message):  # Numba's own reshape, which it replaces
+        numba.njit(lambda x, s: x.reshape(s))(np.arange(12.0), tuple(np.int64(s) for s in shape))
+
+
+def test_reshaped_mixes_literal_and_run_time_sizes_and_keeps_read_only():
+    x = np.arange(6.0)
+    x.flags.writeable = False
+    got = numba.njit(lambda x, n: new.reshaped(x, (1, n, -1)))(x, np.int64(2))
+    assert got.shape == (1, 2, 3) and not got.flags.writeable
+    np.testing.assert_array_equal(got, x.reshape(1, 2, 3))
