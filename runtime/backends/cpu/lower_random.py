@@ -3,7 +3,8 @@
 A Generator is a parameter of the njit function (Numba unboxes it with its BitGenerator's
 state pointer, so draws advance the user's generator). The common Generator methods with
 scalar arguments (``NATIVE``) run natively: Numba ports NumPy's algorithms for them and the
-values are bit-identical to NumPy's (tests/unit/runtime/test_random_draws.py checks each).
+values are bit-identical to NumPy's (tests/unit/runtime/test_cpu_random_draws.py checks each);
+generated code calls them through ``random_draws`` (compiled once per machine).
 Everything else (NumPy's global functions, whose state Numba does not share, and the other
 methods or array arguments) calls NumPy itself through ``numba.objmode``, so values are
 NumPy's by construction; the call is kept in ``CALLS`` under a key derived from the op's
@@ -16,13 +17,21 @@ import hashlib
 
 import numpy as np
 from autostage.runtime import ir
-from autostage.runtime.backends.cpu.codegen import Emitter, is_scalar, lowering, np_dtype
+from autostage.runtime.backends.cpu import random_draws
+from autostage.runtime.backends.cpu.codegen import (
+    Emitter,
+    hashed_import,
+    is_scalar,
+    lowering,
+    np_dtype,
+)
 from autostage.runtime.ops import random as random_op
 from autostage.runtime.ops.random import GENERATOR, Operand
 from autostage.runtime.types import TensorType
 
 CALLS: dict[str, tuple] = {}  # key -> (source, method, args, kwargs)
 _IMPORT = "import autostage.runtime.backends.cpu.lower_random as cpu_random"
+_DRAWS_IMPORT = hashed_import(random_draws, "cpu_draw")
 NATIVE = frozenset({"random", "standard_normal", "normal", "uniform", "integers",
                     "exponential", "standard_exponential"})
 
@@ -108,7 +117,8 @@ def _native(op: ir.Op, em: Emitter) -> bool:
             return False
         kwargs.append(f"{name}={text}")
     result = op.results[0]
-    draw = f"{em.name(generator)}.{op.attrs['method']}({', '.join(kwargs)})"
+    em.module_line("cpu_draw", _DRAWS_IMPORT)
+    draw = f"cpu_draw.{op.attrs['method']}({', '.join([em.name(generator), *kwargs])})"
     if is_scalar(result.type):
         draw = f"{np_dtype(result.type.dtype)}({draw})"
     em.line(f"{em.name(result)} = {draw}")
