@@ -88,6 +88,16 @@ def np_dtype(dtype: np.dtype) -> str:
     return f"np.{np.dtype(dtype).name}" if np.dtype(dtype) != np.bool_ else "np.bool_"
 
 
+def objmode_type(t: TensorType) -> str:
+    """The ``numba.objmode`` declaration of a result of type ``t``: a Numba type string (arrays
+    C-contiguous), which keeps a helper's text free of module constants (so that it can be
+    shared: ``shared_helpers``)."""
+    dtype = "boolean" if t.dtype == np.bool_ else t.dtype.name
+    if t.ndim == 0:
+        return repr(dtype)
+    return repr(f"{dtype}[{', '.join([':'] * (t.ndim - 1) + ['::1'])}]")
+
+
 def where(op: ir.Op) -> str:
     """The user's location of an op, for error messages."""
     if op.loc is None:

@@ -20,9 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu import run_errors
-from autostage.runtime.backends.cpu.codegen import Emitter, lowering
+from autostage.runtime.backends.cpu.codegen import Emitter, lowering, objmode_type
 from autostage.runtime.ops import numpy_linalg as linalg_op
-from autostage.runtime.types import TensorType
 
 _IMPORT = "import autostage.runtime.backends.cpu.lower_numpy_linalg as cpu_linalg"
 
@@ -77,14 +76,6 @@ def call(key: int, operands: tuple) -> tuple:
     return tuple(np.ascontiguousarray(v) if np.ndim(v) else np.asarray(v)[()] for v in found)
 
 
-def _numba_type(em: Emitter, t: TensorType) -> str:
-    dtype = "bool_" if t.dtype == np.bool_ else t.dtype.name
-    if t.ndim == 0:
-        return em.global_value(f"nbt_{dtype}", f"numba.types.{dtype}")
-    return em.global_value(f"nbt_{dtype}_{t.ndim}",
-                           f"numba.types.Array(numba.types.{dtype}, {t.ndim}, 'C')")
-
-
 @lowering("numpy_linalg")
 def lower_numpy_linalg(op: ir.Op, em: Emitter) -> None:
     emit_call(op, em, op.attrs["function"], op.attrs["kwargs"])
@@ -97,7 +88,7 @@ def emit_call(op: ir.Op, em: Emitter, function: str, kwargs: tuple) -> None:
     em.use_objmode()
     params = [f"a{i}" for i in range(len(op.operands))]
     outs = [f"r{i}" for i in range(len(op.results))]
-    declared = ", ".join(f"{r}={_numba_type(em, v.type)}" for r, v in zip(
+    declared = ", ".join(f"{r}={objmode_type(v.type)}" for r, v in zip(
         outs, op.results, strict=True))
     packed = "(" + "".join(f"{p}, " for p in params) + ")"
     ranks = repr((function, kwargs, [(v.type.dtype.name, v.type.ndim)

@@ -32,9 +32,14 @@ from typing import NamedTuple
 import numpy as np
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu import run_errors
-from autostage.runtime.backends.cpu.codegen import Emitter, is_scalar, lowering, np_dtype
+from autostage.runtime.backends.cpu.codegen import (
+    Emitter,
+    is_scalar,
+    lowering,
+    np_dtype,
+    objmode_type,
+)
 from autostage.runtime.ops import py_function as py_function_op
-from autostage.runtime.types import TensorType
 
 _IMPORT = "import autostage.runtime.backends.cpu.lower_py_function as cpu_pyfn"
 _bound = threading.local()  # .tables: the callables tables of the runs in progress, innermost last
@@ -90,14 +95,6 @@ def call(site: str, values: tuple) -> tuple:
         raise
 
 
-def _numba_type(t: TensorType) -> str:
-    """The objmode declaration of a result: a Numba type string (C-contiguous arrays)."""
-    dtype = "boolean" if t.dtype == np.bool_ else t.dtype.name
-    if t.ndim == 0:
-        return dtype
-    return f"{dtype}[{', '.join([':'] * (t.ndim - 1) + ['::1'])}]"
-
-
 @lowering("py_function")
 def _py_function(op: ir.Op, em: Emitter) -> None:
     attrs = op.attrs
@@ -113,7 +110,7 @@ def _py_function(op: ir.Op, em: Emitter) -> None:
     retyped = [_retyped(p, v.type) for p, v in zip(params, op.operands, strict=True)]
     values = f"({', '.join(retyped)}{',' * (len(retyped) == 1)})"
     outs = [f"r{i}" for i in range(len(op.results))]
-    declared = ", ".join(f'{r}="{_numba_type(v.type)}"' for r, v in zip(
+    declared = ", ".join(f'{r}={objmode_type(v.type)}' for r, v in zip(
         outs, op.results, strict=True))
     callback = f"cpu_pyfn.call({key!r}, {values})"
     body = f"        {', '.join(outs)}, = {callback}\n" if outs else f"        {callback}\n"

@@ -24,10 +24,10 @@ from autostage.runtime.backends.cpu.codegen import (
     is_scalar,
     lowering,
     np_dtype,
+    objmode_type,
 )
 from autostage.runtime.ops import random as random_op
 from autostage.runtime.ops.random import GENERATOR, Operand
-from autostage.runtime.types import TensorType
 
 CALLS: dict[str, tuple] = {}  # key -> (source, method, args, kwargs)
 _IMPORT = "import autostage.runtime.backends.cpu.lower_random as cpu_random"
@@ -61,14 +61,6 @@ def _describe(value: object) -> object:
     if isinstance(value, tuple | list):
         return (type(value).__name__, *[_describe(v) for v in value])
     return (type(value).__name__, repr(value))
-
-
-def _numba_type(em: Emitter, type_: TensorType) -> str:
-    dtype = "boolean" if type_.dtype == np.bool_ else type_.dtype.name
-    if type_.is_scalar:
-        return em.global_value(f"nbt_{dtype}", f"numba.types.{dtype}")
-    return em.global_value(f"nbt_{dtype}_{type_.ndim}",
-                           f"numba.types.Array(numba.types.{dtype}, {type_.ndim}, 'C')")
 
 
 def _native_arg(value: object, em: Emitter, operands: tuple) -> str | None:
@@ -143,7 +135,7 @@ def _random_draw(op: ir.Op, em: Emitter) -> None:
     python = em.helper(f"random_{key}_py", f"def {{name}}({signature}):\n"
                        f"    return cpu_random.call({key!r}, {generator}, {operands})\n")
     if op.results:
-        out = _numba_type(em, op.results[0].type)
+        out = objmode_type(op.results[0].type)
         body = (f"    with numba.objmode(out={out}):\n        out = {python}({signature})\n"
                 "    return out\n")
     else:
