@@ -111,22 +111,11 @@ class Lowering:
             raise Unsupported(f"statement {type(node).__name__}")
 
     def _raise(self, cls: type[BaseException], args: tuple) -> None:
-        """Raises ``cls(*args)``, every variable released: constant arguments as Numba's static
-        raise, else its dynamic raise, which holds a reference to each run-time value (Numba's
-        convention)."""
-        call_conv, loc = self.context.call_conv, self._loc()
-        if not any(isinstance(arg, ast.AST) for arg in args):
-            self._release_all()
-            call_conv.return_user_exc(self.builder, cls, args, loc=loc, func_name=self.func_name)
-            return
-        values, kinds = [], []
-        for arg in args:
-            value = self._owned(self._expr(arg)) if isinstance(arg, ast.AST) else None
-            values.append(arg if value is None else value.value)
-            kinds.append(None if value is None else value.type)
+        """Raises ``cls(*args)`` (constant arguments), every variable released (as Numba's
+        lowering deletes the live variables before a raise)."""
         self._release_all()
-        call_conv.return_dynamic_user_exc(self.builder, cls, tuple(values), tuple(kinds),
-                                          loc=loc, func_name=self.func_name)
+        self.context.call_conv.return_user_exc(self.builder, cls, args, loc=self._loc(),
+                                               func_name=self.func_name)
 
     def _assign(self, targets: list[ast.expr], value: ast.expr) -> None:
         target = targets[0]

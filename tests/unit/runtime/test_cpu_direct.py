@@ -205,6 +205,9 @@ REFUSED = {
     "objmode": "def f(a):\n    with numba.objmode():\n        pass\n    return (a,)\n",
     "types changing": "def f(a):\n    x = 1\n    y = x // 2\n    x = a\n    return (x, y)\n",
     "lambda": "def f(a):\n    g = lambda v: v\n    return (g(a),)\n",
+    # (Numba's raise with run-time values leaks ~0.8 KB per raise: not emitted by autostage)
+    "raise of a value": "def f(a):\n    if a > 3.0:\n        raise ValueError(a)\n"
+                        "    return (a,)\n",
     "chain of arrays": "def f(a):\n    b = np.zeros(2)\n    return (b is b is b,)\n",
 }
 
@@ -338,28 +341,6 @@ def test_a_raise_is_numbas_raise_at_the_same_line(tmp_path):
     _same(module.f(*make_args()), module.f_numba(*make_args()))
     assert _direct(module.f) == [True]
     a = np.arange(4.0)  # (a raise released the argument's reference only from the 34th session)
-    _frees_what_it_allocates(lambda: module.f(a, np.int64(5)))
-
-
-RAISES_VALUES = """
-def f(a, n):
-    if n > a.shape[0]:
-        raise ValueError("n too large:", n, (a.shape[0], n), 1.5)
-    return (a[:n].sum(),)
-"""
-
-
-def test_a_raise_with_run_time_values_is_numbas_dynamic_raise(tmp_path):
-    module = _module(tmp_path, "raises values", RAISES_VALUES)
-    a = np.arange(4.0)
-    errors = []
-    for fn in (module.f, module.f_numba):
-        with pytest.raises(ValueError) as info:
-            fn(a, np.int64(7))
-        errors.append(info.value.args)
-    assert errors[0] == errors[1] == ("n too large:", 7, (4, 7), 1.5)
-    assert module.f(a, np.int64(3)) == module.f_numba(a, np.int64(3)) == (3.0,)
-    assert _direct(module.f) == [True]
     _frees_what_it_allocates(lambda: module.f(a, np.int64(5)))
 
 
