@@ -18,14 +18,6 @@ from autostage.runtime.backends.cpu.codegen import Emitter, hashed_import, lower
 _SORTS_IMPORT = hashed_import(sorts, "cpu_sort")
 
 
-def _flat(em: Emitter, x: ir.Value) -> str:
-    """A 1-d C-order copy (or view) of ``x`` (a 0-d x becomes a 1-element array)."""
-    name = em.name(x)
-    if x.type.ndim == 0:
-        return s.full(em, ["1"], name)
-    return name if x.type.ndim == 1 else s.flat(em, name)
-
-
 
 def sort_call(em: Emitter, function: str) -> str:
     """``cpu_sort.<function>`` (``sorts``: compiled once per machine), imported."""
@@ -41,7 +33,7 @@ def _lanes(op: ir.Op, em: Emitter, function: str) -> None:
     sort = sort_call(em, function)
     kind = f"np.int64({sorts.KINDS[op.attrs['kind']]})"  # (sorts.QUICKSORT, HEAPSORT, STABLE)
     if axis is None or x.type.ndim <= 1:
-        em.line(f"{out} = {sort}({_flat(em, x)}, {kind})")
+        em.line(f"{out} = {sort}({s.raveled(em, x)}, {kind})")
         return
     sizes = s.dims(em, x)
     idx = s.fresh_indices(em, x.type.ndim)
@@ -82,7 +74,7 @@ def lower_take_along_axis(op: ir.Op, em: Emitter) -> None:
     out = em.name(result)
     if axis is None:
         flat, i = em.fresh("flat"), em.fresh("i")
-        em.line(f"{flat} = {_flat(em, arr)}")
+        em.line(f"{flat} = {s.raveled(em, arr)}")
         em.line(f"{out} = {s.empty(em, s.dims(em, ind), result.type.dtype)}")
         with s.loops(em, [i], [s.dims(em, ind)[0]]):
             t = _wrap(em, f"{em.name(ind)}[{i}]", f"{flat}.shape[0]")
@@ -108,7 +100,7 @@ def _scan(op: ir.Op, em: Emitter, combine: str) -> None:
     dtype, axis = result.type.dtype, op.attrs["axis"]
     out, acc = em.name(result), em.fresh("acc")
     flat = axis is None or x.type.ndim <= 1
-    src = _flat(em, x) if flat else em.name(x)
+    src = s.raveled(em, x) if flat else em.name(x)
     if flat:
         source = em.fresh("flat")
         em.line(f"{source} = {src}")

@@ -26,13 +26,6 @@ from autostage.runtime.ops.statistics import EMPTY_WEIGHTED
 hashed_import(sorts, "cpu_sort")  # the median/quantile helpers read cpu_sort (HASHED_IMPORTS)
 
 
-def _flat(em: Emitter, x: ir.Value) -> str:
-    name = em.name(x)
-    if x.type.ndim == 0:
-        return s.full(em, ["1"], name)
-    return name if x.type.ndim == 1 else s.flat(em, name)
-
-
 def _lanes(em: Emitter, x: ir.Value, axis: int | None) -> tuple[str, list[str]]:
     """A 2-d (lanes, n) array of ``x`` with ``axis`` last, and the kept dims' sizes."""
     x2 = em.fresh("lanes")
@@ -214,7 +207,7 @@ def lower_quantile(op: ir.Op, em: Emitter) -> None:
     helper = em.helper(key, "\n".join(body))
     x2, kept = _lanes(em, x, op.attrs["axis"])
     res = em.fresh("qres")
-    em.line(f"{res} = {helper}({_lane_input(em, x2, x_dtype)}, {_flat(em, q)})")
+    em.line(f"{res} = {helper}({_lane_input(em, x2, x_dtype)}, {s.raveled(em, q)})")
     _finish(op, em, res, _result_shape(op, em, s.dims(em, q), kept))
 
 
@@ -262,7 +255,7 @@ def lower_searchsorted(op: ir.Op, em: Emitter) -> None:
     ]
     key = f"searchsorted_{dtype}_{op.attrs['side']}_{sorted_by}"
     helper = em.helper(key, "\n".join(body))
-    args = [em.name(a), _flat(em, v)] + ([em.name(op.operands[2])] if sorted_by else [])
+    args = [em.name(a), s.raveled(em, v)] + ([em.name(op.operands[2])] if sorted_by else [])
     res = em.fresh("found")
     em.line(f"{res} = {helper}({', '.join(args)})")
     out = em.name(op.results[0])

@@ -130,6 +130,15 @@ def flat(em: Emitter, name: str) -> str:
     return f"cpu_new.flat_view({contiguous(em, name)})"
 
 
+def raveled(em: Emitter, x: ir.Value) -> str:
+    """A 1-d C-order copy (or view) of ``x``'s elements: ``x`` itself when 1-d, a 1-element
+    array for a 0-d ``x``."""
+    name = em.name(x)
+    if x.type.ndim == 0:
+        return full(em, ["1"], name)
+    return name if x.type.ndim == 1 else flat(em, name)
+
+
 def first(name: str, ndim: int) -> str:
     """The first element of the array ``name`` of rank ``ndim`` (``name.ravel()[0]``)."""
     return index_expr(name, ["0"] * ndim)
