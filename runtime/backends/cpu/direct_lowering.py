@@ -19,6 +19,7 @@ import ast
 import operator
 from typing import NamedTuple
 
+from autostage.runtime.backends.cpu import direct_arrays
 from autostage.runtime.backends.cpu.direct_types import FunctionTypes, Unsupported, constant_int
 from numba.core import cgutils, funcdesc, ir, types, typing
 
@@ -39,6 +40,7 @@ class Lowering:
         self.filename, self.func_name = filename, typed.tree.name
         self.slots = {name: cgutils.alloca_once_value(builder, context.get_constant_null(ty))
                       for name, ty in typed.variables.items()}
+        self.references: dict[types.Type, bool] = {}  # whether values of a type hold any
         self.loops: list[tuple[object, object]] = []  # (continue block, break block)
         self.held: list[Value] = []  # owned by loops being lowered: released by a return
         self.line = typed.tree.lineno
@@ -76,8 +78,7 @@ class Lowering:
         for held in self.held:
             self._release(held)
         for name, variable_type in self.typed.variables.items():
-            self.context.nrt.decref(self.builder, variable_type,
-                                    self.builder.load(self.slots[name]))
+            self._references("decref", variable_type, self.builder.load(self.slots[name]))
 
     # -- statements ---------------------------------------------------------------------------
 
@@ -181,12 +182,33 @@ class Lowering:
                 raise Unsupported("static_setitem without an implementation") from None
             impl(self.builder, (container.value, self.typed.static[target],
                                 self._cast(item, signature.args[2]).value))
+        elif (pointer := self._element(signature, container, index)) is not None:
+            direct_arrays.store(self.context, self.builder, signature.args[0], item.value,
+                                item.type, pointer)
         else:
             fnty = self.context.typing_context.resolve_value_type(operator.setitem)
             impl = self.context.get_function(fnty, signature)
             impl(self.builder, (container.value, self._cast(index, signature.args[1]).value,
                                 self._cast(item, signature.args[2]).value))
         self._release(item)
+
+    def _element(self, signature: typing.Signature, container: Value, index: Value):
+        """The address of one element ``container[index]`` (a get or set of this signature)
+        computed in line (``direct_arrays``), or None where Numba's implementation is used."""
+        array_type, index_type = signature.args[:2]
+        tuple_index = isinstance(index_type, types.BaseTuple)
+        index_types = tuple(index_type) if tuple_index else (index_type,)
+        item_type = signature.args[2] if len(signature.args) == 3 else signature.return_type
+        if not direct_arrays.element_type(array_type, index_types) or not (
+                item_type == array_type.dtype if len(signature.args) == 2
+                else isinstance(item_type, (types.Number, types.Boolean))):
+            return None
+        indices = self._cast(index, index_type).value
+        indices = cgutils.unpack_tuple(self.builder, indices, len(index_types)) if tuple_index \
+            else [indices]
+        return direct_arrays.element_pointer(self.context, self.builder, array_type,
+                                             self._cast(container, array_type).value,
+                                             index_types, indices)
 
     def _if(self, node: ast.If) -> None:
         taken = self.typed.taken(node)
@@ -287,12 +309,12 @@ class Lowering:
         b.position_at_end(body)
         item = self.context.pair_first(b, pair, pair_type)
         self._store(node.target.id, Value(item, pair_type.first_type, False))
-        self.context.nrt.decref(b, pair_type, pair)
+        self._references("decref", pair_type, pair)
         self._loop_body(node.body, latch, done)  # (a break: the pair is released already)
         b.position_at_end(latch)
         b.branch(head)
         b.position_at_end(exhausted)
-        self.context.nrt.decref(b, pair_type, pair)  # (holds no item: as Numba's, harmless)
+        self._references("decref", pair_type, pair)  # (holds no item: as Numba's, harmless)
         b.branch(done)
         b.position_at_end(done)
         del self.held[-2:]
@@ -357,6 +379,11 @@ class Lowering:
             this = self._cast(base, ty.this)  # (the bound function's model is its object's)
             bound = self.context.get_bound_function(self.builder, this.value, ty.this)
             return Value(bound, ty, this.owned)
+        value = direct_arrays.attribute(self.context, self.builder, base.type, base.value,
+                                        node.attr)
+        if value is not None:
+            self._release(base)
+            return Value(value, ty, True)
         impl = self.context.get_getattr(base.type, node.attr)
         if impl is None:
             value = self.context.get_dummy_value()
@@ -385,6 +412,10 @@ class Lowering:
             except NotImplementedError:
                 raise Unsupported("static_getitem without an implementation") from None
             return Value(impl(self.builder, (container.value, constant)), ty, True)
+        pointer = self._element(signature, container, index)
+        if pointer is not None:
+            item = direct_arrays.load(self.context, self.builder, signature.args[0], pointer)
+            return Value(item, signature.return_type, True)
         return self._apply(kind, signature, [container, index], release=False)
 
     def _call(self, node: ast.Call) -> Value:
@@ -530,7 +561,7 @@ class Lowering:
         new = self._owned(self._cast(value, ty))
         old = self.builder.load(self.slots[name])
         self.builder.store(new.value, self.slots[name])
-        self.context.nrt.decref(self.builder, ty, old)
+        self._references("decref", ty, old)
 
     def _cast(self, value: Value, ty: types.Type) -> Value:
         if value.type == ty:
@@ -541,18 +572,47 @@ class Lowering:
     def _owned(self, value: Value) -> Value:
         if value.owned:
             return value
-        self.context.nrt.incref(self.builder, value.type, value.value)
+        self._references("incref", value.type, value.value)
         return Value(value.value, value.type, True)
 
     def _release(self, value: Value) -> None:
         if value.owned:
-            self.context.nrt.decref(self.builder, value.type, value.value)
+            self._references("decref", value.type, value.value)
+
+    def _references(self, change: str, ty: types.Type, value) -> None:
+        """Numba's ``nrt.incref``/``nrt.decref`` (``change``) of ``value``, reading only the
+        fields that hold references: Numba's reads every field of the value first (an array's
+        7 + 2 * ndim, for its one meminfo: a quarter of a generated function's IR), which
+        LLVM's first passes then delete."""
+        for meminfo in self._meminfos(ty, value):
+            getattr(self.context.nrt, change)(self.builder, _MEMINFO, meminfo)
+
+    def _meminfos(self, ty: types.Type, value) -> list:
+        """The meminfos in ``value``, in the order of Numba's ``get_meminfos``."""
+        model = self.context.data_model_manager[ty]
+        if not self._holds_references(ty):
+            return []
+        found = [model.get_nrt_meminfo(self.builder, value)] if model.has_nrt_meminfo() else []
+        for member_type, getter in model.traverse(self.builder):
+            if self._holds_references(member_type):
+                found += self._meminfos(member_type, getter(value))
+        return found
+
+    def _holds_references(self, ty: types.Type) -> bool:
+        known = self.references.get(ty)
+        if known is None:
+            model = self.context.data_model_manager[ty]
+            known = self.references[ty] = model.has_nrt_meminfo() or model.contains_nrt_meminfo()
+        return known
 
     def _new(self, name: str):
         return self.builder.append_basic_block(name)
 
     def _loc(self) -> ir.Loc:
         return ir.Loc(self.filename, self.line)
+
+
+_MEMINFO = types.MemInfoPointer(types.voidptr)  # (one meminfo: Numba's incref/decref of it)
 
 
 def _literal_or_omitted(value: object) -> types.Type:

@@ -163,6 +163,28 @@ def f(a, step):
         count += 100 * k
     return b, i, j, p, q, r, u + v + w, count
 """, lambda: (np.array([1.0, 2.0, 3.0]), np.int64(-4))),
+    "elements and attributes": ("""
+def f(a, m, t, flags, small):
+    total = 0.0
+    for i in range(-a.shape[0], a.shape[0]):
+        total += a[i] * (i + 1)
+    total += a[np.uint64(2)] + a[np.int32(-1)] + a[np.uint8(1)]
+    v = m[::2, ::-1]
+    w = m.T
+    for i in range(v.shape[0]):
+        for j in range(-v.shape[1], 0):
+            total += v[i, j] * 0.5 + w[j, i] * 0.25
+    t[1, -1, 0] = 7.5
+    t[-1, 0, np.uint16(1)] += a[0]
+    flags[-1] = a[1] > a[0]
+    small[0] = 300.7
+    small[1] = -1.9
+    small[-1] = flags[0]
+    k = t.size + m.shape[1] * 100 + w.strides[0] + v.strides[1] * 1000
+    return (total, t, flags, small, k, t.shape, w.strides, flags[-1], small[2])
+""", lambda: (np.array([1.5, -2.0, 4.0, 0.25]), np.arange(12.0).reshape(3, 4),
+              np.zeros((2, 3, 2), np.float32), np.array([True, False, False]),
+              np.zeros(3, np.int8))),
 }
 
 RANGES = """
@@ -220,15 +242,16 @@ def note(log, i, value):
     return i
 
 
-def _module(tmp_path, name: str, source: str):
+def _module(tmp_path, name: str, source: str, options: str = ""):
     """Writes ``source`` (defining ``f``) as a module twice: ``f`` compiled by ``direct``,
-    ``f_numba`` by Numba's own pipeline; returns the module."""
+    ``f_numba`` by Numba's own pipeline (both with Numba's ``options`` besides autostage's);
+    returns the module."""
     source = textwrap.dedent(source).strip("\n")
     numba_source = re.sub(r"\bf\(", "f_numba(", source)
     text = "import math\nimport numba\nimport numpy as np\n" \
            "from autostage.runtime.backends.cpu import direct as cpu_direct\n" \
            f"from {__name__} import note\n" \
-           "ENTRY = dict(error_model='numpy', nogil=True, no_cfunc_wrapper=True)\n" \
+           f"ENTRY = dict(error_model='numpy', nogil=True, no_cfunc_wrapper=True{options})\n" \
            "\n\n@numba.njit(**ENTRY, pipeline_class=cpu_direct.Compiler)\n" + source \
            + "\n\n\n@numba.njit(**ENTRY)\n" + numba_source + "\n"
     path = tmp_path / f"direct_case_{abs(hash(name))}.py"
@@ -386,6 +409,59 @@ def f(a):
     finally:
         _nrt_python.memsys_disable_stats()
     assert _direct(module.f) == [True]
+
+
+def test_elements_are_bounds_checked_as_numba_checks_them(tmp_path):
+    module = _module(tmp_path, "bounds checked", """
+def f(m, i, j):
+    m[i, j] = 2.0
+    return m[i, -j]
+""", options=", boundscheck=True")
+    m = np.zeros((2, 3))
+    assert module.f(m, np.int64(1), np.int64(2)) == module.f_numba(m, np.int64(1), np.int64(2))
+    for i, j in ((2, 0), (0, 3), (-3, 0)):
+        for fn in (module.f, module.f_numba):
+            with pytest.raises(IndexError, match="index is out of bounds"):
+                fn(m, np.int64(i), np.int64(j))
+    assert _direct(module.f) == [True]
+
+
+def test_elements_and_references_emit_no_copies_of_an_array(tmp_path, monkeypatch):
+    """Element reads and writes, shapes and reference counts read the fields they need from
+    the array's value (``direct_arrays``, ``Lowering._references``): no stack copy of the array
+    per use, no read of every field per reference count; the IR LLVM starts from is less than
+    half Numba's for the same function."""
+    from numba.core import codegen
+
+    module = _module(tmp_path, "element loop", """
+def f(a, b):
+    c = a
+    total = 0.0
+    for i in range(a.shape[0]):
+        d = b
+        for j in range(a.shape[1]):
+            c[i, j] = c[i, j] + d[j, i]
+            total += a[i, -j] * b.shape[0]
+    return (total, c)
+""")
+    sizes = {}
+    original = codegen.CPUCodeLibrary.add_ir_module
+
+    def add_ir_module(library, ir_module):
+        text = str(ir_module)
+        if library.name in ("f", "f_numba"):
+            sizes.setdefault(library.name, (text.count("\n  "), text.count("alloca {")))
+        return original(library, ir_module)
+
+    monkeypatch.setattr(codegen.CPUCodeLibrary, "add_ir_module", add_ir_module)
+    a = np.arange(6.0).reshape(2, 3)
+    b = np.ones((3, 2))
+    want = module.f_numba(a.copy(), b)
+    _same(module.f(a, b), want)
+    assert _direct(module.f) == [True]
+    (direct_lines, direct_slots), (numba_lines, _) = sizes["f"], sizes["f_numba"]
+    assert direct_lines < numba_lines / 2, sizes
+    assert direct_slots == 4, sizes  # one stack slot per array variable: a, b, c, d
 
 
 def test_a_range_step_of_zero_raises_pythons_error(tmp_path):

@@ -1,0 +1,74 @@
+"""Array attributes and elements in ``direct``'s lowering, read from the array's value in line.
+
+Numba's implementations of ``a.shape`` and ``a[i, j]`` first copy the array's structure into a
+stack slot (a "struct proxy": an ``alloca``, a store of zeros, a store of the value) and read
+each field back through pointers, once per use; an element read with two indices emitted ~50
+LLVM instructions, of which LLVM's first passes then removed all but ~12. In generated code
+(shape checks and element-wise loops on every line) that was most of a function's IR: the GRU
+encoder's entry had 8,000 lines before optimisation, and LLVM's function passes, which clean it
+up, were its largest LLVM cost. Here the fields are extracted from the value, and the element's
+address computed by Numba's own functions on them (``fix_integer_index``: negative indices
+counted from the end; ``get_item_pointer2``: the address by layout; the bounds check when
+Numba's is on), so the result is the same code without the round trip through memory.
+
+Only what these cover is taken here (an array's ``shape``, ``strides`` and ``size``; one
+element of an array by integer indices, one per dimension, of a numeric or boolean dtype);
+anything else (views, slices, records) goes to Numba's implementations.
+"""
+
+from __future__ import annotations
+
+from numba.core import cgutils, types
+from numba.np import arrayobj
+
+# The array attributes read from the array's fields, by field name.
+_FIELDS = {"shape": "shape", "strides": "strides", "size": "nitems"}
+
+
+def attribute(context, builder, array_type: types.Type, value, name: str) -> object | None:
+    """``value.name`` for an array ``value``, or None where Numba's implementation is needed."""
+    field = _FIELDS.get(name)
+    if field is None or not isinstance(array_type, types.Array) or array_type.ndim == 0:
+        return None
+    return builder.extract_value(value, _position(context, array_type, field))
+
+
+def element_type(array_type: types.Type, index_types: tuple) -> bool:
+    """Whether ``array[indices]`` of these types is one element this module reads and writes."""
+    return (isinstance(array_type, types.Array) and len(index_types) == array_type.ndim > 0
+            and isinstance(array_type.dtype, (types.Number, types.Boolean))
+            and all(isinstance(t, types.Integer) for t in index_types))
+
+
+def element_pointer(context, builder, array_type: types.Array, value, index_types: tuple,
+                    indices: list) -> object:
+    """The address of ``value[indices]`` (``element_type``), as Numba's basic indexing
+    computes it."""
+    ndim = array_type.ndim
+    shapes = cgutils.unpack_tuple(
+        builder, builder.extract_value(value, _position(context, array_type, "shape")), ndim)
+    strides = cgutils.unpack_tuple(
+        builder, builder.extract_value(value, _position(context, array_type, "strides")), ndim)
+    fixed = []
+    for axis, (index_type, index) in enumerate(zip(index_types, indices, strict=True)):
+        index = arrayobj.fix_integer_index(context, builder, index_type, index, shapes[axis])
+        if context.enable_boundscheck:
+            cgutils.do_boundscheck(context, builder, index, shapes[axis], axis)
+        fixed.append(index)
+    data = builder.extract_value(value, _position(context, array_type, "data"))
+    return cgutils.get_item_pointer2(context, builder, data, shapes, strides, array_type.layout,
+                                     fixed, wraparound=False, boundscheck=False)
+
+
+def load(context, builder, array_type: types.Array, pointer) -> object:
+    return arrayobj.load_item(context, builder, array_type, pointer)
+
+
+def store(context, builder, array_type: types.Array, item, item_type: types.Type,
+          pointer) -> None:
+    item = context.cast(builder, item, item_type, array_type.dtype)
+    arrayobj.store_item(context, builder, array_type, item, pointer)
+
+
+def _position(context, array_type: types.Array, field: str) -> int:
+    return context.data_model_manager[array_type].get_field_position(field)
