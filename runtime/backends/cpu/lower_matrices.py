@@ -201,7 +201,9 @@ def _dot_norm(op: ir.Op, em: Emitter) -> None:
     em.line(f"{flat} = {_keep_order_ravel(em, em.name(x), x.type.ndim)}")
     if blas.AVAILABLE and x.type.dtype in (np.float32, np.float64):
         em.module_line("cpu_blas", hashed_import(blas, "cpu_blas"))
-        em.line(f"{norm} = np.sqrt(cpu_blas.dot({flat}, {flat}, np.bool_(True)))")
+        # (typed as any layout, as products' operands: one dot per dtype, not two)
+        em.line(f"{norm} = np.sqrt(cpu_blas.dot(cpu_blas.any_layout({flat}), "
+                f"cpu_blas.any_layout({flat}), np.bool_(True)))")
     else:
         em.line(f"{norm} = np.sqrt(np.dot({flat}, {flat}))")
     if result.type.ndim:  # keepdims

@@ -16,6 +16,7 @@ from autostage.runtime.backends.cpu import lower_support as s
 from autostage.runtime.backends.cpu.codegen import Emitter, hashed_import, lowering
 
 _SORTS_IMPORT = hashed_import(sorts, "cpu_sort")
+_COMPLEX = "_complex"  # (complex lanes are sorted by NumPy: ``sorts.numpy_sort_complex``)
 
 
 
@@ -47,12 +48,13 @@ def _lanes(op: ir.Op, em: Emitter, function: str) -> None:
 
 @lowering("sort")
 def lower_sort(op: ir.Op, em: Emitter) -> None:
-    _lanes(op, em, "numpy_sort")
+    _lanes(op, em, "numpy_sort" + _COMPLEX * (op.operands[0].type.dtype.kind == "c"))
 
 
 @lowering("argsort")
 def lower_argsort(op: ir.Op, em: Emitter) -> None:
-    _lanes(op, em, "numpy_argsort")
+    _lanes(op, em, "numpy_argsort" + _COMPLEX * (op.operands[0].type.dtype.kind == "c"))
+
 
 
 def _wrap(em: Emitter, expr: str, extent: str, axis: int = 0) -> str:

@@ -28,6 +28,7 @@ of theirs, so their cached code is dropped when it changes).
 from __future__ import annotations
 
 import ctypes
+import math
 import sys
 
 import numba
@@ -272,63 +273,49 @@ def sort(lane):
 
 @numba.njit(**_JIT)
 def numpy_sort(lane, kind):
-    """``np.sort(lane, kind=KINDS[kind])`` of a 1-d ``lane``, bit for bit."""
-    return _numpy_sort(lane, kind)
+    """``np.sort(lane, kind=KINDS[kind])`` of a 1-d lane of real values, bit for bit: sorted
+    here, or by NumPy where equal values differ in their bits (``_ties_differ``), whose order
+    is NumPy's sort's own. (Plain functions, not overloads choosing by dtype: ``direct``
+    compiles them, where Numba's pipeline took 0.3-0.5 s more per dtype.)"""
+    out = sort(lane)
+    if _ties_differ(out):
+        _SORT_BACK(lane.ctypes.data, lane.shape[0], _dtype_code(lane), lane.strides[0], kind,
+                   out.ctypes.data)
+    return out
+
+
+@numba.njit(**_JIT)
+def numpy_sort_complex(lane, kind):
+    """``np.sort`` of a 1-d lane of complex values, by NumPy (its order of NaNs by part)."""
+    out = new_arrays.empty((lane.shape[0],), lane.dtype)
+    _SORT_BACK(lane.ctypes.data, lane.shape[0], _dtype_code(lane), lane.strides[0], kind,
+               out.ctypes.data)
+    return out
 
 
 @numba.njit(**_JIT)
 def numpy_argsort(lane, kind):
-    """``np.argsort(lane, kind=KINDS[kind])`` of a 1-d ``lane``."""
-    return _numpy_argsort(lane, kind)
+    """``np.argsort(lane, kind=KINDS[kind])`` of a 1-d lane of real values: a stable order,
+    which is NumPy's where no two are equal and for a stable ``kind``; NumPy's own otherwise."""
+    keys = new_arrays.contiguous(lane)
+    order = _stable_order(keys)
+    if kind != STABLE:
+        for i in range(order.shape[0] - 1):
+            a, b = keys[order[i]], keys[order[i + 1]]
+            if a == b or (a != a and b != b):  # a tie: NumPy's own order
+                _ARGSORT_BACK(lane.ctypes.data, lane.shape[0], _dtype_code(lane),
+                              lane.strides[0], kind, order.ctypes.data)
+                break
+    return order
 
 
-def _numpy_sort(lane, kind):
-    """``numpy_sort``: a sort of the lane's real values whose result NumPy's ties cannot change
-    (``_ties_differ``), or NumPy's (complex values: their order of NaNs is NumPy's own)."""
-
-
-@overload(_numpy_sort, jit_options=_JIT)
-def _numpy_sort_typed(lane, kind):
-    def by_numpy(lane, kind):
-        out = new_arrays.empty((lane.shape[0],), lane.dtype)
-        _SORT_BACK(lane.ctypes.data, lane.shape[0], _dtype_code(lane), lane.strides[0], kind,
-                   out.ctypes.data)
-        return out
-
-    def real(lane, kind):
-        out = sort(lane)
-        if _ties_differ(out):
-            _SORT_BACK(lane.ctypes.data, lane.shape[0], _dtype_code(lane), lane.strides[0],
-                       kind, out.ctypes.data)
-        return out
-    return by_numpy if isinstance(lane.dtype, types.Complex) else real
-
-
-def _numpy_argsort(lane, kind):
-    """``numpy_argsort``: a stable order of the lane's real values, which is NumPy's where no two
-    are equal and for a stable ``kind``; NumPy's own otherwise (and for complex values)."""
-
-
-@overload(_numpy_argsort, jit_options=_JIT)
-def _numpy_argsort_typed(lane, kind):
-    def by_numpy(lane, kind):
-        order = new_arrays.empty((lane.shape[0],), np.int64)
-        _ARGSORT_BACK(lane.ctypes.data, lane.shape[0], _dtype_code(lane), lane.strides[0],
-                      kind, order.ctypes.data)
-        return order
-
-    def real(lane, kind):
-        keys = new_arrays.contiguous(lane)
-        order = _stable_order(keys)
-        if kind != STABLE:
-            for i in range(order.shape[0] - 1):
-                a, b = keys[order[i]], keys[order[i + 1]]
-                if a == b or (a != a and b != b):  # a tie: NumPy's own order
-                    _ARGSORT_BACK(lane.ctypes.data, lane.shape[0], _dtype_code(lane),
-                                  lane.strides[0], kind, order.ctypes.data)
-                    break
-        return order
-    return by_numpy if isinstance(lane.dtype, types.Complex) else real
+@numba.njit(**_JIT)
+def numpy_argsort_complex(lane, kind):
+    """``np.argsort`` of a 1-d lane of complex values, by NumPy."""
+    order = new_arrays.empty((lane.shape[0],), np.int64)
+    _ARGSORT_BACK(lane.ctypes.data, lane.shape[0], _dtype_code(lane), lane.strides[0], kind,
+                  order.ctypes.data)
+    return order
 
 
 @numba.njit(**_JIT)
@@ -363,21 +350,15 @@ def _dtype_code_typed(values):
     return lambda values: code
 
 
+@numba.njit(**_JIT)
 def _ties_differ(out):
-    """Whether the sorted ``out`` has equal neighbours that differ in their bits."""
-
-
-@overload(_ties_differ, jit_options=_JIT)
-def _ties_differ_typed(out):
-    if isinstance(out.dtype, types.Float):
-        def floats(out):
-            for i in range(out.shape[0] - 1):
-                a, b = out[i], out[i + 1]
-                if (a == b or (a != a and b != b)) and np.signbit(a) != np.signbit(b):
-                    return True
-            return False
-        return floats
-    return lambda out: False
+    """Whether the sorted ``out`` has equal neighbours that differ in their bits (zeros of both
+    signs, NaNs of both signs; never for integers and booleans)."""
+    for i in range(out.shape[0] - 1):
+        a, b = out[i], out[i + 1]
+        if (a == b or (a != a and b != b)) and math.copysign(1.0, a) != math.copysign(1.0, b):
+            return True
+    return False
 
 
 # (content-named, private files; new arrays are written in line: new_arrays' source in the key)
