@@ -52,6 +52,7 @@ KIND = "object+symbol-links"
 
 _GENERATED = re.compile(r"_ZN\d+stage_[0-9a-f]{16}")
 _SHARED_SYMBOL = re.compile(r"_ZN(\d+stage_[0-9a-f]{16}|9autostage)")
+_OWN_CODE = re.compile(r"_ZN(7cpython)?(\d+stage_[0-9a-f]{16}|9autostage)")  # (and wrappers)
 _RUNTIME_MODULES = "autostage.runtime.backends.cpu."
 _SHARED_MODULES = ("stage_", _RUNTIME_MODULES)
 _CHECKS = _RUNTIME_MODULES + "checks"
@@ -139,25 +140,37 @@ class SymbolLinkedLibrary(numba_codegen.JITCodeLibrary):
 
     def finalize(self) -> None:
         if self._linking_libraries:
-            self._link_by_symbol(generated=self._defines(_GENERATED))
+            self._link_by_symbol(generated=self._generated())
         super().finalize()
 
-    def _defines(self, pattern: re.Pattern) -> bool:
-        return any(pattern.match(f.name) for f in self._final_module.functions
+    def _generated(self) -> bool:
+        return any(_GENERATED.match(f.name) for f in self._final_module.functions
                    if not f.is_declaration)
 
-    def _optimize_final_module(self) -> None:
-        """Runs LLVM's optimisation pipeline once on autostage's code (Numba runs it twice).
+    # LLVM's optimisation of autostage's code (the functions of ``_SHARED_SYMBOL``): Numba
+    # optimises each function of a module as it is added (O3's function pipeline), then the
+    # linked module with its O3 pipeline, removes redundant reference counts, and runs O3 again
+    # (its "cheap" first run inlines so that the counts of one object meet in one function).
+    # autostage's code goes through the module's O3 pipeline once, whose inliner and function
+    # passes do what the first two did, and whose pass manager ends with the removal of
+    # reference counts (Numba's ``LLVM_REFPRUNE_PASS``, on by default); before it, each
+    # function's reference counts are pruned only. The GRU encoder's entry took 0.30 s in LLVM
+    # (the two O3 runs: 0.47 s), 0.24 s so; the seven largest programs' 94 code libraries
+    # spent 5.8 s in the module passes with two runs, 2.5 s with one; their reference counts,
+    # calls and vector instructions are the same. Other code (Numba's own, a user's
+    # ``numba.njit``) is optimised as Numba does.
 
-        Numba runs its O3 pipeline, then removes redundant reference counts, then runs O3 again
-        (its "cheap" first run inlines so that the counts of one object meet in one function).
-        autostage's pass manager removes the counts at the end of the one run (Numba's
-        ``LLVM_REFPRUNE_PASS``, on by default), after the inliner; the first run cost more
-        than half the module passes' time (the seven largest programs' 94 code libraries:
-        5.8 s, 2.5 s with one run) and left the reference counts, calls and vector
-        instructions of their code as they were. Other code (Numba's own, a user's
-        ``numba.njit``) is optimised as Numba does."""
-        if not (numba_config.LLVM_REFPRUNE_PASS and self._defines(_SHARED_SYMBOL)):
+    def _optimize_functions(self, ll_module) -> None:
+        if not _optimized_once(ll_module):
+            super()._optimize_functions(ll_module)
+            return
+        ll_module.data_layout = self._codegen._data_layout
+        for function in ll_module.functions:
+            manager, builder = self._codegen._function_pass_manager(opt=0)  # (refprune only)
+            manager.run(function, builder)
+
+    def _optimize_final_module(self) -> None:
+        if not _optimized_once(self._final_module):
             super()._optimize_final_module()
             return
         manager, builder = self._codegen._module_pass_manager()
@@ -226,6 +239,13 @@ class SymbolLinkedLibrary(numba_codegen.JITCodeLibrary):
         library = super()._unserialize(codegen, (name, "object", (object_code, shared_bitcode)))
         library._callees, library._symbols, library._pins = tuple(callees), frozenset(symbols), pins
         return library
+
+
+def _optimized_once(module) -> bool:
+    """Whether ``module`` holds autostage's code (or its Python wrapper), optimised by one O3
+    run (see above)."""
+    return bool(numba_config.LLVM_REFPRUNE_PASS) and any(
+        _OWN_CODE.match(f.name) for f in module.functions if not f.is_declaration)
 
 
 def resolve(callees, symbols) -> tuple | None:

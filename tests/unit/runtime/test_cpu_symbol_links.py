@@ -217,3 +217,38 @@ def test_unaccounted_references_make_an_entry_that_never_loads(tmp_path, monkeyp
     name, kind, data = entry.serialize_using_object_code()
     assert kind == symbol_links.KIND and data[2][-1].module == "<unaccounted>"
     assert not symbol_links.loadable(((name, kind, data),))
+
+
+def test_autostage_code_is_optimised_by_one_o3_run_and_still_vectorised(tmp_path, monkeypatch):
+    """Generated code skips Numba's function passes and its first ("cheap") module run: one O3
+    run of the linked module, which still vectorises an element-wise loop; a user's own
+    ``numba.njit`` function is optimised as Numba does."""
+    from numba.core import codegen
+
+    monkeypatch.setenv("AUTOSTAGE_CACHE_DIR", str(tmp_path / "cache"))
+    numba_runs = []
+    for name in ("_optimize_functions", "_optimize_final_module"):
+        original = getattr(codegen.CPUCodeLibrary, name)
+
+        def record(library, *args, _original=original, _name=name):
+            numba_runs.append((_name, library.name))
+            return _original(library, *args)
+        monkeypatch.setattr(codegen.CPUCodeLibrary, name, record)
+
+    def scaled(x, y):
+        return np.tanh(x) * 2.0 + y
+
+    x, y = np.linspace(-2.0, 2.0, 1000), np.linspace(0.0, 1.0, 1000)
+    staged = autostage.convert(target="cpu")(scaled)
+    np.testing.assert_allclose(staged(x, y), scaled(x, y), rtol=1e-14, atol=1e-15)  # (4 ulp)
+    assert not [run for run in numba_runs if run[1] == "f_scaled"]
+    asm = "\n".join(lib.get_asm_str() for lib in libraries(staged) if lib.name == "f_scaled")
+    assert "pd\t%ymm" in asm or "pd\t%zmm" in asm  # (packed doubles: the loop is vectorised)
+
+    @numba.njit
+    def user_own(a):
+        return a.sum()
+
+    assert user_own(x) == pytest.approx(x.sum(), abs=1e-9)  # (Numba sums in order)
+    runs = {run for run, library in numba_runs if library.endswith("user_own")}
+    assert runs == {"_optimize_functions", "_optimize_final_module"}
