@@ -68,6 +68,8 @@ def test_a_second_program_compiles_only_its_own_function(tmp_path):
         assert got == want
     first = set(compiled["first"])
     assert {"new", "append", "put", "pop_last", "length", "impl_append.<locals>.impl"} <= first
+    # (a new list by Numba's new_list itself: List.empty_list's overload compiled twice)
+    assert "typedlist_empty.<locals>.impl" not in first and "impl_new_list.<locals>.imp" in first
     # new arrays are written in line (new_arrays' intrinsics): nothing of Numba's compiled
     assert not {"empty", "contiguous", "ol_np_empty.<locals>.impl",
                 "array_ascontiguousarray.<locals>.impl"} & first, sorted(first)
