@@ -279,18 +279,14 @@ def numpy_sort(lane, kind):
     compiles them, where Numba's pipeline took 0.3-0.5 s more per dtype.)"""
     out = sort(lane)
     if _ties_differ(out):
-        _SORT_BACK(lane.ctypes.data, lane.shape[0], _dtype_code(lane), lane.strides[0], kind,
-                   out.ctypes.data)
+        _by_numpy(lane, kind, out, False)
     return out
 
 
 @numba.njit(**_JIT)
 def numpy_sort_complex(lane, kind):
     """``np.sort`` of a 1-d lane of complex values, by NumPy (its order of NaNs by part)."""
-    out = new_arrays.empty((lane.shape[0],), lane.dtype)
-    _SORT_BACK(lane.ctypes.data, lane.shape[0], _dtype_code(lane), lane.strides[0], kind,
-               out.ctypes.data)
-    return out
+    return _by_numpy(lane, kind, new_arrays.empty((lane.shape[0],), lane.dtype), False)
 
 
 @numba.njit(**_JIT)
@@ -303,8 +299,7 @@ def numpy_argsort(lane, kind):
         for i in range(order.shape[0] - 1):
             a, b = keys[order[i]], keys[order[i + 1]]
             if a == b or (a != a and b != b):  # a tie: NumPy's own order
-                _ARGSORT_BACK(lane.ctypes.data, lane.shape[0], _dtype_code(lane),
-                              lane.strides[0], kind, order.ctypes.data)
+                _by_numpy(lane, kind, order, True)
                 break
     return order
 
@@ -312,10 +307,19 @@ def numpy_argsort(lane, kind):
 @numba.njit(**_JIT)
 def numpy_argsort_complex(lane, kind):
     """``np.argsort`` of a 1-d lane of complex values, by NumPy."""
-    order = new_arrays.empty((lane.shape[0],), np.int64)
-    _ARGSORT_BACK(lane.ctypes.data, lane.shape[0], _dtype_code(lane), lane.strides[0], kind,
-                  order.ctypes.data)
-    return order
+    return _by_numpy(lane, kind, new_arrays.empty((lane.shape[0],), np.int64), True)
+
+
+@numba.njit(**_JIT)
+def _by_numpy(lane, kind, out, order):
+    """NumPy's sort of ``lane`` (``order``: its argsort) written into ``out``; ``out``."""
+    if order:
+        _ARGSORT_BACK(lane.ctypes.data, lane.shape[0], _dtype_code(lane), lane.strides[0],
+                      kind, out.ctypes.data)
+    else:
+        _SORT_BACK(lane.ctypes.data, lane.shape[0], _dtype_code(lane), lane.strides[0], kind,
+                   out.ctypes.data)
+    return out
 
 
 @numba.njit(**_JIT)
