@@ -20,6 +20,9 @@ miss and the caller is compiled again (``numba_cache.TiedCacheFile.load``). A ca
 refers to shared code its callees do not account for (a bug) is cached as an entry that never
 loads. Code with an unresolved symbol is never loaded: LLVM's JIT would give it a bad address
 and the process would crash at the call.
+
+The same library class optimises autostage's code with one run of LLVM's O3 pipeline where Numba
+runs three (``SymbolLinkedLibrary._optimize_functions`` and ``_optimize_final_module``).
 """
 
 from __future__ import annotations
@@ -147,18 +150,17 @@ class SymbolLinkedLibrary(numba_codegen.JITCodeLibrary):
         return any(_GENERATED.match(f.name) for f in self._final_module.functions
                    if not f.is_declaration)
 
-    # LLVM's optimisation of autostage's code (the functions of ``_SHARED_SYMBOL``): Numba
-    # optimises each function of a module as it is added (O3's function pipeline), then the
-    # linked module with its O3 pipeline, removes redundant reference counts, and runs O3 again
-    # (its "cheap" first run inlines so that the counts of one object meet in one function).
-    # autostage's code goes through the module's O3 pipeline once, whose inliner and function
-    # passes do what the first two did, and whose pass manager ends with the removal of
-    # reference counts (Numba's ``LLVM_REFPRUNE_PASS``, on by default); before it, each
-    # function's reference counts are pruned only. The GRU encoder's entry took 0.30 s in LLVM
-    # (the two O3 runs: 0.47 s), 0.24 s so; the seven largest programs' 94 code libraries
-    # spent 5.8 s in the module passes with two runs, 2.5 s with one; their reference counts,
-    # calls and vector instructions are the same. Other code (Numba's own, a user's
-    # ``numba.njit``) is optimised as Numba does.
+    # LLVM's optimisation of autostage's code (``_OWN_CODE``): Numba optimises each function
+    # of a module as it is added (O3's function pipeline), then the linked module with its O3
+    # pipeline, removes redundant reference counts, and runs O3 again (its "cheap" first run
+    # inlines so that the counts of one object meet in one function). autostage's code goes
+    # through the module's O3 pipeline once, whose inliner and function passes do what the
+    # first two did, and whose pass manager ends with the removal of reference counts (Numba's
+    # ``LLVM_REFPRUNE_PASS``, on by default); before it, each function's reference counts are
+    # pruned only. LLVM took 0.47 s on the GRU encoder's entry Numba's way, 0.24 s so; the
+    # seven largest programs' 94 code libraries spent 5.8 s in the module passes with two
+    # runs, 2.5 s with one, with the same reference counts, calls and vector instructions.
+    # Other code (Numba's own, a user's ``numba.njit``) is optimised as Numba does.
 
     def _optimize_functions(self, ll_module) -> None:
         if not _optimized_once(ll_module):
