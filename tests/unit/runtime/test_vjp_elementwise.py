@@ -57,6 +57,11 @@ BINARY_DOMAINS = {
     "remainder": ((-5, 5), (0.5, 2, True), lambda a, b: _off_integers(a / b)),
     "fmod": ((-5, 5), (0.5, 2, True), lambda a, b: _off_integers(a / b)),
 }
+# op -> how a drawn ``a`` moves off the kinks first: Hypothesis draws simple values (integers,
+# the bounds), whose quotients are often whole, and filtering them out alone failed its health
+# check (too many inputs filtered).
+OFF_KINKS = {op: lambda a, b: np.where(_off_integers(a / b), a, a + 0.25 * b)
+             for op in ("remainder", "fmod")}
 
 
 def _off_integers(q: np.ndarray) -> np.ndarray:
@@ -134,6 +139,8 @@ def test_unary_gradient_matches_finite_differences(name, data):
 def test_binary_gradient_matches_finite_differences(name, data):
     domain_a, domain_b, away_from_kinks = BINARY_DOMAINS[name]
     a, b = data.draw(values(domain_a)), data.draw(values(domain_b))
+    if name in OFF_KINKS:
+        a = OFF_KINKS[name](a, b)
     if away_from_kinks is not None:
         assume(np.all(away_from_kinks(a, b)))
     assert_gradients(binary(name), (a, b), gradient(binary, name, (0, 1))(a, b))
