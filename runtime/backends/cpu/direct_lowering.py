@@ -589,9 +589,9 @@ class Lowering:
 
     def _meminfos(self, ty: types.Type, value) -> list:
         """The meminfos in ``value``, in the order of Numba's ``get_meminfos``."""
-        model = self.context.data_model_manager[ty]
         if not self._holds_references(ty):
             return []
+        model = self.context.data_model_manager[ty]
         found = [model.get_nrt_meminfo(self.builder, value)] if model.has_nrt_meminfo() else []
         for member_type, getter in model.traverse(self.builder):
             if self._holds_references(member_type):

@@ -16,7 +16,6 @@ from autostage.runtime.backends.cpu import lower_support as s
 from autostage.runtime.backends.cpu.codegen import Emitter, hashed_import, lowering
 
 _SORTS_IMPORT = hashed_import(sorts, "cpu_sort")
-_COMPLEX = "_complex"  # (complex lanes are sorted by NumPy: ``sorts.numpy_sort_complex``)
 
 
 
@@ -48,12 +47,17 @@ def _lanes(op: ir.Op, em: Emitter, function: str) -> None:
 
 @lowering("sort")
 def lower_sort(op: ir.Op, em: Emitter) -> None:
-    _lanes(op, em, "numpy_sort" + _COMPLEX * (op.operands[0].type.dtype.kind == "c"))
+    _lanes(op, em, _for_lanes(op, "numpy_sort"))
 
 
 @lowering("argsort")
 def lower_argsort(op: ir.Op, em: Emitter) -> None:
-    _lanes(op, em, "numpy_argsort" + _COMPLEX * (op.operands[0].type.dtype.kind == "c"))
+    _lanes(op, em, _for_lanes(op, "numpy_argsort"))
+
+
+def _for_lanes(op: ir.Op, function: str) -> str:
+    """``function``, or its version for complex lanes (sorted by NumPy: ``*_complex``)."""
+    return f"{function}_complex" if op.operands[0].type.dtype.kind == "c" else function
 
 
 

@@ -55,7 +55,7 @@ KIND = "object+symbol-links"
 
 _GENERATED = re.compile(r"_ZN\d+stage_[0-9a-f]{16}")
 _SHARED_SYMBOL = re.compile(r"_ZN(\d+stage_[0-9a-f]{16}|9autostage)")
-_OWN_CODE = re.compile(r"_ZN(7cpython)?(\d+stage_[0-9a-f]{16}|9autostage)")  # (and wrappers)
+_OWN_CODE = re.compile(_SHARED_SYMBOL.pattern.replace("_ZN", "_ZN(7cpython)?", 1))  # +wrappers
 _RUNTIME_MODULES = "autostage.runtime.backends.cpu."
 _SHARED_MODULES = ("stage_", _RUNTIME_MODULES)
 _CHECKS = _RUNTIME_MODULES + "checks"
