@@ -13,8 +13,14 @@ of it, and a loop reading items ran 20-25% slower. It goes through ``size`` and 
 intrinsics that write the list's length and item reads in line, instead of Numba's ``len`` and
 ``[]`` of a typed list: those are overloads Numba compiles again in every process that compiles
 a function using them (0.1-0.25 s per item type; intrinsics compile nothing of their own).
-``put`` and ``pop`` check their index as Python does, with Python's messages, before Numba's own
-code (whose messages differ).
+
+The functions themselves are written with intrinsics too (``_empty``, ``_append``, ``_set``,
+``_delete``), which call the C functions of Numba's list (``numba_list_append``...) as Numba's
+own implementations do: those implementations are overloads compiled by Numba's pipeline per
+item type (for ``pop`` of a list of arrays 0.3 s, in the first program meeting that item type).
+The list counts its items' references through the method table it gets when it is made, as
+Numba's ``new_list`` makes it. ``put`` and ``pop`` check their index as Python does, with
+Python's messages.
 
 Generated modules import this module as ``cpu_list`` (``hashed_import``: its source hash is part
 of theirs, so their cached code is dropped when it changes).
@@ -25,7 +31,6 @@ from __future__ import annotations
 import sys
 
 import numba
-import numpy as np
 from autostage.runtime.backends.cpu import numba_cache
 from llvmlite import ir as llvm_ir
 from numba.core import cgutils, types
@@ -40,47 +45,58 @@ _JIT = dict(cache=True, error_model="numpy", nogil=True, no_cfunc_wrapper=True,
 
 @numba.njit(**_JIT)
 def new(item_type):
-    """An empty list of ``item_type`` (a Numba type): ``List.empty_list``'s own implementation
-    called directly (through ``empty_list``, an overload compiled twice per item type by
-    Numba's pipeline, 0.1-0.2 s per program meeting a new item type)."""
-    return listobject.new_list(item_type)
+    """An empty list of ``item_type`` (a Numba type)."""
+    return _empty(item_type, 0)
 
 
 @numba.njit(**_JIT)
 def append(lst, item):
-    lst.append(item)
+    if _append(lst, item) != 0:
+        raise MemoryError("Unable to allocate memory to append item")
 
 
 @numba.njit(**_JIT)
 def put(lst, index, item):
     """``lst[index] = item``."""
-    if not -len(lst) <= index < len(lst):
+    n = size(lst)
+    if not -n <= index < n:
         raise IndexError("list assignment index out of range")
-    lst[index] = item
+    _set(lst, index + n if index < 0 else index, item)
 
 
 @numba.njit(**_JIT)
 def pop(lst, index):
-    if not -len(lst) <= index < len(lst):
+    n = size(lst)
+    if not -n <= index < n:
         raise IndexError("pop index out of range")
-    return lst.pop(index)
+    index = index + n if index < 0 else index
+    popped = item(lst, index)
+    _delete(lst, index)
+    return popped
 
 
 @numba.njit(**_JIT)
 def pop_last(lst):
-    if len(lst) == 0:
+    n = size(lst)
+    if n == 0:
         raise IndexError("pop from empty list")
-    return lst.pop()
+    popped = item(lst, n - 1)
+    _delete(lst, n - 1)
+    return popped
 
 
 @numba.njit(**_JIT)
 def length(lst):
-    return np.int64(len(lst))
+    return size(lst)
 
 
 @numba.njit(**_JIT)
 def copy(lst):
-    return lst.copy()
+    n = size(lst)
+    copied = _empty_like(lst, n)
+    for i in range(n):
+        _append(copied, item(lst, i))
+    return copied
 
 
 def _list_function(builder, name: str, returns):
@@ -134,6 +150,98 @@ def item(typingctx, lst, index):
         return result
 
     return lst.item_type(lst, index), codegen
+
+
+
+def _status_call(builder, name: str, arguments):
+    """Numba's C list function ``name`` (returns a status, 0 when it succeeded)."""
+    function = cgutils.get_or_insert_function(
+        builder.module, llvm_ir.FunctionType(cgutils.int32_t, [a.type for a in arguments]), name)
+    return builder.call(function, arguments)
+
+
+def _new_list(context, builder, list_type, allocated):
+    """A new list of ``list_type`` with room for ``allocated`` items, as Numba's ``new_list``
+    makes it (its item references counted through the list's method table)."""
+    item_type = list_type.item_type
+    data = listobject._list_new_codegen(context, builder, item_type, allocated,
+                                        listobject.ErrorHandler(context))
+    listobject._list_codegen_set_method_table(context, builder, data, item_type)
+    made = cgutils.create_struct_proxy(list_type)(context, builder)
+    made.data = data
+    listobject._add_meminfo(context, builder, made)
+    return made._getvalue()
+
+
+@intrinsic
+def _empty(typingctx, item_type, allocated):
+    list_type = types.ListType(item_type.instance_type)
+
+    def codegen(context, builder, sig, args):
+        return _new_list(context, builder, list_type, args[1])
+
+    return list_type(item_type, types.intp), codegen
+
+
+@intrinsic
+def _empty_like(typingctx, lst, allocated):
+    """An empty list of ``lst``'s type."""
+    def codegen(context, builder, sig, args):
+        return _new_list(context, builder, lst, args[1])
+
+    return lst(lst, types.intp), codegen
+
+
+def _item_bytes(context, builder, item_type, value):
+    """A pointer to ``value`` as the list stores it (the C functions copy its bytes)."""
+    stored = context.data_model_manager[item_type].as_data(builder, value)
+    return builder.bitcast(cgutils.alloca_once_value(builder, stored), cgutils.voidptr_t)
+
+
+@intrinsic
+def _append(typingctx, lst, value):
+    """Append ``value`` (the list takes a reference); the status of ``numba_list_append``."""
+    if not isinstance(lst, types.ListType):
+        return None
+
+    def codegen(context, builder, sig, args):
+        data = _container_get_data(context, builder, lst, args[0])
+        return _status_call(builder, "numba_list_append",
+                            [data, _item_bytes(context, builder, lst.item_type, args[1])])
+
+    return types.int32(lst, lst.item_type), codegen
+
+
+@intrinsic
+def _set(typingctx, lst, index, value):
+    """``lst[index] = value`` for an index in ``0 <= index < len(lst)`` (the list releases the
+    item it held and takes a reference to ``value``)."""
+    if not isinstance(lst, types.ListType) or not isinstance(index, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        data = _container_get_data(context, builder, lst, args[0])
+        position = context.cast(builder, args[1], index, types.intp)
+        _status_call(builder, "numba_list_setitem",
+                     [data, position, _item_bytes(context, builder, lst.item_type, args[2])])
+        return context.get_dummy_value()
+
+    return types.none(lst, index, lst.item_type), codegen
+
+
+@intrinsic
+def _delete(typingctx, lst, index):
+    """``del lst[index]`` for an index in ``0 <= index < len(lst)``."""
+    if not isinstance(lst, types.ListType) or not isinstance(index, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        data = _container_get_data(context, builder, lst, args[0])
+        position = context.cast(builder, args[1], index, types.intp)
+        _status_call(builder, "numba_list_delitem", [data, position])
+        return context.get_dummy_value()
+
+    return types.none(lst, index), codegen
 
 
 numba_cache.tie_data_files(sys.modules[__name__])  # content-named, private files
