@@ -114,13 +114,16 @@ def _mul_add(typingctx, a, b, c):
         return None
 
     def codegen(context, builder, signature, args):
-        kind = _LLVM[a]
-        name = f"llvm.fmuladd.{kind.intrinsic_name}"
-        fn = builder.module.globals.get(name) or llvm_ir.Function(
-            builder.module, llvm_ir.FunctionType(kind, [kind] * 3), name)
-        return builder.call(fn, args)
+        return builder.call(_fmuladd(builder, _LLVM[a]), args)
 
     return a(a, a, a), codegen
+
+
+def _fmuladd(builder, kind):
+    """LLVM's ``llvm.fmuladd`` of ``kind``, declared in the builder's module."""
+    name = f"llvm.fmuladd.{kind.intrinsic_name}"
+    return builder.module.globals.get(name) or llvm_ir.Function(
+        builder.module, llvm_ir.FunctionType(kind, [kind] * 3), name)
 
 
 def _f32(*values: float) -> tuple[np.float32, ...]:
@@ -193,13 +196,23 @@ NAN = math.nan
 
 # -- float64 kernels --------------------------------------------------------------------------
 
-@numba.njit(**_JIT)
-def _horner(c, x):
-    """``c[0] + c[1]*x + c[2]*x**2 + ...`` of a tuple of constants (unrolled by LLVM)."""
-    acc = c[len(c) - 1]
-    for i in range(len(c) - 2, -1, -1):
-        acc = _mul_add(acc, x, c[i])
-    return acc
+@intrinsic
+def _horner(typingctx, c, x):
+    """``c[0] + c[1]*x + c[2]*x**2 + ...`` of a tuple of constants: the chain of ``_mul_add``
+    written in line (a function of its own, looping over the tuple, cost 35-50 ms of compile
+    per tuple length in the program meeting a kernel first)."""
+    if not (isinstance(c, types.UniTuple) and c.dtype == x and x in _LLVM and c.count > 1):
+        return None
+
+    def codegen(context, builder, signature, args):
+        coefficients, value = args
+        fn = _fmuladd(builder, _LLVM[x])
+        acc = builder.extract_value(coefficients, c.count - 1)
+        for i in range(c.count - 2, -1, -1):
+            acc = builder.call(fn, [acc, value, builder.extract_value(coefficients, i)])
+        return acc
+
+    return x(c, x), codegen
 
 
 @numba.njit(**_JIT)
