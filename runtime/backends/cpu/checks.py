@@ -26,8 +26,10 @@ from typing import Any
 import llvmlite.binding as ll
 import numba
 import numpy as np
-from autostage.runtime.backends.cpu import new_arrays, numba_cache
-from numba.core import types
+from autostage.runtime.backends.cpu import numba_cache
+from llvmlite import ir as llvm_ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 # (Options of its own, not shared_helpers': Numba's cache of this module is keyed by this file.)
 _JIT = dict(cache=True, error_model="numpy", nogil=True, no_cfunc_wrapper=True,
@@ -36,6 +38,7 @@ _JIT = dict(cache=True, error_model="numpy", nogil=True, no_cfunc_wrapper=True,
 
 # The padding of size tuples (``run_errors``): read by generated code as constants.
 ZERO, ONE = np.int64(0), np.int64(1)
+_INT64 = llvm_ir.IntType(64)
 
 LOCATION_ATTR = "__autostage_location__"  # the failing op's ir.Location, for tracebacks
 # key -> (exception type, message template, note, location); filled when a module's source is
@@ -82,13 +85,54 @@ def fail_site(key, sizes):
     cold branch, followed by a native ``raise`` Numba needs to see the branch end. (Numba's
     raise with run-time values leaks ~0.8 KB per raise; entering Python with ``numba.objmode``
     compiled through Numba's own pipeline, ~0.1 s per length of ``sizes``.)"""
-    values = new_arrays.empty((len(sizes) + 1,), np.int64)  # (not np.empty: compiled per process)
-    i = 0
-    for size in sizes + (ZERO,):  # (one more: Numba iterates no empty tuple)
-        values[i] = size
-        i += 1
-    _site_failed(key, len(sizes), values.ctypes.data)
+    _site_failed(key, len(sizes), _stored(sizes))
     raise SiteFailure
+
+
+def _int64_sizes(sizes) -> bool:
+    """Whether ``sizes`` is a tuple of integers (empty included)."""
+    return isinstance(sizes, types.BaseTuple) and all(isinstance(t, types.Integer)
+                                                       for t in sizes)
+
+
+@intrinsic
+def _stored(typingctx, sizes):
+    """The address of ``sizes`` (a tuple of integers) stored as int64s in the caller's frame:
+    straight-line stores (a loop over the tuple into a new array cost 30-45 ms of compile per
+    tuple length, in the program meeting the length first)."""
+    if not _int64_sizes(sizes):
+        return None
+
+    def codegen(context, builder, signature, args):
+        stored = cgutils.alloca_once(builder, llvm_ir.ArrayType(_INT64,
+                                                                max(len(sizes), 1)))
+        for i, kind in enumerate(sizes):
+            value = context.cast(builder, builder.extract_value(args[0], i), kind, types.int64)
+            builder.store(value, cgutils.gep_inbounds(builder, stored, 0, i))
+        return builder.bitcast(stored, cgutils.voidptr_t)
+
+    return types.voidptr(sizes), codegen
+
+
+@intrinsic
+def _extent(typingctx, sizes):
+    """``broadcast_extent`` in straight-line code: per size, a compare and a select."""
+    if not _int64_sizes(sizes):
+        return None
+
+    def codegen(context, builder, signature, args):
+        one = _INT64(1)
+        extent, conflict = one, cgutils.false_bit
+        for i, kind in enumerate(sizes):
+            size = context.cast(builder, builder.extract_value(args[0], i), kind, types.int64)
+            sized = builder.icmp_signed("!=", size, one)
+            clash = builder.and_(builder.icmp_signed("!=", extent, one),
+                                 builder.icmp_signed("!=", size, extent))
+            conflict = builder.or_(conflict, builder.and_(sized, clash))
+            extent = builder.select(sized, size, extent)
+        return builder.select(conflict, _INT64(-1), extent)
+
+    return types.int64(sizes), codegen
 
 
 @numba.njit(**_JIT)
@@ -104,13 +148,7 @@ def broadcast_extent(sizes):
     tuple of run-time sizes): the size other than 1 they share, or -1 where two differ (the
     caller's check raises NumPy's error). One call and one comparison per axis in the program,
     where a comparison per operand cost Numba ~1 ms of compile each."""
-    extent = 1
-    for size in sizes:
-        if size != 1:
-            if extent != 1 and size != extent:
-                return -1
-            extent = size
-    return extent
+    return _extent(sizes)
 
 
 @numba.njit(**_JIT)
@@ -118,7 +156,7 @@ def broadcast_shape_1(key, sizes0):
     """``broadcast_extent`` of one axis's sizes, raising the error of site ``key`` (its
     message's fields: the sizes) where they do not broadcast: the extent and its test in one
     call, where two cost Numba about twice the compile."""
-    extent = broadcast_extent(sizes0)
+    extent = _extent(sizes0)
     if extent < 0:
         fail_site(key, sizes0)
     return extent
@@ -127,7 +165,7 @@ def broadcast_shape_1(key, sizes0):
 @numba.njit(**_JIT)
 def broadcast_shape_2(key, sizes0, sizes1):
     """``broadcast_shape_1`` of two axes (the message's fields: both tuples' sizes, in order)."""
-    extent0, extent1 = broadcast_extent(sizes0), broadcast_extent(sizes1)
+    extent0, extent1 = _extent(sizes0), _extent(sizes1)
     if extent0 < 0 or extent1 < 0:
         fail_site(key, sizes0 + sizes1)
     return extent0, extent1
@@ -136,10 +174,10 @@ def broadcast_shape_2(key, sizes0, sizes1):
 @numba.njit(**_JIT)
 def broadcast_shape_3(key, sizes0, sizes1, sizes2):
     """``broadcast_shape_1`` of three axes."""
-    extents = broadcast_extent(sizes0), broadcast_extent(sizes1), broadcast_extent(sizes2)
+    extents = _extent(sizes0), _extent(sizes1), _extent(sizes2)
     if extents[0] < 0 or extents[1] < 0 or extents[2] < 0:
         fail_site(key, sizes0 + sizes1 + sizes2)
     return extents
 
 
-numba_cache.tie_data_files(sys.modules[__name__], writes_in_line=(new_arrays,))  # (private files)
+numba_cache.tie_data_files(sys.modules[__name__])  # (content-named, private files)

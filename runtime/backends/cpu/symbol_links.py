@@ -45,12 +45,12 @@ LARGE = 200
 # they run once per statement, so a call costs nothing measurable, while linking them made LLVM
 # optimise and compile their code again in each caller (the GRU encoder's size checks and
 # broadcasts: 0.05 s of its LLVM time, 3% of its compile). Every check that can fail is that
-# large (``fail_site`` 22-30 instructions, ``check`` 30, the broadcast checks 38-66; 48-103 while
-# a failure entered Python through objmode, when this was 50: at 50 they were linked again, and
-# after ``--precompile`` programs compiled 0.05-0.3 s longer); ``broadcast_extent``, a loop of 8,
-# stays linked. (Other small helpers stay linked: a 2x2 product called by symbol made matmul_many
-# 1.5x slower.)
-SMALL = 20
+# large (``fail_site`` 7-27 instructions, ``check`` 15, the broadcast checks 40-110, since the
+# thirty-sixth session writes their tuples' stores and tests in line; 48-103 while a failure
+# entered Python through objmode, when this was 50: at 50 they were linked again, and after
+# ``--precompile`` programs compiled 0.05-0.3 s longer). (Other small helpers stay linked: a 2x2
+# product called by symbol made matmul_many 1.5x slower.)
+SMALL = 5
 KIND = "object+symbol-links"
 
 _GENERATED = re.compile(r"_ZN\d+stage_[0-9a-f]{16}")

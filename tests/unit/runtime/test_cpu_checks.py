@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import re
 
+import numba
 import numpy as np
 import pytest
 from autostage.runtime.backends.cpu import checks
@@ -233,8 +234,12 @@ def test_broadcast_extent_is_numpys_or_minus_one(sizes):
         want = np.broadcast_shapes(*((n,) for n in sizes))[0]
     except ValueError:
         want = -1
-    # (its Python function: compiled without a wrapper for Python; the next test runs it compiled)
-    assert checks.broadcast_extent.py_func(tuple(np.int64(n) for n in sizes)) == want
+    assert _extent_of(tuple(np.int64(n) for n in sizes)) == want
+
+
+@numba.njit
+def _extent_of(sizes):  # (broadcast_extent has no wrapper for Python: called from compiled code)
+    return checks.broadcast_extent(sizes)
 
 
 def three(a, b, c):
