@@ -267,6 +267,8 @@ def _stack(op: ir.Op, em: Emitter) -> None:
     if op.attrs.get("empty_ok"):
         empty = s.empty(em, ["0", *(str(d or 0) for d in element.shape)], element.dtype)
     # The list's last use: its buffer is the stacked array (no copy; nothing writes it again).
-    last = ", True" if op.operands[0] in em.list_buffers and em.uses(op.operands[0]) == 1 else (
-        ", False" if op.operands[0] in em.list_buffers else "")
+    # (A run-time bool: a literal compiled the helper once for each value.)
+    last = ""
+    if op.operands[0] in em.list_buffers:
+        last = f", np.bool_({em.uses(op.operands[0]) == 1})"
     em.line(f"{em.name(op.results[0])} = {helper}({em.name(op.operands[0])}, {empty}{last})")

@@ -34,6 +34,13 @@ def stacked(a, b):
     return np.stack([a, b])
 
 
+def rows_stacked(x, n):
+    rows = []
+    for i in range(n):
+        rows.append(x[i] * 2.0)
+    return np.stack(rows)
+
+
 def source_of(fn, *args) -> str:
     with config.STATIC_SIZES.override(0):
         concrete = autostage.convert(fn, target="interpreter").get_concrete_function(*args)
@@ -141,6 +148,7 @@ def test_literal_arguments_are_found():
     (lambda x: (x * 2).sum(axis=1), (np.zeros((4, 10)),)),
     (lambda x: np.exp(x - x.max()).sum(), (np.zeros(10),)),  # a block of a known size
     (lambda a, x: (a @ x, x @ a), (np.ones((40, 40)), np.ones(40))),  # gemv, both ways
+    (rows_stacked, (np.ones((4, 3)), np.int64(3))),  # a list built into one buffer
 ])
 def test_no_compiled_helper_is_called_with_a_literal(fn, args):
     with config.STATIC_SIZES.override(64):
