@@ -26,8 +26,9 @@ import numba
 from autostage.runtime.backends.cpu import new_arrays, numba_cache
 from llvmlite import binding as llvm
 from numba import types
+from numba.core import funcdesc
 from numba.core.imputils import impl_ret_borrowed
-from numba.extending import intrinsic, overload
+from numba.extending import intrinsic
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
 _JIT = dict(cache=True, nogil=True)
@@ -105,49 +106,88 @@ def threads() -> int:
     return 1 if _GET_THREADS is None else int(_GET_THREADS())
 
 
-# The BLAS calls take the arrays, not their addresses, and are functions of their own: the
-# caller then holds every operand (a copy included) until BLAS returns. (Numba releases a
-# variable after its last use, which for ``x.ctypes.data`` would be before the call.)
+# The BLAS calls take the arrays, not their addresses: the caller holds every operand (a copy
+# included) until BLAS returns. (Numba releases a variable after its last use, which for
+# ``x.ctypes.data`` would be before the call.) They are intrinsics, the call written in line:
+# as ``@overload`` implementations, Numba's pipeline compiled each once per dtype (0.03-0.05 s,
+# in the program meeting it first).
 
-def _gemm_call(trans_a, trans_b, m, n, k, a, lda, b, ldb, out):
+def _external_call(context, builder, external: types.ExternalFunction, values: list):
+    """A call of ``external`` with ``values``: Python constants, or (LLVM value, Numba type)
+    pairs cast to its argument types."""
+    argtypes = external.sig.args
+    args = [context.get_constant(to, value) if not isinstance(value, tuple) else
+            context.cast(builder, value[0], value[1], to)
+            for value, to in zip(values, argtypes, strict=True)]
+    described = funcdesc.ExternalFunctionDescriptor(external.symbol, external.sig.return_type,
+                                                    argtypes)
+    function = context.declare_external_function(builder.module, described)
+    return context.call_external_function(builder, function, argtypes, args)
+
+
+def _address(context, builder, array_type: types.Array, value):
+    """The address of an array's data, as an int64 (the BLAS functions' pointer arguments)."""
+    data = context.make_array(array_type)(context, builder, value).data
+    return builder.ptrtoint(data, context.get_value_type(types.int64)), types.int64
+
+
+def _floats(*arrays) -> bool:
+    return all(isinstance(a, types.Array) and a.dtype in _GEMM for a in arrays)
+
+
+@intrinsic
+def _gemm_call(typingctx, trans_a, trans_b, m, n, k, a, lda, b, ldb, out):
     """``out = op(a) @ op(b)`` (CBLAS, row-major)."""
+    if not _floats(a, b, out):
+        return None
+    signature = types.void(trans_a, trans_b, m, n, k, a, lda, b, ldb, out)
+
+    def codegen(context, builder, signature, args):
+        typed = list(zip(args, signature.args, strict=True))
+        _external_call(context, builder, _GEMM[out.dtype], [
+            _ROW_MAJOR, *typed[:5], 1.0, _address(context, builder, a, args[5]), typed[6],
+            _address(context, builder, b, args[7]), typed[8], 0.0,
+            _address(context, builder, out, args[9]), typed[3]])
+        return context.get_dummy_value()
+    return signature, codegen
 
 
-@overload(_gemm_call, jit_options=_JIT)
-def _gemm_call_typed(trans_a, trans_b, m, n, k, a, lda, b, ldb, out):
-    call = _GEMM[out.dtype]
-
-    def blas(trans_a, trans_b, m, n, k, a, lda, b, ldb, out):
-        call(_ROW_MAJOR, trans_a, trans_b, m, n, k, 1.0, a.ctypes.data, lda, b.ctypes.data, ldb,
-             0.0, out.ctypes.data, n)
-    return blas
-
-
-def _gemv_call(flag, rows, cols, a, lda, x, incx, out):
+@intrinsic
+def _gemv_call(typingctx, flag, rows, cols, a, lda, x, incx, out):
     """``out = op(a) @ x`` (CBLAS, row-major)."""
+    if not _floats(a, x, out):
+        return None
+    signature = types.void(flag, rows, cols, a, lda, x, incx, out)
+
+    def codegen(context, builder, signature, args):
+        typed = list(zip(args, signature.args, strict=True))
+        _external_call(context, builder, _GEMV[out.dtype], [
+            _ROW_MAJOR, *typed[:3], 1.0, _address(context, builder, a, args[3]), typed[4],
+            _address(context, builder, x, args[5]), typed[6], 0.0,
+            _address(context, builder, out, args[7]), 1])
+        return context.get_dummy_value()
+    return signature, codegen
 
 
-@overload(_gemv_call, jit_options=_JIT)
-def _gemv_call_typed(flag, rows, cols, a, lda, x, incx, out):
-    call = _GEMV[out.dtype]
-
-    def blas(flag, rows, cols, a, lda, x, incx, out):
-        call(_ROW_MAJOR, flag, rows, cols, 1.0, a.ctypes.data, lda, x.ctypes.data, incx, 0.0,
-             out.ctypes.data, 1)
-    return blas
-
-
-def _dot_call(n, x, incx, y, incy):
+@intrinsic
+def _dot_call(typingctx, n, x, incx, y, incy):
     """``x . y`` of ``n`` elements read every ``incx``/``incy`` elements (CBLAS)."""
+    if not _floats(x, y):
+        return None
+    signature = x.dtype(n, x, incx, y, incy)
+
+    def codegen(context, builder, signature, args):
+        typed = list(zip(args, signature.args, strict=True))
+        return _external_call(context, builder, _DOT[x.dtype], [
+            typed[0], _address(context, builder, x, args[1]), typed[2],
+            _address(context, builder, y, args[3]), typed[4]])
+    return signature, codegen
 
 
-@overload(_dot_call, jit_options=_JIT)
-def _dot_call_typed(n, x, incx, y, incy):
-    call = _DOT[x.dtype]
-
-    def blas(n, x, incx, y, incy):
-        return call(n, x.ctypes.data, incx, y.ctypes.data, incy)
-    return blas
+@numba.njit(**_JIT)
+def _positive(n):
+    """``max(n, 1)`` (the builtin is an overload Numba's pipeline compiled, once per machine)."""
+    return n if n > 1 else 1
 
 
 @numba.njit(**_JIT)
@@ -159,10 +199,10 @@ def _layout(x, rows, cols):
     each call, ~50 ms of every signature of ``gemm`` and ``gemv``.)"""
     item = x.itemsize
     s0, s1 = x.strides[0] // item, x.strides[1] // item
-    if (s1 == 1 or cols == 1) and (rows == 1 or s0 >= max(1, cols)):
-        return _NO_TRANS, max(s0 if rows > 1 else cols, 1)
-    if (s0 == 1 or rows == 1) and (cols == 1 or s1 >= max(1, rows)):
-        return _TRANS, max(s1 if cols > 1 else rows, 1)
+    if (s1 == 1 or cols == 1) and (rows == 1 or s0 >= _positive(cols)):
+        return _NO_TRANS, _positive(s0 if rows > 1 else cols)
+    if (s0 == 1 or rows == 1) and (cols == 1 or s1 >= _positive(rows)):
+        return _TRANS, _positive(s1 if cols > 1 else rows)
     return 0, 0
 
 

@@ -210,3 +210,36 @@ def test_vector_products_of_every_length_are_numpys(dtype):
         x, y = rng.standard_normal(n).astype(dtype), rng.standard_normal(n).astype(dtype)
         for got, expected in zip(f(x, y), _dots(x, y), strict=True):
             assert got.dtype == expected.dtype and got == expected, (n, got, expected)
+
+
+COMPILED = """
+    import json, numba, numpy as np
+    from numba.core import compiler
+    from autostage.runtime.backends.cpu import blas, direct
+    through_numba = []
+    original = compiler.CompilerBase._compile_bytecode
+
+    def recorded(self):
+        through_numba.append(self.state.func_id.func_qualname)
+        return original(self)
+
+    compiler.CompilerBase._compile_bytecode = recorded
+    A2, A1 = numba.typeof(np.zeros((2, 2))[:, ::2]), numba.typeof(np.zeros(3)[::2])
+    for fn, sig in ((blas.gemm, (A2, A2)), (blas.gemv, (A2, A1, numba.boolean)),
+                    (blas.dot, (A1, A1, numba.boolean))):
+        fn.compile(sig)
+    compiled = [bool(fn.overloads[sig].metadata.get(direct.METADATA_KEY))
+                for fn, sig in ((blas.gemm, (A2, A2)), (blas.gemv, (A2, A1, numba.boolean)),
+                                (blas.dot, (A1, A1, numba.boolean)))]
+    print(json.dumps({"through_numba": through_numba, "direct": compiled}))
+"""
+
+
+def test_products_compile_without_numbas_pipeline(tmp_path):
+    """``gemm``, ``gemv`` and ``dot`` compile directly, their BLAS calls written in line
+    (intrinsics): as overload implementations Numba's pipeline compiled each once per dtype."""
+    from test_cpu_cache_faults import run_python
+
+    out = run_python(COMPILED, tmp_path / "cache", NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    assert out["direct"] == [True, True, True]
+    assert out["through_numba"] == []
