@@ -227,16 +227,15 @@ def _reciprocal_of_zero(dtype: np.dtype) -> str:
     return f"{np_dtype(dtype)}({int(value)})"
 
 
-def cast_expr(expr: str, source: TensorType, dtype: np.dtype) -> str:
+def cast_expr(em: Emitter, expr: str, source: TensorType, dtype: np.dtype) -> str:
     """``expr`` (of type ``source``) converted to ``dtype`` with NumPy's ``astype`` semantics."""
     dtype = np.dtype(dtype)
     if source.dtype == dtype:
         return expr
     if not is_scalar(source):
         if source.dtype.kind == "c" and dtype.kind != "c":  # Numba cannot astype complex->real
-            return f"({expr} != 0)" if dtype == np.bool_ else (
-                f"{expr}.real.astype({np_dtype(dtype)})")
-        return f"{expr}.astype({np_dtype(dtype)})"
+            return f"({expr} != 0)" if dtype == np.bool_ else s.astype(em, f"{expr}.real", dtype)
+        return s.astype(em, expr, dtype)
     if dtype == np.bool_:
         return f"({expr} != 0)"
     if source.dtype.kind == "c" and dtype.kind != "c":
@@ -257,7 +256,7 @@ def _constant(op: ir.Op, em: Emitter) -> None:
 @lowering("cast")
 def _cast(op: ir.Op, em: Emitter) -> None:
     (x,), (out,) = op.operands, op.results
-    expr = cast_expr(em.name(x), x.type, out.type.dtype)
+    expr = cast_expr(em, em.name(x), x.type, out.type.dtype)
     if expr == em.name(x) and not is_scalar(x.type):
         expr = s.copy(em, expr)  # astype copies even to the same dtype
     em.line(f"{em.name(out)} = {expr}")
@@ -281,13 +280,14 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
                        or fusible.fuses(op) or _fused_complex_product(op, loop))
     if not looped:  # (a loop checks the shapes it computes)
         run_errors.check_broadcast(em, op, op.operands)
-    args = [cast_expr(em.name(v), v.type, dt) for v, dt in zip(op.operands, loop, strict=True)]
+    args = [cast_expr(em, em.name(v), v.type, dt)
+            for v, dt in zip(op.operands, loop, strict=True)]
     if op.name in _SHIFTS:
         dtype = np_dtype(out.type.dtype)
         template = _SHIFTS[op.name][0 if is_scalar(out.type) else 1]
         expr = template.format(*args, w=loop[0].itemsize * 8, z=f"{dtype}(0)", one=f"{dtype}(1)")
         expr = wrap_scalar(expr, out.type.dtype) if is_scalar(out.type) else (
-            f"({expr}).astype({dtype})")
+            s.astype(em, f"({expr})", out.type.dtype))
     elif complex_math.applies(op, loop):
         expr = complex_math.expr(em, op, loop, args)
         if is_scalar(out.type):
@@ -422,7 +422,7 @@ def _where(op: ir.Op, em: Emitter) -> None:
         _array_loop(op, em)
         return
     dtype = out.type.dtype
-    xs, ys = (cast_expr(em.name(v), v.type, dtype) for v in (x, y))
+    xs, ys = (cast_expr(em, em.name(v), v.type, dtype) for v in (x, y))
     em.line(f"{em.name(out)} = {xs} if {em.name(c)} else {ys}")
 
 
@@ -433,7 +433,7 @@ def _clip(op: ir.Op, em: Emitter) -> None:
     if not is_scalar(out.type):
         _array_loop(op, em)
         return
-    x, lo, hi = (cast_expr(em.name(v), v.type, out.type.dtype) for v in op.operands)
+    x, lo, hi = (cast_expr(em, em.name(v), v.type, out.type.dtype) for v in op.operands)
     clipped = f"np.minimum(np.maximum({x}, {lo}), {hi})"
     em.line(f"{em.name(out)} = {wrap_scalar(clipped, out.type.dtype)}")
 

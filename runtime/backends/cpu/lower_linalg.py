@@ -124,7 +124,7 @@ def _blas(em: Emitter, a: ir.Value, b: ir.Value, result: ir.Value,
     dtype = result.type.dtype
     names = []
     for v in (a, b):
-        name = s.cast_array(em.name(v), v.type.dtype, dtype)
+        name = s.cast_array(em, em.name(v), v.type.dtype, dtype)
         if name != em.name(v):
             cast = em.fresh("x")
             em.line(f"{cast} = {name}")
@@ -389,7 +389,7 @@ def lower_dot(op: ir.Op, em: Emitter) -> None:
     dtype = result.type.dtype
     if a.type.ndim == 0 or b.type.ndim == 0:
         factors = [s.cast(em.name(v), dtype) if v.type.ndim == 0
-                   else s.cast_array(em.name(v), v.type.dtype, dtype) for v in (a, b)]
+                   else s.cast_array(em, em.name(v), v.type.dtype, dtype) for v in (a, b)]
         em.line(f"{em.name(result)} = {factors[0]} * {factors[1]}")
     elif a.type.ndim <= 2 and b.type.ndim <= 2:
         lower_matmul(op, em)  # np.dot is matmul on 1-d and 2-d operands (but see _blas)

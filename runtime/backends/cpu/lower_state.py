@@ -31,7 +31,7 @@ def _update(op: ir.Op, em: Emitter, operator: str | None) -> None:
     index, var_type = op.attrs["var"], op.attrs["type"]
     storage = em.variable(index)
     (value,) = op.operands
-    expr = cast_expr(em.name(value), value.type, var_type.dtype)
+    expr = cast_expr(em, em.name(value), value.type, var_type.dtype)
     if is_scalar(value.type) and var_type.ndim == 0:
         new = expr if operator is None else wrap_scalar(f"{storage}[()] {operator} {expr}",
                                                         var_type.dtype)

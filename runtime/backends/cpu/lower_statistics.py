@@ -92,7 +92,7 @@ def _check_real(op: ir.Op, em: Emitter) -> np.dtype:
 
 def _lane_input(em: Emitter, x2: str, dtype: np.dtype) -> str:
     """Bool lanes are sorted as uint8 (Numba sorts them as numbers: the same order)."""
-    return f"{x2}.astype(np.uint8)" if dtype == np.bool_ else x2
+    return s.astype(em, x2, np.uint8) if dtype == np.bool_ else x2
 
 
 @lowering("median")

@@ -90,9 +90,16 @@ def accumulate(acc: str, combine: str, value: str, dtype: np.dtype) -> str:
     return f"{acc} {combine}= {value}"
 
 
-def cast_array(expr: str, have: np.dtype, want: np.dtype) -> str:
+def cast_array(em: Emitter, expr: str, have: np.dtype, want: np.dtype) -> str:
     """An array expression converted to ``want`` (no copy when the dtype already matches)."""
-    return expr if np.dtype(have) == np.dtype(want) else f"{expr}.astype({np_dtype(want)})"
+    return expr if np.dtype(have) == np.dtype(want) else astype(em, expr, want)
+
+
+def astype(em: Emitter, expr: str, dtype: np.dtype) -> str:
+    """``expr.astype(dtype)`` of an array expression, written in line (``new_arrays.astype``:
+    Numba's method compiled its allocation in every program using it)."""
+    new_arrays_import(em)
+    return f"cpu_new.astype({expr}, {np_dtype(dtype)})"
 
 
 def zero(dtype: np.dtype) -> str:

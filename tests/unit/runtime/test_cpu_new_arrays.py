@@ -94,6 +94,53 @@ def test_new_arrays_compile_nothing_of_their_own():
 
 
 @numba.njit
+def _converted(x):
+    return new.astype(x, np.int64), new.astype(x, np.float32), new.astype(x, np.bool_)
+
+
+@pytest.mark.parametrize("x", [
+    _BASE - 5.5, np.asfortranarray(_BASE), _BASE[::2, 1::3], _BASE[:, :0], np.array(-2.5),
+    np.array([0.0, -0.0, 3.0])[::-1]], ids=str)
+def test_astype_is_numpys(x):
+    """``x.astype(dtype)``: NumPy's values, dtype and order (C or F as ``x``, else C), a new
+    array each time."""
+    for got, dtype in zip(_converted(x), (np.int64, np.float32, np.bool_), strict=True):
+        want = x.astype(dtype)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        if x.flags.c_contiguous:
+            assert got.flags.c_contiguous
+        elif x.flags.f_contiguous:
+            assert got.flags.f_contiguous
+        else:  # (a view: C, where NumPy's order "K" follows the view's strides)
+            assert got.flags.c_contiguous
+        np.testing.assert_array_equal(got, want)
+        assert not np.shares_memory(got, x)
+
+
+def test_astype_compiles_nothing_of_its_own():
+    """Numba's ``astype`` allocated through an overload its pipeline compiled in every program
+    using the method (0.15 s)."""
+    @numba.njit
+    def fresh(x):
+        return new.astype(x, np.int32), new.astype(x.T, np.float64)
+
+    compiled = []
+
+    class Recorder(event.Listener):
+        def on_start(self, e):
+            compiled.append(getattr(e.data.get("dispatcher"), "py_func", None))
+
+        def on_end(self, e):
+            pass
+
+    with event.install_listener("numba:compile", Recorder()):
+        ints, floats = fresh(np.arange(6).reshape(2, 3))
+    assert [f.__name__ for f in compiled] == ["fresh"]
+    assert ints.dtype == np.int32 and floats.flags.f_contiguous
+    assert floats.tolist() == np.arange(6.0).reshape(2, 3).T.tolist()
+
+
+@numba.njit
 def _copied(x):
     return new.copy(x)
 
