@@ -249,7 +249,7 @@ def _set(op: ir.Op, em: Emitter) -> None:
 def _length(op: ir.Op, em: Emitter) -> None:
     lst = em.name(op.operands[0])
     size = f"np.int64({lst}[1])" if op.operands[0] in em.list_buffers else list_call(
-        em, "length", lst)
+        em, "size", lst)
     em.line(f"{em.name(op.results[0])} = {size}")
 
 

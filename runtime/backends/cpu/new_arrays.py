@@ -2,10 +2,11 @@
 
 Numba's ``np.empty``/``np.zeros``/``np.full``/``np.ascontiguousarray`` (and the allocation of
 its ``x.astype``) are overloads: each is compiled as a function of its own once per shape type
-and dtype, in every process that compiles new code calling it (0.1-0.3 s per signature with the allocator it compiles inside; ~4 s of the
-47 realistic programs' compile time after ``autostage --precompile``, which cannot cache them
-for the signatures a program meets first). These are intrinsics instead: each call becomes the
-few instructions that allocate (and fill, or copy) the array, with NumPy's errors.
+and dtype, in every process that compiles new code calling it (0.1-0.3 s per signature with the
+allocator it compiles inside; ~4 s of the 47 realistic programs' compile time after ``autostage
+--precompile``, which cannot cache them for the signatures a program meets first). These are
+intrinsics instead: each call becomes the few instructions that allocate (and fill, or copy)
+the array, with NumPy's errors.
 
 A shape is a tuple of integers; generated code passes int64 (``np.int64(n)`` for a literal
 size, ``lower_support.int64_shape``), so that the compiled helpers it hands shapes to are not

@@ -5,14 +5,15 @@ assignment, ``len``, ``copy``, ``pop``) into each function that uses them, once 
 in every process that compiles a new function: a function appending to two lists and reading
 an item took 1.0-1.2 s to compile, 0.47 s calling these (the realistic programs with lists
 spent 0.4-0.7 s each on them). Called through these they are compiled once per item type and
-loaded from Numba's disk cache after; LLVM inlines the small ones (``append``, ``length``)
-when it links them.
+loaded from Numba's disk cache after; LLVM inlines the small ones (``append``) when it links
+them.
 
 Reading an item stays inline in generated code (``lower_lists``): LLVM did not inline a call
 of it, and a loop reading items ran 20-25% slower. It goes through ``size`` and ``item``,
-intrinsics that write the list's length and item reads in line, instead of Numba's ``len`` and
-``[]`` of a typed list: those are overloads Numba compiles again in every process that compiles
-a function using them (0.1-0.25 s per item type; intrinsics compile nothing of their own).
+intrinsics that write the list's length (``len(lst)`` in generated code too) and item reads in
+line, instead of Numba's ``len`` and ``[]`` of a typed list: those are overloads Numba compiles
+again in every process that compiles a function using them (0.1-0.25 s per item type;
+intrinsics compile nothing of their own).
 
 The functions themselves are written with intrinsics too (``_empty``, ``_append``, ``_set``,
 ``_delete``), which call the C functions of Numba's list (``numba_list_append``...) as Numba's
@@ -83,11 +84,6 @@ def pop_last(lst):
     popped = item(lst, n - 1)
     _delete(lst, n - 1)
     return popped
-
-
-@numba.njit(**_JIT)
-def length(lst):
-    return size(lst)
 
 
 @numba.njit(**_JIT)
