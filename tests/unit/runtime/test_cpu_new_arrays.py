@@ -71,24 +71,30 @@ def test_contiguous_of_a_scalar_is_a_1d_array(value):
     assert got.dtype == numba.np.numpy_support.as_dtype(numba.typeof(value))
 
 
+def _compiling(fn, *args) -> tuple:
+    """``fn(*args)`` and the names of the functions Numba compiled for the call."""
+    compiled = []
+
+    class Recorder(event.Listener):
+        def on_start(self, e):
+            compiled.append(getattr(e.data.get("dispatcher"), "py_func", None).__name__)
+
+        def on_end(self, e):
+            pass
+
+    with event.install_listener("numba:compile", Recorder()):
+        result = fn(*args)
+    return result, compiled
+
+
 def test_new_arrays_compile_nothing_of_their_own():
     @numba.njit
     def fresh(n, x):  # a new function: every call below is typed here for the first time
         return (new.empty((np.int64(n), np.int64(2)), np.float32), new.zeros((np.int64(n),),
                 np.int16), new.full((np.int64(n),), np.int8(3)), new.contiguous(x))
 
-    compiled = []
-
-    class Recorder(event.Listener):
-        def on_start(self, e):
-            compiled.append(getattr(e.data.get("dispatcher"), "py_func", None))
-
-        def on_end(self, e):
-            pass
-
-    with event.install_listener("numba:compile", Recorder()):
-        empty, zeros, full, contiguous = fresh(3, np.arange(6.0)[::2])
-    assert [f.__name__ for f in compiled] == ["fresh"]
+    (empty, zeros, full, contiguous), compiled = _compiling(fresh, 3, np.arange(6.0)[::2])
+    assert compiled == ["fresh"]
     assert empty.shape == (3, 2) and zeros.tolist() == [0, 0, 0] and full.tolist() == [3, 3, 3]
     assert full.dtype == np.int8 and contiguous.tolist() == [0.0, 2.0, 4.0]
 
@@ -124,18 +130,8 @@ def test_astype_compiles_nothing_of_its_own():
     def fresh(x):
         return new.astype(x, np.int32), new.astype(x.T, np.float64)
 
-    compiled = []
-
-    class Recorder(event.Listener):
-        def on_start(self, e):
-            compiled.append(getattr(e.data.get("dispatcher"), "py_func", None))
-
-        def on_end(self, e):
-            pass
-
-    with event.install_listener("numba:compile", Recorder()):
-        ints, floats = fresh(np.arange(6).reshape(2, 3))
-    assert [f.__name__ for f in compiled] == ["fresh"]
+    (ints, floats), compiled = _compiling(fresh, np.arange(6).reshape(2, 3))
+    assert compiled == ["fresh"]
     assert ints.dtype == np.int32 and floats.flags.f_contiguous
     assert floats.tolist() == np.arange(6.0).reshape(2, 3).T.tolist()
 
