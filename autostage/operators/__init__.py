@@ -92,6 +92,7 @@ from autostage.operators.py_builtins import (
     int_,
     isinstance_,
     len_,
+    list_,
     map_,
     max_,
     min_,
@@ -149,7 +150,7 @@ __all__ = [
     "ilshift", "irshift", "iand", "ixor", "ior",
     # builtins
     "BUILTINS", "print_", "percent_format", "fstring", "field", "str_", "repr_", "format_",
-    "str_format", "len_", "range_", "enumerate_", "zip_", "map_",
+    "str_format", "len_", "list_", "range_", "enumerate_", "zip_", "map_",
     "filter_", "int_", "float_", "bool_", "complex_", "abs_", "min_", "max_", "sum_",
     "isinstance_", "any_", "all_", "sorted_", "reversed_", "type_",
     # NumPy functions that cannot dispatch on staged tensors (BUILTINS maps them too)

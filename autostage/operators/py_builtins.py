@@ -70,6 +70,7 @@ _print.__doc__ = print_.__doc__
 _print.__signature__ = getattr(print_, "__signature__", None)
 print_ = BUILTINS[builtins.print] = _print
 len_ = _overload(builtins.len)
+list_ = _overload(builtins.list)
 range_ = _overload(builtins.range)
 enumerate_ = _overload(builtins.enumerate)
 zip_ = _overload(builtins.zip)

@@ -1,6 +1,7 @@
-"""Staging hooks of the builtins and subscripts on staged values: ``len``, ``int``, ``float``,
-``bool``, ``abs``, ``min``, ``max``, ``sum``, ``isinstance``, ``type``, ``list.append``/``pop``, and
-``x[i]`` / ``x[i] = v`` of tensor lists (of tensors: the ops layer's hooks, which these wrap).
+"""Staging hooks of the builtins and subscripts on staged values: ``len``, ``list``, ``int``,
+``float``, ``bool``, ``abs``, ``min``, ``max``, ``sum``, ``isinstance``, ``type``,
+``list.append``/``pop``, and ``x[i]`` / ``x[i] = v`` of tensor lists (of tensors: the ops layer's
+hooks, which these wrap).
 
 Each keeps the builtin's meaning on the staged value: ``len`` of a tensor is the size of axis 0
 (a Python int when known at trace time); ``int``/``float`` cast a 0-d tensor to i64/f64;
@@ -68,6 +69,14 @@ def len_(x: object) -> object:
     if hasattr(x, "length") and isinstance(x, Staged):  # (a Python int, as len() gives)
         return values.as_python_number(x.length())
     raise errors.StagingTypeError(f"len() of a staged {type(x).__name__}{errors.at()}")
+
+
+def list_(*args: object, **kwargs: object) -> object:
+    """``list(lst)`` of a list built in staged code: a new list of its items (``lst[:]``);
+    anything else as Python's ``list``."""
+    if len(args) == 1 and not kwargs and isinstance(args[0], TensorList):
+        return tensor_lists.get(args[0], slice(None))
+    return list(*args, **kwargs)
 
 
 def int_(x: object, *args: object) -> Tensor:
@@ -387,8 +396,8 @@ def list_pop(lst: object, *args: object) -> tuple:
     raise errors.StagingTypeError(f"pop() on a staged {type(lst).__name__}{errors.at()}")
 
 
-for _name, _hook in (("len_", len_), ("int_", int_), ("float_", float_), ("bool_", bool_),
-                     ("complex_", complex_),
+for _name, _hook in (("len_", len_), ("list_", list_), ("int_", int_), ("float_", float_),
+                     ("bool_", bool_), ("complex_", complex_),
                      ("abs_", abs_), ("min_", min_), ("max_", max_), ("sum_", sum_),
                      ("isinstance_", isinstance_), ("is_", is_), ("list_append", list_append),
                      ("unsupported", unsupported), ("method_call", method_call),

@@ -58,7 +58,7 @@ def test_calls_are_routed_or_left_as_they_are():
             y = np.linalg.norm(ag__.np_ones(n)) + ag__.math_sqrt(4) + ag__.len_(os.path.join('a', 'b'))
             z = ag__.converted(helper)(x, *rest, scale=2, **kw)
             w = ag__.converted(obj.get)('k', n)
-            return (n, y, z, w, list(rest), ag__.np_float32(x), ag__.converted(unknown_name)(x) if x < 0 else None)
+            return (n, y, z, w, ag__.list_(rest), ag__.np_float32(x), ag__.converted(unknown_name)(x) if x < 0 else None)
     """)  # noqa: E501
 
 
@@ -152,7 +152,7 @@ def test_nested_functions_lambdas_and_comprehensions(routed):
                 return ag__.converted(helper)(v)
             square = lambda v: ag__.converted(helper)(v, scale=v)
             gen = (ag__.converted(helper)(v) for v in xs)
-            return (inner.tag, ag__.converted(inner)(), [ag__.converted(square)(v) for v in xs], {ag__.converted(helper)(v)[0]: v for v in xs}, list(gen))
+            return (inner.tag, ag__.converted(inner)(), [ag__.converted(square)(v) for v in xs], {ag__.converted(helper)(v)[0]: v for v in xs}, ag__.list_(gen))
     """)  # noqa: E501
     assert convert(nested).function([2, 3]) == nested([2, 3])
 
@@ -316,8 +316,8 @@ def test_the_function_given_to_map_or_filter_is_called_as_converted_code_calls_i
     assert convert(financial).source == dedent("""
         def financial(rate, nper, pmt, pv):
             rate, nper, pmt, pv = ag__.map_(ag__.converted(np.asarray), [rate, nper, pmt, pv])
-            scalars = list(ag__.filter_(lambda v: v.ndim == 0, [rate, nper]))
-            return (pv * (1 + rate) ** nper + pmt * nper, ag__.len_(scalars), list(ag__.map_(ag__.converted(float), [rate])))
+            scalars = ag__.list_(ag__.filter_(lambda v: v.ndim == 0, [rate, nper]))
+            return (pv * (1 + rate) ** nper + pmt * nper, ag__.len_(scalars), ag__.list_(ag__.map_(ag__.converted(float), [rate])))
     """)  # noqa: E501
     args = (np.float64(0.05), np.float64(10.0), np.float64(-100.0), np.float64(-100.0))
     for target in ("interpreter", "cpu"):  # np.asarray of a staged value is staged

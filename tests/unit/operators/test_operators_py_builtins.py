@@ -8,7 +8,7 @@ import pytest
 
 from autostage.operators import py_builtins
 
-OVERLOADED = ["print", "len", "range", "enumerate", "zip", "map", "filter", "int", "float",
+OVERLOADED = ["print", "len", "list", "range", "enumerate", "zip", "map", "filter", "int", "float",
               "bool", "complex", "abs", "min", "max", "sum", "isinstance", "any", "all", "sorted",
               "reversed", "type", "str", "repr", "format"]
 

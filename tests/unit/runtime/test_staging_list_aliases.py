@@ -60,6 +60,16 @@ def copied_first(x, n):
     return len(a), len(b)
 
 
+def copied_after_staging(x, n):
+    rows = []
+    for i in range(n):
+        rows.append(x * i)
+    more = list(rows)  # a list built in staged code, copied
+    more.append(x)
+    rows[0] = x + 1.0
+    return np.stack(more), np.stack(rows), len(more), len(rows)
+
+
 ARGS = (np.arange(3.0), np.int64(4))
 
 
@@ -84,7 +94,8 @@ def test_a_list_argument_changed_by_staged_code_is_refused(target):
 
 
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("fn", [alias_only_read, copied_first], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fn", [alias_only_read, copied_first, copied_after_staging],
+                         ids=lambda f: f.__name__)
 def test_unshared_or_only_read_lists_still_stage(fn, target):
     expected = fn(*ARGS)
     got = autostage.convert(fn, target=target)(*ARGS)
