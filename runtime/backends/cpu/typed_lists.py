@@ -148,7 +148,6 @@ def item(typingctx, lst, index):
     return lst.item_type(lst, index), codegen
 
 
-
 def _status_call(builder, name: str, arguments):
     """Numba's C list function ``name`` (returns a status, 0 when it succeeded)."""
     function = cgutils.get_or_insert_function(
@@ -171,6 +170,9 @@ def _new_list(context, builder, list_type, allocated):
 
 @intrinsic
 def _empty(typingctx, item_type, allocated):
+    """An empty list of the type ``item_type`` names, with room for ``allocated`` items."""
+    if getattr(item_type, "instance_type", None) is None:
+        return None
     list_type = types.ListType(item_type.instance_type)
 
     def codegen(context, builder, sig, args):
@@ -181,7 +183,10 @@ def _empty(typingctx, item_type, allocated):
 
 @intrinsic
 def _empty_like(typingctx, lst, allocated):
-    """An empty list of ``lst``'s type."""
+    """An empty list of ``lst``'s type, with room for ``allocated`` items."""
+    if not isinstance(lst, types.ListType):
+        return None
+
     def codegen(context, builder, sig, args):
         return _new_list(context, builder, lst, args[1])
 
