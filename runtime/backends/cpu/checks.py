@@ -89,7 +89,7 @@ def fail_site(key, sizes):
     raise SiteFailure
 
 
-def _int64_sizes(sizes) -> bool:
+def _integer_tuple(sizes) -> bool:
     """Whether ``sizes`` is a tuple of integers (empty included)."""
     return isinstance(sizes, types.BaseTuple) and all(isinstance(t, types.Integer)
                                                        for t in sizes)
@@ -100,12 +100,11 @@ def _stored(typingctx, sizes):
     """The address of ``sizes`` (a tuple of integers) stored as int64s in the caller's frame:
     straight-line stores (a loop over the tuple into a new array cost 30-45 ms of compile per
     tuple length, in the program meeting the length first)."""
-    if not _int64_sizes(sizes):
+    if not _integer_tuple(sizes):
         return None
 
     def codegen(context, builder, signature, args):
-        stored = cgutils.alloca_once(builder, llvm_ir.ArrayType(_INT64,
-                                                                max(len(sizes), 1)))
+        stored = cgutils.alloca_once(builder, llvm_ir.ArrayType(_INT64, max(len(sizes), 1)))
         for i, kind in enumerate(sizes):
             value = context.cast(builder, builder.extract_value(args[0], i), kind, types.int64)
             builder.store(value, cgutils.gep_inbounds(builder, stored, 0, i))
@@ -117,7 +116,7 @@ def _stored(typingctx, sizes):
 @intrinsic
 def _extent(typingctx, sizes):
     """``broadcast_extent`` in straight-line code: per size, a compare and a select."""
-    if not _int64_sizes(sizes):
+    if not _integer_tuple(sizes):
         return None
 
     def codegen(context, builder, signature, args):
