@@ -47,3 +47,23 @@ def test_native_draws_are_numpys(name):
     source = cpu_compile.generate(concrete.module).source
     method = name.split("_float32")[0].split("_scalar")[0].split("_high_only")[0]
     assert f"cpu_draw.{method}(" in source and "objmode" not in source
+
+
+def _weighted_choice(g, w):
+    return g.choice(w.shape[0], size=w.shape[0], p=w)
+
+
+def test_a_draw_through_numpy_is_a_helper_shared_by_every_program():
+    """A draw Numba has no native form of calls NumPy in an objmode block: a helper whose text
+    reads only ``cpu_random``, bound from a shared module (its objmode block compiled by Numba's
+    pipeline once per machine, not once per program), with NumPy's values."""
+    w = np.array([0.1, 0.2, 0.3, 0.4])
+    staged = autostage.convert(_weighted_choice, target="cpu")
+    np.testing.assert_array_equal(staged(np.random.default_rng(3), w),
+                                  _weighted_choice(np.random.default_rng(3), w))
+    with config.STATIC_SIZES.override(0):
+        concrete = autostage.convert(_weighted_choice, target="interpreter").get_concrete_function(
+            np.random.default_rng(3), w)
+    source = cpu_compile.generate(concrete.module).source
+    assert "cpu_shared.helpers(('h_random_" in source and "cpu_random.call(" in source
+    assert "_py" not in source
