@@ -225,12 +225,11 @@ COMPILED = """
 
     compiler.CompilerBase._compile_bytecode = recorded
     A2, A1 = numba.typeof(np.zeros((2, 2))[:, ::2]), numba.typeof(np.zeros(3)[::2])
-    for fn, sig in ((blas.gemm, (A2, A2)), (blas.gemv, (A2, A1, numba.boolean)),
-                    (blas.dot, (A1, A1, numba.boolean))):
+    cases = ((blas.gemm, (A2, A2)), (blas.gemv, (A2, A1, numba.boolean)),
+             (blas.dot, (A1, A1, numba.boolean)))
+    for fn, sig in cases:
         fn.compile(sig)
-    compiled = [bool(fn.overloads[sig].metadata.get(direct.METADATA_KEY))
-                for fn, sig in ((blas.gemm, (A2, A2)), (blas.gemv, (A2, A1, numba.boolean)),
-                                (blas.dot, (A1, A1, numba.boolean)))]
+    compiled = [bool(fn.overloads[sig].metadata.get(direct.METADATA_KEY)) for fn, sig in cases]
     print(json.dumps({"through_numba": through_numba, "direct": compiled}))
 """
 
