@@ -222,6 +222,9 @@ def any_layout(typingctx, x):
     return result(x), codegen
 
 
+any_layout.same_value = True  # (``direct``'s lowering takes the argument as it is: no incref)
+
+
 @numba.njit(**_JIT)
 def gemm(a, b):
     """``a @ b`` for 2-d arrays of one float dtype (sizes already checked)."""

@@ -135,6 +135,29 @@ def f(a):
     starts[2], sizes[2] = pair
     return starts, sizes, max(1, sizes[0], starts[2]), min(2.5, 1)
 """, lambda: (np.zeros(5),)),
+    "rows": ("""
+def f(a, c, i):
+    r = a[1]
+    last = a[-1]
+    a = a * 2.0
+    kept = r[0] + a[1][2]  # (r still a view of the first a)
+    plane = c[np.uint64(i)]
+    corner = plane[-1][1:]
+    temporary = (c + 1.0)[0]
+    f_order = a.T[2]
+    total = 0.0
+    for j in range(plane.shape[0]):
+        total += plane[j][0] + r[j % 3]
+    r = r[1:]
+    return (r, last, kept, plane, corner, temporary, f_order, total, c[i - 2][0, 0])
+""", lambda: (np.arange(12.0).reshape(3, 4), np.arange(24.0).reshape(2, 3, 4), np.int64(1))),
+    "calls of compiled functions": ("""
+def f(a, k):
+    x, even, tail = pick(a, k)
+    y = maybe(a, k)
+    z = maybe(a, k - 1)
+    return (x, even, tail, 0.0 if y is None else y, z is None)
+""", lambda: (np.arange(4.0), np.int64(1))),
     "a None default": ("""
 def f(a, out=None):
     if out is None:
@@ -242,6 +265,25 @@ def note(log, i, value):
     return i
 
 
+@numba.njit(pipeline_class=direct.Compiler)
+def pick(a, k):
+    """A compiled callee of the cases: a tuple holding a boolean (whose stored form differs from
+    its value's) and an array, or one of its own exceptions."""
+    if k < 0:
+        raise ValueError("a negative position")
+    if k >= a.shape[0]:
+        raise IndexError("past the end", k)
+    return (a[k], k % 2 == 0, a[k:])
+
+
+@numba.njit
+def maybe(a, k):
+    """An Optional result (the status of its call says None)."""
+    if k > 0:
+        return a[k]
+    return None
+
+
 def _module(tmp_path, name: str, source: str, options: str = ""):
     """Writes ``source`` (defining ``f``) as a module twice: ``f`` compiled by ``direct``,
     ``f_numba`` by Numba's own pipeline (both with Numba's ``options`` besides autostage's);
@@ -250,7 +292,7 @@ def _module(tmp_path, name: str, source: str, options: str = ""):
     numba_source = re.sub(r"\bf\(", "f_numba(", source)
     text = "import math\nimport numba\nimport numpy as np\n" \
            "from autostage.runtime.backends.cpu import direct as cpu_direct\n" \
-           f"from {__name__} import note\n" \
+           f"from {__name__} import maybe, note, pick\n" \
            f"ENTRY = dict(error_model='numpy', nogil=True, no_cfunc_wrapper=True{options})\n" \
            "\n\n@numba.njit(**ENTRY, pipeline_class=cpu_direct.Compiler)\n" + source \
            + "\n\n\n@numba.njit(**ENTRY)\n" + numba_source + "\n"
@@ -316,6 +358,20 @@ def test_direct_compiles_what_numba_compiles(tmp_path, name):
     del got, want
     args = make_args()
     _frees_what_it_allocates(lambda: module.f(*args))
+
+
+def test_exceptions_of_a_callee_are_its_own(tmp_path):
+    module = _module(tmp_path, "calls of compiled functions",
+                     CASES["calls of compiled functions"][0])
+    a = np.arange(4.0)
+    _same(module.f(a, np.int64(2)), module.f_numba(a, np.int64(2)))
+    for k, error, message in ((-1, ValueError, "a negative position"),
+                              (4, IndexError, "('past the end', 4)")):
+        for fn in (module.f, module.f_numba):
+            with pytest.raises(error) as raised:
+                fn(a, np.int64(k))
+            assert str(raised.value) == message
+    assert _direct(module.f) == [True]
 
 
 def test_early_returns_take_each_path(tmp_path):
@@ -426,6 +482,21 @@ def f(m, i, j):
     assert _direct(module.f) == [True]
 
 
+def test_rows_are_bounds_checked_as_numba_checks_them(tmp_path):
+    module = _module(tmp_path, "rows checked", """
+def f(m, i):
+    return m[i][1]
+""", options=", boundscheck=True")
+    m = np.arange(6.0).reshape(2, 3)
+    for i in (0, 1, -1, -2):
+        assert module.f(m, np.int64(i)) == module.f_numba(m, np.int64(i)) == m[i][1]
+    for i in (2, -3):
+        for fn in (module.f, module.f_numba):
+            with pytest.raises(IndexError, match="index is out of bounds"):
+                fn(m, np.int64(i))
+    assert _direct(module.f) == [True]
+
+
 def test_elements_and_references_emit_no_copies_of_an_array(tmp_path, monkeypatch):
     """Element reads and writes, shapes and reference counts read the fields they need from
     the array's value (``direct_arrays``, ``Lowering._references``): no stack copy of the array
@@ -461,7 +532,9 @@ def f(a, b):
     assert _direct(module.f) == [True]
     (direct_lines, direct_slots), (numba_lines, _) = sizes["f"], sizes["f_numba"]
     assert direct_lines < numba_lines / 2, sizes
-    assert direct_slots == 4, sizes  # one stack slot per array variable: a, b, c, d
+    # one stack slot per array variable the body assigns, c and d (a and b, parameters it
+    # never assigns, are read as the arguments)
+    assert direct_slots == 2, sizes
 
 
 def test_a_range_step_of_zero_raises_pythons_error(tmp_path):
