@@ -63,10 +63,13 @@ class Watch:
 
     def _profiling(self) -> Iterator[None]:
         ids = {id(o.obj) for o in self.state.owners if o.kind in ("list", "dict", "set")}
-        if not ids:
+        previous = sys.getprofile()
+        if not ids or (previous is not None and not callable(previous)):
+            # (A profiler written in C runs, such as cProfile, whose object is no function to
+            # chain to, and which a hook set here would replace: left alone; errors then name
+            # the staged statement only.)
             yield
             return
-        previous = sys.getprofile()
 
         def profile(frame: types.FrameType, event: str, arg: object) -> None:
             if event == "c_call":

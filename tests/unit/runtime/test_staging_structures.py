@@ -6,6 +6,7 @@ numpy_lists.py, raises.py, side_effects.py)."""
 
 import inspect
 import os
+import sys
 import warnings
 
 import numpy as np
@@ -297,6 +298,39 @@ def test_side_effect_names_the_line_of_the_mutating_call():
         _SEEN.clear()
     assert line_of(appends_in_branch, "_SEEN.append(v)") in str(info.value)
     assert line_of(appends_in_branch, "if v > 0") in str(info.value)
+
+
+def test_a_profiler_running_is_left_alone():
+    """Under cProfile (whose hook is not a Python function to chain to), a staged loop whose
+    Python state is watched runs as without it, and the profiler keeps profiling; an error
+    then names the staged statement."""
+    import cProfile
+    import pstats
+
+    def collect(x):
+        seen = []
+        total = x[0] * 0
+        for v in x:
+            if v > 0:
+                seen.append(1)
+            total = total + v
+        return total, len(seen)
+
+    profiler = cProfile.Profile()
+    x = np.array([1.0, -2.0, 3.0])
+    profiler.enable()
+    try:
+        got = run(collect, x)
+        with pytest.raises(PythonSideEffectError, match="'_SEEN'") as info:
+            run(appends_in_branch, np.array([1.0, -2.0]))
+        still = sys.getprofile()
+    finally:
+        profiler.disable()
+        _SEEN.clear()
+    assert still is profiler
+    assert got == collect(x)
+    assert line_of(appends_in_branch, "if v > 0") in str(info.value)
+    assert any(name == "collect" for _, _, name in pstats.Stats(profiler).stats)
 
 
 def test_scalar_arithmetic_wraps_like_numpy_scalars_without_warnings():
