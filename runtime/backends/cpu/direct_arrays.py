@@ -89,19 +89,31 @@ def row(context, builder, array_type: types.Array, value, index_type: types.Inte
         context, builder, builder.extract_value(value, _position(context, array_type, "data")),
         shapes, strides, array_type.layout, [index] + [zero] * (ndim - 1), wraparound=False,
         boundscheck=False)
-    intp = context.get_value_type(types.intp)
     nitems = context.get_constant(types.intp, 1)
     for size in shapes[1:]:
         nitems = builder.mul(nitems, size, flags=["nsw"])
-    fields = {"meminfo": None, "parent": None, "itemsize": None, "nitems": nitems, "data": data,
-              "shape": cgutils.pack_array(builder, shapes[1:], intp),
-              "strides": cgutils.pack_array(builder, strides[1:], intp)}
-    view = context.get_value_type(result_type)(None)
+    own = {name: field(context, builder, array_type, value, name)
+           for name in ("meminfo", "parent", "itemsize")}
+    return array_value(context, builder, result_type, data=data, shape=shapes[1:],
+                       strides=strides[1:], nitems=nitems, **own)
+
+
+def array_value(context, builder, array_type: types.Array, **fields) -> object:
+    """The value of an array of ``array_type`` with these fields (``shape`` and ``strides`` as
+    lists of intp values), built in registers: Numba's ``make_array`` and ``populate_array``
+    build it in a stack slot, field by field, and load it back."""
+    intp = context.get_value_type(types.intp)
+    value = context.get_value_type(array_type)(None)
     for field, item in fields.items():
-        if item is None:  # (the array's own)
-            item = builder.extract_value(value, _position(context, array_type, field))
-        view = builder.insert_value(view, item, _position(context, result_type, field))
-    return view
+        if field in ("shape", "strides"):
+            item = cgutils.pack_array(builder, item, intp)
+        value = builder.insert_value(value, item, _position(context, array_type, field))
+    return value
+
+
+def field(context, builder, array_type: types.Array, value, name: str) -> object:
+    """The field ``name`` of the array ``value`` (``data``, ``nitems``, ``shape``...)."""
+    return builder.extract_value(value, _position(context, array_type, name))
 
 
 def load(context, builder, array_type: types.Array, pointer) -> object:

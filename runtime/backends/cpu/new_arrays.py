@@ -18,6 +18,9 @@ of theirs, so their cached code is dropped when it changes).
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+from autostage.runtime.backends.cpu import direct_arrays
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
@@ -44,7 +47,17 @@ def _element(dtype: types.Type) -> types.Type | None:
     return None
 
 
-def _allocate(context, builder, array_type: types.Array, sizes: list) -> cgutils.Structure:
+class NewArray(NamedTuple):
+    """A new array's value and the fields the code filling it reads."""
+
+    value: ir.Value
+    data: ir.Value
+    nitems: ir.Value
+    itemsize: ir.Value
+    strides: list  # intp values
+
+
+def _allocate(context, builder, array_type: types.Array, sizes: list) -> NewArray:
     """A new array of ``array_type`` with ``sizes`` (intp values), not filled, C-contiguous
     (F-contiguous for an F ``array_type``):
     NumPy's ValueErrors for a negative size and for a byte count past intp, MemoryError when
@@ -77,11 +90,12 @@ def _allocate(context, builder, array_type: types.Array, sizes: list) -> cgutils
         strides.reverse()
     data = builder.bitcast(context.nrt.meminfo_data(builder, meminfo),
                            context.get_data_type(array_type.dtype).as_pointer())
-    array = make_array(array_type)(context, builder)
-    populate_array(array, data=data, shape=cgutils.pack_array(builder, sizes, ty=intp),
-                   strides=cgutils.pack_array(builder, strides, ty=intp),
-                   itemsize=ir.Constant(intp, itemsize), meminfo=meminfo)
-    return array
+    itemsize = ir.Constant(intp, itemsize)
+    value = direct_arrays.array_value(
+        context, builder, array_type, meminfo=meminfo,
+        parent=context.get_value_type(types.pyobject)(None), nitems=count, itemsize=itemsize,
+        data=data, shape=sizes, strides=strides)
+    return NewArray(value, data, count, itemsize, strides)
 
 
 def _new(arguments: tuple, element: types.Type | None, fill):
@@ -99,7 +113,7 @@ def _new(arguments: tuple, element: types.Type | None, fill):
                  zip(cgutils.unpack_tuple(builder, args[0], count=rank), shape, strict=True)]
         array = _allocate(context, builder, result, sizes)
         fill(context, builder, array, args)
-        return impl_ret_new_ref(context, builder, result, array._getvalue())
+        return impl_ret_new_ref(context, builder, result, array.value)
     return result(*arguments), codegen
 
 
@@ -197,14 +211,14 @@ def astype(typingctx, x, dtype):
         sizes = cgutils.unpack_tuple(builder, source.shape, count=x.ndim)
         strides = cgutils.unpack_tuple(builder, source.strides, count=x.ndim)
         out = _allocate(context, builder, result, sizes)
-        out_strides = cgutils.unpack_tuple(builder, out.strides, count=x.ndim)
+        out_strides = out.strides
         with cgutils.loop_nest(builder, sizes, context.get_value_type(types.intp)) as indices:
             item = load_item(context, builder, x, cgutils.get_item_pointer2(
                 context, builder, source.data, sizes, strides, x.layout, indices))
             store_item(context, builder, result, context.cast(builder, item, x.dtype, element),
                        cgutils.get_item_pointer2(context, builder, out.data, sizes, out_strides,
                                                  result.layout, indices))
-        return impl_ret_new_ref(context, builder, result, out._getvalue())
+        return impl_ret_new_ref(context, builder, result, out.value)
     return result(x, dtype), codegen
 
 
@@ -217,7 +231,7 @@ def _scalar_as_array(x: types.Type):
         array = _allocate(context, builder, result, [ir.Constant(intp, 1)])
         item = context.cast(builder, args[0], x, element)
         builder.store(context.get_value_as_data(builder, element, item), array.data)
-        return impl_ret_new_ref(context, builder, result, array._getvalue())
+        return impl_ret_new_ref(context, builder, result, array.value)
     return result(x), codegen
 
 
@@ -243,15 +257,15 @@ def c_copy(context, builder, x: types.Array, value) -> ir.Value:
     out = _allocate(context, builder, x.copy(layout="C", readonly=False), sizes)
     if x.layout == "C":
         cgutils.raw_memcpy(builder, out.data, source.data, out.nitems, out.itemsize, align=1)
-        return out._getvalue()
-    out_strides = cgutils.unpack_tuple(builder, out.strides, count=x.ndim)
+        return out.value
+    out_strides = out.strides
     intp = context.get_value_type(types.intp)
     with cgutils.loop_nest(builder, sizes, intp) as indices:
         item = builder.load(cgutils.get_item_pointer2(context, builder, source.data, sizes,
                                                       strides, x.layout, indices))
         builder.store(item, cgutils.get_item_pointer2(context, builder, out.data, sizes,
                                                       out_strides, "C", indices))
-    return out._getvalue()
+    return out.value
 
 
 @intrinsic
@@ -327,8 +341,7 @@ def _inferred(context, builder, sizes: list, total, intp) -> list:
 def _flat(context, builder, x: types.Array, flat: types.Array, value) -> ir.Value:
     """A 1-d header over the elements of the C-contiguous ``value`` (of type ``x``), sharing
     its data (a 0-d array: one element)."""
-    source = make_array(x)(context, builder, value=value)
-    out = make_array(flat)(context, builder)
-    populate_array(out, data=source.data, shape=[source.nitems], strides=[source.itemsize],
-                   itemsize=source.itemsize, meminfo=source.meminfo, parent=source.parent)
-    return out._getvalue()
+    fields = {name: direct_arrays.field(context, builder, x, value, name)
+              for name in ("meminfo", "parent", "nitems", "itemsize", "data")}
+    return direct_arrays.array_value(context, builder, flat, shape=[fields["nitems"]],
+                                     strides=[fields["itemsize"]], **fields)
