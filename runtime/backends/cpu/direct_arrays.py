@@ -77,18 +77,17 @@ def row(context, builder, array_type: types.Array, value, index_type: types.Inte
     """The view ``value[index]`` (``row_type``), as Numba's basic indexing and ``make_view``
     build it: the row's address, the array's other sizes and strides, its meminfo and parent."""
     ndim = array_type.ndim
-    shapes = cgutils.unpack_tuple(
-        builder, builder.extract_value(value, _position(context, array_type, "shape")), ndim)
+    shapes = cgutils.unpack_tuple(builder, field(context, builder, array_type, value, "shape"),
+                                  ndim)
     strides = cgutils.unpack_tuple(
-        builder, builder.extract_value(value, _position(context, array_type, "strides")), ndim)
+        builder, field(context, builder, array_type, value, "strides"), ndim)
     index = arrayobj.fix_integer_index(context, builder, index_type, index, shapes[0])
     if context.enable_boundscheck:
         cgutils.do_boundscheck(context, builder, index, shapes[0], 0)
     zero = context.get_constant(types.intp, 0)
     data = cgutils.get_item_pointer2(
-        context, builder, builder.extract_value(value, _position(context, array_type, "data")),
-        shapes, strides, array_type.layout, [index] + [zero] * (ndim - 1), wraparound=False,
-        boundscheck=False)
+        context, builder, field(context, builder, array_type, value, "data"), shapes, strides,
+        array_type.layout, [index] + [zero] * (ndim - 1), wraparound=False, boundscheck=False)
     nitems = context.get_constant(types.intp, 1)
     for size in shapes[1:]:
         nitems = builder.mul(nitems, size, flags=["nsw"])

@@ -497,9 +497,10 @@ class Lowering:
         context, builder, descriptor = self.context, self.builder, compiled.fndesc
         convention = context.call_conv
         function = context.declare_function(builder.module, descriptor)
-        result_slot = self._slot(convention.get_return_type(descriptor.restype).pointee, None)
+        result_slot = self._slot(convention.get_return_type(descriptor.restype).pointee,
+                                 zeroed=False)
         if self.exception_slot is None:
-            self.exception_slot = self._slot(function.args[1].type.pointee, None)
+            self.exception_slot = self._slot(function.args[1].type.pointee, zeroed=False)
         packed = convention._get_arg_packer(descriptor.argtypes).as_arguments(builder, args)
         status = builder.call(function, [result_slot, self.exception_slot, *packed])
         with cgutils.if_unlikely(builder, builder.icmp_signed("!=", status, status.type(0))):
@@ -665,12 +666,12 @@ class Lowering:
     def _new(self, name: str):
         return self.builder.append_basic_block(name)
 
-    def _slot(self, llvm_type, initial: object = "null") -> object:
-        """An alloca of ``llvm_type`` in the entry block, set to null there unless ``initial``
-        is None (Numba's ``alloca_once_value`` stores twice)."""
+    def _slot(self, llvm_type, zeroed: bool = True) -> object:
+        """An alloca of ``llvm_type`` in the entry block, set to null there if ``zeroed`` (once:
+        Numba's ``alloca_once_value`` stores twice)."""
         with self.builder.goto_entry_block():
             slot = self.builder.alloca(llvm_type)
-            if initial is not None:
+            if zeroed:
                 self.builder.store(llvm_type(None), slot)
         return slot
 
