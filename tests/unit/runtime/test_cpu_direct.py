@@ -374,6 +374,25 @@ def test_exceptions_of_a_callee_are_its_own(tmp_path):
     assert _direct(module.f) == [True]
 
 
+def test_a_compiled_callee_with_a_plain_result_is_called_in_line(tmp_path, monkeypatch):
+    """``pick`` (a tuple result) is called by ``direct``'s own call sequence, ``maybe`` (an
+    Optional result, whose status may say None) by Numba's."""
+    from autostage.runtime.backends.cpu import direct_lowering
+
+    called = []
+    original = direct_lowering.Lowering._call_compiled
+
+    def counting(lowering, compiled, args):
+        called.append(compiled.fndesc.qualname)
+        return original(lowering, compiled, args)
+
+    monkeypatch.setattr(direct_lowering.Lowering, "_call_compiled", counting)
+    module = _module(tmp_path, "calls in line", CASES["calls of compiled functions"][0])
+    a = np.arange(4.0)
+    _same(module.f(a, np.int64(1)), module.f_numba(a, np.int64(1)))
+    assert called == ["pick"]
+
+
 def test_early_returns_take_each_path(tmp_path):
     module = _module(tmp_path, "early returns", CASES["early returns"][0])
     a = np.array([1.0, 2.0, 3.0, 0.5])
