@@ -29,10 +29,10 @@ _FIELDS = {"shape": "shape", "strides": "strides", "size": "nitems"}
 
 def attribute(context, builder, array_type: types.Type, value, name: str) -> object | None:
     """``value.name`` for an array ``value``, or None where Numba's implementation is needed."""
-    field = _FIELDS.get(name)
-    if field is None or not isinstance(array_type, types.Array) or array_type.ndim == 0:
+    read = _FIELDS.get(name)
+    if read is None or not isinstance(array_type, types.Array) or array_type.ndim == 0:
         return None
-    return builder.extract_value(value, _position(context, array_type, field))
+    return field(context, builder, array_type, value, read)
 
 
 def element_type(array_type: types.Type, index_types: tuple) -> bool:
@@ -47,17 +47,17 @@ def element_pointer(context, builder, array_type: types.Array, value, index_type
     """The address of ``value[indices]`` (``element_type``), as Numba's basic indexing
     computes it."""
     ndim = array_type.ndim
-    shapes = cgutils.unpack_tuple(
-        builder, builder.extract_value(value, _position(context, array_type, "shape")), ndim)
+    shapes = cgutils.unpack_tuple(builder, field(context, builder, array_type, value, "shape"),
+                                  ndim)
     strides = cgutils.unpack_tuple(
-        builder, builder.extract_value(value, _position(context, array_type, "strides")), ndim)
+        builder, field(context, builder, array_type, value, "strides"), ndim)
     fixed = []
     for axis, (index_type, index) in enumerate(zip(index_types, indices, strict=True)):
         index = arrayobj.fix_integer_index(context, builder, index_type, index, shapes[axis])
         if context.enable_boundscheck:
             cgutils.do_boundscheck(context, builder, index, shapes[axis], axis)
         fixed.append(index)
-    data = builder.extract_value(value, _position(context, array_type, "data"))
+    data = field(context, builder, array_type, value, "data")
     return cgutils.get_item_pointer2(context, builder, data, shapes, strides, array_type.layout,
                                      fixed, wraparound=False, boundscheck=False)
 

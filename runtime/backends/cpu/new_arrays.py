@@ -207,19 +207,29 @@ def astype(typingctx, x, dtype):
     result = x.copy(dtype=element, layout="F" if x.layout == "F" else "C", readonly=False)
 
     def codegen(context, builder, signature, args):
-        source = make_array(x)(context, builder, value=args[0])
-        sizes = cgutils.unpack_tuple(builder, source.shape, count=x.ndim)
-        strides = cgutils.unpack_tuple(builder, source.strides, count=x.ndim)
-        out = _allocate(context, builder, result, sizes)
-        out_strides = out.strides
-        with cgutils.loop_nest(builder, sizes, context.get_value_type(types.intp)) as indices:
-            item = load_item(context, builder, x, cgutils.get_item_pointer2(
-                context, builder, source.data, sizes, strides, x.layout, indices))
-            store_item(context, builder, result, context.cast(builder, item, x.dtype, element),
-                       cgutils.get_item_pointer2(context, builder, out.data, sizes, out_strides,
-                                                 result.layout, indices))
-        return impl_ret_new_ref(context, builder, result, out.value)
+        return impl_ret_new_ref(context, builder, result,
+                                _converted(context, builder, x, args[0], result))
     return result(x, dtype), codegen
+
+
+def _converted(context, builder, x: types.Array, value, result: types.Array) -> ir.Value:
+    """A new array of ``result``'s dtype and layout with the elements of ``value`` (of type
+    ``x``) converted to it, one by one in index order (a C array of the same dtype as one
+    memcpy): a reference the caller owns."""
+    source = make_array(x)(context, builder, value=value)
+    sizes = cgutils.unpack_tuple(builder, source.shape, count=x.ndim)
+    strides = cgutils.unpack_tuple(builder, source.strides, count=x.ndim)
+    out = _allocate(context, builder, result, sizes)
+    if x.layout == result.layout == "C" and x.dtype == result.dtype:
+        cgutils.raw_memcpy(builder, out.data, source.data, out.nitems, out.itemsize, align=1)
+        return out.value
+    with cgutils.loop_nest(builder, sizes, context.get_value_type(types.intp)) as indices:
+        item = load_item(context, builder, x, cgutils.get_item_pointer2(
+            context, builder, source.data, sizes, strides, x.layout, indices))
+        store_item(context, builder, result, context.cast(builder, item, x.dtype, result.dtype),
+                   cgutils.get_item_pointer2(context, builder, out.data, sizes, out.strides,
+                                             result.layout, indices))
+    return out.value
 
 
 def _scalar_as_array(x: types.Type):
@@ -251,21 +261,7 @@ def _c_contiguous(builder, sizes: list, strides: list, itemsize) -> ir.Value:
 def c_copy(context, builder, x: types.Array, value) -> ir.Value:
     """Code making a new C-contiguous array with the elements of ``value`` (of type ``x``):
     a reference the caller owns."""
-    source = make_array(x)(context, builder, value=value)
-    sizes = cgutils.unpack_tuple(builder, source.shape, count=x.ndim)
-    strides = cgutils.unpack_tuple(builder, source.strides, count=x.ndim)
-    out = _allocate(context, builder, x.copy(layout="C", readonly=False), sizes)
-    if x.layout == "C":
-        cgutils.raw_memcpy(builder, out.data, source.data, out.nitems, out.itemsize, align=1)
-        return out.value
-    out_strides = out.strides
-    intp = context.get_value_type(types.intp)
-    with cgutils.loop_nest(builder, sizes, intp) as indices:
-        item = builder.load(cgutils.get_item_pointer2(context, builder, source.data, sizes,
-                                                      strides, x.layout, indices))
-        builder.store(item, cgutils.get_item_pointer2(context, builder, out.data, sizes,
-                                                      out_strides, "C", indices))
-    return out.value
+    return _converted(context, builder, x, value, x.copy(layout="C", readonly=False))
 
 
 @intrinsic
