@@ -31,7 +31,8 @@ from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112
-_JIT = dict(cache=True, nogil=True)
+# (no CPython or cfunc wrapper: compiled code calls these; ~15 ms less to compile each)
+_JIT = dict(cache=True, nogil=True, no_cfunc_wrapper=True, no_cpython_wrapper=True)
 
 # NumPy's OpenBLAS wheels export ``scipy_cblas_<f>64_`` (ILP64: 64-bit sizes; the CBLAS enums
 # stay C ints); other ILP64 OpenBLAS builds ``cblas_<f>64_``.
@@ -235,11 +236,11 @@ def gemm(a, b):
     out = new_arrays.empty((m, n), a.dtype)
     trans_a, lda = _layout(a, m, k)
     if trans_a == 0:
-        a = new_arrays.copy(a)
+        a = new_arrays.rare_copy(a)
         trans_a, lda = _NO_TRANS, k
     trans_b, ldb = _layout(b, k, n)
     if trans_b == 0:
-        b = new_arrays.copy(b)
+        b = new_arrays.rare_copy(b)
         trans_b, ldb = _NO_TRANS, n
     _gemm_call(trans_a, trans_b, m, n, k, a, lda, b, ldb, out)
     return out
@@ -258,7 +259,7 @@ def gemv(a, x, transpose):
     rows, cols = a.shape
     flag, lda = _layout(a, rows, cols)
     if flag == 0:
-        a = new_arrays.copy(a)
+        a = new_arrays.rare_copy(a)
         flag, lda = _NO_TRANS, cols
     if flag == _TRANS:  # BLAS names the shape of the matrix as stored
         rows, cols = cols, rows
@@ -266,7 +267,7 @@ def gemv(a, x, transpose):
         flag = _TRANS if flag == _NO_TRANS else _NO_TRANS
     incx = x.strides[0] // x.itemsize
     if incx <= 0:  # a reversed or broadcast vector: BLAS would read it from its other end
-        x = new_arrays.contiguous(x)
+        x = new_arrays.rare_copy(x)
         incx = 1
     _gemv_call(flag, rows, cols, a, lda, x, incx, out)
     return out
@@ -280,9 +281,9 @@ def dot(x, y, copy):
     index order. One function per dtype, where Numba's ``np.dot`` of vectors compiled its SciPy
     binding again in each process (~0.3 s)."""
     if copy and not _in_place(x):
-        x = new_arrays.copy(x)
+        x = new_arrays.rare_copy(x)
     if copy and not _in_place(y):
-        y = new_arrays.copy(y)
+        y = new_arrays.rare_copy(y)
     if _in_place(x) and _in_place(y):
         return _dot_call(x.shape[0], x, x.strides[0] // x.itemsize, y, y.strides[0] // y.itemsize)
     total = x.dtype.type(0)

@@ -18,6 +18,8 @@ of theirs, so their cached code is dropped when it changes).
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import NamedTuple
 
 from autostage.runtime.backends.cpu import direct_arrays
@@ -197,6 +199,20 @@ def copy(typingctx, x):
 
 
 @intrinsic
+def rare_copy(typingctx, x):
+    """``x.copy()`` for a path taken rarely (a BLAS operand neither of whose axes is contiguous,
+    ``blas``): loops LLVM neither vectorises nor unrolls, ~20 instructions where ``copy``'s
+    vectorised nest is ~190, compiled into every function calling it."""
+    if not isinstance(x, types.Array):
+        return None
+    result = x.copy(layout="C", readonly=False)
+
+    def codegen(context, builder, signature, args):
+        return c_copy(context, builder, x, args[0], plain=True)
+    return result(x), codegen
+
+
+@intrinsic
 def astype(typingctx, x, dtype):
     """``x.astype(dtype)``: a new array of ``dtype``, each element converted as Numba's method
     converts it, in ``x``'s order for a C or F array, else C (Numba's ``astype``: its array
@@ -212,10 +228,11 @@ def astype(typingctx, x, dtype):
     return result(x, dtype), codegen
 
 
-def _converted(context, builder, x: types.Array, value, result: types.Array) -> ir.Value:
+def _converted(context, builder, x: types.Array, value, result: types.Array,
+               plain: bool = False) -> ir.Value:
     """A new array of ``result``'s dtype and layout with the elements of ``value`` (of type
     ``x``) converted to it, one by one in index order (a C array of the same dtype as one
-    memcpy): a reference the caller owns."""
+    memcpy; ``plain``: in loops LLVM leaves as they are): a reference the caller owns."""
     source = make_array(x)(context, builder, value=value)
     sizes = cgutils.unpack_tuple(builder, source.shape, count=x.ndim)
     strides = cgutils.unpack_tuple(builder, source.strides, count=x.ndim)
@@ -223,13 +240,39 @@ def _converted(context, builder, x: types.Array, value, result: types.Array) -> 
     if x.layout == result.layout == "C" and x.dtype == result.dtype:
         cgutils.raw_memcpy(builder, out.data, source.data, out.nitems, out.itemsize, align=1)
         return out.value
-    with cgutils.loop_nest(builder, sizes, context.get_value_type(types.intp)) as indices:
+    with _loop_nest(builder, sizes, context.get_value_type(types.intp), plain) as indices:
         item = load_item(context, builder, x, cgutils.get_item_pointer2(
             context, builder, source.data, sizes, strides, x.layout, indices))
         store_item(context, builder, result, context.cast(builder, item, x.dtype, result.dtype),
                    cgutils.get_item_pointer2(context, builder, out.data, sizes, out.strides,
                                              result.layout, indices))
     return out.value
+
+
+@contextlib.contextmanager
+def _loop_nest(builder, sizes: list, intp: ir.Type, plain: bool) -> Iterator[tuple]:
+    """``cgutils.loop_nest``; ``plain``: each loop's back edge tells LLVM not to vectorise or
+    unroll it (a loop ID: a metadata node whose first operand is itself)."""
+    if not sizes:
+        yield ()
+        return
+    with cgutils.for_range(builder, sizes[0], intp=intp) as loop:
+        with _loop_nest(builder, sizes[1:], intp, plain) as inner:
+            yield (loop.index, *inner)
+    if plain:
+        module = builder.module
+        latch = loop.index.incomings[-1][1]  # (the index phi: the entry's value, the latch's)
+        loop_id = ir.values.MDValue(module, (), name=str(len(module.metadata)))
+        loop_id.operands = (loop_id, *_plain_loop_options(module))
+        latch.terminator.set_metadata("llvm.loop", loop_id)
+
+
+def _plain_loop_options(module: ir.Module) -> tuple:
+    """The metadata turning off a loop's vectorisation and unrolling."""
+    vectorise = module.add_metadata([ir.MetaDataString(module, "llvm.loop.vectorize.enable"),
+                                     ir.Constant(ir.IntType(1), 0)])
+    unroll = module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")])
+    return vectorise, unroll
 
 
 def _scalar_as_array(x: types.Type):
@@ -258,10 +301,10 @@ def _c_contiguous(builder, sizes: list, strides: list, itemsize) -> ir.Value:
     return builder.or_(ok, empty_)
 
 
-def c_copy(context, builder, x: types.Array, value) -> ir.Value:
+def c_copy(context, builder, x: types.Array, value, plain: bool = False) -> ir.Value:
     """Code making a new C-contiguous array with the elements of ``value`` (of type ``x``):
-    a reference the caller owns."""
-    return _converted(context, builder, x, value, x.copy(layout="C", readonly=False))
+    a reference the caller owns (``plain``: see ``_converted``)."""
+    return _converted(context, builder, x, value, x.copy(layout="C", readonly=False), plain)
 
 
 @intrinsic

@@ -45,7 +45,9 @@ from llvmlite import ir as llvm_ir
 from numba import types
 from numba.extending import intrinsic
 
-_JIT = dict(cache=True, error_model="numpy", nogil=True)
+# (no CPython or cfunc wrapper: compiled code calls these; ~15 ms less to compile each)
+_JIT = dict(cache=True, error_model="numpy", nogil=True, no_cfunc_wrapper=True,
+            no_cpython_wrapper=True)
 
 
 # -- LLVM instructions Numba does not spell ---------------------------------------------------

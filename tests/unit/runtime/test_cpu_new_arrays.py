@@ -141,14 +141,33 @@ def _copied(x):
     return new.copy(x)
 
 
+@numba.njit
+def _rare_copied(x):
+    return new.rare_copy(x)
+
+
+@pytest.mark.parametrize("copied", [_copied, _rare_copied], ids=["copy", "rare_copy"])
 @pytest.mark.parametrize("x", [
     _BASE, _BASE.T, _BASE[:, 1], np.asfortranarray(_BASE), _BASE[::2, ::3], _BASE[:, :0],
-    np.array(2.5), np.array([True, False, True])[::-1]], ids=str)
-def test_copy_is_a_new_c_array(x):
-    got = _copied(x)
+    np.array(2.5), np.array([True, False, True])[::-1], _BASE.reshape(2, 3, 4)[:, ::-2, 1:]],
+    ids=str)
+def test_copy_is_a_new_c_array(copied, x):
+    got = copied(x)
     assert got.dtype == x.dtype and got.shape == x.shape and got.flags.c_contiguous
     np.testing.assert_array_equal(got, x)
     assert not np.shares_memory(got, x) and got.flags.writeable
+
+
+def test_a_rare_copy_is_left_unvectorised_and_unrolled():
+    """``rare_copy``'s loops (one per axis) tell LLVM to leave them as they are: its code stays a
+    tenth of ``copy``'s vectorised nest in each function calling it (``blas``)."""
+    strided = _BASE[::2, ::3]
+    _rare_copied(strided), _copied(strided)
+    signature = (numba.typeof(strided),)
+    rare, vectorised = _rare_copied.inspect_llvm(signature), _copied.inspect_llvm(signature)
+    assert rare.count("!llvm.loop !") == 2 and "llvm.loop.unroll.disable" in rare
+    assert '!{!"llvm.loop.vectorize.enable", i1 false}' in rare
+    assert "vector.body" in vectorised and "vector.body" not in rare
 
 
 @numba.njit
