@@ -24,6 +24,7 @@ import sys
 
 import numba
 from autostage.runtime.backends.cpu import new_arrays, numba_cache
+from autostage.runtime.backends.cpu.direct_types import in_line
 from llvmlite import binding as llvm
 from numba import types
 from numba.core import funcdesc
@@ -185,12 +186,14 @@ def _dot_call(typingctx, n, x, incx, y, incy):
     return signature, codegen
 
 
+@in_line
 @numba.njit(**_JIT)
 def _positive(n):
     """``max(n, 1)`` (the builtin is an overload Numba's pipeline compiled, once per machine)."""
     return n if n > 1 else 1
 
 
+@in_line
 @numba.njit(**_JIT)
 def _layout(x, rows, cols):
     """(transpose flag, leading dimension) under which BLAS reads ``x`` (rows x cols, row-major
@@ -292,6 +295,7 @@ def dot(x, y, copy):
     return total
 
 
+@in_line
 @numba.njit(**_JIT)
 def _in_place(x):
     """Whether BLAS reads the vector ``x`` where it lies (NumPy's test)."""

@@ -21,7 +21,6 @@ cache keys, so code compiled by a changed ``direct`` is never loaded again.
 
 from __future__ import annotations
 
-import ast
 import functools
 import hashlib
 import logging
@@ -30,7 +29,7 @@ import threading
 
 from autostage.runtime import config
 from autostage.runtime.backends.cpu import direct_arrays, direct_lowering, direct_types
-from autostage.runtime.backends.cpu.direct_types import FunctionTypes, Unsupported
+from autostage.runtime.backends.cpu.direct_types import FunctionTypes
 from llvmlite.ir import IRBuilder
 from numba.core import bytecode, compiler, funcdesc, types, typing
 from numba.core.environment import Environment
@@ -80,14 +79,15 @@ def _compiled(state, func) -> object | None:
     if func in functions:  # recursion: Numba's inference types it
         return None
     try:
-        tree = _function_tree(func)
+        tree = direct_types.function_tree(func)
         # Typing and lowering under the function's flags, as Numba's pipeline: the overloads
         # (typed lists' methods...) they compile are cached per flags, and lowering asks again.
         with ConfigStack().enter(state.flags.copy()):
             functions.add(func)
             try:
                 typed = FunctionTypes(tree, func.__globals__, state.typingctx, state.args,
-                                      frozenset(functions))
+                                      frozenset(functions),
+                                      direct_types.CodeOptions.of_flags(state.flags))
             finally:
                 functions.discard(func)
             return _lowered(state, func, typed)
@@ -148,24 +148,3 @@ def _descriptor(func_id, typed: FunctionTypes, state) -> funcdesc.PythonFunction
         mangler=state.targetctx.mangler, argtypes=tuple(state.args),
         inline=flags.forceinline, noalias=flags.noalias,
         abi_tags=[flags.get_mangle_string()], uid=func_id.unique_id)
-
-
-def _function_tree(func) -> ast.FunctionDef:
-    """The syntax tree of ``func``: a function at the top of its module's file, whose first
-    line (its first decorator's) is the one its code object names (else the file changed since
-    it was imported, or the function is not one of the module's own)."""
-    code = func.__code__
-    if code.co_freevars:
-        raise Unsupported("a closure")
-    for node in _module_tree(code.co_filename).body:
-        if isinstance(node, ast.FunctionDef) and node.name == func.__name__:
-            first = min([node.lineno, *[d.lineno for d in node.decorator_list]])
-            if first == code.co_firstlineno and node.name == code.co_name:
-                return node
-    raise Unsupported(f"{func.__qualname__}: its source is not at the top of its file")
-
-
-@functools.lru_cache(maxsize=64)
-def _module_tree(filename: str) -> ast.Module:
-    with open(filename, encoding="utf-8") as f:
-        return ast.parse(f.read(), filename)

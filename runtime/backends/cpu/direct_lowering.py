@@ -20,7 +20,13 @@ import operator
 from typing import NamedTuple
 
 from autostage.runtime.backends.cpu import direct_arrays
-from autostage.runtime.backends.cpu.direct_types import FunctionTypes, Unsupported, constant_int
+from autostage.runtime.backends.cpu.direct_types import (
+    IN_LINE,
+    FunctionTypes,
+    InLine,
+    Unsupported,
+    constant_int,
+)
 from numba.core import cgutils, funcdesc, ir, types, typing
 
 
@@ -33,10 +39,14 @@ class Value(NamedTuple):
 class Lowering:
     """Emits ``typed``'s body into the function ``builder`` is in, whose arguments are
     ``arguments`` (Numba's calling convention: ``lower()`` ends each path with a return or a
-    raise)."""
+    raise). ``returns_to`` (a slot and a block): the body of a call lowered in line, whose
+    returns store the result in the slot and continue at the block (its raises return from
+    the function, as an error of a called function does)."""
 
-    def __init__(self, context, builder, typed: FunctionTypes, arguments: list, filename: str):
+    def __init__(self, context, builder, typed: FunctionTypes, arguments: list, filename: str,
+                 returns_to: tuple | None = None):
         self.context, self.builder, self.typed = context, builder, typed
+        self.returns_to = returns_to
         self.filename, self.func_name = filename, typed.tree.name
         # Parameters the body never assigns are read as the arguments themselves (borrowed:
         # the caller holds them for the call), without a slot, an incref and a decref.
@@ -48,6 +58,9 @@ class Lowering:
                           and typed.variables[name] == ty}
         self.slots = {name: self._slot(context.get_value_type(ty))
                       for name, ty in typed.variables.items() if name not in self.arguments}
+        if returns_to is not None:  # (a call in a loop: the slots held the last call's values)
+            for slot in self.slots.values():
+                builder.store(slot.type.pointee(None), slot)
         self.exception_slot = None  # where called functions leave their exception (one for all)
         self.references: dict[types.Type, bool] = {}  # whether values of a type hold any
         self.loops: list[tuple[object, object]] = []  # (continue block, break block)
@@ -81,6 +94,11 @@ class Lowering:
             value = self._expr(node)
         value = self._owned(self._cast(value, ty))
         self._release_all()
+        if self.returns_to is not None:
+            slot, block = self.returns_to
+            self.builder.store(value.value, slot)
+            self.builder.branch(block)
+            return
         self.context.call_conv.return_value(
             self.builder, self.context.get_return_value(self.builder, ty, value.value))
 
@@ -440,6 +458,8 @@ class Lowering:
 
     def _call(self, node: ast.Call) -> Value:
         fnty, signature = self.typed.calls[node]
+        if fnty is IN_LINE:
+            return self._call_in_line(node, signature)
         callee = self._expr(node.func)
         positional = [self._expr(a) for a in node.args]
         if getattr(getattr(fnty, "typing_key", None), "same_value", False) \
@@ -486,6 +506,22 @@ class Lowering:
                 raise Unsupported("an implementation that returned nothing")
             result = self.context.get_dummy_value()
         return Value(result, signature.return_type, True)
+
+    def _call_in_line(self, node: ast.Call, callee: InLine) -> Value:
+        """A call of a function marked ``direct_types.in_line``: its body lowered here, its
+        parameters the arguments (borrowed for the call, as a called function's are)."""
+        typed = callee.typed
+        arguments = [self._expr(a) for a in node.args]
+        values = [self._cast(a, ty).value
+                  for a, ty in zip(arguments, typed.parameters.values(), strict=True)]
+        result = self._slot(self.context.get_value_type(typed.return_type), zeroed=False)
+        done = self._new(f"end_{typed.tree.name}")
+        Lowering(self.context, self.builder, typed, values, callee.func.__code__.co_filename,
+                 returns_to=(result, done)).lower()
+        self.builder.position_at_end(done)
+        for argument in arguments:
+            self._release(argument)
+        return Value(self.builder.load(result), typed.return_type, True)
 
     def _call_compiled(self, compiled: object, args: list) -> object:
         """The result of calling ``compiled`` (a compile result of Numba's calling convention),

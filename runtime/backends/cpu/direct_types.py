@@ -25,14 +25,20 @@ constant arguments, ``return``; names, constants, attributes, subscripts and sli
 (chains of numbers and booleans, ``in``, ``is``), ``not``, ``and``/``or`` (of booleans, or of
 anything in a test), conditional expressions and tuples. Left out: ``with`` (objmode blocks),
 ``**``, lambdas, comprehensions, closures, ``try``, recursion.
+
+A call of a small runtime function marked ``in_line`` is typed here from its source and lowered
+in the caller's own function (``IN_LINE``), where the caller's error model and math flags are
+the callee's.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import operator
 import types as pytypes
+from typing import NamedTuple
 
 from numba.core import errors, types
 
@@ -83,6 +89,80 @@ def _docstring(tree: ast.FunctionDef) -> bool:
         and isinstance(first.value.value, str)
 
 
+def function_tree(func) -> ast.FunctionDef:
+    """The syntax tree of ``func``: a function at the top of its module's file, whose first
+    line (its first decorator's) is the one its code object names (else the file changed since
+    it was imported, or the function is not one of the module's own)."""
+    code = func.__code__
+    if code.co_freevars:
+        raise Unsupported("a closure")
+    for node in _module_tree(code.co_filename).body:
+        if isinstance(node, ast.FunctionDef) and node.name == func.__name__:
+            first = min([node.lineno, *[d.lineno for d in node.decorator_list]])
+            if first == code.co_firstlineno and node.name == code.co_name:
+                return node
+    raise Unsupported(f"{func.__qualname__}: its source is not at the top of its file")
+
+
+@functools.lru_cache(maxsize=64)
+def _module_tree(filename: str) -> ast.Module:
+    with open(filename, encoding="utf-8") as f:
+        return ast.parse(f.read(), filename)
+
+
+# -- calls lowered in line --------------------------------------------------------------------
+
+_IN_LINE: set = set()  # the Python functions of the compiled functions marked ``in_line``
+IN_LINE = "in line"  # ``calls[node][0]`` of a call lowered in line; ``[1]`` its ``InLine``
+
+
+def in_line(dispatcher):
+    """Marks a small compiled function of autostage's runtime (a vector-math kernel, a BLAS
+    layout test) whose calls, in code ``direct`` compiles, are lowered in the caller's function:
+    it then needs no code library of its own to optimise, compile to machine code and cache
+    (10-30 ms each on a machine's first programs), and LLVM inlined its code anyway. Code that
+    Numba's pipeline compiles calls the compiled function, as before."""
+    _IN_LINE.add(dispatcher.py_func)
+    return dispatcher
+
+
+class InLine(NamedTuple):
+    """A call lowered in line: the callee's Python function and its types for the call."""
+
+    func: object
+    typed: FunctionTypes
+
+
+class CodeOptions(NamedTuple):
+    """The options under which a function's operations lower (a call lowered in line is lowered
+    with its caller's: the callee's must be the same)."""
+
+    error_model: str
+    fastmath: bool
+    boundscheck: bool
+
+    @classmethod
+    def of_flags(cls, flags) -> CodeOptions:
+        return cls(flags.error_model, bool(flags.fastmath), bool(flags.boundscheck))
+
+    def of_callee(self, options: dict) -> CodeOptions:
+        """A callee's, compiled with the jit ``options`` from this caller: its error model
+        and math flags, where it sets none, are the caller's (Numba's flags inherit them)."""
+        return CodeOptions(options.get("error_model", self.error_model),
+                           bool(options.get("fastmath", self.fastmath)),
+                           bool(options.get("boundscheck")))
+
+
+@functools.lru_cache(maxsize=256)
+def _in_line_types(func, args: tuple, typing_context, code: CodeOptions) -> FunctionTypes | None:
+    """``func``'s types for ``args`` (None: outside the subset), shared by every caller."""
+    try:
+        return FunctionTypes(function_tree(func), func.__globals__, typing_context, args,
+                             frozenset({func}), code)
+    except Unsupported:
+        return None
+
+
 class Unsupported(errors.TypingError):  # noqa: N818 - a verdict, not a failure of the program
     """A construct the direct compiler does not handle: Numba compiles the function instead (a
     ``TypingError``: to Numba, a call it could not type)."""
@@ -102,9 +182,11 @@ class FunctionTypes:
     type), ``calls`` (node -> (function type, signature)), ``globals`` (node -> Global)."""
 
     def __init__(self, tree: ast.FunctionDef, namespace: dict, typing_context,
-                 argument_types: tuple, compiling: frozenset = frozenset()):
+                 argument_types: tuple, compiling: frozenset = frozenset(),
+                 code: CodeOptions | None = None):
         self.tree, self.namespace, self.context = tree, namespace, typing_context
         self.compiling = compiling  # functions being compiled directly: calls of them refused
+        self.code = code  # how the function's operations lower (None: no call lowered in line)
         arguments = tree.args
         names = [a.arg for a in arguments.args]
         if arguments.vararg or arguments.kwarg or arguments.kwonlyargs \
@@ -538,12 +620,28 @@ class FunctionTypes:
             raise Unsupported("recursion (Numba's inference types it)")
         args = tuple(self._expr(a) for a in node.args)
         kws = {k.arg: self._expr(k.value) for k in node.keywords}
+        if isinstance(fnty, types.Dispatcher) and not kws:
+            callee = self._in_line(fnty.dispatcher, args)
+            if callee is not None:
+                self.calls[node] = (IN_LINE, callee)
+                return callee.typed.return_type
         signature = self._ask("resolve_function_type", fnty, args,
                               tuple(sorted(kws.items())))
         if signature is None:
             raise Unsupported(f"call of {fnty} with {args}")
         self.calls[node] = (fnty, signature)
         return signature.return_type
+
+    def _in_line(self, dispatcher, args: tuple) -> InLine | None:
+        """The call of ``dispatcher`` lowered in line, where it is marked so and lowers as this
+        function does (else None: a call of the compiled function)."""
+        func = dispatcher.py_func
+        if func not in _IN_LINE or func in self.compiling or self.code is None \
+                or self.code.of_callee(dispatcher.targetoptions) != self.code:
+            return None
+        typed = _in_line_types(func, tuple(types.unliteral(a) for a in args), self.context,
+                               self.code)
+        return None if typed is None else InLine(func, typed)
 
     def _call_type(self, key: object, fn: object, args: tuple) -> types.Type:
         """Types ``fn(*args)`` (an operator, ``bool``...) as Numba's inference does and records

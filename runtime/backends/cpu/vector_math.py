@@ -41,6 +41,7 @@ import sys
 import numba
 import numpy as np
 from autostage.runtime.backends.cpu import numba_cache
+from autostage.runtime.backends.cpu.direct_types import in_line
 from llvmlite import ir as llvm_ir
 from numba import types
 from numba.extending import intrinsic
@@ -217,6 +218,7 @@ def _horner(typingctx, c, x):
     return x(c, x), codegen
 
 
+@in_line
 @numba.njit(**_JIT)
 def _exp_parts(x):
     """``k`` and ``p`` with ``e**x = 2**k * (1 + p)`` for ``x`` in [EXP_LO, EXP_HI]."""
@@ -227,6 +229,7 @@ def _exp_parts(x):
     return k, r + r * r * _horner(EXP_Q, r)
 
 
+@in_line
 @numba.njit(**_JIT)
 def exp(x):
     """e**x of a float64 (float32 and integers are converted), within 1 ulp."""
@@ -239,6 +242,7 @@ def exp(x):
     return (1.0 + p) * _as_float((k1 + 1023) << 52) * _as_float((k - k1 + 1023) << 52)
 
 
+@in_line
 @numba.njit(**_JIT)
 def log(x):
     """The natural logarithm of a float64 (float32 and integers are converted), within 1 ulp."""
@@ -260,6 +264,7 @@ def log(x):
     return _select(x != x, x, y)
 
 
+@in_line
 @numba.njit(**_JIT)
 def tanh(x):
     """The hyperbolic tangent of a float64 (float32 and integers are converted), within 3 ulp."""
@@ -291,6 +296,7 @@ F_TANH_ONE = np.float32(9.5)  # tanhf(x) rounds to 1 from x = 9.01 on
 F_INF, F_NAN = _f32(math.inf, math.nan)
 
 
+@in_line
 @numba.njit(**_JIT)
 def _exp_parts_f32(x):
     """``_exp_parts`` in float32."""
@@ -301,6 +307,7 @@ def _exp_parts_f32(x):
     return k, r + r * r * _horner(EXP32_Q, r)
 
 
+@in_line
 @numba.njit(**_JIT)
 def exp_f32(x):
     """e**x of a float32, computed in float32."""
@@ -310,6 +317,7 @@ def exp_f32(x):
     return (F_ONE + p) * _as_float32((k1 + 127) << 23) * _as_float32((k - k1 + 127) << 23)
 
 
+@in_line
 @numba.njit(**_JIT)
 def log_f32(x):
     """The natural logarithm of a float32, computed in float32."""
@@ -329,6 +337,7 @@ def log_f32(x):
     return _select(x != x, x, y)
 
 
+@in_line
 @numba.njit(**_JIT)
 def tanh_f32(x):
     """The hyperbolic tangent of a float32, computed in float32 (``tanh``'s formula)."""
