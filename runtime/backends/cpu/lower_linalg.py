@@ -454,7 +454,8 @@ def _batched_body(em, rows: ir.Value, w: ir.Value, big: ir.Value, limit: int) ->
         em.line(f"out = {s.empty(em, ['0', *outer[1:], columns], big.type.dtype)}")
     em.line("else:")
     with em.block():
-        em.line(f"flat = {s.reshaped(em, r, [' * '.join(outer), k])}")
+        # (a copy of the rows, if they are not C-contiguous, costs a fraction of the product)
+        em.line(f"flat = {s.reshaped(em, r, [' * '.join(outer), k], rare=True)}")
         if blas.AVAILABLE:
             em.module_line("cpu_blas", _BLAS_IMPORT)
             product = f"cpu_blas.gemm(cpu_blas.any_layout(flat), cpu_blas.any_layout({m}))"

@@ -120,16 +120,17 @@ def zeros(em: Emitter, sizes: Sequence[str], dtype: np.dtype) -> str:
     return _new(em, "zeros", sizes, dtype)
 
 
-def contiguous(em: Emitter, name: str) -> str:
-    """``name`` as a C-contiguous array (itself when it is one; ``np.ascontiguousarray``)."""
+def contiguous(em: Emitter, name: str, rare: bool = False) -> str:
+    """``name`` as a C-contiguous array (itself when it is one; ``np.ascontiguousarray``;
+    ``rare``: copied in small scalar loops, ``new_arrays.rare_contiguous``)."""
     new_arrays_import(em)
-    return f"cpu_new.contiguous({name})"
+    return f"cpu_new.{'rare_contiguous' if rare else 'contiguous'}({name})"
 
 
-def reshaped(em: Emitter, name: str, sizes: Sequence[str]) -> str:
+def reshaped(em: Emitter, name: str, sizes: Sequence[str], rare: bool = False) -> str:
     """``name.reshape(sizes)`` (a view of its C-contiguous copy, if it is not one; written in
-    line: ``new_arrays.reshaped``)."""
-    return f"cpu_new.reshaped({contiguous(em, name)}, {shape_tuple(sizes)})"
+    line: ``new_arrays.reshaped``; ``rare``: see ``contiguous``)."""
+    return f"cpu_new.reshaped({contiguous(em, name, rare)}, {shape_tuple(sizes)})"
 
 
 def flat(em: Emitter, name: str) -> str:

@@ -153,6 +153,17 @@ def contiguous(typingctx, x):
     """``np.ascontiguousarray(x)``: ``x`` itself when it is C-contiguous (typed so, or an 'A'
     array found so at run time, NumPy's rule), else a C copy; a 0-d ``x`` or a scalar as 1-d,
     as NumPy."""
+    return _contiguous(x, plain=False)
+
+
+@intrinsic
+def rare_contiguous(typingctx, x):
+    """``contiguous(x)`` where a copy is rare and cheap beside what follows (the rows of a
+    batched product): its loops are ``rare_copy``'s."""
+    return _contiguous(x, plain=True)
+
+
+def _contiguous(x: types.Type, plain: bool):
     if isinstance(x, (types.Number, types.Boolean)):
         return _scalar_as_array(x)
     if not isinstance(x, types.Array):
@@ -166,7 +177,7 @@ def contiguous(typingctx, x):
 
     def codegen(context, builder, signature, args):
         if x.layout != "A":
-            return c_copy(context, builder, x, args[0])
+            return c_copy(context, builder, x, args[0], plain)
         source = make_array(x)(context, builder, value=args[0])
         sizes = cgutils.unpack_tuple(builder, source.shape, count=x.ndim)
         strides = cgutils.unpack_tuple(builder, source.strides, count=x.ndim)
@@ -176,7 +187,7 @@ def contiguous(typingctx, x):
                 context.nrt.incref(builder, x, args[0])
                 borrowed_block = builder.block
             with copied:
-                copy = c_copy(context, builder, x, args[0])
+                copy = c_copy(context, builder, x, args[0], plain)
                 copied_block = builder.block
         out = builder.phi(copy.type)  # (arrays of one dtype and rank: one LLVM type)
         out.add_incoming(args[0], borrowed_block)

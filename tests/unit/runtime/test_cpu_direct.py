@@ -15,7 +15,7 @@ import textwrap
 import numba
 import numpy as np
 import pytest
-from autostage.runtime.backends.cpu import direct, int_wrap
+from autostage.runtime.backends.cpu import direct, direct_lowering, direct_types, int_wrap
 from numba.core.runtime import _nrt_python, rtsys
 from ops_harness import assert_same
 
@@ -158,6 +158,14 @@ def f(a, k):
     z = maybe(a, k - 1)
     return (x, even, tail, 0.0 if y is None else y, z is None)
 """, lambda: (np.arange(4.0), np.int64(1))),
+    "calls lowered in line": ("""
+def f(a, n):
+    total = 0.0
+    for j in range(n):
+        part = spread(a, j)
+        total += part.sum() + part.shape[0]
+    return (total, spread(a * 1000.0, np.int64(1)), spread(a, n)[n:])
+""", lambda: (np.arange(4.0), np.int64(3))),
     "a None default": ("""
 def f(a, out=None):
     if out is None:
@@ -276,6 +284,38 @@ def pick(a, k):
     return (a[k], k % 2 == 0, a[k:])
 
 
+@direct_types.in_line
+@numba.njit(error_model="numpy", pipeline_class=direct.Compiler)
+def spread(a, k):
+    """A callee lowered in line: an array of its own (a variable, in a loop of the caller), an
+    early return from a loop, an exception of its own."""
+    if k < 0:
+        raise ValueError("a negative spread")
+    out = np.zeros(a.shape[0] + k)
+    for i in range(a.shape[0]):
+        out[i + k] = a[i]
+        if out[i + k] > 100.0:
+            return out[:i + k + 1]
+    return out
+
+
+@direct_types.in_line
+@numba.njit(error_model="numpy", pipeline_class=direct.Compiler)
+def ratio(a, b):
+    """A callee lowered in line only where the caller's error model is NumPy's."""
+    return a / b
+
+
+@numba.njit(pipeline_class=direct.Compiler)
+def python_ratio(a, b):
+    return ratio(a, b)
+
+
+@numba.njit(error_model="numpy", pipeline_class=direct.Compiler)
+def numpy_ratio(a, b):
+    return ratio(a, b)
+
+
 @numba.njit
 def maybe(a, k):
     """An Optional result (the status of its call says None)."""
@@ -292,7 +332,7 @@ def _module(tmp_path, name: str, source: str, options: str = ""):
     numba_source = re.sub(r"\bf\(", "f_numba(", source)
     text = "import math\nimport numba\nimport numpy as np\n" \
            "from autostage.runtime.backends.cpu import direct as cpu_direct\n" \
-           f"from {__name__} import maybe, note, pick\n" \
+           f"from {__name__} import maybe, note, pick, spread\n" \
            f"ENTRY = dict(error_model='numpy', nogil=True, no_cfunc_wrapper=True{options})\n" \
            "\n\n@numba.njit(**ENTRY, pipeline_class=cpu_direct.Compiler)\n" + source \
            + "\n\n\n@numba.njit(**ENTRY)\n" + numba_source + "\n"
@@ -374,11 +414,10 @@ def test_exceptions_of_a_callee_are_its_own(tmp_path):
     assert _direct(module.f) == [True]
 
 
-def test_a_compiled_callee_with_a_plain_result_is_called_in_line(tmp_path, monkeypatch):
+def test_a_compiled_callee_with_a_plain_result_is_called_by_directs_own_sequence(
+        tmp_path, monkeypatch):
     """``pick`` (a tuple result) is called by ``direct``'s own call sequence, ``maybe`` (an
     Optional result, whose status may say None) by Numba's."""
-    from autostage.runtime.backends.cpu import direct_lowering
-
     called = []
     original = direct_lowering.Lowering._call_compiled
 
@@ -391,6 +430,44 @@ def test_a_compiled_callee_with_a_plain_result_is_called_in_line(tmp_path, monke
     a = np.arange(4.0)
     _same(module.f(a, np.int64(1)), module.f_numba(a, np.int64(1)))
     assert called == ["pick"]
+
+
+def _lowered_in_line(monkeypatch) -> list[str]:
+    """The names of the callees ``direct`` lowers in line from now on, in order."""
+    lowered = []
+    original = direct_lowering.Lowering._call_in_line
+
+    def recording(lowering, node, callee):
+        lowered.append(callee.func.__name__)
+        return original(lowering, node, callee)
+
+    monkeypatch.setattr(direct_lowering.Lowering, "_call_in_line", recording)
+    return lowered
+
+
+def test_a_callee_marked_in_line_is_lowered_in_the_caller(tmp_path, monkeypatch):
+    """``spread`` is lowered in place of each of ``f``'s three calls (its exception, raised
+    there, is its own), and compiled only for ``f_numba``, which Numba's pipeline compiles."""
+    lowered = _lowered_in_line(monkeypatch)
+    module = _module(tmp_path, "in line", CASES["calls lowered in line"][0])
+    a = np.arange(4.0)
+    compiled_before = set(spread.signatures)
+    got = module.f(a, np.int64(2))
+    assert lowered == ["spread"] * 3 and set(spread.signatures) == compiled_before
+    _same(got, module.f_numba(a, np.int64(2)))
+    for fn in (module.f, module.f_numba):
+        with pytest.raises(ValueError, match="^a negative spread$"):
+            fn(a, np.int64(-1))
+    assert _direct(module.f) == [True]
+
+
+def test_a_callee_is_lowered_in_line_only_under_its_own_error_model(monkeypatch):
+    """``ratio`` (NumPy's error model: x / 0 is inf) is called, compiled, from a caller under
+    Python's (whose division raises), and lowered in line in one under NumPy's."""
+    lowered = _lowered_in_line(monkeypatch)
+    assert python_ratio(1.0, 0.0) == np.inf and lowered == []
+    assert numpy_ratio(-1.0, 0.0) == -np.inf and lowered == ["ratio"]
+    assert _direct(python_ratio) == _direct(numpy_ratio) == [True]
 
 
 def test_early_returns_take_each_path(tmp_path):

@@ -46,6 +46,11 @@ def _contiguous(x):
     return new.contiguous(x)
 
 
+@numba.njit
+def _rare_contiguous(x):
+    return new.rare_contiguous(x)
+
+
 _BASE = np.arange(24.0).reshape(4, 6)
 
 
@@ -54,8 +59,10 @@ _BASE = np.arange(24.0).reshape(4, 6)
     np.asfortranarray(_BASE), np.asfortranarray(_BASE)[:, :1], _BASE[:, 2:3],
     np.ones((2, 1, 3))[:, :, ::2], _BASE.reshape(2, 2, 6)[:, ::-1], np.array(2.5),
     np.arange(5)[::-1], np.array([True, False, True])[::2]], ids=str)
-def test_contiguous_is_ascontiguousarray(x):
-    got, want = _contiguous(x), np.ascontiguousarray(x)
+@pytest.mark.parametrize("contiguous", [_contiguous, _rare_contiguous],
+                         ids=["contiguous", "rare_contiguous"])
+def test_contiguous_is_ascontiguousarray(x, contiguous):
+    got, want = contiguous(x), np.ascontiguousarray(x)
     assert got.dtype == want.dtype and got.shape == want.shape and got.flags.c_contiguous
     np.testing.assert_array_equal(got, want)
     # the argument itself exactly when NumPy returns it (C-contiguous by NumPy's rule: typed C,
