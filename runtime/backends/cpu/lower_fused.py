@@ -25,7 +25,6 @@ import math
 import numpy as np
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu import (
-    array_writes,
     lower_core,  # noqa: F401 - the scalar rules used here
     lower_lists,
     run_errors,
@@ -137,13 +136,12 @@ def _expanded(em: Emitter, v: ir.Value, extents: list[str]) -> str:
 
 def _expand_source(rank: int) -> str:
     """The helper broadcasting ``src`` to extents ``e0..``: ``src`` when it has them; else a new
-    array written as ``array_writes`` writes a broadcast source."""
+    array (``new_arrays.broadcast_copy``: rows copied or filled whole)."""
     extents = ", ".join(f"e{a}" for a in range(rank))
     same = " and ".join(f"src.shape[{a}] == e{a}" for a in range(rank))
     return "\n".join([
         "@numba.njit(**JIT)", f"def {{name}}(src, {extents}):", f"    if {same}:",
-        "        return src", f"    dst = cpu_new.empty(({extents},), src.dtype)",
-        *array_writes.broadcast_loops(rank, rank), "    return dst"])
+        "        return src", f"    return cpu_new.broadcast_copy(src, ({extents},))"])
 
 
 def _proven_extents(op: ir.Op, em: Emitter, rank: int) -> list[str] | None:

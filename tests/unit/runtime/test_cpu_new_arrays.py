@@ -178,6 +178,27 @@ def test_a_rare_copy_is_left_unvectorised_and_unrolled():
 
 
 @numba.njit
+def _broadcast_copy(x, shape):
+    return new.broadcast_copy(x, shape)
+
+
+@pytest.mark.parametrize("x, shape", [
+    (_BASE[:1], (5, 6)), (_BASE[:, :1], (4, 7)), (_BASE[:, ::2], (4, 3)), (_BASE[:1, ::-2], (3, 3)),
+    (_BASE, (4, 6)), (_BASE.T[:1], (2, 4)), (_BASE[:1, :1], (3, 0)), (_BASE[:0], (0, 6)),
+    (np.array([[True, False]]), (3, 2)), (np.arange(1.0), (5,)), (np.arange(5)[::-1], (5,)),
+    (np.arange(6.0).reshape(1, 2, 3)[:, :, ::-1], (4, 2, 3)),
+    (np.arange(4.0).reshape(2, 1, 2), (2, 3, 2)), (np.float32([[1.5], [2.5]]), (2, 3))],
+    ids=str)
+def test_broadcast_copy_is_numpys_broadcast_to_copied(x, shape):
+    """Rows copied whole (contiguous rows), filled (a broadcast row) or element by element."""
+    got = _broadcast_copy(x, tuple(np.int64(n) for n in shape))
+    want = np.broadcast_to(x, shape).copy()
+    assert got.dtype == want.dtype and got.shape == want.shape and got.flags.c_contiguous
+    np.testing.assert_array_equal(got, want)
+    assert not np.shares_memory(got, x) and got.flags.writeable
+
+
+@numba.njit
 def _reshaped(x, shape):
     return new.reshaped(new.contiguous(x), shape)
 

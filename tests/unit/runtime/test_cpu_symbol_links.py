@@ -41,7 +41,9 @@ X = np.random.default_rng(2).normal(size=(5, 4))
 
 
 def libraries(staged) -> list:
-    """The code libraries of ``staged``'s compiled entry and everything linked into it."""
+    """The code libraries of ``staged``'s compiled entry and everything linked into it (but
+    Numba's NRT library, compiled before ``symbol_links.install`` where a test compiled a
+    ``numba.njit`` function first in the process)."""
     seen = {}
 
     def walk(library):
@@ -52,7 +54,8 @@ def libraries(staged) -> list:
 
     for result in staged.concrete_functions[0]._runner.dispatcher.overloads.values():
         walk(result.library)
-    return list(seen.values())
+    return [library for library in seen.values()
+            if isinstance(library, symbol_links.SymbolLinkedLibrary)]
 
 
 def test_large_shared_callees_are_declared_and_kept_loaded(tmp_path, monkeypatch):
@@ -78,6 +81,32 @@ def test_large_shared_callees_are_declared_and_kept_loaded(tmp_path, monkeypatch
             assert callee.symbol in library._symbols
     # (compiled here: a new cache directory)
     assert "f_program" in checked
+
+
+def looping(x, y, b):
+    rows = []
+    for i in range(x.shape[0]):
+        rows.append(x[i] * 2.0)
+    return np.tanh(x + y + b).sum(axis=1), np.stack(rows)
+
+
+def test_helpers_that_are_loops_are_called_by_symbol_at_any_size(tmp_path, monkeypatch):
+    """Broadcast copies, pairwise sums and a list's buffer (``symbol_links.LOOPS``: 100-200
+    instructions, below ``LARGE``) are called by symbol: no copy of their code in the entry."""
+    monkeypatch.setenv("AUTOSTAGE_CACHE_DIR", str(tmp_path / "cache"))
+    rng = np.random.default_rng(3)
+    x, y, b = rng.normal(size=(3, 200)), rng.normal(size=(3, 200)), rng.normal(size=200)
+    staged = autostage.convert(target="cpu")(looping)
+    for got, want in zip(staged(x, y, b), looping(x, y, b), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+    entry = libraries(staged)[0]
+    loops = [c for c in entry._callees if c.qualname.startswith(symbol_links.LOOPS)]
+    names = {c.qualname for c in loops}
+    assert {"h_expand_1", "h_expand_2", "h_buffer_grow", "h_buffer_stack"} <= names, names
+    assert any(name.startswith("h_pairwise_sum") for name in names), names
+    declared = {f.name: f.is_declaration for f in entry._final_module.functions}
+    assert all(declared[c.symbol] for c in loops)
+    assert_accounted(staged)
 
 
 def compiled_sort() -> tuple:
