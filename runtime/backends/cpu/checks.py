@@ -27,6 +27,7 @@ import llvmlite.binding as ll
 import numba
 import numpy as np
 from autostage.runtime.backends.cpu import numba_cache
+from autostage.runtime.backends.cpu.direct_types import in_line
 from llvmlite import ir as llvm_ir
 from numba.core import cgutils, types
 from numba.extending import intrinsic
@@ -78,13 +79,16 @@ def site_error() -> BaseException:
     return error
 
 
+@in_line
 @numba.njit(**_JIT)
 def fail_site(key, sizes):
     """Fails checked site ``key`` with its run-time ``sizes``: records them for ``site_error``
     and raises ``SiteFailure``. The inline tests of per-element checks (bounds) call it in their
     cold branch, followed by a native ``raise`` Numba needs to see the branch end. (Numba's
     raise with run-time values leaks ~0.8 KB per raise; entering Python with ``numba.objmode``
-    compiled through Numba's own pipeline, ~0.1 s per length of ``sizes``.)"""
+    compiled through Numba's own pipeline, ~0.1 s per length of ``sizes``.) Lowered in line
+    where ``direct`` compiles the caller: a call and a raise, where a function of its own per
+    length of ``sizes`` was a code library each, compiled once per machine."""
     _site_failed(key, len(sizes), _stored(sizes))
     raise SiteFailure
 

@@ -325,3 +325,24 @@ def test_a_failed_site_records_its_sizes_and_raises_site_failure():
             fail(np.int64(12345), sizes)
         assert checks._FAILED.site == (12345, tuple(int(s) for s in sizes))
     assert [c.metadata[direct.METADATA_KEY] for c in fail.overloads.values()] == [True] * 3
+
+
+def test_a_failed_site_is_reported_in_line(monkeypatch):
+    """``check`` (compiled by ``direct``) lowers ``fail_site`` in its own code: no function of
+    its own per length of the sizes (``direct_types.in_line``)."""
+    import numba
+    from autostage.runtime.backends.cpu import direct, direct_lowering
+
+    lowered = []
+    original = direct_lowering.Lowering._call_in_line
+
+    def recording(lowering, node, callee):
+        lowered.append(callee.func.__name__)
+        return original(lowering, node, callee)
+
+    monkeypatch.setattr(direct_lowering.Lowering, "_call_in_line", recording)
+    check = numba.njit(error_model="numpy", pipeline_class=direct.Compiler)(checks.check.py_func)
+    check(False, np.int64(1), (np.int64(3), np.int64(4)))
+    with pytest.raises(checks.SiteFailure):
+        check(True, np.int64(5), (np.int64(3), np.int64(-4)))
+    assert lowered == ["fail_site"] and checks._FAILED.site == (5, (3, -4))
