@@ -380,6 +380,28 @@ def flat_view(typingctx, x):
 
 
 @intrinsic
+def copy_leading(typingctx, dst, src, count):
+    """Writes the first ``count`` elements of ``src`` over ``dst``'s, both C-contiguous arrays
+    of one dtype (typed C; the caller checked that both hold ``count``, and they do not
+    overlap): one ``memcpy`` (a list's buffer grown)."""
+    if not (isinstance(dst, types.Array) and isinstance(src, types.Array)
+            and dst.layout == src.layout == "C" and dst.dtype == src.dtype
+            and dst.mutable and isinstance(count, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):
+        intp = context.get_value_type(types.intp)
+        target, source = (make_array(t)(context, builder, value=v)
+                          for t, v in ((dst, args[0]), (src, args[1])))
+        cgutils.raw_memcpy(builder, target.data, source.data,
+                           context.cast(builder, args[2], count, types.intp),
+                           ir.Constant(intp, context.get_abi_sizeof(
+                               context.get_data_type(dst.dtype))))
+        return context.get_dummy_value()
+    return types.none(dst, src, count), codegen
+
+
+@intrinsic
 def reshaped(typingctx, x, shape):
     """``x.reshape(shape)`` of a C-contiguous ``x`` (typed C): a view with C strides, one size of
     -1 standing for the size the others leave, with Numba's errors. Numba's reshape calls

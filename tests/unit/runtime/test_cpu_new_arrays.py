@@ -199,6 +199,22 @@ def test_broadcast_copy_is_numpys_broadcast_to_copied(x, shape):
 
 
 @numba.njit
+def _copy_leading(dst, src, count):
+    new.copy_leading(dst, src, count)
+    return dst
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.bool_])
+@pytest.mark.parametrize("count", [0, 1, 5, 12])
+def test_copy_leading_writes_the_first_elements(dtype, count):
+    src = (np.arange(12) % 3).astype(dtype).reshape(4, 3)
+    dst = np.ones((6, 3), dtype)
+    want = dst.copy()
+    want.reshape(-1)[:count] = src.reshape(-1)[:count]
+    np.testing.assert_array_equal(_copy_leading(dst, src, np.int64(count)), want)
+
+
+@numba.njit
 def _reshaped(x, shape):
     return new.reshaped(new.contiguous(x), shape)
 
