@@ -90,38 +90,38 @@ def {name}_tree(flat, start, n, limit, tiled):
     """The halves of n's pairwise tree split until they hold at most limit values, summed
     as the tree adds them: each such part by ``_block`` from flat[start:], or (``tiled``) the
     next of the part sums in ``flat`` (``_tiles``' order)."""
-    starts = cpu_new.empty((np.int64(64),), np.int64)
-    sizes = cpu_new.empty((np.int64(64),), np.int64)
+    # frames[0]: a part's start, [1]: its size, [2]: whether its left half is summed and
+    # the right one pending (one allocation for the three: each cost a call of the allocator)
+    frames = cpu_new.empty((np.int64(3), np.int64(64)), np.int64)
     lefts = cpu_new.empty((np.int64(64),), flat.dtype)
-    # (waiting: the left half is summed, the right one pending)
-    waiting = cpu_new.zeros((np.int64(64),), np.bool_)
     top = 0
     k = 0
-    starts[0], sizes[0] = start, n
+    frames[0, 0], frames[1, 0], frames[2, 0] = start, n, 0
     while True:
-        if sizes[top] > limit:  # split: the left half first
-            half = sizes[top] // 2
+        if frames[1, top] > limit:  # split: the left half first
+            half = frames[1, top] // 2
             half -= half % 8
-            starts[top + 1], sizes[top + 1], waiting[top + 1] = starts[top], half, False
+            frames[0, top + 1], frames[1, top + 1], frames[2, top + 1] = frames[0, top], half, 0
             top += 1
             continue
         if tiled:
             value = flat[k]
             k += 1
         else:
-            value = {name}_block(flat, starts[top], sizes[top])
+            value = {name}_block(flat, frames[0, top], frames[1, top])
         while True:  # hand the sum up until a frame still needs its right half
             if top == 0:
                 return value
             top -= 1
-            if waiting[top]:
+            if frames[2, top]:
                 value = lefts[top] + value
                 continue
-            lefts[top], waiting[top] = value, True
-            half = sizes[top] // 2
+            lefts[top], frames[2, top] = value, 1
+            half = frames[1, top] // 2
             half -= half % 8
-            starts[top + 1], sizes[top + 1] = starts[top] + half, sizes[top] - half
-            waiting[top + 1] = False
+            frames[0, top + 1] = frames[0, top] + half
+            frames[1, top + 1] = frames[1, top] - half
+            frames[2, top + 1] = 0
             top += 1
             break
 
