@@ -63,7 +63,10 @@ def check(em: Emitter, op: ir.Op, test: str, kind: type[BaseException], template
       sizes: integer expressions, safe to evaluate whatever the test (evaluated with it).
     """
     em.module_line("cpu_chk", CHECKS_IMPORT)
-    em.line(f"cpu_chk.check({test}, {_site(em, op, kind, template)}, {_sizes_tuple(sizes)})")
+    # (at least two sizes: one compiled check for sites of none, one or two, where each length
+    # was a function of its own, compiled once per machine)
+    em.line(f"cpu_chk.check({test}, {_site(em, op, kind, template)}, "
+            f"{_sizes_tuple(sizes, least=2)})")
 
 
 def raise_now(em: Emitter, op: ir.Op, kind: type[BaseException], template: str,
