@@ -331,16 +331,10 @@ def test_a_failed_site_is_reported_in_line(monkeypatch):
     """``check`` (compiled by ``direct``) lowers ``fail_site`` in its own code: no function of
     its own per length of the sizes (``direct_types.in_line``)."""
     import numba
-    from autostage.runtime.backends.cpu import direct, direct_lowering
+    from autostage.runtime.backends.cpu import direct
+    from test_cpu_direct import lowered_calls
 
-    lowered = []
-    original = direct_lowering.Lowering._call_in_line
-
-    def recording(lowering, node, callee):
-        lowered.append(callee.func.__name__)
-        return original(lowering, node, callee)
-
-    monkeypatch.setattr(direct_lowering.Lowering, "_call_in_line", recording)
+    lowered = lowered_calls(monkeypatch, "_call_in_line")
     check = numba.njit(error_model="numpy", pipeline_class=direct.Compiler)(checks.check.py_func)
     check(False, np.int64(1), (np.int64(3), np.int64(4)))
     with pytest.raises(checks.SiteFailure):

@@ -414,41 +414,40 @@ def test_exceptions_of_a_callee_are_its_own(tmp_path):
     assert _direct(module.f) == [True]
 
 
+# The callee's name, from the arguments of the ``direct_lowering.Lowering`` method calling it.
+_CALLEE_NAMES = {"_call_compiled": lambda compiled, args: compiled.fndesc.qualname,
+                 "_call_in_line": lambda node, callee: callee.func.__name__}
+
+
+def lowered_calls(monkeypatch, method: str) -> list[str]:
+    """The names of the callees ``direct_lowering.Lowering.<method>`` (``_call_compiled``,
+    ``_call_in_line``) lowers from now on, in order."""
+    names = []
+    original = getattr(direct_lowering.Lowering, method)
+
+    def recording(lowering, *args):
+        names.append(_CALLEE_NAMES[method](*args))
+        return original(lowering, *args)
+
+    monkeypatch.setattr(direct_lowering.Lowering, method, recording)
+    return names
+
+
 def test_a_compiled_callee_with_a_plain_result_is_called_by_directs_own_sequence(
         tmp_path, monkeypatch):
     """``pick`` (a tuple result) is called by ``direct``'s own call sequence, ``maybe`` (an
     Optional result, whose status may say None) by Numba's."""
-    called = []
-    original = direct_lowering.Lowering._call_compiled
-
-    def counting(lowering, compiled, args):
-        called.append(compiled.fndesc.qualname)
-        return original(lowering, compiled, args)
-
-    monkeypatch.setattr(direct_lowering.Lowering, "_call_compiled", counting)
+    called = lowered_calls(monkeypatch, "_call_compiled")
     module = _module(tmp_path, "calls in line", CASES["calls of compiled functions"][0])
     a = np.arange(4.0)
     _same(module.f(a, np.int64(1)), module.f_numba(a, np.int64(1)))
     assert called == ["pick"]
 
 
-def _lowered_in_line(monkeypatch) -> list[str]:
-    """The names of the callees ``direct`` lowers in line from now on, in order."""
-    lowered = []
-    original = direct_lowering.Lowering._call_in_line
-
-    def recording(lowering, node, callee):
-        lowered.append(callee.func.__name__)
-        return original(lowering, node, callee)
-
-    monkeypatch.setattr(direct_lowering.Lowering, "_call_in_line", recording)
-    return lowered
-
-
 def test_a_callee_marked_in_line_is_lowered_in_the_caller(tmp_path, monkeypatch):
     """``spread`` is lowered in place of each of ``f``'s three calls (its exception, raised
     there, is its own), and compiled only for ``f_numba``, which Numba's pipeline compiles."""
-    lowered = _lowered_in_line(monkeypatch)
+    lowered = lowered_calls(monkeypatch, "_call_in_line")
     module = _module(tmp_path, "in line", CASES["calls lowered in line"][0])
     a = np.arange(4.0)
     compiled_before = set(spread.signatures)
@@ -464,7 +463,7 @@ def test_a_callee_marked_in_line_is_lowered_in_the_caller(tmp_path, monkeypatch)
 def test_a_callee_is_lowered_in_line_only_under_its_own_error_model(monkeypatch):
     """``ratio`` (NumPy's error model: x / 0 is inf) is called, compiled, from a caller under
     Python's (whose division raises), and lowered in line in one under NumPy's."""
-    lowered = _lowered_in_line(monkeypatch)
+    lowered = lowered_calls(monkeypatch, "_call_in_line")
     assert python_ratio(1.0, 0.0) == np.inf and lowered == []
     assert numpy_ratio(-1.0, 0.0) == -np.inf and lowered == ["ratio"]
     assert _direct(python_ratio) == _direct(numpy_ratio) == [True]
