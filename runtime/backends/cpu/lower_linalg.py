@@ -307,9 +307,12 @@ def batched_row(op: ir.Op, em: Emitter) -> bool:
         writer.line(f"if {writer.name(i)} < {writer.name(b)}.shape[0]:")
         with writer.block():
             writer.line(f"out = {writer.name(b)}[np.uint64({writer.name(i)})]")
-        writer.line("else:")
+        writer.line("else:")  # (a step past the big product's rows: rare)
         with writer.block():
-            _matmul_body(writer, a, m, out)
+            if _use_blas(a, m, out):  # BLAS whatever the size: no tiny product's loops here
+                _blas(writer, a, m, out)
+            else:
+                _matmul_body(writer, a, m, out)
 
     # (the big product keeps its C layout: its row is the result, which the step's element-wise
     # loops read as contiguous)

@@ -185,9 +185,11 @@ def test_empty_axes(shape):
     np.testing.assert_array_equal(got, printed_steps(xs, w))
 
 
-def test_too_large_keeps_each_steps_product(monkeypatch):
+@pytest.mark.parametrize("sizes", [(9, 4, 12, 15), (5, 2, 2, 3)], ids=["blas", "tiny"])
+def test_too_large_keeps_each_steps_product(monkeypatch, sizes):
+    """No row of the big product: each step's own product (BLAS whatever its size)."""
     monkeypatch.setattr(batched_products, "MAX_ELEMENTS", 10)
-    args = _rnn_inputs(9, 4, 12, 15, np.float64, seed=3)
+    args = _rnn_inputs(*sizes, np.float64, seed=3)
     f = autostage.convert(rnn, target="cpu")
     np.testing.assert_allclose(f(*args), rnn(*args), rtol=1e-12, atol=1e-14)
 
