@@ -198,9 +198,9 @@ def _positive(n):
 def _layout(x, rows, cols):
     """(transpose flag, leading dimension) under which BLAS reads ``x`` (rows x cols, row-major
     terms) in place; (0, 0) when neither its rows nor its columns are contiguous. Strides of an
-    axis of length 1 are arbitrary in NumPy, so such an axis counts as contiguous. (A function of
-    its own, which LLVM inlines: Numba's ``inline="always"`` copied and typed its body again at
-    each call, ~50 ms of every signature of ``gemm`` and ``gemv``.)"""
+    axis of length 1 are arbitrary in NumPy, so such an axis counts as contiguous. (Lowered in
+    its callers by ``direct``, ``in_line``: Numba's ``inline="always"`` copied and typed its body
+    again at each call, ~50 ms of every signature of ``gemm`` and ``gemv``.)"""
     item = x.itemsize
     s0, s1 = x.strides[0] // item, x.strides[1] // item
     if (s1 == 1 or cols == 1) and (rows == 1 or s0 >= _positive(cols)):
