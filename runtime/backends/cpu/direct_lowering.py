@@ -56,11 +56,12 @@ class Lowering:
                           in zip(typed.parameters.items(), arguments, strict=True)
                           if name not in assigned and name not in typed.omitted
                           and typed.variables[name] == ty}
-        self.slots = {name: self._slot(context.get_value_type(ty))
+        # (in line, the slots are nulled at each call, not in the entry block: a call in a loop
+        # finds the last call's values there)
+        self.slots = {name: self._slot(context.get_value_type(ty), zeroed=returns_to is None)
                       for name, ty in typed.variables.items() if name not in self.arguments}
-        if returns_to is not None:  # (a call in a loop: the slots held the last call's values)
-            for slot in self.slots.values():
-                builder.store(slot.type.pointee(None), slot)
+        for slot in self.slots.values() if returns_to is not None else ():
+            builder.store(slot.type.pointee(None), slot)
         self.exception_slot = None  # where called functions leave their exception (one for all)
         self.references: dict[types.Type, bool] = {}  # whether values of a type hold any
         self.loops: list[tuple[object, object]] = []  # (continue block, break block)

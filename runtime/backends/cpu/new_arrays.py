@@ -200,13 +200,7 @@ def _contiguous(x: types.Type, plain: bool):
 def copy(typingctx, x):
     """``x.copy()``: a new C-contiguous array (NumPy's default order; Numba's method kept an F
     array's order, and compiled its allocator once per process)."""
-    if not isinstance(x, types.Array):
-        return None
-    result = x.copy(layout="C", readonly=False)
-
-    def codegen(context, builder, signature, args):
-        return c_copy(context, builder, x, args[0])
-    return result(x), codegen
+    return _copy(x, plain=False)
 
 
 @intrinsic
@@ -214,12 +208,16 @@ def rare_copy(typingctx, x):
     """``x.copy()`` for a path taken rarely (a BLAS operand neither of whose axes is contiguous,
     ``blas``): loops LLVM neither vectorises nor unrolls, ~20 instructions where ``copy``'s
     vectorised nest is ~190, compiled into every function calling it."""
+    return _copy(x, plain=True)
+
+
+def _copy(x: types.Type, plain: bool):
     if not isinstance(x, types.Array):
         return None
     result = x.copy(layout="C", readonly=False)
 
     def codegen(context, builder, signature, args):
-        return c_copy(context, builder, x, args[0], plain=True)
+        return c_copy(context, builder, x, args[0], plain)
     return result(x), codegen
 
 
