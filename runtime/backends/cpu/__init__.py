@@ -1,5 +1,6 @@
 """The CPU backend: IR -> Python source -> numba.njit, cached on disk."""
 
-from autostage.runtime.backends.cpu import numba_startup
+from autostage.runtime.backends.cpu import numba_startup, registry_refresh
 
 numba_startup.install()  # before this backend makes Numba compile or load anything
+registry_refresh.install()
