@@ -28,7 +28,7 @@ import pathlib
 import threading
 
 from autostage.runtime import config
-from autostage.runtime.backends.cpu import direct_arrays, direct_lowering, direct_types
+from autostage.runtime.backends.cpu import direct_arrays, direct_lowering, direct_types, loop_hints
 from autostage.runtime.backends.cpu.direct_types import FunctionTypes
 from llvmlite.ir import IRBuilder
 from numba.core import bytecode, compiler, funcdesc, types, typing
@@ -48,7 +48,7 @@ def enabled() -> bool:
 @functools.cache
 def _digest() -> str:
     sources = hashlib.sha256()
-    for module in (direct_types, direct_lowering, direct_arrays):
+    for module in (direct_types, direct_lowering, direct_arrays, loop_hints):
         sources.update(pathlib.Path(module.__file__).read_bytes())
     sources.update(pathlib.Path(__file__).read_bytes())
     return sources.hexdigest()[:16]

@@ -19,7 +19,7 @@ import ast
 import operator
 from typing import NamedTuple
 
-from autostage.runtime.backends.cpu import direct_arrays
+from autostage.runtime.backends.cpu import direct_arrays, loop_hints
 from autostage.runtime.backends.cpu.direct_types import (
     IN_LINE,
     FunctionTypes,
@@ -66,6 +66,7 @@ class Lowering:
         self.references: dict[types.Type, bool] = {}  # whether values of a type hold any
         self.loops: list[tuple[object, object]] = []  # (continue block, break block)
         self.held: list[Value] = []  # owned by loops being lowered: released by a return
+        self.in_line_calls = 0  # calls lowered in line so far (loops holding one: see _range)
         self.line = typed.tree.lineno
         for (name, ty), value in zip(typed.parameters.items(), arguments, strict=True):
             if name in self.arguments:
@@ -312,10 +313,13 @@ class Lowering:
         b.position_at_end(body)
         value = b.add(start, b.mul(taken, step))  # (wraps only past values never taken)
         self._store(node.target.id, Value(value, types.int64, True))
+        in_line_calls = self.in_line_calls
         self._loop_body(node.body, latch, done)
         b.position_at_end(latch)
         b.store(b.add(b.load(counter), int64(1)), counter)
-        b.branch(head)
+        back = b.branch(head)
+        if self.in_line_calls != in_line_calls:
+            loop_hints.mark(back, loop_hints.NO_RUNTIME_UNROLL)
         b.position_at_end(done)
 
     def _iterate(self, node: ast.For) -> None:
@@ -512,6 +516,7 @@ class Lowering:
         """A call of a function marked ``direct_types.in_line``: its body lowered here, its
         parameters the arguments (borrowed for the call, as a called function's are)."""
         typed = callee.typed
+        self.in_line_calls += 1
         arguments = [self._expr(a) for a in node.args]
         values = [self._cast(a, ty).value
                   for a, ty in zip(arguments, typed.parameters.values(), strict=True)]

@@ -22,7 +22,7 @@ import contextlib
 from collections.abc import Iterator
 from typing import NamedTuple
 
-from autostage.runtime.backends.cpu import direct_arrays
+from autostage.runtime.backends.cpu import direct_arrays, loop_hints
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
@@ -315,19 +315,8 @@ def _loop_nest(builder, sizes: list, intp: ir.Type, plain: bool) -> Iterator[tup
         with _loop_nest(builder, sizes[1:], intp, plain) as inner:
             yield (loop.index, *inner)
     if plain:
-        module = builder.module
         latch = loop.index.incomings[-1][1]  # (the index phi: the entry's value, the latch's)
-        loop_id = ir.values.MDValue(module, (), name=str(len(module.metadata)))
-        loop_id.operands = (loop_id, *_plain_loop_options(module))
-        latch.terminator.set_metadata("llvm.loop", loop_id)
-
-
-def _plain_loop_options(module: ir.Module) -> tuple:
-    """The metadata turning off a loop's vectorisation and unrolling."""
-    vectorise = module.add_metadata([ir.MetaDataString(module, "llvm.loop.vectorize.enable"),
-                                     ir.Constant(ir.IntType(1), 0)])
-    unroll = module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.disable")])
-    return vectorise, unroll
+        loop_hints.mark(latch.terminator, loop_hints.PLAIN)
 
 
 def _scalar_as_array(x: types.Type):

@@ -15,7 +15,13 @@ import textwrap
 import numba
 import numpy as np
 import pytest
-from autostage.runtime.backends.cpu import direct, direct_lowering, direct_types, int_wrap
+from autostage.runtime.backends.cpu import (
+    direct,
+    direct_lowering,
+    direct_types,
+    int_wrap,
+    vector_math,
+)
 from numba.core.runtime import _nrt_python, rtsys
 from ops_harness import assert_same
 
@@ -316,6 +322,13 @@ def numpy_ratio(a, b):
     return ratio(a, b)
 
 
+@numba.njit(error_model="numpy", pipeline_class=direct.Compiler)
+def squash(a, out):
+    """A loop whose body is a kernel lowered in line (``vector_math.tanh``)."""
+    for i in range(a.shape[0]):
+        out[i] = vector_math.tanh(a[i])
+
+
 @numba.njit
 def maybe(a, k):
     """An Optional result (the status of its call says None)."""
@@ -467,6 +480,22 @@ def test_a_callee_is_lowered_in_line_only_under_its_own_error_model(monkeypatch)
     assert python_ratio(1.0, 0.0) == np.inf and lowered == []
     assert numpy_ratio(-1.0, 0.0) == -np.inf and lowered == ["ratio"]
     assert _direct(python_ratio) == _direct(numpy_ratio) == [True]
+
+
+def test_a_loop_holding_a_kernel_lowered_in_line_keeps_one_scalar_copy(monkeypatch):
+    """LLVM vectorises ``squash``'s loop; its scalar remainder (fewer iterations than one
+    vector step) is not unrolled at run time (``loop_hints.NO_RUNTIME_UNROLL``): one scalar
+    copy of ``tanh``'s polynomial, not four. Every remainder length gives NumPy's values."""
+    lowered = lowered_calls(monkeypatch, "_call_in_line")
+    for n in range(20):
+        a = np.linspace(-3.0, 3.0, n)
+        out = np.empty(n)
+        squash(a, out)
+        np.testing.assert_allclose(out, np.tanh(a), rtol=1e-15, atol=1e-16)
+    assert lowered[0] == "tanh"  # (and what it calls)
+    code = squash.inspect_llvm(squash.signatures[0])
+    vector, scalar = code.count("@llvm.fmuladd.v"), code.count("@llvm.fmuladd.f64(")
+    assert vector > 0 and scalar == vector  # (unrolled, the remainder held three more copies)
 
 
 def test_early_returns_take_each_path(tmp_path):
