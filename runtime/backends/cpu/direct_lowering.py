@@ -318,7 +318,7 @@ class Lowering:
         b.position_at_end(latch)
         b.store(b.add(b.load(counter), int64(1)), counter)
         back = b.branch(head)
-        if self.in_line_calls != in_line_calls:
+        if self.in_line_calls != in_line_calls or not loop_hints.carries(node):
             loop_hints.mark(back, loop_hints.NO_RUNTIME_UNROLL)
         b.position_at_end(done)
 
