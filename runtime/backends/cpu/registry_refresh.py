@@ -4,8 +4,8 @@ Numba installs new typing and lowering declarations into a context by ``refresh(
 its implementation modules again (each ``from ... import`` of a loaded module still runs the
 import machinery), asks every registry it knows for the declarations added since, and refreshes
 the typing context the same way. It runs before every cache load, every compile, and whenever
-an ``@overload`` or ``@intrinsic`` template is typed (``_get_target_registry``): 377 times,
-0.25 s of the GRU encoder's 1.5 s cold compile.
+an ``@overload`` or ``@intrinsic`` template is typed (``_get_target_registry``): 377 times in
+the GRU encoder's cold compile, 58 µs each where nothing is new (13 µs reduced: ~20 ms).
 
 What a refresh imports and installs is the same every time (Numba's modules, their registries,
 third-party extensions once), so after a context's first refresh the registries a refresh
