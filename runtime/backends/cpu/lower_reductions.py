@@ -173,6 +173,13 @@ TILE = 1024  # the most values a PairwiseSum buffers (8 KiB of float64)
 BLOCK = 128  # NumPy's pairwise block: up to this many values add in eight running sums
 
 
+def _block_or_tree(helper: str, flat: str, start: str, count: str) -> str:
+    """The pairwise sum of ``count`` values of ``flat`` from ``start`` (``_run``'s test written
+    in the caller: a program compiles ``_run`` only if it calls it, one code library less)."""
+    return (f"{helper}_block({flat}, {start}, {count}) if {count} <= {BLOCK} else "
+            f"{helper}_tree({flat}, {start}, {count}, np.int64({BLOCK}), np.bool_(False))")
+
+
 class PairwiseSum:
     """A float sum of values computed one at a time, in the order of a C-contiguous block,
     added as NumPy adds such a block (``_PAIRWISE``) without storing the block: each value goes
@@ -257,7 +264,8 @@ class PairwiseSum:
         """The sum of the tile's ``size`` buffered values, as NumPy adds them (one call per
         tile of up to ``TILE`` values: the statement is what costs, in Numba's compile)."""
         for buffer, sums in self.parts:
-            self.em.line(f"{sums}[{self.tile}] = {self.helper}_run({buffer}, np.int64(0), {size})")
+            self.em.line(f"{sums}[{self.tile}] = "
+                         f"{_block_or_tree(self.helper, buffer, 'np.int64(0)', size)}")
 
     def total(self) -> str:
         """The block's sum, after its values."""
@@ -292,8 +300,7 @@ def _accumulate(em: Emitter, inner: ReducedLoops, element: str, acc: str, dtype:
     helper = em.helper("pairwise_sum", _PAIRWISE)
     x, ndim = inner.x, len(inner.sizes)
     # A block (or a row) of up to 128 elements: the block helper itself (LLVM inlines it).
-    pairwise = (f"{helper}_block({inner.flat}, {start}, {inner.count}) if "
-                f"{inner.count} <= 128 else {helper}_run({inner.flat}, {start}, {inner.count})")
+    pairwise = _block_or_tree(helper, inner.flat, start, inner.count)
     if inner.rows():  # (the flat view is of C-ordered elements: emit_reduction)
         em.line(f"{acc} = {pairwise}")
         return
