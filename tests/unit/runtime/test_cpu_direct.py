@@ -487,13 +487,14 @@ def test_a_loop_holding_a_kernel_lowered_in_line_keeps_one_scalar_copy(monkeypat
     vector step) is not unrolled at run time (``loop_hints.NO_RUNTIME_UNROLL``): one scalar
     copy of ``tanh``'s polynomial, not four. Every remainder length gives NumPy's values."""
     lowered = lowered_calls(monkeypatch, "_call_in_line")
+    fresh = numba.njit(error_model="numpy", pipeline_class=direct.Compiler)(squash.py_func)
     for n in range(20):
         a = np.linspace(-3.0, 3.0, n)
         out = np.empty(n)
-        squash(a, out)
+        fresh(a, out)
         np.testing.assert_allclose(out, np.tanh(a), rtol=1e-15, atol=1e-16)
     assert lowered[0] == "tanh"  # (and what it calls)
-    code = squash.inspect_llvm(squash.signatures[0])
+    code = fresh.inspect_llvm(fresh.signatures[0])
     vector, scalar = code.count("@llvm.fmuladd.v"), code.count("@llvm.fmuladd.f64(")
     assert vector > 0 and scalar == vector  # (unrolled, the remainder held three more copies)
 

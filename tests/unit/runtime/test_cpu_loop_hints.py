@@ -73,6 +73,11 @@ def decays(a, out):
         out[i] = x
 
 
+def _fresh(dispatcher):
+    """A new dispatcher of ``dispatcher``'s function: compiled here whatever ran before."""
+    return numba.njit(error_model="numpy", pipeline_class=direct.Compiler)(dispatcher.py_func)
+
+
 def test_direct_marks_maps_and_kernel_loops_not_loops_carrying_a_value(monkeypatch):
     marked = []
     original = loop_hints.mark
@@ -81,10 +86,10 @@ def test_direct_marks_maps_and_kernel_loops_not_loops_carrying_a_value(monkeypat
     a = np.linspace(-1.0, 1.0, 11)
     for fn, want in ((halves, a / 3.0), (running, np.cumsum(a))):
         out = np.empty_like(a)
-        fn(a, out)
+        _fresh(fn)(a, out)
         np.testing.assert_allclose(out, want, rtol=1e-15)
     out, x = np.empty_like(a), 0.0
-    decays(a, out)
+    _fresh(decays)(a, out)
     for i, v in enumerate(a):
         x = np.exp(v - x)
         assert out[i] == pytest.approx(x, rel=1e-15)
