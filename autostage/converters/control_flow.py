@@ -126,6 +126,19 @@ def _header_walrus(node: gast.stmt) -> set[str]:
     return names
 
 
+def _walrus_targets(stmt: gast.stmt) -> set[str]:
+    """Names ``:=`` binds in ``stmt`` itself (not in the functions or lambdas it defines)."""
+    names, stack = set(), [] if isinstance(stmt, _NESTED) else [stmt]
+    while stack:
+        child = stack.pop()
+        if isinstance(child, gast.NamedExpr):
+            names.add(child.target.id)
+        stack.extend(c for c in gast.iter_child_nodes(child)
+                     if not isinstance(c, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda,
+                                           gast.ClassDef)))
+    return names
+
+
 def _first_param(fn: gast.AST) -> str | None:
     params = fn.args.posonlyargs + fn.args.args
     return params[0].id if params else None
@@ -323,6 +336,9 @@ class ControlFlowTransformer(transformer.Base):
             if isinstance(stmt, gast.Assign):  # the loop target assignment, made here
                 written |= {n.id for t in stmt.targets for n in gast.walk(t)
                             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+            # (a statement generated for a nested if, `x, = ag__.if_branch(test, ...)()`, has
+            # no scope: a `:=` in its test binds a name here)
+            written |= _walrus_targets(stmt)
             scope = anno.getanno(stmt, anno.Static.SCOPE, None)
             if scope is not None:
                 written |= _names(scope.modified) | _names(scope.deleted)

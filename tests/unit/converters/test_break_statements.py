@@ -273,6 +273,55 @@ def test_break_in_finally_discards_the_exception_in_flight():
     """)
 
 
+def walrus_test_with_else(items, stop):
+    xs, seen = list(items), []
+    while (x := xs.pop()) != stop:
+        if x < 0:
+            break
+        if x == 0:
+            continue
+        seen.append(x)
+    else:
+        seen.append("ended")
+    return seen, x
+
+
+def test_while_test_binding_a_name_runs_first_in_the_body():
+    assert convert_with(walrus_test_with_else, break_statements).source == dedent("""
+        def walrus_test_with_else(items, stop):
+            xs, seen = (list(items), [])
+            ended_ = False
+            break_ = False
+            while not break_:
+                if not (x := xs.pop()) != stop:
+                    ended_ = True
+                    break_ = True
+                if not break_:
+                    if x < 0:
+                        break_ = True
+                    if not break_:
+                        if x == 0:
+                            continue
+                        seen.append(x)
+            if ended_:
+                seen.append('ended')
+            return (seen, x)
+    """)
+
+
+def walrus_in_nested_loops(rows):
+    out = []
+    for row in map(list, rows):
+        while (v := row.pop()) > 0:
+            out.append(v)
+        else:
+            if v < -5:
+                break
+            out.append("end")
+        out.append(v)
+    return out
+
+
 def test_generated_statements_point_at_the_user_lines():
     node, ctx = conversion.parse(for_with_break_and_else)
     node = break_statements.transform(node, ctx)
@@ -292,6 +341,13 @@ def test_source_is_deterministic():
 
 
 # Behaviour ---------------------------------------------------------------------------------------
+
+def test_while_test_binding_a_name_behaves_like_python():
+    assert_same(walrus_test_with_else, [((1, 2, 3), 9), ((1, 2, 3), 2), ((5, 0, 4), 9),
+                                        ((7, -1, 2), 9), ((4,), 4), ((), 1)])
+    assert_same(walrus_in_nested_loops, [(((1, 0, 3), (-1, 2)),), (((2, -9, 1), (0,)),),
+                                         ((),), (((0,), (0,)),), (((3,),),)])
+
 
 def test_for_with_break_and_else_behaves_like_python():
     assert_same(for_with_break_and_else,

@@ -241,6 +241,26 @@ def test_walrus_in_while_condition_assigns_the_user_variable():
     assert converted.function([0, 2, 3]) == while_with_walrus([0, 2, 3]) == (0, 5)
 
 
+def walrus_in_loop_if_read_by_closure(xs):
+    def show():
+        return y
+
+    out = []
+    for x in xs:
+        if (y := x * 2) > 2:
+            out.append(show())
+    return out, show()
+
+
+def test_walrus_in_an_if_test_inside_a_loop_writes_the_closure_variable():
+    """The generated loop body declares the name a nested ``if``'s test binds ``nonlocal``
+    (a closure reads it): it was a local of the loop body, and ``show()`` found it unbound."""
+    converted = convert(walrus_in_loop_if_read_by_closure)
+    assert "nonlocal y" in converted.source
+    assert converted.function([1, 2, 3]) == walrus_in_loop_if_read_by_closure([1, 2, 3]) == \
+        ([4, 6], 6)
+
+
 def partial_sum_then_error(values):
     total = 0
     try:

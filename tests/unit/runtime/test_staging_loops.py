@@ -302,6 +302,52 @@ def body_raises_at_run_time(n, lst):
     return s
 
 
+def halve_until_small(x, tol):
+    steps = 0
+    while (size := np.abs(x).sum()) > tol:
+        x = x * 0.5
+        steps += 1
+    else:
+        steps = -steps
+    return x, steps, size
+
+
+def newton_with_walrus(a):
+    x = a
+    while (step := (x * x - a) / (2 * x)) > 1e-12 or step < -1e-12:
+        x = x - step
+        if x < 0:
+            break
+    return x, step
+
+
+def halve_until_read_by_closure(x):
+    def current():
+        return s
+
+    while (s := x.sum()) > 1.0:
+        x = x * 0.5
+    return x, current()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_while_test_binding_a_name_is_staged(target):
+    """``while (y := f(x)) > tol`` is one staged loop whose body computes ``y`` first: the
+    name is a loop variable, and its value after the loop is the last test's."""
+    fn = autostage.convert(halve_until_small, target=target)
+    for x, tol in [(np.ones(4), 1.0), (np.full(3, 5.0), 0.1), (np.ones(2), 10.0)]:
+        got, want = fn(x, np.float64(tol)), halve_until_small(x, tol)
+        np.testing.assert_array_equal(got[0], want[0])
+        assert got[1:] == want[1:]
+    read = autostage.convert(halve_until_read_by_closure, target=target)
+    got, want = read(np.ones(3)), halve_until_read_by_closure(np.ones(3))
+    np.testing.assert_array_equal(got[0], want[0])
+    assert got[1] == want[1] == 0.75
+    module, result = staged(newton_with_walrus, np.float64(2.0))
+    assert result == newton_with_walrus(np.float64(2.0))
+    assert ops(module).count("while") == 1
+
+
 @pytest.mark.parametrize("target", TARGETS)
 def test_return_inside_nested_staged_loops(target):
     import autostage
