@@ -154,6 +154,16 @@ def context_for(node: gast.AST, source: str, filename: str | None,
             raise errors.ConversionError(
                 "generator and coroutine functions are not converted: call them from converted "
                 "code, where they run as written", node)
+    if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda)):
+        reader = _frame_reader(node, namespace)
+        if reader is not None:
+            fix = ("give it its namespaces (`eval(source, globals(), {'n': n})`)"
+                   if _FRAME_READERS[reader.func.id] else "build the dictionary it should show")
+            raise errors.ConversionError(
+                f"{reader.func.id}() reads the local variables of the function calling it, "
+                "which converted code keeps elsewhere (loop and branch bodies become functions, "
+                "and generated names are added), so the function is not converted: converted "
+                f"code calling it runs it as written; to convert it, {fix}", reader)
     _leave_generators_as_written(node)
     if AG_ALIAS in naming.collect_names(node):
         raise errors.ConversionError(
@@ -175,6 +185,24 @@ def _options() -> types.SimpleNamespace:
     policy = call_trees.CallPolicy(overloads=operators.BUILTINS,
                                    as_is_modules=config.do_not_convert_modules)
     return types.SimpleNamespace(call_policy=policy)
+
+
+# Builtins that read their caller's frame: with these arguments, its local variables.
+_FRAME_READERS = {"eval": 1, "exec": 1, "locals": 0, "vars": 0, "dir": 0}
+
+
+def _frame_reader(node: gast.AST, namespace: dict[str, Any]) -> gast.Call | None:
+    """A call in ``node``'s own body of a builtin that reads the function's local variables
+    (``locals()``, ``vars()``, ``dir()``, ``eval(s)``, ``exec(s)`` without a namespace)."""
+    for n in _own_nodes(node):
+        if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and (
+                n.func.id in _FRAME_READERS and not n.keywords
+                and len(n.args) <= _FRAME_READERS[n.func.id]
+                and not any(isinstance(a, gast.Starred) for a in n.args)
+                and namespace.get(n.func.id, getattr(builtins, n.func.id))
+                is getattr(builtins, n.func.id)):
+            return n
+    return None
 
 
 def is_generator_or_coroutine(node: gast.AST) -> bool:

@@ -283,10 +283,11 @@ class ControlFlowTransformer(transformer.Base):
             statements += self._test_function(test_name, state, extra_test)
         body_name = self.ctx.namer.new_symbol("loop_body")
         target = node.target
+        function = self.state[_Function]
         if (isinstance(target, gast.Name) and target.id not in state
-                and target.id not in self.state[_Function].shared):
+                and target.id not in function.shared and target.id not in function.globals):
             item, body = target.id, node.body
-        else:  # the target is state, shared, or not a single name: assign it in the body
+        else:  # state, shared, global, or not a single name: assigned in the body
             item = self.ctx.namer.new_symbol("itr")
             body = templates.replace("target = item", target=target, item=item) + node.body
         statements += self._function(body_name, state, body, first_param=item)

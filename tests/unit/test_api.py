@@ -175,6 +175,46 @@ def test_unsupported_entities_are_clear_errors():
     assert "generator and coroutine functions are not converted" in str(error.value)
 
 
+def reads_eval(n):
+    t = 0
+    for _ in range(2):
+        t += eval("n")
+    return t
+
+
+def reads_locals(n):
+    b = 1
+    for i in range(n):
+        c = i + b
+    return sorted(locals()), c
+
+
+def eval_with_namespaces(n):
+    return eval("n + 1", {}, {"n": n})
+
+
+def calls_reads_eval(n):
+    return reads_eval(n) + 1
+
+
+@pytest.mark.parametrize("fn, name, line", [(reads_eval, "eval", 'eval("n")'),
+                                            (reads_locals, "locals", "sorted(locals())")])
+def test_a_function_reading_its_own_frame_is_not_converted(fn, name, line):
+    """eval(s), exec(s), locals(), vars() and dir() read the caller's local variables, which
+    converted code moves into generated functions (eval('n') in a loop body: NameError)."""
+    with pytest.raises(autostage.ConversionError) as error:
+        autostage.to_graph(fn)
+    message = str(error.value)
+    assert f"{__file__}:" in message and line in message
+    assert f"{name}() reads the local variables of the function calling it" in message
+
+
+def test_converted_code_runs_a_function_reading_its_frame_as_written():
+    assert autostage.to_graph(eval_with_namespaces)(3) == 4  # its own namespaces: converted
+    with pytest.warns(autostage.AutostageWarning, match="could not convert reads_eval"):
+        assert autostage.to_graph(calls_reads_eval)(3) == calls_reads_eval(3) == 7
+
+
 def _drive(coroutine):
     """Runs a coroutine that never suspends, returning its value."""
     try:

@@ -65,7 +65,7 @@ def test_comprehension_variables_are_seen_by_the_lambdas():
 
 def unsafe(x, y):
     a = (n := x) if y else 0
-    b = x if y else locals()["x"]
+    b = x if y else globals()["__name__"]
     c = x if (m := y) else n + m
     return a, b, c
 
@@ -74,7 +74,7 @@ def test_branches_that_would_change_inside_a_lambda_are_left_alone():
     assert convert(unsafe).source == dedent("""
         def unsafe(x, y):
             a = (n := x) if y else 0
-            b = x if y else locals()['x']
+            b = x if y else globals()['__name__']
             c = ag__.if_exp_branch((m := y), lambda: x, lambda: n + m)()
             return (a, b, c)
     """)

@@ -261,6 +261,24 @@ def test_walrus_in_an_if_test_inside_a_loop_writes_the_closure_variable():
         ([4, 6], 6)
 
 
+LAST = "unset"
+
+
+def global_loop_target(n):
+    global LAST
+    for LAST in range(n):  # noqa: B007 - the loop writes the global
+        pass
+    return LAST
+
+
+def test_a_global_loop_target_is_written_to_the_global():
+    global LAST
+    converted = convert(global_loop_target)
+    assert "global LAST" in converted.source
+    assert converted.function(3) == 2 and LAST == 2
+    LAST = "unset"
+
+
 def partial_sum_then_error(values):
     total = 0
     try:
