@@ -3,9 +3,20 @@
 Staged leaves key on ``(dtype, ndim)`` (compiled code is shape-generic); a ``TensorSpec`` with
 known sizes keys on its exact shape; every other value is a compile-time constant keyed on its
 type and value (by identity if unhashable, kept alive by the key).
+
+A trace computed from a constant is reused for every constant with the same key, so the key
+must tell apart what ``==`` does not: ``1``, ``True`` and ``1.0`` (the type), ``0.0`` and
+``-0.0`` (a float's bits, inside tuples, complex numbers and frozensets too), ``Decimal('1.0')``
+and ``Decimal('1.00')``; and a mutable container that is not a pytree node (a set, a deque, a
+bytearray, an ``array``, a dict or list subclass) keys on its identity *and* its contents, so a
+trace that read it is not reused once it has changed.
 """
 
 from __future__ import annotations
+
+import array
+import collections
+import sys
 
 import numpy as np
 from autostage.runtime.tensor_spec import TensorSpec
@@ -39,10 +50,13 @@ def constant_key(value: object) -> tuple:
         if value != 0.0 and value == value:
             return (float, value)
         return (float, value.hex())
-    if kind is int or kind is bool:
+    if kind is int or kind is bool or kind is str:
         return (kind, value)
     if isinstance(value, np.generic) and not isinstance(value, np.object_):
         return (kind, value.tobytes())  # (a NumPy scalar: -0.0 and nan by their bits too)
+    exact = _exact(value, kind, 0)
+    if exact is not None:
+        return exact
     if kind.__hash__ is object.__hash__ and kind.__eq__ is not object.__eq__:
         # hashed by identity but compared by value (a Variable: its == is elementwise): a key
         # compared with == would mistake a new, equal Variable for the traced one
@@ -52,6 +66,92 @@ def constant_key(value: object) -> tuple:
     except TypeError:
         return (kind, ById(value))
     return (kind, value)
+
+
+_DEPTH = 20  # containers nested deeper (or in a cycle) key on their identity only
+
+
+class Exact:
+    """A key component compared by an exact form of the constant ``value`` where ``==`` is
+    coarser (``1 == True``, ``0.0 == -0.0``, ``Decimal('1.0') == Decimal('1.00')``)."""
+
+    __slots__ = ("value", "form")
+
+    def __init__(self, value: object, form: object):
+        self.value, self.form = value, form
+
+    def __hash__(self) -> int:
+        return hash(self.form)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Exact and other.form == self.form
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+class ByContents(ById):
+    """A key component for a mutable container: its identity and its contents as they are
+    when the key is made (a trace that read them does not serve the container changed)."""
+
+    __slots__ = ("contents",)
+
+    def __init__(self, obj: object, contents: object):
+        super().__init__(obj)
+        self.contents = contents
+
+    def __eq__(self, other: object) -> bool:
+        return (type(other) is ByContents and other.obj is self.obj
+                and other.contents == self.contents)
+
+    __hash__ = ById.__hash__
+
+
+def _exact(value: object, kind: type, depth: int) -> tuple | None:
+    """The key of a value whose ``==`` is coarser than what a trace may read of it, or of a
+    mutable container, else None."""
+    if kind is complex:
+        return (complex, Exact(value, (value.real.hex(), value.imag.hex())))
+    if kind is tuple:
+        return (tuple, Exact(value, tuple([_inner(v, depth) for v in value])))
+    if kind is frozenset:
+        return (frozenset, Exact(value, frozenset([_inner(v, depth) for v in value])))
+    decimal = sys.modules.get("decimal")
+    if decimal is not None and kind is decimal.Decimal:
+        return (kind, Exact(value, value.as_tuple()))
+    if not isinstance(value, _MUTABLE) or depth > _DEPTH:
+        return None
+    if isinstance(value, dict):
+        contents = tuple([(_inner(k, depth), _inner(v, depth)) for k, v in value.items()])
+        extra = ById(getattr(value, "default_factory", None))
+    elif isinstance(value, set):
+        contents, extra = frozenset([_inner(v, depth) for v in value]), None
+    elif isinstance(value, bytearray):
+        contents, extra = bytes(value), None
+    elif isinstance(value, array.array):
+        contents, extra = value.tobytes(), value.typecode
+    else:  # a list or a deque
+        contents, extra = tuple([_inner(v, depth) for v in value]), getattr(value, "maxlen", None)
+    attributes = getattr(value, "__dict__", None)  # (a subclass's own attributes)
+    if attributes:
+        extra = (extra, _inner(dict(attributes), depth))
+    return (kind, ByContents(value, (contents, extra)))
+
+
+def _inner(value: object, depth: int) -> object:
+    """``constant_key`` of a value inside a container being keyed (one nested too deep, or
+    in a cycle, by its identity)."""
+    kind = type(value)
+    if kind is int or kind is str or kind is bool or (kind is float and value != 0.0
+                                                       and value == value):
+        return (kind, value)
+    exact = _exact(value, kind, depth + 1)
+    if exact is not None:
+        return exact
+    return (kind, ById(value)) if isinstance(value, _MUTABLE) else constant_key(value)
+
+
+_MUTABLE = (list, dict, set, bytearray, collections.deque, array.array)
 
 
 # Marks the key of a NumPy scalar leaf, which differs from a 0-d ndarray's: NumPy gives back a

@@ -34,7 +34,7 @@ from autostage.runtime import (
     verifier,
 )
 from autostage.runtime.autodiff.tape import float_arguments
-from autostage.runtime.cache_keys import ById
+from autostage.runtime.cache_keys import ById, Exact
 from autostage.runtime.concrete_function import ConcreteFunction
 from autostage.runtime.environment import environment_key
 from autostage.runtime.export_archive import ExportError, autostage_version
@@ -213,7 +213,8 @@ def _example_leaves(parts: tuple, params: tuple) -> list:
         else:
             kind, value = part
             leaves.append(float.fromhex(value) if kind is float and type(value) is str
-                          else value.obj if type(value) is ById else value)
+                          else value.obj if isinstance(value, ById)
+                          else value.value if type(value) is Exact else value)
     return leaves
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
+from autostage.runtime.cache_keys import constant_key
 
 LEAF = None  # the treedef of a leaf
 
@@ -42,12 +43,33 @@ def _flatten(node: Any, leaves: list) -> TreeDef:
                 children.append(_flatten(child, leaves))
         return (kind, tuple(children))
     if kind is dict:
-        keys = tuple(node)
+        keys = DictKeys(node)
         return (dict, keys, tuple([_flatten(node[k], leaves) for k in keys]))
     if isinstance(node, tuple) and hasattr(kind, "_fields"):  # a namedtuple
         return (kind, tuple([_flatten(child, leaves) for child in node]))
     leaves.append(node)
     return LEAF
+
+
+class DictKeys(tuple):
+    """A dict node's keys, equal to another's only when they are the same keys, by type and
+    exact value (``cache_keys.constant_key``): ``{1: v}``, ``{True: v}`` and ``{1.0: v}`` are
+    equal dicts, yet a function iterating the keys sees which (a trace of one must not serve
+    the others); so are ``{0.0: v}`` and ``{-0.0: v}``."""
+
+    __slots__ = ()
+
+    def _exact(self) -> tuple:
+        return tuple([constant_key(k) for k in self])
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is DictKeys and self._exact() == other._exact()
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(self._exact())
 
 
 def unflatten(treedef: TreeDef, leaves: Iterable) -> Any:

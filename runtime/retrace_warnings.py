@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 from autostage.runtime import pytree
-from autostage.runtime.cache_keys import SCALAR, ById, leaf_key
+from autostage.runtime.cache_keys import SCALAR, ByContents, ById, leaf_key
 from autostage.runtime.environment import environment_key
 from autostage.runtime.function_trace import is_staged_leaf
 from autostage.runtime.signature_binding import Binding
@@ -65,6 +65,9 @@ def explain(label: str, old: Any, new: Any, leaves_by_label: dict[str, Any]) -> 
         name = label.split("'")[1] if "'" in label else "value"
         return (f"{label} is a Python {kind.__name__} and is traced per value (now {leaf!r}); "
                 f"pass {_SUGGESTED[kind]}({name}) to stage it")
+    if isinstance(new[1], ByContents):
+        return (f"{label} is a {kind.__name__} object, traced per identity and contents (a "
+                "change to it, or a new object, traces again); pass its values as arrays")
     if isinstance(new[1], ById) or type(leaf).__hash__ is object.__hash__:
         return (f"{label} is a {kind.__name__} object, traced per identity (a new object each "
                 "call traces again); pass the same object, or pass its arrays as arguments")

@@ -36,6 +36,7 @@ from autostage.runtime import (
     pytree,
     retrace_warnings,
     static_sizes,
+    trace_output,
     tracing,
     verifier,
 )
@@ -45,6 +46,7 @@ from autostage.runtime.cache_keys import SCALAR, constant_key, leaf_key
 from autostage.runtime.concrete_function import ConcreteFunction
 from autostage.runtime.config import EAGER as _EAGER
 from autostage.runtime.environment import Source, bind_environment, environment_key
+from autostage.runtime.escapes import PythonSideEffectError, TensorEscapeError
 from autostage.runtime.fast_calls import MISS, fast_path
 from autostage.runtime.function_outputs import Outputs, collect_outputs
 from autostage.runtime.function_trace import (
@@ -71,6 +73,7 @@ from autostage.runtime.staging.random_draws import RandomStagingError
 from autostage.runtime.targets import backend_text, target_for
 from autostage.runtime.tensor import Tensor
 from autostage.runtime.tensor_spec import TensorSpec
+from autostage.runtime.trace_output import PrintsWhileTraced
 from autostage.runtime.types import GeneratorType
 
 _fp_current, _fp_accepted = fp_state.current, fp_state.accepted
@@ -79,6 +82,20 @@ _traces = function_trace  # ``_traces.active_traces``: read on each call, change
 _GENERATOR_KEY = (GeneratorType(),)
 _DEVICE_KEY = "device array"  # a GPU array's key: its dtype and rank (target 'cuda' stages it)
 RANDOM_RETRIES = 3  # traces again when another thread may have drawn from a shared state
+
+
+def _refuse_changes_before(trace: FunctionTrace, traced: Callable, e: Exception) -> None:
+    """Where the user's code raised ``e`` while traced after changing what outlives the call
+    (an argument's list, a global), the refusal the change meets when the trace completes:
+    Python would raise ``e`` with the change made, the trace had made it on its own copy."""
+    if isinstance(e, tracing.StagingError):
+        return
+    try:
+        trace.check_escapes(traced)
+    except (PythonSideEffectError, TensorEscapeError) as refusal:
+        raise refusal from e
+    except Exception:  # noqa: BLE001 - the user's exception is what to report
+        return
 
 
 def _imports_as(module: str | None, qualname: str) -> object:
@@ -163,6 +180,7 @@ class StagedFunction:
         # anything else (``fast_calls``): set by the first call that finds a trace after the
         # cache changed (None), to False when that call's arguments are not such arrays.
         self._fast: Callable[[tuple], Any] | bool | None = None
+        self._prints = False  # whether a trace printed through code not converted (Python runs)
         self._sources: tuple[Source, ...] = ()
         self.concrete_functions: list[ConcreteFunction] = []  # the traces kept (max_traces)
         self._trace_count = 0  # traces made, kept or dropped
@@ -217,6 +235,8 @@ class StagedFunction:
                 out = fast(args)  # (aliasing a write-back call: tested in it, MISS)
                 if out is not MISS:
                     return out
+            if self._prints:  # (a trace printed through code that is not converted)
+                return self._traced(*args, **kwargs)
             if _fp_current() is not _fp_accepted[0]:  # np.seterr changed: ~20 ns when not
                 fp_state.check(f"when {self.name} is called")
             if kwargs or len(args) != self._binding.arity:
@@ -261,6 +281,10 @@ class StagedFunction:
                 return concrete.run(staged, implicit)
             except RunAsPython:  # a written argument aliases another input, or is read-only
                 return self._traced(*args, **kwargs)
+        except PrintsWhileTraced as e:  # (code that is not converted prints: Python's order)
+            self._prints = True
+            warnings.warn(str(e), RuntimeWarning, stacklevel=2)
+            return self._traced(*args, **kwargs)
         except Exception as e:
             if self._error_hook is not None:
                 self._error_hook(e)
@@ -519,11 +543,15 @@ class StagedFunction:
         random_check = random_freeze.FreezeCheck()  # no draw may be frozen into the trace
         function_trace.enter()
         try:
-            with tracing.tracing(trace):
+            with trace_output.holding(self.name), tracing.tracing(trace):
                 mark_arguments(self._binding, positional, keywords, scalars,
                                frozenset(writable))
-                output = run_traced(trace, bind_environment(self._traced, trace), positional,
-                                     keywords)
+                try:
+                    output = run_traced(trace, bind_environment(self._traced, trace),
+                                        positional, keywords)
+                except Exception as e:
+                    _refuse_changes_before(trace, self._traced, e)
+                    raise
                 outputs = collect_outputs(trace, output)
                 trace.check_escapes(self._traced)
                 fp_state.check_while_tracing()

@@ -43,6 +43,8 @@ _OPERATORS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "control_f
 def held_by_the_variable_only(array: Any) -> bool:
     """Whether ``array``, the target of ``setitem`` (called from ``slices.setitem``, called
     from converted code), is held by nothing but the user's variable."""
+    if _view_of_a_held_array(array):
+        return False
     if not _CALIBRATED:
         return sys.getrefcount(array) <= _BASE  # the writing frame's own slot only
     named = _named_references(array, sys._getframe(2))
@@ -62,9 +64,18 @@ def shared_in_state(state: tuple) -> list:
         if type(state[k]) is not np.ndarray or id(state[k]) in seen:
             continue
         seen.add(id(state[k]))
-        if not _CALIBRATED or _loop_unexplained(state[k], caller) > 0:
+        if _view_of_a_held_array(state[k]) or not _CALIBRATED or _loop_unexplained(
+                state[k], caller) > 0:
             shared.append(state[k])
     return shared
+
+
+def _view_of_a_held_array(array: np.ndarray) -> bool:
+    """Whether ``array`` is a view of an array that something else holds too (``v = a[:1]``
+    with ``a`` a variable): a write staged on a copy of the view would not reach it. A view of
+    an array only the view holds (``np.zeros(4).reshape(2, 2)``) is the variable's alone."""
+    base = array.base
+    return isinstance(base, np.ndarray) and sys.getrefcount(base) > 3  # (base, the call, view)
 
 
 def _loop_unexplained(array: Any, caller: FrameType) -> int:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from autostage.runtime import config, tracing
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
-from autostage.runtime.staging import control_flow, errors, loops, tensor_lists
+from autostage.runtime.staging import control_flow, errors, loops, python_state, tensor_lists
 from autostage.runtime.staging.tensor_lists import TensorList
 
 
@@ -61,12 +61,15 @@ def stage_range_comp(whole: range, python: Callable, element: Callable,
     outside it (``[A[i].sum() for i in range(n)]``); None (Python runs the comprehension)
     otherwise, or when staging it fails. Unrolled, a comprehension of N elements made a program
     N elements long, which Numba compiles in time worse than linear (k-means' N=60 took 11 GB)."""
-    if len(whole) <= config.UNROLL_LIMIT.value():
+    if len(whole) <= config.UNROLL_LIMIT.value() or python_state.reaches_generator(
+            (element, condition), ()):  # (an attempt would advance it for good)
         return None
     mark = tracing.checkpoint()
     try:
         return stage_list_comp(whole, python, element, condition, targets,
                                wanted=loops.uses_staged_values)
+    except errors.IrreversibleSideEffectError:
+        raise  # (running the comprehension as Python now would miss the items read)
     except Exception:  # noqa: BLE001 - any failure: Python's comprehension decides
         tracing.rollback(mark)
         return None

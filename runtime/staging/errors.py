@@ -12,6 +12,7 @@ import dis
 from collections.abc import Callable
 
 from autostage.runtime import ir, tracing
+from autostage.runtime.staging import python_state
 from autostage.runtime.tensor import StagingTypeError
 
 __all__ = [
@@ -53,6 +54,30 @@ class PythonSideEffectError(StagingError, RuntimeError):
     ``if x > 0: seen.extend([x])``. Fix: use a list assigned before the ``if`` and ``append``
     to it (it becomes a tensor list), or compute the value with ``np.where``.
     """
+
+
+class IrreversibleSideEffectError(PythonSideEffectError):
+    """A generator (state that cannot be put back) moved while a staged branch or loop was
+    traced. Unlike other refusals of an attempt to stage a loop, this one is not followed by
+    running the loop as Python: its items are gone."""
+
+
+def refuse_read_only_write(e: BaseException) -> None:
+    """Raises a ``PythonSideEffectError`` for ``e``, NumPy's error for a write into an array
+    that a staged branch or loop body being traced reaches (``python_state.recording`` makes
+    them read-only): the write would happen once, at trace time."""
+    names = python_state.read_only_write(e)
+    if names is None:
+        return
+    shown = ", ".join(f"'{n}'" for n in names[:3]) + (", ..." if len(names) > 3 else "")
+    raise PythonSideEffectError(
+        f"an array that exists before a staged branch or loop ({shown}) is written in place "
+        f"inside it{at(tracing.traceback_location(e.__traceback__))} by code that is not "
+        "staged (an item or attribute target such as `d['a'][0] += 1` or `self.a[i] = v`, a "
+        "view, a NumPy `out=`): it would run once, when the branch or loop is traced, whatever "
+        "the data. Give the array a local name and write `a[i] = v` (`a = d['a']`: the write "
+        "is then staged), or compute a new array (np.where) and store it after the branch or "
+        "loop") from None
 
 
 def location() -> ir.Location | None:

@@ -39,6 +39,7 @@ from autostage.runtime.staging import (
     logic,
     loop_flags,
     python_paths,
+    python_state,
     raises,
     side_effects,
     tensor_lists,
@@ -581,6 +582,8 @@ def stage_python_while(test: Callable, body: Callable, state: tuple, opts: dict 
     staged = any_staged(pytree.flatten(state)[0])
     if not staged and _first_bound_inside(state):
         return None
+    if python_state.reaches_generator((test, body), ()):
+        return None  # (an attempt would advance it for good: Python runs the loop)
     attempt = _Attempt()
     staged_after_one: list[bool] = []
 
@@ -605,6 +608,8 @@ def stage_python_while(test: Callable, body: Callable, state: tuple, opts: dict 
                         "while loop", runs=True,
                         wanted=lambda traced: staged_after_one == [True] and (
                             staged or uses_staged_values(traced)))
+    except errors.IrreversibleSideEffectError:
+        raise  # (running the loop as Python now would miss the items the attempt read)
     except Exception:  # noqa: BLE001 - any failure: the loop runs as Python
         attempt.undo()
         return None
@@ -731,11 +736,15 @@ def stage_range(whole: range, start: int, extra_test: Callable | None, body: Cal
     staged = any_staged(pytree.flatten(state)[0])
     if not staged and (start > 0 or _first_bound_inside(state)):
         return None
+    if python_state.reaches_generator((extra_test, body), ()):
+        return None  # (an attempt would advance it for good: Python unrolls the loop)
     attempt = _Attempt()
     try:
         # (for_stmt called the hook after its ``extra_test`` said go on: the body runs)
         return stage_for(whole[start:], extra_test, body, state, opts, runs=True,
                          wanted=None if staged else uses_staged_values)
+    except errors.IrreversibleSideEffectError:
+        raise  # (running the loop as Python now would miss the items the attempt read)
     except Exception:  # noqa: BLE001 - any failure: Python's unrolled loop decides
         attempt.undo()
         return None

@@ -17,6 +17,8 @@ recorded, which then watches that tensor's value like an entry.
 
 from __future__ import annotations
 
+import array
+import collections
 import contextlib
 import functools
 import threading
@@ -45,6 +47,125 @@ def _own_dict(x: object) -> dict | None:
         return None
     d = getattr(x, "__dict__", None)
     return d if type(d) is dict else None
+
+
+def opaque_state(x: object) -> object | None:
+    """The state of a Python object whose changes cannot be threaded or undone item by item,
+    as a comparable value (None: not such an object): a deque, bytearray or ``array`` (its
+    contents), a sequence iterator (its position: ``__reduce__``), a generator (where it stands:
+    it cannot be put back, ``restore_opaque`` refuses)."""
+    kind = type(x)
+    if kind in _SEQUENCES:
+        return (tuple(x), getattr(x, "maxlen", None)) if kind is collections.deque else (
+            bytes(x) if kind is bytearray else (x.typecode, x.tobytes()))
+    if kind in _SEQUENCE_ITERATORS:
+        try:
+            return x.__reduce__()[2:]
+        except Exception:  # noqa: BLE001 - one without a readable position: not watched
+            return None
+    if kind is types.GeneratorType:
+        frame = x.gi_frame
+        return ("generator", None if frame is None else frame.f_lasti)
+    if isinstance(x, type):  # a class of the user's (``K.count += 1``)
+        if x.__module__ in _LIBRARY_MODULES or x.__module__.startswith(_LIBRARY_PREFIXES):
+            return None
+        return ("class", tuple((k, _Same(v)) for k, v in vars(x).items()
+                               if not k.startswith("__")))
+    slots = _slots(kind)
+    if slots and not hasattr(x, "__dict__"):  # an object with ``__slots__`` only
+        return ("slots", tuple(_Same(getattr(x, name, ABSENT)) for name in slots))
+    return None
+
+
+class _Same:
+    """A value in an opaque state, equal to another only if it is the same object."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object):
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is _Same and other.value is self.value
+
+    def __hash__(self) -> int:
+        return id(self.value)
+
+
+_LIBRARY_MODULES = frozenset({"builtins", "numpy", "abc", "typing", "collections", "enum"})
+_LIBRARY_PREFIXES = ("numpy.", "numba.", "autostage.", "collections.", "typing.")
+
+
+@functools.lru_cache(maxsize=256)
+def _slots(kind: type) -> tuple[str, ...]:
+    """The slot names of ``kind``'s classes written in Python (the user's), else ()."""
+    if kind.__module__ in _LIBRARY_MODULES or kind.__module__.startswith(_LIBRARY_PREFIXES):
+        return ()
+    names = []
+    for klass in kind.__mro__:
+        declared = klass.__dict__.get("__slots__", ())
+        names += [declared] if isinstance(declared, str) else list(declared)
+    return tuple(n for n in names if n not in ("__dict__", "__weakref__"))
+
+
+def restore_opaque(x: object, state: object) -> None:
+    """Puts ``x`` back in ``state`` (``opaque_state``); raises ``Irreversible`` for a generator
+    that moved."""
+    kind = type(x)
+    if kind is collections.deque:
+        x.clear()
+        x.extend(state[0])
+    elif kind is bytearray:
+        x[:] = state
+    elif kind is array.array:
+        del x[:]
+        x.frombytes(state[1])
+    elif isinstance(x, type):
+        if opaque_state(x) != state:
+            for k in [k for k in vars(x) if not k.startswith("__")]:
+                delattr(x, k)
+            for k, v in state[1]:
+                setattr(x, k, v.value)
+    elif state[0] == "slots":
+        for name, held in zip(_slots(kind), state[1], strict=True):
+            v = held.value
+            if v is ABSENT:
+                if hasattr(x, name):
+                    delattr(x, name)
+            else:
+                setattr(x, name, v)
+    elif kind in _SEQUENCE_ITERATORS:
+        if opaque_state(x) != state:
+            if not state:  # (exhausted when watched: nothing to put back to... unchanged)
+                raise Irreversible(x)
+            try:
+                x.__setstate__(*state)
+            except Exception as e:  # an exhausted iterator has let its sequence go
+                raise Irreversible(x) from e
+    elif opaque_state(x) != state:
+        raise Irreversible(x)
+
+
+def is_iterator(x: object) -> bool:
+    return type(x) in _SEQUENCE_ITERATORS or type(x) is types.GeneratorType
+
+
+def reaches_generator(fns: Iterable[Callable | None], named: Iterable[tuple[str, object]]
+                      ) -> bool:
+    """Whether ``fns`` (a loop's functions) or the ``named`` values reach a generator: an
+    attempt to stage the loop would advance it for good (``restore_opaque``)."""
+    state = PythonState(fns, named)
+    return any(o.kind == "opaque" and type(o.obj) is types.GeneratorType for o in state.owners)
+
+
+class Irreversible(Exception):  # noqa: N818 - raised through to the user as an error
+    """A generator (or another object whose state cannot be put back) moved while a staged
+    branch or loop body was traced."""
+
+
+_SEQUENCES = frozenset({collections.deque, bytearray, array.array})
+_SEQUENCE_ITERATORS = frozenset(type(iter(x)) for x in (
+    [], (), range(1), range(2**64), "", "\u00e9", b"", bytearray()))
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,12 +228,14 @@ class _Owner:
     """A watched object and what it held when the snapshot was taken."""
 
     obj: object
-    kind: str  # 'dict', 'list', 'set', 'attrs', 'cell', 'globals', 'tensor'
+    kind: str  # 'dict', 'list', 'set', 'attrs', 'cell', 'globals', 'tensor', 'opaque'
     name: str
     keys: tuple = ()  # for 'globals': the names watched
     before: object = None
 
     def contents(self) -> object:
+        if self.kind == "opaque":
+            return opaque_state(self.obj)
         if self.kind == "dict":
             return dict(self.obj)
         if self.kind == "list":
@@ -128,7 +251,10 @@ class _Owner:
         return {k: self.obj.get(k, ABSENT) for k in self.keys}
 
     def structure(self, contents: object) -> object:
-        """What must not differ for the entries to be threaded (keys, length, set items)."""
+        """What must not differ for the entries to be threaded (keys, length, set items; all
+        of an opaque object's state)."""
+        if self.kind == "opaque":
+            return contents
         if self.kind in ("dict", "attrs"):
             return tuple(contents)
         if self.kind == "list":
@@ -156,7 +282,9 @@ class _Owner:
                 yield Entry(self.obj, "global", k, k), v
 
     def restore(self) -> None:
-        if self.kind == "dict":
+        if self.kind == "opaque":
+            restore_opaque(self.obj, self.before)
+        elif self.kind == "dict":
             self.obj.clear()
             self.obj.update(self.before)
         elif self.kind == "list":
@@ -206,6 +334,7 @@ class PythonState:
 
     def __init__(self, fns: Iterable[Callable | None], named: Iterable[tuple[str, object]] = ()):
         self.owners: list[_Owner] = []
+        self.arrays: list[tuple[str, np.ndarray]] = []  # NumPy arrays reachable (by name)
         self._seen: set[int] = set()
         trace = tracing.current()
         # the regions open as the state is taken: a tensor whose value is defined in one of
@@ -246,7 +375,10 @@ class PythonState:
         code = getattr(fn, "__code__", None)
         if not isinstance(fn, types.FunctionType) or code is None:
             return []
-        found = []
+        found = [(f"{fn.__name__}'s default", d) for d in (
+            *(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values())]
+        if fn.__dict__ and self._add(fn, "attrs", fn.__name__):  # (``f.calls += 1``)
+            found += [(f"{fn.__name__}.{k}", v) for k, v in fn.__dict__.items()]
         for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=True):
             if self._add(cell, "cell", name):
                 try:
@@ -268,6 +400,12 @@ class PythonState:
         if isinstance(x, tuple):
             return [(f"{name}[{i}]", v) for i, v in enumerate(x)]
 
+        if type(x) is np.ndarray:  # (a trace-time array: written in place, refused)
+            self.arrays.append((name, x))
+            return []
+        if opaque_state(x) is not None:
+            self._add(x, "opaque", name)
+            return []
         if isinstance(x, (list, dict, set)):
             kind = "list" if isinstance(x, list) else "dict" if isinstance(x, dict) else "set"
             if not self._add(x, kind, name) or kind == "set":
@@ -305,9 +443,16 @@ class PythonState:
         return Changes(values, structure)
 
     def restore(self) -> None:
-        """Puts back what every watched object held at the snapshot."""
+        """Puts back what every watched object held at the snapshot (``Irreversible``: one,
+        a generator, could not be put back; the others are)."""
+        lost = None
         for owner in self.owners:
-            owner.restore()
+            try:
+                owner.restore()
+            except Irreversible as e:
+                lost = lost or (owner, e)
+        if lost is not None:
+            raise Irreversible(lost[0].name) from None
 
 
 _recording = threading.local()  # .states: the PythonStates recording now, innermost last
@@ -315,13 +460,43 @@ _recording = threading.local()  # .states: the PythonStates recording now, inner
 
 @contextlib.contextmanager
 def recording(state: PythonState) -> Iterator[None]:
-    """While a staged branch or loop body watched by ``state`` is traced."""
+    """While a staged branch or loop body watched by ``state`` is traced. The NumPy arrays it
+    reaches are read-only meanwhile: Python code writing into one (``d['a'][0] += 1``,
+    ``np.add(a, 1, out=a)``, ``self.counts[b] += 1``) would write once, at trace time, whatever
+    the data; it fails at the write instead (``read_only_write``)."""
     states = _recording.__dict__.setdefault("states", [])
+    protected = _recording.__dict__.setdefault("protected", [])
     states.append(state)
+    mine = [(name, a) for name, a in state.arrays if a.flags.writeable]
+    for _, a in mine:
+        a.flags.writeable = False
+    protected.extend(mine)
     try:
         yield
     finally:
         states.pop()
+        del protected[len(protected) - len(mine):]
+        for _ in range(2):  # (a view after its base: its flag can be set once the base's is)
+            for _, a in reversed(mine):
+                if not a.flags.writeable:
+                    try:
+                        a.flags.writeable = True
+                    except ValueError:
+                        pass
+
+
+_READ_ONLY = ("assignment destination is read-only", "output array is read-only",
+              "array is read-only", "is not writeable")
+
+
+def read_only_write(e: BaseException) -> list[str] | None:
+    """The names of the arrays ``recording`` made read-only, if ``e`` is NumPy's error for a
+    write into a read-only array raised while any are (else None)."""
+    protected = getattr(_recording, "protected", ())
+    if not protected or not isinstance(e, ValueError) or not any(
+            text in str(e) for text in _READ_ONLY):
+        return None
+    return [name for name, _ in protected]
 
 
 def note_write(tensor: Tensor, name: str) -> None:

@@ -41,6 +41,7 @@ def trace_branch(fn: Callable[[], object]) -> tuple[object, BaseException | None
             "end at trace time; pass the object in as an argument (its methods then become "
             "staged calls, which may recurse), or pass arrays instead of lists") from e
     except Exception as e:  # the branch raises whenever it runs: stage that
+        errors.refuse_read_only_write(e)
         return _staged(e)
 
 

@@ -59,7 +59,11 @@ class Watch:
     @contextlib.contextmanager
     def recording(self) -> Iterator[None]:
         with python_state.recording(self.state):
-            yield from self._profiling()
+            try:
+                yield from self._profiling()
+            except ValueError as e:  # (a write into an array made read-only meanwhile)
+                errors.refuse_read_only_write(e)
+                raise
 
     def _profiling(self) -> Iterator[None]:
         ids = {id(o.obj) for o in self.state.owners if o.kind in ("list", "dict", "set")}
@@ -91,7 +95,15 @@ class Watch:
         return self.state.changes()
 
     def restore(self) -> None:
-        self.state.restore()
+        try:
+            self.state.restore()
+        except python_state.Irreversible as e:
+            raise errors.IrreversibleSideEffectError(
+                f"the generator '{e}' is advanced inside the staged {self.where}{errors.at()} "
+                "(while autostage traced it, and it cannot be put back): staged code runs its "
+                "Python code once, when it is traced, so every iteration or path would see the "
+                "item read then. Read its items into a list before the loop, or iterate it with "
+                "a for loop of its own") from None
 
     def check_loop(self, changes: Changes) -> None:
         """A loop body (or test) may change values, not what exists; a variable of the user's
@@ -107,11 +119,13 @@ class Watch:
         theirs = {id(o): (o, m) for o, m in second.structure}
         for key in mine.keys() | theirs.keys():
             owner, moved = mine.get(key) or theirs[key]
-            if owner.kind in ("list", "set") or key not in mine or key not in theirs or (
+            if owner.kind in ("list", "set", "opaque") or key not in mine or key not in theirs or (
                     _shape_of(mine[key][1]) != _shape_of(theirs[key][1])):
                 self._refuse_structure(owner, moved, "exists after one path only of")
 
     def _refuse_structure(self, owner, moved: list[Entry], how: str) -> None:
+        if owner.kind == "opaque":
+            self._refuse_opaque(owner)
         loc = self.mutated_at.get(id(owner.obj))
         if owner.kind in ("list", "set", "dict"):
             changed = (f" by the call{errors.at(loc)} inside the staged {self.where}"
@@ -129,6 +143,20 @@ class Watch:
             f"{what} {how} the staged {self.where}{errors.at()}; staged code runs at trace "
             "time, so whether it exists cannot depend on the data: assign it before the "
             f"{self.where}")
+
+    def _refuse_opaque(self, owner) -> None:
+        kind = type(owner.obj).__name__
+        if python_state.is_iterator(owner.obj):
+            raise errors.PythonSideEffectError(
+                f"the {kind} '{owner.name}' is advanced inside the staged {self.where}"
+                f"{errors.at()}: staged code runs its Python code once, when it is traced, so "
+                "every iteration or path would see the item read then. Iterate it with a for "
+                "loop of its own, or index a list or array with the loop's counter")
+        raise errors.PythonSideEffectError(
+            f"the Python {kind} '{owner.name}' is changed inside the staged {self.where}"
+            f"{errors.at()}: staged code runs at trace time, so the change would not depend "
+            "on the data. Use a list assigned before it (changed with append/pop/x[i] =, it "
+            "becomes a tensor list) or a NumPy array")
 
     def check_kept(self, entry: Entry, staged: bool) -> None:
         """A staged value may be stored only in an object made by the traced function."""

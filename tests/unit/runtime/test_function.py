@@ -96,6 +96,54 @@ def test_unhashable_constants_are_keyed_by_identity():
     assert f.trace_count == before + 1
 
 
+def show(value):
+    return repr(value)
+
+
+def key_reprs(mapping):
+    return [repr(k) for k in mapping]
+
+
+def count(items):
+    return len(items)
+
+
+@pytest.mark.filterwarnings("ignore::autostage.runtime.function.RetracingWarning")
+def test_constants_equal_by_value_but_not_alike_have_their_own_traces():
+    """``==`` is coarser than what a trace may read: each of these got the first one's trace."""
+    from decimal import Decimal
+
+    f = stage(show)
+    for value in (Decimal("1.0"), Decimal("1.00"), frozenset({1}), frozenset({True}),
+                  (0.0, 1), (-0.0, 1), (1, 2), (True, 2), 0j, complex(-0.0, 0.0)):
+        assert f(value) == repr(value)
+    keys = stage(key_reprs)
+    for mapping in ({1: 0}, {True: 0}, {1.0: 0}, {0.0: 0}, {-0.0: 0}):
+        assert keys(mapping) == key_reprs(mapping)
+
+
+@pytest.mark.filterwarnings("ignore::autostage.runtime.function.RetracingWarning")
+def test_a_mutable_container_constant_is_keyed_by_its_contents_too():
+    """A set, deque, bytearray or dict subclass is a leaf (not a structure): a trace that read
+    it was reused after it changed (a stale length), as was one read through an attribute."""
+    import collections
+    from types import SimpleNamespace
+
+    f, holder = stage(count), SimpleNamespace(items={1})
+    for items, change in [({1, 2}, lambda c: c.add(3)),
+                          (collections.deque([1]), lambda c: c.append(2)),
+                          (bytearray(b"ab"), lambda c: c.append(99)),
+                          (collections.Counter(a=1), lambda c: c.update(b=1)),
+                          (holder.items, lambda c: c.add(5))]:
+        before = f(items)
+        change(items)
+        assert (before, f(items)) == (count(items) - 1, count(items))
+    through = stage(lambda o: len(o.items))
+    assert through(holder) == 2
+    holder.items.add(6)
+    assert through(holder) == 3
+
+
 def structured(x, y):
     return {"sum": x + y, "pair": (x, 5), "tag": "ok", "list": [y]}
 
@@ -888,3 +936,48 @@ def test_a_tensor_stored_in_an_attribute_advises_a_variable_which_works():
     model = Assigns()
     step = autostage.convert(model.step)
     assert [step(np.ones(2)), step(np.ones(2))] == [0.0, -2.0]
+
+
+class Announcing:
+    def __enter__(self):
+        print("enter")
+        return self
+
+    def __exit__(self, *exc):
+        print("exit")
+        return False
+
+
+def with_announcing_context(x):
+    with Announcing():
+        print("body")
+    return x + 1
+
+
+def changes_its_argument_then_raises(out):
+    out.append(1)
+    raise ValueError("bad")
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_a_trace_that_prints_through_code_not_converted_runs_as_python(target, capsys):
+    """The context manager printed when the function was traced, once: the first call printed
+    'enter', 'exit', then 'body' (the staged print), the second only 'body'."""
+    f = autostage.convert(with_announcing_context, target=target)
+    with pytest.warns(RuntimeWarning, match="printed .*'enter'.* while with_announcing_context"
+                      " was traced"):
+        assert f(np.float64(1.0)) == 2.0
+    assert f(np.float64(2.0)) == 3.0
+    assert capsys.readouterr().out == "enter\nbody\nexit\n" * 2
+
+
+def test_an_argument_changed_before_a_raise_is_refused_not_dropped():
+    """Python raises with the argument changed; the trace had changed its own copy, so the
+    caller's list was left as it was, silently."""
+    out = []
+    from autostage.runtime.staging import PythonSideEffectError
+
+    with pytest.raises(PythonSideEffectError, match="changes a Python list given to "
+                       "it as an argument") as error:
+        stage(changes_its_argument_then_raises)(out)
+    assert isinstance(error.value.__cause__, ValueError)

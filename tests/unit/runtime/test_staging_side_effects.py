@@ -438,3 +438,138 @@ def test_exception_without_output_is_raised_at_trace_time(target):
     with pytest.raises(IndexError, match="list index out of range"):
         staged(np.float64(1.0))
     assert staged.trace_count == 0
+
+
+# --- State the watch cannot thread: arrays written in place, deques, iterators (fortieth) -------
+
+def array_in_dict_written_in_a_loop(x):
+    d = {"a": np.zeros(1)}
+    for v in x:
+        d["a"][0] += v
+    return d["a"][0]
+
+
+class Histogram:
+    def __init__(self, n):
+        self.counts = np.zeros(n, dtype=np.int64)
+
+    def add(self, b):
+        self.counts[b] += 1
+
+
+def histogram_in_a_loop(x):
+    h = Histogram(2)
+    for v in x:
+        if v > 0:
+            h.add(1)
+        else:
+            h.add(0)
+    return h.counts
+
+
+def out_argument_in_a_branch(x):
+    a = np.zeros(2)
+    if x[0] > 0:
+        np.add(a, 1.0, out=a)
+    return a
+
+
+@pytest.mark.parametrize("fn, line, name", [
+    (array_in_dict_written_in_a_loop, 'd["a"][0] += v', "d['a']"),
+    (histogram_in_a_loop, "self.counts[b] += 1", "h.counts"),
+    (out_argument_in_a_branch, "np.add(a, 1.0, out=a)", "'a'")])
+def test_an_array_written_in_place_by_unstaged_code_in_staged_control_flow_is_refused(
+        target, fn, line, name):
+    """Such a write ran once, at trace time, whatever the data (4 instead of 1 + 1 + 1 + 1;
+    a histogram's counts [1, 1] instead of [0, 4]); the arrays are read-only while traced, and
+    writable again after."""
+    source_line = line_of(Histogram, line) if fn is histogram_in_a_loop else line_of(fn, line)
+    with pytest.raises(PythonSideEffectError) as error:
+        autostage.convert(fn, target=target)(np.array([1.0, 1.0, -1.0, 2.0]))
+    message = str(error.value)
+    assert "is written in place inside it at " + source_line in message and name in message
+
+
+def writes_an_array_in_a_python_loop(k):
+    d = {"a": np.zeros(2)}
+    for i in range(k):
+        d["a"][i % 2] += i
+    return d["a"]
+
+
+def test_arrays_made_read_only_while_traced_are_writable_again(target):
+    """An attempt to stage a Python loop of more than three items fails at the write, and the
+    loop then runs as Python, writing into the array."""
+    fn = autostage.convert(writes_an_array_in_a_python_loop, target=target)
+    assert fn(6).tolist() == writes_an_array_in_a_python_loop(6).tolist() == [6.0, 9.0]
+
+
+def deque_changed_in_a_branch(x):
+    from collections import deque
+
+    dq = deque([7, 8])
+    if x[0] > 0:
+        dq.popleft()
+    return dq[0]
+
+
+def test_a_deque_changed_in_staged_control_flow_is_refused(target):
+    with pytest.raises(PythonSideEffectError, match="the Python deque 'dq' is changed inside "
+                       "the staged if at " + line_of(deque_changed_in_a_branch, "if x[0] > 0")):
+        autostage.convert(deque_changed_in_a_branch, target=target)(np.array([1.0]))
+
+
+def iterator_read_in_a_range_loop(k):
+    it = iter(range(100))
+    out = []
+    for _ in range(k):
+        out.append(next(it))
+    return out
+
+
+def generator_read_in_a_range_loop(k):
+    g = (i * i for i in range(100))
+    s = 0
+    for _ in range(k):
+        s += next(g)
+    return s, next(g)
+
+
+def iterator_read_in_a_staged_loop(x):
+    it = iter(range(50))
+    acc = x * 0
+    for _ in range(5):
+        acc = acc + x * next(it)
+    return acc
+
+
+def helpers_state_in_a_range_loop(k):
+    def add(v, acc=[]):  # noqa: B006 - the mutable default is the point
+        acc.append(v)
+        return len(acc)
+
+    def tick():
+        tick.calls += 1
+
+    class Counter:
+        count = 0
+
+    tick.calls = 0
+    r = 0
+    for i in range(k):
+        r = add(i)
+        tick()
+        Counter.count += 1
+    return r, tick.calls, Counter.count
+
+
+def test_state_an_attempt_to_stage_a_loop_cannot_thread_is_put_back(target):
+    """A Python loop of more than three items is traced once to see whether it can be staged;
+    what that attempt did to an iterator, a generator, a function's default or attribute or a
+    class attribute was left done (items skipped, counts one or two too high)."""
+    for k in (4, 8):
+        for fn in (iterator_read_in_a_range_loop, generator_read_in_a_range_loop,
+                   helpers_state_in_a_range_loop):
+            assert autostage.convert(fn, target=target)(k) == fn(k)
+    staged = autostage.convert(iterator_read_in_a_staged_loop, target=target)
+    assert staged(np.float64(2.0)) == iterator_read_in_a_staged_loop(2.0) == 20.0

@@ -1,0 +1,77 @@
+"""What code that is not converted prints while a function is traced: the call runs as Python.
+
+Converted code's ``print`` is staged: it prints when the trace runs, at every call. A print in
+code autostage does not convert (a context manager's ``__enter__``, a generator, a property or
+``__bool__``, a library function) runs when the function is traced, once per trace: a second
+call printed nothing, and the first printed it before the staged output (``enter``, ``exit``,
+``body``). So while a function is traced, what its thread writes to ``sys.stdout`` is held
+(``holding``); when something was written, the trace is dropped (``PrintsWhileTraced``), the
+text discarded, and the function runs as Python, which prints it in order, at every call.
+Writes of other threads pass through.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from autostage.runtime.staging.errors import PythonSideEffectError
+
+
+class PrintsWhileTraced(PythonSideEffectError):
+    """Code that is not converted printed while the function was traced (``holding``): a
+    call runs the function as Python instead; where a trace is required (``compile``), this
+    is the error."""
+
+
+class _Held:
+    """``sys.stdout`` while a trace runs: the tracing thread's writes are kept, not written."""
+
+    def __init__(self, stream: Any, thread: int):
+        self.stream, self.thread, self.text = stream, thread, []
+
+    def write(self, s: str) -> int:
+        if threading.get_ident() != self.thread:
+            return self.stream.write(s)
+        self.text.append(s)
+        return len(s)
+
+    def flush(self) -> None:
+        if threading.get_ident() != self.thread:
+            self.stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+@contextlib.contextmanager
+def holding(name: str) -> Iterator[None]:
+    """Holds what this thread prints while the function ``name`` is traced; raises
+    ``PrintsWhileTraced`` if anything was (the text is discarded), or writes it out if the
+    trace raised (as Python would have printed it before the exception)."""
+    original = sys.stdout
+    held = _Held(original, threading.get_ident())
+    sys.stdout = held
+    try:
+        yield
+    except BaseException:
+        _put_back(held, original)
+        original.write("".join(held.text))
+        raise
+    _put_back(held, original)
+    if any(held.text):
+        first = "".join(held.text).strip().splitlines()[:1]
+        shown = f" ({first[0][:60]!r}...)" if first else ""
+        raise PrintsWhileTraced(
+            f"code that autostage does not convert printed{shown} while {name} was traced (a "
+            "context manager, generator, property or library function): it would print once "
+            f"per trace, not at every call, so {name} runs as Python; convert the code that "
+            "prints, or move the print into the function")
+
+
+def _put_back(held: _Held, original: Any) -> None:
+    if sys.stdout is held:
+        sys.stdout = original
