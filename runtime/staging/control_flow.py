@@ -53,16 +53,41 @@ def predicate(x: object, what: str = "the condition") -> Tensor:
     if not isinstance(x, Tensor):
         return values.to_tensor(bool(x))
     if x.ndim != 0:
-        shape = ", ".join("?" if d is None else str(d) for d in x.type.shape)
-        raise errors.StagingValueError(
-            f"{what}{errors.at()} is an array of shape ({shape}{',' if x.ndim == 1 else ''}); "
-            "the truth value of an array is ambiguous unless it has one element (a chained "
-            "comparison `a < b < c` is `(a < b) and (b < c)`): use np.any(...), np.all(...) or "
-            "a scalar")
+        return predicate(_only_element(x), what)
     if x.dtype == np.bool_:
         return x
     result = x != 0
     return result
+
+
+# NumPy's errors for the truth value of an array that does not have exactly one element.
+_EMPTY = ("The truth value of an empty array is ambiguous. Use `array.size > 0` to check that "
+          "an array is not empty.")
+_MANY = ("The truth value of an array with more than one element is ambiguous. Use a.any() or "
+         "a.all()")
+
+
+def _only_element(x: Tensor) -> Tensor:
+    """The element whose truth value is an array's (NumPy's ``bool(a)`` of a one-element
+    array); NumPy's ``ValueError`` where the array is empty or holds more, raised when the
+    path runs (at trace time where the shape says so)."""
+    shape = x.type.shape
+    if None not in shape:
+        size = int(np.prod(shape))
+        if size != 1:
+            raise ValueError(_EMPTY if size == 0 else _MANY)
+    else:
+        size = x.size
+
+        def empty() -> tuple:
+            raise ValueError(_EMPTY)
+
+        def many() -> tuple:
+            raise ValueError(_MANY)
+
+        stage_if(size == 0, empty, None, ())
+        stage_if(size > 1, many, None, ())
+    return x.reshape(-1)[0]
 
 
 def _join_types(a: object, b: object) -> object:

@@ -32,7 +32,7 @@ from autostage.runtime.captures import unwrap
 from autostage.runtime.operator_hooks import Staged
 from autostage.runtime.tensor import Tensor
 
-MAX_DEPTH = 4  # levels of objects looked into below the roots (d['a']['b']['c'] is 3)
+MAX_DEPTH = 8  # levels of objects looked into below the roots (d["a"]["b"]["c"] is 3)
 MAX_OWNERS = 10_000
 ABSENT = object()  # the value of an entry that does not exist (a key not in the dict...)
 
@@ -154,7 +154,7 @@ def reaches_generator(fns: Iterable[Callable | None], named: Iterable[tuple[str,
                       ) -> bool:
     """Whether ``fns`` (a loop's functions) or the ``named`` values reach a generator: an
     attempt to stage the loop would advance it for good (``restore_opaque``)."""
-    state = PythonState(fns, named)
+    state = PythonState(fns, named, snapshot=False)
     return any(o.kind == "opaque" and type(o.obj) is types.GeneratorType for o in state.owners)
 
 
@@ -332,7 +332,8 @@ def global_names(code: types.CodeType) -> set[str]:
 class PythonState:
     """The Python objects reachable from ``fns`` and ``named`` values (see module doc)."""
 
-    def __init__(self, fns: Iterable[Callable | None], named: Iterable[tuple[str, object]] = ()):
+    def __init__(self, fns: Iterable[Callable | None], named: Iterable[tuple[str, object]] = (),
+                 snapshot: bool = True):
         self.owners: list[_Owner] = []
         self.arrays: list[tuple[str, np.ndarray]] = []  # NumPy arrays reachable (by name)
         self._seen: set[int] = set()
@@ -352,7 +353,7 @@ class PythonState:
                 elif len(self.owners) < MAX_OWNERS:
                     below += self._value(name, value)
             level = below
-        for owner in self.owners:
+        for owner in self.owners if snapshot else ():
             owner.before = owner.contents()
 
     def _add(self, obj: object, kind: str, name: str, keys: tuple = ()) -> bool:

@@ -492,3 +492,25 @@ def test_a_python_number_a_dtype_cannot_hold_suggests_no_cast_that_changes_it():
                                                r"both the same type \(a value of dtype int64 on "
                                                r"every path, or floats on every path\)"):
         autostage.convert(running_min)(np.array([3, 2]))
+
+
+def truth_of_an_array(x):
+    if x:
+        return 1.0
+    return 2.0
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_the_truth_value_of_a_staged_array_is_numpys(target):
+    """``if x:`` of a one-element array is its element's truth value, as in NumPy (it was
+    refused for every array of rank 1 or more); an empty or longer array raises NumPy's
+    ValueError when the test runs."""
+    f = autostage.convert(truth_of_an_array, target=target)
+    for x in (np.array([0.0]), np.array([3.0]), np.array([[1.0]]), np.zeros((1, 1, 1))):
+        assert f(x) == truth_of_an_array(x)
+    for x, text in ((np.array([]), "empty array is ambiguous"),
+                    (np.array([1.0, 2.0]), "more than one element is ambiguous")):
+        with pytest.raises(ValueError, match=text):
+            truth_of_an_array(x)
+        with pytest.raises(ValueError, match=text):
+            f(x)

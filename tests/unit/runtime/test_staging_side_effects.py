@@ -563,13 +563,20 @@ def helpers_state_in_a_range_loop(k):
     return r, tick.calls, Counter.count
 
 
+def deep_counter_in_a_range_loop(k):
+    d = {"a": {"b": {"c": {"d": {"e": 0}}}}}
+    for _ in range(k):
+        d["a"]["b"]["c"]["d"]["e"] += 1
+    return d["a"]["b"]["c"]["d"]["e"]
+
+
 def test_state_an_attempt_to_stage_a_loop_cannot_thread_is_put_back(target):
     """A Python loop of more than three items is traced once to see whether it can be staged;
     what that attempt did to an iterator, a generator, a function's default or attribute or a
     class attribute was left done (items skipped, counts one or two too high)."""
     for k in (4, 8):
         for fn in (iterator_read_in_a_range_loop, generator_read_in_a_range_loop,
-                   helpers_state_in_a_range_loop):
+                   helpers_state_in_a_range_loop, deep_counter_in_a_range_loop):
             assert autostage.convert(fn, target=target)(k) == fn(k)
     staged = autostage.convert(iterator_read_in_a_staged_loop, target=target)
     assert staged(np.float64(2.0)) == iterator_read_in_a_staged_loop(2.0) == 20.0
