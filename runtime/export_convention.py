@@ -142,7 +142,7 @@ def decode_tree(data: Any, arrays: Callable[[str], np.ndarray]) -> pytree.TreeDe
         raise ValueError(f"not a structure: {_short(data)}")
     kind = data[0]
     if kind == "dict" and len(data) == 3:
-        keys = tuple(decode_value(k, arrays) for k in data[1])
+        keys = pytree.DictKeys(decode_value(k, arrays) for k in data[1])
         children = tuple(decode_tree(c, arrays) for c in data[2])
         if len(keys) != len(children):
             raise ValueError("a dict structure with more keys than children")

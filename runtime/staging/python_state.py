@@ -372,7 +372,11 @@ class PythonState:
             # The operators hand on the rest of a comparison chain (``0 < n < f(log)``) as a
             # partial of the operator and the chain's operand functions: what those reach is
             # reached from here (the operator itself changes no user state).
-            return [("an operand", a) for a in (*fn.args, *fn.keywords.values())]
+            # (An iterator or generator it hands on is the operator's own: ``any(h < 0 for h in
+            # xs)`` reads the rest of it in the staged ``or``'s lazy operand, which is how the
+            # items after a staged one are read only where they are.)
+            return [("an operand", a) for a in (*fn.args, *fn.keywords.values())
+                    if not is_iterator(a)]
         code = getattr(fn, "__code__", None)
         if not isinstance(fn, types.FunctionType) or code is None:
             return []
