@@ -194,7 +194,7 @@ _FRAME_READERS = {"eval": 1, "exec": 1, "locals": 0, "vars": 0, "dir": 0}
 def _frame_reader(node: gast.AST, namespace: dict[str, Any]) -> gast.Call | None:
     """A call in ``node``'s own body of a builtin that reads the function's local variables
     (``locals()``, ``vars()``, ``dir()``, ``eval(s)``, ``exec(s)`` without a namespace)."""
-    for n in _own_nodes(node):
+    for n in _own_nodes_and_lambdas(node):
         if isinstance(n, gast.Call) and isinstance(n.func, gast.Name) and (
                 n.func.id in _FRAME_READERS and not n.keywords
                 and len(n.args) <= _FRAME_READERS[n.func.id]
@@ -228,6 +228,14 @@ def _leave_generators_as_written(root: gast.AST) -> None:
             anno.setanno(node, anno.Basic.SKIP_PROCESSING, True)
             continue
         stack.extend(gast.iter_child_nodes(node))
+
+
+def _own_nodes_and_lambdas(fn_node: gast.AST):
+    """``_own_nodes``, and those of the lambdas in them (converted with the function)."""
+    for node in _own_nodes(fn_node):
+        yield node
+        if isinstance(node, gast.Lambda):
+            yield from _own_nodes_and_lambdas(node)
 
 
 def _own_nodes(fn_node: gast.AST):

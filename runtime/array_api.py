@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 from autostage.runtime import dtype_rules, integer_conversions, tracing, value_info
+from autostage.runtime.operator_hooks import Standin
 from autostage.runtime.ops.elementwise import SCALAR_OPERATORS, UFUNCS
 from autostage.runtime.ops.reductions import REDUCTIONS
 from autostage.runtime.tensor import StagingTypeError, Tensor, constant
@@ -32,6 +33,13 @@ def as_tensor(value: object, dtype: object = None) -> Tensor:
 
 
 def _operand(value: object) -> object:
+    if type(value) not in dtype_rules.PYTHON_SCALARS and dtype_rules.is_python_scalar(value):
+        # (a subclass, ``Meters(2.0)`` or an ``IntEnum``, maybe read through a stand-in: NumPy
+        # computes with its value)
+        if isinstance(value, Standin):
+            value = object.__getattribute__(value, "_obj")
+        value = next(kind for kind in dtype_rules.PYTHON_SCALARS[::-1] if isinstance(value, kind))(
+            value)
     return value if isinstance(value, Tensor) or dtype_rules.is_python_scalar(value) else (
         constant(value))
 

@@ -148,7 +148,17 @@ def _inner(value: object, depth: int) -> object:
     exact = _exact(value, kind, depth + 1)
     if exact is not None:
         return exact
-    return (kind, ById(value)) if isinstance(value, _MUTABLE) else constant_key(value)
+    if isinstance(value, _MUTABLE):
+        return (kind, ById(value))
+    attributes = getattr(value, "__dict__", None)
+    if type(attributes) is dict and depth <= _DEPTH and not isinstance(value, type) and (
+            not kind.__module__.startswith(_LIBRARIES)):
+        # (a user's object in a container: the trace read what it holds, ``n.w``)
+        return (kind, ByContents(value, _inner(dict(attributes), depth + 1)))
+    return constant_key(value)
+
+
+_LIBRARIES = ("numpy", "autostage", "numba", "builtins", "functools", "collections")
 
 
 _MUTABLE = (list, dict, set, bytearray, collections.deque, array.array)

@@ -170,10 +170,11 @@ def bind_environment(fn: Callable, trace: FunctionTrace) -> Callable:
         (new_cells if source.is_cell else new_globals)[source.name] = tensor
     bound = _rebound(fn, new_globals, new_cells) if new_globals or new_cells else fn
     cells = dict(zip(fn.__code__.co_freevars, bound.__closure__ or (), strict=True))
+    names = {n for code in _code_objects(fn.__code__) for n in code.co_names}
     for name in written:  # checked for escaping tensors when the trace ends (escapes)
         if name in cells:
             source = Source(cells[name], name, True)
-        elif name in fn.__code__.co_names:
+        elif name in names:  # (a global a nested loop body writes: ``global g`` there)
             source = Source(bound.__globals__, name, False)
         else:
             continue

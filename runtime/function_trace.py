@@ -169,13 +169,13 @@ class FunctionTrace(tracing.Trace):
         named = [(label, source.read()) for label, source, _ in self.written]
         roots = [(str(path), proxy) for path, proxy in self.shared.stand_ins.items()
                  if not path.steps]
-        escapes.check_after_trace(named, roots)
-        for (label, source, before), (_, after) in zip(self.written, named, strict=True):
-            try:
+        try:
+            escapes.check_after_trace(named, roots)
+            for (label, _, before), (_, after) in zip(self.written, named, strict=True):
                 escapes.check_change(label, before, after, at_line=False)
-            except escapes.PythonSideEffectError:
-                source.write(before)
-                raise
+        except (escapes.PythonSideEffectError, escapes.TensorEscapeError):
+            self.put_back_written()  # (a staged value or a change left in the user's global)
+            raise
         for container, items in self._argument_items:
             now = _items(container)
             if len(now) != len(items) or any(a is not b for a, b in zip(now, items, strict=True)):
@@ -188,6 +188,12 @@ class FunctionTrace(tracing.Trace):
                     f"code once per trace, not at every call, and on its own copy of the {kind}:"
                     f" the caller's {kind} would not change. Build a new {kind} and return it "
                     f"(`xs = {kind}(xs)` first)")
+
+    def put_back_written(self) -> None:
+        """Puts back the globals and nonlocals the trace wrote (a refused trace, or one its
+        code raised out of, leaves none changed: later calls would not change them either)."""
+        for _, source, before in reversed(self.written):  # (the first value read wins)
+            source.write(before)
 
     def watch_argument_lists(self, arguments: list) -> None:
         """Notes the Python lists and dicts given as (or inside) ``arguments``, and their

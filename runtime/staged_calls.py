@@ -36,7 +36,7 @@ from autostage.runtime.function_outputs import Outputs, PythonIf, collect_output
 from autostage.runtime.function_trace import FunctionTrace, named_tensors, run_traced
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
-from autostage.runtime.staging import python_state
+from autostage.runtime.staging import errors, python_state
 from autostage.runtime.tensor import StagingTypeError, Tensor, constant, mark_argument
 
 
@@ -454,6 +454,12 @@ def _objects(params: tuple, values: tuple) -> tuple:
     return tuple(out)
 
 
+def _changed(moved: str) -> str:
+    suffix = "'s attributes"
+    return (f"the attributes of the function '{moved[:-len(suffix)]}' are changed"
+            if moved.endswith(suffix) else f"the iterator '{moved}' is advanced")
+
+
 def _trace_once(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDef,
                 caller: FunctionTrace) -> Callee:
     shared = caller.shared
@@ -474,7 +480,19 @@ def _trace_once(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDef,
                 if array:
                     value_info.mark_array(param)
             _mark_parameters(fn, args, kwargs, shared.writes_back)
-            output = run_traced(trace, bind_environment(fn, trace), args, kwargs)
+            iterators = python_state.Iterators([fn])
+            try:
+                output = run_traced(trace, bind_environment(fn, trace), args, kwargs)
+            except Exception:
+                iterators.advanced()
+                raise
+            moved = iterators.advanced()
+            if moved:  # (its calls run its trace: a change it makes would happen once)
+                raise errors.PythonSideEffectError(
+                    f"{_changed(moved[0])} while {getattr(fn, '__qualname__', fn)} is traced as a "
+                    "staged call (it outlives the call): a staged call runs the function's "
+                    "Python code once per trace, not at every call, so later calls would not "
+                    "change it. Pass the values as arguments and return the new ones")
             outputs = collect_outputs(trace, output, callee=True)
             trace.check_escapes(fn)
             body = trace.function.body

@@ -67,7 +67,7 @@ from autostage.runtime.signature_binding import (
     example,
 )
 from autostage.runtime.staged_calls import call_from_trace
-from autostage.runtime.staging import random_freeze
+from autostage.runtime.staging import python_state, random_freeze
 from autostage.runtime.staging.errors import AlwaysRaisesError
 from autostage.runtime.staging.random_draws import RandomStagingError
 from autostage.runtime.targets import backend_text, target_for
@@ -84,11 +84,25 @@ _DEVICE_KEY = "device array"  # a GPU array's key: its dtype and rank (target 'c
 RANDOM_RETRIES = 3  # traces again when another thread may have drawn from a shared state
 
 
+def _refuse_advanced(iterators: python_state.Iterators, name: str) -> None:
+    moved = iterators.advanced()
+    if moved:
+        what = (f"the attributes of the function '{moved[0][:-len(chr(39) + 's attributes')]}' "
+                "are changed" if moved[0].endswith("'s attributes") else
+                f"the iterator '{moved[0]}' is advanced")
+        raise PythonSideEffectError(
+            f"{what} while {name} is traced (it outlives the call: a global, a closure variable "
+            "or held by one): a staged function runs its Python code once per trace, not at "
+            "every call, so later calls would not change it. Pass the values as arguments "
+            "(items as a list or an array) and return the new ones, or change it in the caller")
+
+
 def _refuse_changes_before(trace: FunctionTrace, traced: Callable, e: Exception) -> None:
     """Where the user's code raised ``e`` while traced after changing what outlives the call
     (an argument's list, a global), the refusal the change meets when the trace completes:
     Python would raise ``e`` with the change made, the trace had made it on its own copy."""
     if isinstance(e, tracing.StagingError):
+        trace.put_back_written()
         return
     try:
         trace.check_escapes(traced)
@@ -546,12 +560,15 @@ class StagedFunction:
             with trace_output.holding(self.name), tracing.tracing(trace):
                 mark_arguments(self._binding, positional, keywords, scalars,
                                frozenset(writable))
+                iterators = python_state.Iterators([self._traced])
                 try:
                     output = run_traced(trace, bind_environment(self._traced, trace),
                                         positional, keywords)
                 except Exception as e:
+                    iterators.advanced()
                     _refuse_changes_before(trace, self._traced, e)
                     raise
+                _refuse_advanced(iterators, self.name)
                 outputs = collect_outputs(trace, output)
                 trace.check_escapes(self._traced)
                 fp_state.check_while_tracing()

@@ -18,6 +18,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 from autostage.runtime.staging.errors import PythonSideEffectError
 
 
@@ -47,6 +48,9 @@ class _Held:
         return getattr(self.stream, name)
 
 
+_active = threading.local()  # .held: this thread's holders (innermost last), with options
+
+
 @contextlib.contextmanager
 def holding(name: str) -> Iterator[None]:
     """Holds what this thread prints while the function ``name`` is traced; raises
@@ -55,12 +59,16 @@ def holding(name: str) -> Iterator[None]:
     original = sys.stdout
     held = _Held(original, threading.get_ident())
     sys.stdout = held
+    stack = _active.__dict__.setdefault("held", [])
+    stack.append((held, np.get_printoptions(), name))
     try:
         yield
     except BaseException:
         _put_back(held, original)
         original.write("".join(held.text))
         raise
+    finally:
+        stack.pop()
     _put_back(held, original)
     if any(held.text):
         first = "".join(held.text).strip().splitlines()[:1]
@@ -70,6 +78,23 @@ def holding(name: str) -> Iterator[None]:
             "context manager, generator, property or library function): it would print once "
             f"per trace, not at every call, so {name} runs as Python; convert the code that "
             "prints, or move the print into the function")
+
+
+def check_staged_print() -> None:
+    """Before a staged ``print``: code that is not converted has redirected ``sys.stdout``
+    (``contextlib.redirect_stdout``) or changed NumPy's print options (``np.printoptions``)
+    around it while the function is traced; those last only as long as the trace, not while
+    the staged print runs: the function runs as Python (``PrintsWhileTraced``)."""
+    stack = getattr(_active, "held", None)
+    if not stack:
+        return
+    held, options, name = stack[-1]
+    if sys.stdout is not held or np.get_printoptions() != options:
+        raise PrintsWhileTraced(
+            f"a print inside {name} runs where code that autostage does not convert has "
+            "redirected sys.stdout or changed NumPy's print options (a context manager): those "
+            f"hold while {name} is traced, not when its staged print runs, so {name} runs as "
+            "Python")
 
 
 def _put_back(held: _Held, original: Any) -> None:

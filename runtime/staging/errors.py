@@ -75,9 +75,9 @@ def refuse_read_only_write(e: BaseException) -> None:
         f"inside it{at(tracing.traceback_location(e.__traceback__))} by code that is not "
         "staged (an item or attribute target such as `d['a'][0] += 1` or `self.a[i] = v`, a "
         "view, a NumPy `out=`): it would run once, when the branch or loop is traced, whatever "
-        "the data. Give the array a local name and write `a[i] = v` (`a = d['a']`: the write "
-        "is then staged), or compute a new array (np.where) and store it after the branch or "
-        "loop") from None
+        "the data. Compute the new array in the function (np.where, or a copy written with "
+        "`b = a.copy()` then `b[i] = v` inside the loop) and store it after the branch or "
+        "loop, or make the array in the function and write it through its own variable") from None
 
 
 def location() -> ir.Location | None:

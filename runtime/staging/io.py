@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 import warnings
 
-from autostage.runtime import ir, tracing, value_info
+from autostage.runtime import ir, trace_output, tracing, value_info
 from autostage.runtime.operator_hooks import register_operator_hook
 from autostage.runtime.ops.io import warn_at
 from autostage.runtime.staging import errors, text, values
@@ -107,6 +107,7 @@ def print_(*items: object, sep: str | None = " ", end: str | None = "\n", file: 
     if not (isinstance(sep, str) and isinstance(end, str)):
         raise errors.StagingTypeError(f"print()'s sep and end must be Python strings"
                                       f"{errors.at()}")
+    trace_output.check_staged_print()
     parts, operands = _template(items, sep, end)
     tracing.emit("print", operands, {"parts": parts, "stream": _stream(file),
                                      "flush": bool(flush)})

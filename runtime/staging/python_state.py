@@ -66,6 +66,10 @@ def opaque_state(x: object) -> object | None:
     if kind is types.GeneratorType:
         frame = x.gi_frame
         return ("generator", None if frame is None else frame.f_lasti)
+    if hasattr(kind, "__next__") and kind.__module__ in ("builtins", "itertools"):
+        return ("iterator", _position(x, 0))  # (enumerate, zip, map, reversed, count...)
+    if kind is types.FunctionType:  # its attributes (a traced call of it runs once)
+        return ("function", tuple((k, _Same(v)) for k, v in x.__dict__.items()))
     if isinstance(x, type):  # a class of the user's (``K.count += 1``)
         if x.__module__ in _LIBRARY_MODULES or x.__module__.startswith(_LIBRARY_PREFIXES):
             return None
@@ -108,6 +112,20 @@ def _slots(kind: type) -> tuple[str, ...]:
     return tuple(n for n in names if n not in ("__dict__", "__weakref__"))
 
 
+def _position(x: object, depth: int) -> object:
+    """Where a builtin iterator stands: its ``__reduce__``, iterators inside it by theirs."""
+    if depth > 4:
+        return _Same(x)
+    try:
+        reduced = x.__reduce__()
+    except Exception:  # noqa: BLE001 - one that cannot say: by identity (changes unseen)
+        return _Same(x)
+    return tuple(_position(v, depth + 1) if hasattr(type(v), "__next__") else
+                 tuple(_position(w, depth + 1) if hasattr(type(w), "__next__") else _Same(w)
+                       for w in v) if type(v) is tuple else _Same(v)
+                 for v in reduced[1:])
+
+
 def restore_opaque(x: object, state: object) -> None:
     """Puts ``x`` back in ``state`` (``opaque_state``); raises ``Irreversible`` for a generator
     that moved."""
@@ -120,13 +138,17 @@ def restore_opaque(x: object, state: object) -> None:
     elif kind is array.array:
         del x[:]
         x.frombytes(state[1])
+    elif kind is types.FunctionType:
+        if opaque_state(x) != state:
+            x.__dict__.clear()
+            x.__dict__.update({k: v.value for k, v in state[1]})
     elif isinstance(x, type):
         if opaque_state(x) != state:
             for k in [k for k in vars(x) if not k.startswith("__")]:
                 delattr(x, k)
             for k, v in state[1]:
                 setattr(x, k, v.value)
-    elif state[0] == "slots":
+    elif state[:1] == ("slots",):
         for name, held in zip(_slots(kind), state[1], strict=True):
             v = held.value
             if v is ABSENT:
@@ -147,15 +169,45 @@ def restore_opaque(x: object, state: object) -> None:
 
 
 def is_iterator(x: object) -> bool:
-    return type(x) in _SEQUENCE_ITERATORS or type(x) is types.GeneratorType
+    return type(x) in _SEQUENCE_ITERATORS or type(x) is types.GeneratorType or (
+        hasattr(type(x), "__next__") and type(x).__module__ in ("builtins", "itertools"))
 
 
 def reaches_generator(fns: Iterable[Callable | None], named: Iterable[tuple[str, object]]
                       ) -> bool:
-    """Whether ``fns`` (a loop's functions) or the ``named`` values reach a generator: an
-    attempt to stage the loop would advance it for good (``restore_opaque``)."""
+    """Whether ``fns`` (a loop's functions) or the ``named`` values reach a generator or an
+    iterator other than a sequence's: an attempt to stage the loop would advance it for good
+    (``restore_opaque``)."""
     state = PythonState(fns, named, snapshot=False)
-    return any(o.kind == "opaque" and type(o.obj) is types.GeneratorType for o in state.owners)
+    return any(o.kind == "opaque" and is_iterator(o.obj) and type(o.obj) not in
+               _SEQUENCE_ITERATORS for o in state.owners)
+
+
+class Iterators:
+    """The iterators and generators a traced function reaches (its globals, closure and what
+    they hold), and the attributes of its functions: one its code advances (changes) while
+    traced would be advanced once per trace, not at every call (later calls would read nothing
+    from it; a counter ``f.calls += 1`` would count traces)."""
+
+    def __init__(self, fns: Iterable[Callable | None]):
+        state = PythonState(fns, (), snapshot=False)
+        self.owners = [o for o in state.owners if o.kind == "opaque" and (
+            is_iterator(o.obj) or type(o.obj) is types.FunctionType)]  # (``f.calls += 1``)
+        for owner in self.owners:
+            owner.before = owner.contents()
+
+    def advanced(self) -> list[str]:
+        """The names of those advanced since, each put back where it can be."""
+        moved = []
+        for owner in self.owners:
+            if owner.contents() != owner.before:
+                moved.append(owner.name if is_iterator(owner.obj) else
+                             f"{owner.name}'s attributes")
+                try:
+                    owner.restore()
+                except Irreversible:
+                    pass
+        return moved
 
 
 class Irreversible(Exception):  # noqa: N818 - raised through to the user as an error
@@ -382,7 +434,7 @@ class PythonState:
             return []
         found = [(f"{fn.__name__}'s default", d) for d in (
             *(fn.__defaults__ or ()), *(fn.__kwdefaults__ or {}).values())]
-        if fn.__dict__ and self._add(fn, "attrs", fn.__name__):  # (``f.calls += 1``)
+        if fn.__dict__ and self._add(fn, "opaque", fn.__name__):  # (``f.calls += 1``)
             found += [(f"{fn.__name__}.{k}", v) for k, v in fn.__dict__.items()]
         for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=True):
             if self._add(cell, "cell", name):
@@ -395,6 +447,9 @@ class PythonState:
             namespace[n], (types.ModuleType, type))))
         if names and self._add(namespace, "globals", "", names):
             found += [(n, namespace[n]) for n in names]
+        # (the user's classes it names: their attributes are state too, ``K.n += 1``)
+        found += [(n, namespace[n]) for n in sorted(global_names(code))
+                  if isinstance(namespace.get(n), type) and opaque_state(namespace[n]) is not None]
         return found
 
     def _value(self, name: str, x: object) -> list[tuple[str, object]]:
@@ -409,7 +464,8 @@ class PythonState:
             self.arrays.append((name, x))
             return []
         if opaque_state(x) is not None:
-            self._add(x, "opaque", name)
+            if self._add(x, "opaque", name) and isinstance(x, type):
+                return [(f"{name}.{k}", v) for k, v in vars(x).items() if not k.startswith("__")]
             return []
         if isinstance(x, (list, dict, set)):
             kind = "list" if isinstance(x, list) else "dict" if isinstance(x, dict) else "set"

@@ -99,7 +99,7 @@ class Watch:
             self.state.restore()
         except python_state.Irreversible as e:
             raise errors.IrreversibleSideEffectError(
-                f"the generator '{e}' is advanced inside the staged {self.where}{errors.at()} "
+                f"the iterator '{e}' is advanced inside the staged {self.where}{errors.at()} "
                 "(while autostage traced it, and it cannot be put back): staged code runs its "
                 "Python code once, when it is traced, so every iteration or path would see the "
                 "item read then. Read its items into a list before the loop, or iterate it with "

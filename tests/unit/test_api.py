@@ -189,6 +189,11 @@ def reads_locals(n):
     return sorted(locals()), c
 
 
+def lambda_reads_locals(n):
+    names = lambda a: sorted(locals())  # noqa: E731 - a lambda is converted with its function
+    return names(n)
+
+
 def eval_with_namespaces(n):
     return eval("n + 1", {}, {"n": n})
 
@@ -198,7 +203,8 @@ def calls_reads_eval(n):
 
 
 @pytest.mark.parametrize("fn, name, line", [(reads_eval, "eval", 'eval("n")'),
-                                            (reads_locals, "locals", "sorted(locals())")])
+                                            (reads_locals, "locals", "sorted(locals())"),
+                                            (lambda_reads_locals, "locals", "lambda a:")])
 def test_a_function_reading_its_own_frame_is_not_converted(fn, name, line):
     """eval(s), exec(s), locals(), vars() and dir() read the caller's local variables, which
     converted code moves into generated functions (eval('n') in a loop body: NameError)."""

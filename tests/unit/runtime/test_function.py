@@ -981,3 +981,75 @@ def test_an_argument_changed_before_a_raise_is_refused_not_dropped():
                        "it as an argument") as error:
         stage(changes_its_argument_then_raises)(out)
     assert isinstance(error.value.__cause__, ValueError)
+
+
+def counted_helper(v):
+    counted_helper.calls += 1
+    return v + counted_helper.calls
+
+
+def calls_a_counting_helper_twice(x):
+    return counted_helper(x), counted_helper(x)
+
+
+ITEMS = iter(range(100))
+
+
+def reads_a_global_iterator(x):
+    return x + next(ITEMS)
+
+
+class Meters(float):
+    pass
+
+
+def times(x, s):
+    return x * s, s + 1
+
+
+W = "unset"
+
+
+def stores_in_a_global_while_looping(x):
+    global W
+    while (W := x.sum()) > 1:
+        x = x / 2
+    return x
+
+
+def prints_redirected(x):
+    import contextlib
+    import io
+
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        print("hidden", x.sum())
+    return len(buffer.getvalue())
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_trace_time_changes_nothing_else_watched_are_refused_or_run_as_python(target, capsys):
+    """Each gave a silently different result: a helper's attribute counted traces (1, 1), a
+    global iterator gave its first item at every call, a float subclass argument raised
+    NumPy's raw TypeError, a refused loop left a staged value in the user's global, a print
+    into a redirected stdout went to the real one."""
+    from autostage.runtime.staging import PythonSideEffectError
+
+    counted_helper.calls = 0
+    with pytest.raises(PythonSideEffectError, match="attributes of the function "
+                       "'counted_helper' are changed"):
+        autostage.convert(calls_a_counting_helper_twice, target=target)(np.zeros(1))
+    assert counted_helper.calls == 0
+    position = ITEMS.__reduce__()
+    with pytest.raises(PythonSideEffectError, match="iterator 'ITEMS' is advanced while "
+                       "reads_a_global_iterator is traced"):
+        autostage.convert(reads_a_global_iterator, target=target)(np.zeros(1))
+    assert ITEMS.__reduce__() == position  # (put back)
+    got = autostage.convert(times, target=target)(np.ones(1), Meters(2.0))
+    assert got[0].tolist() == [2.0] and got[1] == 3.0
+    with pytest.raises(PythonSideEffectError, match="global variable 'W'"):
+        autostage.convert(stores_in_a_global_while_looping, target=target)(np.array([5.0]))
+    assert W == "unset"
+    assert autostage.convert(prints_redirected, target=target)(np.ones(2)) == 11
+    assert capsys.readouterr().out == ""

@@ -580,3 +580,21 @@ def test_state_an_attempt_to_stage_a_loop_cannot_thread_is_put_back(target):
             assert autostage.convert(fn, target=target)(k) == fn(k)
     staged = autostage.convert(iterator_read_in_a_staged_loop, target=target)
     assert staged(np.float64(2.0)) == iterator_read_in_a_staged_loop(2.0) == 20.0
+
+
+class Node:
+    def __init__(self, w):
+        self.w = w
+
+
+def weighted_by_a_set_of_nodes(x, nodes):
+    return x * sum(n.w for n in nodes)
+
+
+def test_a_set_of_objects_changed_between_calls_is_read_again(target):
+    node = Node(1.0)
+    nodes = {node}
+    f = autostage.convert(weighted_by_a_set_of_nodes, target=target)
+    assert f(np.ones(1), nodes).tolist() == [1.0]
+    node.w = 4.0
+    assert f(np.ones(1), nodes).tolist() == [4.0]
