@@ -480,7 +480,7 @@ def _trace_once(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDef,
                 if array:
                     value_info.mark_array(param)
             _mark_parameters(fn, args, kwargs, shared.writes_back)
-            iterators = python_state.Iterators([fn])
+            iterators = python_state.OutsideState([fn])
             try:
                 output = run_traced(trace, bind_environment(fn, trace), args, kwargs)
             except Exception:

@@ -84,7 +84,7 @@ _DEVICE_KEY = "device array"  # a GPU array's key: its dtype and rank (target 'c
 RANDOM_RETRIES = 3  # traces again when another thread may have drawn from a shared state
 
 
-def _refuse_advanced(iterators: python_state.Iterators, name: str) -> None:
+def _refuse_advanced(iterators: python_state.OutsideState, name: str) -> None:
     moved = iterators.advanced()
     if moved:
         what = (f"the attributes of the function '{moved[0][:-len(chr(39) + 's attributes')]}' "
@@ -560,7 +560,7 @@ class StagedFunction:
             with trace_output.holding(self.name), tracing.tracing(trace):
                 mark_arguments(self._binding, positional, keywords, scalars,
                                frozenset(writable))
-                iterators = python_state.Iterators([self._traced])
+                iterators = python_state.OutsideState([self._traced])
                 try:
                     output = run_traced(trace, bind_environment(self._traced, trace),
                                         positional, keywords)

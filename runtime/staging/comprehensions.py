@@ -61,7 +61,7 @@ def stage_range_comp(whole: range, python: Callable, element: Callable,
     outside it (``[A[i].sum() for i in range(n)]``); None (Python runs the comprehension)
     otherwise, or when staging it fails. Unrolled, a comprehension of N elements made a program
     N elements long, which Numba compiles in time worse than linear (k-means' N=60 took 11 GB)."""
-    if len(whole) <= config.UNROLL_LIMIT.value() or python_state.reaches_generator(
+    if len(whole) <= config.UNROLL_LIMIT.value() or python_state.reaches_irreversible(
             (element, condition), ()):  # (an attempt would advance it for good)
         return None
     mark = tracing.checkpoint()

@@ -582,7 +582,7 @@ def stage_python_while(test: Callable, body: Callable, state: tuple, opts: dict 
     staged = any_staged(pytree.flatten(state)[0])
     if not staged and _first_bound_inside(state):
         return None
-    if python_state.reaches_generator((test, body), ()):
+    if python_state.reaches_irreversible((test, body), ()):
         return None  # (an attempt would advance it for good: Python runs the loop)
     attempt = _Attempt()
     staged_after_one: list[bool] = []
@@ -736,7 +736,7 @@ def stage_range(whole: range, start: int, extra_test: Callable | None, body: Cal
     staged = any_staged(pytree.flatten(state)[0])
     if not staged and (start > 0 or _first_bound_inside(state)):
         return None
-    if python_state.reaches_generator((extra_test, body), ()):
+    if python_state.reaches_irreversible((extra_test, body), ()):
         return None  # (an attempt would advance it for good: Python unrolls the loop)
     attempt = _Attempt()
     try:

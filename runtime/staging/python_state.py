@@ -17,8 +17,6 @@ recorded, which then watches that tensor's value like an entry.
 
 from __future__ import annotations
 
-import array
-import collections
 import contextlib
 import functools
 import threading
@@ -30,6 +28,13 @@ import numpy as np
 from autostage.runtime import tracing
 from autostage.runtime.captures import unwrap
 from autostage.runtime.operator_hooks import Staged
+from autostage.runtime.staging.opaque_state import (
+    Irreversible,
+    cannot_be_put_back,
+    is_iterator,
+    opaque_state,
+    restore_opaque,
+)
 from autostage.runtime.tensor import Tensor
 
 MAX_DEPTH = 8  # levels of objects looked into below the roots (d["a"]["b"]["c"] is 3)
@@ -49,141 +54,16 @@ def _own_dict(x: object) -> dict | None:
     return d if type(d) is dict else None
 
 
-def opaque_state(x: object) -> object | None:
-    """The state of a Python object whose changes cannot be threaded or undone item by item,
-    as a comparable value (None: not such an object): a deque, bytearray or ``array`` (its
-    contents), a sequence iterator (its position: ``__reduce__``), a generator (where it stands:
-    it cannot be put back, ``restore_opaque`` refuses)."""
-    kind = type(x)
-    if kind in _SEQUENCES:
-        return (tuple(x), getattr(x, "maxlen", None)) if kind is collections.deque else (
-            bytes(x) if kind is bytearray else (x.typecode, x.tobytes()))
-    if kind in _SEQUENCE_ITERATORS:
-        try:
-            return x.__reduce__()[2:]
-        except Exception:  # noqa: BLE001 - one without a readable position: not watched
-            return None
-    if kind is types.GeneratorType:
-        frame = x.gi_frame
-        return ("generator", None if frame is None else frame.f_lasti)
-    if hasattr(kind, "__next__") and kind.__module__ in ("builtins", "itertools"):
-        return ("iterator", _position(x, 0))  # (enumerate, zip, map, reversed, count...)
-    if kind is types.FunctionType:  # its attributes (a traced call of it runs once)
-        return ("function", tuple((k, _Same(v)) for k, v in x.__dict__.items()))
-    if isinstance(x, type):  # a class of the user's (``K.count += 1``)
-        if x.__module__ in _LIBRARY_MODULES or x.__module__.startswith(_LIBRARY_PREFIXES):
-            return None
-        return ("class", tuple((k, _Same(v)) for k, v in vars(x).items()
-                               if not k.startswith("__")))
-    slots = _slots(kind)
-    if slots and not hasattr(x, "__dict__"):  # an object with ``__slots__`` only
-        return ("slots", tuple(_Same(getattr(x, name, ABSENT)) for name in slots))
-    return None
-
-
-class _Same:
-    """A value in an opaque state, equal to another only if it is the same object."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: object):
-        self.value = value
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is _Same and other.value is self.value
-
-    def __hash__(self) -> int:
-        return id(self.value)
-
-
-_LIBRARY_MODULES = frozenset({"builtins", "numpy", "abc", "typing", "collections", "enum"})
-_LIBRARY_PREFIXES = ("numpy.", "numba.", "autostage.", "collections.", "typing.")
-
-
-@functools.lru_cache(maxsize=256)
-def _slots(kind: type) -> tuple[str, ...]:
-    """The slot names of ``kind``'s classes written in Python (the user's), else ()."""
-    if kind.__module__ in _LIBRARY_MODULES or kind.__module__.startswith(_LIBRARY_PREFIXES):
-        return ()
-    names = []
-    for klass in kind.__mro__:
-        declared = klass.__dict__.get("__slots__", ())
-        names += [declared] if isinstance(declared, str) else list(declared)
-    return tuple(n for n in names if n not in ("__dict__", "__weakref__"))
-
-
-def _position(x: object, depth: int) -> object:
-    """Where a builtin iterator stands: its ``__reduce__``, iterators inside it by theirs."""
-    if depth > 4:
-        return _Same(x)
-    try:
-        reduced = x.__reduce__()
-    except Exception:  # noqa: BLE001 - one that cannot say: by identity (changes unseen)
-        return _Same(x)
-    return tuple(_position(v, depth + 1) if hasattr(type(v), "__next__") else
-                 tuple(_position(w, depth + 1) if hasattr(type(w), "__next__") else _Same(w)
-                       for w in v) if type(v) is tuple else _Same(v)
-                 for v in reduced[1:])
-
-
-def restore_opaque(x: object, state: object) -> None:
-    """Puts ``x`` back in ``state`` (``opaque_state``); raises ``Irreversible`` for a generator
-    that moved."""
-    kind = type(x)
-    if kind is collections.deque:
-        x.clear()
-        x.extend(state[0])
-    elif kind is bytearray:
-        x[:] = state
-    elif kind is array.array:
-        del x[:]
-        x.frombytes(state[1])
-    elif kind is types.FunctionType:
-        if opaque_state(x) != state:
-            x.__dict__.clear()
-            x.__dict__.update({k: v.value for k, v in state[1]})
-    elif isinstance(x, type):
-        if opaque_state(x) != state:
-            for k in [k for k in vars(x) if not k.startswith("__")]:
-                delattr(x, k)
-            for k, v in state[1]:
-                setattr(x, k, v.value)
-    elif state[:1] == ("slots",):
-        for name, held in zip(_slots(kind), state[1], strict=True):
-            v = held.value
-            if v is ABSENT:
-                if hasattr(x, name):
-                    delattr(x, name)
-            else:
-                setattr(x, name, v)
-    elif kind in _SEQUENCE_ITERATORS:
-        if opaque_state(x) != state:
-            if not state:  # (exhausted when watched: nothing to put back to... unchanged)
-                raise Irreversible(x)
-            try:
-                x.__setstate__(*state)
-            except Exception as e:  # an exhausted iterator has let its sequence go
-                raise Irreversible(x) from e
-    elif opaque_state(x) != state:
-        raise Irreversible(x)
-
-
-def is_iterator(x: object) -> bool:
-    return type(x) in _SEQUENCE_ITERATORS or type(x) is types.GeneratorType or (
-        hasattr(type(x), "__next__") and type(x).__module__ in ("builtins", "itertools"))
-
-
-def reaches_generator(fns: Iterable[Callable | None], named: Iterable[tuple[str, object]]
+def reaches_irreversible(fns: Iterable[Callable | None], named: Iterable[tuple[str, object]]
                       ) -> bool:
     """Whether ``fns`` (a loop's functions) or the ``named`` values reach a generator or an
     iterator other than a sequence's: an attempt to stage the loop would advance it for good
     (``restore_opaque``)."""
     state = PythonState(fns, named, snapshot=False)
-    return any(o.kind == "opaque" and is_iterator(o.obj) and type(o.obj) not in
-               _SEQUENCE_ITERATORS for o in state.owners)
+    return any(o.kind == "opaque" and cannot_be_put_back(o.obj) for o in state.owners)
 
 
-class Iterators:
+class OutsideState:
     """The iterators and generators a traced function reaches (its globals, closure and what
     they hold), and the attributes of its functions: one its code advances (changes) while
     traced would be advanced once per trace, not at every call (later calls would read nothing
@@ -208,16 +88,6 @@ class Iterators:
                 except Irreversible:
                     pass
         return moved
-
-
-class Irreversible(Exception):  # noqa: N818 - raised through to the user as an error
-    """A generator (or another object whose state cannot be put back) moved while a staged
-    branch or loop body was traced."""
-
-
-_SEQUENCES = frozenset({collections.deque, bytearray, array.array})
-_SEQUENCE_ITERATORS = frozenset(type(iter(x)) for x in (
-    [], (), range(1), range(2**64), "", "\u00e9", b"", bytearray()))
 
 
 @dataclass(frozen=True, eq=False)

@@ -25,7 +25,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator
 
 from autostage.runtime import tracing
-from autostage.runtime.staging import errors, python_state
+from autostage.runtime.staging import errors, opaque_state, python_state
 from autostage.runtime.staging.python_state import (
     ABSENT,
     Changes,
@@ -97,7 +97,7 @@ class Watch:
     def restore(self) -> None:
         try:
             self.state.restore()
-        except python_state.Irreversible as e:
+        except opaque_state.Irreversible as e:
             raise errors.IrreversibleSideEffectError(
                 f"the iterator '{e}' is advanced inside the staged {self.where}{errors.at()} "
                 "(while autostage traced it, and it cannot be put back): staged code runs its "
@@ -146,7 +146,7 @@ class Watch:
 
     def _refuse_opaque(self, owner) -> None:
         kind = type(owner.obj).__name__
-        if python_state.is_iterator(owner.obj):
+        if opaque_state.is_iterator(owner.obj):
             raise errors.PythonSideEffectError(
                 f"the {kind} '{owner.name}' is advanced inside the staged {self.where}"
                 f"{errors.at()}: staged code runs its Python code once, when it is traced, so "
