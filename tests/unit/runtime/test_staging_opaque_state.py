@@ -52,8 +52,9 @@ def test_a_change_is_seen_and_put_back(make, change, check):
     assert opaque_state(x) == before and check(x)
 
 
-@pytest.mark.parametrize("make", [lambda: (i for i in range(5)), lambda: itertools.count(),
-                                  lambda: enumerate("abc"), lambda: zip([1, 2], [3, 4], strict=True)])
+@pytest.mark.parametrize("make", [
+    lambda: (i for i in range(5)), lambda: itertools.count(), lambda: enumerate("abc"),
+    lambda: zip([1, 2], [3, 4], strict=True)])
 def test_an_iterator_that_cannot_be_put_back_is_irreversible(make):
     it = make()
     before = opaque_state(it)
