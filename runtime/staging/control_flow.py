@@ -72,21 +72,21 @@ def _only_element(x: Tensor) -> Tensor:
     array); NumPy's ``ValueError`` where the array is empty or holds more, raised when the
     path runs (at trace time where the shape says so)."""
     shape = x.type.shape
-    if None not in shape:
-        size = int(np.prod(shape))
-        if size != 1:
-            raise ValueError(_EMPTY if size == 0 else _MANY)
-    else:
-        size = x.size
+    size = int(np.prod(shape)) if None not in shape else x.size
 
-        def empty() -> tuple:
-            raise ValueError(_EMPTY)
+    def empty() -> tuple:
+        raise ValueError(_EMPTY)
 
-        def many() -> tuple:
-            raise ValueError(_MANY)
+    def many() -> tuple:
+        raise ValueError(_MANY)
 
-        stage_if(size == 0, empty, None, ())
-        stage_if(size > 1, many, None, ())
+    # (staged even where the shape is known, so that what follows is traced, and refused or
+    # not, whatever the sizes a trace knows)
+    if not isinstance(size, int) or size != 1:
+        for test, fail in ((size == 0, empty), (size > 1, many)):
+            stage_if(test if isinstance(test, Tensor) else values.to_tensor(test), fail, None, ())
+    if isinstance(size, int) and size == 0:
+        return values.to_tensor(False)  # (the path raised above)
     return x.reshape(-1)[0]
 
 

@@ -103,7 +103,8 @@ def _without_fp_warnings(recorded: list) -> list:
 # "raises a clear error that names the user's file, line and variable"): case id -> reason. Each
 # must raise an autostage error (StagingError or ConversionError) naming the program's file.
 _STR_BRANCH = "assigns a Python str in a branch on a staged value (only numbers can be promoted)"
-_AMBIGUOUS = "truth value of a staged rank-1 array (size unknown at trace time)"
+_AMBIGUOUS = ("truth value of a staged array (staged since the fortieth session: its one "
+              "element's, NumPy's ValueError for others; the cases here are refused for the rest)")
 _OLDER_NAME = ("an argument written in place through another name (`y = x; y += 1`) is then read "
                "as `x`: staged code cannot make that name see the write (a clear error)")
 _TRY = ("try/except (or contextlib.suppress) around a staged index that may raise at run time: "
@@ -114,17 +115,17 @@ NOT_STAGEABLE: dict[str, str] = {
     "if_else.py::truthiness[5]": _AMBIGUOUS + "; " + _STR_BRANCH,
     "if_else.py::is_positive_array[0]": _STR_BRANCH,
     "if_else.py::is_positive_array[1]": _STR_BRANCH,
-    "if_else.py::is_positive_array[2]": _AMBIGUOUS,
+    "if_else.py::is_positive_array[2]": _STR_BRANCH,
     "logical.py::any_nan_or_large[0]": _STR_BRANCH,
     "logical.py::any_nan_or_large[1]": _STR_BRANCH,
     "logical.py::any_nan_or_large[2]": _STR_BRANCH,
     "logical.py::any_nan_or_large[3]": _STR_BRANCH,
     "logical.py::numpy_operands[0]": "`a > 0 and b` is a bool or an int32 depending on the data",
     "logical.py::numpy_operands[1]": "`a > 0 and b` is a bool or an int32 depending on the data",
-    "logical.py::array_in_boolean_context[0]": "`x and y` on an array: " + _AMBIGUOUS,
-    "logical.py::array_in_boolean_context[1]": "`x and y` on an array: " + _AMBIGUOUS,
-    "logical.py::not_array[0]": "`not x` on an array: " + _AMBIGUOUS,
-    "logical.py::not_array[1]": "`not x` on an array: " + _AMBIGUOUS,
+    "logical.py::array_in_boolean_context[0]": "`x and y`: an array or an int depending on "
+    "the data",
+    "logical.py::array_in_boolean_context[1]": "`x and y`: an array or an int depending on "
+    "the data",
     "logical.py::ternary_on_array[0]": _AMBIGUOUS + "; str results",
     "logical.py::ternary_on_array[1]": _AMBIGUOUS + "; str results",
     "numpy_programs.py::matmul_loops[0]": "np.result_type of staged tensors is not supported",
