@@ -454,12 +454,6 @@ def _objects(params: tuple, values: tuple) -> tuple:
     return tuple(out)
 
 
-def _changed(moved: str) -> str:
-    suffix = "'s attributes"
-    return (f"the attributes of the function '{moved[:-len(suffix)]}' are changed"
-            if moved.endswith(suffix) else f"the iterator '{moved}' is advanced")
-
-
 def _trace_once(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDef,
                 caller: FunctionTrace) -> Callee:
     shared = caller.shared
@@ -489,7 +483,7 @@ def _trace_once(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDef,
             moved = iterators.advanced()
             if moved:  # (its calls run its trace: a change it makes would happen once)
                 raise errors.PythonSideEffectError(
-                    f"{_changed(moved[0])} while {getattr(fn, '__qualname__', fn)} is traced as a "
+                    f"{moved[0]} while {getattr(fn, '__qualname__', fn)} is traced as a "
                     "staged call (it outlives the call): a staged call runs the function's "
                     "Python code once per trace, not at every call, so later calls would not "
                     "change it. Pass the values as arguments and return the new ones")

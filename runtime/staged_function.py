@@ -85,16 +85,15 @@ RANDOM_RETRIES = 3  # traces again when another thread may have drawn from a sha
 
 
 def _refuse_advanced(iterators: python_state.OutsideState, name: str) -> None:
+    """Refuses (and puts back) what the trace of ``name`` advanced or changed outside it."""
     moved = iterators.advanced()
     if moved:
-        what = (f"the attributes of the function '{moved[0][:-len(chr(39) + 's attributes')]}' "
-                "are changed" if moved[0].endswith("'s attributes") else
-                f"the iterator '{moved[0]}' is advanced")
         raise PythonSideEffectError(
-            f"{what} while {name} is traced (it outlives the call: a global, a closure variable "
-            "or held by one): a staged function runs its Python code once per trace, not at "
-            "every call, so later calls would not change it. Pass the values as arguments "
-            "(items as a list or an array) and return the new ones, or change it in the caller")
+            f"{moved[0]} while {name} is traced (it outlives the call: a global, a closure "
+            "variable or held by one): a staged function runs its Python code once per trace, "
+            "not at every call, so later calls would not change it. Pass the values as "
+            "arguments (items as a list or an array) and return the new ones, or change it in "
+            "the caller")
 
 
 def _refuse_changes_before(trace: FunctionTrace, traced: Callable, e: Exception) -> None:

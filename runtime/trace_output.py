@@ -7,7 +7,10 @@ call printed nothing, and the first printed it before the staged output (``enter
 ``body``). So while a function is traced, what its thread writes to ``sys.stdout`` is held
 (``holding``); when something was written, the trace is dropped (``PrintsWhileTraced``), the
 text discarded, and the function runs as Python, which prints it in order, at every call.
-Writes of other threads pass through.
+Writes of other threads pass through. A staged print under a ``contextlib.redirect_stdout`` or
+``np.printoptions`` of the traced code (context managers that are not converted: they hold while
+the function is traced, not when its print runs) makes it run as Python too
+(``check_staged_print``).
 """
 
 from __future__ import annotations

@@ -57,9 +57,9 @@ class PythonSideEffectError(StagingError, RuntimeError):
 
 
 class IrreversibleSideEffectError(PythonSideEffectError):
-    """A generator (state that cannot be put back) moved while a staged branch or loop was
-    traced. Unlike other refusals of an attempt to stage a loop, this one is not followed by
-    running the loop as Python: its items are gone."""
+    """An iterator that cannot be put back (a generator, ``itertools.count``...) moved while a
+    staged branch or loop was traced. Unlike other refusals of an attempt to stage a loop, this
+    one is not followed by running the loop as Python: the items it read are gone."""
 
 
 def refuse_read_only_write(e: BaseException) -> None:

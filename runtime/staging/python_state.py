@@ -77,12 +77,13 @@ class OutsideState:
             owner.before = owner.contents()
 
     def advanced(self) -> list[str]:
-        """The names of those advanced since, each put back where it can be."""
+        """What changed since (``the iterator 'it' is advanced``), each put back where it
+        can be."""
         moved = []
         for owner in self.owners:
             if owner.contents() != owner.before:
-                moved.append(owner.name if is_iterator(owner.obj) else
-                             f"{owner.name}'s attributes")
+                moved.append(f"the iterator '{owner.name}' is advanced" if is_iterator(owner.obj)
+                             else f"the attributes of the function '{owner.name}' are changed")
                 try:
                     owner.restore()
                 except Irreversible:
