@@ -21,7 +21,10 @@ catch anything.
 from __future__ import annotations
 
 import contextlib
+import dis
+import functools
 import threading
+import types
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -154,9 +157,31 @@ def with_handlers(cm: object) -> Callable[[], tuple]:
     """What a context manager may swallow, as a ``try``'s handler types."""
     if isinstance(cm, contextlib.suppress):
         return lambda: tuple(getattr(cm, "_exceptions", (BaseException,)))
-    if isinstance(cm, _NEVER_SWALLOW) or getattr(cm, "never_swallows_exceptions", False):
+    if isinstance(cm, _NEVER_SWALLOW) or getattr(cm, "never_swallows_exceptions", False) or (
+            _exit_returns_none(type(cm))):
         return lambda: ()
     return lambda: (BaseException,)
+
+
+@functools.lru_cache(maxsize=256)
+def _exit_returns_none(kind: type) -> bool:
+    """Whether ``kind.__exit__`` is Python code whose every ``return`` gives None: it lets every
+    exception through (a context manager that logs or times its block)."""
+    exit_ = getattr(kind, "__exit__", None)
+    if not isinstance(exit_, types.FunctionType):
+        return False
+    previous = None
+    for instruction in dis.get_instructions(exit_.__code__):
+        if instruction.opname == "RETURN_CONST" and instruction.argval is not None:
+            return False
+        if instruction.opname == "RETURN_VALUE" and not (
+                previous is not None and previous.opname == "LOAD_CONST"
+                and previous.argval is None):
+            return False
+        if instruction.opname in ("YIELD_VALUE", "RETURN_GENERATOR"):
+            return False
+        previous = instruction
+    return True
 
 
 def exit_with(watched: Watched, cm: object, exc: BaseException | None) -> None:

@@ -354,3 +354,46 @@ def test_the_refusal_names_the_try_line_after_an_early_return(target):
     assert str(e.value).startswith(f"the try statement at {line_of(fn, '    try:')} catches "
                                    f"Exception, which the 'numpy_linalg' op at "
                                    f"{line_of(fn, 'np.linalg.inv')} may raise")
+
+
+class _Timed:
+    def __enter__(self):
+        self.entered = True
+        return self
+
+    def __exit__(self, *exc):
+        self.exited = True  # (returns None: lets every exception through)
+
+
+class _Swallowing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return True
+
+
+def _index_in_timed_block(x, i):
+    with _Timed():
+        y = x[i]
+    return y * 2
+
+
+def _index_in_swallowing_block(x, i):
+    y = 0.0
+    with _Swallowing():
+        y = x[i]
+    return y
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_context_manager_whose_exit_returns_none_lets_run_time_errors_through(target):
+    """An ``__exit__`` that returns None swallows nothing: a run-time IndexError in its block
+    propagates, as in Python (it was refused as a manager that "may swallow any exception");
+    one that may return True is still refused."""
+    f = autostage.convert(_index_in_timed_block, target=target)
+    assert f(np.array([1.0, 2.0]), np.int64(1)) == 4.0
+    with pytest.raises(IndexError, match="index 5 is out of bounds"):
+        f(np.array([1.0, 2.0]), np.int64(5))
+    with pytest.raises(StagingTryError, match="may swallow any exception"):
+        autostage.convert(_index_in_swallowing_block, target=target)(np.ones(2), np.int64(1))
