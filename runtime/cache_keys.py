@@ -44,6 +44,11 @@ def constant_key(value: object) -> tuple:
     The type is part of it because ``1 == 1.0 == True`` would otherwise share a trace; floats key
     on their exact bits so that ``-0.0`` and ``nan`` trace correctly.
     """
+    return _key(value, 0)
+
+
+def _key(value: object, depth: int) -> tuple:
+    """``constant_key`` of ``value`` at ``depth`` containers down (0: the constant itself)."""
     kind = type(value)
     if kind is float:
         # ``value`` itself (a cheap hash) unless it is a zero or a NaN, which compare wrongly
@@ -54,18 +59,28 @@ def constant_key(value: object) -> tuple:
         return (kind, value)
     if isinstance(value, np.generic) and not isinstance(value, np.object_):
         return (kind, value.tobytes())  # (a NumPy scalar: -0.0 and nan by their bits too)
-    exact = _exact(value, kind, 0)
+    exact = _exact(value, kind, depth)
     if exact is not None:
         return exact
-    if kind.__hash__ is object.__hash__ and kind.__eq__ is not object.__eq__:
-        # hashed by identity but compared by value (a Variable: its == is elementwise): a key
-        # compared with == would mistake a new, equal Variable for the traced one
+    if depth and _is_user_object(value, kind):
+        # (a user's object inside a container: the trace read what it holds, ``n.w``)
+        return (kind, ByContents(value, _key(dict(value.__dict__), depth + 1)))
+    if isinstance(value, _MUTABLE) or (
+            kind.__hash__ is object.__hash__ and kind.__eq__ is not object.__eq__):
+        # (nested too deep or in a cycle; or hashed by identity but compared by value, a
+        # Variable, whose == is elementwise: a key compared with == would mistake a new, equal
+        # Variable for the traced one)
         return (kind, ById(value))
     try:
         hash(value)
     except TypeError:
         return (kind, ById(value))
     return (kind, value)
+
+
+def _is_user_object(value: object, kind: type) -> bool:
+    return (type(getattr(value, "__dict__", None)) is dict and not isinstance(value, type)
+            and not kind.__module__.startswith(_LIBRARIES))
 
 
 _DEPTH = 20  # containers nested deeper (or in a cycle) key on their identity only
@@ -113,49 +128,29 @@ def _exact(value: object, kind: type, depth: int) -> tuple | None:
     if kind is complex:
         return (complex, Exact(value, (value.real.hex(), value.imag.hex())))
     if kind is tuple:
-        return (tuple, Exact(value, tuple([_inner(v, depth) for v in value])))
+        return (tuple, Exact(value, tuple([_key(v, depth + 1) for v in value])))
     if kind is frozenset:
-        return (frozenset, Exact(value, frozenset([_inner(v, depth) for v in value])))
+        return (frozenset, Exact(value, frozenset([_key(v, depth + 1) for v in value])))
     decimal = sys.modules.get("decimal")
     if decimal is not None and kind is decimal.Decimal:
         return (kind, Exact(value, value.as_tuple()))
     if not isinstance(value, _MUTABLE) or depth > _DEPTH:
         return None
     if isinstance(value, dict):
-        contents = tuple([(_inner(k, depth), _inner(v, depth)) for k, v in value.items()])
+        contents = tuple([(_key(k, depth + 1), _key(v, depth + 1)) for k, v in value.items()])
         extra = ById(getattr(value, "default_factory", None))
     elif isinstance(value, set):
-        contents, extra = frozenset([_inner(v, depth) for v in value]), None
+        contents, extra = frozenset([_key(v, depth + 1) for v in value]), None
     elif isinstance(value, bytearray):
         contents, extra = bytes(value), None
     elif isinstance(value, array.array):
         contents, extra = value.tobytes(), value.typecode
     else:  # a list or a deque
-        contents, extra = tuple([_inner(v, depth) for v in value]), getattr(value, "maxlen", None)
+        contents, extra = tuple([_key(v, depth + 1) for v in value]), getattr(value, "maxlen", None)
     attributes = getattr(value, "__dict__", None)  # (a subclass's own attributes)
     if attributes:
-        extra = (extra, _inner(dict(attributes), depth))
+        extra = (extra, _key(dict(attributes), depth + 1))
     return (kind, ByContents(value, (contents, extra)))
-
-
-def _inner(value: object, depth: int) -> object:
-    """``constant_key`` of a value inside a container being keyed (one nested too deep, or
-    in a cycle, by its identity)."""
-    kind = type(value)
-    if kind is int or kind is str or kind is bool or (kind is float and value != 0.0
-                                                       and value == value):
-        return (kind, value)
-    exact = _exact(value, kind, depth + 1)
-    if exact is not None:
-        return exact
-    if isinstance(value, _MUTABLE):
-        return (kind, ById(value))
-    attributes = getattr(value, "__dict__", None)
-    if type(attributes) is dict and depth <= _DEPTH and not isinstance(value, type) and (
-            not kind.__module__.startswith(_LIBRARIES)):
-        # (a user's object in a container: the trace read what it holds, ``n.w``)
-        return (kind, ByContents(value, _inner(dict(attributes), depth + 1)))
-    return constant_key(value)
 
 
 _LIBRARIES = ("numpy", "autostage", "numba", "builtins", "functools", "collections")

@@ -590,7 +590,7 @@ def _test(value: str, check: tuple, const: Any, passed_as: str | None = None) ->
     if kind.startswith("in "):
         return f"({const(check[1])} in {value}) is {check[2]}"
     key = check[1]  # "value": the constant the trace used
-    if type(key[1]) is ById and len(key) == 2:  # (a mutable container: its contents too)
+    if type(key[1]) is ById:  # (not ByContents: a mutable container's contents count too)
         return f"{value} is {const(key[1].obj)}"
     if key[0] in (int, bool, str) or key[1] is None:
         return f"type({value}) is {const(key[0])} and {value} == {const(key[1])}"
