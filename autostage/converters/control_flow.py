@@ -116,26 +116,18 @@ def _header_walrus(node: gast.stmt) -> set[str]:
     """Names bound by ``:=`` in the ``if`` test or ``for`` iterable, which the user function
     evaluates itself before the operator call reads the state (lambdas bind their own)."""
     header = node.test if isinstance(node, gast.If) else getattr(node, "iter", None)
-    names, stack = set(), [header] if header is not None else []
+    return _walrus_targets(header) if header is not None else set()
+
+
+def _walrus_targets(node: gast.AST) -> set[str]:
+    """Names ``:=`` binds in ``node`` itself (not in the functions or lambdas it defines)."""
+    scopes = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
+    names, stack = set(), [] if isinstance(node, scopes) else [node]
     while stack:
         child = stack.pop()
         if isinstance(child, gast.NamedExpr):
             names.add(child.target.id)
-        if not isinstance(child, gast.Lambda):
-            stack.extend(gast.iter_child_nodes(child))
-    return names
-
-
-def _walrus_targets(stmt: gast.stmt) -> set[str]:
-    """Names ``:=`` binds in ``stmt`` itself (not in the functions or lambdas it defines)."""
-    names, stack = set(), [] if isinstance(stmt, _NESTED) else [stmt]
-    while stack:
-        child = stack.pop()
-        if isinstance(child, gast.NamedExpr):
-            names.add(child.target.id)
-        stack.extend(c for c in gast.iter_child_nodes(child)
-                     if not isinstance(c, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda,
-                                           gast.ClassDef)))
+        stack.extend(c for c in gast.iter_child_nodes(child) if not isinstance(c, scopes))
     return names
 
 

@@ -70,7 +70,7 @@ _MANY = ("The truth value of an array with more than one element is ambiguous. U
 def _only_element(x: Tensor) -> Tensor:
     """The element whose truth value is an array's (NumPy's ``bool(a)`` of a one-element
     array); NumPy's ``ValueError`` where the array is empty or holds more, raised when the
-    path runs (at trace time where the shape says so)."""
+    path runs."""
     shape = x.type.shape
     size = int(np.prod(shape)) if None not in shape else x.size
 
