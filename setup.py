@@ -1,9 +1,13 @@
 """Packaging that pyproject.toml cannot express: ``runtime/`` lives at the top of the repository
 but is imported as ``autostage.runtime``, so the packages are found under two roots (every
-subpackage, without a hand-kept list) and mapped by prefix. Everything else is in pyproject.toml.
+subpackage, without a hand-kept list) and mapped by prefix; and the C level of a staged call
+(``runtime/_fastcall.c``), built against NumPy's headers for the array object's layout. It is
+optional: without a C compiler autostage installs and runs, its calls through Python
+(``runtime/call_slot.py``). Everything else is in pyproject.toml.
 """
 
-from setuptools import find_packages, setup
+import numpy
+from setuptools import Extension, find_packages, setup
 
 
 def _under(root: str, name: str) -> list[str]:
@@ -13,4 +17,6 @@ def _under(root: str, name: str) -> list[str]:
 setup(
     packages=_under("autostage", "autostage") + _under("runtime", "autostage.runtime"),
     package_dir={"autostage": "autostage", "autostage.runtime": "runtime"},
+    ext_modules=[Extension("autostage.runtime._fastcall", ["runtime/_fastcall.c"],
+                           include_dirs=[numpy.get_include()], optional=True)],
 )

@@ -209,21 +209,35 @@ TIERED: Option[bool] = Option(
 class Switch(Option[bool]):
     """A flag read on a hot path: ``engaged`` is false until the flag could be on (its
     environment variable set when the process imported autostage, or ``set``/``override`` given
-    True), so a call tests one attribute and reads ``value()`` only after that."""
+    True), so a call tests one attribute and reads ``value()`` only after that. ``on_engage``:
+    called once when it engages (or at once, if it has), for code that keeps its own copy of
+    ``engaged`` (the C level of a staged call: ``call_slot``)."""
 
     engaged: bool = False
+    _watchers: list = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.engaged = bool(os.environ.get(self.env, "").strip())
 
+    def on_engage(self, callback: Callable[[], None]) -> None:
+        self._watchers.append(callback)
+        if self.engaged:
+            callback()
+
+    def _engage(self, value: bool) -> None:
+        if value and not self.engaged:
+            self.engaged = True
+            for callback in self._watchers:
+                callback()
+
     def set(self, value: Any) -> None:
         super().set(value)
-        self.engaged = self.engaged or value is True
+        self._engage(value is True)
 
     @contextlib.contextmanager
     def override(self, value: Any) -> Iterator[bool]:
         with super().override(value) as checked:
-            self.engaged = self.engaged or checked
+            self._engage(bool(checked))
             yield checked
 
 

@@ -23,11 +23,11 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from autostage.runtime import captures, fp_state, pytree, static_sizes
+from autostage.runtime import call_slot, captures, fp_state, pytree, static_sizes
+from autostage.runtime.call_slot import MISS
 from autostage.runtime.concrete_function import ConcreteFunction
 from autostage.runtime.types import TensorType
 
-MISS = object()  # what a fast path returns for arguments it does not cover
 _FIRST = operator.itemgetter(0)  # the finish of a single result Numba returns in a tuple
 
 _TEMPLATE = '''\
@@ -96,9 +96,11 @@ def fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
     direct = _direct(concrete) if implicit is not None else None
     scalars, entry = frozenset(), None
     if direct is not None:
-        strict, scope["failed"], scope["finish"], scalars, scalar_entry = direct
+        strict, scope["failed"], scope["finish"], scalars, compiled_entry = direct
         if len(scalars) == len(args) + len(implicit):  # every value passed a scalar
-            entry = scope["entry"] = scalar_entry([v[()] for v in (*args, *implicit)])
+            found = compiled_entry([v[()] for v in (*args, *implicit)])
+            if found is not None and not any(found[1]):
+                entry = scope["entry"] = found[0]
         if entry is None:
             scope["dispatcher"], scope["catch_up"], scope["Refused"] = strict()
     tests = []
@@ -125,7 +127,8 @@ def fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
                   for i, (name, arg) in enumerate(zip(names, args, strict=True))] + extra
         call = (_CALL_STRICT if entry is None else _CALL_ENTRY).format(passed=", ".join(passed))
         run = "\n".join([*lines, _RUN_DIRECT.format(
-            call=call, refused=_REFUSED if entry is None else "", finish=_finish(concrete, scope))])
+            call=call, refused=_REFUSED if entry is None else "",
+            finish=_finish_code(_finish(concrete, scope["finish"]), scope))])
     elif concrete.read is not None:
         scope["read"], run = concrete.read, _RUN_READ.format(**filled)
     else:
@@ -135,8 +138,11 @@ def fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
         mismatch=mismatch)
     source = _TEMPLATE.format(count=len(args), test=test, run=run, **filled)
     exec(compile(source, f"<autostage fast path of {concrete.function.name}>", "exec"), scope)
-    scope["fast"].source = source  # for inspection
-    return scope["fast"]
+    fast = scope["fast"]
+    fast.source = source  # for inspection
+    if direct is not None and call_slot.Plan is not None and not written:
+        return _plan(concrete, args, implicit, scalars, compiled_entry, scope, fast) or fast
+    return fast
 
 
 def _tests(name: str, arg: np.ndarray | np.generic, sizes: tuple, passed_as: str | None,
@@ -180,27 +186,143 @@ def _aliasing_tests(names: list[str], args: tuple, written: tuple[int, ...], sco
     return tests
 
 
-def _finish(concrete: ConcreteFunction, scope: dict) -> str:
-    """The expression a direct run returns: None for a function returning None; the argument
-    itself where the function returns the argument it writes into; for a single 0-d result,
-    its NumPy scalar made in line (what the runner's converter does: Numba returns a Python
-    scalar); else ``finish(results)``."""
+def _finish(concrete: ConcreteFunction, finish: Callable[[tuple], Any]) -> tuple[int, Any]:
+    """How a direct run finishes the tuple the compiled code returns (``finish`` does it in
+    general): ``(call_slot.FINISH_*, its value)``. None for a function returning None; the
+    argument itself (its position) where the function returns the argument it writes into; for
+    a single 0-d result, its NumPy scalar (its type; what the runner's converter does: Numba
+    returns a Python scalar); the first result where ``finish`` takes just that."""
     outputs = concrete.outputs
     if outputs.treedef is pytree.LEAF and not outputs.positions and (
             outputs.constants[0] is None):  # (returns None: a kernel writing into its arguments)
-        return "None"
+        return call_slot.FINISH_NONE, None
     returned = getattr(concrete.prepared_runner(), "returned", ())
     if returned:  # (returns the argument it writes into: the caller's own object)
         ((_, p),) = returned
-        return f"a{p}"
+        return call_slot.FINISH_ARGUMENT, p
     # (the trace's results; the final states of ``writes_back`` follow them)
     (result_type, *more) = concrete.module.main.result_types[:len(outputs.positions)] or (None,)
     if more or not (outputs.single and outputs.constants[0] is None) or not (
             isinstance(result_type, TensorType) and result_type.ndim == 0):
-        # (``results[0]`` in line where finish is that: a call less, ~30 ns)
-        return "results[0]" if scope.get("finish") is _FIRST else "finish(results)"
-    scope["scalar_type"] = result_type.dtype.type
-    return "scalar_type(results[0])"
+        return ((call_slot.FINISH_FIRST, None) if finish is _FIRST
+                else (call_slot.FINISH_CALL, finish))
+    return call_slot.FINISH_SCALAR, result_type.dtype.type
+
+
+def _finish_code(how: tuple[int, Any], scope: dict) -> str:
+    """The expression of a generated fast path that finishes as ``how`` says (``_finish``);
+    ``results[0]`` in line where that is all (a call less, ~30 ns)."""
+    kind, value = how
+    if kind == call_slot.FINISH_NONE:
+        return "None"
+    if kind == call_slot.FINISH_ARGUMENT:
+        return f"a{value}"
+    if kind == call_slot.FINISH_FIRST:
+        return "results[0]"
+    if kind == call_slot.FINISH_SCALAR:
+        scope["scalar_type"] = value
+        return "scalar_type(results[0])"
+    return "finish(results)"
+
+
+def _plan(concrete: ConcreteFunction, args: tuple, implicit: list, scalars: frozenset,
+          compiled_entry: Callable[[list], tuple | None], scope: dict,
+          fallback: Callable[[tuple], Any]) -> Any:
+    """The C level's fast path for calls like this one (``call_slot.Plan``): each argument
+    tested for the type, dtype, rank, known sizes and flags of this call's, the values read
+    through objects (``implicit``) read and tested as the trace's reader does, then the
+    compiled entry point called and its result finished in C; where a test fails,
+    ``fallback`` (the Python fast path: other layouts) takes the call. None where the entry for
+    these values is not compiled, an argument is a NumPy scalar whose type does not tell its
+    dtype (datetime64, str_...), or the reader reads or tests what a Plan does not
+    (``_read``)."""
+    values = [v[()] if i in scalars else v for i, v in enumerate((*args, *implicit))]
+    found = compiled_entry(values)
+    if found is None:
+        return None
+    entry, flags = found
+    specs = []
+    for i, (arg, part) in enumerate(zip(args, concrete.key[1:], strict=False)):
+        if type(arg) is not np.ndarray:
+            if not isinstance(arg, (np.number, np.bool_)):
+                return None
+            specs.append(_spec(type(arg)))
+            continue
+        sizes = static_sizes.shape(part, arg.ndim)
+        specs.append(_array_spec(arg.dtype, tuple(-1 if n is None else n for n in sizes),
+                                 i in scalars, flags[i]))
+    reads = _reads(concrete, len(args), scalars, flags) if implicit else ()
+    if reads is None:
+        return None
+    kind, value = _finish(concrete, scope["finish"])
+    return call_slot.Plan(
+        tuple(specs), reads, entry, scope["failed"], concrete, kind,
+        value if kind == call_slot.FINISH_ARGUMENT else 0,
+        value if kind in (call_slot.FINISH_SCALAR, call_slot.FINISH_CALL) else None,
+        fp_state.current, fp_state.accepted, fallback)
+
+
+def _spec(kind: type, equals: Any = None) -> tuple:
+    """A Plan's test of a value that is not an array: its exact type (and ``== equals``)."""
+    return (kind, None, 0, 0, 0, call_slot.PASS_AS_IS, (), equals)
+
+
+def _array_spec(dtype: np.dtype, sizes: tuple, as_scalar: bool,
+                flags: tuple[int, int] | None) -> tuple:
+    """A Plan's test of an array: its dtype, rank, sizes (-1: any) and flags; passed as its
+    scalar where the parameter is one (a 0-d array)."""
+    mask, wanted = flags or (0, 0)
+    return (np.ndarray, dtype, len(sizes), mask, wanted,
+            call_slot.PASS_SCALAR if as_scalar else call_slot.PASS_AS_IS, sizes, None)
+
+
+def _reads(concrete: ConcreteFunction, count: int, scalars: frozenset,
+           flags: list) -> tuple | None:
+    """The Plan's reads of the trace's reader (``captures.reader``): first each guard (a type,
+    a Python value), then each value passed after the ``count`` arguments, in their order; None
+    where a path does not start at an argument or a bound object, takes a step other than an
+    attribute, or has a check a Plan does not make."""
+    captured, checks, _ = concrete.read.inputs
+    position = {}
+    for k, path in enumerate(captured):
+        if type(path) is not captures.Path:
+            return None  # (an environment value)
+        position[path] = count + k
+    guards, passed = [], {}
+    for path, path_checks in checks.items():
+        root = path.root
+        if root.kind not in ("arg", "bound") or any(kind != "attr" for kind, _ in path.steps):
+            return None
+        start = (None, root.ref) if root.kind == "arg" else (root.ref, 0)
+        attributes = tuple(name for _, name in path.steps)
+        at = position.get(path)
+        for check in path_checks.values():
+            spec = _read(check, at in scalars, flags[at] if at is not None else None)
+            if spec is None:
+                return None
+            if at is not None and check[0] in ("array", "scalar"):
+                passed[at] = (*start, attributes, spec, True)
+            else:
+                guards.append((*start, attributes, spec, False))
+    if len(passed) != len(captured):
+        return None
+    return (*guards, *[passed[at] for at in sorted(passed)])
+
+
+def _read(check: tuple, as_scalar: bool, flags: tuple[int, int] | None) -> tuple | None:
+    """A Plan's test for one of the reader's checks (``captures._test``), or None."""
+    kind = check[0]
+    if kind == "array":
+        return _array_spec(check[1], check[2], as_scalar, flags)
+    if kind == "scalar":  # (a NumPy scalar type that tells its dtype)
+        return _spec(check[1]) if issubclass(check[1], (np.number, np.bool_)) else None
+    if kind == "type":
+        return _spec(check[1])
+    if kind == "value":
+        of, value = check[1]
+        if value is None or (of in (int, bool, str, float) and type(value) is of):
+            return _spec(of, value)  # (a float keyed by its hex, -0.0 or nan: None)
+    return None
 
 
 def _direct(concrete: ConcreteFunction) -> tuple[
@@ -210,8 +332,9 @@ def _direct(concrete: ConcreteFunction) -> tuple[
     """How to call ``concrete``'s compiled njit function itself (Numba's dispatcher unboxes the
     arguments): ``(strict() -> (a strict copy of its dispatcher, its catch_up(), the exception
     it raises for arguments of other types), failed(e) -> the exception to raise,
-    finish(results) -> the value returned, the positions of scalar parameters, scalar_entry(values)
-    -> the compiled entry point for scalars of these values' types, or None)``; None when the
+    finish(results) -> the value returned, the positions of scalar parameters,
+    compiled_entry(values) -> the compiled entry point for these values' types and what each
+    must be, or None)``; None when the
     runner needs more (Variables, Python-typed or identity-kept results) or is not compiled."""
     runner, outputs = concrete.prepared_runner(), concrete.outputs
     writes_back = concrete.function.writes_back
@@ -223,7 +346,7 @@ def _direct(concrete: ConcreteFunction) -> tuple[
     entry = getattr(runner, "entry", None)
     if entry is None or outputs.python_types is not None:
         return None
-    convert, failed, scalars, strict, scalar_entry = entry
+    convert, failed, scalars, strict, compiled_entry = entry
     if outputs.single and outputs.constants[0] is None and convert is None:
         finish = _FIRST
     elif convert is None:
@@ -233,4 +356,4 @@ def _direct(concrete: ConcreteFunction) -> tuple[
 
         def finish(results: tuple) -> Any:
             return build(convert(results))
-    return strict, failed, finish, scalars, scalar_entry
+    return strict, failed, finish, scalars, compiled_entry

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 from autostage.runtime import (
+    call_slot,
     captures,
     collector,
     config,
@@ -43,11 +44,12 @@ from autostage.runtime import (
 from autostage.runtime import inputs as _inputs
 from autostage.runtime.argument_writes import RunAsPython
 from autostage.runtime.cache_keys import SCALAR, constant_key, leaf_key
+from autostage.runtime.call_slot import MISS
 from autostage.runtime.concrete_function import ConcreteFunction
 from autostage.runtime.config import EAGER as _EAGER
 from autostage.runtime.environment import Source, bind_environment, environment_key
 from autostage.runtime.escapes import PythonSideEffectError, TensorEscapeError
-from autostage.runtime.fast_calls import MISS, fast_path
+from autostage.runtime.fast_calls import fast_path
 from autostage.runtime.function_outputs import Outputs, collect_outputs
 from autostage.runtime.function_trace import (
     FunctionTrace,
@@ -77,6 +79,7 @@ from autostage.runtime.trace_output import PrintsWhileTraced
 from autostage.runtime.types import GeneratorType
 
 _fp_current, _fp_accepted = fp_state.current, fp_state.accepted
+_EAGER.on_engage(call_slot.engage_eager)  # (then every call takes the full path, which decides)
 _traces = function_trace  # ``_traces.active_traces``: read on each call, changed by tracing
 
 _GENERATOR_KEY = (GeneratorType(),)
@@ -146,7 +149,7 @@ _OWN = frozenset({"python_function", "name", "target", "backend", "input_signatu
                   "concrete_functions"})  # StagedFunction's public attributes
 
 
-class StagedFunction:
+class StagedFunction(call_slot.Base):
     """A function that is traced into typed IR once per signature and run by a backend.
 
     Args:
@@ -238,16 +241,18 @@ class StagedFunction:
         return StagedFunction, (python, self.name, self.input_signature, self.target,
                                 self._error_hook, self._converted, self._by_value)
 
-    # The hot path: bind, flatten, key, one dict read, run.
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    # The full path (a call starts in ``call_slot.Base``, which tries ``_fast`` first): bind,
+    # flatten, key, one dict read, run.
+    def _call(self, *args: Any, **kwargs: Any) -> Any:
         try:
-            if _EAGER.engaged and self._runs_eagerly(args, kwargs):
-                return self._traced(*args, **kwargs)
-            fast = self._fast
-            if fast and not kwargs:
-                out = fast(args)  # (aliasing a write-back call: tested in it, MISS)
-                if out is not MISS:
-                    return out
+            if _EAGER.engaged:  # (then the C level leaves the fast path to this test)
+                if self._runs_eagerly(args, kwargs):
+                    return self._traced(*args, **kwargs)
+                fast = self._fast
+                if fast and not kwargs:
+                    out = fast(args)
+                    if out is not MISS:
+                        return out
             if self._prints:  # (a trace printed through code that is not converted)
                 return self._traced(*args, **kwargs)
             if _fp_current() is not _fp_accepted[0]:  # np.seterr changed: ~20 ns when not

@@ -148,7 +148,7 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
         if not variables and not callables:
             runner.entry = (convert, failed, frozenset(scalars), lambda: (
                 *strict_dispatch.strict(dispatcher), strict_dispatch.Refused),
-                functools.partial(strict_dispatch.scalar_entry, dispatcher))
+                functools.partial(strict_dispatch.compiled_entry, dispatcher))
 
     def first_call(args: list) -> tuple:
         compile_for(args)
@@ -159,8 +159,9 @@ def compile_module(module: ir.Module) -> Callable[[list], tuple]:
     runner.compile_for = compile_for
     # Once compiled, without Variables or py_functions: (the results' converter or None,
     # failed(e), the scalar parameters' positions, strict() -> the njit dispatcher's strict copy,
-    # its catch_up() and the exception it raises, scalar_entry(values) -> the compiled entry
-    # point for scalars of these types or None), for StagedFunction's fast path (fast_calls).
+    # its catch_up() and the exception it raises, compiled_entry(values) -> the compiled entry
+    # point for values of these types and what each must be, or None), for StagedFunction's
+    # fast path (fast_calls).
     runner.entry = None
     runner.dispatcher = dispatcher  # stats (cache hits), inspect_llvm()
     runner.path = python_module.__file__

@@ -11,9 +11,11 @@ is safe (C or F layout to A, writable to read-only), never across dtypes or rank
 convert between scalar types, unsafely too (float64 to a float32 parameter), so scalars stay the
 caller's to test.
 
-A call whose every parameter is a scalar the caller tests by its exact type (a model's 0-d
-weights) needs no typing at all: ``scalar_entry`` gives the compiled signature's own entry
-point, Numba's wrapper that unboxes and runs (~35 ns less per argument than the dispatcher).
+A caller that tests every argument itself needs no typing at all: ``compiled_entry`` gives the
+compiled signature's own entry point, Numba's wrapper that unboxes and runs (~35 ns less per
+argument than the dispatcher), with what each argument must be. The Python fast path calls it
+when every parameter is a scalar (a model's 0-d weights, tested by their exact types); the C
+level of a call (``call_slot``) for arrays too, testing their flags.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numba
+from autostage.runtime import call_slot
 
 
 class Refused(Exception):
@@ -54,12 +57,29 @@ def strict(dispatcher: Any) -> tuple[Any, Callable[[], None]]:
     return copy, catch_up
 
 
-def scalar_entry(dispatcher: Any, values: Sequence[Any]) -> Callable[..., Any] | None:
-    """The entry point of ``dispatcher``'s compiled signature for ``values``, when every one is
-    a number or bool (Numba's entry unboxes each by its parameter's type without testing it:
-    the caller must pass values of exactly these types); None otherwise."""
+def compiled_entry(dispatcher: Any, values: Sequence[Any]
+                   ) -> tuple[Callable[..., Any], list[tuple[int, int] | None]] | None:
+    """The entry point of ``dispatcher``'s compiled signature for ``values``, and for each
+    value what it must be for that entry: None for a number or bool (of exactly its type, which
+    the caller tests), for an array ``(mask, wanted)`` of NumPy's flags (its layout, alignment
+    and writability, which Numba's typing tells signatures apart by; its dtype and rank the
+    caller tests). None when that signature is not compiled or a value is of another kind.
+    Numba's entry unboxes each value by its parameter's type without testing it."""
     signature = tuple(dispatcher.typeof_pyval(v) for v in values)
-    if not all(isinstance(t, (numba.types.Number, numba.types.Boolean)) for t in signature):
-        return None
     compiled = dispatcher.overloads.get(signature)
-    return None if compiled is None else compiled.entry_point
+    if compiled is None:
+        return None
+    flags = []
+    for kind in signature:
+        if isinstance(kind, (numba.types.Number, numba.types.Boolean)):
+            flags.append(None)
+        elif isinstance(kind, numba.types.Array) and kind.layout in "CFA":
+            layout = {"C": call_slot.C_CONTIGUOUS, "F": call_slot.F_CONTIGUOUS, "A": 0}[
+                kind.layout]
+            mask = layout | call_slot.ALIGNED | call_slot.WRITEABLE
+            flags.append((mask, layout | call_slot.ALIGNED * kind.aligned
+                          | call_slot.WRITEABLE * kind.mutable))
+        else:
+            return None
+    return compiled.entry_point, flags
+
