@@ -138,7 +138,8 @@ def _exact(value: object, kind: type, depth: int) -> tuple | None:
         return None
     if isinstance(value, dict):
         contents = tuple([(_key(k, depth + 1), _key(v, depth + 1)) for k, v in value.items()])
-        extra = ById(getattr(value, "default_factory", None))
+        extra = ById(value.default_factory if isinstance(value, collections.defaultdict)
+                     else None)  # (not getattr: an attribute dict's __getattr__ raises)
     elif isinstance(value, set):
         contents, extra = frozenset([_key(v, depth + 1) for v in value]), None
     elif isinstance(value, bytearray):
@@ -146,7 +147,8 @@ def _exact(value: object, kind: type, depth: int) -> tuple | None:
     elif isinstance(value, array.array):
         contents, extra = value.tobytes(), value.typecode
     else:  # a list or a deque
-        contents, extra = tuple([_key(v, depth + 1) for v in value]), getattr(value, "maxlen", None)
+        contents = tuple([_key(v, depth + 1) for v in value])
+        extra = value.maxlen if isinstance(value, collections.deque) else None
     attributes = getattr(value, "__dict__", None)  # (a subclass's own attributes)
     if attributes:
         extra = (extra, _key(dict(attributes), depth + 1))

@@ -16,9 +16,9 @@ steps:
 ``reader`` compiles a trace's paths into one generated function that returns the values of its
 implicit parameters, or None when a guard fails; the function object calls it on every hit.
 Stand-ins are a runtime mechanism, so reads by any code (converted or not, properties, helper
-methods) are recorded, and converted code stays free of load wrappers. Known limits: ``x is y``
-between stand-ins of one object reached by two paths is False; reads a C-level method makes
-from a container (``cfg.copy()``) guard the whole container by value instead.
+methods) are recorded, and converted code stays free of load wrappers. ``x is y`` compares the
+user's objects (``identity``: converted code's ``is``), guarded. Known limit: reads a C-level
+method makes from a container (``cfg.copy()``) guard the whole container by value instead.
 """
 
 from __future__ import annotations
@@ -205,11 +205,34 @@ def _stand_in(value: object, path: Path) -> object:
     if known is not None and unwrap(known) is value:
         return known
     kind = type(value)
-    cls = DictProxy if kind is dict else SequenceProxy if kind in (list, tuple) else ObjectProxy
-    proxy = shared.stand_ins[path] = cls(value, path)
+    proxy = shared.stand_ins[path] = _proxy_class(kind)(value, path)
     if path.steps:
         _check(path, ("type", kind))
     return proxy
+
+
+def _proxy_class(kind: type) -> type:
+    """The stand-in for objects of ``kind``: a user's dict or list subclass whose items are
+    read by dict's or list's own methods is read as a dict or list (an ObjectProxy would hand
+    its items out unrecorded, through those C-level methods)."""
+    for base, proxy in ((dict, DictProxy), (list, SequenceProxy), (tuple, SequenceProxy)):
+        if issubclass(kind, base) and kind.__getitem__ is base.__getitem__:
+            return proxy
+    return ObjectProxy
+
+
+def identity(a: object, b: object) -> bool:
+    """``a is b`` where either is a stand-in: whether they are one user's object, guarded at
+    the stand-ins' paths (a later call that finds another object there takes another trace).
+    Of two stand-ins, each path is guarded to hold its object (the answer depends on both)."""
+    objects = (unwrap(a), unwrap(b))
+    same = objects[0] is objects[1]
+    both = isinstance(a, Standin) and isinstance(b, Standin)
+    for side, own, other in ((a, objects[0], objects[1]), (b, objects[1], objects[0])):
+        if isinstance(side, Standin):
+            pinned, answer = (own, True) if both else (other, same)
+            _check(_parts(side)[1], (f"is {id(pinned)}", pinned, answer))
+    return same
 
 
 def reached(path: Path, value: object) -> object:
@@ -325,10 +348,15 @@ class ObjectProxy(_StandIn):
         obj, path = _parts(self)
         if name == "__class__":
             return type(obj)
-        value = getattr(obj, name)
+        try:
+            value = getattr(obj, name)
+        except AttributeError:  # (getattr's default, hasattr: the absence is guarded)
+            _check(path, (f"lacks {name}", name, True))
+            raise
         if type(value) is types.MethodType and value.__self__ is obj:
-            # The type guard covers the class's methods; one set on the object later shadows
-            # it (`net.act = f` after the first call): its absence is guarded.
+            # The method the class has now (replaced on the class later: guarded), unless one
+            # set on the object later shadows it (`net.act = f`): its absence is guarded.
+            _guard_class_attribute(obj, path, name, value.__func__)
             attrs = getattr(obj, "__dict__", None)
             if type(attrs) is dict:
                 _check(path.child(("attr", "__dict__"), attrs), (f"in {name}", name, False))
@@ -341,13 +369,17 @@ def _forward(name: str) -> Any:
     written in Python or bound as a method (a ``__call__`` that is a staged function: its reads
     through ``self`` are the caller's too), else on the object itself."""
     def method(self: ObjectProxy, *args: Any) -> Any:
-        obj = _parts(self)[0]
+        obj, path = _parts(self)
         fn = getattr(type(obj), name)
         if isinstance(fn, types.FunctionType):
+            _guard_class_attribute(obj, path, name, fn)
             return fn(self, *args)
         bound = getattr(obj, name)
         if type(bound) is types.MethodType and bound.__self__ is obj:
             return types.MethodType(bound.__func__, self)(*args)
+        # A C-level method (of a set or deque the user's class derives from) reads what it
+        # reads unrecorded: the object is guarded by its whole state.
+        _check(path, ("snapshot", _snapshot(obj)))
         return fn(obj, *args)
 
     method.__name__ = name
@@ -358,6 +390,13 @@ for _name in ("__call__", "__len__", "__iter__", "__getitem__", "__contains__", 
               "__delitem__", "__add__", "__sub__", "__mul__", "__matmul__", "__truediv__",
               "__neg__", "__lt__", "__le__", "__gt__", "__ge__", "__enter__", "__exit__"):
     setattr(ObjectProxy, _name, _forward(_name))
+
+
+def _guard_class_attribute(obj: object, path: Path, name: str, fn: object) -> None:
+    """Guards that ``type(obj)``'s attribute ``name`` is still ``fn`` (a method the trace ran,
+    which the user may replace on the class), where reading it gives ``fn`` itself."""
+    if getattr(type(obj), name, None) is fn:
+        _check(path, (f"class {name}", name, fn))
 
 
 _MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse",
@@ -482,6 +521,17 @@ class DictProxy(_Container):
         return [(k, self[k]) for k in self.keys()]
 
 
+def _lacks(value: object, name: str) -> bool:
+    """Whether reading ``value.name`` raises AttributeError (as when the trace read it)."""
+    try:
+        getattr(value, name)
+    except AttributeError:
+        return True
+    except Exception:  # noqa: BLE001 - another answer than the trace's: another trace
+        return False
+    return False
+
+
 def _snapshot(value: object) -> Any:
     """A comparable copy of a container of Python values (identity for anything else)."""
     kind = type(value)
@@ -519,7 +569,8 @@ def read_code(captures: list, checks: dict[Path, dict], sources: tuple, miss: st
     is tested; the callee refuses an array); the call fast path's strict dispatcher
     (``fast_calls``)."""
     names: dict[Any, str] = {}
-    consts: dict[str, Any] = {"_nd": np.ndarray, "_key": constant_key, "_snap": _snapshot}
+    consts: dict[str, Any] = {"_nd": np.ndarray, "_key": constant_key, "_snap": _snapshot,
+                              "_lacks": _lacks}
     lines: list[str] = []
 
     def const(value: Any) -> str:
@@ -589,6 +640,12 @@ def _test(value: str, check: tuple, const: Any, passed_as: str | None = None) ->
         return f"_snap({value}) == {const(check[1])}"
     if kind.startswith("in "):
         return f"({const(check[1])} in {value}) is {check[2]}"
+    if kind.startswith("is "):
+        return f"({value} is {const(check[1])}) is {check[2]}"
+    if kind.startswith("class "):
+        return f"getattr(type({value}), {check[1]!r}, None) is {const(check[2])}"
+    if kind.startswith("lacks "):
+        return f"_lacks({value}, {check[1]!r})"
     key = check[1]  # "value": the constant the trace used
     if type(key[1]) is ById:  # (not ByContents: a mutable container's contents count too)
         return f"{value} is {const(key[1].obj)}"

@@ -100,7 +100,20 @@ _FOREIGN = ("__cuda_array_interface__", "__dlpack__", "__array_interface__")
 def device_array(leaf: object) -> bool:
     """Whether ``leaf`` is a GPU array (``__cuda_array_interface__``: numba.cuda, CuPy, ...),
     which the cuda target stages like an ndarray, without copying it."""
-    return hasattr(leaf, "__cuda_array_interface__") or _simulated(leaf)
+    return _has(leaf, "__cuda_array_interface__") or _simulated(leaf)
+
+
+def _has(leaf: object, name: str) -> bool:
+    """Whether ``leaf`` has the protocol attribute ``name``, on its class (as libraries define
+    them) or in its ``__dict__``: found without running the user's ``__getattr__`` (an
+    attribute dict's raises KeyError for any name)."""
+    if hasattr(type(leaf), name):
+        return True
+    try:
+        attributes = object.__getattribute__(leaf, "__dict__")
+    except AttributeError:
+        return False
+    return type(attributes) is dict and name in attributes
 
 
 def _simulated(leaf: object) -> bool:
@@ -119,7 +132,7 @@ def check_foreign(leaf: object, label: str, function: str, target: str) -> None:
     """Raises StagingTypeError when argument ``leaf`` is an array of another library (a GPU
     array is staged on the cuda target, if its dtype is)."""
     if isinstance(leaf, np.ndarray | np.generic) or not (
-            device_array(leaf) or any(hasattr(leaf, a) for a in _FOREIGN)):
+            device_array(leaf) or any(_has(leaf, a) for a in _FOREIGN)):
         return
     kind = type(leaf)
     name = _qualified(kind)

@@ -14,7 +14,8 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from autostage.runtime import Staged, holds_staged, stage_operator
+from autostage.runtime import Staged, captures, holds_staged, stage_operator
+from autostage.runtime.operator_hooks import Standin
 
 _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     "<": operator.lt,
@@ -32,15 +33,20 @@ _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
 
 def is_(a: Any, b: Any) -> Any:
     """``a is b`` (converted but ``is None``): of a staged value and a bool singleton, whether
-    it stands for that very bool (``bool(t > 0) is True``); Python's identity otherwise."""
+    it stands for that very bool (``bool(t > 0) is True``); of a stand-in of the user's object
+    while tracing (``act is Act.RELU``), whether that object is the other (guarded); Python's
+    identity otherwise."""
     if isinstance(a, Staged) or isinstance(b, Staged):
         return stage_operator("is_", a, b)
+    if isinstance(a, Standin) or isinstance(b, Standin):
+        return captures.identity(a, b)
     return a is b
 
 
 def is_not(a: Any, b: Any) -> Any:
     """``a is not b``: ``not (a is b)``."""
-    return not_(is_(a, b)) if isinstance(a, Staged) or isinstance(b, Staged) else a is not b
+    return not_(is_(a, b)) if isinstance(a, Staged | Standin) or isinstance(
+        b, Staged | Standin) else a is not b
 
 
 def _sequences(a: Any, b: Any) -> bool:

@@ -1,6 +1,7 @@
 """Tests for runtime/captures.py (issue 8, item 7): what a staged function reads through objects
 is read at each call (arrays, by reference) or guarded (Python values: a change retraces)."""
 
+import enum
 import types
 import warnings
 
@@ -462,3 +463,180 @@ def test_a_class_read_for_its_attributes_is_still_the_class():
         assert f(x)[0].tolist() == [6.0, 6.0]
     finally:
         Base.eps = 1.0
+
+
+class Activation(enum.Enum):
+    RELU = 1
+    TANH = 2
+
+
+class _Sentinel:
+    pass
+
+
+DEFAULT = _Sentinel()
+
+
+class ActivationLayer:
+    def __init__(self, act):
+        self.act = act
+
+    def __call__(self, x):
+        if self.act is Activation.RELU:
+            return np.maximum(x, 0.0)
+        return x * 0.5
+
+
+def _scaled_unless_default(x, option):
+    return x * (1.0 if option is DEFAULT else 2.0)
+
+
+def _scaled_unless_same(x, a, b):
+    return x * (1.0 if a is not b else 2.0)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_is_compares_the_users_objects_behind_stand_ins(target):
+    """``act is Activation.RELU`` on an attribute or argument read through a stand-in: the user's
+    object is compared, and the answer is guarded (another member: another trace)."""
+    layer, x = ActivationLayer(Activation.RELU), np.array([-1.0, 0.5])
+    f = autostage.convert(layer, target=target)
+    for act in (Activation.RELU, Activation.TANH, Activation.RELU, Activation.TANH):
+        layer.act = act
+        np.testing.assert_array_equal(f(x), ActivationLayer.__call__(layer, x))
+    g = autostage.convert(_scaled_unless_default, target=target)
+    for option in (DEFAULT, _Sentinel(), DEFAULT):
+        np.testing.assert_array_equal(g(x, option), _scaled_unless_default(x, option))
+    h = autostage.convert(_scaled_unless_same, target=target)
+    one, other = _Sentinel(), _Sentinel()
+    for a, b in [(one, one), (one, other), (other, other), (other, one)]:
+        np.testing.assert_array_equal(h(x, a, b), _scaled_unless_same(x, a, b))
+
+
+class Biased:
+    def __init__(self):
+        self.w = 1.0
+
+
+def _with_optional_bias(m, x):
+    return x * m.w + getattr(m, "bias", 0.0)
+
+
+def _with_bias_if_set(m, x):
+    return x + (m.bias if hasattr(m, "bias") else 0.0)
+
+
+@pytest.mark.parametrize("fn", [_with_optional_bias, _with_bias_if_set])
+def test_an_attribute_missing_when_traced_is_looked_for_at_each_call(fn):
+    """A trace that took getattr's default (or hasattr's False) must not serve the object once
+    it has the attribute, set on the object or on its class, nor after it is deleted."""
+    m, x = Biased(), np.zeros(2)
+    f = autostage.convert(fn)
+    np.testing.assert_array_equal(f(m, x), fn(m, x))
+    m.bias = 5.0
+    np.testing.assert_array_equal(f(m, x), [5.0, 5.0])
+    del m.bias
+    np.testing.assert_array_equal(f(m, x), [0.0, 0.0])
+    Biased.bias = 3.0
+    try:
+        np.testing.assert_array_equal(f(m, x), [3.0, 3.0])
+    finally:
+        del Biased.bias
+    np.testing.assert_array_equal(f(m, x), [0.0, 0.0])
+
+
+class Patched:
+    def act(self, x):
+        return -x
+
+    def __call__(self, x):
+        return self.act(x)
+
+
+def test_a_method_replaced_on_the_class_is_called():
+    model, x = Patched(), np.ones(1)
+    f = autostage.convert(model)
+    np.testing.assert_array_equal(f(x), -x)
+    original = Patched.act
+    Patched.act = lambda self, v: v * 10.0
+    try:
+        np.testing.assert_array_equal(f(x), x * 10.0)
+    finally:
+        Patched.act = original
+    np.testing.assert_array_equal(f(x), -x)
+
+
+class Params(dict):
+    pass
+
+
+class Layers(list):
+    pass
+
+
+class Holder:
+    def __init__(self):
+        self.p = Params(W=np.ones(2), s=1.0)
+        self.layers = Layers([np.ones(2), 1.0])
+
+
+def _from_a_dict_subclass(net, x):
+    return x * net.p["W"] * net.p["s"]
+
+
+def _from_a_list_subclass(net, x):
+    return x * net.layers[0] * net.layers[1]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_items_of_a_users_dict_or_list_subclass_are_read_at_each_call(target):
+    net, x = Holder(), np.ones(2)
+    f = autostage.convert(_from_a_dict_subclass, target=target)
+    g = autostage.convert(_from_a_list_subclass, target=target)
+    for change in (lambda: None, lambda: net.p.update(W=np.zeros(2), s=3.0),
+                   lambda: net.p["W"].__setitem__(slice(None), 7.0),
+                   lambda: net.layers.__setitem__(1, 5.0),
+                   lambda: net.layers[0].__imul__(2.0)):
+        change()
+        np.testing.assert_array_equal(f(net, x), _from_a_dict_subclass(net, x))
+        np.testing.assert_array_equal(g(net, x), _from_a_list_subclass(net, x))
+
+
+class AttrDict(dict):
+    __getattr__ = dict.__getitem__
+    __setattr__ = dict.__setitem__
+
+
+def _scaled_by_config(x, cfg):
+    return x * cfg.lr
+
+
+def test_an_attribute_dict_argument_is_read_without_its_getattr():
+    """An object whose ``__getattr__`` raises KeyError (an attribute dict) is an argument like
+    any other: autostage's own probes of it must not run that ``__getattr__``."""
+    cfg, x = AttrDict(lr=0.1), np.ones(2)
+    f = autostage.convert(_scaled_by_config)
+    np.testing.assert_array_equal(f(x, cfg), x * 0.1)
+    cfg.lr = 0.5
+    np.testing.assert_array_equal(f(x, cfg), x * 0.5)
+
+
+class Tags(set):
+    pass
+
+
+class Tagged:
+    def __init__(self):
+        self.tags = Tags({"a"})
+
+    def __call__(self, x):
+        return x * len(self.tags) + (1.0 if "b" in self.tags else 0.0)
+
+
+def test_a_users_set_subclass_read_by_c_level_methods_is_guarded_whole():
+    model, x = Tagged(), np.ones(2)
+    f = autostage.convert(model)
+    for change in (lambda: None, lambda: model.tags.add("b"), lambda: model.tags.add("c"),
+                   lambda: model.tags.discard("b")):
+        change()
+        np.testing.assert_array_equal(f(x), Tagged.__call__(model, x))
