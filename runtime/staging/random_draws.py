@@ -166,8 +166,9 @@ def generator_input(generator: np.random.Generator) -> StagedGenerator:
     raise RandomStagingError(
         f"a np.random.Generator used in staged code{_at()} is neither an argument, a "
         "global, a closed-over variable nor reached through one (such as self.rng), so its "
-        "state cannot be read at each call; create it outside the staged function and pass "
-        "it in (a Generator created inside would restart from its seed on every call)")
+        "state cannot be read at each call: autostage stages draws from a Generator it is "
+        "given, not from one created in staged code (np.random.default_rng(seed) inside the "
+        "function); create it outside the staged function and pass it in")
 
 
 # -- Python's random module ------------------------------------------------------------------

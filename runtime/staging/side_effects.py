@@ -132,12 +132,17 @@ class Watch:
                        f"{errors.at()}" if loc is not None else
                        f" inside the staged {self.where}{errors.at()}")
             kind = type(owner.obj).__name__
+            advice = (
+                f"Assign the container (and its keys) before the {self.where} and change it "
+                "with append/pop/x[i] = (a list becomes a tensor list), or compute the value "
+                "with NumPy" if owner.name.isidentifier() else
+                f"Only a {kind} in a variable of its own is staged: give it a name before the "
+                f"{self.where} (`values = []`), change that, and put it into its container "
+                "after the loop, or compute the value with NumPy")
             raise errors.PythonSideEffectError(
                 f"the Python {kind} '{owner.name}' is changed{changed}"
                 f"{_which(moved)}; staged code runs at trace time, so the change would not "
-                f"depend on the data. Assign the container (and its keys) before the "
-                f"{self.where} and change it with append/pop/x[i] = (a list becomes a tensor "
-                "list), or compute the value with NumPy")
+                f"depend on the data. {advice}")
         what = moved[0].describe() if moved else f"'{owner.name}'"
         raise errors.PythonSideEffectError(
             f"{what} {how} the staged {self.where}{errors.at()}; staged code runs at trace "

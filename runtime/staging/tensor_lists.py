@@ -223,9 +223,10 @@ def from_python(items: list, name: str) -> TensorList:
 def _refuse_other_names(items: list, name: str) -> None:
     if any(items is lst for lst in getattr(tracing.current(), "argument_lists", ())):
         raise tracing.StagingError(
-            f"the list `{name}` is an argument and is changed by staged control flow"
-            f"{errors.at()}; staged code cannot change the caller's list in place: build a "
-            f"new list and return it (`{name} = list({name})` first)")
+            f"the list `{name}` is an argument and is assigned or changed in staged control "
+            f"flow{errors.at()}; the staged list it becomes there is not the caller's list "
+            f"(changes made to it would not reach the caller): start from a copy "
+            f"(`{name} = list({name})` first) and return it if the caller needs it")
     others = tracing.user_names(lambda obj: _holds(obj, items), name)
     if others:
         names = ", ".join(f"`{n}`" for n in others)
