@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 
 import autostage.runtime.tensor  # noqa: F401 - first: Tensor's methods need array_api complete
 import numpy as np
-from autostage.runtime import array_api, dtype_rules, tracing, value_info
+from autostage.runtime import array_api, dtype_rules, numpy_power, tracing, value_info
 from autostage.runtime.ops.checks import INT64_MAX, INT64_MIN, overflows
 from autostage.runtime.tensor import StagingTypeError, Tensor, constant
 
@@ -139,7 +139,7 @@ def _python_only(result: Tensor, numpy: Callable[[], Tensor]) -> Tensor:
 def binary(op: str, a: object, b: object) -> object:
     """``a <op> b`` (``op`` a ufunc name) with Python's semantics if both are Python numbers."""
     if not all_python(a, b):
-        return array_api.ufunc(op, a, b)
+        return numpy_power.operator_power(a, b) if op == "power" else array_api.ufunc(op, a, b)
     if _bools_on_some_paths(op, a, b):
         return array_api.ufunc(op, a, b)  # (NumPy's: where the bool is Python's, it raised)
     with _on_python_paths(a, b):
