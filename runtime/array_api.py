@@ -311,6 +311,11 @@ def ufunc(name: str, *args: object) -> Tensor:
     return _emit_promoted(name, UFUNCS[name], args)
 
 
+def result_dtype(name: str, *args: object) -> np.dtype:
+    """The dtype element-wise op ``name`` gives ``args`` (NumPy 2's weak promotion)."""
+    return dtype_rules.resolve(UFUNCS[name], [_spec(_operand(a)) for a in args], name)[1]
+
+
 def where(condition: object, x: object, y: object) -> Tensor:
     """``np.where(condition, x, y)`` (NumPy converts its weak scalars unsafely: 300 -> int8 44)."""
     if dtype_rules.is_python_scalar(condition):  # only its truth counts, not its dtype

@@ -26,6 +26,7 @@ from autostage.runtime import (
     numpy_grids,
     numpy_interp,
     numpy_linalg,
+    numpy_power,
     numpy_shapes,
     numpy_statistics,
     tracing,
@@ -75,7 +76,8 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
     op = OP_OF_UFUNC.get(ufunc.__name__)
     if op is None:
         raise unsupported(name)
-    return ndarray_results.function_result(ufunc, inputs, array_api.ufunc(op, *inputs))
+    result = numpy_power.ufunc_power(*inputs) if op == "power" else array_api.ufunc(op, *inputs)
+    return ndarray_results.function_result(ufunc, inputs, result)
 
 
 # The in-place operator of each ufunc (``S *= x`` is ``np.multiply(S, x, out=S)``).

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 
 import autostage.runtime.tensor  # noqa: F401 - first: Tensor's methods need array_api complete
 import numpy as np
-from autostage.runtime import array_api, dtype_rules, tracing, value_info
+from autostage.runtime import array_api, dtype_rules, numpy_power, tracing, value_info
 from autostage.runtime.ops.checks import INT64_MAX, INT64_MIN, overflows
 from autostage.runtime.tensor import StagingTypeError, Tensor, constant
 
@@ -139,7 +139,7 @@ def _python_only(result: Tensor, numpy: Callable[[], Tensor]) -> Tensor:
 def binary(op: str, a: object, b: object) -> object:
     """``a <op> b`` (``op`` a ufunc name) with Python's semantics if both are Python numbers."""
     if not all_python(a, b):
-        return array_api.ufunc(op, a, b)
+        return numpy_power.operator_power(a, b) if op == "power" else array_api.ufunc(op, a, b)
     if _bools_on_some_paths(op, a, b):
         return array_api.ufunc(op, a, b)  # (NumPy's: where the bool is Python's, it raised)
     with _on_python_paths(a, b):
@@ -442,10 +442,10 @@ def _as_float(x: object) -> object:
     return float(x)
 
 
-def int_of(x: Tensor, rounding: str | None = None) -> Tensor:
+def int_of(x: Tensor, rounding: str | None = None, what: str = "int()") -> Tensor:
     """``int(x)`` (or ``round(x)`` with ``rounding="rint"``) of a 0-d tensor: a Python int
-    (weak int64), raising what Python raises for nan and infinity, and an OverflowError where
-    Python's exact int would not fit int64."""
+    (weak int64), raising what Python raises for nan and infinity, and an OverflowError (naming
+    ``what``) where Python's exact int would not fit int64."""
     if x.dtype.kind == "c":
         if rounding is not None:  # round(): neither Python's nor NumPy's complex rounds
             name = "complex" if value_info.is_weak(x.value) else f"numpy.{x.dtype.name}"
@@ -462,9 +462,9 @@ def int_of(x: Tensor, rounding: str | None = None) -> Tensor:
         # float64(2**63) is the first value out of range; float32/16 values convert exactly
         too_big = array_api.ufunc("logical_or", array_api.ufunc("greater_equal", x, 2.0**63),
                                   array_api.ufunc("less", x, -(2.0**63)))
-        _raise_if(too_big, _conversion_error())
+        _raise_if(too_big, _conversion_error(what))
     elif x.dtype == np.uint64:
-        _raise_if(array_api.ufunc("greater", x, INT64_MAX), _conversion_error())
+        _raise_if(array_api.ufunc("greater", x, INT64_MAX), _conversion_error(what))
     result = x if x.dtype == np.int64 else array_api.astype(x, np.int64)
     if result is x and not value_info.is_weak(x.value):
         result = array_api.copy(x)
@@ -484,9 +484,9 @@ def _refuse_complex(x: Tensor, name: str, python_message: str) -> None:
         f"for a 0-d array, and staged code does not tell them apart; write {name}(z.real)")
 
 
-def _conversion_error() -> OverflowError:
+def _conversion_error(what: str) -> OverflowError:
     return OverflowError(
-        f"int() of a number out of the int64 range in staged code{_at()}: Python's ints are "
+        f"{what} of a number out of the int64 range in staged code{_at()}: Python's ints are "
         "exact, staged Python ints are int64")
 
 

@@ -30,6 +30,7 @@ from autostage.runtime import (
     ndarray_results,
     numpy_dispatch,
     numpy_grids,
+    numpy_power,
     numpy_shapes,
     numpy_statistics,
     python_numbers,
@@ -227,7 +228,8 @@ def inplace(op: str, a: object, b: object) -> object:
     if value_info.aliased_argument(a.value) is not None and not (
             whole_argument or argument_writes.writable(value_info.view_base(a.value))):
         array_shapes.check_writable(a, "this in-place operator")
-    result = array_api.matmul(a, b) if op == "matmul" else array_api.ufunc(op, a, b)
+    result = (array_api.matmul(a, b) if op == "matmul" else numpy_power.operator_power(a, b)
+              if op == "power" else array_api.ufunc(op, a, b))
     if result.dtype != a.dtype:
         if not np.can_cast(result.dtype, a.dtype, "same_kind"):
             _raise_casting_error(UFUNCS[op] if op in UFUNCS else np.matmul, result.dtype, a.dtype)

@@ -97,12 +97,15 @@ def known_empty(src: object) -> bool:
 
 
 def _integer(x: object, what: str) -> object:
+    """``operator.index(x)`` as ``range``/``enumerate`` take their bounds and start: a staged
+    integer becomes a Python int (weak int64), so that items and ``len()`` follow Python's int
+    arithmetic, not the NumPy dtype's (a uint8 start's items would wrap)."""
     if isinstance(x, Tensor):
         if x.ndim != 0 or x.dtype.kind not in "iu":
             raise errors.StagingTypeError(
-                f"range() {what} is a {strong(x.type)} tensor{errors.at()}; it must be an integer "
+                f"{what} is a {strong(x.type)} tensor{errors.at()}; it must be an integer "
                 "scalar (Python: 'object cannot be interpreted as an integer')")
-        return x
+        return python_numbers.int_of(x, what=what)
     return operator.index(x)
 
 
@@ -134,7 +137,7 @@ class StagedRange(_LoopOnly):
                 "step (its sign decides the loop's direction)")
         if operator.index(step) == 0:
             raise ValueError("range() arg 3 must not be zero")
-        self.start, self.stop = _integer(start, "start"), _integer(stop, "stop")
+        self.start, self.stop = _integer(start, "range() start"), _integer(stop, "range() stop")
         self.step = operator.index(step)
 
     def length(self) -> Tensor:
@@ -234,7 +237,7 @@ class StagedEnumerate(_LoopOnly):
     __slots__ = ("inner", "start")
 
     def __init__(self, iterable: object, start: object = 0):
-        self.inner, self.start = source(iterable), start
+        self.inner, self.start = source(iterable), _integer(start, "enumerate() start")
 
     def length(self) -> Tensor | int:
         return self.inner.length()

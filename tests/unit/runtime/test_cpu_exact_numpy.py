@@ -106,6 +106,43 @@ def test_integer_power_with_a_negative_exponent_raises_numpys_value_error(target
         autostage.convert(power, target=target)(x, y)
 
 
+def power_shortcuts(x, e):
+    """Each way NumPy 2 computes a power with a scalar exponent: its shortcuts (sqrt, square,
+    reciprocal, 1, x) and C's pow of NumPy scalars (an array exponent is pow, whose last bits
+    may differ from NumPy's SIMD loop)."""
+    zero_d = np.array(x[0])
+    return (x ** 0.5, x ** 2, x ** -1, x ** 0.0, x ** 1.0, x ** np.float64(0.5),
+            np.power(x, 0.5), np.power(x, 2), np.power(x, np.array(0.5)), zero_d ** 0.5,
+            np.power(x[0], 0.5), x[0] ** 0.5, x[0] ** 2, x[0] ** -1, x ** e[0], x ** float(e[0]),
+            np.power(x, e[0]))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.complex64])
+def test_powers_take_numpys_shortcuts(target, dtype):
+    """``x ** 0.5`` of an array is NumPy's sqrt (``-0.0`` stays ``-0.0``, ``-inf`` is nan; it was
+    pow's 0.0 and inf), ``x ** 2`` and ``x ** -1`` its exact square and reciprocal, also with an
+    exponent known only at run time; a NumPy scalar's ``**`` stays C's pow."""
+    specials = [-0.0, 0.0, np.inf, -np.inf, np.nan, 5e-324, -5e-324, -4.0, 4.0, 3.0, 0.1, 1e300]
+    if np.dtype(dtype).kind == "c":
+        specials = [complex(a, b) for a in (-4.0, -0.0, np.inf, -np.inf, np.nan, 2.0)
+                    for b in (-0.0, 0.0, 3.0, -np.inf)]
+    with np.errstate(over="ignore"):
+        x = np.array(specials, dtype)
+    staged = autostage.convert(power_shortcuts, target=target)
+    for e in (0.5, 2.0, -1.0, 0.0, 1.0, 3.0):
+        exponent = np.array([e, 3.0])
+        for _ in range(2):
+            for got, want in zip(staged(x, exponent), expected(power_shortcuts, x, exponent),
+                                 strict=True):
+                assert type(got) is type(want)
+                if np.asarray(want).dtype.kind == "c":
+                    assert_same(np.asarray(got).real, np.asarray(want).real)
+                    assert_same(np.asarray(got).imag, np.asarray(want).imag)
+                else:
+                    assert_same(got, want)
+
+
 def shifts(x, n):
     return x << n, x >> n
 

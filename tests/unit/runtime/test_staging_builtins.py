@@ -653,6 +653,55 @@ def test_a_ranges_index_out_of_range_is_pythons_index_error(target):
         f(np.zeros(3))
 
 
+def ranges_of_numpy_integers(x):
+    total, items, counts = 0, [], []
+    for i in range(x[1], x[0]):
+        total = total + i * 100
+    for i in range(x[0], x[1], -1):
+        items.append(i * 100)
+    for j, _ in enumerate(x, x[1]):
+        counts.append(j * 100)
+    r = range(x[1], x[0])
+    return total, items, counts, len(r), len(range(x[0], x[1])), [i for i in r]
+
+
+def range_item_of_numpy_integers(x):
+    return range(x[1], x[0])[0]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.int64, np.uint64])
+def test_range_and_enumerate_of_numpy_integers_give_python_ints(target, dtype):
+    """``range``/``enumerate`` take a NumPy integer through ``__index__``: items are Python ints
+    (a uint8 start's items wrapped: 188 for 700, ``len(range(5, 3))`` was 254; ``r[0]`` was an
+    internal TypeError)."""
+    f = autostage.convert(ranges_of_numpy_integers, target=target)
+    g = autostage.convert(range_item_of_numpy_integers, target=target)
+    for x in [np.array([5, 3], dtype), np.array([3, 5], dtype), np.array([120, 100], dtype)]:
+        for _ in range(2):
+            assert repr(f(x)) == repr(ranges_of_numpy_integers(x)), x
+            got = g(x) if x[1] < x[0] else None
+            assert got is None or repr(got) == repr(range_item_of_numpy_integers(x))
+
+
+def enumerate_with_a_float_start(x):
+    return [j for j, _ in enumerate(x, x[0])]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_range_bounds_out_of_int64_and_float_starts_are_errors(target):
+    """Python's ints are exact; staged ones are int64, so a uint64 bound past int64 is a clear
+    error; a float start is Python's TypeError (staged items were floats)."""
+    x = np.array([2**64 - 1, 2**63 + 3], np.uint64)
+    with pytest.raises(OverflowError, match=f"range\\(\\) start of a number out of the int64 "
+                       f"range in staged code at {__file__}:"):
+        autostage.convert(range_item_of_numpy_integers, target=target)(x)
+    f = autostage.convert(enumerate_with_a_float_start, target=target)
+    for fn in (enumerate_with_a_float_start, f):
+        with pytest.raises(TypeError):
+            fn(np.array([1.0, 2.0]))
+
+
 def lists_compared(x):
     a, b, c, floats = [], [], [], []
     for v in x:
