@@ -242,10 +242,10 @@ def _emit(slots: Sequence[Slot], traced: _Traced, hypotheses: loop_flags.Hypothe
         alias = values.alias_base(yields[i][0]) if runs else slot.alias
         by_slot[id(slot)] = _result(slot, result, inits[i][1], yields[i][1],
                                     traced.body.args[i], loc, none, runs, alias)
-        # a 0-d ndarray after the loop where it is one before and after the body (after the
-        # body only, where the body runs)
-        kind = values.kind_0d(outs[i]) if runs else slot.kind
-        values.mark_kind(result, kind, errors.describe(slot.name), where)
+        # what the body makes it (`y += v` keeps a 0-d ndarray, `y = y + v` makes a NumPy
+        # scalar): Python's where the body runs, not where it runs zero times and the kind
+        # differs from the one it starts as (README: "0-d arrays and NumPy scalars")
+        values.mark_kind(result, values.kind_0d(outs[i]), errors.describe(slot.name), where)
     facts = {id(s): loop_flags.fact(by_slot[id(s)]) for s in carried}
     ended = _exit_fact(traced.cond, carried, by_slot)
     for slot in carried:  # assigned when an assumed flag literal holds (``loop_flags``)
