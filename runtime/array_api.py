@@ -116,15 +116,16 @@ def _check_int_bounds(name: str, args: list, specs: list, dtypes: Sequence[np.dt
 
 
 def _beyond_integers(name: str, args: list) -> Tensor | None:
-    """A comparison of integers with a Python int outside the int64 and uint64 ranges (``a[i] <
-    2**70``), which NumPy makes exactly: every integer is below (above) it, so the answer is
-    known, for each element (``x == x`` or ``x != x`` of the integers: their shape, their type).
-    None for any other op."""
+    """A comparison of integers with a Python int outside their dtype's range (``a[i] < 2**70``,
+    ``i64 == 2**63``, ``u8 > -1``), which NumPy 2 makes exactly: every integer is below (above)
+    it, so the answer is known, for each element (``x == x`` or ``x != x`` of the integers: their
+    shape, their type). Compared as typed values instead, int64 with a uint64 ``2**63`` would go
+    through float64, where ``2**63 - 1 == 2**63``. None for any other op."""
     if name not in dtype_rules.COMPARISONS or len(args) != 2:
         return None
     for left, (x, big) in ((True, args), (False, args[::-1])):
         if type(big) is int and isinstance(x, Tensor) and x.dtype.kind in "iu" and not (
-                -2**63 <= big < 2**64):
+                np.iinfo(x.dtype).min <= big <= np.iinfo(x.dtype).max):
             compare = _PYTHON_OPERATORS[name]
             truth = compare(0, 1) if (big > 0) == left else compare(1, 0)
             return ufunc("equal" if truth else "not_equal", x, x)

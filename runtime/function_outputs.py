@@ -226,6 +226,8 @@ def _python_type(leaf: Tensor) -> Callable | None:
     comes back (``ndarray_results``); None for NumPy values (backends give NumPy scalars)."""
     if leaf.ndim == 0 and value_info.is_weak(leaf.value):
         return dtype_rules.weak_kind(leaf.dtype)
+    if leaf.ndim == 0:  # (a 0-d ndarray on some paths only: an error)
+        value_info.refuse_mixed(leaf.value, "returning it")
     if leaf.ndim == 0 and value_info.is_array(leaf.value):
         return functools.partial(np.asarray, dtype=leaf.dtype)  # an argument: itself
     return None

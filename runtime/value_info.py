@@ -12,7 +12,9 @@ reproduce, so it must be a clear error, never a silent difference. *List element
 tensor list's elements are Python numbers or NumPy values (``staging.list_elements``). *0-d
 arrays*: 0-d values NumPy would hold as a 0-d ``ndarray`` (``np.zeros_like(s)``,
 ``x.reshape(())``, a 0-d ndarray argument), not as a NumPy scalar (what ufuncs, reductions and
-indexing give): the result comes back as one (``ndarray_results``). *Python paths*: a 0-d
+indexing give): the result comes back as one (``ndarray_results``); one that is a 0-d ndarray
+on some paths of a staged ``if`` or loop and not on others is *mixed*: Python's type depends on
+the path taken, so asking which it is raises the error recorded with it. *Python paths*: a 0-d
 value that is a Python number on some paths and a NumPy scalar of the same dtype on others
 (``total = 0.0`` before a staged loop adding float64 ``x[i]``, which may run zero times) carries
 a bool value saying which it is at run time (``python_numbers``, ``function_outputs``); one that
@@ -44,6 +46,7 @@ class _Facts:
     other_paths: dict  # Value -> OtherPath: a Python number its dtype does not hold, somewhere
     numbers: dict  # weak Value -> the Python number it is, known while tracing (a merge's)
     copies: dict  # Value -> what it is a copy of, where Python's is the object itself (a message)
+    mixed: dict  # 0-d Value -> the error to raise where its kind matters (``mark_mixed``)
 
 
 _facts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -55,7 +58,7 @@ def _table() -> _Facts | None:
         return None
     facts = _facts.get(trace)
     if facts is None:
-        facts = _facts[trace] = _Facts({}, {}, set(), {}, set(), {}, {}, {}, {}, {})
+        facts = _facts[trace] = _Facts({}, {}, set(), {}, set(), {}, {}, {}, {}, {}, {})
     return facts
 
 
@@ -313,9 +316,38 @@ def mark_array(value: ir.Value) -> None:
 
 
 def is_array(value: ir.Value) -> bool:
-    """Whether the 0-d ``value`` is a 0-d ndarray in NumPy (``mark_array``)."""
+    """Whether the 0-d ``value`` is a 0-d ndarray in NumPy (``mark_array``).
+
+    Raises:
+      StagingTypeError: ``value`` is one on some paths only (``mark_mixed``).
+    """
+    refuse_mixed(value, f"its use{tracing.at()}")
     table = _table()
     return table is not None and value in table.arrays
+
+
+def mark_mixed(value: ir.Value, error: Exception) -> None:
+    """Records that the 0-d ``value`` is a 0-d ndarray on some paths and a NumPy scalar or a
+    Python number on others (a staged ``if`` or loop made it): ``is_array`` of it raises
+    ``error``, its message continued by what asked and how to fix it (``refuse_mixed``)."""
+    table = _table()
+    if table is not None:
+        table.mixed[value] = error
+
+
+def refuse_mixed(value: ir.Value, use: str) -> None:
+    """Raises the error ``mark_mixed`` recorded for ``value``, saying that ``use`` (``"returning
+    it"``) needs its kind; nothing if it has one kind."""
+    error = mixed(value)
+    if error is not None:
+        raise type(error)(f"{error}; {use} needs to know which. Give it one kind on every path "
+                          "(`np.asarray(v)` is a 0-d ndarray, `v[()]` a NumPy scalar)")
+
+
+def mixed(value: ir.Value) -> Exception | None:
+    """The error ``mark_mixed`` recorded for ``value``; None if it has one kind."""
+    table = _table()
+    return None if table is None else table.mixed.get(value)
 
 
 def stands_for_ndarray(value: ir.Value) -> bool:

@@ -131,15 +131,18 @@ def _array_tensor(name: str, x: np.ndarray) -> Tensor:
     something besides the variable holds it (``value_info.shared_arrays``: the loop or branch
     may not write it); one the variable alone holds whose elements are all one value (``out =
     np.zeros((h, w))`` to fill) as a new array filled at run time instead, as a write into it
-    would make it (``array_shapes.setitem``), not a constant the program holds and copies."""
+    would make it (``array_shapes.setitem``), not a constant the program holds and copies. A 0-d
+    one stays a 0-d ndarray (``value_info.mark_array``)."""
     shared = value_info.is_shared_array(x)
+    tensor = None
     if not shared and x.base is None and x.flags.writeable:
-        filled = array_shapes.filled_copy(x)
-        if filled is not None:
-            return filled
-    tensor = constant(x)
+        tensor = array_shapes.filled_copy(x)
+    if tensor is None:
+        tensor = constant(x)
     if shared:
         value_info.mark_shared(tensor.value, name)
+    if x.ndim == 0:  # (np.zeros(()) is a 0-d ndarray, not a NumPy scalar)
+        value_info.mark_array(tensor.value)
     return tensor
 
 

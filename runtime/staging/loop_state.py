@@ -35,6 +35,9 @@ class Slot:
     alias: object = None  # the ir.Value it may be a view of (an argument...): ``value_info``
     # a list's: whether its elements are Python numbers or NumPy values, on every path
     elements: list_elements.Elements = list_elements.EMPTY
+    # a 0-d variable's kind on entry to the body: a 0-d ndarray, a NumPy scalar, or mixed (it
+    # starts as one and the body makes it the other: ``values.kind_0d``)
+    kind: str | None = None
 
     @property
     def carried(self) -> bool:
@@ -42,6 +45,12 @@ class Slot:
 
 
 def initial_slot(name: str, x: object) -> Slot:
+    slot = _initial_slot(name, x)
+    slot.kind = values.kind_0d(x)
+    return slot
+
+
+def _initial_slot(name: str, x: object) -> Slot:
     if isinstance(x, values.MaybeUnbound):
         return Slot(name, x, x.type, maybe=True, weak=values.is_weak(x),
                     alias=values.alias_base(x.value), elements=tensor_lists.elements_of(x))
@@ -137,6 +146,17 @@ def refine_alias(slot: Slot, out: object) -> bool:
         return False
     slot.alias = values.alias_base(out.value)
     return slot.alias is not None
+
+
+def refine_kind(slot: Slot, out: object) -> bool:
+    """A 0-d variable that starts as a 0-d ndarray and that the body makes a NumPy scalar
+    (``y = y + v``: ``y += v`` keeps it one), or the other way, is mixed after the loop and in
+    the next iteration (``values.kind_0d``). True if the loop must be traced again (not for a
+    NumPy scalar where the kind was not known: the body's variables were not marked)."""
+    kind = values.join_kinds(slot.kind, values.kind_0d(out))
+    changed = kind != slot.kind and kind != values.SCALAR
+    slot.kind = kind
+    return changed
 
 
 def refine(slot: Slot, out: object, where: str) -> bool:

@@ -47,7 +47,13 @@ from autostage.runtime.staging import (
 )
 from autostage.runtime.staging.control_flow import predicate, stage_if
 from autostage.runtime.staging.control_flow import prepare_state as prepare_branch_state
-from autostage.runtime.staging.loop_state import Slot, initial_slot, refine, refine_alias
+from autostage.runtime.staging.loop_state import (
+    Slot,
+    initial_slot,
+    refine,
+    refine_alias,
+    refine_kind,
+)
 from autostage.runtime.staging.python_state import ABSENT, Entry
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor, constant
@@ -137,8 +143,8 @@ def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value],
         init = _init_value(slot.init)
         if init is not None and value_info.shared_name(init) is not None:
             value_info.mark_shared(arg, slot.name)  # a shared array: writing into it is refused
-        if init is not None and value_info.is_array(init):  # a 0-d ndarray stays one: `+=`
-            value_info.mark_array(arg)                      # changes it (refused on arguments)
+        # a 0-d ndarray stays one (`+=` changes it; refused on arguments), unless it is mixed
+        values.mark_kind(arg, slot.kind, errors.describe(slot.name), where)
         if slot.alias is not None:
             value_info.mark_view(arg, slot.alias)
         array_identity.block_arg(arg, _init_value(slot.init), id(slot))
@@ -211,7 +217,7 @@ def _value_of(slot: Slot, x: object, what: str) -> tuple[ir.Value, logic.Formula
 
 
 def _emit(slots: Sequence[Slot], traced: _Traced, hypotheses: loop_flags.Hypotheses,
-          before: dict | None, runs: bool) -> tuple:
+          before: dict | None, runs: bool, where: str) -> tuple:
     carried = [s for s in slots if s.carried]
     outs = [traced.outs[slots.index(s)] for s in carried]
     with values.in_region(traced.body):
@@ -236,6 +242,10 @@ def _emit(slots: Sequence[Slot], traced: _Traced, hypotheses: loop_flags.Hypothe
         alias = values.alias_base(yields[i][0]) if runs else slot.alias
         by_slot[id(slot)] = _result(slot, result, inits[i][1], yields[i][1],
                                     traced.body.args[i], loc, none, runs, alias)
+        # what the body makes it (`y += v` keeps a 0-d ndarray, `y = y + v` makes a NumPy
+        # scalar): Python's where the body runs, not where it runs zero times and the kind
+        # differs from the one it starts as (README: "0-d arrays and NumPy scalars")
+        values.mark_kind(result, values.kind_0d(outs[i]), errors.describe(slot.name), where)
     facts = {id(s): loop_flags.fact(by_slot[id(s)]) for s in carried}
     ended = _exit_fact(traced.cond, carried, by_slot)
     for slot in carried:  # assigned when an assumed flag literal holds (``loop_flags``)
@@ -363,7 +373,7 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
                 groups[k] = _slots_of(names[k], state[k], st)
         if grown:
             continue
-        changed = [refine(s, out, where) | refine_alias(s, out)
+        changed = [refine(s, out, where) | refine_alias(s, out) | refine_kind(s, out)
                    for s, out in zip(slots, traced.outs, strict=True)]
         if any(changed) or _new_flags(slots, traced.outs, flags) or _body_keeps_numbers(
                 slots, traced.outs, flags):
@@ -381,7 +391,7 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
         python.check_kept()
         if wanted is not None and not wanted(traced):
             raise _PythonTest()
-        results = _emit(slots, traced, hypotheses, before, runs)
+        results = _emit(slots, traced, hypotheses, before, runs, where)
         results = _settle(slots, results, flags, where)
         n = len(results) - len(python.slots)
         python.assign(results[n:])

@@ -230,12 +230,6 @@ def _weak_kind(a: object, b: object) -> bool:
     return None not in kinds and len(kinds) <= 1
 
 
-def _ndarray_0d(x: object) -> bool:
-    """Whether ``x`` is a 0-d ndarray in Python (``value_info.stands_for_ndarray``)."""
-    return isinstance(x, (Tensor, values.MaybeUnbound)) and x.type.ndim == 0 and not (
-        values.is_weak(x)) and value_info.stands_for_ndarray(x.value)
-
-
 def _merge_tensors(name, a, b, regions, pred, where) -> Merged:
     what = errors.describe(name)
     type_ = _target_type(what, a, b, where)
@@ -265,7 +259,7 @@ def _merge_tensors(name, a, b, regions, pred, where) -> Merged:
     loc = errors.location()
     alias = _alias(a) or _alias(b)
     none = values.is_none(a) or values.is_none(b)
-    ndarray = all(_ndarray_0d(x) for x in (a, b) if not values.is_unset(x))
+    kind = values.join_kinds(*(values.kind_0d(x) for x in (a, b) if not values.is_unset(x)))
 
     def build(results: Iterator[ir.Value]) -> object:
         value = next(results)
@@ -277,8 +271,7 @@ def _merge_tensors(name, a, b, regions, pred, where) -> Merged:
                             python=python_paths.one_known_number([a, b], merged_type))
         if alias is not None:  # an argument or a view on one path: writes must stay errors
             value_info.mark_view(value, alias)
-        if ndarray:  # a 0-d ndarray on every path (not a NumPy scalar)
-            value_info.mark_array(value)
+        values.mark_kind(value, kind, what, where)  # (a 0-d ndarray on every path, or not)
         if value.type.dtype == np.bool_ and value.type.is_scalar:
             logic.record(value, fact)
         if logic.equivalent(defined, logic.TRUE):

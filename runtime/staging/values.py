@@ -178,6 +178,43 @@ def alias_base(value: ir.Value) -> ir.Value | None:
     return base
 
 
+# What a 0-d variable is in Python where control flow meets (``kind_0d``).
+ARRAY, SCALAR, MIXED = "ndarray", "scalar", "mixed"
+
+
+def kind_0d(x: object) -> str | None:
+    """What the 0-d ``x`` is in Python: ARRAY (a 0-d ndarray: ``value_info.stands_for_ndarray``,
+    or one made while tracing), SCALAR (a NumPy scalar or a Python number), MIXED (one on some
+    paths and the other on others: ``value_info.mark_mixed``); None for anything else."""
+    if isinstance(x, np.ndarray):
+        return ARRAY if x.ndim == 0 else None
+    if isinstance(x, (Tensor, MaybeUnbound)):
+        if not isinstance(x.type, TensorType) or x.type.ndim:
+            return None
+        if value_info.mixed(x.value) is not None:
+            return MIXED
+        return ARRAY if not is_weak(x) and value_info.stands_for_ndarray(x.value) else SCALAR
+    return SCALAR if is_number(x) else None
+
+
+def join_kinds(*kinds: str | None) -> str | None:
+    """The kind of a variable that has each of ``kinds`` on some path (None: no 0-d value)."""
+    known = {k for k in kinds if k is not None}
+    return known.pop() if len(known) == 1 else MIXED if known else None
+
+
+def mark_kind(value: ir.Value, kind: str | None, what: str, where: str) -> None:
+    """Records the 0-d ``kind`` that ``join_kinds`` gave ``what`` (a variable) where the paths
+    of the staged ``where`` meet, on its merged ``value`` (see ``value_info.mark_mixed``)."""
+    if kind == ARRAY:
+        value_info.mark_array(value)
+    elif kind == MIXED and value.type.ndim == 0:
+        value_info.mark_mixed(value, errors.StagingTypeError(
+            f"{what} is a 0-d ndarray on some paths through the staged {where}{errors.at()} "
+            "and a NumPy scalar or a Python number on others: Python's type for it depends on "
+            "the path taken at run time, which staged code does not follow"))
+
+
 def placeholder(type_: object) -> ir.Value:
     """An ``undef`` value of ``type_``, for a variable that is not assigned on this path."""
     (value,) = tracing.emit("undef", (), {"type": type_})

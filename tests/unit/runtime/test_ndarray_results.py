@@ -1,6 +1,8 @@
 """0-d results come back as NumPy gives them: 0-d ndarrays from creation/shape calls and for
 0-d ndarray arguments, NumPy scalars from ufuncs, reductions and indexing (ndarray_results)."""
 
+import inspect
+
 import numpy as np
 import pytest
 
@@ -195,3 +197,104 @@ def test_0d_ndarrays_through_ifs_max_and_item_writes_stay_ndarrays(target):
                      (made_in_branches, (np.float64(-0.5),))]:
         want, got = fn(*args), autostage.convert(fn, target=target)(*args)
         assert type(got) is type(want) is np.ndarray and got.shape == () and got == want, fn
+
+
+def accumulated_in_place(x):
+    y = np.zeros(())
+    for v in x:
+        y += v
+    return y
+
+
+def accumulated_in_a_while(x):
+    y = np.array(0.0)
+    i = 0
+    while i < x.shape[0]:
+        y[...] = y + x[i]
+        i += 1
+    return y
+
+
+def written_in_an_if(x):
+    y = np.array(0.0)
+    if x[0] > 0:
+        y[...] = x[1]
+    return y
+
+
+def added_to_in_an_if_in_a_loop(x):
+    y = np.zeros(())
+    for v in x:
+        if v > 1:
+            y += v
+    return y
+
+
+def rebound_in_a_range_loop(x):
+    y = np.zeros(())
+    for i in range(3):
+        y = y + x[i]  # (a NumPy scalar: the body runs)
+    return y
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn", [accumulated_in_place, accumulated_in_a_while, written_in_an_if,
+                                added_to_in_an_if_in_a_loop, rebound_in_a_range_loop],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("x", [np.array([1.0, 2.0, 3.0]), np.array([-1.0, 2.0, 0.5])],
+                         ids=["positive", "negative"])
+def test_0d_ndarrays_made_before_staged_control_flow_keep_their_kind(fn, x, target):
+    """A 0-d ndarray made while tracing (np.zeros(()), np.array(0.0)) and carried through a
+    staged loop or if, or written in place there, came back as np.float64."""
+    converted = autostage.convert(fn, target=target)
+    want = fn(x)
+    for _ in range(2):
+        got = converted(x)
+        assert type(got) is type(want) and got.dtype == want.dtype and got == want
+
+
+def argument_or_a_scalar(x):
+    if x > 0:
+        return x
+    return x * 0
+
+
+def copy_maybe_rebound(x):
+    y = x.copy()
+    if y > 0:
+        y = y + 1
+    return y
+
+
+def maybe_rebound_then_used(x):
+    y = x.copy()
+    if y > 0:
+        y = y + 1
+    return float(y * 2), type(y - 1)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("fn, line, x", [
+    (argument_or_a_scalar, "return x * 0", np.array(3.5)),  # (where the returns meet)
+    (copy_maybe_rebound, "if y > 0:", np.array(-2.0))], ids=lambda v: getattr(
+        v, "__name__", ""))
+def test_a_0d_ndarray_on_some_paths_only_is_refused_where_its_type_matters(fn, line, x, target):
+    """Python returns a 0-d ndarray or a NumPy scalar depending on the path taken; staged code
+    returned np.float64 on every path (for argument_or_a_scalar, where Python returns the
+    argument itself): now a clear error naming the if."""
+    with pytest.raises(autostage.StagingError, match=(
+            rf"test_ndarray_results.py:{_line_of(fn, line)} and a NumPy scalar or a Python "
+            r"number on others.*returning it needs to know which")):
+        autostage.convert(fn, target=target)(x)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_0d_value_of_either_kind_is_staged_where_its_kind_does_not_matter(target):
+    x = np.array(2.0)
+    assert autostage.convert(maybe_rebound_then_used, target=target)(x) == (
+        maybe_rebound_then_used(x))
+
+
+def _line_of(fn, text):
+    lines, start = inspect.getsourcelines(fn)
+    return start + next(i for i, line in enumerate(lines) if text in line)

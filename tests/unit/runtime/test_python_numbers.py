@@ -534,6 +534,27 @@ def test_integers_compared_with_a_python_int_beyond_int64_are_answered_as_numpy_
         assert repr(got) == repr(want)
 
 
+def compared_beyond_the_dtype(a):
+    top, bottom = 2**63 + 1, -2**63 - 1
+    return (a == 2**63, a != 2**63, a < 2**63, a <= 2**63 + 1, a > top, a >= top,
+            a[0] == 2**63, a[0] < 2**64 - 1, a[1] > bottom, a == -1, a >= -1, a[1] != 2**40)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "int32", "int64",
+                                   "uint8", "uint16", "uint32", "uint64"])
+def test_integers_compared_with_a_python_int_beyond_their_dtype_are_exact(dtype):
+    """Every integer of the dtype is below (above) such an int, as NumPy 2 answers; an int64
+    compared with 2**63 went through float64, where 2**63 - 1 == 2**63."""
+    info = np.iinfo(dtype)
+    a = np.array([info.max, info.min, 0], dtype)
+    want = compared_beyond_the_dtype(a)
+    converted = autostage.convert(compared_beyond_the_dtype)
+    for _ in range(2):
+        got = converted(a)
+        assert repr(got) == repr(want)
+        assert [type(g) for g in got] == [type(w) for w in want]
+
+
 # --- a Python float against a Python int: exact, as Python compares them ---------------------
 
 def float_against_int_constants(y):
