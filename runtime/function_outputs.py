@@ -289,3 +289,9 @@ def _reject_staged_output(leaf: object) -> None:
         raise tracing.StagingError(
             f"a staged function returned a {type(leaf).__name__}, which cannot leave staged code; "
             "return tensors or lists of tensors instead")
+    if type(leaf) is np.ndarray and leaf.dtype.hasobject and any(
+            isinstance(item, Staged) for item in leaf.flat):
+        raise tracing.StagingError(
+            "a staged function returned a NumPy object array holding staged values (put in at "
+            "trace time, where they have no value yet); build the array with NumPy functions "
+            "of staged values (np.stack, np.array of a list of them)")

@@ -121,6 +121,15 @@ class _LoopOnly(Staged):
             "for clauses or a nested tuple target, a generator expression, list(), ...); "
             "iterate it in a for loop")
 
+    def __array__(self, *args: object, **kwargs: object) -> np.ndarray:
+        # (NumPy would otherwise take it apart item by item at trace time, into an object
+        # array of staged values: `np.zeros(3) + range(a, b)` returned staged tensors)
+        kind = type(self).__name__.removeprefix('Staged').lower()
+        raise errors.StagingTypeError(
+            f"a staged {kind}() is used as a NumPy array{errors.at()}, which autostage cannot "
+            f"stage (NumPy converts it item by item); make the array with NumPy "
+            f"(np.arange(start, stop, step) for a range)")
+
 
 class StagedRange(_LoopOnly):
     """``range(start, stop, step)`` with a staged bound; ``step`` is a Python int."""

@@ -7,6 +7,7 @@ import re
 import numpy as np
 import pytest
 from autostage.runtime.tensor import StagingTypeError
+from autostage.runtime.tracing import StagingError
 
 import autostage
 
@@ -747,3 +748,30 @@ def test_comparisons_of_staged_lists_not_staged_are_clear_errors(fn, words):
     with pytest.raises(StagingTypeError) as e:
         autostage.convert(fn)(np.array([1.0]))
     assert str(e.value).startswith(f"{words} at {__file__}:")
+
+
+def _array_plus_range(x):
+    return np.zeros(3) + range(x[1], x[1] + 3)
+
+
+def _sum_of_array_plus_range(x):
+    return (np.zeros(3) + range(x[1], x[1] + 3)).sum()
+
+
+def _object_array_of(x):
+    held = np.empty(2, dtype=object)
+    held.fill(x[0])  # (NumPy's own method: autostage does not see it)
+    return held
+
+
+@pytest.mark.parametrize("fn", [_array_plus_range, _sum_of_array_plus_range])
+def test_a_staged_range_used_as_a_numpy_array_is_refused(fn):
+    """NumPy would take the range apart item by item at trace time: an object array of staged
+    values came back (and its sum was another array)."""
+    with pytest.raises(StagingTypeError, match=r"range\(\) is used as a NumPy array .*np.arange"):
+        autostage.convert(fn)(np.array([5, 3, 1]))
+
+
+def test_an_object_array_holding_staged_values_does_not_leave_the_function():
+    with pytest.raises(StagingError, match="object array holding staged values"):
+        autostage.convert(_object_array_of)(np.array([5.0, 3.0]))
