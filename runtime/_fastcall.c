@@ -48,6 +48,7 @@ typedef struct {
     int flags_mask, flags_want;
     int pass;
     npy_intp *sizes;         /* ndim entries for an array, -1 where any size goes */
+    npy_intp itemsize;       /* an array's dtype's */
     PyObject *equals;        /* else NULL: the value must == this (a Python number, a str) */
 } Check;
 
@@ -61,7 +62,8 @@ typedef struct {             /* a value read through an object: a model's weight
 
 typedef struct {
     PyObject_HEAD
-    Py_ssize_t nargs, nreads, npassed;
+    Py_ssize_t nargs, nreads, npassed, nwritten;
+    Py_ssize_t *written;     /* the arguments the function writes into */
     Check *checks;
     Read *reads;
     PyObject *specs;         /* the tuples the checks and reads were made from (kept) */
@@ -114,6 +116,7 @@ Plan_dealloc(Plan *self)
         PyMem_Free(self->reads[i].check.sizes);
     PyMem_Free(self->checks);
     PyMem_Free(self->reads);
+    PyMem_Free(self->written);
     Plan_clear(self);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -145,6 +148,15 @@ parse_check(PyObject *spec, Check *c)
         if (c->sizes[k] == -1 && PyErr_Occurred())
             return -1;
     }
+    if (c->dtype != NULL) {
+        PyObject *itemsize = PyObject_GetAttrString(c->dtype, "itemsize");
+        if (itemsize == NULL)
+            return -1;
+        c->itemsize = PyLong_AsSsize_t(itemsize);
+        Py_DECREF(itemsize);
+        if (c->itemsize == -1 && PyErr_Occurred())
+            return -1;
+    }
     return 0;
 }
 
@@ -171,13 +183,14 @@ parse_read(PyObject *spec, Read *r, Py_ssize_t nargs)
     return parse_check(check, &r->check);
 }
 
-/* Plan(specs, reads, entry, failed, concrete, finish, finish_argument, finish_with,
+/* Plan(specs, reads, written, entry, failed, concrete, finish, finish_argument, finish_with,
  *      fp_current, fp_accepted, fallback): specs, one check (parse_check) per argument;
- *      reads, one (parse_read) per value read through an object. */
+ *      reads, one (parse_read) per value read through an object; written, the positions of
+ *      the array arguments the function writes into. */
 static PyObject *
 Plan_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    PyObject *specs, *reads, *entry, *failed, *concrete, *finish_with, *fp_current;
+    PyObject *specs, *reads, *written, *entry, *failed, *concrete, *finish_with, *fp_current;
     PyObject *fp_accepted, *fallback;
     int finish;
     Py_ssize_t finish_argument;
@@ -185,9 +198,10 @@ Plan_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         PyErr_SetString(PyExc_TypeError, "Plan takes positional arguments only");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "O!O!OOOinOOO!O", &PyTuple_Type, &specs, &PyTuple_Type,
-                          &reads, &entry, &failed, &concrete, &finish, &finish_argument,
-                          &finish_with, &fp_current, &PyList_Type, &fp_accepted, &fallback))
+    if (!PyArg_ParseTuple(args, "O!O!O!OOOinOOO!O", &PyTuple_Type, &specs, &PyTuple_Type,
+                          &reads, &PyTuple_Type, &written, &entry, &failed, &concrete, &finish,
+                          &finish_argument, &finish_with, &fp_current, &PyList_Type,
+                          &fp_accepted, &fallback))
         return NULL;
     if (finish < FINISH_NONE || finish > FINISH_CALL ||
             (finish == FINISH_ARGUMENT &&
@@ -199,11 +213,14 @@ Plan_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     Plan *self = (Plan *)type->tp_alloc(type, 0);
     if (self == NULL)
         return NULL;
-    self->specs = PyTuple_Pack(2, specs, reads);
+    self->specs = PyTuple_Pack(3, specs, reads, written);
     Py_ssize_t n = PyTuple_GET_SIZE(specs), m = PyTuple_GET_SIZE(reads);
+    Py_ssize_t w = PyTuple_GET_SIZE(written);
     self->checks = PyMem_Calloc(n > 0 ? n : 1, sizeof(Check));
     self->reads = PyMem_Calloc(m > 0 ? m : 1, sizeof(Read));
-    if (self->specs == NULL || self->checks == NULL || self->reads == NULL) {
+    self->written = PyMem_Calloc(w > 0 ? w : 1, sizeof(Py_ssize_t));
+    if (self->specs == NULL || self->checks == NULL || self->reads == NULL ||
+            self->written == NULL) {
         Py_DECREF(self);
         return PyErr_Occurred() ? NULL : PyErr_NoMemory();
     }
@@ -220,6 +237,17 @@ Plan_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
             return NULL;
         }
         self->npassed += self->reads[i].passed;
+    }
+    self->nwritten = w;
+    for (Py_ssize_t i = 0; i < w; i++) {
+        Py_ssize_t p = PyLong_AsSsize_t(PyTuple_GET_ITEM(written, i));
+        if (p < 0 || p >= n || self->checks[p].dtype == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "Plan: a written argument is not an array");
+            Py_DECREF(self);
+            return NULL;
+        }
+        self->written[i] = p;
     }
     Py_INCREF(entry); self->entry = entry;
     Py_INCREF(failed); self->failed = failed;
@@ -316,6 +344,49 @@ read_value(const Read *r, PyObject *const *args)
     return value;
 }
 
+/* The bytes `array` spans, [*low, *high): empty for an array of no items. */
+static void
+extent(PyArrayObject *array, npy_intp itemsize, char **low, char **high)
+{
+    char *start = PyArray_BYTES(array), *end = start;
+    const npy_intp *dims = PyArray_DIMS(array), *strides = PyArray_STRIDES(array);
+    for (int k = 0; k < PyArray_NDIM(array); k++) {
+        if (dims[k] == 0) {
+            *low = *high = start;
+            return;
+        }
+        npy_intp span = (dims[k] - 1) * strides[k];
+        if (span > 0)
+            end += span;
+        else
+            start += span;
+    }
+    *low = start;
+    *high = end + itemsize;
+}
+
+/* Whether an array the function writes into may share memory with another array argument:
+ * np.may_share_memory's test (their bounds overlap). The full path runs such calls as Python. */
+static int
+may_alias(const Plan *plan, PyObject *const *args)
+{
+    for (Py_ssize_t i = 0; i < plan->nwritten; i++) {
+        Py_ssize_t p = plan->written[i];
+        char *low, *high;
+        extent((PyArrayObject *)args[p], plan->checks[p].itemsize, &low, &high);
+        for (Py_ssize_t k = 0; k < plan->nargs; k++) {
+            if (k == p || plan->checks[k].dtype == NULL)  /* (0-d ones passed as scalars too:
+                                                           * Python reads them after writes) */
+                continue;
+            char *other_low, *other_high;
+            extent((PyArrayObject *)args[k], plan->checks[k].itemsize, &other_low, &other_high);
+            if (low < high && other_low < other_high && low < other_high && other_low < high)
+                return 1;
+        }
+    }
+    return 0;
+}
+
 /* What `plan`'s fallback gives for `tuple`, else MISS (a new reference). */
 static PyObject *
 fall_back(Plan *plan, PyObject *tuple)
@@ -359,6 +430,10 @@ Plan_run(Plan *plan, PyObject *tuple)
         if (passed[made] == NULL)
             goto done;
         made++;
+    }
+    if (plan->nwritten && may_alias(plan, args)) {
+        results = fall_back(plan, tuple);
+        goto done;
     }
     for (Py_ssize_t i = 0; i < plan->nreads; i++) {
         const Read *r = &plan->reads[i];

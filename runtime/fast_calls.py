@@ -140,8 +140,9 @@ def fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
     exec(compile(source, f"<autostage fast path of {concrete.function.name}>", "exec"), scope)
     fast = scope["fast"]
     fast.source = source  # for inspection
-    if direct is not None and call_slot.Plan is not None and not written:
-        return _plan(concrete, args, implicit, scalars, compiled_entry, scope, fast) or fast
+    if direct is not None and call_slot.Plan is not None:
+        return _plan(concrete, args, implicit, written, scalars, compiled_entry, scope,
+                     fast) or fast
     return fast
 
 
@@ -225,13 +226,15 @@ def _finish_code(how: tuple[int, Any], scope: dict) -> str:
     return "finish(results)"
 
 
-def _plan(concrete: ConcreteFunction, args: tuple, implicit: list, scalars: frozenset,
-          compiled_entry: Callable[[list], tuple | None], scope: dict,
+def _plan(concrete: ConcreteFunction, args: tuple, implicit: list, written: tuple,
+          scalars: frozenset, compiled_entry: Callable[[list], tuple | None], scope: dict,
           fallback: Callable[[tuple], Any]) -> Any:
     """The C level's fast path for calls like this one (``call_slot.Plan``): each argument
-    tested for the type, dtype, rank, known sizes and flags of this call's, the values read
-    through objects (``implicit``) read and tested as the trace's reader does, then the
-    compiled entry point called and its result finished in C; where a test fails,
+    tested for the type, dtype, rank, known sizes and flags of this call's, the arguments the
+    function writes into (``written``) for sharing memory with another array argument
+    (``np.may_share_memory``'s test), the values read through objects (``implicit``) read and
+    tested as the trace's reader does, then the compiled entry point called and its result
+    finished in C; where a test fails,
     ``fallback`` (the Python fast path: other layouts) takes the call. None where the entry for
     these values is not compiled, an argument is a NumPy scalar whose type does not tell its
     dtype (datetime64, str_...), or the reader reads or tests what a Plan does not
@@ -256,7 +259,7 @@ def _plan(concrete: ConcreteFunction, args: tuple, implicit: list, scalars: froz
         return None
     kind, value = _finish(concrete, scope["finish"])
     return call_slot.Plan(
-        tuple(specs), reads, entry, scope["failed"], concrete, kind,
+        tuple(specs), reads, written, entry, scope["failed"], concrete, kind,
         value if kind == call_slot.FINISH_ARGUMENT else 0,
         value if kind in (call_slot.FINISH_SCALAR, call_slot.FINISH_CALL) else None,
         fp_state.current, fp_state.accepted, fallback)

@@ -10,6 +10,7 @@ import io
 import numpy as np
 import pytest
 from autostage.runtime import argument_writes, ir, tracing
+from autostage.runtime.call_slot import Plan
 from autostage.runtime.passes import inplace
 
 import autostage
@@ -297,7 +298,12 @@ def test_the_fast_path_tests_aliasing_and_keeps_pythons_results(case):
         for p, s in zip(plain_args, staged_args, strict=True):
             assert _same(s, p)
         assert _identities(got[0][1], staged_args) == _identities(expected[0][1], plain_args)
-    assert staged._fast and "shares(" in staged._fast.source
+    fast = staged._fast  # (a Plan tests the aliasing in C, its Python fallback too)
+    if isinstance(fast, Plan):
+        assert fast.specs[2]  # the written arguments
+        fast = fast.fallback
+    assert "shares(" in fast.source
+    assert isinstance(staged._fast, Plan) or case == "two_outputs"  # (returns two arguments)
     for alias in ALIASED.values():
         plain_args, staged_args = alias(make()), alias(make())
         expected, got = _run(fn, plain_args), _run(staged, staged_args)

@@ -289,3 +289,39 @@ def test_weights_read_through_the_model_are_read_and_tested_by_the_plan():
     del model.b
     with pytest.raises(AttributeError, match="'b'"):
         f(x)
+
+
+def scale_into(x, out, s):
+    for i in range(x.shape[0]):
+        out[i] = x[i] * s + out[0]
+
+
+def test_writes_into_an_argument_test_its_memory_against_the_others():
+    """The Plan of a kernel writing into ``out`` sends a call whose ``out`` may share memory
+    with another array argument (np.may_share_memory's bounds test: the same array, views of
+    one buffer overlapping, reversed, or a 0-d scalar viewing it) to the full path, which runs
+    it as Python; views of one buffer that do not overlap run compiled."""
+    f = autostage.convert(scale_into)
+    for _ in range(3):
+        out = np.zeros(4)
+        f(np.arange(4.0), out, np.array(2.0))
+        np.testing.assert_array_equal(out, np.arange(4.0) * 2.0)
+    assert isinstance(f._fast, Plan) and f._fast.specs[2] == (1,)
+
+    def cases():
+        buffer = np.arange(12.0)
+        yield buffer[:4], buffer[4:8], np.array(2.0)  # disjoint views of one buffer
+        buffer = np.arange(12.0)
+        yield buffer[2:6], buffer[:4], np.array(2.0)  # overlapping
+        buffer = np.arange(12.0)
+        yield buffer[3::-1], buffer[:4], np.array(2.0)  # reversed, overlapping
+        buffer = np.arange(4.0)
+        yield buffer, buffer, np.array(2.0)  # the same array
+        out = np.ones(4)
+        yield np.arange(4.0), out, out[1:2].reshape(())  # the scalar is a view of out
+
+    for plain, staged in zip(cases(), cases(), strict=True):
+        scale_into(*plain)
+        f(*staged)
+        for p, s in zip(plain, staged, strict=True):
+            np.testing.assert_array_equal(s, p)
