@@ -169,6 +169,14 @@ _SCALAR_FORMS = {
     ("deg2rad", "f"): "({0} * ({t}(np.pi) / {t}(180.0)))",
 }
 _COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
+# NumPy 2 compares int64 with uint64 exactly (its qQ and Qq loops, which every mixed signed and
+# unsigned pair resolves to); Numba's operators and array ufuncs go through float64, where
+# 2**63 == 2**63 - 1. A negative signed operand is below every unsigned one; otherwise both
+# compare as uint64. Per op: its value when the signed operand is negative and comes first,
+# and when it comes second. (The cuda backend's rule: the same loops stay host ops there.)
+_MIXED_SIGN = {"equal": (False, False), "not_equal": (True, True), "less": (True, False),
+               "less_equal": (True, False), "greater": (False, True),
+               "greater_equal": (False, True)}
 # Element-wise ops whose Numba array implementation differs from NumPy for these loop dtype
 # kinds: arrays are computed by a loop of their scalar rule (``lower_fused.elementwise_loop``).
 LOOPED = {"floor_divide": "iuf", "remainder": "iuf", "fmod": "iu", "lcm": "iu", "sign": "ufc",
@@ -330,6 +338,8 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
                            out.type.dtype)
     elif op.name in _FLOAT_OPERATORS and loop[0].kind == "f":
         expr = wrap_scalar(_FLOAT_OPERATORS[op.name].format(*args), out.type.dtype)
+    elif is_scalar(out.type) and _mixed_sign(op, loop):
+        expr = _mixed_sign_expr(op.name, args, signed_first=loop[0].kind == "i")
     elif is_scalar(out.type) and (op.name, loop[0].kind) in _SCALAR_FORMS:
         form = _SCALAR_FORMS[op.name, loop[0].kind]
         zero = _reciprocal_of_zero(loop[0]) if "{z}" in form else ""
@@ -364,6 +374,23 @@ def _fused_complex_product(op: ir.Op, loop: tuple[np.dtype, ...]) -> bool:
     scalars (their ``*``) is NumPy's scalar math, Numba's ``a * b``."""
     return op.name == "multiply" and loop[0].kind == "c" and complex_products.numpy_fuses(
         loop[0])
+
+
+def _mixed_sign(op: ir.Op, loop: tuple[np.dtype, ...]) -> bool:
+    """Whether ``op`` compares a signed integer with an unsigned one (int64 with uint64)."""
+    return op.name in _MIXED_SIGN and {d.kind for d in loop} == {"i", "u"}
+
+
+def _mixed_sign_expr(name: str, args: list[str], *, signed_first: bool) -> str:
+    """NumPy's exact comparison ``name`` of int64 and uint64 operands ``args``: the signed one
+    decides alone when negative, else it is compared as uint64."""
+    side = 0 if signed_first else 1
+    signed = args[side]
+    operands = [f"np.uint64({a})" if k == side else a for k, a in enumerate(args)]
+    compare = _OPERATORS[name].format(*operands)
+    if _MIXED_SIGN[name][side]:
+        return f"({signed} < 0 or {compare})"
+    return f"({signed} >= 0 and {compare})"
 
 
 def _positive_constant(value: ir.Value, dtype: np.dtype) -> bool:

@@ -1,6 +1,7 @@
 """Compiled code computes exactly what NumPy computes on edge values (issue 9, items 1-6 and 15):
 integer division by -1 and zero, integer powers, shifts by any count, float floor division with
-inf/nan, reshape with -1 and empty arrays, complex -> real casts, and no NumPy RuntimeWarnings.
+inf/nan, reshape with -1 and empty arrays, complex -> real casts, uint64 compared with signed
+integers, and no NumPy RuntimeWarnings.
 Each case runs on both targets; the process-crash case (SIGFPE) runs in a subprocess."""
 
 import operator
@@ -313,3 +314,49 @@ def test_bool_arithmetic_in_staged_loops_is_numpys(op):
         want = fn(*args, op)
         assert [(np.asarray(v).dtype, np.asarray(v).tolist()) for v in got] == \
             [(np.asarray(v).dtype, np.asarray(v).tolist()) for v in want], fn.__name__
+
+
+def comparisons(x, y):
+    return (x == y, x != y, x < y, x <= y, x > y, x >= y,
+            np.equal(x, y), np.not_equal(x, y), np.less(x, y), np.less_equal(x, y),
+            np.greater(x, y), np.greater_equal(x, y))
+
+
+def comparisons_of_elements(x, y):
+    out = np.zeros((6, x.shape[0]), dtype=np.bool_)
+    for i in range(x.shape[0]):
+        a, b = x[i], y[i]
+        out[0, i], out[1, i], out[2, i] = a == b, a != b, np.less(a, b)
+        out[3, i], out[4, i], out[5, i] = a <= b, np.greater(a, b), a >= b
+    return out
+
+
+def mixed_sign_arithmetic(x, y):
+    return np.maximum(x, y), np.minimum(y, x), np.where(x > y, x, y), x + y
+
+
+UNSIGNED = np.array([0, 1, 2**63 - 1, 2**63, 2**64 - 1], np.uint64)
+SIGNED = np.array([-2**63, -1, 0, 2**63 - 1], np.int64)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("signed", [np.int64, np.int32])
+def test_uint64_compares_with_signed_integers_exactly(target, signed):
+    """NumPy 2 compares uint64 with int64 exactly (its qQ loops; int32 resolves to them too):
+    uint64(2**63) == int64(2**63 - 1) is False. Numba's operators compared through float64."""
+    info = np.iinfo(signed)
+    s = np.clip(SIGNED, info.min, info.max).astype(signed)
+    u, s = np.repeat(UNSIGNED, len(s)), np.tile(s, len(UNSIGNED))
+    for fn in (comparisons, comparisons_of_elements, mixed_sign_arithmetic):
+        staged = autostage.convert(fn, target=target)
+        for x, y in ((u, s), (s, u)):
+            want = fn(x, y)
+            for _ in range(2):
+                for got, wanted in zip(staged(x, y), want, strict=True):
+                    assert_same(got, wanted)
+    staged = autostage.convert(comparisons, target=target)
+    for a in UNSIGNED:  # NumPy scalars, 0-d in the trace
+        for b in SIGNED:
+            for x, y in ((a, b), (b, a)):
+                for got, wanted in zip(staged(x, y), comparisons(x, y), strict=True):
+                    assert type(got) is type(wanted) and got == wanted, (x, y)
