@@ -53,13 +53,35 @@ def _shortcut(name: str | None, x: Tensor) -> Tensor:
 
 def _by_value(x: Tensor, e: object, table: dict, general: Callable[[], Tensor]) -> Tensor:
     """``table[e](x)``, ``general()`` for any other value of ``e`` (a constant, or a staged 0-d
-    value tested at run time)."""
+    value tested at run time: then with pow's gradient, ``_with_powers_gradient``)."""
     if not isinstance(e, Tensor):
         return _shortcut(table[e], x) if e in table else general()
-    result = general()
+    result = powered = general()
     for value, name in table.items():
         result = array_api.where(array_api.ufunc("equal", e, value), _shortcut(name, x), result)
-    return result
+    return _with_powers_gradient(result, x, e, powered)
+
+
+def _with_powers_gradient(result: Tensor, x: object, e: Tensor, powered: Tensor) -> Tensor:
+    """``result`` (the value NumPy computes, its shortcut chosen at run time) with the gradient
+    of ``powered = x ** e`` (the power op's rule: ``e * x ** (e - 1)``, 0 where e == 0; ``y *
+    log(x)``, 0 where x == 0). Through the chain of ``where``s the exponent would get no
+    gradient where it is 0.5, 2, ..., and the branches not taken NaNs (sqrt' at 0)."""
+    from autostage.runtime.autodiff.tape import mark_custom_gradient
+
+    staged = [v for v in (x, e) if isinstance(v, Tensor)]
+
+    def grad_fn(dy: Tensor) -> list:
+        found = []
+        if isinstance(x, Tensor):
+            slope = e * array_api.ufunc("power", x, e - 1)
+            found.append(dy * array_api.where(array_api.ufunc("equal", e, 0), 0, slope))
+        zero = array_api.ufunc("equal", x, 0)
+        log = array_api.ufunc("log", array_api.where(zero, 1, x))
+        found.append((dy * array_api.where(zero, 0, powered * log)).sum())
+        return found
+
+    return mark_custom_gradient(result, staged, grad_fn)
 
 
 def operator_power(a: object, b: object) -> Tensor:
