@@ -50,6 +50,8 @@ typedef struct {
     npy_intp *sizes;         /* ndim entries for an array, -1 where any size goes */
     npy_intp itemsize;       /* an array's dtype's */
     PyObject *equals;        /* else NULL: the value must == this (a Python number, a str) */
+    PyObject *contains;      /* else NULL: whether the value (a dict) holds this key... */
+    int contains_wanted;     /* ...must be this */
 } Check;
 
 typedef struct {             /* a value read through an object: a model's weight */
@@ -122,18 +124,24 @@ Plan_dealloc(Plan *self)
 }
 
 /* Fills `c` from (type, dtype or None, ndim, flags_mask, flags_want, pass, sizes, equals or
- * None), sizes a tuple of ints (-1: any). Its objects stay owned by the tuple. */
+ * None, contains or None, contains_wanted), sizes a tuple of ints (-1: any); `contains` only
+ * of a dict. Its objects stay owned by the tuple. */
 static int
 parse_check(PyObject *spec, Check *c)
 {
-    PyObject *kind, *dtype, *sizes, *equals;
-    if (!PyArg_ParseTuple(spec, "O!OiiiiO!O", &PyType_Type, &kind, &dtype, &c->ndim,
+    PyObject *kind, *dtype, *sizes, *equals, *contains;
+    if (!PyArg_ParseTuple(spec, "O!OiiiiO!OOp", &PyType_Type, &kind, &dtype, &c->ndim,
                           &c->flags_mask, &c->flags_want, &c->pass, &PyTuple_Type, &sizes,
-                          &equals))
+                          &equals, &contains, &c->contains_wanted))
         return -1;
     c->type = (PyTypeObject *)kind;
     c->dtype = dtype == Py_None ? NULL : dtype;
     c->equals = equals == Py_None ? NULL : equals;
+    c->contains = contains == Py_None ? NULL : contains;
+    if (c->contains != NULL && c->type != &PyDict_Type) {
+        PyErr_SetString(PyExc_ValueError, "Plan: only a dict's keys are tested");
+        return -1;
+    }
     if (c->ndim < 0 || (c->dtype != NULL && PyTuple_GET_SIZE(sizes) != c->ndim)) {
         PyErr_SetString(PyExc_ValueError, "Plan: an array's sizes must be ndim long");
         return -1;
@@ -267,7 +275,14 @@ passes(const Check *c, PyObject *value)
 {
     if (Py_TYPE(value) != c->type)
         return 0;
-    if (c->equals != NULL) {  /* (of an exact int, float, bool or str: == cannot fail) */
+    if (c->contains != NULL) {  /* (a dict's key: a str) */
+        int found = PyDict_Contains(value, c->contains);
+        if (found < 0)
+            PyErr_Clear();
+        return found == c->contains_wanted;
+    }
+    if (c->equals != NULL) {  /* (of an exact int, float, bool, str or a function: == cannot
+                               * fail) */
         int equal = PyObject_RichCompareBool(value, c->equals, Py_EQ);
         if (equal < 0)
             PyErr_Clear();

@@ -19,6 +19,7 @@ aliasing tested in line too (a written argument read-only or sharing memory with
 from __future__ import annotations
 
 import operator
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -265,9 +266,10 @@ def _plan(concrete: ConcreteFunction, args: tuple, implicit: list, written: tupl
         fp_state.current, fp_state.accepted, fallback)
 
 
-def _spec(kind: type, equals: Any = None) -> tuple:
-    """A Plan's test of a value that is not an array: its exact type (and ``== equals``)."""
-    return (kind, None, 0, 0, 0, call_slot.PASS_AS_IS, (), equals)
+def _spec(kind: type, equals: Any = None, contains: tuple = (None, False)) -> tuple:
+    """A Plan's test of a value that is not an array: its exact type (and ``== equals``; or, of
+    a dict, whether it holds key ``contains[0]``, which must be ``contains[1]``)."""
+    return (kind, None, 0, 0, 0, call_slot.PASS_AS_IS, (), equals, *contains)
 
 
 def _array_spec(dtype: np.dtype, sizes: tuple, as_scalar: bool,
@@ -276,7 +278,8 @@ def _array_spec(dtype: np.dtype, sizes: tuple, as_scalar: bool,
     scalar where the parameter is one (a 0-d array)."""
     mask, wanted = flags or (0, 0)
     return (np.ndarray, dtype, len(sizes), mask, wanted,
-            call_slot.PASS_SCALAR if as_scalar else call_slot.PASS_AS_IS, sizes, None)
+            call_slot.PASS_SCALAR if as_scalar else call_slot.PASS_AS_IS, sizes, None, None,
+            False)
 
 
 def _reads(concrete: ConcreteFunction, count: int, scalars: frozenset,
@@ -300,31 +303,39 @@ def _reads(concrete: ConcreteFunction, count: int, scalars: frozenset,
         attributes = tuple(name for _, name in path.steps)
         at = position.get(path)
         for check in path_checks.values():
-            spec = _read(check, at in scalars, flags[at] if at is not None else None)
-            if spec is None:
+            found = _read(check, at in scalars, flags[at] if at is not None else None)
+            if found is None:
                 return None
+            more, spec = found
             if at is not None and check[0] in ("array", "scalar"):
                 passed[at] = (*start, attributes, spec, True)
             else:
-                guards.append((*start, attributes, spec, False))
+                guards.append((*start, attributes + more, spec, False))
     if len(passed) != len(captured):
         return None
     return (*guards, *[passed[at] for at in sorted(passed)])
 
 
-def _read(check: tuple, as_scalar: bool, flags: tuple[int, int] | None) -> tuple | None:
-    """A Plan's test for one of the reader's checks (``captures._test``), or None."""
+def _read(check: tuple, as_scalar: bool, flags: tuple[int, int] | None
+          ) -> tuple[tuple, tuple] | None:
+    """A Plan's test for one of the reader's checks (``captures._test``): (the attributes read
+    from the checked value first, the test), or None."""
     kind = check[0]
     if kind == "array":
-        return _array_spec(check[1], check[2], as_scalar, flags)
+        return (), _array_spec(check[1], check[2], as_scalar, flags)
     if kind == "scalar":  # (a NumPy scalar type that tells its dtype)
-        return _spec(check[1]) if issubclass(check[1], (np.number, np.bool_)) else None
+        return ((), _spec(check[1])) if issubclass(check[1], (np.number, np.bool_)) else None
     if kind == "type":
-        return _spec(check[1])
+        return (), _spec(check[1])
     if kind == "value":
         of, value = check[1]
         if value is None or (of in (int, bool, str, float) and type(value) is of):
-            return _spec(of, value)  # (a float keyed by its hex, -0.0 or nan: None)
+            return (), _spec(of, value)  # (a float keyed by its hex, -0.0 or nan: None)
+    if kind.startswith("class ") and type(check[2]) is types.FunctionType:
+        # (the method the trace ran is still the class's: a function compares by identity)
+        return ("__class__", check[1]), _spec(types.FunctionType, check[2])
+    if kind.startswith("in ") and type(check[1]) is str:  # (no method shadowing it: a key of
+        return (), _spec(dict, contains=(check[1], check[2]))  # the object's __dict__)
     return None
 
 

@@ -325,3 +325,35 @@ def test_writes_into_an_argument_test_its_memory_against_the_others():
         f(*staged)
         for p, s in zip(plain, staged, strict=True):
             np.testing.assert_array_equal(s, p)
+
+
+class WithMethod:
+    def __init__(self):
+        self.w = np.ones(3)
+
+    def act(self, x):
+        return x * 2.0
+
+    def __call__(self, x):
+        return self.act(x) + self.w
+
+
+def test_a_model_calling_its_methods_has_a_plan_that_guards_them():
+    """The guards of a method the trace ran (still the class's, not shadowed by an attribute of
+    the object) are tested in C too."""
+    model, x = WithMethod(), np.arange(3.0)
+    f = autostage.convert(model)
+    for _ in range(3):
+        np.testing.assert_array_equal(f(x), model(x))
+    assert isinstance(f._fast, Plan)
+    original = WithMethod.act
+    try:
+        WithMethod.act = lambda self, v: v * 10.0
+        np.testing.assert_array_equal(f(x), model(x))
+        model.act = lambda v: v * 100.0
+        np.testing.assert_array_equal(f(x), model(x))
+        del model.act
+        np.testing.assert_array_equal(f(x), model(x))
+    finally:
+        WithMethod.act = original
+    np.testing.assert_array_equal(f(x), model(x))
