@@ -60,6 +60,8 @@ class IfExpTransformer(transformer.Base):
     def visit_IfExp(self, node: gast.IfExp) -> gast.AST:
         node = self.generic_visit(node)
         if not (lambda_safe(node.body) and lambda_safe(node.orelse)):
+            node.test = templates.replace_as_expression(  # (as written: a staged test, an error)
+                "ag__.python_operand(test, 'a conditional expression')", test=node.test)
             return node
         anno.mark_truth_test(node.test)
         return templates.replace_as_expression(

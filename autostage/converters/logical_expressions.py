@@ -47,6 +47,9 @@ class LogicalTransformer(transformer.Base):
     def visit_BoolOp(self, node: gast.BoolOp) -> gast.AST:
         node = self.generic_visit(node)
         if not all(lambda_safe(v) for v in node.values[1:]):
+            # (`i < n and (v := x[i]) > 0`: as written; a staged operand tested is an error)
+            construct = "`and`" if isinstance(node.op, gast.And) else "`or`"
+            node.values[:-1] = [_python_operand(v, construct) for v in node.values[:-1]]
             return node
         # a test's `and`/`or` (its value only tested for truth): its truth, a bool, so that
         # a staged `if a[i] and b[j] < 0:` does not need one type for both operands
@@ -110,3 +113,9 @@ def _is_none(node: gast.AST) -> bool:
 def transform(node: gast.AST, ctx: transformer.Context) -> gast.AST:
     """Rewrites the logical expressions and comparison chains in ``node``."""
     return LogicalTransformer(ctx).visit(node)
+
+
+def _python_operand(value: gast.AST, construct: str) -> gast.AST:
+    return templates.replace_as_expression(
+        "ag__.python_operand(value, construct)", value=value,
+        construct=gast.Constant(value=construct, kind=None))

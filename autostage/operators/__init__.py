@@ -30,6 +30,7 @@ from autostage.operators.logical import (
     not_in,
     or_,
     or_test,
+    python_operand,
     truth,
 )
 from autostage.operators.math_overloads import OVERLOADS as _MATH_OVERLOADS
@@ -141,7 +142,7 @@ __all__ = [
     "if_stmt", "if_branch", "while_stmt", "for_stmt",
     # logical expressions
     "and_", "or_", "and_test", "or_test", "truth", "not_", "compare_chain", "if_exp",
-    "if_exp_branch", "is_", "is_not",
+    "if_exp_branch", "is_", "is_not", "python_operand",
     "eq", "ne", "in_", "not_in",
     # data structures and subscripts
     "ListBox", "box_append", "box_pop", "list_append", "list_comp", "list_pop", "getitem",

@@ -14,8 +14,9 @@ import operator
 from collections.abc import Callable
 from typing import Any
 
-from autostage.runtime import Staged, captures, holds_staged, stage_operator
+from autostage.runtime import Staged, captures, holds_staged, stage_operator, tracing
 from autostage.runtime.operator_hooks import Standin
+from autostage.runtime.tensor import StagingTypeError
 
 _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     "<": operator.lt,
@@ -29,6 +30,20 @@ _COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     "is": lambda a, b: is_(a, b),
     "is not": lambda a, b: is_not(a, b),
 }
+
+
+def python_operand(value: Any, construct: str) -> Any:
+    """``value``, an operand Python tests for truth in ``construct`` (``and``, ``or``, a
+    conditional expression) left as written: another operand assigns with ``:=``, which the
+    lambdas of a staged ``and``/``or`` would bind in the lambda's scope. A staged value cannot
+    be tested there: a clear error instead of Python's ``bool()`` of it."""
+    if isinstance(value, Staged):
+        raise StagingTypeError(
+            f"a staged value is tested by {construct}{tracing.at()} whose other operand "
+            "assigns with `:=`, "
+            "which autostage does not stage: assign in a statement of its own first "
+            "(`v = x[i]`, then `... and v > 0`)")
+    return value
 
 
 def is_(a: Any, b: Any) -> Any:

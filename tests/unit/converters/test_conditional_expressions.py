@@ -1,8 +1,11 @@
 """Tests for autostage.converters.conditional_expressions: source, and Python behaviour."""
 
+import numpy as np
 import pytest
+from autostage.runtime.tensor import StagingTypeError
 from converter_testing import convert_with, dedent
 
+import autostage
 from autostage.converters import conditional_expressions
 
 
@@ -71,15 +74,30 @@ def unsafe(x, y):
 
 
 def test_branches_that_would_change_inside_a_lambda_are_left_alone():
+    """Left as written, the test told apart: Python's value as it is, a staged one an error."""
     assert convert(unsafe).source == dedent("""
         def unsafe(x, y):
-            a = (n := x) if y else 0
-            b = x if y else globals()['__name__']
+            a = (n := x) if ag__.python_operand(y, 'a conditional expression') else 0
+            b = x if ag__.python_operand(y, 'a conditional expression') else globals()['__name__']
             c = ag__.if_exp_branch((m := y), lambda: x, lambda: n + m)()
             return (a, b, c)
     """)
     for args in ((1, 1), (2, 3), (0, 4)):
         assert convert(unsafe).function(*args) == unsafe(*args)
+
+
+def first_positive_index(x):
+    i, n = 0, x.shape[0]
+    while i < n and (v := x[i]) > 0:
+        i += 1
+    return i, v
+
+
+def test_a_staged_test_next_to_an_assignment_expression_is_a_clear_error():
+    with pytest.raises(StagingTypeError, match=r"tested by `and` at .*test_conditional_expres"
+                                               r"sions.py:\d+ whose other operand assigns"):
+        autostage.convert(first_positive_index)(np.array([1.0, -1.0]))
+    assert autostage.to_graph(first_positive_index)(np.array([1.0, -1.0])) == (1, -1.0)
 
 
 def in_class(flag):

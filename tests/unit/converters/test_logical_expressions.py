@@ -109,7 +109,7 @@ def unsafe(x, y):
 def test_walrus_operands_are_left_alone():
     assert convert(unsafe).source == dedent("""
         def unsafe(x, y):
-            a = x and (n := y)
+            a = ag__.python_operand(x, '`and`') and (n := y)
             b = x < (m := y) < 3
             c = ag__.and_((k := x), lambda: y)
             return (a, b, c, n, m, k)
