@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import dis
 import itertools
+import linecache
+import re
 import sys
 import weakref
 from dataclasses import dataclass, field
@@ -375,11 +377,22 @@ def _raise(table: _Table, token: object, value: ir.Value, loc: ir.Location | Non
     ref = f" (`{stale}`)" if stale and stale != name else ""
     where = f" at {loc}" if loc is not None else ""
     fix = f"`{stale or 'y'} = {name or 'x'}.copy()`"
+    holder = " (another name, a view of it, or a list holding it)"
+    if stale and not _written_by_user(stale, loc):  # (a name the converter made: `item_1` of
+        a = name or "a"  # `a[0], a[1] = a[1], a[0]`, whose second value NumPy reads changed)
+        ref, holder = "", ", a view on the right of a tuple assignment,"
+        fix = f"`{a}[0], {a}[1] = {a}[1].copy(), {a}[0].copy()` swaps two rows"
     raise tracing.StagingError(
         f"{what} was changed in place{written_at}, but an older reference to the same array"
-        f"{ref} (another name, a view of it, or a list holding it) is used{where}{when}; staged "
-        f"code cannot make that reference see the change: copy explicitly ({fix}) or use "
-        f"{'`' + name + '`' if name else 'the array'} itself")
+        f"{ref}{holder} is used{where}{when}; staged code cannot make that reference see the "
+        f"change: copy explicitly ({fix}) or use {'`' + name + '`' if name else 'the array'} "
+        "itself")
+
+
+def _written_by_user(name: str, loc: ir.Location | None) -> bool:
+    """Whether ``name`` appears in the user's line ``loc`` (else the converter made it)."""
+    line = linecache.getline(loc.filename, loc.lineno) if loc is not None else ""
+    return not line or re.search(rf"\b{re.escape(name)}\b", line) is not None
 
 
 tracing.operand_checks.append(check_operands)

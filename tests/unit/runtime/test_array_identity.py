@@ -420,3 +420,19 @@ def test_an_array_bound_to_a_second_name_on_some_paths_only_is_refused(fn, text,
                        "of the staged") as info:
         autostage.convert(fn, target=target)(np.array([1.0]))
     assert f":{line_of(fn, text)}" in str(info.value)
+
+
+def _swap_rows(x):
+    a = x.copy()
+    a[0], a[1] = a[1], a[0]
+    return a
+
+
+def test_a_tuple_assignment_of_views_is_refused_in_the_users_words():
+    """NumPy's `a[0], a[1] = a[1], a[0]` on rows copies row 1 into both (the second value is
+    a view a[0] = ... changed); the refusal names the construct, not the converter's name for
+    the view (`item_1`)."""
+    with pytest.raises(StagingError, match=r"a view on the right of a tuple assignment, is used "
+                                           r".*a\[1\]\.copy\(\), a\[0\]\.copy\(\)") as info:
+        autostage.convert(_swap_rows)(np.array([[5.0, 3.0], [1.0, 4.0]]))
+    assert "item" not in str(info.value)
