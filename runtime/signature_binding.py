@@ -18,10 +18,40 @@ from autostage.runtime.tensor_spec import TensorSpec
 POSITIONAL = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
 
 
+def _stub(fn: Callable, params: list[inspect.Parameter]) -> Callable:
+    """A function with ``fn``'s parameters, defaults and name that does nothing: calling it
+    with arguments that do not bind raises the TypeError Python raises for ``fn`` (``f()
+    missing 1 required positional argument: 'x'``; inspect's own messages name no function)."""
+    parts, previous = [], None
+    for p in params:
+        if previous is inspect.Parameter.POSITIONAL_ONLY and p.kind is not previous:
+            parts.append("/")
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and previous not in (
+                inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.VAR_POSITIONAL):
+            parts.append("*")
+        parts.append({inspect.Parameter.VAR_POSITIONAL: "*", inspect.Parameter.VAR_KEYWORD: "**"
+                      }.get(p.kind, "") + p.name)
+        previous = p.kind
+    if previous is inspect.Parameter.POSITIONAL_ONLY:
+        parts.append("/")
+    scope: dict = {}
+    exec(f"def stub({', '.join(parts)}): pass", scope)  # noqa: S102
+    stub = scope["stub"]
+    stub.__name__ = getattr(fn, "__name__", "stub")
+    stub.__qualname__ = getattr(fn, "__qualname__", stub.__name__)  # (what the message names)
+    stub.__defaults__ = tuple(p.default for p in params if p.kind in POSITIONAL
+                              and p.default is not inspect.Parameter.empty) or None
+    stub.__kwdefaults__ = {p.name: p.default for p in params if p.kind is
+                           inspect.Parameter.KEYWORD_ONLY and p.default is not
+                           inspect.Parameter.empty} or None
+    return stub
+
+
 class Binding:
     """How a Python signature maps arguments to a canonical tuple of parameter values and back."""
 
     def __init__(self, fn: Callable):
+        self.fn = fn
         self.signature = inspect.signature(fn)
         self.params = list(self.signature.parameters.values())
         self.names = [p.name for p in self.params]
@@ -32,7 +62,11 @@ class Binding:
     def canonical(self, args: tuple, kwargs: dict) -> tuple:
         """Every parameter's value in order, defaults applied (``*args`` a tuple, ``**kw`` a
         dict); raises TypeError like the Python call would."""
-        bound = self.signature.bind(*args, **kwargs)
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError:
+            _stub(self.fn, self.params)(*args, **kwargs)  # (raises Python's own TypeError)
+            raise
         bound.apply_defaults()
         return tuple(bound.arguments.values())
 

@@ -114,3 +114,25 @@ def test_cli_splits_arguments_outside_brackets():
     assert cli._split_args("f64[?,3], i64[], (1, 2), 'a,b'") == [
         "f64[?,3]", "i64[]", "(1, 2)", "'a,b'"]
     assert cli.parse_args("f32[2,?],7") == [autostage.TensorSpec((2, None), "f32"), 7]
+
+
+def _several_kinds(a, b, c=1.0, *, d, e=2.0):
+    return a
+
+
+def _positional_only(a, /, b, *xs, k=1, **kw):
+    return a
+
+
+@pytest.mark.parametrize("fn, args, kwargs", [
+    (_several_kinds, (1.0,), {"d": 1.0}), (_several_kinds, (1.0, 2.0, 3.0, 4.0), {"d": 1.0}),
+    (_several_kinds, (1.0, 2.0), {}), (_several_kinds, (1.0, 2.0), {"d": 1.0, "z": 2.0}),
+    (_several_kinds, (1.0,), {"a": 1.0, "b": 2.0, "d": 3.0}), (_positional_only, (), {}),
+])
+def test_calls_that_do_not_bind_raise_pythons_type_error(fn, args, kwargs):
+    """The same TypeError and message as the Python call (inspect's named no function)."""
+    with pytest.raises(TypeError) as python:
+        fn(*args, **kwargs)
+    with pytest.raises(TypeError) as staged:
+        autostage.convert(fn)(*args, **kwargs)
+    assert str(staged.value) == str(python.value)
