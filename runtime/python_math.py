@@ -122,9 +122,9 @@ def _refuse_complex(x: Tensor, name: str) -> None:
         raise TypeError("must be real number, not complex")
     raise StagingTypeError(
         f"math.{name} of a staged complex {x.dtype.name} value{_at()} is not supported: Python "
-        "casts a NumPy complex to its real part with a ComplexWarning; write "
-        f"math.{name}(z.real), or use np.{name if hasattr(np, name) else '...'} for complex "
-        "results")
+        "casts a NumPy complex to its real part with a ComplexWarning (staged code does not "
+        f"stage `.real` yet); use np.{name if hasattr(np, name) else '...'} for complex "
+        "results, or call it outside the staged function")
 
 
 def _apply(name: str, *xs: Tensor) -> Tensor:

@@ -481,7 +481,8 @@ def _refuse_complex(x: Tensor, name: str, python_message: str) -> None:
     raise StagingTypeError(
         f"{name}() of a staged complex {x.dtype.name} value{_at()} is not supported: NumPy "
         f"gives the real part for a complex scalar (with a ComplexWarning) but raises TypeError "
-        f"for a 0-d array, and staged code does not tell them apart; write {name}(z.real)")
+        f"for a 0-d array, and staged code does not tell them apart (nor does it stage "
+        f"`.real` yet): convert outside the staged function, or keep the value complex")
 
 
 def _conversion_error(what: str) -> OverflowError:

@@ -189,7 +189,7 @@ def test_python_number_of_a_staged_complex_is_refused_clearly(target):
             autostage.convert(target=target)(fn)(z)
         text = str(info.value)
         assert f"{name}() of a staged complex complex128 value" in text
-        assert "test_cpu_complex_exact.py" in text and f"{name}(z.real)" in text
+        assert "test_cpu_complex_exact.py" in text and "convert outside the staged" in text
     with pytest.raises(TypeError, match="type numpy.complex128 doesn't define __round__ method"):
         autostage.convert(target=target)(rounded)(z)
 
