@@ -592,6 +592,7 @@ def _check_identity(identity: tuple, params: int, member: str) -> None:
         bound = i if kind == "same" else params
         low = -params if kind == "param_maybe" else 0  # (negative: a view of an argument)
         indices = j if type(j) is tuple else () if j is None else (j,)
+        indices = indices[:1] if kind == "param_if" else indices  # (then the flag result)
         if any(not low <= k < bound for k in indices):
             raise ValueError(f"{member}: identity entry {i} ({kind}, {j}) is out of range")
 

@@ -20,7 +20,13 @@ from typing import Any
 import numpy as np
 from autostage.runtime import pytree
 from autostage.runtime.cache_keys import SCALAR, constant_key
-from autostage.runtime.function_outputs import _AS_LIST, _AS_PYTHON_LIST, Outputs, PythonIf
+from autostage.runtime.function_outputs import (
+    _AS_LIST,
+    _AS_PYTHON_LIST,
+    ArrayIf,
+    Outputs,
+    PythonIf,
+)
 from autostage.runtime.tensor import StagingTypeError
 from autostage.runtime.types import DTYPES, GeneratorType, TensorType
 
@@ -247,7 +253,7 @@ def _dtype_text(dtype: np.dtype) -> str:
 _PYTHON_TYPES = {int: "int", float: "float", bool: "bool", complex: "complex"}
 _FROM_PYTHON_TYPES = {name: kind for kind, name in _PYTHON_TYPES.items()}
 IDENTITY_KINDS = ("param", "same", "view", "fresh", "param_0d", "view_0d", "param_paths",
-                  "param_maybe", "broadcast", "read_only")
+                  "param_maybe", "broadcast", "read_only", "param_if")
 
 
 def encode_outputs(outputs: Outputs, result_count: int, members: Members) -> dict:
@@ -266,6 +272,12 @@ def encode_outputs(outputs: Outputs, result_count: int, members: Members) -> dic
             leaves.append({"constant": encode_value(constant, members)})
     python_types: list = [None] * result_count
     for i, kind in outputs.python_types or ():
+        if isinstance(kind, ArrayIf):  # a 0-d ndarray where result ``flag`` holds
+            if kind.otherwise is not None:
+                raise Unsupported("a 0-d result that is a 0-d ndarray, a NumPy scalar or a "
+                                  "Python number by the paths taken")
+            python_types[i] = {"array_if_result": kind.flag}
+            continue
         if isinstance(kind, PythonIf):  # a Python number where result ``flag`` holds
             python_types[i] = {"kind": _PYTHON_TYPES[kind.kind], "if_result": kind.flag}
             if kind.number is not None:  # that number (its dtype does not hold it)
@@ -290,7 +302,8 @@ def decode_outputs(data: dict, result_types: tuple, arrays: Callable[[str], np.n
         else:
             constants.append(decode_value(leaf["constant"], arrays))
     order = [position for _, position in sorted(positions)]
-    flags = {kind["if_result"] for kind in data["python_types"] if isinstance(kind, dict)}
+    flags = {kind.get("if_result", kind.get("array_if_result")) for kind in data["python_types"]
+             if isinstance(kind, dict)}
     values = len(result_types) - len(flags)  # (the flags of ``PythonIf`` results follow them)
     if [i for i, _ in sorted(positions)] != list(range(values)) or sorted(flags) != list(
             range(values, len(result_types))):
@@ -320,6 +333,12 @@ def _no_arrays(member: str) -> np.ndarray:
 def _python_type(kind: str | None, result_type: Any) -> Any:
     if kind is None:
         return None
+    if isinstance(kind, dict) and "array_if_result" in kind:
+        if not isinstance(result_type, TensorType) or result_type.ndim:
+            raise ValueError("a 0-d ndarray result that is not a 0-d tensor")
+        return ArrayIf(kind["array_if_result"], result_type.dtype, StagingTypeError(
+            "a loaded result is a 0-d ndarray or a NumPy scalar by the paths its call took, "
+            "which its uses here need to know"))
     if isinstance(kind, dict):
         python = _FROM_PYTHON_TYPES[kind["kind"]]
         number = decode_value(kind["number"], _no_arrays) if "number" in kind else None
@@ -343,8 +362,11 @@ def _identity_entry(entry: list, results: int) -> tuple:
     if kind == "param_maybe" and type(index) is list and index and all(
             type(j) is int for j in index):
         return (kind, tuple(index))  # (the candidate arguments)
+    if kind == "param_if" and type(index) is list and len(index) == 2 and all(
+            type(j) is int and 0 <= j < results for j in index):
+        return (kind, tuple(index))  # (the argument, the flag result)
     if (kind in ("fresh", "read_only")) != (index is None) or (
-            kind == "param_maybe" or index is not None and type(index) is not int):
+            kind in ("param_maybe", "param_if") or index is not None and type(index) is not int):
         raise ValueError(f"not an identity entry: {entry!r}")
     return (kind, index)
 

@@ -71,9 +71,11 @@ _SIGNATURE = _object({
             # a Python number where the result ``if_result`` (a bool) is true, else NumPy's
             # (and ``number``: that number, where the result's dtype does not hold it)
             _object({"kind": {"enum": ["int", "float", "bool", "complex"]},
-                     "if_result": _INT}, {"number": _VALUE})]}},
+                     "if_result": _INT}, {"number": _VALUE}),
+            # a 0-d ndarray where the result ``array_if_result`` (a bool) is true, else a scalar
+            _object({"array_if_result": _INT})]}},
         # (kind, argument index or null; for "param_maybe": the candidate arguments' indices,
-        # a negative one -j-1 a view of argument j)
+        # a negative one -j-1 a view of argument j; for "param_if": [argument, flag result])
         "identity": {"type": "array", "items": {"type": "array", "items": {
             "anyOf": [_STR, _INT, {"type": "null"}, {"type": "array", "items": _INT}]}}},
     }),

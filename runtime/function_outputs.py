@@ -75,9 +75,17 @@ class Outputs:
 
     def as_python(self, results: tuple) -> list:
         """The results of a run with each weak one as the Python number it stands for (and
-        each 0-d ndarray one as an ndarray; each ``PythonIf`` one where its flag holds)."""
+        each 0-d ndarray one as an ndarray; each ``PythonIf`` or ``ArrayIf`` one where its flag
+        holds)."""
         results = list(results)
         for i, kind in self.python_types:
+            if type(kind) is ArrayIf:
+                if results[kind.flag]:  # (np.asarray of an argument's ndarray: itself)
+                    results[i] = np.asarray(results[i], dtype=kind.dtype)
+                    continue
+                kind = kind.otherwise
+            if kind is None:
+                continue
             if type(kind) is not PythonIf:
                 results[i] = kind(results[i])
             elif results[kind.flag]:
@@ -87,8 +95,14 @@ class Outputs:
 
     def mark_python_paths(self, results: tuple) -> tuple:
         """A call's results in its caller's trace: each ``PythonIf`` one marked with its flag
-        (``value_info.python_path``); the flags dropped."""
+        (``value_info.python_path``), each ``ArrayIf`` one with its (``value_info.array_flag``);
+        the flags dropped."""
         for i, kind in self.python_types or ():
+            if type(kind) is ArrayIf:
+                if kind.error is not None:
+                    value_info.mark_mixed(results[i], kind.error)
+                value_info.mark_array_where(results[i], results[kind.flag])
+                kind = kind.otherwise
             if type(kind) is PythonIf and kind.number is None:
                 value_info.mark_python_path(results[i], results[kind.flag], kind.kind)
             elif type(kind) is PythonIf:
@@ -192,13 +206,19 @@ def collect_outputs(trace: tracing.Trace, output: Any, callee: bool = False) -> 
         value_info.check_use(leaf.value)  # a Python number its dtype does not hold, there
         if path is not None:  # its flag is a result too, after the values
             flags.append(path.flag)
-            python_types.append(PythonIf(path.kind, len(flags) - 1))
+            kind = PythonIf(path.kind, len(flags) - 1)
         else:
-            python_types.append(_python_type(leaf))
+            kind = _python_type(leaf)
+        array = value_info.array_flag(leaf.value) if leaf.ndim == 0 else None
+        if array is not None:  # a 0-d ndarray where its flag (a result too) holds
+            flags.append(array)
+            kind = ArrayIf(len(flags) - 1, leaf.dtype, value_info.mixed(leaf.value), kind)
+        python_types.append(kind)
     view_writes.check_written_back()
     for kind in python_types:
-        if type(kind) is PythonIf:
-            kind.flag += len(values)
+        for part in (kind, getattr(kind, "otherwise", None)):
+            if type(part) in (PythonIf, ArrayIf):
+                part.flag += len(values)
     count = len(values) + len(flags)
     written = argument_writes.finals(trace.function)  # (a callee's: its call's results too)
     trace.function.writes_back = tuple((p, count + k, name)
@@ -210,7 +230,7 @@ def collect_outputs(trace: tracing.Trace, output: Any, callee: bool = False) -> 
     outputs = Outputs(treedef, constants, tuple(positions), tuple(python_types))
     outputs.shared = shared
     outputs.identity = result_identity.plan(trace.function.body.args, values,
-                                            argument_writes.result_params(trace.function))
+                                            argument_writes.result_params(trace.function), flags)
     arguments = getattr(trace, "argument_containers", {})
     if arguments and not callee:
         returned = [(path, arguments[id(node)]) for path, node in pytree.mutable_nodes(output)
@@ -226,7 +246,9 @@ def _python_type(leaf: Tensor) -> Callable | None:
     comes back (``ndarray_results``); None for NumPy values (backends give NumPy scalars)."""
     if leaf.ndim == 0 and value_info.is_weak(leaf.value):
         return dtype_rules.weak_kind(leaf.dtype)
-    if leaf.ndim == 0:  # (a 0-d ndarray on some paths only: an error)
+    if leaf.ndim == 0 and value_info.array_flag(leaf.value) is not None:
+        return None  # (a 0-d ndarray where its flag holds: ``ArrayIf``)
+    if leaf.ndim == 0:  # (a 0-d ndarray on some paths only, not known at run time: an error)
         value_info.refuse_mixed(leaf.value, "returning it")
     if leaf.ndim == 0 and value_info.is_array(leaf.value):
         return functools.partial(np.asarray, dtype=leaf.dtype)  # an argument: itself
@@ -244,6 +266,19 @@ class PythonIf:
     def __init__(self, kind: type, flag: int, number: object = None,
                  error: Exception | None = None):
         self.kind, self.flag, self.number, self.error = kind, flag, number, error
+
+
+class ArrayIf:
+    """A 0-d result that is a 0-d ndarray of ``dtype`` where the result ``flag`` (an index)
+    holds, and as ``otherwise`` (None, a ``PythonIf``) says elsewhere
+    (``value_info.array_flag``: a variable a staged loop that may run zero times makes the
+    other kind); ``error``: what its uses in a caller's trace raise (``value_info.mixed``)."""
+
+    __slots__ = ("flag", "dtype", "error", "otherwise")
+
+    def __init__(self, flag: int, dtype: np.dtype, error: Exception | None,
+                 otherwise: PythonIf | None = None):
+        self.flag, self.dtype, self.error, self.otherwise = flag, dtype, error, otherwise
 
 
 class TextResult:

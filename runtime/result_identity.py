@@ -33,6 +33,9 @@ PARAM_PATHS = "param_paths"
 # (``viewed(k)``) stands for a view of argument k on some path: where that argument shares
 # memory with the one the result matches, which of the two Python returns is unknown: an error.
 PARAM_MAYBE = "param_maybe"
+# (PARAM_IF, (j, f)): a 0-d result that is argument j itself where the flag result f holds (a 0-d
+# ndarray argument a staged loop that ran makes a NumPy scalar: ``value_info.array_flag``).
+PARAM_IF = "param_if"
 # ``np.broadcast_to`` results, NumPy's read-only views (backends make a new array): (BROADCAST,
 # j) of argument j itself, made again from the argument; (READ_ONLY, None) of an array the
 # function made (no other result or argument holds that memory): the new array, read-only.
@@ -40,10 +43,11 @@ BROADCAST, READ_ONLY = "broadcast", "read_only"
 
 
 def plan(params: Sequence[ir.Value], results: Sequence[ir.Value],
-         written: dict[ir.Value, int] | None = None) -> tuple:
+         written: dict[ir.Value, int] | None = None, flags: Sequence[ir.Value] = ()) -> tuple:
     """What Python returns at each result position (see the module doc), from the trace;
     ``written``: the final states of arguments the function writes into -> their parameter
-    index (the argument itself, handed back by ``argument_writes.writing_back``)."""
+    index (the argument itself, handed back by ``argument_writes.writing_back``); ``flags``:
+    the results after ``results`` (``function_outputs``)."""
     index = {value: j for j, value in enumerate(params)}
     index.update(written or {})
     first: dict[ir.Value, int] = {}
@@ -53,11 +57,14 @@ def plan(params: Sequence[ir.Value], results: Sequence[ir.Value],
             entries.append((SAME, first[value]))
             continue
         first[value] = i
-        array = value_info.is_array(value)
+        array = value_info.marked_array(value)  # (a mixed one: returned by its flag)
         if value in index:
             entries.append((PARAM_0D if array else PARAM, index[value]))
         elif (broadcast := _broadcast(value, index, results)) is not None:
             entries.append(broadcast)
+        elif (kept := _kept_where_array(value, index)) is not None:
+            entries.append((PARAM_IF, (kept, len(results) + list(flags).index(
+                value_info.array_flag(value)))))
         elif (kept := _through_paths(value, index)) is not None:
             entries.append((PARAM_0D, kept[1]) if array and kept[0] == PARAM_PATHS else kept)
         elif index.get(base := value_info.view_base(value)) is not None and all(
@@ -163,6 +170,21 @@ def _through_paths(value: ir.Value, index: dict[ir.Value, int]) -> tuple | None:
     return None
 
 
+def _kept_where_array(value: ir.Value, index: dict[ir.Value, int]) -> int | None:
+    """For a 0-d result that is a 0-d ndarray where its flag holds (``value_info.array_flag``)
+    and on its paths is one argument j or values that are no 0-d ndarray: j (where the flag
+    holds it is that argument itself); None otherwise."""
+    if value_info.array_flag(value) is None:
+        return None
+    paths = _paths(value)
+    params = {index[p] for p in paths if p in index}
+    others = [p for p in paths if p not in index]
+    if len(params) != 1 or any(value_info.marked_array(p) or value_info.mixed(p) is not None
+                               for p in others):
+        return None
+    return params.pop()
+
+
 def keeping_identity(runner: Callable[[list], tuple], entries: tuple,
                      params: Sequence[ir.Value], results: Sequence[ir.Value],
                      name: str = "the function") -> Callable[[list], tuple]:
@@ -185,19 +207,21 @@ def keeping_identity(runner: Callable[[list], tuple], entries: tuple,
     params_kept = tuple((i, j) for i, (kind, j) in enumerate(entries) if kind == PARAM_0D or (
         kind == PARAM_PATHS and results[i] is not params[j]))
     params_maybe = tuple((i, j) for i, (kind, j) in enumerate(entries) if kind == PARAM_MAYBE)
+    params_if = tuple((i, j) for i, (kind, j) in enumerate(entries) if kind == PARAM_IF)
     # the staged if or loop choosing each such result, for its errors
     chosen_at = {i: _at(getattr(results[i].producer, "loc", None)) for i, _ in params_maybe}
     broadcasts = tuple((i, j) for i, (kind, j) in enumerate(entries) if kind == BROADCAST)
     read_only = tuple(i for i, (kind, _) in enumerate(entries) if kind == READ_ONLY)
-    if not (views or same or copies or views_0d or params_kept or params_maybe or broadcasts
-            or read_only):
+    if not (views or same or copies or views_0d or params_kept or params_maybe or params_if
+            or broadcasts or read_only):
         return runner
     # a runner whose results may be GPU arrays copies them its way (numba.cuda's have no copy())
     copy = getattr(runner, "copy_result", _copy)
 
     def run(args: list) -> tuple:
         # (runners may replace 0-d arguments by their scalars)
-        given = list(args) if views_0d or params_kept or params_maybe or broadcasts else args
+        given = list(args) if (views_0d or params_kept or params_maybe or params_if
+                               or broadcasts) else args
         out = list(runner(args))
         for i, j in views:  # the argument's own object where Python has a new view
             if out[i] is args[j]:
@@ -206,6 +230,9 @@ def keeping_identity(runner: Callable[[list], tuple], entries: tuple,
             out[i] = copy(out[i])
         for i, j in params_kept:
             out[i] = given[j]
+        for i, (j, f) in params_if:
+            if out[f]:
+                out[i] = given[j]
         for i, candidates in params_maybe:
             held = [j for j in candidates if j >= 0 and _same_memory(out[i], given[j])]
             if held and any(given[viewed(k)] is given[held[0]] or np.may_share_memory(

@@ -32,7 +32,7 @@ from autostage.runtime import types as types_
 from autostage.runtime.array_api import astype
 from autostage.runtime.cache_keys import ById, constant_key
 from autostage.runtime.environment import bind_environment, made_here
-from autostage.runtime.function_outputs import Outputs, PythonIf, collect_outputs
+from autostage.runtime.function_outputs import ArrayIf, Outputs, PythonIf, collect_outputs
 from autostage.runtime.function_trace import FunctionTrace, named_tensors, run_traced
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.ops import call as _call_op  # noqa: F401 - registers the call op
@@ -88,8 +88,9 @@ def call_from_trace(fn: Callable, args: tuple, kwargs: dict) -> Any:
             isinstance(leaf, Tensor) or _immutable_constant(leaf) for leaf in leaves) or (
             _has_mutable_nodes(treedef)) or (method and made_here(trace, fn.__self__)) or any(
             isinstance(leaf, Tensor) and (value_info.python_path(leaf.value) is not None
-                                          or value_info.other_path(leaf.value) is not None)
-            for leaf in leaves):  # (a Python number on some paths: its flag stays with it)
+                                          or value_info.other_path(leaf.value) is not None
+                                          or value_info.array_flag(leaf.value) is not None)
+            for leaf in leaves):  # (a Python number or a 0-d ndarray where a flag says so)
         return bind_environment(fn, trace)(*args, **kwargs)
     target = fn.__func__ if method else fn
     owner = ById(fn.__self__) if method else None  # a method's callee is per object
@@ -394,9 +395,12 @@ def _settled(assumed: Callee, callee: Callee) -> bool:
 
 
 def _python_flags(callee: Callee) -> tuple:
-    """Which results are Python numbers where another result says so (``PythonIf``)."""
+    """Which results are Python numbers (``PythonIf``) or 0-d ndarrays (``ArrayIf``) where
+    another result says so."""
     return tuple((i, kind.flag, kind.kind, type(kind.number), kind.number)
-                 for i, kind in callee.outputs.python_types or () if type(kind) is PythonIf)
+                 if type(kind) is PythonIf else (i, kind.flag, "ndarray", kind.otherwise is None)
+                 for i, kind in callee.outputs.python_types or ()
+                 if type(kind) in (PythonIf, ArrayIf))
 
 
 def _widened(assumed: Callee, callee: Callee, name: str) -> Callee:
@@ -490,7 +494,7 @@ def _trace_once(fn: Callable, key: tuple, leaves: list, treedef: pytree.TreeDef,
             outputs = collect_outputs(trace, output, callee=True)
             trace.check_escapes(fn)
             body = trace.function.body
-            array_results = tuple(value_info.is_array(v) for v in body.results)
+            array_results = tuple(value_info.marked_array(v) for v in body.results)
             writes = trace.function.writes_back
             objects = _objects(body.args, body.results[:len(outputs.positions)])
     finally:

@@ -14,7 +14,9 @@ arrays*: 0-d values NumPy would hold as a 0-d ``ndarray`` (``np.zeros_like(s)``,
 ``x.reshape(())``, a 0-d ndarray argument), not as a NumPy scalar (what ufuncs, reductions and
 indexing give): the result comes back as one (``ndarray_results``); one that is a 0-d ndarray
 on some paths of a staged ``if`` or loop and not on others is *mixed*: Python's type depends on
-the path taken, so asking which it is raises the error recorded with it. *Python paths*: a 0-d
+the path taken, so asking which it is raises the error recorded with it; a mixed one a staged
+loop made may carry a bool value saying which it is at run time (``array_flag``: whether the
+loop ran), so that it is returned as Python returns it (``function_outputs``). *Python paths*: a 0-d
 value that is a Python number on some paths and a NumPy scalar of the same dtype on others
 (``total = 0.0`` before a staged loop adding float64 ``x[i]``, which may run zero times) carries
 a bool value saying which it is at run time (``python_numbers``, ``function_outputs``); one that
@@ -47,6 +49,7 @@ class _Facts:
     numbers: dict  # weak Value -> the Python number it is, known while tracing (a merge's)
     copies: dict  # Value -> what it is a copy of, where Python's is the object itself (a message)
     mixed: dict  # 0-d Value -> the error to raise where its kind matters (``mark_mixed``)
+    array_flags: dict  # mixed 0-d Value -> bool Value: a 0-d ndarray where it holds
 
 
 _facts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -58,7 +61,7 @@ def _table() -> _Facts | None:
         return None
     facts = _facts.get(trace)
     if facts is None:
-        facts = _facts[trace] = _Facts({}, {}, set(), {}, set(), {}, {}, {}, {}, {}, {})
+        facts = _facts[trace] = _Facts({}, {}, set(), {}, set(), {}, {}, {}, {}, {}, {}, {})
     return facts
 
 
@@ -342,6 +345,26 @@ def refuse_mixed(value: ir.Value, use: str) -> None:
     if error is not None:
         raise type(error)(f"{error}; {use} needs to know which. Give it one kind on every path "
                           "(`np.asarray(v)` is a 0-d ndarray, `v[()]` a NumPy scalar)")
+
+
+def mark_array_where(value: ir.Value, flag: ir.Value) -> None:
+    """Records that the mixed 0-d ``value`` (``mark_mixed``) is a 0-d ndarray where the 0-d bool
+    ``flag`` holds at run time, and a NumPy scalar elsewhere: returning it follows the flag."""
+    table = _table()
+    if table is not None:
+        table.array_flags[value] = flag
+
+
+def array_flag(value: ir.Value) -> ir.Value | None:
+    """What ``mark_array_where`` recorded for ``value``; None if nothing was."""
+    table = _table()
+    return None if table is None else table.array_flags.get(value)
+
+
+def marked_array(value: ir.Value) -> bool:
+    """Whether ``mark_array`` marked ``value`` (``is_array`` without refusing a mixed one)."""
+    table = _table()
+    return table is not None and value in table.arrays
 
 
 def mixed(value: ir.Value) -> Exception | None:

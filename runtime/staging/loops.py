@@ -69,10 +69,15 @@ class _Traced:
     outs: tuple
 
 
+# The role of a flag that carries where a 0-d loop variable is a 0-d ndarray (``_kind_flags``).
+ARRAY = "ndarray"
+
+
 @dataclass(eq=False)
 class _Flag:
     """A slot that carries where loop variable ``partner`` is a Python number of the kind its
-    type holds (``role`` MATCH) or of another kind (OTHER): ``python_paths``."""
+    type holds (``role`` MATCH) or of another kind (OTHER): ``python_paths``; or a 0-d
+    ndarray, not a NumPy scalar (ARRAY: ``_kind_flags``)."""
 
     partner: Slot
     role: str
@@ -113,6 +118,51 @@ def _new_flags(slots: Sequence[Slot], outs: Sequence[object], flags: list[_Flag]
     return new
 
 
+def _kind_flags(slots: Sequence[Slot], outs: Sequence[object], flags: list[_Flag]) -> bool:
+    """Adds an ARRAY flag slot for each 0-d variable the body makes the other kind than it
+    starts as (``y = np.zeros(())`` then ``y = y + v``, a NumPy scalar): after the loop Python's
+    is the kind it starts as if the loop ran zero times, the body's if it ran, which the flag
+    says at run time (``value_info.array_flag``: returning it follows it). Drops one whose
+    variable the body makes of unknown kind (a staged ``if`` in it: refused where its kind
+    matters). True if one was added or dropped (the loop is traced again)."""
+    flag_slots = {id(f.slot) for f in flags}
+    changed = False
+    for slot, out in zip(slots, outs, strict=True):
+        if id(slot) in flag_slots or not isinstance(slot.type, TensorType) or slot.type.ndim:
+            continue
+        have = next((f for f in flags if f.partner is slot and f.role == ARRAY), None)
+        known = values.array_flag(slot.init) is not None and values.array_flag(out) is not None
+        if have is not None and not known:
+            flags.remove(have)
+            changed = True
+        elif have is None and known and values.MIXED == values.join_kinds(
+                values.kind_0d(slot.init), values.kind_0d(out)):
+            flag = Slot(f"{slot.name} ({ARRAY})", values.array_flag(slot.init), scalar(np.bool_))
+            flags.append(_Flag(slot, ARRAY, flag, None))
+            changed = True
+    return changed
+
+
+def _flag_out(f: _Flag, out: object) -> bool | Tensor:
+    """The body's out for flag ``f``, from its variable's ``out`` (an unknown kind: False, and
+    ``_kind_flags`` drops the flag)."""
+    if f.role != ARRAY:
+        return python_paths.flag(out, f.role, f.partner_type)
+    flag = values.array_flag(out)
+    return False if flag is None else flag
+
+
+def _mark_flag(f: _Flag, value: ir.Value, flag: ir.Value, where: str) -> None:
+    """Marks ``value``, the variable of flag ``f`` (a body argument or the loop's result), with
+    the flag's ``flag`` there."""
+    if f.role == ARRAY:
+        if value_info.mixed(value) is not None:  # (not where its kind is known: `runs`)
+            value_info.mark_array_where(value, flag)
+        return
+    python_paths.settle(value, {f.role: flag}, errors.describe(f.partner.name), where, f.kind,
+                        f.partner.init, f.python)
+
+
 def _body_keeps_numbers(slots: Sequence[Slot], outs: Sequence[object],
                         flags: list[_Flag]) -> bool:
     """Forgets the known Python number of each flag whose variable the body may leave another
@@ -133,6 +183,7 @@ def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value],
                    where: str = "loop") -> tuple:
     arg_of = {id(s): a for s, a in zip([s for s in slots if s.carried], args, strict=True)}
     facts = {sid: logic.atom(a) for sid, a in arg_of.items()}
+    flagged = {f.partner.name for f in flags if f.role == ARRAY}
     state = []
     for slot in slots:
         if not slot.carried:
@@ -144,7 +195,8 @@ def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value],
         if init is not None and value_info.shared_name(init) is not None:
             value_info.mark_shared(arg, slot.name)  # a shared array: writing into it is refused
         # a 0-d ndarray stays one (`+=` changes it; refused on arguments), unless it is mixed
-        values.mark_kind(arg, slot.kind, errors.describe(slot.name), where)
+        values.mark_kind(arg, slot.kind, errors.describe(slot.name), where,
+                         returned=slot.name in flagged)
         if slot.alias is not None:
             value_info.mark_view(arg, slot.alias)
         array_identity.block_arg(arg, _init_value(slot.init), id(slot))
@@ -157,9 +209,7 @@ def _state_objects(slots: Sequence[Slot], args: Sequence[ir.Value],
         else:
             state.append(Tensor(arg))
     for f in flags:  # (the Python number on the first iteration, or one the body gave)
-        python_paths.settle(arg_of[id(f.partner)], {f.role: arg_of[id(f.slot)]},
-                            errors.describe(f.partner.name), where, f.kind, f.partner.init,
-                            f.python)
+        _mark_flag(f, arg_of[id(f.partner)], arg_of[id(f.slot)], where)
     return tuple(state)
 
 
@@ -188,8 +238,7 @@ def _trace(slots: Sequence[Slot], test: Callable, body: Callable,
             outs = body(*_state_objects(slots, body_region.args, hypotheses, flags,
                                         where)[:n]) or ()
             if len(outs) == n:
-                outs = (*outs, *[python_paths.flag(outs[slots.index(f.partner)], f.role,
-                                                   f.partner_type) for f in flags])
+                outs = (*outs, *[_flag_out(f, outs[slots.index(f.partner)]) for f in flags])
         ok = True
     finally:
         array_identity.leave_loop(ok)
@@ -217,7 +266,7 @@ def _value_of(slot: Slot, x: object, what: str) -> tuple[ir.Value, logic.Formula
 
 
 def _emit(slots: Sequence[Slot], traced: _Traced, hypotheses: loop_flags.Hypotheses,
-          before: dict | None, runs: bool, where: str) -> tuple:
+          before: dict | None, runs: bool, where: str, flagged: set[str]) -> tuple:
     carried = [s for s in slots if s.carried]
     outs = [traced.outs[slots.index(s)] for s in carried]
     with values.in_region(traced.body):
@@ -243,9 +292,13 @@ def _emit(slots: Sequence[Slot], traced: _Traced, hypotheses: loop_flags.Hypothe
         by_slot[id(slot)] = _result(slot, result, inits[i][1], yields[i][1],
                                     traced.body.args[i], loc, none, runs, alias)
         # what the body makes it (`y += v` keeps a 0-d ndarray, `y = y + v` makes a NumPy
-        # scalar): Python's where the body runs, not where it runs zero times and the kind
-        # differs from the one it starts as (README: "0-d arrays and NumPy scalars")
-        values.mark_kind(result, values.kind_0d(outs[i]), errors.describe(slot.name), where)
+        # scalar) where the body runs; if it may run zero times and the kind differs from the
+        # one it starts as, mixed: an ARRAY flag says which at run time (``_kind_flags``)
+        kind = values.kind_0d(outs[i])
+        if not runs or kind == values.MIXED:
+            kind = values.join_kinds(values.kind_0d(slot.init), kind)
+        values.mark_kind(result, kind, errors.describe(slot.name), where,
+                         returned=slot.name in flagged)
     facts = {id(s): loop_flags.fact(by_slot[id(s)]) for s in carried}
     ended = _exit_fact(traced.cond, carried, by_slot)
     for slot in carried:  # assigned when an assumed flag literal holds (``loop_flags``)
@@ -375,8 +428,9 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
             continue
         changed = [refine(s, out, where) | refine_alias(s, out) | refine_kind(s, out)
                    for s, out in zip(slots, traced.outs, strict=True)]
-        if any(changed) or _new_flags(slots, traced.outs, flags) or _body_keeps_numbers(
-                slots, traced.outs, flags):
+        kinds = _kind_flags(slots, traced.outs, flags)  # (before _new_flags: it adds slots)
+        if any(changed) or kinds or _new_flags(slots, traced.outs, flags) or (
+                _body_keeps_numbers(slots, traced.outs, flags)):
             continue
         carried = [s for s in slots if s.carried]
         # (The return value is set as the loop ends: no later round writes what it holds.)
@@ -391,7 +445,8 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
         python.check_kept()
         if wanted is not None and not wanted(traced):
             raise _PythonTest()
-        results = _emit(slots, traced, hypotheses, before, runs, where)
+        results = _emit(slots, traced, hypotheses, before, runs, where,
+                        {f.partner.name for f in flags if f.role == ARRAY})
         results = _settle(slots, results, flags, where)
         n = len(results) - len(python.slots)
         python.assign(results[n:])
@@ -408,15 +463,14 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
 
 def _settle(slots: Sequence[Slot], results: tuple, flags: Sequence[_Flag], where: str) -> tuple:
     """The variables' values after the loop, marked with where each is a Python number (one
-    staged code cannot hold raises where it is used): ``python_paths``; the flags dropped."""
+    staged code cannot hold raises where it is used): ``python_paths``; or a 0-d ndarray
+    (``_kind_flags``); the flags dropped."""
     for f in flags:
         result = results[slots.index(f.partner)]
         if f.role == python_paths.OTHER:
             tracing.mark_staged_only(f"{f.partner.name!r} is a Python number before a staged "
                                      "loop and a value of another type after it")
-        python_paths.settle(result.value, {f.role: results[slots.index(f.slot)].value},
-                            errors.describe(f.partner.name), where, f.kind, f.partner.init,
-                            f.python)
+        _mark_flag(f, result.value, results[slots.index(f.slot)].value, where)
     return results[:len(results) - len(flags)]
 
 

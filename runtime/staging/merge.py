@@ -249,17 +249,21 @@ def _merge_tensors(name, a, b, regions, pred, where) -> Merged:
     if python_paths.OTHER in roles:
         tracing.mark_staged_only(f"a staged if gives {what} a Python number on one path and a "
                                  "value of another type on the other")
+    kind = values.join_kinds(*(values.kind_0d(x) for x in (a, b) if not values.is_unset(x)))
+    # a 0-d ndarray on one path and a NumPy scalar on the other: which, a flag says at run time
+    arrays = [values.array_flag(x) for x in (a, b)]
+    array = kind == values.MIXED and None not in arrays
     ya, yb = [va], [vb]
-    for region, x, yields in zip(regions, (a, b), (ya, yb), strict=True):
+    for k, (region, x, yields) in enumerate(zip(regions, (a, b), (ya, yb), strict=True)):
         with values.in_region(region):
             yields += [python_paths.flag_value(python_paths.flag(x, r, merged_type))
                        for r in roles]
+            yields += [python_paths.flag_value(arrays[k])] if array else []
     defined = logic.ite(pred, da, db)
     fact = logic.ite(pred, _bool_fact(a), _bool_fact(b))
     loc = errors.location()
     alias = _alias(a) or _alias(b)
     none = values.is_none(a) or values.is_none(b)
-    kind = values.join_kinds(*(values.kind_0d(x) for x in (a, b) if not values.is_unset(x)))
 
     def build(results: Iterator[ir.Value]) -> object:
         value = next(results)
@@ -271,7 +275,9 @@ def _merge_tensors(name, a, b, regions, pred, where) -> Merged:
                             python=python_paths.one_known_number([a, b], merged_type))
         if alias is not None:  # an argument or a view on one path: writes must stay errors
             value_info.mark_view(value, alias)
-        values.mark_kind(value, kind, what, where)  # (a 0-d ndarray on every path, or not)
+        values.mark_kind(value, kind, what, where, returned=array)  # (on every path, or not)
+        if array:
+            value_info.mark_array_where(value, next(results))
         if value.type.dtype == np.bool_ and value.type.is_scalar:
             logic.record(value, fact)
         if logic.equivalent(defined, logic.TRUE):

@@ -203,16 +203,34 @@ def join_kinds(*kinds: str | None) -> str | None:
     return known.pop() if len(known) == 1 else MIXED if known else None
 
 
-def mark_kind(value: ir.Value, kind: str | None, what: str, where: str) -> None:
+def array_flag(x: object) -> bool | Tensor | None:
+    """Where the 0-d ``x`` is a 0-d ndarray at run time: a bool known while tracing, a bool
+    tensor (``value_info.array_flag``) for a mixed one that carries it; None where that is not
+    known (a mixed one without it) or ``x`` is no 0-d value. An unset ``x``: False (never
+    read)."""
+    if is_unset(x):
+        return False
+    kind = kind_0d(x)
+    if kind == MIXED:
+        flag = value_info.array_flag(x.value)
+        return None if flag is None else Tensor(flag)
+    return None if kind is None else kind == ARRAY
+
+
+def mark_kind(value: ir.Value, kind: str | None, what: str, where: str,
+              returned: bool = False) -> None:
     """Records the 0-d ``kind`` that ``join_kinds`` gave ``what`` (a variable) where the paths
-    of the staged ``where`` meet, on its merged ``value`` (see ``value_info.mark_mixed``)."""
+    of the staged ``where`` meet, on its merged ``value`` (see ``value_info.mark_mixed``);
+    ``returned``: a mixed one carries its kind at run time, which returning it follows."""
     if kind == ARRAY:
         value_info.mark_array(value)
     elif kind == MIXED and value.type.ndim == 0:
+        follows = ("; returning it follows it, its other uses do not" if returned
+                   else ", which staged code does not follow")
         value_info.mark_mixed(value, errors.StagingTypeError(
             f"{what} is a 0-d ndarray on some paths through the staged {where}{errors.at()} "
             "and a NumPy scalar or a Python number on others: Python's type for it depends on "
-            "the path taken at run time, which staged code does not follow"))
+            f"the path taken at run time{follows}"))
 
 
 def placeholder(type_: object) -> ir.Value:
