@@ -447,7 +447,8 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
             raise _PythonTest()
         results = _emit(slots, traced, hypotheses, before, runs, where,
                         {f.partner.name for f in flags if f.role == ARRAY})
-        results = _settle(slots, results, flags, where)
+        results = _settle(slots, results, flags, where,
+                          traced.outs if runs else None)
         n = len(results) - len(python.slots)
         python.assign(results[n:])
         values = _unflatten(structs, results[:n])
@@ -461,11 +462,16 @@ def run_loop(names: Sequence[str], state: Sequence[object], test: Callable, body
         + ", ".join(f"{s.name}: {s.type}" for g in groups for s in g if s.carried))
 
 
-def _settle(slots: Sequence[Slot], results: tuple, flags: Sequence[_Flag], where: str) -> tuple:
+def _settle(slots: Sequence[Slot], results: tuple, flags: Sequence[_Flag], where: str,
+            outs: Sequence[object] | None = None) -> tuple:
     """The variables' values after the loop, marked with where each is a Python number (one
     staged code cannot hold raises where it is used): ``python_paths``; or a 0-d ndarray
-    (``_kind_flags``); the flags dropped."""
+    (``_kind_flags``); the flags dropped. ``outs``: the body's, where it is known to run: a
+    Python-number flag its last run leaves False while tracing marks nothing (`tot = 0.0`
+    before `for t in range(4): tot += x[t]` is a NumPy value after it, as in Python)."""
     for f in flags:
+        if outs is not None and f.role != ARRAY and outs[slots.index(f.slot)] is False:
+            continue
         result = results[slots.index(f.partner)]
         if f.role == python_paths.OTHER:
             tracing.mark_staged_only(f"{f.partner.name!r} is a Python number before a staged "

@@ -555,3 +555,32 @@ def test_a_numpy_scalar_method_autostage_does_not_stage_is_a_clear_error():
     with pytest.raises(StagingTypeError, match="numpy.float64 method 'is_integer' is not "
                                                "supported on staged values"):
         autostage.convert(is_integer_of_a_sum)(np.ones(2))
+
+
+def _epoch_totals(x):
+    out = []
+    for _ in range(5):
+        total = 0.0
+        for t in range(4):
+            total += x[t]
+        out.append(total)
+    return out
+
+
+def _long_total(x):
+    total = 0.0
+    for t in range(40):
+        total += x[t % 4]
+    return total, type(total) is float
+
+
+def test_a_python_number_a_loop_known_to_run_makes_numpy_is_numpy_after_it():
+    """``total = 0.0`` then ``total += x[t]`` over a Python ``range`` (staged, not unrolled):
+    the body runs, so after the loop it is a NumPy value on every call, as in Python (a list
+    of them was refused as mixing Python floats and NumPy values)."""
+    x = np.arange(4.0)
+    for fn in (_epoch_totals, _long_total):
+        f = autostage.convert(fn)
+        for _ in range(2):
+            got, want = f(x), fn(x)
+            assert repr(got) == repr(want)
