@@ -289,7 +289,37 @@ def _array(obj, dtype=None, *, copy=True, order="K", subok=True, ndmin=0, like=N
     if copy is False and (fresh or obj is not given):
         raise ValueError(_NO_COPY)
     check_order(order, max(obj.ndim, ndmin), np.array, 0)
+    if not fresh and str(order).upper() == "C":
+        obj = _c_ordered(obj, "np.array/np.asarray(..., order='C')", copy is False)
     return numpy_shapes.atleast_nd(obj, ndmin) if ndmin > obj.ndim else obj
+
+
+def _c_ordered(x: Tensor, what: str, no_copy: bool = False) -> Tensor:
+    """``x`` as a C-ordered array, NumPy's way: ``x`` itself where it is C-contiguous, else a
+    copy. Known while tracing for an array the function computed (C-ordered); for an argument or
+    a view, only at run time: then a copy, marked so that writing into it or returning it (what
+    tells it from ``x`` itself) is refused (``value_info.mark_copied_item``)."""
+    if x.ndim == 0 or (value_info.view_base(x.value) is None
+                       and value_info.aliased_argument(x.value) is None):
+        return x  # (made by the function: C-ordered)
+    if no_copy:
+        raise StagingTypeError(
+            f"{what}{_at()} with copy=False: whether NumPy needs a copy (and raises) depends "
+            "on the array's layout, known only at run time; leave copy= out")
+    result = array_api.copy(x)
+    value_info.mark_copied_item(result.value, (
+        f"the result of {what}{_at()}, which NumPy makes the array itself where it is "
+        "C-contiguous and a copy where not, known only at run time (staged code holds a copy): "
+        "write `.copy()` for a copy, or use the array itself"))
+    return result
+
+
+def _contiguous(a, dtype=None, like=None):
+    """np.ascontiguousarray: np.asarray of at least one dimension, C-ordered (``_c_ordered``)."""
+    array = _array(a, dtype, copy=None, like=like)
+    if array.ndim == 0:  # (one element: C-contiguous, a view of it as NumPy's)
+        return numpy_shapes.atleast_1d(array)
+    return _c_ordered(array, "np.ascontiguousarray(...)")
 
 
 def _asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
@@ -381,8 +411,7 @@ CREATION: dict[Callable, Callable] = {
     np.array: _array,
     np.asarray: _asarray,
     np.asanyarray: _asarray,  # (staged values have no subclasses)
-    np.ascontiguousarray: lambda a, dtype=None, *, like=None: numpy_shapes.atleast_1d(
-        _array(a, dtype, copy=None, like=like)),
+    np.ascontiguousarray: lambda a, dtype=None, *, like=None: _contiguous(a, dtype, like),
     np.zeros: _filled(array_shapes.zeros, np.zeros),
     np.ones: _filled(array_shapes.ones, np.ones),
     np.empty: _filled(array_shapes.zeros, np.empty),

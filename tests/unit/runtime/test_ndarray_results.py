@@ -422,3 +422,40 @@ def test_such_a_result_keeps_its_kind_and_identity_when_saved_and_loaded(target,
     for n in [0, 2, 0]:
         want, got = argument_rebound_in_a_loop(x, np.int64(n)), loaded(x, np.int64(n))
         assert type(got) is type(want) and got == want and (got is x) == (want is x)
+
+
+def _write_into_contiguous(x):
+    y = np.ascontiguousarray(x)
+    y[0, 0] = -1.0
+    return y.sum()
+
+
+def _return_contiguous(x):
+    return np.asarray(x, order="C")
+
+
+def _read_contiguous(x):
+    return np.ascontiguousarray(x).sum() + np.asarray(x, order="C")[0, 1]
+
+
+def _write_into_contiguous_of_fresh(x):
+    y = np.ascontiguousarray(x + 1.0)
+    y[0, 0] = 5.0
+    return y
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_c_ordered_array_of_an_argument_is_refused_where_copy_or_not_shows(target):
+    """np.ascontiguousarray(x) / np.asarray(x, order="C") is x itself where x is C-contiguous
+    and a copy where not (x.T), which only the run shows: a write into it (it changed the
+    caller's x.T through staged code, where NumPy's copy leaves it) and returning it are
+    refused; reads, and arrays the function made (C-ordered), are staged."""
+    for x in (np.arange(12.0).reshape(3, 4), np.arange(12.0).reshape(3, 4).T):
+        for fn in (_write_into_contiguous, _return_contiguous):
+            with pytest.raises(autostage.StagingError, match="C-contiguous and a copy where not"):
+                autostage.convert(fn, target=target)(x.copy() if x.flags.c_contiguous else x)
+        for fn in (_read_contiguous, _write_into_contiguous_of_fresh):
+            f = autostage.convert(fn, target=target)
+            for _ in range(2):
+                np.testing.assert_array_equal(f(x), fn(x))
+    assert np.array_equal(x, np.arange(12.0).reshape(3, 4).T)  # (never written)
