@@ -341,8 +341,9 @@ pass_value(const Check *c, PyObject *value)
     return Py_NewRef(value);
 }
 
-/* The value `r` reads (a new reference), or NULL with no error set where a read fails (an
- * attribute gone: the Python fast path, and then the full path, say what it means). */
+/* The value `r` reads (a new reference), or NULL with no error set where a read raises an
+ * Exception (an attribute gone: the Python fast path, and then the full path, say what it
+ * means); NULL with the error set for a BaseException (KeyboardInterrupt: as it is). */
 static PyObject *
 read_value(const Read *r, PyObject *const *args)
 {
@@ -351,7 +352,8 @@ read_value(const Read *r, PyObject *const *args)
         PyObject *next = PyObject_GetAttr(value, PyTuple_GET_ITEM(r->attributes, k));
         Py_DECREF(value);
         if (next == NULL) {
-            PyErr_Clear();
+            if (PyErr_ExceptionMatches(PyExc_Exception))
+                PyErr_Clear();
             return NULL;
         }
         value = next;
@@ -453,6 +455,8 @@ Plan_run(Plan *plan, PyObject *tuple)
     for (Py_ssize_t i = 0; i < plan->nreads; i++) {
         const Read *r = &plan->reads[i];
         PyObject *value = read_value(r, args);
+        if (value == NULL && PyErr_Occurred())
+            goto done;
         if (value == NULL || !passes(&r->check, value)) {
             Py_XDECREF(value);
             results = fall_back(plan, tuple);
