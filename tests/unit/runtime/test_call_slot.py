@@ -120,27 +120,25 @@ def index(x, i):
     return x[i]
 
 
-def test_errors_in_compiled_code_are_the_full_paths():
-    f = autostage.convert(index)
+def _index_error_through_a_plan(f):
     x = np.arange(3.0)
     for _ in range(3):
         assert f(x, np.int64(1)) == 1.0
     assert isinstance(f._fast, Plan)
     with pytest.raises(IndexError) as info:
         f(x, np.int64(7))
-    assert any("test_call_slot.py" in note for note in getattr(info.value, "__notes__", []))
+    return info.value
+
+
+def test_errors_in_compiled_code_are_the_full_paths():
+    error = _index_error_through_a_plan(autostage.convert(index))
+    assert any("test_call_slot.py" in note for note in getattr(error, "__notes__", []))
 
 
 def test_errors_leaving_a_plan_go_to_the_error_hook():
     seen = []
     f = StagedFunction(autostage.to_graph(index), target="cpu", error_hook=seen.append)
-    x = np.arange(3.0)
-    for _ in range(3):
-        assert f(x, np.int64(1)) == 1.0
-    assert isinstance(f._fast, Plan)
-    with pytest.raises(IndexError) as info:
-        f(x, np.int64(7))
-    assert seen == [info.value]
+    assert seen == [_index_error_through_a_plan(f)]
 
 
 def test_numpys_error_state_is_tested():
