@@ -295,14 +295,18 @@ def _iter(self: Tensor):
     if (unpacking and self.ndim > 0 and self.type.shape[0] is not None
             and not array_shapes.sizes_staged(self)):
         return (self[i] for i in range(self.type.shape[0]))
+    expected = _unpacked_count(frame) if unpacking and self.ndim > 0 else None
+    if expected is not None:
+        _check_unpacked_length(self, expected)
+        return (self[i] for i in range(expected))
     loc = tracing.user_location()
     at = f"{loc}: " if loc is not None else ""
     if unpacking:
-        # Python's error for a wrong count needs the length, known here only at run time; a
-        # 0-d value's error depends on whether it is an array or a NumPy scalar.
+        # A 0-d value's error depends on whether it is an array or a NumPy scalar; a starred
+        # target's list needs the length, known here only at run time.
         why = ("it is 0-d, which Python cannot unpack" if self.ndim == 0 else
-               "its first dimension is known only at run time (an argument's sizes are); "
-               "index it instead: `a, b = x[0], x[1]`")
+               "its first dimension is known only at run time (an argument's sizes are) and a "
+               "starred target takes the rest; index it instead: `a, rest = x[0], x[1:]`")
         raise StagingTypeError(f"{at}unpacking a staged tensor{self._where()} is not staged: "
                                f"{why}")
     raise StagingTypeError(f"{at}a staged tensor{self._where()} cannot be iterated at trace "
@@ -310,6 +314,33 @@ def _iter(self: Tensor):
                            "autostage does not convert): that would unroll a loop over a staged "
                            "value. Iterate it in a for loop of the converted function (`lst = "
                            "[]` / `for v in x: lst.append(v)`), or keep it an array")
+
+
+def _unpacked_count(frame) -> int | None:
+    """How many targets the ``UNPACK_SEQUENCE`` running in ``frame`` unpacks into (its
+    argument); None for ``UNPACK_EX`` (a starred target)."""
+    code = frame.f_code.co_code
+    if code[frame.f_lasti] != dis.opmap["UNPACK_SEQUENCE"]:
+        return None
+    count, at = code[frame.f_lasti + 1], frame.f_lasti
+    shift = 8
+    while at >= 2 and code[at - 2] == dis.opmap["EXTENDED_ARG"]:
+        at -= 2
+        count |= code[at + 1] << shift
+        shift += 8
+    return count
+
+
+def _check_unpacked_length(x: Tensor, expected: int) -> None:
+    """Python's ValueError, raised at run time, where ``x``'s first dimension (known only then)
+    is not the ``expected`` number of targets (`for a, b in points:` over an argument's rows)."""
+    length = x.shape[0]
+    for got in range(expected):
+        tracing.emit("raise_if", (array_api.ufunc("equal", length, got).value,), {
+            "exception": ValueError(f"not enough values to unpack (expected {expected}, got "
+                                    f"{got})")})
+    tracing.emit("raise_if", (array_api.ufunc("greater", length, expected).value,), {
+        "exception": ValueError(f"too many values to unpack (expected {expected})")})
 
 
 def _len(self: Tensor) -> int:

@@ -2,6 +2,7 @@
 functions (NumPy's own, raised at trace or run time, and clear refusals naming the function,
 the argument and the user's line), the ``repeat`` op, and which results are views."""
 
+import re
 import numpy as np
 import pytest
 from autostage.runtime import op_registry
@@ -231,6 +232,11 @@ def unpack_argument(p):
     return k * r
 
 
+def unpack_starred(p):
+    k, *rest = p
+    return k
+
+
 def unpack_scalar(a):
     k, r = a
     return k
@@ -245,10 +251,21 @@ def test_unpacking_a_tensor_of_known_length_gives_its_items(target):
     assert got == unpack_known(a, b) and type(got) is np.float64
     with pytest.raises(ValueError, match=r"^too many values to unpack \(expected 2\)"):
         staged(unpack_wrong_count, target)(a, b)
-    # Lengths known only at run time, and 0-d values, are refused naming the line.
+    # A length known only at run time is tested then, with Python's errors; a starred target
+    # (its list's length) and 0-d values are refused naming the line.
+    f = staged(unpack_argument, target)
+    for p in (np.array([2.0, 3.0]), np.arange(4.0).reshape(2, 2), np.array([1.0]),
+              np.arange(3.0), np.zeros(0), np.array([5.0, 6.0])):
+        try:
+            want = unpack_argument(p)
+        except ValueError as e:
+            with pytest.raises(ValueError, match=f"^{re.escape(str(e))}"):
+                f(p)
+        else:
+            np.testing.assert_array_equal(f(p), want)
     with pytest.raises(StagingTypeError, match=rf"{THIS}:\d+: unpacking a staged tensor is "
-                                               r"not staged: its first dimension .* x\[0\]"):
-        staged(unpack_argument, target)(np.array([2.0, 3.0]))
+                                               r"not staged: .* starred target .* x\[1:\]"):
+        staged(unpack_starred, target)(np.array([2.0, 3.0]))
     with pytest.raises(StagingTypeError, match=rf"{THIS}:\d+: unpacking .* it is 0-d"):
         staged(unpack_scalar, target)(a)
 
