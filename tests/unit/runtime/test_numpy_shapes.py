@@ -3,6 +3,7 @@ functions (NumPy's own, raised at trace or run time, and clear refusals naming t
 the argument and the user's line), the ``repeat`` op, and which results are views."""
 
 import re
+
 import numpy as np
 import pytest
 from autostage.runtime import op_registry
