@@ -334,6 +334,8 @@ def source(iterable: object) -> object:
         return StagedRange(iterable.start, iterable.stop, iterable.step)
     if isinstance(iterable, (list, tuple)):
         return _ListSource(tensor_lists.from_python(list(iterable), "zip argument"))
+    if type(iterable) is np.ndarray and iterable.ndim > 0:  # (a constant: `zip(x, np.array(
+        return _TensorSource(array_api.as_tensor(iterable))  # [1.0, 2.0]))`, its rows)
     raise errors.StagingTypeError(
         f"a staged loop cannot iterate a {type(iterable).__name__}{errors.at()}; iterate "
         "tensors, tensor lists, range(), enumerate() or zip() of them")

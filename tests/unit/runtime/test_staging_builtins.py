@@ -775,3 +775,26 @@ def test_a_staged_range_used_as_a_numpy_array_is_refused(fn):
 def test_an_object_array_holding_staged_values_does_not_leave_the_function():
     with pytest.raises(StagingError, match="object array holding staged values"):
         autostage.convert(_object_array_of)(np.array([5.0, 3.0]))
+
+
+def _zip_with_a_constant_array(x):
+    s = 0.0
+    for a, w in zip(x, np.array([1.0, 2.0, 3.0])):
+        s += a * w
+    return s
+
+
+def _rows_of_a_constant_array(x):
+    out = []
+    for a, row in zip(x, np.array([[1.0, 2.0], [3.0, 4.0]])):
+        out.append(a * row)
+    return out
+
+
+@pytest.mark.parametrize("fn", [_zip_with_a_constant_array, _rows_of_a_constant_array])
+def test_a_staged_loop_zips_a_numpy_array_made_in_the_function(fn):
+    """A NumPy array the function makes from constants, zipped with a staged one, is iterated
+    as a constant tensor (it was refused: "a staged loop cannot iterate a ndarray")."""
+    f = autostage.convert(fn)
+    for x in (np.array([1.0, 1.0, 1.0]), np.array([2.0, 3.0]), np.ones(5)):
+        np.testing.assert_array_equal(f(x), fn(x))
