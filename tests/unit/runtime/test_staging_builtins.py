@@ -779,14 +779,14 @@ def test_an_object_array_holding_staged_values_does_not_leave_the_function():
 
 def _zip_with_a_constant_array(x):
     s = 0.0
-    for a, w in zip(x, np.array([1.0, 2.0, 3.0])):
+    for a, w in zip(x, np.array([1.0, 2.0, 3.0])):  # noqa: B905 - lengths differ
         s += a * w
     return s
 
 
 def _rows_of_a_constant_array(x):
     out = []
-    for a, row in zip(x, np.array([[1.0, 2.0], [3.0, 4.0]])):
+    for a, row in zip(x, np.array([[1.0, 2.0], [3.0, 4.0]])):  # noqa: B905
         out.append(a * row)
     return out
 
