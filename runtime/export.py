@@ -55,7 +55,9 @@ from autostage.runtime.export_convention import (
 from autostage.runtime.signature_binding import Binding, check_arguments
 from autostage.runtime.staged_function import StagedFunction
 from autostage.runtime.state import Variable
+from autostage.runtime.operator_hooks import Staged
 from autostage.runtime.targets import target_for
+from autostage.runtime.tensor import StagingTypeError
 from autostage.runtime.tensor_spec import TensorSpec
 from autostage.runtime.types import GeneratorType, TensorType
 
@@ -457,6 +459,12 @@ class LoadedFunction:
             check_arguments(self.name, self._binding, self._input_signature, args, kwargs,
                             values)
         leaves, treedef = pytree.flatten(values)
+        if any(isinstance(leaf, Staged) for leaf in leaves):
+            raise StagingTypeError(
+                f"{self.name} (loaded from {self.path}) is called with staged values"
+                f"{tracing.at()}: a loaded function runs its saved compiled code on NumPy "
+                "values and cannot be part of a staged function; call it outside the converted "
+                "function, or call the original function (converted) there")
         best = None
         for signature in self._signatures:
             if signature.treedef == treedef and all(

@@ -553,3 +553,22 @@ def test_a_real_py_function_is_refused_with_the_users_line(tmp_path):
     assert "it calls back into Python at run time (py_function)" in str(info.value)
     assert f"test_export.py:{line} (in calls_python)" in str(info.value)
     assert not (tmp_path / "x.autostage").exists()
+
+
+def test_a_loaded_function_called_from_a_staged_one_is_refused_clearly(tmp_path):
+    """Its saved compiled code runs on NumPy values: with staged ones it raised its
+    NoSavedSignatureError, which the staged caller reported as a `raise` of a staged value."""
+    staged = autostage.convert(elementwise)
+    x = np.arange(3.0)
+    staged(x, x)
+    autostage.save(staged, tmp_path / "e.autostage")
+    loaded = autostage.load(tmp_path / "e.autostage")
+    np.testing.assert_array_equal(loaded(x, x), elementwise(x, x))
+
+    def uses_loaded(x):
+        return loaded(x, x) * 2.0
+
+    with pytest.raises(autostage.StagingTypeError, match=r"elementwise \(loaded from .*\) is "
+                                                         r"called with staged values at .*"
+                                                         r"test_export.py:\d+"):
+        autostage.convert(uses_loaded)(x)
