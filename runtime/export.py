@@ -52,10 +52,10 @@ from autostage.runtime.export_convention import (
     read_array,
     staged_dtype,
 )
+from autostage.runtime.operator_hooks import Staged
 from autostage.runtime.signature_binding import Binding, check_arguments
 from autostage.runtime.staged_function import StagedFunction
 from autostage.runtime.state import Variable
-from autostage.runtime.operator_hooks import Staged
 from autostage.runtime.targets import target_for
 from autostage.runtime.tensor import StagingTypeError
 from autostage.runtime.tensor_spec import TensorSpec
