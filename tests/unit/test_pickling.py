@@ -96,6 +96,37 @@ def test_a_local_function_pickles_by_value_with_its_converted_code(tmp_path):
     assert f"test_pickling.py:{line} (in f)" in "\n".join(notes), out.stdout
 
 
+SCALE = autostage.Variable(np.full(2, 3.0), name="scale")
+
+
+def _uses_variables():
+    """A converted function (by value: not importable) using a global and a closure Variable."""
+    offset = autostage.Variable(np.ones(2), trainable=False, name="offset")
+
+    @autostage.convert
+    def f(x):
+        offset.assign_add(x)
+        return x * SCALE + offset.read()
+
+    return f
+
+
+def test_a_function_using_variables_pickles_them_by_value(tmp_path):
+    f = _uses_variables()
+    (tmp_path / "f.pkl").write_bytes(cloudpickle.dumps(f))  # the Variables' values now
+    expected = [f(np.arange(2.0)).tolist(), f(np.arange(2.0)).tolist()]
+    script = textwrap.dedent(f"""
+        import pickle, numpy as np
+        with open({str(tmp_path / "f.pkl")!r}, "rb") as blob:
+            f = pickle.load(blob)
+        print([f(np.arange(2.0)).tolist(), f(np.arange(2.0)).tolist()])
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         cwd=tmp_path, env={**os.environ, "AUTOSTAGE_TIERED": "0"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str(expected)
+
+
 def _cache_directory() -> str:
     from autostage import config
     return str(config.CACHE_DIR.value())
