@@ -449,6 +449,20 @@ def test_foreign_zip_and_non_zip(tmp_path):
         autostage.load(tmp_path / "absent.autostage")
 
 
+def test_saving_where_it_cannot_names_the_path_given(tmp_path):
+    staged = autostage.convert(elementwise, target="interpreter")
+    staged(np.ones(2), np.ones(2))
+    missing = tmp_path / "no_such_dir" / "f.autostage"
+    with pytest.raises(FileNotFoundError) as info:  # (it named the temporary file)
+        autostage.save(staged, missing)
+    assert info.value.filename == str(missing) and str(missing) in str(info.value)
+    (tmp_path / "a_dir.autostage").mkdir()
+    with pytest.raises(IsADirectoryError) as info:
+        autostage.save(staged, tmp_path / "a_dir.autostage")
+    assert info.value.filename == str(tmp_path / "a_dir.autostage")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_dir.autostage"]  # nothing left
+
+
 def test_newer_version(archive):
     _rewrite(archive, _manifest_change(lambda m: m.update(version=2)))
     _fails(archive, "was written by a newer autostage (format version 2, by autostage 0.1.0); "
