@@ -26,12 +26,20 @@ def _function_of(entity: Any) -> tuple[types.FunctionType, Any]:
     if isinstance(entity, (staticmethod, classmethod)):
         entity = entity.__func__
     if inspect.ismethod(entity):
-        return entity.__func__, entity.__self__
-    if isinstance(entity, types.FunctionType):
+        if isinstance(entity.__func__, types.FunctionType):
+            return entity.__func__, entity.__self__
+        entity = entity.__func__  # (a method wrapped by functools.cache...)
+    elif isinstance(entity, types.FunctionType):
         return entity, None
-    call = getattr(type(entity), "__call__", None)  # noqa: B004 - we need the function itself
-    if isinstance(call, types.FunctionType) and not isinstance(entity, type):
-        return call, entity
+    elif not isinstance(entity, type):
+        # A callable object: its class's __call__, bound as Python binds it (no self for a
+        # staticmethod, the class for a classmethod).
+        call = inspect.getattr_static(type(entity), "__call__", None)
+        bound_to = (None if isinstance(call, staticmethod) else
+                    type(entity) if isinstance(call, classmethod) else entity)
+        call = call.__func__ if isinstance(call, (staticmethod, classmethod)) else call
+        if isinstance(call, types.FunctionType):
+            return call, bound_to
     raise TypeError(
         f"autostage can convert Python functions, methods, lambdas and callable objects, not "
         f"{type(entity).__name__} objects like {entity!r}")

@@ -33,6 +33,10 @@ class GradientFunction:
         return self._staged(*float_arguments(args, self._argnums), **kwargs)
 
     def __getattr__(self, name: str) -> Any:
+        # (Not for special names, nor before __init__ ran: copy and pickle rebuild an instance
+        # without it and look up __setstate__, where reading _staged would recurse.)
+        if name.startswith("__") or "_staged" not in vars(self):
+            raise AttributeError(f"'GradientFunction' object has no attribute {name!r}")
         return getattr(self._staged, name)
 
     def __repr__(self) -> str:

@@ -393,6 +393,15 @@ def load(path: str | os.PathLike, target: str | None = None) -> LoadedFunction:
         raise archive.error(f"holds an export that cannot be loaded: {e}") from None
 
 
+def _unpickled(archive: export_archive.Archive, target: str,
+               variables: tuple[Variable, ...]) -> LoadedFunction:
+    """A pickled ``LoadedFunction`` rebuilt, its Variables holding the pickled values."""
+    loaded = LoadedFunction(archive, target_for(target))
+    for mine, pickled in zip(loaded.variables, variables, strict=True):
+        mine.assign(pickled.read())
+    return loaded
+
+
 class _Signature:
     """One saved trace, ready to run: what its argument leaves must be, and its trace."""
 
@@ -421,6 +430,7 @@ class LoadedFunction:
 
     def __init__(self, archive: export_archive.Archive, target: Any):
         manifest = archive.manifest
+        self._archive = archive  # what a pickle of this function carries (see __reduce__)
         self.name: str = manifest["name"]
         self.path = archive.path
         self.target: str = target.name
@@ -448,6 +458,11 @@ class LoadedFunction:
 
     def __repr__(self) -> str:
         return f"<LoadedFunction {self.name} from {self.path} target={self.target}>"
+
+    def __reduce__(self) -> tuple:
+        # By value, as Dask and Ray need: the archive read (not the path, which a worker may
+        # not have) and the Variables' current values; the traces are rebuilt on unpickling.
+        return _unpickled, (self._archive, self.target, self._variables)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if fp_state.current() is not fp_state.accepted[0]:

@@ -46,7 +46,10 @@ def write(path: str | os.PathLike, manifest: dict, files: dict[str, bytes]) -> N
     manifest = dict(manifest, members={name: _digest(data) for name, data in files.items()})
     text = json.dumps(manifest, indent=1, sort_keys=True, allow_nan=False).encode()
     directory = path.parent if str(path.parent) else Path(".")
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    except OSError as e:  # (a missing directory...: named as open(path) names it, not mkstemp)
+        raise _naming(e, path) from None
     try:
         # mkstemp's file is private (0600); the archive gets the mode of the one it replaces
         os.chmod(temporary, path.stat().st_mode & 0o777 if path.exists() else 0o644)
@@ -59,12 +62,20 @@ def write(path: str | os.PathLike, manifest: dict, files: dict[str, bytes]) -> N
                     archive.writestr(info, data)
             file.flush()
             os.fsync(file.fileno())
-        os.replace(temporary, path)
+        try:
+            os.replace(temporary, path)
+        except OSError as e:  # (path is a directory...)
+            raise _naming(e, path) from None
     except BaseException:
         if os.path.exists(temporary):
             os.unlink(temporary)
         raise
     _sync_directory(directory)
+
+
+def _naming(error: OSError, path: Path) -> OSError:
+    """``error`` (of the same class and errno) naming ``path`` instead of the temporary file."""
+    return type(error)(error.errno, error.strerror, str(path))
 
 
 def _sync_directory(directory: Path) -> None:

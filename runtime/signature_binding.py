@@ -99,9 +99,15 @@ def checked_signature(name: str, binding: Binding, signature: Any) -> tuple[tupl
     """``signature`` as a tuple, and its TensorSpec leaves.
 
     Raises:
-      TypeError: a leaf that is not a TensorSpec, more entries than positional parameters, or a
-        parameter without a default that the signature does not cover.
+      TypeError: a signature that is not a list or tuple, a leaf that is not a TensorSpec, more
+        entries than positional parameters, or a parameter without a default that the
+        signature does not cover.
     """
+    if not isinstance(signature, list | tuple):
+        one = (f" (for one parameter: [{signature!r}])" if type(signature) is TensorSpec
+               else "")
+        raise TypeError(f"input_signature of {name} must be a list or tuple of TensorSpecs, one "
+                        f"per leading parameter, not {signature!r:.80}{one}")
     signature = tuple(signature)
     leaves, _ = pytree.flatten(signature)
     for leaf in leaves:

@@ -17,6 +17,7 @@ Calls from staged code to user functions with staged arguments become ``call`` o
 
 from __future__ import annotations
 
+import functools
 import importlib
 import sys
 import threading
@@ -136,6 +137,21 @@ def _imported(module: str, qualname: str) -> StagedFunction:
     for part in qualname.split("."):
         value = getattr(value, part)
     return value
+
+
+def _reported(method: Callable) -> Callable:
+    """A method that traces outside a call (``compile``, ``ir``...): its errors are reported
+    as a call's are (``error_hook``: the user's lines, the traceback filtered)."""
+    @functools.wraps(method)
+    def reporting(self: StagedFunction, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except Exception as e:
+            if self._error_hook is not None:
+                self._error_hook(e)
+            raise
+
+    return reporting
 
 
 def _unwrap(fn: Callable) -> Callable:
@@ -368,6 +384,7 @@ class StagedFunction(call_slot.Base):
                 key.append(leaf_key(leaf))
         return tuple(key), staged
 
+    @_reported
     def get_concrete_function(self, *args: Any, **kwargs: Any) -> ConcreteFunction:
         """The trace for these arguments (traced now if needed), without running it.
 
@@ -399,6 +416,7 @@ class StagedFunction(call_slot.Base):
         implicit = concrete.read(leaves, [source.read() for source in self._sources])
         return concrete, None if implicit is None else staged + implicit  # None: reads changed
 
+    @_reported
     def compile(self, *args: Any, **kwargs: Any) -> ConcreteFunction:
         """Traces (if needed) and compiles the trace for these arguments (arrays, scalars or
         TensorSpecs) now: later calls with such arguments run compiled code, never the tiered
@@ -410,10 +428,12 @@ class StagedFunction(call_slot.Base):
             other.wait()
         return concrete
 
+    @_reported
     def ir(self, *args: Any, **kwargs: Any) -> str:
         """The printed IR of the trace for these arguments (arrays, scalars or TensorSpecs)."""
         return self.get_concrete_function(*args, **kwargs).text()
 
+    @_reported
     def backend_source(self, *args: Any, **kwargs: Any) -> str:
         """What this function's target generates for the trace of these arguments: the Python
         source the cpu backend compiles with Numba, the CUDA kernels of the cuda target (and the

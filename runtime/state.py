@@ -180,6 +180,13 @@ class Variable:
                 "freeze its current value into the trace; use v.read() (or v.value) instead")
         return np.asarray(self._storage, dtype=dtype)
 
+    def __reduce__(self) -> tuple:
+        """Pickles (and copies) by value: the current value, trainable and name; the copy is a
+        new Variable with its own lock, no longer the same state as this one."""
+        with self._lock:
+            value = self._storage.copy()
+        return (Variable, (value, self.trainable, self.name))
+
     def __repr__(self) -> str:
         return f"Variable({self.name}: {self.type}, value={self._storage!r})"
 

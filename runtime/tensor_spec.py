@@ -43,6 +43,10 @@ class TensorSpec:
     def __setattr__(self, name: str, value: object) -> None:
         raise AttributeError("TensorSpec is immutable")
 
+    def __reduce__(self) -> tuple:
+        # Rebuilt through __init__: the default protocol would set the slots and hit __setattr__.
+        return (TensorSpec, (self.shape, self.dtype))
+
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, TensorSpec) and self.shape == other.shape
                 and self.dtype == other.dtype)

@@ -51,6 +51,24 @@ class Counter:
         return x
 
 
+class StaticCall:
+    __call__ = staticmethod(lambda x: x + 5)
+
+
+class ClassCall:
+    offset = 10
+
+    @classmethod
+    def __call__(cls, x):
+        return x + cls.offset if x > 0 else cls.offset
+
+
+class CachedMethod:
+    @functools.cache  # noqa: B019 - what users write
+    def twice(self, x):
+        return x * 2
+
+
 def make_adder(k):
     def add(xs):
         out = []
@@ -76,6 +94,21 @@ def test_to_graph_methods_static_class_and_callable_objects():
     made = autostage.to_graph(Counter.make)(-5)
     assert isinstance(made, Counter) and made.start == 0
     assert autostage.to_graph(counter)(10) == counter(10) == 3
+
+
+def test_a_static_or_class_call_method_is_bound_as_python_binds_it():
+    for obj in (StaticCall(), ClassCall()):
+        assert autostage.to_graph(obj)(1) == obj(1) and autostage.convert(obj)(1) == obj(1)
+    assert autostage.to_graph(ClassCall())(-1) == 10
+
+
+@pytest.mark.parametrize("api", [autostage.to_graph, autostage.to_code, autostage.convert])
+def test_cached_functions_and_methods_are_refused_clearly(api):
+    # (functools.cache's wrapper has no Python code to convert; a bound method of one raised
+    # an AttributeError from inside autostage)
+    for entity in (functools.cache(collatz), CachedMethod().twice):
+        with pytest.raises(TypeError, match="not _lru_cache_wrapper objects"):
+            api(entity)
 
 
 def test_to_graph_closures_and_lambdas():

@@ -96,6 +96,63 @@ def test_a_local_function_pickles_by_value_with_its_converted_code(tmp_path):
     assert f"test_pickling.py:{line} (in f)" in "\n".join(notes), out.stdout
 
 
+SCALE = autostage.Variable(np.full(2, 3.0), name="scale")
+
+
+def _uses_variables():
+    """A converted function (by value: not importable) using a global and a closure Variable."""
+    offset = autostage.Variable(np.ones(2), trainable=False, name="offset")
+
+    @autostage.convert
+    def f(x):
+        offset.assign_add(x)
+        return x * SCALE + offset.read()
+
+    return f
+
+
+def test_a_function_using_variables_pickles_them_by_value(tmp_path):
+    f = _uses_variables()
+    (tmp_path / "f.pkl").write_bytes(cloudpickle.dumps(f))  # the Variables' values now
+    expected = [f(np.arange(2.0)).tolist(), f(np.arange(2.0)).tolist()]
+    script = textwrap.dedent(f"""
+        import pickle, numpy as np
+        with open({str(tmp_path / "f.pkl")!r}, "rb") as blob:
+            f = pickle.load(blob)
+        print([f(np.arange(2.0)).tolist(), f(np.arange(2.0)).tolist()])
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         cwd=tmp_path, env={**os.environ, "AUTOSTAGE_TIERED": "0"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str(expected)
+
+
+def test_gradient_functions_copy_and_pickle_by_value(tmp_path):
+    import copy
+
+    def loss(w, x):  # local: pickled by value
+        return np.sum((x * w) ** 2)
+
+    grad, value_and_grad = autostage.grad(loss), autostage.value_and_grad(loss, argnums=(0, 1))
+    w, x = np.array([1.0, 2.0]), np.array([3.0, -1.0])
+    np.testing.assert_array_equal(copy.copy(grad)(w, x), grad(w, x))
+    (tmp_path / "g.pkl").write_bytes(cloudpickle.dumps((grad, value_and_grad)))
+    script = textwrap.dedent(f"""
+        import pickle, numpy as np
+        with open({str(tmp_path / "g.pkl")!r}, "rb") as blob:
+            grad, value_and_grad = pickle.load(blob)
+        w, x = np.array([1.0, 2.0]), np.array([3.0, -1.0])
+        value, (dw, dx) = value_and_grad(w, x)
+        print(grad(w, x).tolist(), float(value), dw.tolist(), dx.tolist())
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         cwd=tmp_path, env={**os.environ, "AUTOSTAGE_TIERED": "0"})
+    assert out.returncode == 0, out.stderr
+    value, (dw, dx) = value_and_grad(w, x)
+    assert out.stdout.split() == f"{grad(w, x).tolist()} {float(value)} {dw.tolist()} " \
+        f"{dx.tolist()}".split()
+
+
 def _cache_directory() -> str:
     from autostage import config
     return str(config.CACHE_DIR.value())

@@ -80,6 +80,15 @@ def test_staging_type_error_shows_user_lines_only(target):
     _assert_user_only(info.value, "return a.astype(np.int32) if a.sum() > 0 else a")
 
 
+@pytest.mark.parametrize("method", ["compile", "get_concrete_function", "ir", "backend_source"])
+def test_errors_tracing_outside_a_call_show_user_lines_only(method):
+    f = autostage.convert(shape_mismatch, target="interpreter")
+    with pytest.raises(ValueError, match="size 4 is different from 3") as info:
+        getattr(f, method)(np.ones((2, 3)), np.ones((4, 5)))
+    _assert_user_only(info.value, "return c @ b", "getattr(f, method)(np.ones((2, 3)), ")
+    assert _frames(info.value)[-1].line == "return c @ b"
+
+
 def test_user_exception_in_converted_code_shows_user_lines_only():
     g = autostage.to_graph(raises_in_loop)
     with pytest.raises(KeyError, match="step two") as info:

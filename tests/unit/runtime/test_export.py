@@ -191,6 +191,20 @@ def test_variables_are_the_loaded_functions_own(tmp_path):
     np.testing.assert_array_equal(second.variables[0].read(), [2.0, 3.0, 4.0])
 
 
+def test_a_loaded_function_pickles_with_its_archive_and_variable_values(tmp_path):
+    ACC.assign(np.zeros(3))
+    staged = autostage.convert(accumulate, target="interpreter")
+    staged(np.ones(3))
+    autostage.save(staged, tmp_path / "acc.autostage")
+    loaded = autostage.load(tmp_path / "acc.autostage")
+    loaded(np.ones(3))  # its Variable: [2, 2, 2]
+    blob = pickle.dumps(loaded)
+    (tmp_path / "acc.autostage").unlink()  # a worker need not have the file
+    clone = pickle.loads(blob)
+    assert clone.variables[0] is not loaded.variables[0]
+    np.testing.assert_array_equal(clone(np.ones(3)), loaded(np.ones(3)))  # [3, 3, 3] * 2
+
+
 def test_staged_calls_and_argument_identity(tmp_path):
     v = np.array([3.0, 4.0])
     _, _, expected, actual = _round_trip(normalized, tmp_path, (v,))
@@ -433,6 +447,20 @@ def test_foreign_zip_and_non_zip(tmp_path):
     _fails(text, "is not a zip archive")
     with pytest.raises(FileNotFoundError, match="no such export"):
         autostage.load(tmp_path / "absent.autostage")
+
+
+def test_saving_where_it_cannot_names_the_path_given(tmp_path):
+    staged = autostage.convert(elementwise, target="interpreter")
+    staged(np.ones(2), np.ones(2))
+    missing = tmp_path / "no_such_dir" / "f.autostage"
+    with pytest.raises(FileNotFoundError) as info:  # (it named the temporary file)
+        autostage.save(staged, missing)
+    assert info.value.filename == str(missing) and str(missing) in str(info.value)
+    (tmp_path / "a_dir.autostage").mkdir()
+    with pytest.raises(IsADirectoryError) as info:
+        autostage.save(staged, tmp_path / "a_dir.autostage")
+    assert info.value.filename == str(tmp_path / "a_dir.autostage")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_dir.autostage"]  # nothing left
 
 
 def test_newer_version(archive):

@@ -238,6 +238,12 @@ def test_input_signature_must_be_tensor_specs():
         stage(add_one, input_signature=[None])
     with pytest.raises(TypeError, match="does not cover parameter 'factor'"):
         stage(scale, input_signature=[TensorSpec([None])])
+    # (a spec not in a list was "'TensorSpec' object is not iterable"; a dict was its keys)
+    with pytest.raises(TypeError, match=r"must be a list or tuple of TensorSpecs, one per "
+                       r"leading parameter, not TensorSpec\(.*\(for one parameter: \[Tensor"):
+        stage(add_one, input_signature=TensorSpec([None]))
+    with pytest.raises(TypeError, match="must be a list or tuple"):
+        stage(add_one, input_signature={"x": TensorSpec([None])})
 
 
 def test_retracing_warning_names_the_changing_argument():

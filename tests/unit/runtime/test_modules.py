@@ -38,6 +38,15 @@ def names(variables):
     return [v.name for v in variables]
 
 
+def test_a_module_pickles_with_its_variables():
+    import pickle
+    model = MLP(seed=3)
+    clone = pickle.loads(pickle.dumps(model))
+    assert names(clone.variables) == names(model.variables)
+    x = np.ones((2, 3))
+    np.testing.assert_array_equal(clone(x), model(x))
+
+
 def test_name_defaults_to_the_class_name_in_snake_case():
     assert MLP().name == "mlp" and Dense(1, 1, 0).name == "dense"
     assert Dense(1, 1, 0, name="first").name == "first"

@@ -30,6 +30,17 @@ def test_variable_outside_tracing_is_a_numpy_holder():
     assert autostage.Variable is Variable
 
 
+def test_a_variable_pickles_and_copies_by_value():
+    import copy
+    import pickle
+    v = Variable(np.array([1.0, 2.0], np.float32), trainable=False, name="w")
+    for clone in (pickle.loads(pickle.dumps(v)), copy.copy(v), copy.deepcopy(v)):
+        assert clone is not v and (clone.name, clone.trainable, clone.dtype) == ("w", False,
+                                                                                  np.float32)
+        clone.assign_add(np.ones(2, np.float32))  # its own state, with its own lock
+        assert clone.read().tolist() == [2.0, 3.0] and v.read().tolist() == [1.0, 2.0]
+
+
 def bump(x):
     before = COUNTER.read()
     COUNTER.assign_add(x)

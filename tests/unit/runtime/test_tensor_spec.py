@@ -29,6 +29,14 @@ def test_spec_is_frozen_and_validated():
         TensorSpec((), object)
 
 
+def test_spec_pickles_and_copies_as_an_equal_spec():
+    import copy
+    import pickle
+    spec = TensorSpec((None, 3), np.float32)
+    for clone in (pickle.loads(pickle.dumps(spec)), copy.copy(spec), copy.deepcopy(spec)):
+        assert clone == spec and type(clone) is TensorSpec and clone.dtype == np.float32
+
+
 @pytest.mark.parametrize("text, shape, dtype", [
     ("f64[?]", (None,), np.float64), ("i64[]", (), np.int64), ("f32[?, 3]", (None, 3), np.float32),
     ("bool[2,2]", (2, 2), np.bool_),
