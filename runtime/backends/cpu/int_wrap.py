@@ -13,6 +13,9 @@ compiles with Numba's flag rule replaced, under Numba's compiler lock (so no oth
 the process, such as the user's own ``@numba.njit`` functions, runs meanwhile); callees compiled
 from there, Numba's library code among them, compile the same way. ``STAMP`` is part of those
 functions' cache keys, so code compiled with the flags is never loaded again.
+
+The same compiles convert floats to integers as NumPy does (``float_casts``: Numba's
+``fptoui`` gave 2**64 - 1 for -2.0 as a uint64); its stamp is part of ``STAMP``.
 """
 
 from __future__ import annotations
@@ -25,7 +28,10 @@ from numba.core.compiler_lock import global_compiler_lock
 from numba.cpython import numbers as _cpython_numbers
 from numba.np.math import numbers as _numpy_numbers
 
-STAMP = "int-wrap-1"  # in cache keys: compiled without nsw flags
+from autostage.runtime.backends.cpu import float_casts
+
+# in cache keys: compiled without nsw flags, with NumPy's float to integer casts
+STAMP = f"int-wrap-1,{float_casts.STAMP}"
 _MODULES = (_cpython_numbers, _numpy_numbers)  # each looks ``_int_arith_flags`` up at lowering
 
 
@@ -36,8 +42,9 @@ def _no_flags(return_type: object) -> list[str]:
 
 @contextlib.contextmanager
 def wrapping() -> Iterator[None]:
-    """Compiles in the block lower signed ``+ - *`` without ``nsw`` (re-entrant)."""
-    with global_compiler_lock:
+    """Compiles in the block lower signed ``+ - *`` without ``nsw`` and float to integer casts
+    as NumPy's (re-entrant)."""
+    with global_compiler_lock, float_casts.exact():
         saved = [module._int_arith_flags for module in _MODULES]
         for module in _MODULES:
             module._int_arith_flags = _no_flags
