@@ -6,7 +6,8 @@ correctly, libm's ``pow`` not always).
 * ``a ** e`` of a float or complex ndarray ``a`` (any rank, not a NumPy scalar) and a Python int
   -1 or 2 or a Python float 0.5 (of exactly those types; not ``np.float64(0.5)``) is
   ``reciprocal(a)``, ``square(a)`` or ``sqrt(a)`` (NumPy's ``fast_scalar_power``; complex values
-  take no other shortcut).
+  take no other shortcut); of a bool ndarray and a Python int 2 it is ``square(a)``, whose
+  result is int8 where the power loop's is int64 (its other shortcuts are for floats).
 * The float32/float64 power loop (``np.power``, and ``**`` with an ndarray operand) given a 0-d
   exponent (a scalar or 0-d array: a stride-0 operand) takes it by value in the loop dtype:
   -1, 0, 0.5, 1, 2 give ``1 / x``, 1, ``sqrt(x)``, ``x``, ``x * x``.
@@ -22,8 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from autostage.runtime import array_api, dtype_rules, value_info
-from autostage.runtime.tensor import Tensor
+from autostage.runtime import array_api, dtype_rules, tracing, value_info
+from autostage.runtime.tensor import StagingTypeError, Tensor
 
 # ``a ** e`` of a float or complex ndarray: (Python type of e, e) -> op
 _OPERATOR = {(int, -1): "reciprocal", (int, 2): "square", (float, 0.5): "sqrt"}
@@ -90,9 +91,25 @@ def operator_power(a: object, b: object) -> Tensor:
     if kind is not None and _is_ndarray(a) and a.dtype.kind in "fc":
         table = {e: name for (k, e), name in _OPERATOR.items() if k is kind}
         return _by_value(a, b, table, lambda: ufunc_power(a, b))
+    if kind is int and _is_ndarray(a) and a.dtype == np.bool_:
+        return _bool_power(a, b)
     if _is_ndarray(a) or _is_ndarray(b):
         return ufunc_power(a, b)
     return array_api.ufunc("power", a, b)  # NumPy scalars: C's pow
+
+
+def _bool_power(a: Tensor, b: object) -> Tensor:
+    """``a ** n`` of a bool ndarray and a Python int: ``square(a)`` (int8) for 2, else the
+    power loop (int64). An ``n`` known only at run time may not be 2: its result's dtype would
+    depend on its value."""
+    if not isinstance(b, Tensor):
+        return array_api.ufunc("square", a) if b == 2 else ufunc_power(a, b)
+    test = array_api.ufunc("equal", b, 2)
+    tracing.emit("raise_if", (test.value,), {"exception": StagingTypeError(
+        f"`bool array ** n`{tracing.at()} with n == 2 at run time: NumPy computes it as "
+        "np.square, whose result is int8, where the int64 traced for other n is used. Square "
+        "the array yourself for 2, or cast it to an integer dtype first")})
+    return ufunc_power(a, b)
 
 
 def ufunc_power(a: object, b: object) -> Tensor:
