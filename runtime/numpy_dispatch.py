@@ -76,8 +76,21 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
     op = OP_OF_UFUNC.get(ufunc.__name__)
     if op is None:
         raise unsupported(name)
-    result = numpy_power.ufunc_power(*inputs) if op == "power" else array_api.ufunc(op, *inputs)
+    if op == "power":
+        result = numpy_power.ufunc_power(*inputs)
+    elif op == "signbit" and len(inputs) == 1 and _integral(inputs[0]):
+        result = array_api.ufunc("less", inputs[0], 0)
+    else:
+        result = array_api.ufunc(op, *inputs)
     return ndarray_results.function_result(ufunc, inputs, result)
+
+
+def _integral(x: Any) -> bool:
+    """Whether ``x`` holds bools or integers: their ``np.signbit`` is ``x < 0`` (NumPy converts
+    them to a float type holding every value exactly, float16 for 8 bits, which has no CPU
+    lowering)."""
+    dtype = x.dtype if isinstance(x, (Tensor, np.ndarray, np.generic)) else np.result_type(x)
+    return dtype.kind in "biu"
 
 
 # The in-place operator of each ufunc (``S *= x`` is ``np.multiply(S, x, out=S)``).
