@@ -24,11 +24,10 @@ import contextlib
 import functools
 from collections.abc import Callable, Iterator
 
+from autostage.runtime.backends.cpu import float_casts
 from numba.core.compiler_lock import global_compiler_lock
 from numba.cpython import numbers as _cpython_numbers
 from numba.np.math import numbers as _numpy_numbers
-
-from autostage.runtime.backends.cpu import float_casts
 
 # in cache keys: compiled without nsw flags, with NumPy's float to integer casts
 STAMP = f"int-wrap-1,{float_casts.STAMP}"
