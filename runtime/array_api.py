@@ -368,10 +368,26 @@ def astype(x: object, dtype: object, copy: bool = True, casting: str = "unsafe")
                         f"the rule {casting!r}")
     if not copy and x.dtype == dtype:
         return x
+    if x.dtype.kind == "f" and dtype == np.uint32 and x.ndim:
+        _refuse_block_dependent_uint32(x)
     (result,) = tracing.emit("cast", (x.value,), {"dtype": dtype})
     if x.dtype.kind == "c" and dtype.kind not in "cb":
         _complex_warning(result.producer)
     return Tensor(result)
+
+
+def _refuse_block_dependent_uint32(x: Tensor) -> None:
+    """A float array cast to uint32 raises at run time where it holds NaN or a value outside
+    [-2**31, 2**32): NumPy's result for those depends on the element's place in memory (its
+    contiguous loop converts in blocks of four, which give other values than its scalar loop
+    and the array's tail), which compiled code does not reproduce (``float_casts``)."""
+    inside = ufunc("logical_and", ufunc("greater_equal", x, -2.0 ** 31),
+                   ufunc("less", x, 2.0 ** 32))
+    outside = ufunc("logical_not", reduce("all", inside))
+    tracing.emit("raise_if", (outside.value,), {"exception": ValueError(
+        f"a float array with NaN or values outside [-2**31, 2**32) is cast to uint32"
+        f"{tracing.at()}: NumPy's result for those depends on where they sit in memory, which "
+        "staged code does not reproduce; clip or test them first (np.nan_to_num, np.clip)")})
 
 
 def _complex_warning(op: object) -> None:

@@ -13,7 +13,8 @@ tests (a compare pair and a select in range: the conversion stays as cheap as on
 
 NumPy's own contiguous float to uint32 loop is vectorised in blocks of four whose NaN and out of
 range results follow uint64's rule at 32 bits (NaN 2**31 instead of 0); the tail of the array,
-strided arrays and scalars give the rule above, which is the one compiled code follows.
+strided arrays and scalars give the rule above, which is the one compiled code follows. An
+array cast to uint32 that holds such a value raises instead (``array_api.astype``).
 
 Only autostage's compiles change (``exact``, entered by ``int_wrap.wrapping``, under Numba's
 compiler lock); ``STAMP`` is part of their cache keys.
