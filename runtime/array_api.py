@@ -61,10 +61,10 @@ def _typed(value: object, dtype: np.dtype, unsafe: bool = False):
 
 
 def _emit_promoted(name: str, function, args: Sequence[object], unsafe: bool = False,
-                   as_numpy: frozenset = frozenset()) -> Tensor:
+                   as_numpy: frozenset = frozenset(), attrs: dict | None = None) -> Tensor:
     """Emits element-wise op ``name`` (NumPy ``function``) with NumPy 2's weak promotion
     (``as_numpy``: operands taken as the NumPy values they are where they are no Python
-    numbers)."""
+    numbers; ``attrs``: the op's)."""
     args = [_operand(a) for a in args]
     known = _beyond_integers(name, args)
     if known is not None:
@@ -85,7 +85,7 @@ def _emit_promoted(name: str, function, args: Sequence[object], unsafe: bool = F
         _check_int_bounds(name, args, specs, dtypes)
     with value_info.allowing(allowed):
         values = [_typed(a, d, unsafe) for a, d in zip(args, dtypes, strict=True)]
-        (result,) = tracing.emit(name, values)
+        (result,) = tracing.emit(name, values, attrs)
     if not any(isinstance(s, np.dtype) for s in specs) and result.type.dtype in WEAK_DTYPES:
         value_info.mark_weak(result)  # Python scalar op Python scalar: still a Python scalar
     elif result.type.dtype in WEAK_DTYPES and result.type.ndim == 0 and (
@@ -310,6 +310,13 @@ def _exact_comparison(name: str, args: list) -> bool:
 def ufunc(name: str, *args: object) -> Tensor:
     """Applies element-wise op ``name`` (a key of ``ops.elementwise.UFUNCS``) to ``args``."""
     return _emit_promoted(name, UFUNCS[name], args)
+
+
+def scalar_math(name: str, *args: object) -> Tensor:
+    """Element-wise op ``name`` as Python's operator computes it on NumPy scalars (NumPy's
+    scalar math, ``scalar_math`` attr): where that differs from the ufunc's loop (complex
+    ordering with a NaN part, complex ``abs``)."""
+    return _emit_promoted(name, UFUNCS[name], args, attrs={"scalar_math": True})
 
 
 def result_dtype(name: str, *args: object) -> np.dtype:

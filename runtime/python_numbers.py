@@ -162,7 +162,41 @@ def compare(op: str, a: object, b: object) -> object:
     big = [type(x) is int and not INT64_MIN <= x <= INT64_MAX for x in (a, b)]
     if any(big) and any(isinstance(x, Tensor) and x.dtype.kind in "fc" for x in (a, b)):
         a, b = (float(x) if is_big else x for x, is_big in zip((a, b), big, strict=True))
+    if op in _ORDERINGS and _complex_scalar_math(a, b):
+        return array_api.scalar_math(op, a, b)
     return array_api.ufunc(op, a, b)
+
+
+_ORDERINGS = frozenset({"less", "less_equal", "greater", "greater_equal"})
+
+
+def _numpy_dtype(x: object) -> np.dtype | None:
+    """The dtype of NumPy scalar ``x`` (staged or not); None for a Python number or an array."""
+    if isinstance(x, Tensor):
+        if x.ndim > 0 or value_info.is_weak(x.value) or numpy_power._is_ndarray(x):
+            return None
+        return x.dtype
+    return x.dtype if isinstance(x, np.generic) else None
+
+
+def _complex_scalar_math(a: object, b: object) -> bool:
+    """Whether Python's ``a < b`` (any ordering) of these operands runs NumPy's complex scalar
+    math, which compares the parts lexicographically (``0j < complex(1, nan)`` is True), not its
+    ufunc loop (False where a part is NaN): a complex NumPy scalar beside a Python number or a
+    NumPy scalar its type holds (a complex64 beside a float64 or an int64 needs promotion: the
+    loop runs; an np.bool_ on the left compares by the loop too)."""
+    dtypes = [_numpy_dtype(x) for x in (a, b)]
+    python = [type(x) in (bool, int, float, complex) or isinstance(x, Tensor) and (
+        x.ndim == 0 and value_info.is_weak(x.value)) for x in (a, b)]
+    if not any(d is not None and d.kind == "c" for d in dtypes):
+        return False
+    if any(d is None and not p for d, p in zip(dtypes, python, strict=True)):
+        return False  # an array
+    if any(python):
+        return True
+    complex_dtype = max((d for d in dtypes if d.kind == "c"), key=lambda d: d.itemsize)
+    return all(d.kind == "c" or np.can_cast(d, complex_dtype) for d in dtypes) and not (
+        dtypes[0] == np.bool_)
 
 
 def _float_int_comparison(op: str, f: object, n: object) -> object:
@@ -248,6 +282,8 @@ def _big_constants(op: str, *operands: object) -> tuple:
 def unary(op: str, a: object) -> object:
     """``-a``, ``+a``, ``abs(a)``, ``~a`` with Python's semantics for a Python number (``~`` of a
     Python bool is an int; of an np.bool_ or a bool array it stays NumPy's logical not)."""
+    if op == "absolute" and _numpy_dtype(a) is not None and a.dtype.kind == "c":
+        return array_api.scalar_math(op, a)  # NumPy's scalar abs: libm's hypot
     if _kind(a) is None or _bools_on_some_paths(op, a):
         return array_api.ufunc(op, a)
     with _on_python_paths(a):
@@ -259,7 +295,8 @@ def _unary(op: str, a: object) -> object:
         a = _int_if_bool(a)
     if _kind(a) is int and op in ("negative", "absolute"):
         _raise_if(_overflows(op, a), _overflow_error(op))
-    result = array_api.ufunc(op, a)
+    result = (array_api.scalar_math(op, a) if _kind(a) is complex and op == "absolute"
+              else array_api.ufunc(op, a))  # Python's complex abs: libm's hypot
     if _kind(a) is complex and op == "absolute":  # Python: a finite complex whose abs overflows
         _raise_if(_and(array_api.ufunc("isfinite", a), array_api.ufunc("isinf", result)),
                   OverflowError(*_COMPLEX_ABS_OVERFLOW))

@@ -54,6 +54,12 @@ SCALAR_OPERATORS = {
     "right_shift": operator.rshift, "negative": operator.neg, "positive": operator.pos,
     "absolute": operator.abs, "invert": operator.invert,
 }
+# Ops whose Python operator on NumPy scalars (NumPy's scalar math) can differ from the ufunc's
+# loop, for the ``scalar_math`` attr (``array_api.scalar_math``): complex ordering compares the
+# parts lexicographically (``0j < complex(1, nan)`` is True; the loop gives False where a part is
+# NaN), complex ``abs`` is libm's hypot (the loop's SIMD form can differ by an ulp).
+SCALAR_MATH = {"less": operator.lt, "less_equal": operator.le, "greater": operator.gt,
+               "greater_equal": operator.ge, "absolute": operator.abs}
 
 
 def _tensor_types(operand_types: tuple, what: str) -> tuple[TensorType, ...]:
@@ -73,6 +79,8 @@ def _ufunc_rule(name: str, ufunc: np.ufunc):
         return (TensorType(dtype, shape),)
 
     def evaluate(op, values: tuple, run) -> tuple:
+        if op.attrs.get("scalar_math"):
+            return (np.asarray(SCALAR_MATH[name](*[np.asarray(v)[()] for v in values])),)
         return (np.asarray(ufunc(*values)),)
 
     return infer, evaluate
@@ -89,7 +97,9 @@ def _power_raises(op) -> tuple:
 for _name, _ufunc in UFUNCS.items():
     _infer, _evaluate = _ufunc_rule(_name, _ufunc)
     op_registry.register(_name, _infer, _evaluate,
-                         doc=f"element-wise np.{_ufunc.__name__}, broadcasting; no attrs",
+                         doc=f"element-wise np.{_ufunc.__name__}, broadcasting; attrs: "
+                             "scalar_math (optional, 0-d operands: Python's operator on NumPy "
+                             "scalars, SCALAR_MATH)",
                          elementwise=True, fresh_results=_name != "positive",
                          scalar_operator=SCALAR_OPERATORS.get(_name),
                          raises=_power_raises if _name == "power" else None)

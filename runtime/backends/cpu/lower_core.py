@@ -12,9 +12,12 @@ vectorisable kernels of ``vector_math`` (libm under ``AUTOSTAGE_EXACT_MATH=1``).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from autostage.runtime import ir
 from autostage.runtime.backends.cpu import (
+    complex_abs,
     complex_math,
     complex_products,
     fusible,
@@ -129,14 +132,19 @@ def {name}(a, b):
         return DTYPE(0)
     return DTYPE(UTYPE(UTYPE(x // u) * y))
 """
-# NumPy's maximum/minimum of equal values is the second operand (maximum(0.0, -0.0) is -0.0),
-# NaN propagating; fmax/fmin ignore a NaN. Numba's gave the first.
+# NumPy's maximum/minimum propagate a NaN, fmax/fmin ignore one. Of equal values (0.0 and -0.0)
+# its SIMD array loops give the second operand (maximum(0.0, -0.0) is -0.0; Numba's gave the
+# first); its loop on 0-d operands (NumPy scalars: np.fmax(x[i], y[i])) gives whichever the
+# installed NumPy gives (``_tie_takes_first``: the first for float64 fmax/fmin on x86-64).
+# (NumPy's arrays shorter than a SIMD vector, or their tails, mix both: not matched.)
 _FLOAT_OPERATORS = {
     "maximum": "({0} if {0} > {1} or {0} != {0} else {1})",
     "minimum": "({0} if {0} < {1} or {0} != {0} else {1})",
     "fmax": "({0} if {0} > {1} or {1} != {1} else {1})",
     "fmin": "({0} if {0} < {1} or {1} != {1} else {1})",
 }
+_FLOAT_OPERATORS_FIRST = {name: form.replace("> {1}", ">= {1}").replace("< {1}", "<= {1}")
+                          for name, form in _FLOAT_OPERATORS.items()}
 # NumPy's complex division (Smith's method; a zero divisor divides the parts by +0, so
 # 1j / -0j is nan+infj). Numba's divided by the signed zero and raised ZeroDivisionError for
 # 0-d. (Complex power is NumPy's own: ``complex_math``.)
@@ -168,6 +176,16 @@ _SCALAR_FORMS = {
     ("rad2deg", "f"): "({0} * ({t}(180.0) / {t}(np.pi)))",
     ("deg2rad", "f"): "({0} * ({t}(np.pi) / {t}(180.0)))",
 }
+# NumPy's scalar math (the ``scalar_math`` attr: Python's operator on complex NumPy scalars):
+# ordering compares the parts lexicographically, NaNs included (the loop's rule, Numba's, is
+# False where a part is NaN); abs is libm's hypot (hypotf for complex64).
+_COMPLEX_SCALAR_MATH = {
+    "less": "({0}.real < {1}.real or {0}.real == {1}.real and {0}.imag < {1}.imag)",
+    "less_equal": "({0}.real < {1}.real or {0}.real == {1}.real and {0}.imag <= {1}.imag)",
+    "greater": "({0}.real > {1}.real or {0}.real == {1}.real and {0}.imag > {1}.imag)",
+    "greater_equal": "({0}.real > {1}.real or {0}.real == {1}.real and {0}.imag >= {1}.imag)",
+    "absolute": "np.hypot({0}.real, {0}.imag)",
+}
 _COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
 # NumPy 2 compares int64 with uint64 exactly (its qQ and Qq loops, which every mixed signed and
 # unsigned pair resolves to); Numba's operators and array ufuncs go through float64, where
@@ -181,7 +199,8 @@ _MIXED_SIGN = {"equal": (False, False), "not_equal": (True, True), "less": (True
 # kinds: arrays are computed by a loop of their scalar rule (``lower_fused.elementwise_loop``).
 LOOPED = {"floor_divide": "iuf", "remainder": "iuf", "fmod": "iu", "lcm": "iu", "sign": "ufc",
           "maximum": "f", "minimum": "f", "fmax": "f", "fmin": "f", "true_divide": "c",
-          "power": "iu", "reciprocal": "iuc", "rad2deg": "f", "deg2rad": "f"}
+          "power": "iu", "reciprocal": "iuc", "rad2deg": "f", "deg2rad": "f",
+          "absolute": "c"}
 # NumPy's complex sign (z / |z|, with |z| libm's hypot; an infinite part gives its sign, a zero
 # gives +0) and reciprocal (Smith's method; 1 / (1+0j) is 1-0j). Numba's kept signed zeros of
 # the input (sign(-2.5-0j) was -1+0j) and rounded the reciprocal differently.
@@ -219,6 +238,7 @@ def {name}(a):
 _VECTOR_MATH = frozenset({"exp", "log", "tanh"})
 _VECTOR_MATH_IMPORT = hashed_import(vector_math, "cpu_vmath")
 _COMPLEX_PRODUCTS_IMPORT = hashed_import(complex_products, "cpu_cprod")
+_COMPLEX_ABS_IMPORT = hashed_import(complex_abs, "cpu_cabs")
 # Ufuncs Numba lacks (or types differently), as expressions on operands of the loop dtype.
 _SUBSTITUTES = {
     "positive": "{0}.copy()",
@@ -226,6 +246,16 @@ _SUBSTITUTES = {
     "heaviside": "np.where({0} < 0, {z}, np.where({0} > 0, {one}, np.where({0} == 0, {1}, {0})))",
     "conjugate": "np.conjugate({0})",
 }
+
+
+@functools.cache
+def _tie_takes_first(name: str, dtype: np.dtype) -> bool:
+    """Whether NumPy's ``name`` (maximum, minimum, fmax, fmin) of two 0-d operands of ``dtype``
+    that compare equal gives the first (both zeros' orders give it), as the installed NumPy
+    does."""
+    zero, negative = np.dtype(dtype).type(0.0), np.dtype(dtype).type(-0.0)
+    ufunc = UFUNCS[name]
+    return bool(not np.signbit(ufunc(zero, negative)) and np.signbit(ufunc(negative, zero)))
 
 
 def _reciprocal_of_zero(dtype: np.dtype) -> str:
@@ -336,8 +366,19 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
     elif op.name == "true_divide" and loop[0].kind == "c":
         expr = wrap_scalar(f"{_complex_helper(em, op.name, loop[0])}({', '.join(args)})",
                            out.type.dtype)
+    elif op.attrs.get("scalar_math") and loop[0].kind == "c":
+        expr = _COMPLEX_SCALAR_MATH[op.name].format(*args)
+        expr = expr if op.name != "absolute" else wrap_scalar(expr, out.type.dtype)
+    elif op.name == "absolute" and loop[0].kind == "c":
+        expr = _COMPLEX_SCALAR_MATH[op.name].format(*args)  # NumPy's loop: hypot, or
+        if complex_abs.numpy_loop_form(loop[0]):  # its SIMD form
+            em.module_line("cpu_cabs", _COMPLEX_ABS_IMPORT)
+            expr = f"cpu_cabs.absolute({args[0]})"
+        expr = wrap_scalar(expr, out.type.dtype)
     elif op.name in _FLOAT_OPERATORS and loop[0].kind == "f":
-        expr = wrap_scalar(_FLOAT_OPERATORS[op.name].format(*args), out.type.dtype)
+        table = _FLOAT_OPERATORS_FIRST if is_scalar(out.type) and not em.array_elements and (
+            _tie_takes_first(op.name, loop[0])) else _FLOAT_OPERATORS
+        expr = wrap_scalar(table[op.name].format(*args), out.type.dtype)
     elif is_scalar(out.type) and _mixed_sign(op, loop):
         expr = _mixed_sign_expr(op.name, args, signed_first=loop[0].kind == "i")
     elif is_scalar(out.type) and (op.name, loop[0].kind) in _SCALAR_FORMS:
