@@ -34,8 +34,8 @@ def asanyarray(x):
     return np.asanyarray(x)
 
 
-def ascontiguousarray(x):
-    return np.ascontiguousarray(x.T), np.ascontiguousarray(x, dtype=np.float32)
+def ascontiguousarray(x):  # (returned itself it is refused: a copy or x.T, known at run time)
+    return np.ascontiguousarray(x.T) * 2.0, np.ascontiguousarray(x, dtype=np.float32)
 
 
 def interp(x, xp, fp):
