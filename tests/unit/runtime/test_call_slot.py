@@ -151,13 +151,18 @@ def test_numpys_error_state_is_tested():
     np.testing.assert_array_equal(f(x), x + 1)
 
 
-def test_the_eager_switch_reaches_calls_that_have_a_plan():
-    f = autostage.convert(add_one)
-    x = np.arange(3.0)
+def _planned(fn, *args):
+    """``fn`` converted and called until it has a Plan; the Plan."""
+    f = autostage.convert(fn)
     for _ in range(3):
-        f(x)
-    plan = f._fast
-    assert isinstance(plan, Plan)
+        f(*args)
+    assert isinstance(f._fast, Plan)
+    return f, f._fast
+
+
+def test_the_eager_switch_reaches_calls_that_have_a_plan():
+    x = np.arange(3.0)
+    f, plan = _planned(add_one, x)
     python_runs = []
     traced = f._traced  # what runs as Python
 
@@ -194,11 +199,8 @@ def test_calls_from_threads():
 
 
 def test_a_plan_called_as_a_python_fast_path():
-    f = autostage.convert(add_one)
     x = np.arange(3.0)
-    for _ in range(3):
-        f(x)
-    plan = f._fast
+    _, plan = _planned(add_one, x)
     np.testing.assert_array_equal(plan((x,)), x + 1)
     np.testing.assert_array_equal(plan([x]), x + 1)
     assert plan((x, x)) is MISS  # (the fallback's answer for two arguments)
