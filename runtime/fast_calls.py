@@ -14,6 +14,10 @@ the runner would. A function writing into its array arguments (``argument_writes
 aliasing tested in line too (a written argument read-only or sharing memory with another:
 ``MISS``, and the full path runs the call as Python). Anything the checks do not cover returns
 ``MISS``, and the caller takes the full path.
+
+Where the compiled entry can be called with this call's values (arrays, NumPy scalars, values
+read by attribute), ``fast_path`` returns the C level's ``call_slot.Plan`` of the same tests
+instead (``_plan``), with the generated function as the fallback it calls where a test fails.
 """
 
 from __future__ import annotations
@@ -235,8 +239,8 @@ def _plan(concrete: ConcreteFunction, args: tuple, implicit: list, written: tupl
     function writes into (``written``) for sharing memory with another array argument
     (``np.may_share_memory``'s test), the values read through objects (``implicit``) read and
     tested as the trace's reader does, then the compiled entry point called and its result
-    finished in C; where a test fails,
-    ``fallback`` (the Python fast path: other layouts) takes the call. None where the entry for
+    finished in C; where a test fails, ``fallback`` (the Python fast path: other layouts) takes
+    the call. None where the entry for
     these values is not compiled, an argument is a NumPy scalar whose type does not tell its
     dtype (datetime64, str_...), or the reader reads or tests what a Plan does not
     (``_read``)."""
