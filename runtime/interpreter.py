@@ -119,8 +119,8 @@ class Frame:
         definition = op_registry.REGISTRY[op.name]
         scalar_op = definition.scalar_operator  # same values, faster on 0-d operands
         if scalar_op is not None and _same_dtype_scalars(operands) and not (
-                op.name == "absolute" and operands[0].dtype.kind == "c"
-                and not op.attrs.get("scalar_math")):  # (np.abs: the loop's complex abs)
+                op.name in ("absolute", "multiply") and operands[0].dtype.kind == "c"
+                and not op.attrs.get("scalar_math")):  # (np.abs, np.multiply: the loop's)
             return (np.asarray(scalar_op(*[v[()] for v in operands])),)
         return definition.evaluate(op, operands, self)
 

@@ -139,7 +139,11 @@ def _python_only(result: Tensor, numpy: Callable[[], Tensor]) -> Tensor:
 def binary(op: str, a: object, b: object) -> object:
     """``a <op> b`` (``op`` a ufunc name) with Python's semantics if both are Python numbers."""
     if not all_python(a, b):
-        return numpy_power.operator_power(a, b) if op == "power" else array_api.ufunc(op, a, b)
+        if op == "power":
+            return numpy_power.operator_power(a, b)
+        if op == "multiply" and _complex_scalar_math(a, b):  # (NumPy's scalar math: unfused)
+            return array_api.scalar_math(op, a, b)
+        return array_api.ufunc(op, a, b)
     if _bools_on_some_paths(op, a, b):
         return array_api.ufunc(op, a, b)  # (NumPy's: where the bool is Python's, it raised)
     with _on_python_paths(a, b):
@@ -185,6 +189,9 @@ def _complex_scalar_math(a: object, b: object) -> bool:
     ufunc loop (False where a part is NaN): a complex NumPy scalar beside a Python number or a
     NumPy scalar its type holds (a complex64 beside a float64 or an int64 needs promotion: the
     loop runs; an np.bool_ on the left compares by the loop too)."""
+    if not any(type(x) is complex or getattr(getattr(x, "dtype", None), "kind", "") == "c"
+               for x in (a, b)):
+        return False  # (first: asking whether a value is a 0-d ndarray may raise, `mixed`)
     dtypes = [_numpy_dtype(x) for x in (a, b)]
     python = [type(x) in (bool, int, float, complex) or isinstance(x, Tensor) and (
         x.ndim == 0 and value_info.is_weak(x.value)) for x in (a, b)]

@@ -57,9 +57,10 @@ SCALAR_OPERATORS = {
 # Ops whose Python operator on NumPy scalars (NumPy's scalar math) can differ from the ufunc's
 # loop, for the ``scalar_math`` attr (``array_api.scalar_math``): complex ordering compares the
 # parts lexicographically (``0j < complex(1, nan)`` is True; the loop gives False where a part is
-# NaN), complex ``abs`` is libm's hypot (the loop's SIMD form can differ by an ulp).
+# NaN), complex ``abs`` is libm's hypot (the loop's SIMD form can differ by an ulp), a complex
+# product rounds each product (the loop fuses them: ``complex_products``).
 SCALAR_MATH = {"less": operator.lt, "less_equal": operator.le, "greater": operator.gt,
-               "greater_equal": operator.ge, "absolute": operator.abs}
+               "greater_equal": operator.ge, "absolute": operator.abs, "multiply": operator.mul}
 
 
 def _tensor_types(operand_types: tuple, what: str) -> tuple[TensorType, ...]:

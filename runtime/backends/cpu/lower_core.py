@@ -360,13 +360,15 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
         source = _COMPLEX_SIGN if op.name == "sign" else _COMPLEX_RECIPROCAL
         helper = em.helper(f"{op.name}_{loop[0].name}", _fill(source, types))
         expr = wrap_scalar(f"{helper}({args[0]})", out.type.dtype)
-    elif em.array_elements and _fused_complex_product(op, loop):
+    elif (em.array_elements or not op.attrs.get("scalar_math")) and _fused_complex_product(
+            op, loop):
         em.module_line("cpu_cprod", _COMPLEX_PRODUCTS_IMPORT)
         expr = wrap_scalar(f"cpu_cprod.multiply({', '.join(args)})", out.type.dtype)
     elif op.name == "true_divide" and loop[0].kind == "c":
         expr = wrap_scalar(f"{_complex_helper(em, op.name, loop[0])}({', '.join(args)})",
                            out.type.dtype)
-    elif op.attrs.get("scalar_math") and loop[0].kind == "c":
+    elif op.attrs.get("scalar_math") and loop[0].kind == "c" and (
+            op.name in _COMPLEX_SCALAR_MATH):
         expr = _COMPLEX_SCALAR_MATH[op.name].format(*args)
         expr = expr if op.name != "absolute" else wrap_scalar(expr, out.type.dtype)
     elif op.name == "absolute" and loop[0].kind == "c":
@@ -411,8 +413,9 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
 
 def _fused_complex_product(op: ir.Op, loop: tuple[np.dtype, ...]) -> bool:
     """Whether ``op`` is a complex product NumPy's array loop rounds once per part
-    (``complex_products``): on arrays, and elements of array loops; a product of two NumPy
-    scalars (their ``*``) is NumPy's scalar math, Numba's ``a * b``."""
+    (``complex_products``): on arrays, elements of array loops and 0-d operands (np.multiply of
+    NumPy scalars runs the loop too); Python's ``*`` of NumPy scalars is NumPy's scalar math
+    (``scalar_math`` attr: Numba's ``a * b``)."""
     return op.name == "multiply" and loop[0].kind == "c" and complex_products.numpy_fuses(
         loop[0])
 

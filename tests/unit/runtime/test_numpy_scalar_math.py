@@ -134,3 +134,32 @@ def test_complex_abs(target, dtype):
         -30, 30, 500)
     check(complex_abs, target, np.concatenate([np.array(grid, dtype), random.astype(dtype)]))
     check(complex_abs, target, np.array([-1.5 + 1j], dtype))
+
+
+def ufunc_products(a, b):
+    return [np.multiply(a[i], b[i]) for i in range(a.shape[0])]
+
+
+def operator_products(a, b):
+    return [a[i] * b[i] for i in range(a.shape[0])]
+
+
+def mixed_products(a, b):
+    out = []
+    for i in range(a.shape[0]):
+        out.append(a[i] * 1.5 + 0j)  # a Python number beside a NumPy scalar: scalar math
+        out.append(a[i:i + 1].reshape(()) * b[i])  # a 0-d array: the loop
+    return out
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+@pytest.mark.parametrize("fn", [ufunc_products, operator_products, mixed_products])
+def test_complex_products_of_numpy_scalars_are_the_loops_or_scalar_maths(target, dtype, fn):
+    """np.multiply of two complex NumPy scalars is NumPy's loop (each part's products fused:
+    it was Numba's a * b, off in the last bit for ~40% of random values), Python's * of them
+    NumPy's scalar math (unfused)."""
+    rng = np.random.default_rng(7)
+    a = (rng.normal(size=300) + 1j * rng.normal(size=300)).astype(dtype)
+    b = (rng.normal(size=300) + 1j * rng.normal(size=300)).astype(dtype)
+    check(fn, target, a, b)
