@@ -350,8 +350,9 @@ class ObjectProxy(_StandIn):
             return type(obj)
         try:
             value = getattr(obj, name)
-        except AttributeError:  # (getattr's default, hasattr: the absence is guarded)
-            _check(path, (f"lacks {name}", name, True))
+        except AttributeError:  # (getattr's default, hasattr: the absence is guarded; not
+            if not (name.startswith("__") and name.endswith("__")):  # of a protocol's special
+                _check(path, (f"lacks {name}", name, True))  # name, looked up on the type)
             raise
         if type(value) is types.MethodType and value.__self__ is obj:
             # The method the class has now (replaced on the class later: guarded), unless one
