@@ -10,6 +10,7 @@ import hypothesis.extra.numpy as hnp
 import hypothesis.strategies as st
 import numpy as np
 import pytest
+from autostage.runtime import value_info
 from autostage.runtime.ops.elementwise import BINARY, UNARY
 from autostage.runtime.ops.reductions import REDUCTIONS
 from autostage.runtime.types import DTYPES, TensorType
@@ -73,6 +74,8 @@ def _run_both(numpy_fn, ops):
         def fn(*params):
             args = list(concrete)
             for i, p in zip(staged_positions, params, strict=True):
+                if isinstance(concrete[i], np.ndarray) and p.ndim == 0:
+                    value_info.mark_array(p.value)  # (a 0-d ndarray, not a NumPy scalar)
                 args[i] = p
             return numpy_fn(*args)
 
