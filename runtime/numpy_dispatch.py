@@ -29,6 +29,7 @@ from autostage.runtime import (
     numpy_power,
     numpy_shapes,
     numpy_statistics,
+    python_numbers,
     tracing,
     value_info,
 )
@@ -80,6 +81,8 @@ def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs: Any, **kwar
         result = numpy_power.ufunc_power(*inputs)
     elif op == "signbit" and len(inputs) == 1 and _integral(inputs[0]):
         result = array_api.ufunc("less", inputs[0], 0)
+    elif op == "square" and len(inputs) == 1 and python_numbers.complex_numpy_scalar(inputs[0]):
+        result = array_api.scalar_math("square", inputs[0])  # (NumPy's scalar math, unfused)
     else:
         result = array_api.ufunc(op, *inputs)
     return ndarray_results.function_result(ufunc, inputs, result)

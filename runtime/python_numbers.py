@@ -183,6 +183,12 @@ def _numpy_dtype(x: object) -> np.dtype | None:
     return x.dtype if isinstance(x, np.generic) else None
 
 
+def complex_numpy_scalar(x: object) -> bool:
+    """Whether ``x`` is a complex NumPy scalar (staged or not): NumPy's np.square of one is its
+    scalar math, not its loop."""
+    return getattr(getattr(x, "dtype", None), "kind", "") == "c" and _numpy_dtype(x) is not None
+
+
 def _complex_scalar_math(a: object, b: object) -> bool:
     """Whether Python's ``a < b`` (any ordering) of these operands runs NumPy's complex scalar
     math, which compares the parts lexicographically (``0j < complex(1, nan)`` is True), not its

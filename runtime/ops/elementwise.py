@@ -58,9 +58,11 @@ SCALAR_OPERATORS = {
 # loop, for the ``scalar_math`` attr (``array_api.scalar_math``): complex ordering compares the
 # parts lexicographically (``0j < complex(1, nan)`` is True; the loop gives False where a part is
 # NaN), complex ``abs`` is libm's hypot (the loop's SIMD form can differ by an ulp), a complex
-# product rounds each product (the loop fuses them: ``complex_products``).
+# product or square rounds each product (the loop fuses them: ``complex_products``; NumPy's
+# np.square of a complex NumPy scalar is its scalar math, np.multiply of two is the loop).
 SCALAR_MATH = {"less": operator.lt, "less_equal": operator.le, "greater": operator.gt,
-               "greater_equal": operator.ge, "absolute": operator.abs, "multiply": operator.mul}
+               "greater_equal": operator.ge, "absolute": operator.abs, "multiply": operator.mul,
+               "square": lambda z: z * z}
 
 
 def _tensor_types(operand_types: tuple, what: str) -> tuple[TensorType, ...]:

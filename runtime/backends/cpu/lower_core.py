@@ -185,6 +185,7 @@ _COMPLEX_SCALAR_MATH = {
     "greater": "({0}.real > {1}.real or {0}.real == {1}.real and {0}.imag > {1}.imag)",
     "greater_equal": "({0}.real > {1}.real or {0}.real == {1}.real and {0}.imag >= {1}.imag)",
     "absolute": "np.hypot({0}.real, {0}.imag)",
+    "square": "({0} * {0})",
 }
 _COMPARISONS = {"equal", "not_equal", "less", "less_equal", "greater", "greater_equal"}
 # NumPy 2 compares int64 with uint64 exactly (its qQ and Qq loops, which every mixed signed and
@@ -363,14 +364,16 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
     elif (em.array_elements or not op.attrs.get("scalar_math")) and _fused_complex_product(
             op, loop):
         em.module_line("cpu_cprod", _COMPLEX_PRODUCTS_IMPORT)
-        expr = wrap_scalar(f"cpu_cprod.multiply({', '.join(args)})", out.type.dtype)
+        factors = args if op.name == "multiply" else [args[0], args[0]]  # (square: z * z)
+        expr = wrap_scalar(f"cpu_cprod.multiply({', '.join(factors)})", out.type.dtype)
     elif op.name == "true_divide" and loop[0].kind == "c":
         expr = wrap_scalar(f"{_complex_helper(em, op.name, loop[0])}({', '.join(args)})",
                            out.type.dtype)
     elif op.attrs.get("scalar_math") and loop[0].kind == "c" and (
             op.name in _COMPLEX_SCALAR_MATH):
         expr = _COMPLEX_SCALAR_MATH[op.name].format(*args)
-        expr = expr if op.name != "absolute" else wrap_scalar(expr, out.type.dtype)
+        expr = expr if op.name not in ("absolute", "square") else wrap_scalar(
+            expr, out.type.dtype)
     elif op.name == "absolute" and loop[0].kind == "c":
         expr = _COMPLEX_SCALAR_MATH[op.name].format(*args)  # NumPy's loop: hypot, or
         if complex_abs.numpy_loop_form(loop[0]):  # its SIMD form
@@ -413,11 +416,12 @@ def _ufunc(op: ir.Op, em: Emitter) -> None:
 
 def _fused_complex_product(op: ir.Op, loop: tuple[np.dtype, ...]) -> bool:
     """Whether ``op`` is a complex product NumPy's array loop rounds once per part
-    (``complex_products``): on arrays, elements of array loops and 0-d operands (np.multiply of
-    NumPy scalars runs the loop too); Python's ``*`` of NumPy scalars is NumPy's scalar math
-    (``scalar_math`` attr: Numba's ``a * b``)."""
-    return op.name == "multiply" and loop[0].kind == "c" and complex_products.numpy_fuses(
-        loop[0])
+    (``complex_products``), and its square (NumPy's square loop is that product): on arrays,
+    elements of array loops and 0-d operands (np.multiply of NumPy scalars runs the loop too);
+    Python's ``*`` and np.square of NumPy scalars are NumPy's scalar math (``scalar_math``
+    attr: Numba's ``a * b``)."""
+    return op.name in ("multiply", "square") and loop[0].kind == "c" and (
+        complex_products.numpy_fuses(loop[0]))
 
 
 def _mixed_sign(op: ir.Op, loop: tuple[np.dtype, ...]) -> bool:
