@@ -183,10 +183,16 @@ def _numpy_dtype(x: object) -> np.dtype | None:
     return x.dtype if isinstance(x, np.generic) else None
 
 
+def _complex(x: object) -> bool:
+    """Whether ``x`` is a complex value (a Python complex, a complex array or scalar), told by
+    its type alone (asking whether a value is a 0-d ndarray may raise: ``value_info.mixed``)."""
+    return type(x) is complex or getattr(getattr(x, "dtype", None), "kind", "") == "c"
+
+
 def complex_numpy_scalar(x: object) -> bool:
     """Whether ``x`` is a complex NumPy scalar (staged or not): NumPy's np.square of one is its
     scalar math, not its loop."""
-    return getattr(getattr(x, "dtype", None), "kind", "") == "c" and _numpy_dtype(x) is not None
+    return _complex(x) and _numpy_dtype(x) is not None
 
 
 def _complex_scalar_math(a: object, b: object) -> bool:
@@ -195,9 +201,8 @@ def _complex_scalar_math(a: object, b: object) -> bool:
     ufunc loop (False where a part is NaN): a complex NumPy scalar beside a Python number or a
     NumPy scalar its type holds (a complex64 beside a float64 or an int64 needs promotion: the
     loop runs; an np.bool_ on the left compares by the loop too)."""
-    if not any(type(x) is complex or getattr(getattr(x, "dtype", None), "kind", "") == "c"
-               for x in (a, b)):
-        return False  # (first: asking whether a value is a 0-d ndarray may raise, `mixed`)
+    if not (_complex(a) or _complex(b)):
+        return False
     dtypes = [_numpy_dtype(x) for x in (a, b)]
     python = [type(x) in (bool, int, float, complex) or isinstance(x, Tensor) and (
         x.ndim == 0 and value_info.is_weak(x.value)) for x in (a, b)]
