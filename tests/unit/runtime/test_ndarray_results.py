@@ -438,6 +438,10 @@ def _read_contiguous(x):
     return np.ascontiguousarray(x).sum() + np.asarray(x, order="C")[0, 1]
 
 
+def _contiguous_without_a_copy(x):
+    return np.asarray(x, order="C", copy=False).sum()
+
+
 def _write_into_contiguous_of_fresh(x):
     y = np.ascontiguousarray(x + 1.0)
     y[0, 0] = 5.0
@@ -458,4 +462,6 @@ def test_a_c_ordered_array_of_an_argument_is_refused_where_copy_or_not_shows(tar
             f = autostage.convert(fn, target=target)
             for _ in range(2):
                 np.testing.assert_array_equal(f(x), fn(x))
+    with pytest.raises(autostage.StagingTypeError, match="copy=False: whether NumPy needs"):
+        autostage.convert(_contiguous_without_a_copy, target=target)(x)
     assert np.array_equal(x, np.arange(12.0).reshape(3, 4).T)  # (never written)
