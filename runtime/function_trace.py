@@ -94,10 +94,19 @@ def mark_arguments(binding: Binding, positional: tuple, keywords: dict,
     for leaf, label in named_tensors(named):
         scalar = scalars.get(id(leaf))
         mark_argument(leaf, label, scalar)
-        if id(leaf) in writable and label.isidentifier():  # the argument, not an item of one
+        if id(leaf) in writable:  # (an argument, or an array in one: `params['W'] -= g`)
             argument_writes.allow(leaf.value, label)
         if scalar is False:  # a 0-d ndarray argument stays one where NumPy keeps it
             value_info.mark_array(leaf.value)
+
+
+def _same_item(now: object, before: object) -> bool:
+    """Whether an argument list's or dict's item ``now`` is still ``before``: the same object,
+    or the state after in-place writes of the array argument ``before`` stands for
+    (``params[k] -= lr * g`` stores the caller's own array back, written into:
+    ``argument_writes``)."""
+    return now is before or isinstance(now, Tensor) and isinstance(before, Tensor) and (
+        argument_writes.param_of(now.value) is before.value)
 
 
 def named_tensors(named: list[tuple[str, object]]) -> Iterator[tuple[Tensor, str]]:
@@ -178,7 +187,8 @@ class FunctionTrace(tracing.Trace):
             raise
         for container, items in self._argument_items:
             now = _items(container)
-            if len(now) != len(items) or any(a is not b for a, b in zip(now, items, strict=True)):
+            if len(now) != len(items) or not all(
+                    _same_item(a, b) for a, b in zip(now, items, strict=True)):
                 kind = type(container).__name__
                 loc = tracing.function_location(fn)
                 defined = f" (defined at {loc})" if loc is not None else ""
