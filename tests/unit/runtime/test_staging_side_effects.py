@@ -504,6 +504,29 @@ def test_arrays_made_read_only_while_traced_are_writable_again(target):
     assert fn(6).tolist() == writes_an_array_in_a_python_loop(6).tolist() == [6.0, 9.0]
 
 
+class SizeChecked:
+    """filterpy 2.0.0's sigma points: an object holding arrays checks its argument's size."""
+
+    def __init__(self):
+        self.n, self.weights = 2, np.array([0.5, 2.0])
+
+    def scaled(self, x):
+        if self.n != np.size(x):
+            raise ValueError(f"expected size(x) {self.n}, but size is {np.size(x)}")
+        return x * self.weights
+
+
+def test_a_message_made_from_staged_values_beside_read_only_arrays_is_raised(target):
+    """The branch's arrays are read-only while it is traced, and its exception's message was
+    read to tell NumPy's read-only error: str() of a staged text is an error, so every call was
+    refused ("a string made from a staged value ...")."""
+    fn = autostage.convert(SizeChecked().scaled, target=target)
+    assert fn(np.array([1.0, 1.0])).tolist() == [0.5, 2.0]
+    with pytest.raises(ValueError) as raised:
+        fn(np.ones(3))
+    assert str(raised.value) == "expected size(x) 2, but size is 3"
+
+
 def deque_changed_in_a_branch(x):
     from collections import deque
 
