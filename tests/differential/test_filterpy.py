@@ -10,7 +10,8 @@ NumPy scalars), sigma points written row by row into ``np.zeros``, ``sum()`` of 
 user makes in the converted function and updates in a staged loop. It found ``np.searchsorted``
 on cpu searching an unsorted array otherwise than NumPy (``residual_resample``), a staged message
 of a ``raise`` refused beside arrays (the sigma points' size check), objects whose ``__init__``
-calls ``reset()`` refused, and an array attribute a loop recomputes from constants refused.
+calls ``reset()`` refused, an array attribute a loop recomputes from constants refused, and
+``str(x).split`` of a staged value failing with autostage's AttributeError (``pretty_str``).
 """
 
 from __future__ import annotations
@@ -110,6 +111,12 @@ SAME = {
 RESAMPLERS = ["systematic_resample", "stratified_resample", "residual_resample",
               "multinomial_resample"]
 
+def _ensemble(x, p):
+    """An ensemble Kalman filter's state (its ensemble is drawn as it is made)."""
+    return kalman.EnsembleKalmanFilter(x=x, P=p, dim_z=1, dt=1.0, N=20, hx=lambda s: s[:1],
+                                       fx=lambda s, dt: s).x
+
+
 # Refused, with the error and what the message names; the last item: the package's file
 # (its line follows) or None where the message names the user's line.
 REFUSED = {
@@ -139,6 +146,18 @@ REFUSED = {
     "discrete_bayes.predict": (discrete_bayes.predict, (WEIGHTS, 2, np.array([0.1, 0.8, 0.1])),
                                StagingTypeError, "cannot be used as a NumPy array at trace time",
                                "discrete_bayes.py:"),
+    # Random draws autostage does not stage (README "Random numbers"): they would be frozen.
+    "rand_student_t": (stats_module.rand_student_t, (f64(3.0),), autostage.StagingError,
+                       "random.gauss() in staged code", "stats.py:"),
+    "EnsembleKalmanFilter": (_ensemble, (X, P), autostage.StagingError,
+                             "np.random.multivariate_normal is not supported",
+                             "ensemble_kalman_filter.py:"),
+    # pretty_str: `try: len(arr) == 0` around a staged test; the text of a staged value split
+    # into lines.
+    "pretty_str of an array": (common.pretty_str, ("x", X), autostage.StagingError,
+                               "catches TypeError", "helpers.py:"),
+    "pretty_str of a NumPy scalar": (common.pretty_str, ("x", f64(2.5)), StagingTypeError,
+                                     "str methods such as split()", "helpers.py:"),
     "MerweScaledSigmaPoints with SciPy's Cholesky": (
         kalman.MerweScaledSigmaPoints(2, 0.1, 2.0, 1.0).sigma_points, (X, P), StagingTypeError,
         "cannot be used as a NumPy array at trace time", "sigma_points.py:"),
