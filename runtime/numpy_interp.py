@@ -7,7 +7,9 @@ where ``x`` is ``xp[j]`` or the last point, else ``slope * (x - xp[j]) + fp[j]``
 to the other end of the interval, then to ``fp[j]`` on equal ends, where that is NaN; a NaN
 ``x`` gives itself (``fp[0]`` for one sample point). Everything is float64 (complex ``fp`` and
 ``period=`` are refused). The sample points' own errors (empty, of different lengths) are
-NumPy's, raised at run time when their lengths are.
+NumPy's, raised at run time when their lengths are. Sample points that do not increase (or hold
+a NaN), which NumPy takes without a check and answers from its guessing search, are a clear
+``ValueError`` at run time.
 """
 
 from __future__ import annotations
@@ -32,6 +34,21 @@ def _points(a: object, which: str) -> Tensor:
     return array_api.astype(points, np.float64)
 
 
+NOT_INCREASING = (
+    "np.interp of sample points xp that do not increase (or hold a NaN) cannot be staged: "
+    "NumPy does not check them and its result is then undefined ('nonsense', its documentation "
+    "says: its search guesses from the previous point), and the staged search differs; sort xp, "
+    "and fp with it, first")
+
+
+def _increasing(xp: Tensor) -> Tensor:
+    """Whether no sample point is below the one before it (nor NaN): the points where the
+    whole-array search gives NumPy's intervals (NumPy's guessing search differs elsewhere)."""
+    up = array_shapes.getitem(xp, slice(1, None))
+    down = array_shapes.getitem(xp, slice(None, -1))
+    return array_api.reduce("all", ufunc("greater_equal", up, down))
+
+
 def interp(x: object, xp: object, fp: object, left: object = None, right: object = None,
            period: object = None) -> Tensor:
     if period is not None:
@@ -42,6 +59,7 @@ def interp(x: object, xp: object, fp: object, left: object = None, right: object
     check(ufunc("not_equal", array_shapes.dim(fp, 0), n),
           ValueError("fp and xp are not of the same length."))
     check(ufunc("equal", n, 0), ValueError("array of sample points is empty"))
+    check(ufunc("logical_not", _increasing(xp)), ValueError(NOT_INCREASING))
     last = n - 1
     first_y, last_y = array_shapes.getitem(fp, 0), array_shapes.getitem(fp, last)
     j = numpy_statistics.searchsorted(xp, x, "right") - 1

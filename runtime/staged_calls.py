@@ -259,21 +259,29 @@ def made_in_trace(cls: type, init: Callable | None = None) -> Callable:
     own object. Its methods then run inline with a plain ``self`` (changing its attributes is
     local state, as for ``box.n += 1`` in the function itself), not as call ops that would see
     it as an object from outside the trace. ``init``: the class's ``__init__`` converted (the
-    caller's choice), run on ``object.__new__``'s instance as ``type.__call__`` would run it."""
+    caller's choice), run on ``object.__new__``'s instance as ``type.__call__`` would run it;
+    the instance is the trace's own from before ``init`` runs, so that a method ``init`` calls
+    (filterpy's ``self.reset()``) sets its attributes as ``init`` itself does."""
     construct = foreign_call(cls) if cls.__module__ == "builtins" else cls
     if init is not None:
         def construct(*args: Any, **kwargs: Any) -> Any:
             obj = cls.__new__(cls)
+            _record_made(obj)
             init(obj, *args, **kwargs)
             return obj
 
     def make(*args: Any, **kwargs: Any) -> Any:
         obj = construct(*args, **kwargs)
-        shared = getattr(tracing.current(), "shared", None)
-        if shared is not None and captures.is_user_object(obj):
-            shared.made[id(obj)] = obj
+        _record_made(obj)
         return obj
     return make
+
+
+def _record_made(obj: object) -> None:
+    """Records ``obj`` as an object the trace's Python code made (``made_here``)."""
+    shared = getattr(tracing.current(), "shared", None)
+    if shared is not None and captures.is_user_object(obj):
+        shared.made[id(obj)] = obj
 
 
 def _has_mutable_nodes(treedef: pytree.TreeDef) -> bool:

@@ -38,7 +38,7 @@ from autostage.runtime.staging import (
 from autostage.runtime.staging.python_state import Entry
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor, constant
-from autostage.runtime.types import ListType, join
+from autostage.runtime.types import DTYPES, ListType, join
 
 
 def predicate(x: object, what: str = "the condition") -> Tensor:
@@ -120,9 +120,11 @@ def prepare_state(names: Sequence[str], state: Sequence[object]) -> tuple:
     """State as staged control flow carries it: Python lists become tensor lists, NumPy
     arrays made at trace time staged arrays (a branch writing into one writes the staged
     array, not the NumPy one at trace time on every path; one something else holds too is
-    marked, and a write into it refused: ``_array_tensor``)."""
+    marked, and a write into it refused: ``_array_tensor``). An array of a dtype autostage does
+    not stage (filterpy's KalmanFilter holds ``z``, an object array of None) stays a Python
+    value: a branch or loop that leaves it alone runs, one that assigns it says so."""
     return tuple(tensor_lists.from_python(x, name) if isinstance(x, list) else
-                 _array_tensor(name, x) if type(x) is np.ndarray else x
+                 _array_tensor(name, x) if type(x) is np.ndarray and x.dtype in DTYPES else x
                  for name, x in zip(names, state, strict=True))
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from autostage.runtime.staging import errors, list_elements, tensor_lists, text, values
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor
-from autostage.runtime.types import ListType, TensorType, join, scalar
+from autostage.runtime.types import DTYPES, ListType, TensorType, join, scalar
 
 
 @dataclass(eq=False)
@@ -93,6 +93,12 @@ def _refine_constant(slot: Slot, out: object, where: str) -> bool:
         slot.type, slot.pending_list, slot.maybe = list_type, list_type is None, True
         return True
     out_type = _type_of(out)
+    if isinstance(init, np.ndarray) and init.dtype not in DTYPES:
+        raise errors.StagingTypeError(
+            f"{errors.describe(slot.name)} is a NumPy array of dtype {init.dtype} before the "
+            f"{where}{errors.at()} and the body assigns it: a staged loop carries arrays of "
+            "numbers and bools only (filterpy's KalmanFilter keeps its measurement `z` so); "
+            "give it a value of such a dtype before the loop")
     if isinstance(init, np.ndarray):
         joined = join(values.array_type(init), out_type) if isinstance(out_type, TensorType) \
             else None

@@ -526,12 +526,17 @@ class _PythonState:
         return tuple(e.get() for e in self.entries)
 
     def grow(self) -> bool:
-        """Adds the places first changed by the last trace as slots; True if any."""
+        """Adds the places first changed by the last trace as slots; True if any. A NumPy
+        array held there is a staged array from then on, as a variable's is (``prepare_state``):
+        ``kf.P = F @ kf.P @ F.T + Q`` (filterpy's KalmanFilter made in the function) computes a
+        new NumPy array at trace time from the old, which no loop can carry."""
         new, self.new = list(self.new.values()), {}
         for entry in new:
             self.entries.append(entry)
             value = entry.get()
             value = values.Unbound(entry.name) if value is ABSENT else value
+            if type(value) is np.ndarray:
+                value = prepare_branch_state((entry.name,), (value,))[0]
             self.slots.append(initial_slot(entry.name, value))
         return bool(new)
 

@@ -423,10 +423,12 @@ _READ_ONLY = ("assignment destination is read-only", "output array is read-only"
 
 def read_only_write(e: BaseException) -> list[str] | None:
     """The names of the arrays ``recording`` made read-only, if ``e`` is NumPy's error for a
-    write into a read-only array raised while any are (else None)."""
+    write into a read-only array raised while any are (else None). Only a string message is
+    read: the user's ``ValueError(f"size {x.shape[0]}")`` holds a staged text, whose str()
+    is an error (filterpy's sigma points check their argument so, beside array attributes)."""
     protected = getattr(_recording, "protected", ())
-    if not protected or not isinstance(e, ValueError) or not any(
-            text in str(e) for text in _READ_ONLY):
+    if not protected or not isinstance(e, ValueError) or not e.args or not isinstance(
+            e.args[0], str) or not any(text in e.args[0] for text in _READ_ONLY):
         return None
     return [name for name, _ in protected]
 

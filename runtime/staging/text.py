@@ -61,13 +61,25 @@ def _refuse(self: Text, *args: object, **kwargs: object) -> object:
         f"{f'{loc}: ' if loc is not None else ''}a string made from a staged value (an f-string, "
         "str() or format() of one) has its text only when the staged function runs: print it, "
         "raise or assert with it, or concatenate it with strings; other uses (len, comparisons, "
-        "str() in code autostage does not convert) cannot be staged")
+        "str methods such as split(), str() in code autostage does not convert) cannot be staged")
 
 
 for _name in ("str", "format", "len", "iter", "contains", "getitem", "eq", "ne", "lt", "le",
               "gt", "ge", "bool", "mul", "rmul", "mod", "hash", "setattr"):
     setattr(Text, f"__{_name}__", _refuse)
 del _name
+
+
+def _str_method(self: Text, name: str) -> object:
+    """A method of ``str`` (``str(arr).split("\\n")`` in filterpy's ``pretty_str``) is refused
+    as the other uses are, not an AttributeError of autostage's class; other names are
+    missing as usual."""
+    if not name.startswith("_") and hasattr(str, name):
+        _refuse(self)
+    raise AttributeError(f"'str' object has no attribute {name!r}")
+
+
+Text.__getattr__ = _str_method
 
 
 def _field_kind(value: Tensor) -> str:

@@ -9,8 +9,9 @@ median is 0.0, never -0.0, as NumPy's; np.nanmedian of an n-d array along an axi
 ``t >= 0.5``) with the virtual index ``(n - 1) * q`` and gamma computed as in
 ``_get_indexes``/``_get_gamma`` (a zero quantile of a lane holding zeros of both signs is
 NumPy's own: which zeros it interpolates depends on NumPy's selection); a lane whose sorted last
-value is NaN gives NaN. searchsorted is a binary search with NumPy's NaN-aware
-order; bincount and nonzero count first, then allocate the data-dependent result and fill it.
+value is NaN gives NaN. searchsorted is NumPy's binary search (each key from the previous
+key's bounds) with its NaN-aware order; bincount and nonzero count first, then allocate the
+data-dependent result and fill it.
 Errors are NumPy's (negative bincount input, sorter out of range, empty quantile lanes).
 """
 
@@ -220,18 +221,25 @@ def _less(a: str, b: str, dtype: np.dtype) -> str:
 
 @lowering("searchsorted")
 def lower_searchsorted(op: ir.Op, em: Emitter) -> None:
+    """NumPy's own binary search (``binsearch``/``argbinsearch`` in npysort): each key's search
+    starts from the previous key's bounds, and a sorter index is checked only when the search
+    reads it, so an unsorted ``a`` (filterpy's ``residual_resample`` searches one) or a sorter
+    holding an unread bad index gives NumPy's indices, not another search's."""
     a, v = op.operands[:2]
     sorted_by = len(op.operands) == 3
     dtype = a.type.dtype
-    element = "a[sorter[mid]]" if sorted_by else "a[mid]"
-    go_right = (_less("e", "key", dtype) if op.attrs["side"] == "left"
-                else f"not {_less('key', 'e', dtype)}")
+
+    def before(x: str, y: str) -> str:
+        """NumPy's ``cmp(x, y)`` of this side: ``x < y`` left, ``x <= y`` right."""
+        return _less(x, y, dtype) if op.attrs["side"] == "left" else f"not {_less(y, x, dtype)}"
+
+    element = ["            j = sorter[mid]",
+               "            if j < 0 or j >= n:",
+               "                raise ValueError('Sorter index out of range.')",
+               "            e = a[j]"] if sorted_by else ["            e = a[mid]"]
     checks = [
         "    if sorter.shape[0] != n:",
         "        raise ValueError('sorter.size must equal a.size')",
-        "    for i in range(n):",
-        "        if sorter[i] < 0 or sorter[i] >= n:",
-        "            raise ValueError('Sorter index out of range.')",
     ] if sorted_by else []
     body = [
         "@numba.njit(**JIT)",
@@ -239,14 +247,19 @@ def lower_searchsorted(op: ir.Op, em: Emitter) -> None:
         "    n = a.shape[0]",
         *checks,
         "    out = cpu_new.empty((keys.shape[0],), np.int64)",
+        "    lo = 0",
+        "    hi = n",
         "    for i in range(keys.shape[0]):",
         "        key = keys[i]",
-        "        lo = 0",
-        "        hi = n",
+        f"        if i > 0 and {before('keys[i - 1]', 'key')}:",
+        "            hi = n",
+        "        else:",
+        "            lo = 0",
+        "            hi = hi + 1 if hi < n else n",
         "        while lo < hi:",
-        "            mid = (lo + hi) >> 1",
-        f"            e = {element}",
-        f"            if {go_right}:",
+        "            mid = lo + ((hi - lo) >> 1)",
+        *element,
+        f"            if {before('e', 'key')}:",
         "                lo = mid + 1",
         "            else:",
         "                hi = mid",

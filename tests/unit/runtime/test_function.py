@@ -580,6 +580,37 @@ def test_methods_of_objects_made_in_the_trace_change_them_at_every_call(target):
         assert (float(total), int(hits)) == tally_in_staged_control(threshold, x)
 
 
+class _Resettable:
+    """filterpy 2.0.0's LeastSquaresFilter: ``__init__`` sets the attributes in ``reset()``."""
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self):
+        self.n = 0
+
+    def update(self, z):
+        self.n += 1
+        return z / self.n
+
+
+def mean_of_steps(x):
+    f = _Resettable()
+    total = 0.0
+    for z in x:  # a staged loop
+        total = total + f.update(z)
+    return total, f.n
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_a_method_init_calls_sets_the_attributes_of_an_object_made_in_the_trace(target):
+    """The object was the trace's own only once ``__init__`` returned: ``self.n = 0`` in the
+    ``reset()`` it calls was refused as a change of an object that outlives the call."""
+    x = np.array([1.0, 2.0, 3.0, 4.0])
+    total, n = autostage.convert(mean_of_steps, target=target)(x)
+    assert (total, n) == mean_of_steps(x) == (4.0, 4) and type(n) is int
+
+
 @pytest.mark.parametrize("target", ["interpreter", "cpu"])
 def test_methods_of_objects_from_outside_still_refuse_storing_a_tensor(target):
     from autostage.runtime.escapes import TensorEscapeError

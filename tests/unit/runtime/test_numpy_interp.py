@@ -65,3 +65,18 @@ def test_period_is_refused_naming_the_line():
     with pytest.raises(autostage.StagingTypeError, match=r"np.interp: the argument period= is "
                                                          r"not supported .*test_numpy_interp"):
         autostage.convert(periodic)(np.ones(2), np.arange(2.0), np.arange(2.0))
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_sample_points_that_do_not_increase_are_a_clear_error(target):
+    """NumPy takes them unchecked and answers from its guessing search ("nonsense", its
+    documentation says); the staged search gave other values (0.5 where NumPy gives 2.5 here)
+    on both targets: a ValueError at run time instead, as for NaN sample points."""
+    staged = autostage.convert(interp, target=target)
+    x, fp = np.array([0.5, 1.5]), np.array([0.0, 1.0, 2.0, 3.0, 4.0])
+    for xp in (np.array([0.0, 2.0, 1.0, 3.0, 4.0]), np.array([0.0, 1.0, np.nan, 3.0, 4.0])):
+        with pytest.raises(ValueError, match=r"np.interp of sample points xp that do not "
+                                             r"increase \(or hold a NaN\) cannot be staged"):
+            staged(x, xp, fp)
+    xp = np.array([0.0, 1.0, 1.0, 3.0, 4.0])  # repeats are NumPy's
+    assert staged(x, xp, fp).tolist() == interp(x, xp, fp).tolist() == [0.5, 2.25]

@@ -136,3 +136,29 @@ def test_std_with_a_dtype_is_refused_clearly():
 
     with pytest.raises(TypeError, match=r"np\.std: the argument dtype= is not supported"):
         autostage.convert(f)(np.arange(5.0))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_searchsorted_is_numpys_search_on_an_unsorted_array(target):
+    """NumPy starts each key's search from the previous key's bounds; on an unsorted ``a``
+    (filterpy 2.0.0's residual_resample searches one) that gives other indices than a fresh
+    binary search per key (the cpu target's was [4, 4, 2, 2]). A sorter index is checked only
+    when the search reads it."""
+    def right(a, v):
+        return np.searchsorted(a, v, side="right")
+
+    def by_sorter(a, v, s):
+        return np.searchsorted(a, v, sorter=s)
+    a = np.array([-0.03, -0.06, 0.52, 0.51, 0.77, 1.03, 1.01, 1.0])
+    v = np.array([0.55, 0.71, 0.29, 0.51])
+    assert _run(right, target, a, v).tolist() == np.searchsorted(a, v, "right").tolist() \
+        == [4, 4, 2, 4]
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        a, v = rng.integers(0, 6, 9).astype(float), rng.integers(-1, 7, 7).astype(float)
+        assert _run(right, target, a, v).tolist() == np.searchsorted(a, v, "right").tolist()
+    sorter = np.array([0, 1, 2, 3, 4, 5, 6, 99])
+    got = _run(by_sorter, target, np.arange(1.0, 9.0), np.array([2.5]), sorter)
+    assert got.dtype == np.int64 and got.tolist() == [2]
+    with pytest.raises(ValueError, match="Sorter index out of range."):
+        _run(by_sorter, target, np.arange(1.0, 9.0), np.array([7.5]), sorter)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from autostage.runtime.escapes import TensorEscapeError
 from autostage.runtime.staging import PythonSideEffectError
+from autostage.runtime.tensor import StagingTypeError
 
 import autostage
 
@@ -179,6 +180,64 @@ def test_composite_state_is_carried_by_staged_loops(target, n):
     assert both(dict_item_in_loop, target, np.int64(n)) == sum(range(n))
     assert tuple(both(counts_by_parity, target, np.int64(n))) == ((n + 1) // 2, n // 2)
     assert tuple(both(attribute_in_while, target, np.int64(n))) == (2 * n, n)
+
+
+class Covariance:
+    """filterpy 2.0.0's KalmanFilter: ``P`` is a NumPy array its ``__init__`` makes."""
+
+    def __init__(self):
+        self.P = np.eye(2)
+
+    def predict(self, q):
+        self.P = self.P * 0.5 + q
+
+
+def covariance_after_steps(zs, q):
+    kf, total = Covariance(), 0.0
+    for z in zs:
+        kf.predict(q)
+        total = total + z
+    return kf.P, total
+
+
+@pytest.mark.parametrize("n", [0, 1, 4])
+def test_an_array_attribute_a_staged_loop_computes_from_constants_is_carried(target, n):
+    """The body made a new NumPy array at trace time from the attribute's (nothing in it is
+    staged), which was refused ("loop variable 'kf.P' changes from f64[2,2] to the Python
+    value array(...)"): the attribute's array is a staged array from the loop on, as a
+    variable's is."""
+    zs = np.arange(float(n))
+    want = covariance_after_steps(zs, 0.01)
+    got = autostage.convert(covariance_after_steps, target=target)(zs, 0.01)
+    assert got[0].dtype == want[0].dtype and np.array_equal(got[0], want[0])
+    assert type(got[1]) is type(want[1]) and got[1] == want[1]
+
+
+def object_array_assigned_in_a_loop(zs):
+    z = np.array([[None]]).T
+    for v in zs:
+        z = v
+    return z
+
+
+def string_array_kept_by_a_loop(zs):
+    names = np.array(["x", "v"])
+    total = 0.0
+    for v in zs:
+        total = total + v
+    return names, total
+
+
+def test_an_array_of_a_dtype_autostage_does_not_stage_in_a_loop(target):
+    """An object array (filterpy's KalmanFilter keeps its measurement so) the body assigns is
+    a clear error naming it, not NumPy's "Cannot change data-type for array of references";
+    a string array the body leaves alone was refused, and is now a Python value."""
+    with pytest.raises(StagingTypeError, match=r"variable 'z' is a NumPy array of dtype object "
+                                               r"before the for loop at .*") as info:
+        autostage.convert(object_array_assigned_in_a_loop, target=target)(np.arange(3.0))
+    assert line_of(object_array_assigned_in_a_loop, "for v in zs") in str(info.value)
+    names, total = autostage.convert(string_array_kept_by_a_loop, target=target)(np.arange(3.0))
+    assert names.tolist() == ["x", "v"] and total == 3.0
 
 
 def test_key_added_by_a_staged_loop_is_refused(target):
@@ -502,6 +561,29 @@ def test_arrays_made_read_only_while_traced_are_writable_again(target):
     loop then runs as Python, writing into the array."""
     fn = autostage.convert(writes_an_array_in_a_python_loop, target=target)
     assert fn(6).tolist() == writes_an_array_in_a_python_loop(6).tolist() == [6.0, 9.0]
+
+
+class SizeChecked:
+    """filterpy 2.0.0's sigma points: an object holding arrays checks its argument's size."""
+
+    def __init__(self):
+        self.n, self.weights = 2, np.array([0.5, 2.0])
+
+    def scaled(self, x):
+        if self.n != np.size(x):
+            raise ValueError(f"expected size(x) {self.n}, but size is {np.size(x)}")
+        return x * self.weights
+
+
+def test_a_message_made_from_staged_values_beside_read_only_arrays_is_raised(target):
+    """The branch's arrays are read-only while it is traced, and its exception's message was
+    read to tell NumPy's read-only error: str() of a staged text is an error, so every call was
+    refused ("a string made from a staged value ...")."""
+    fn = autostage.convert(SizeChecked().scaled, target=target)
+    assert fn(np.array([1.0, 1.0])).tolist() == [0.5, 2.0]
+    with pytest.raises(ValueError) as raised:
+        fn(np.ones(3))
+    assert str(raised.value) == "expected size(x) 2, but size is 3"
 
 
 def deque_changed_in_a_branch(x):

@@ -96,8 +96,14 @@ def key(x):
     return {f"{x.sum()}": 1}
 
 
+def split_lines(x):
+    """filterpy 2.0.0's pretty_str: ``str(arr).split("\\n")`` (was autostage's AttributeError
+    "'Text' object has no attribute 'split'", naming no line)."""
+    return str(x.sum()).split("\n")
+
+
 @pytest.mark.parametrize("target", TARGETS)
-@pytest.mark.parametrize("fn", [length, compare, key], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("fn", [length, compare, key, split_lines], ids=lambda f: f.__name__)
 def test_other_uses_of_such_a_string_are_refused_naming_the_line(target, fn):
     with pytest.raises(autostage.StagingTypeError, match=r"test_staging_text.py:\d+"):
         autostage.convert(fn, target=target)(np.ones(3))
