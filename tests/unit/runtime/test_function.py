@@ -621,6 +621,43 @@ def test_methods_of_objects_from_outside_still_refuse_storing_a_tensor(target):
     assert OUTSIDE.total == 0 and OUTSIDE.hits == 0
 
 
+class _Dense:
+    def __init__(self, w):
+        self.w = w
+        self.calls = 0
+
+
+class _Affine(_Dense):
+    """A layer whose ``__init__`` calls its base's with ``super()``, with staged values."""
+
+    def __init__(self, w, b):
+        super().__init__(w)
+        self.b = b
+
+    def __call__(self, x):
+        self.calls += 1
+        return x @ self.w + self.b
+
+
+def affine_made_inside(x, w, b):
+    layer = _Affine(w, b)
+    first = layer(x)
+    return first, layer(first @ w.T), layer.calls
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_super_init_of_an_object_made_in_the_trace_stores_staged_values(target):
+    # The object is the trace's own from the start of its __init__: `super().__init__(w)`
+    # stored `w` into it as into an object from outside (TensorEscapeError).
+    f = autostage.convert(affine_made_inside, target=target)
+    for n in (2, 3):  # the trace, then another shape
+        x, w, b = np.arange(n * 3.0).reshape(n, 3), np.ones((3, 3)) / 4, np.arange(3.0)
+        got, expected = f(x, w, b), affine_made_inside(x, w, b)
+        np.testing.assert_array_equal(got[0], expected[0])
+        np.testing.assert_array_equal(got[1], expected[1])
+        assert got[2] == expected[2] == 2 and type(got[2]) is int
+
+
 # --- Python numbers come back as Python numbers (issue 8, helper c) ----------------------------
 
 
