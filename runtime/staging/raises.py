@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from autostage.runtime import argument_writes, ir, tracing
 from autostage.runtime.operator_hooks import Staged
+from autostage.runtime.ops import exceptions
 from autostage.runtime.staging import errors, text, values
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor
@@ -129,6 +130,15 @@ def _check_message(e: BaseException, loc: ir.Location | None) -> None:
             "ValueError(n)`), which would reach the caller as a symbolic tensor: give it a "
             "message string instead, an f-string of the value if need be (`raise "
             "ValueError(f'{n}')`, made when it is raised)") from e
+    staged = [k for k, v in exceptions.attributes(e).items()
+              if isinstance(v, text.Text) or _mentions_staged(v)]
+    if staged:  # (a fresh exception gets these attributes as they are: ops/exceptions.fresh)
+        where = f" at {loc}" if loc is not None else ""
+        raise errors.StagingTypeError(
+            f"the {type(e).__name__} raised{where} has an attribute made from a staged value "
+            f"({', '.join(repr(k) for k in staged)}), which would reach the caller as a "
+            "symbolic value: keep staged values in its message (an f-string, made when it is "
+            "raised), or return them instead of raising") from e
 
 
 def placeholder(value: object, region: ir.Region) -> object:
