@@ -30,8 +30,9 @@ def fresh(exc: BaseException, args: tuple) -> BaseException:
     are what its ``__init__`` passed on, not what it was given (``BadInput("negative",
     code=3)`` whose ``__init__`` calls ``super().__init__(f"[E{code}] {msg}")`` would become
     ``BadInput("[E3] negative")``: another message, ``code`` 1, or a TypeError for a required
-    parameter). So it is made as that ``__init__`` left ``exc``: its arguments and attributes.
-    Notes (autostage's, added while tracing) are not copied.
+    parameter). So it is made as that ``__init__`` left ``exc``: its arguments and attributes,
+    and the cause of ``raise ... from cause`` (a fresh one too) or the ``from None``. Notes
+    (autostage's, added while tracing) are not copied.
     """
     kind = type(exc)
     if _init_is_builtin(kind):
@@ -40,7 +41,15 @@ def fresh(exc: BaseException, args: tuple) -> BaseException:
         new = kind.__new__(kind, *args)
         new.args = args
     new.__dict__.update(attributes(exc))
+    if exc.__cause__ is not None:
+        new.__cause__ = fresh(exc.__cause__, exc.__cause__.args)
+    new.__suppress_context__ = exc.__suppress_context__
     return new
+
+
+def made_by_its_arguments(exc: BaseException) -> bool:
+    """Whether ``type(exc)(*exc.args)`` is ``exc`` again: no attributes, no ``from``."""
+    return not attributes(exc) and exc.__cause__ is None and not exc.__suppress_context__
 
 
 def attributes(exc: BaseException) -> dict:

@@ -132,6 +132,9 @@ def _check_message(e: BaseException, loc: ir.Location | None) -> None:
             "ValueError(f'{n}')`, made when it is raised)") from e
     staged = [k for k, v in exceptions.attributes(e).items()
               if isinstance(v, text.Text) or _mentions_staged(v)]
+    if e.__cause__ is not None and (_mentions_staged(e.__cause__.args) or any(
+            isinstance(a, text.Text) for a in e.__cause__.args)):
+        staged.append("__cause__")
     if staged:  # (a fresh exception gets these attributes as they are: ops/exceptions.fresh)
         where = f" at {loc}" if loc is not None else ""
         raise errors.StagingTypeError(

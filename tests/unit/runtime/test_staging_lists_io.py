@@ -229,6 +229,32 @@ def test_an_exception_class_with_its_own_init_is_raised_as_traced(target):
         autostage.convert(target=target)(raise_located_at_a_staged_index)(np.ones(4))
 
 
+def raise_from_a_cause(x):
+    if x[0] < 0:
+        raise ValueError(f"bad {x[0]}") from KeyError("root")
+    return x
+
+
+def raise_from_none(x):
+    if x[0] < 0:
+        raise ValueError("bad") from None
+    return x
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_a_staged_raise_from_keeps_its_cause(target):
+    """``raise E from cause`` used to reach the caller without its ``__cause__`` and ``from
+    None`` without ``__suppress_context__`` (so the traceback lost "The above exception was the
+    direct cause ..." or showed a context Python hides)."""
+    with pytest.raises(ValueError) as e:
+        autostage.convert(target=target)(raise_from_a_cause)(np.array([-1.0]))
+    assert (str(e.value), repr(e.value.__cause__), e.value.__suppress_context__) == (
+        "bad -1.0", "KeyError('root')", True)
+    with pytest.raises(ValueError) as e:
+        autostage.convert(target=target)(raise_from_none)(np.array([-1.0]))
+    assert (str(e.value), e.value.__cause__, e.value.__suppress_context__) == ("bad", None, True)
+
+
 def test_python_container_changed_in_a_staged_branch_is_an_error():
     seen = []
 
