@@ -345,7 +345,12 @@ def isinstance_(x: object, classes: object) -> bool:
 def is_(a: object, b: object) -> object:
     """``a is b`` with a staged side (``ag__.is_``): against a bool singleton (``True``,
     ``np.False_``...), whether the value stands for a bool of that very type (``type_``) holding
-    it, a staged Python bool; Python's identity of the objects otherwise."""
+    it, a staged Python bool; Python's identity of the objects otherwise. A variable that is
+    None (or unassigned) on some run-time paths only (``res = None`` before a staged loop that
+    may set it) has no answer while tracing: its ``StagingUnboundError`` (``is`` said False)."""
+    for side in (a, b):
+        if isinstance(side, values.MaybeUnbound):
+            raise side.error()
     staged, other = (a, b) if isinstance(a, Tensor) else (b, a)
     if isinstance(staged, Tensor) and type(other) in (bool, np.bool_):
         if type_(staged) is not type(other):
