@@ -336,7 +336,10 @@ def _tensor_name(function: Callable) -> str:
 def isinstance_(x: object, classes: object) -> bool:
     """``isinstance`` of a staged value: of the type it stands for (``type_``): a staged
     ``x.shape[0]`` is an ``int``, ``x.sum()`` an ``np.float64`` (so a ``float`` too), an array
-    an ``np.ndarray``."""
+    an ``np.ndarray``. A variable None (or unassigned) on some run-time paths only has no type
+    while tracing: its ``StagingUnboundError`` (``isinstance`` said False)."""
+    if isinstance(x, values.MaybeUnbound):
+        raise x.error()
     if isinstance(x, Tensor | TensorList):
         return issubclass(type_(x), classes)
     return isinstance(x, classes)

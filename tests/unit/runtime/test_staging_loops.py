@@ -549,21 +549,32 @@ def unassigned_is_none(x):
     return y is None
 
 
+def found_a_float(x, t):
+    res = None
+    for v in x:
+        if v > t:
+            res = v
+            break
+    return isinstance(res, float)
+
+
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize(("fn", "name", "use"), [
     (first_above, "res", "return res is None"),
+    (found_a_float, "res", "return isinstance(res, float)"),
     (counted_if_set, "y", "if y is not None"),
     (unassigned_is_none, "y", "return y is None")])
 def test_is_none_of_a_variable_none_on_some_paths_is_refused(fn, name, use, target):
     """``res is None`` was Python's identity of the staged stand-in: False whatever the run
     (``first_above`` said a value was found where none was, ``counted_if_set`` counted 1 for a
-    negative ``x[0]``). The answer is known only at run time: the variable's clear error, at the
-    test's line."""
+    negative ``x[0]``), and ``isinstance(res, float)`` False likewise. The answer is known
+    only at run time: the variable's clear error, at the test's line."""
     import autostage
 
     with pytest.raises(StagingUnboundError) as e:
         autostage.convert(fn, target=target)(*(
-            (np.array([1.0, 2.0]), 5.0) if fn is first_above else (np.array([-1.0, 2.0]),)))
+            (np.array([1.0, 2.0]), 5.0) if fn in (first_above, found_a_float)
+            else (np.array([-1.0, 2.0]),)))
     assert f"variable {name!r} is" in str(e.value)
     assert f"is used at {line_of(fn, use)}" in str(e.value)
 
