@@ -461,3 +461,27 @@ def test_copy_and_deepcopy_of_a_staged_array_are_new_arrays(target):
         assert type(e) is type(g)
         np.testing.assert_array_equal(g, e)
     np.testing.assert_array_equal(x, [6.0, -1.0, 4.0])
+
+
+def _same_object_after_a_write(x):
+    y = x
+    y[0] = 5.0
+    return y is x
+
+
+def _a_view_is_not_its_base(x):
+    v = x[1:]
+    return v is x, x is x
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_is_of_an_older_reference_after_a_write_is_refused(target):
+    """``y = x; y[0] = 5.0; y is x`` is True in Python (one object); the write makes ``y`` a
+    new staged value, and ``is`` compared the two: False, silently. It is the older reference's
+    clear error now; identities without a write keep Python's answer."""
+    with pytest.raises(StagingError, match=r"`y` was changed in place at \S+, but an older "
+                       r"reference to the same array \(`x`\).* in an `is` test") as info:
+        autostage.convert(_same_object_after_a_write, target=target)(np.array([1.0, 2.0]))
+    assert f":{line_of(_same_object_after_a_write, 'return y is x')}" in str(info.value)
+    assert autostage.convert(_a_view_is_not_its_base, target=target)(np.ones(3)) == (
+        False, True)
