@@ -41,12 +41,12 @@ def trace_branch(fn: Callable[[], object]) -> tuple[object, BaseException | None
             "staged function, or a call with list or dict arguments), so its recursion cannot "
             "end at trace time; pass the object in as an argument (its methods then become "
             "staged calls, which may recurse), or pass arrays instead of lists") from e
-    except Exception as e:  # the branch raises whenever it runs: stage that
-        errors.refuse_read_only_write(e)
+    except (Exception, SystemExit) as e:  # the branch raises whenever it runs: stage that
+        errors.refuse_read_only_write(e)  # (``sys.exit()`` too: it ended the tracing process)
         return _staged(e)
 
 
-def _staged(e: Exception) -> tuple[None, Exception]:
+def _staged(e: BaseException) -> tuple[None, BaseException]:
     loc = tracing.traceback_location(e.__traceback__)
     _check_message(e, loc)
     _emit_raise(e, loc)
@@ -77,7 +77,7 @@ def tracing_recursed(e: BaseException) -> bool:
         "maximum recursion depth exceeded")
 
 
-def finish_with(e: Exception, body: ir.Region) -> bool:
+def finish_with(e: BaseException, body: ir.Region) -> bool:
     """Ends the function being traced (``body``, its region) with a ``raise`` op of ``e`` if
     ops with effects or writes into array arguments ran before ``e`` was raised; False
     (nothing emitted) otherwise, or if ``e`` is a staging error (then it is raised as it is).

@@ -3,6 +3,7 @@ side_effects.py; the ops in runtime/ops/lists.py, io.py): lists appended in stag
 stacked at run time; print/assert run at run time, every call, in program order."""
 
 import inspect
+import sys
 
 import numpy as np
 import pytest
@@ -253,6 +254,26 @@ def test_a_staged_raise_from_keeps_its_cause(target):
     with pytest.raises(ValueError) as e:
         autostage.convert(target=target)(raise_from_none)(np.array([-1.0]))
     assert (str(e.value), e.value.__cause__, e.value.__suppress_context__) == ("bad", None, True)
+
+
+def exits_on_bad_input(x):
+    if x[0] < 0:
+        print("bad input")
+        sys.exit(2)
+    return x * 2
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_sys_exit_in_a_staged_branch_exits_only_when_it_runs(target, capsys):
+    """``sys.exit()`` raises SystemExit, which is no Exception: tracing the branch let it out,
+    so the first call ended the process whatever the data, without the print before it. It is
+    a staged raise now, like any exception of a branch."""
+    f = autostage.convert(target=target)(exits_on_bad_input)
+    np.testing.assert_array_equal(f(np.array([1.0, 2.0])), [2.0, 4.0])
+    with pytest.raises(SystemExit) as e:
+        f(np.array([-1.0, 2.0]))
+    assert e.value.code == 2
+    assert capsys.readouterr().out == "bad input\n"
 
 
 def test_python_container_changed_in_a_staged_branch_is_an_error():
