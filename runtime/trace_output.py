@@ -40,6 +40,8 @@ class _Held:
     def write(self, s: str) -> int:
         if threading.get_ident() != self.thread:
             return self.stream.write(s)
+        if not isinstance(s, str):  # (as a text stream says it: a staged Text, for one)
+            raise TypeError(f"write() argument must be str, not {type(s).__name__}")
         self.text.append(s)
         return len(s)
 

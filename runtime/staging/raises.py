@@ -15,6 +15,7 @@ function.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from autostage.runtime import argument_writes, ir, tracing
@@ -106,16 +107,29 @@ def _mentions_staged(x: object) -> bool:
     return isinstance(x, str) and "<staged " in x
 
 
+# How CPython's errors name our Text where a str was needed (a join, write(), str + Text).
+_STAGED_TEXT = re.compile(r"\bText found\b|\bnot Text\b|\(not \"Text\"\)|'Text'")
+
+
 def _check_message(e: BaseException, loc: ir.Location | None) -> None:
     """An exception holding a staged value (``raise ValueError(n)``) would carry a symbolic
     tensor, not the run-time value: an error (a message string made from one is rendered when
     it is raised: ``_emit_raise``). So is a builtin's error about our ``Tensor`` class
     (``bytes(x)``: "cannot convert 'Tensor' object to bytes"): the staged value's doing, which
-    would otherwise become a raise at run time where Python returns."""
+    would otherwise become a raise at run time where Python returns. Likewise for our ``Text``,
+    a string made from staged values (``sys.stdout.write(f"{v:.1f} ")``: "write() argument must
+    be str, not Text")."""
     try:
         message = str(e)
     except Exception:  # noqa: BLE001 - a broken __str__ (or a staged text): the arguments
         message = ""
+    if _STAGED_TEXT.search(message) and type(e) is TypeError:
+        where = f" at {loc}" if loc is not None else ""
+        raise errors.StagingTypeError(
+            f"a string made from a staged value was given to code autostage does not convert"
+            f"{where}, which needs its text now ({type(e).__name__}: {message}); the text "
+            "exists only when the staged function runs: print it (`print(s, end='')` for "
+            "`sys.stdout.write(s)`), or return it") from None
     if "'Tensor'" in message and type(e) in (TypeError, ValueError, AttributeError):
         where = f" at {loc}" if loc is not None else ""
         raise errors.StagingTypeError(

@@ -9,6 +9,7 @@ import contextlib
 import dataclasses
 import inspect
 import io
+import sys
 
 import numpy as np
 import pytest
@@ -261,3 +262,32 @@ def test_text_of_an_object_made_by_code_not_converted_is_refused(target, fn, whe
     else:
         line = first + next(i for i, text in enumerate(lines) if where in text)
         assert f"{inspect.getsourcefile(fn)}:{line}" in str(e.value)
+
+
+def _write_in_a_loop(x):
+    for v in x:
+        sys.stdout.write(f"{v:.1f} ")
+    return x.sum()
+
+
+def _write_once(x):
+    sys.stdout.write(f"total {x.sum():.2f}\n")
+    return x.sum()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(("fn", "where"), [
+    (_write_in_a_loop, 'sys.stdout.write(f"{v:.1f} ")'),
+    (_write_once, 'sys.stdout.write(f"total')])
+def test_a_staged_string_written_by_code_not_converted_is_refused(target, fn, where):
+    """``sys.stdout.write(f"{v:.1f} ")`` handed our ``Text`` to a stream: the stream autostage
+    holds while tracing kept it and then failed to join it ("sequence item 0: expected str
+    instance, Text found", hiding the error), and in a staged loop the TypeError was staged, to
+    be raised at every call. A clear error naming the line now."""
+    with pytest.raises(autostage.StagingTypeError, match="a string made from a staged value "
+                                                         "was given to code autostage does "
+                                                         "not convert") as e:
+        autostage.convert(fn, target=target)(np.array([1.5, -2.0]))
+    lines, first = inspect.getsourcelines(fn)
+    line = first + next(i for i, text in enumerate(lines) if where in text)
+    assert f"{inspect.getsourcefile(fn)}:{line}" in str(e.value)
