@@ -65,12 +65,14 @@ def reaches_irreversible(fns: Iterable[Callable | None], named: Iterable[tuple[s
 
 class OutsideState:
     """The iterators and generators a traced function reaches (its globals, closure and what
-    they hold), and the attributes of its functions: one its code advances (changes) while
-    traced would be advanced once per trace, not at every call (later calls would read nothing
-    from it; a counter ``f.calls += 1`` would count traces)."""
+    they hold, and the ``named`` ones: its arguments), and the attributes of its functions: one
+    its code advances (changes) while traced would be advanced once per trace, not at every
+    call (later calls would read nothing from it; a counter ``f.calls += 1`` would count
+    traces; an iterator argument given again, the items of the first call)."""
 
-    def __init__(self, fns: Iterable[Callable | None]):
-        state = PythonState(fns, (), snapshot=False)
+    def __init__(self, fns: Iterable[Callable | None],
+                 named: Iterable[tuple[str, object]] = ()):
+        state = PythonState(fns, named, snapshot=False)
         self.owners = [o for o in state.owners if o.kind == "opaque" and (
             is_iterator(o.obj) or type(o.obj) is types.FunctionType)]  # (``f.calls += 1``)
         for owner in self.owners:
