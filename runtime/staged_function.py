@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import io
 import sys
 import threading
 import types
@@ -587,7 +588,7 @@ class StagedFunction(call_slot.Base):
                                frozenset(writable))
                 iterators = python_state.OutsideState([self._traced], [
                     (labels[i], leaf) for i, leaf in enumerate(leaves)
-                    if python_state.is_iterator(leaf)])
+                    if python_state.is_iterator(leaf) or isinstance(leaf, io.IOBase)])
                 try:
                     output = run_traced(trace, bind_environment(self._traced, trace),
                                         positional, keywords)

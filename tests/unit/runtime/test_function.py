@@ -1078,3 +1078,21 @@ def test_an_iterator_argument_advanced_while_traced_is_refused(target):
                        "_takes_from_an_iterator is traced \\(it outlives the call: an argument"):
         autostage.convert(_takes_from_an_iterator, target=target)(np.ones(1), it)
     assert next(it) == 1  # (put back)
+
+
+def _logs_to_a_file(x, fh):
+    fh.write("call\n")
+    return x * 2
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_a_file_argument_written_while_traced_is_refused(target):
+    """``fh.write(...)`` of a file given as an argument ran once, at trace time: two calls
+    wrote one line. Refused (a file written or read cannot be put back)."""
+    import io
+
+    from autostage.runtime.staging import PythonSideEffectError
+
+    with pytest.raises(PythonSideEffectError, match="the file 'fh' is written or read while "
+                       "_logs_to_a_file is traced"):
+        autostage.convert(_logs_to_a_file, target=target)(np.ones(1), io.StringIO())
