@@ -169,6 +169,17 @@ def check_use(value: ir.Value) -> None:
             _raise(table, token, value, None, " as the function's result")
 
 
+def check_identity(value: ir.Value) -> None:
+    """Raises StagingError if ``value``, compared by ``is``, holds an overwritten state: after
+    ``y = x; y[0] = 5`` Python's ``y is x`` is True (one object), but the write made ``y`` a new
+    staged value and left ``x`` the old one."""
+    table = _table(False)
+    if table is not None and table.versions:
+        token = _stale(table, value)
+        if token is not None:
+            _raise(table, token, value, tracing.user_location(), " in an `is` test")
+
+
 def after_emit(op: ir.Op) -> None:
     """Gives the results of list ops their objects (``tracing.emit`` calls it)."""
     if op.name.startswith("list_") and op.name != "list_stack" and op.operands:

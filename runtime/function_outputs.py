@@ -185,6 +185,8 @@ def collect_outputs(trace: tracing.Trace, output: Any, callee: bool = False) -> 
             constants.append(None)
         else:
             _reject_staged_output(leaf)
+            if isinstance(leaf, str):  # (`repr(state)` by a dataclass's __repr__)
+                text.python_text(leaf, leaf, f" returned by {trace.function.name}")
             leaf = captures.unwrap(leaf)
             # A NumPy array the traced code made is returned as a fresh copy at each call; the
             # trace keeps its own, so the one the code wrote into (a guard of the trace, if

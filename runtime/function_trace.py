@@ -303,10 +303,11 @@ def _containers_in(arguments: list) -> list[list | dict]:
 
 def run_traced(trace: FunctionTrace, fn: Callable, args: tuple | list, kwargs: dict) -> Any:
     """``fn(*args, **kwargs)`` in ``trace``; a user exception raised after ops with effects
-    (prints...) ends the trace with a ``raise`` op: Python prints, then raises (``raises``)."""
+    (prints...) ends the trace with a ``raise`` op: Python prints, then raises (``raises``);
+    ``sys.exit()`` too (SystemExit, which is no Exception)."""
     try:
         return fn(*args, **kwargs)
-    except Exception as e:
+    except (Exception, SystemExit) as e:
         if not raises.finish_with(e, trace.function.body):
             raise
         trace.raised = e

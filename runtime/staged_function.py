@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import io
 import sys
 import threading
 import types
@@ -93,8 +94,9 @@ def _refuse_advanced(iterators: python_state.OutsideState, name: str) -> None:
     moved = iterators.advanced()
     if moved:
         raise PythonSideEffectError(
-            f"{moved[0]} while {name} is traced (it outlives the call: a global, a closure "
-            "variable or held by one): a staged function runs its Python code once per trace, "
+            f"{moved[0]} while {name} is traced (it outlives the call: an argument, a global, "
+            "a closure variable or held by one): a staged function runs its Python code once "
+            "per trace, "
             "not at every call, so later calls would not change it. Pass the values as "
             "arguments (items as a list or an array) and return the new ones, or change it in "
             "the caller")
@@ -584,7 +586,9 @@ class StagedFunction(call_slot.Base):
             with trace_output.holding(self.name), tracing.tracing(trace):
                 mark_arguments(self._binding, positional, keywords, scalars,
                                frozenset(writable))
-                iterators = python_state.OutsideState([self._traced])
+                iterators = python_state.OutsideState([self._traced], [
+                    (labels[i], leaf) for i, leaf in enumerate(leaves)
+                    if python_state.is_iterator(leaf) or isinstance(leaf, io.IOBase)])
                 try:
                     output = run_traced(trace, bind_environment(self._traced, trace),
                                         positional, keywords)

@@ -363,6 +363,16 @@ def _copy(self, order="C"):
     return array_api.copy(self)
 
 
+def _python_copy(self: Tensor, memo: object = None) -> Tensor:
+    """``copy.copy(x)`` and ``copy.deepcopy(x)``: a new array, as ``ndarray.__copy__`` and
+    ``__deepcopy__`` make (an array of numbers has no deeper level), a staged Python number
+    itself (they used to give the same array, whose writes showed in both and were refused as an
+    alias, and a copy of the staged stand-in, a TracerLeakError)."""
+    if value_info.is_weak(self.value):
+        return self
+    return _copy(self)
+
+
 def _astype(self, dtype, order="K", casting="unsafe", subok=True, copy=True):
     numpy_dispatch.check_order(order, self.ndim, np.copy, 0, name="ndarray.astype")
     return array_api.astype(self, dtype, copy, casting)
@@ -469,6 +479,8 @@ def _attach() -> None:
         "T": property(lambda self: array_shapes.transpose(self)),
         "astype": _astype,
         "copy": _copy,
+        "__copy__": _python_copy,
+        "__deepcopy__": _python_copy,
         "clip": lambda self, min=None, max=None: array_api.clip(self, min, max),
         "flatten": lambda self, order="C": array_shapes.flatten(self, order),
         "ravel": lambda self, order="C": array_shapes.ravel(self, order),

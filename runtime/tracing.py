@@ -18,6 +18,7 @@ import importlib.util
 import os
 import re
 import sys
+import sysconfig
 import threading
 import types
 import weakref
@@ -313,10 +314,21 @@ def _location_of(frame: Any) -> ir.Location | None:
         if loc is not None:
             return loc
     filename = frame.f_code.co_filename
-    if not filename.startswith("<") and not any(filename.startswith(d) for d in internal_dirs
-                                                ) and not filename.startswith(_library_dirs()):
+    if not filename.startswith(("<", *internal_dirs, *_library_dirs())) and not _stdlib(
+            filename):
         return ir.Location(filename, frame.f_lineno, frame.f_code.co_name)
     return None
+
+
+@functools.cache
+def _stdlib(filename: str) -> bool:
+    """Whether ``filename`` is a module of the standard library (not one installed beside it):
+    its frames (``copy.deepcopy``, ``statistics.mean`` reaching a staged value) are never the
+    user's line, the caller's is."""
+    stdlib = sysconfig.get_paths().get("stdlib")
+    if not stdlib or not filename.startswith(os.path.abspath(stdlib) + os.sep):
+        return False
+    return not any(part in filename for part in ("site-packages", "dist-packages"))
 
 
 @functools.cache

@@ -6,8 +6,10 @@ In the test of an ``if``, ``while`` or
 ternary, where only the truth of the value matters, ``ag__.and_test``/``or_test`` instead give
 that truth (a bool, as Python's test computes it: each operand's truth once, the same operands
 evaluated). ``not a`` -> ``ag__.not_(a)``.
-``a is b`` (and ``is not``; but ``is None``) -> ``ag__.is_(a, b)``,
-so that a staged ``a`` compared with ``True`` is the bool it stands for. A chain ``a < b < c``
+``a is b`` (and ``is not``) -> ``ag__.is_(a, b)``,
+so that a staged ``a`` compared with ``True`` is the bool it stands for, and ``res is None`` of a
+variable None on some paths of a staged loop only is a clear error (Python's ``is`` said False,
+whatever the run: only ``None is None`` stays as written). A chain ``a < b < c``
 -> ``ag__.compare_chain(a, '<', lambda: b, '<', lambda: c)``, which evaluates each operand at
 most once. ``==``/``!=`` with a shape or a tuple or list display on a side, and ``in``/``not in``
 of a shape or with such a display on the right, -> ``ag__.eq(a, b)`` (``ne``, ``in_``,
@@ -63,7 +65,7 @@ class LogicalTransformer(transformer.Base):
 
     def visit_Compare(self, node: gast.Compare) -> gast.AST:
         node = self.generic_visit(node)
-        if len(node.ops) == 1 and isinstance(node.ops[0], gast.Is | gast.IsNot) and not any(
+        if len(node.ops) == 1 and isinstance(node.ops[0], gast.Is | gast.IsNot) and not all(
                 _is_none(side) for side in (node.left, node.comparators[0])):
             return templates.replace_as_expression(
                 f"ag__.{'is_' if isinstance(node.ops[0], gast.Is) else 'is_not'}(a, b)",

@@ -24,13 +24,20 @@ whatever the data, and never again. They are refused while tracing with a
 itself is staged (``warnings_warn``: a ``warn`` op issuing it at run time from the user's line),
 and outside tracing issued from the user's line too (Python's stack level would name the
 generated file).
+
+``FILES`` (``open``, ``Path.open`` in a mode that writes, ``Path.write_text``...) would write
+the file once, at trace time: a log line appended at each call was appended at the first only.
+They are refused while tracing (``file_call``); opening a file to read it is not (what is read
+is frozen into the trace, as any value computed there).
 """
 
 from __future__ import annotations
 
+import builtins
 import datetime
 import logging
 import os
+import pathlib
 import secrets
 import sys
 import time
@@ -72,6 +79,14 @@ EFFECTS: dict[Callable[..., Any], str] = {
 }
 
 
+# function -> as written in user code: opening a file to write it (the mode decides,
+# ``file_call``), or writing it, would happen once, at trace time.
+FILES: dict[Callable[..., Any], str] = {
+    builtins.open: "open", pathlib.Path.open: "Path.open",
+    pathlib.Path.write_text: "Path.write_text", pathlib.Path.write_bytes: "Path.write_bytes",
+}
+
+
 def _overload(function: Callable[..., Any], spelled: str, hook: str) -> Callable[..., Any]:
     def overload(*args: Any, **kwargs: Any) -> Any:
         if is_tracing():
@@ -90,9 +105,10 @@ def _warn(message: object, category: object = None, stacklevel: int = 1, source:
 OVERLOADS: dict[str, Callable[..., Any]] = {
     "warnings_warn": register(warnings.warn, _warn, "warnings.warn", "staged while tracing")}
 BY_FUNCTION: dict[Callable[..., Any], Callable[..., Any]] = {warnings.warn: _warn}
-for _table, _hook in ((NONDETERMINISTIC, "nondeterministic_call"), (EFFECTS, "effect_call")):
+for _table, _hook in ((NONDETERMINISTIC, "nondeterministic_call"), (EFFECTS, "effect_call"),
+                      (FILES, "file_call")):
     for _function, _spelled in _table.items():
         _overload_function = _overload(_function, _spelled, _hook)
         OVERLOADS[_overload_function.__name__] = BY_FUNCTION[_function] = _overload_function
 globals().update(OVERLOADS)
-__all__ = ["BY_FUNCTION", "EFFECTS", "NONDETERMINISTIC", *OVERLOADS]
+__all__ = ["BY_FUNCTION", "EFFECTS", "FILES", "NONDETERMINISTIC", *OVERLOADS]

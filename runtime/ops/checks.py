@@ -96,7 +96,7 @@ def _infer_raise_if(operand_types: tuple, attrs: dict) -> tuple:
 
 def _evaluate_raise_if(op, values: tuple, run) -> tuple:
     if bool(values[0]):
-        raise type(op.attrs["exception"])(*exceptions.arguments(op, values))
+        raise exceptions.fresh(op.attrs["exception"], exceptions.arguments(op, values))
     return ()
 
 

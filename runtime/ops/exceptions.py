@@ -3,9 +3,10 @@
 A staged branch (or a function whose trace raised after ops with effects) that raised a user
 exception while it was traced must raise it whenever it runs, in program order; the staging
 helpers that emit this op live in ``runtime/staging/raises.py``. attrs: ``exception`` (the
-instance raised while tracing); a new exception of its type and arguments is raised each time,
-and ``formats`` (optional): the arguments made from staged values, ``(index, template)``, each
-rendered from the op's operands (``io.render``) when it is raised.
+instance raised while tracing); a new exception like it (``fresh``: its type, arguments and
+attributes) is raised each time, and ``formats`` (optional): the arguments made from staged
+values, ``(index, template)``, each rendered from the op's operands (``io.render``) when it is
+raised.
 """
 
 from __future__ import annotations
@@ -22,12 +23,56 @@ def arguments(op, values: tuple) -> tuple:
     return tuple(args)
 
 
+def fresh(exc: BaseException, args: tuple) -> BaseException:
+    """A new exception like ``exc`` (the one raised while tracing), with arguments ``args``.
+
+    An exception class with its own ``__init__`` is not called again with ``exc.args``: those
+    are what its ``__init__`` passed on, not what it was given (``BadInput("negative",
+    code=3)`` whose ``__init__`` calls ``super().__init__(f"[E{code}] {msg}")`` would become
+    ``BadInput("[E3] negative")``: another message, ``code`` 1, or a TypeError for a required
+    parameter). So it is made as that ``__init__`` left ``exc``: its arguments and attributes,
+    and the cause of ``raise ... from cause`` (a fresh one too) or the ``from None``. Notes
+    (autostage's, added while tracing) are not copied.
+    """
+    kind = type(exc)
+    if _init_is_builtin(kind):
+        new = kind(*args)
+    else:
+        new = kind.__new__(kind, *args)
+        new.args = args
+    new.__dict__.update(attributes(exc))
+    if exc.__cause__ is not None:
+        new.__cause__ = fresh(exc.__cause__, exc.__cause__.args)
+    new.__suppress_context__ = exc.__suppress_context__
+    return new
+
+
+def made_by_its_arguments(exc: BaseException) -> bool:
+    """Whether ``type(exc)(*exc.args)`` is ``exc`` again: no attributes, no ``from``."""
+    return not attributes(exc) and exc.__cause__ is None and not exc.__suppress_context__
+
+
+def attributes(exc: BaseException) -> dict:
+    """The attributes of ``exc`` a fresh one like it gets: the program's (not its notes, nor the
+    failing op's location, which autostage adds when the new one is raised)."""
+    return {k: v for k, v in vars(exc).items() if k not in _ADDED}
+
+
+_ADDED = frozenset({"__notes__", "__autostage_location__"})
+
+
+def _init_is_builtin(kind: type) -> bool:
+    """Whether the ``__init__`` of exception class ``kind`` is a builtin exception's."""
+    owner = next(k for k in kind.__mro__ if "__init__" in vars(k))
+    return owner.__module__ == "builtins"
+
+
 def _infer_raise(operand_types: tuple, attrs: dict) -> tuple:
     return ()
 
 
 def _evaluate_raise(op, values: tuple, run) -> tuple:
-    raise type(op.attrs["exception"])(*arguments(op, values))
+    raise fresh(op.attrs["exception"], arguments(op, values))
 
 
 op_registry.register(

@@ -20,6 +20,7 @@ from collections.abc import Callable
 import numpy as np
 from autostage.runtime import (  # noqa: F401 - hooks
     array_api,
+    array_identity,
     dtype_rules,
     ndarray_attributes,
     python_math,
@@ -336,7 +337,10 @@ def _tensor_name(function: Callable) -> str:
 def isinstance_(x: object, classes: object) -> bool:
     """``isinstance`` of a staged value: of the type it stands for (``type_``): a staged
     ``x.shape[0]`` is an ``int``, ``x.sum()`` an ``np.float64`` (so a ``float`` too), an array
-    an ``np.ndarray``."""
+    an ``np.ndarray``. A variable None (or unassigned) on some run-time paths only has no type
+    while tracing: its ``StagingUnboundError`` (``isinstance`` said False)."""
+    if isinstance(x, values.MaybeUnbound):
+        raise x.error()
     if isinstance(x, Tensor | TensorList):
         return issubclass(type_(x), classes)
     return isinstance(x, classes)
@@ -345,7 +349,17 @@ def isinstance_(x: object, classes: object) -> bool:
 def is_(a: object, b: object) -> object:
     """``a is b`` with a staged side (``ag__.is_``): against a bool singleton (``True``,
     ``np.False_``...), whether the value stands for a bool of that very type (``type_``) holding
-    it, a staged Python bool; Python's identity of the objects otherwise."""
+    it, a staged Python bool; Python's identity of the objects otherwise. A variable that is
+    None (or unassigned) on some run-time paths only (``res = None`` before a staged loop that
+    may set it) has no answer while tracing: its ``StagingUnboundError`` (``is`` said False);
+    an array's older reference, from before a write through another (``y = x; y[0] = 5``, then
+    ``y is x``), the StagingError of ``array_identity`` (``is`` said False)."""
+    for side in (a, b):
+        if isinstance(side, values.MaybeUnbound):
+            raise side.error()
+    if isinstance(a, Tensor) and isinstance(b, Tensor) and a is not b:
+        for side in (a, b):  # (`y = x; y[0] = 5; y is x`: one object in Python, two values)
+            array_identity.check_identity(side.value)
     staged, other = (a, b) if isinstance(a, Tensor) else (b, a)
     if isinstance(staged, Tensor) and type(other) in (bool, np.bool_):
         if type_(staged) is not type(other):

@@ -76,7 +76,7 @@ class _Template:
             raise errors.StagingTypeError(f"printing a dict of staged values{errors.at()} is not "
                                           "supported; print its values")
         else:
-            self.text.append(repr(x) if as_repr else str(x))
+            self.text.append(text.python_text(repr(x) if as_repr else str(x), x))
 
 
 def _template(items: tuple, sep: str, end: str) -> tuple[tuple, list]:

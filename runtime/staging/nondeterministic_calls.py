@@ -50,5 +50,21 @@ def _refuse_effect(function: Callable[..., Any], spelled: str, *args: Any, **kwa
         "`warnings.warn_explicit`. Log outside the staged function, from what it returns")
 
 
+def _refuse_file_write(function: Callable[..., Any], spelled: str, *args: Any,
+                       **kwargs: Any) -> Any:
+    """``open(path, "a")`` (or ``Path.write_text``...) while a function is traced: the file
+    would be written once, at trace time, not at each call. Opened to be read, it is opened."""
+    mode = kwargs.get("mode", args[1] if len(args) > 1 else "r")
+    if spelled.endswith(("open",)) and isinstance(mode, str) and not set(mode) & set("wax+"):
+        return function(*args, **kwargs)
+    loc = tracing.user_location()
+    raise PythonSideEffectError(
+        f"{spelled}() writing a file in staged code{f' at {loc}' if loc is not None else ''}: "
+        "it would run once, when the function is traced (in a staged branch or loop whatever "
+        "the data), not at each call that reaches it; autostage cannot stage file writes. "
+        "Write the file outside the staged function, from what it returns")
+
+
 register_operator_hook("nondeterministic_call", _refuse)
+register_operator_hook("file_call", _refuse_file_write)
 register_operator_hook("effect_call", _refuse_effect)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import io
 import threading
 import types
 from collections.abc import Callable, Iterable, Iterator
@@ -65,12 +66,19 @@ def reaches_irreversible(fns: Iterable[Callable | None], named: Iterable[tuple[s
 
 class OutsideState:
     """The iterators and generators a traced function reaches (its globals, closure and what
-    they hold), and the attributes of its functions: one its code advances (changes) while
-    traced would be advanced once per trace, not at every call (later calls would read nothing
-    from it; a counter ``f.calls += 1`` would count traces)."""
+    they hold, and the ``named`` ones: its arguments), and the attributes of its functions: one
+    its code advances (changes) while traced would be advanced once per trace, not at every
+    call (later calls would read nothing from it; a counter ``f.calls += 1`` would count
+    traces; an iterator argument given again, the items of the first call)."""
 
-    def __init__(self, fns: Iterable[Callable | None]):
-        state = PythonState(fns, (), snapshot=False)
+    def __init__(self, fns: Iterable[Callable | None],
+                 named: Iterable[tuple[str, object]] = ()):
+        named = list(named)
+        # a file argument (``fh.write(line)``: written once per trace) by its position
+        self.files = [(name, f, position) for name, f in named if isinstance(f, io.IOBase)
+                      for position in (_position(f),) if position is not None]
+        state = PythonState(fns, [(n, v) for n, v in named if not isinstance(v, io.IOBase)],
+                            snapshot=False)
         self.owners = [o for o in state.owners if o.kind == "opaque" and (
             is_iterator(o.obj) or type(o.obj) is types.FunctionType)]  # (``f.calls += 1``)
         for owner in self.owners:
@@ -78,8 +86,9 @@ class OutsideState:
 
     def advanced(self) -> list[str]:
         """What changed since (``the iterator 'it' is advanced``), each put back where it
-        can be."""
-        moved = []
+        can be (a file written or read cannot be)."""
+        moved = [f"the file '{name}' is written or read" for name, f, position in self.files
+                 if _position(f) != position]
         for owner in self.owners:
             if owner.contents() != owner.before:
                 moved.append(f"the iterator '{owner.name}' is advanced" if is_iterator(owner.obj)
@@ -89,6 +98,14 @@ class OutsideState:
                 except Irreversible:
                     pass
         return moved
+
+
+def _position(f: io.IOBase) -> int | None:
+    """Where a seekable open file is (None for one that cannot say: a terminal, a pipe)."""
+    try:
+        return f.tell() if not f.closed and f.seekable() else None
+    except (OSError, ValueError):
+        return None
 
 
 @dataclass(frozen=True, eq=False)

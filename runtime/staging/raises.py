@@ -15,10 +15,12 @@ function.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from autostage.runtime import argument_writes, ir, tracing
 from autostage.runtime.operator_hooks import Staged
+from autostage.runtime.ops import exceptions
 from autostage.runtime.staging import errors, text, values
 from autostage.runtime.staging.tensor_lists import TensorList
 from autostage.runtime.tensor import Tensor
@@ -40,12 +42,12 @@ def trace_branch(fn: Callable[[], object]) -> tuple[object, BaseException | None
             "staged function, or a call with list or dict arguments), so its recursion cannot "
             "end at trace time; pass the object in as an argument (its methods then become "
             "staged calls, which may recurse), or pass arrays instead of lists") from e
-    except Exception as e:  # the branch raises whenever it runs: stage that
-        errors.refuse_read_only_write(e)
+    except (Exception, SystemExit) as e:  # the branch raises whenever it runs: stage that
+        errors.refuse_read_only_write(e)  # (``sys.exit()`` too: it ended the tracing process)
         return _staged(e)
 
 
-def _staged(e: Exception) -> tuple[None, Exception]:
+def _staged(e: BaseException) -> tuple[None, BaseException]:
     loc = tracing.traceback_location(e.__traceback__)
     _check_message(e, loc)
     _emit_raise(e, loc)
@@ -76,7 +78,7 @@ def tracing_recursed(e: BaseException) -> bool:
         "maximum recursion depth exceeded")
 
 
-def finish_with(e: Exception, body: ir.Region) -> bool:
+def finish_with(e: BaseException, body: ir.Region) -> bool:
     """Ends the function being traced (``body``, its region) with a ``raise`` op of ``e`` if
     ops with effects or writes into array arguments ran before ``e`` was raised; False
     (nothing emitted) otherwise, or if ``e`` is a staging error (then it is raised as it is).
@@ -105,16 +107,29 @@ def _mentions_staged(x: object) -> bool:
     return isinstance(x, str) and "<staged " in x
 
 
+# How CPython's errors name our Text where a str was needed (a join, write(), str + Text).
+_STAGED_TEXT = re.compile(r"\bText found\b|\bnot Text\b|\(not \"Text\"\)|'Text'")
+
+
 def _check_message(e: BaseException, loc: ir.Location | None) -> None:
     """An exception holding a staged value (``raise ValueError(n)``) would carry a symbolic
     tensor, not the run-time value: an error (a message string made from one is rendered when
     it is raised: ``_emit_raise``). So is a builtin's error about our ``Tensor`` class
     (``bytes(x)``: "cannot convert 'Tensor' object to bytes"): the staged value's doing, which
-    would otherwise become a raise at run time where Python returns."""
+    would otherwise become a raise at run time where Python returns. Likewise for our ``Text``,
+    a string made from staged values (``sys.stdout.write(f"{v:.1f} ")``: "write() argument must
+    be str, not Text")."""
     try:
         message = str(e)
     except Exception:  # noqa: BLE001 - a broken __str__ (or a staged text): the arguments
         message = ""
+    if _STAGED_TEXT.search(message) and type(e) is TypeError:
+        where = f" at {loc}" if loc is not None else ""
+        raise errors.StagingTypeError(
+            f"a string made from a staged value was given to code autostage does not convert"
+            f"{where}, which needs its text now ({type(e).__name__}: {message}); the text "
+            "exists only when the staged function runs: print it (`print(s, end='')` for "
+            "`sys.stdout.write(s)`), or return it") from None
     if "'Tensor'" in message and type(e) in (TypeError, ValueError, AttributeError):
         where = f" at {loc}" if loc is not None else ""
         raise errors.StagingTypeError(
@@ -129,6 +144,18 @@ def _check_message(e: BaseException, loc: ir.Location | None) -> None:
             "ValueError(n)`), which would reach the caller as a symbolic tensor: give it a "
             "message string instead, an f-string of the value if need be (`raise "
             "ValueError(f'{n}')`, made when it is raised)") from e
+    staged = [k for k, v in exceptions.attributes(e).items()
+              if isinstance(v, text.Text) or _mentions_staged(v)]
+    if e.__cause__ is not None and (_mentions_staged(e.__cause__.args) or any(
+            isinstance(a, text.Text) for a in e.__cause__.args)):
+        staged.append("__cause__")
+    if staged:  # (a fresh exception gets these attributes as they are: ops/exceptions.fresh)
+        where = f" at {loc}" if loc is not None else ""
+        raise errors.StagingTypeError(
+            f"the {type(e).__name__} raised{where} has an attribute made from a staged value "
+            f"({', '.join(repr(k) for k in staged)}), which would reach the caller as a "
+            "symbolic value: keep staged values in its message (an f-string, made when it is "
+            "raised), or return them instead of raising") from e
 
 
 def placeholder(value: object, region: ir.Region) -> object:

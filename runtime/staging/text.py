@@ -114,11 +114,28 @@ def field(value: object, conversion: str, spec: object) -> str | Text:
         raise errors.StagingTypeError(f"formatting a {type(value).__name__} holding staged values"
                                       f"{errors.at()} is not supported; format its items")
     if not isinstance(value, Tensor):  # (a Python value beside a staged format spec)
-        return format(CONVERSIONS[conversion](value) if conversion else value, spec)
+        return python_text(format(CONVERSIONS[conversion](value) if conversion else value,
+                                  spec), value)
     value_info.check_use(value.value)  # (a Python int held as a float would print as one)
     if conversion in ("r", "a"):
         check_repr(value)
     return Text((("format", 0, conversion, spec, _field_kind(value)),), (value,))
+
+
+def python_text(made: str, value: object, where: str | None = None) -> str:
+    """``made``, the text of the Python object ``value`` made while tracing; a clear error where
+    code autostage does not convert (a dataclass's ``__repr__``, a class's ``__str__``) put a
+    staged value's debugging text in it (``State(pos=<staged Tensor f64[2] ...>)`` was printed
+    or returned): that value's text exists only when the staged function runs. ``where``: the
+    place named (default: the user's line)."""
+    if "<staged " in made:
+        where = errors.at() if where is None else where
+        raise errors.StagingTypeError(
+            f"the text of a {type(value).__name__}{where} holds a staged value, formatted "
+            "by code autostage does not convert (its __repr__ or __str__, such as a "
+            "dataclass's), where the value has no text yet: print or format the staged values "
+            "themselves (`print(s.pos)`), or return the object and print it outside")
+    return made
 
 
 def check_repr(value: Tensor) -> None:

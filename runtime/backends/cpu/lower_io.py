@@ -48,13 +48,13 @@ def fail_assert(parts: tuple, values: tuple) -> None:
 
 def raise_object(key: str) -> None:
     exc = OBJECTS[key]
-    raise type(exc)(*exc.args)
+    raise exceptions.fresh(exc, exc.args)
 
 
 def raise_formatted(key: str, values: tuple) -> None:
     """Raises the exception of a ``raise`` op whose message is made from staged values."""
     op = OBJECTS[key]
-    raise type(op.attrs["exception"])(*exceptions.arguments(op, values))
+    raise exceptions.fresh(op.attrs["exception"], exceptions.arguments(op, values))
 
 
 def _callback(em: Emitter, op: ir.Op, call: str) -> None:
@@ -115,11 +115,13 @@ def _raise(op: ir.Op, em: Emitter) -> None:
     exc = op.attrs["exception"]
     kind = type(exc)
     formats = op.attrs.get("formats")
-    if not formats and getattr(builtins, kind.__name__, None) is kind and all(
+    plain = exceptions.made_by_its_arguments(exc)
+    if not formats and plain and getattr(builtins, kind.__name__, None) is kind and all(
             type(a) in (str, int, bool) for a in exc.args):
         em.line(f"raise {kind.__name__}({', '.join(repr(a) for a in exc.args)})")
         return
-    identity = f"{kind.__module__}.{kind.__qualname__}{exc.args!r}" + (
+    identity = f"{kind.__module__}.{kind.__qualname__}{exc.args!r}" + ("" if plain else repr(
+        (sorted(exceptions.attributes(exc).items()), exc.__cause__, exc.__suppress_context__))) + (
         repr(formats) if formats else "")
     key = hashlib.sha256(identity.encode()).hexdigest()[:16]
     if formats:  # a message made from staged values: rendered in Python from them

@@ -219,3 +219,42 @@ def test_a_warning_filtered_as_an_error_raises_it(target):
         assert f(np.ones(2)) == 2.0
         with pytest.raises(RuntimeWarning, match="negative sum -2.0"):
             f(-np.ones(2))
+
+
+def appends_a_log_line(x, path):
+    with open(path, "a") as fh:
+        fh.write("call\n")
+    return x.sum()
+
+
+def writes_a_path(x, path):
+    import pathlib
+
+    pathlib.Path(path).write_text("done")
+    return x
+
+
+def reads_a_file(x, path):
+    with open(path) as fh:
+        n = len(fh.read())
+    return x * n
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(("fn", "spelled", "text"), [
+    (appends_a_log_line, "open", 'open(path, "a")'),
+    (writes_a_path, "Path.write_text", "write_text")])
+def test_a_file_written_in_staged_code_is_refused(fn, spelled, text, target, tmp_path):
+    """A file opened to write (``open(path, "a")``) was written once, when the function was
+    traced: three calls appended one line. Refused where it is written; outside tracing it is
+    Python's; a file opened to read is opened (what is read is frozen, as any traced value)."""
+    path = tmp_path / "log.txt"
+    with pytest.raises(PythonSideEffectError, match=rf"{spelled}\(\) writing a file in staged "
+                                                    rf"code at {line_of(fn, text)}"):
+        autostage.convert(fn, target=target)(np.ones(2), str(path))
+    assert not path.exists()
+    for _ in range(2):
+        appends_a_log_line(np.ones(2), str(path))
+    assert path.read_text() == "call\ncall\n"
+    np.testing.assert_array_equal(
+        autostage.convert(reads_a_file, target=target)(np.ones(2), str(path)), [10.0, 10.0])

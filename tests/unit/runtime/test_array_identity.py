@@ -436,3 +436,52 @@ def test_a_tuple_assignment_of_views_is_refused_in_the_users_words():
                                            r".*a\[1\]\.copy\(\), a\[0\]\.copy\(\)") as info:
         autostage.convert(_swap_rows)(np.array([[5.0, 3.0], [1.0, 4.0]]))
     assert "item" not in str(info.value)
+
+
+def _copied_by_the_copy_module(x):
+    import copy
+
+    y = copy.copy(x)
+    x[0] = 5.0
+    z = copy.deepcopy({"pos": x, "n": x.shape[0]})
+    x += 1.0
+    return y, z["pos"], z["n"], x
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_copy_and_deepcopy_of_a_staged_array_are_new_arrays(target):
+    """``copy.copy(x)`` gave ``x`` itself (so a later write into ``x`` was refused as if ``y``
+    were another reference to it) and ``copy.deepcopy`` a copy of the staged stand-in (a
+    TracerLeakError); both are new arrays, as NumPy's ``__copy__``/``__deepcopy__`` make, and a
+    staged Python number stays itself."""
+    x = np.array([1.5, -2.0, 3.0])
+    expected = _copied_by_the_copy_module(x.copy())
+    got = autostage.convert(_copied_by_the_copy_module, target=target)(x)
+    for e, g in zip(expected, got, strict=True):
+        assert type(e) is type(g)
+        np.testing.assert_array_equal(g, e)
+    np.testing.assert_array_equal(x, [6.0, -1.0, 4.0])
+
+
+def _same_object_after_a_write(x):
+    y = x
+    y[0] = 5.0
+    return y is x
+
+
+def _a_view_is_not_its_base(x):
+    v = x[1:]
+    return v is x, x is x
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_is_of_an_older_reference_after_a_write_is_refused(target):
+    """``y = x; y[0] = 5.0; y is x`` is True in Python (one object); the write makes ``y`` a
+    new staged value, and ``is`` compared the two: False, silently. It is the older reference's
+    clear error now; identities without a write keep Python's answer."""
+    with pytest.raises(StagingError, match=r"`y` was changed in place at \S+, but an older "
+                       r"reference to the same array \(`x`\).* in an `is` test") as info:
+        autostage.convert(_same_object_after_a_write, target=target)(np.array([1.0, 2.0]))
+    assert f":{line_of(_same_object_after_a_write, 'return y is x')}" in str(info.value)
+    assert autostage.convert(_a_view_is_not_its_base, target=target)(np.ones(3)) == (
+        False, True)

@@ -1127,3 +1127,40 @@ def test_trace_time_changes_nothing_else_watched_are_refused_or_run_as_python(ta
     assert W == "unset"
     assert autostage.convert(prints_redirected, target=target)(np.ones(2)) == 11
     assert capsys.readouterr().out == ""
+
+
+def _takes_from_an_iterator(x, it):
+    k = next(it)
+    return x * k
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_an_iterator_argument_advanced_while_traced_is_refused(target):
+    """``next(it)`` of an iterator argument ran once, at trace time; the same iterator given
+    again hit the trace and got its first item again (1 where Python gives 2). Refused, and put
+    back, as for an iterator in a global."""
+    from autostage.runtime.staging import PythonSideEffectError
+
+    it = iter([1, 2])
+    with pytest.raises(PythonSideEffectError, match="the iterator 'it' is advanced while "
+                       "_takes_from_an_iterator is traced \\(it outlives the call: an argument"):
+        autostage.convert(_takes_from_an_iterator, target=target)(np.ones(1), it)
+    assert next(it) == 1  # (put back)
+
+
+def _logs_to_a_file(x, fh):
+    fh.write("call\n")
+    return x * 2
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_a_file_argument_written_while_traced_is_refused(target):
+    """``fh.write(...)`` of a file given as an argument ran once, at trace time: two calls
+    wrote one line. Refused (a file written or read cannot be put back)."""
+    import io
+
+    from autostage.runtime.staging import PythonSideEffectError
+
+    with pytest.raises(PythonSideEffectError, match="the file 'fh' is written or read while "
+                       "_logs_to_a_file is traced"):
+        autostage.convert(_logs_to_a_file, target=target)(np.ones(1), io.StringIO())

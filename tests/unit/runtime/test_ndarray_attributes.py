@@ -81,3 +81,22 @@ def test_a_missing_attribute_is_pythons_attribute_error(target):
         _missing(np.ones(3))
     assert str(info.value) == str(python.value)
     assert "Tensor" not in str(info.value)
+
+
+def _mean_by_the_statistics_module(x):
+    import statistics
+
+    return statistics.mean([x[0], x[1]])
+
+
+def test_an_error_met_in_the_standard_library_names_the_users_line():
+    """A staged value reaching the standard library (``statistics.mean`` asks a float for
+    ``as_integer_ratio``) was refused "at .../statistics.py:318"; its frames are not the
+    user's: the refusal names the user's line that called it."""
+    import inspect
+
+    with pytest.raises(UnsupportedAttributeError) as e:
+        autostage.convert(_mean_by_the_statistics_module)(np.array([1.5, 2.0]))
+    lines, first = inspect.getsourcelines(_mean_by_the_statistics_module)
+    line = first + next(i for i, t in enumerate(lines) if "statistics.mean(" in t)
+    assert f"(at {inspect.getsourcefile(_mean_by_the_statistics_module)}:{line})" in str(e.value)

@@ -3,6 +3,7 @@ side_effects.py; the ops in runtime/ops/lists.py, io.py): lists appended in stag
 stacked at run time; print/assert run at run time, every call, in program order."""
 
 import inspect
+import sys
 
 import numpy as np
 import pytest
@@ -170,6 +171,109 @@ def test_an_error_raised_whatever_the_data_with_staged_values_in_it(target, caps
     with pytest.raises(StagingTypeError, match=rf"the ValueError raised at \S+:{line} holds "
                                                "a staged value itself"):
         autostage.convert(target=target)(raise_of_a_staged_value)(np.ones(4))
+
+
+class BadInput(ValueError):
+    """An exception whose ``__init__`` builds its message: its ``args`` are not its parameters."""
+
+    def __init__(self, msg, code=1):
+        super().__init__(f"[E{code}] {msg}")
+        self.code = code
+
+
+class Located(ValueError):
+    def __init__(self, msg, where):
+        super().__init__(msg)
+        self.where = where
+
+
+def raise_bad_input(x):
+    if x[0] < 0:
+        raise BadInput("negative first value", code=3)
+    return x * 2
+
+
+def raise_located(x):
+    if x[0] < 0:
+        raise Located(f"negative: {x[0]}", where=(0, "x"))
+    return x * 2
+
+
+def raise_located_at_a_staged_index(x):
+    if x[0] < 0:
+        raise Located("negative", where=x.shape[0])
+    return x * 2
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_an_exception_class_with_its_own_init_is_raised_as_traced(target):
+    """The staged raise used to call the class again with the traced exception's ``args``:
+    ``BadInput("[E3] negative first value")``, whose message became "[E1] [E3] ..." and code 1
+    (silently), and ``Located(msg)`` a TypeError for the missing ``where``. It is now the
+    exception as its ``__init__`` left it, with the run's message; an attribute holding a staged
+    value (known only at run time) is a clear refusal."""
+    f = autostage.convert(target=target)(raise_bad_input)
+    for _ in range(2):
+        with pytest.raises(BadInput) as e:
+            f(np.array([-1.0, 2.0]))
+        assert (str(e.value), e.value.args, e.value.code) == (
+            "[E3] negative first value", ("[E3] negative first value",), 3)
+    np.testing.assert_array_equal(f(np.array([1.0, 2.0])), [2.0, 4.0])
+    g = autostage.convert(target=target)(raise_located)
+    for v in (-1.0, -2.5):
+        with pytest.raises(Located) as e:
+            g(np.array([v, 2.0]))
+        assert (str(e.value), e.value.where) == (f"negative: {v}", (0, "x"))
+    line = inspect.getsourcelines(raise_located_at_a_staged_index)[1] + 2
+    with pytest.raises(StagingTypeError, match=rf"the Located raised at \S+:{line} has an "
+                                               r"attribute made from a staged value \('where'\)"):
+        autostage.convert(target=target)(raise_located_at_a_staged_index)(np.ones(4))
+
+
+def raise_from_a_cause(x):
+    if x[0] < 0:
+        raise ValueError(f"bad {x[0]}") from KeyError("root")
+    return x
+
+
+def raise_from_none(x):
+    if x[0] < 0:
+        raise ValueError("bad") from None
+    return x
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_a_staged_raise_from_keeps_its_cause(target):
+    """``raise E from cause`` used to reach the caller without its ``__cause__`` and ``from
+    None`` without ``__suppress_context__`` (so the traceback lost "The above exception was the
+    direct cause ..." or showed a context Python hides)."""
+    with pytest.raises(ValueError) as e:
+        autostage.convert(target=target)(raise_from_a_cause)(np.array([-1.0]))
+    assert (str(e.value), repr(e.value.__cause__), e.value.__suppress_context__) == (
+        "bad -1.0", "KeyError('root')", True)
+    with pytest.raises(ValueError) as e:
+        autostage.convert(target=target)(raise_from_none)(np.array([-1.0]))
+    assert (str(e.value), e.value.__cause__, e.value.__suppress_context__) == ("bad", None, True)
+
+
+def exits_on_bad_input(x):
+    if x[0] < 0:
+        print("bad input")
+        sys.exit(2)
+    return x * 2
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_sys_exit_in_a_staged_branch_exits_only_when_it_runs(target, capsys):
+    """``sys.exit()`` raises SystemExit, which is no Exception: tracing the branch let it out,
+    so the first call ended the process whatever the data, without the print before it. It is
+    a staged raise now, like any exception of a branch."""
+    f = autostage.convert(target=target)(exits_on_bad_input)
+    np.testing.assert_array_equal(f(np.array([1.0, 2.0])), [2.0, 4.0])
+    with pytest.raises(SystemExit) as e:
+        f(np.array([-1.0, 2.0]))
+    assert e.value.code == 2
+    assert capsys.readouterr().out == "bad input\n"
 
 
 def test_python_container_changed_in_a_staged_branch_is_an_error():

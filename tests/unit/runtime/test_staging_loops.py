@@ -524,6 +524,61 @@ def test_a_really_unassigned_variable_keeps_its_message(target):
     assert "None" not in str(e.value)
 
 
+def first_above(x, t):
+    res = None
+    for v in x:
+        if v > t:
+            res = v
+            break
+    return res is None
+
+
+def counted_if_set(x):
+    y = None
+    if x[0] > 0:
+        y = x[0]
+    if y is not None:
+        return 1
+    return 0
+
+
+def unassigned_is_none(x):
+    for v in x:
+        if v > 0:
+            y = v
+    return y is None
+
+
+def found_a_float(x, t):
+    res = None
+    for v in x:
+        if v > t:
+            res = v
+            break
+    return isinstance(res, float)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(("fn", "name", "use"), [
+    (first_above, "res", "return res is None"),
+    (found_a_float, "res", "return isinstance(res, float)"),
+    (counted_if_set, "y", "if y is not None"),
+    (unassigned_is_none, "y", "return y is None")])
+def test_is_none_of_a_variable_none_on_some_paths_is_refused(fn, name, use, target):
+    """``res is None`` was Python's identity of the staged stand-in: False whatever the run
+    (``first_above`` said a value was found where none was, ``counted_if_set`` counted 1 for a
+    negative ``x[0]``), and ``isinstance(res, float)`` False likewise. The answer is known
+    only at run time: the variable's clear error, at the test's line."""
+    import autostage
+
+    with pytest.raises(StagingUnboundError) as e:
+        autostage.convert(fn, target=target)(*(
+            (np.array([1.0, 2.0]), 5.0) if fn in (first_above, found_a_float)
+            else (np.array([-1.0, 2.0]),)))
+    assert f"variable {name!r} is" in str(e.value)
+    assert f"is used at {line_of(fn, use)}" in str(e.value)
+
+
 def _leaves_int64(x, k):
     c = k
     for _ in range(x.shape[0]):

@@ -680,3 +680,25 @@ def test_a_set_of_objects_changed_between_calls_is_read_again(target):
     assert f(np.ones(1), nodes).tolist() == [1.0]
     node.w = 4.0
     assert f(np.ones(1), nodes).tolist() == [4.0]
+
+
+def _writes_to_stderr(x):
+    import sys
+
+    sys.stderr.write("processing\n")
+    if x[0] > 0:
+        sys.stderr.write("positive\n")
+    return x * 2
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_writes_to_stderr_while_traced_run_the_function_as_python(target, capsys):
+    """``sys.stderr.write`` in the function ran once, when it was traced (the write in the
+    staged branch whatever the data): three calls wrote "processing", "positive" once. Like
+    output on ``sys.stdout``, such output makes the function run as Python, at every call."""
+    f = autostage.convert(_writes_to_stderr, target=target)
+    with pytest.warns(RuntimeWarning, match="does not convert printed"):
+        for v in (1.0, -1.0, 2.0):
+            np.testing.assert_array_equal(f(np.array([v])), [2 * v])
+    assert capsys.readouterr().err == (
+        "processing\npositive\nprocessing\nprocessing\npositive\n")

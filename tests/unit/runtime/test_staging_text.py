@@ -6,7 +6,10 @@
 
 import collections
 import contextlib
+import dataclasses
+import inspect
 import io
+import sys
 
 import numpy as np
 import pytest
@@ -225,3 +228,72 @@ def dict_str(x):
 def test_layouts_that_cannot_be_staged_name_the_line(target, fn, message):
     with pytest.raises(autostage.StagingTypeError, match=message):
         autostage.convert(fn, target=target)(np.arange(3))
+
+
+@dataclasses.dataclass
+class _State:
+    pos: np.ndarray
+    t: float = 0.0
+
+
+def _print_a_dataclass(x):
+    s = _State(x * 2, 1.5)
+    print(s)
+    return s.pos
+
+
+def _fstring_of_a_dataclass(x):
+    s = _State(x * 2)
+    print(f"state: {s}")
+
+
+def _repr_of_a_dataclass(x):
+    return repr(_State(x * 2))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(("fn", "where"), [
+    (_print_a_dataclass, "print(s)"), (_fstring_of_a_dataclass, 'print(f"state: {s}")'),
+    (_repr_of_a_dataclass, None)])
+def test_text_of_an_object_made_by_code_not_converted_is_refused(target, fn, where):
+    """A dataclass's ``__repr__`` (made by ``exec``: not converted) formats its staged field
+    with the stand-in's debugging text: ``State(pos=<staged Tensor f64[2] ...>, t=1.5)`` was
+    printed, or returned, where Python prints the array. A clear error instead."""
+    with pytest.raises(autostage.StagingTypeError, match="holds a staged value, formatted by "
+                                                         "code autostage does not convert") as e:
+        autostage.convert(fn, target=target)(np.array([1.5, -2.0]))
+    lines, first = inspect.getsourcelines(fn)
+    if where is None:
+        assert f"returned by {fn.__name__}" in str(e.value)
+    else:
+        line = first + next(i for i, text in enumerate(lines) if where in text)
+        assert f"{inspect.getsourcefile(fn)}:{line}" in str(e.value)
+
+
+def _write_in_a_loop(x):
+    for v in x:
+        sys.stdout.write(f"{v:.1f} ")
+    return x.sum()
+
+
+def _write_once(x):
+    sys.stdout.write(f"total {x.sum():.2f}\n")
+    return x.sum()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize(("fn", "where"), [
+    (_write_in_a_loop, 'sys.stdout.write(f"{v:.1f} ")'),
+    (_write_once, 'sys.stdout.write(f"total')])
+def test_a_staged_string_written_by_code_not_converted_is_refused(target, fn, where):
+    """``sys.stdout.write(f"{v:.1f} ")`` handed our ``Text`` to a stream: the stream autostage
+    holds while tracing kept it and then failed to join it ("sequence item 0: expected str
+    instance, Text found", hiding the error), and in a staged loop the TypeError was staged, to
+    be raised at every call. A clear error naming the line now."""
+    with pytest.raises(autostage.StagingTypeError, match="a string made from a staged value "
+                                                         "was given to code autostage does "
+                                                         "not convert") as e:
+        autostage.convert(fn, target=target)(np.array([1.5, -2.0]))
+    lines, first = inspect.getsourcelines(fn)
+    line = first + next(i for i, text in enumerate(lines) if where in text)
+    assert f"{inspect.getsourcefile(fn)}:{line}" in str(e.value)
