@@ -123,6 +123,21 @@ def test_grad_errors_are_clear():
         autostage.grad(lambda x: x * 2.0)(3)
 
 
+def test_integer_and_bool_arrays_are_not_differentiated_to_zeros():
+    """d sum(0.5 * x) / dx is 0.5, not the int zeros it was: refused, as JAX refuses."""
+    def f(x, y):
+        return np.sum(x * 0.5 * y)
+
+    for x in (np.array([1, 2, 3]), np.int64(3), np.array([True, False, True])):
+        with pytest.raises(TypeError, match=f"argument 0 holds values of dtype {x.dtype}"):
+            autostage.grad(f)(x, np.ones(3))
+    with pytest.raises(TypeError, match="argument 0 holds values of dtype int64"):
+        autostage.grad(lambda p: np.sum(p["i"] * p["w"]))({"i": np.arange(2), "w": np.ones(2)})
+    # an integer argument not differentiated is fine
+    np.testing.assert_array_equal(autostage.grad(f, argnums=1)(np.array([1, 2, 3]), np.ones(3)),
+                                  [0.5, 1.0, 1.5])
+
+
 def test_tape_outside_staged_code_is_a_clear_error():
     with pytest.raises(GradientError, match="inside staged code"):
         with autostage.GradientTape():
