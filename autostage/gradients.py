@@ -9,6 +9,7 @@ floats are passed as float64 arrays (a Python number would be a trace-time const
 from __future__ import annotations
 
 import inspect
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -70,12 +71,17 @@ def _transform(f: Callable, argnums: int | Sequence[int], has_aux: bool,
 
     # ``f``'s Python function, traced inline into the gradient's trace (a staged call would
     # make the backward pass replay the whole callee).
+    instance = None
+    if inspect.ismethod(f) and isinstance(f.__func__, StagedFunction):
+        f, instance = f.__func__, f.__self__  # a convert-ed method of an object: model.loss
     if isinstance(f, GradientFunction):
         body, target = f._staged.python_function, f.target
     elif isinstance(f, StagedFunction):
         body, target = f.python_function, f.target
     else:
         body, target = api.to_graph(f), "cpu"
+    if instance is not None:
+        body = types.MethodType(body, instance)
     single = isinstance(argnums, int)
     nums = (argnums,) if single else tuple(argnums)
     original = inspect.unwrap(body)
@@ -95,7 +101,9 @@ def _transform(f: Callable, argnums: int | Sequence[int], has_aux: bool,
             return ((value, aux), grads) if with_value else (grads, aux)
         return result
 
-    differentiated.__signature__ = inspect.signature(original)
+    # (``body``'s, not ``original``'s: unwrapping a bound method finds the function, whose
+    # signature still has ``self``)
+    differentiated.__signature__ = inspect.signature(body)
     kind = "value_and_grad" if with_value else "grad"
     differentiated.__name__ = differentiated.__qualname__ = f"{kind}_{original.__name__}"
     return GradientFunction(StagedFunction(differentiated, target=target,

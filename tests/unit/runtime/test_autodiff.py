@@ -138,6 +138,31 @@ def test_integer_and_bool_arrays_are_not_differentiated_to_zeros():
                                   [0.5, 1.0, 1.5])
 
 
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_grad_of_bound_methods(target):
+    """A bound method (plain, or convert-ed in its class) is differentiated with respect to its
+    own arguments, ``self`` bound; both were TypeErrors (a missing 'x', a StagedFunction)."""
+    class Model:
+        def __init__(self):
+            self.k = 3.0
+
+        def loss(self, x, y=1.0):
+            return np.sum(x ** 2) * self.k * y
+
+        @autostage.convert(target=target)
+        def cubed(self, x):
+            return np.sum(x ** 3) * self.k
+
+    model, x = Model(), np.array([1.0, 2.0])
+    np.testing.assert_array_equal(autostage.grad(model.loss)(x), [6.0, 12.0])
+    value, (dx, dy) = autostage.value_and_grad(model.loss, argnums=(0, 1))(x, 2.0)
+    assert value == 30.0 and float(dy) == 15.0
+    np.testing.assert_array_equal(dx, [12.0, 24.0])
+    model.k = 5.0
+    np.testing.assert_array_equal(autostage.grad(model.cubed)(x), [15.0, 60.0])
+    np.testing.assert_array_equal(autostage.grad(model.loss)(x), [10.0, 20.0])
+
 def test_tape_outside_staged_code_is_a_clear_error():
     with pytest.raises(GradientError, match="inside staged code"):
         with autostage.GradientTape():
