@@ -116,6 +116,23 @@ def test_python_float_argument_and_unconnected_zero():
     assert float(db) == 0.0  # JAX's convention: zeros for an argument the value ignores
 
 
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_0d_argument_gradient_has_its_kind(target):
+    """A NumPy scalar (or Python float) argument's gradient is a NumPy scalar and a 0-d ndarray's
+    a 0-d ndarray, whether the value depends on it or not (it was a NumPy scalar where it did,
+    a 0-d ndarray where it did not)."""
+    grad = autostage.grad(autostage.convert(lambda a, b: a * a * 3.0, target=target),
+                          argnums=(0, 1))
+    for make in (float, np.float64, np.float32, np.array,
+                 lambda v: np.array(v, dtype=np.float32)):
+        a = make(2.0)
+        kind = np.ndarray if isinstance(a, np.ndarray) else np.dtype(type(a)).type
+        da, db = grad(a, a)
+        assert type(da) is kind and type(db) is kind, (type(a), type(da), type(db))
+        assert da.dtype == db.dtype == np.asarray(a).dtype
+        assert float(da) == 12.0 and float(db) == 0.0
+
 def test_grad_errors_are_clear():
     with pytest.raises(TypeError, match="float scalar"):
         autostage.grad(lambda x: x * 2.0)(np.ones(3))
