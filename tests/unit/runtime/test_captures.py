@@ -663,3 +663,14 @@ def test_python_values_read_through_self_are_guarded_on_the_fast_path(target, bo
     for v in (3.0, 4.0):
         m.scale = v
         assert f(np.ones(2)).tolist() == [v, v]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_global_named_like_an_attribute_is_not_a_source(target, monkeypatch):
+    """``self.scale`` reads no global ``scale``: a loop counter or schedule of that name changed
+    between calls made every call trace again (attribute names are in co_names too)."""
+    f = autostage.convert(Scaled(), target=target)
+    for v in range(3):
+        monkeypatch.setitem(globals(), "scale", float(v))
+        assert f(np.ones(2)).tolist() == [2.0, 2.0]
+    assert f.trace_count == 1
