@@ -611,3 +611,34 @@ def test_branch_residuals_inside_a_loop_and_with_a_persistent_tape(target):
         expected = finite_difference(two_layers_in_branches, (w, x), 0)
         np.testing.assert_allclose(first, expected, rtol=1e-6, atol=1e-6)
         np.testing.assert_allclose(second, 3.0 * expected, rtol=1e-6, atol=1e-6)
+
+
+def _rnn_under_a_tape(w, xs):
+    with autostage.GradientTape() as tape:
+        tape.watch(w)
+        outs = []
+        h = np.zeros(w.shape[0])
+        for t in range(xs.shape[0]):
+            h = np.tanh(w @ h + xs[t])
+            outs.append(h)
+        loss = np.sum(np.stack(outs) ** 2)
+    return loss, tape.gradient(loss, w)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_list_appended_in_a_staged_loop_inside_the_tape_block(target):
+    """Loops inside ``with`` shared their variables with the function (for a context manager
+    that may swallow an exception): the appended list was a Python list, a
+    PythonSideEffectError. A tape never swallows one: the list is a tensor list."""
+    w, xs = RNG.standard_normal((3, 3)) * 0.5, RNG.standard_normal((4, 3))
+
+    def plain(w):
+        h, total = np.zeros(3), 0.0
+        for t in range(4):
+            h = np.tanh(w @ h + xs[t])
+            total += np.sum(h ** 2)
+        return total
+
+    loss, grad = autostage.convert(_rnn_under_a_tape, target=target)(w, xs)
+    assert loss == pytest.approx(plain(w), rel=1e-12)
+    np.testing.assert_allclose(grad, finite_difference(plain, (w,), 0), rtol=1e-6, atol=1e-8)
