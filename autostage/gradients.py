@@ -9,6 +9,7 @@ floats are passed as float64 arrays (a Python number would be a trace-time const
 from __future__ import annotations
 
 import inspect
+import types
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,9 +17,10 @@ import numpy as np
 
 from autostage import api, errors
 from autostage.calls import converted, converted_inline
-from autostage.runtime import pytree, tracing
+from autostage.runtime import ndarray_results, pytree, tracing, value_info
 from autostage.runtime.autodiff.tape import GradientTape, float_arguments, mark_custom_gradient
 from autostage.runtime.function import StagedFunction
+from autostage.runtime.tensor import Tensor
 
 
 class GradientFunction:
@@ -70,12 +72,17 @@ def _transform(f: Callable, argnums: int | Sequence[int], has_aux: bool,
 
     # ``f``'s Python function, traced inline into the gradient's trace (a staged call would
     # make the backward pass replay the whole callee).
+    instance = None
+    if inspect.ismethod(f) and isinstance(f.__func__, StagedFunction):
+        f, instance = f.__func__, f.__self__  # a convert-ed method of an object: model.loss
     if isinstance(f, GradientFunction):
         body, target = f._staged.python_function, f.target
     elif isinstance(f, StagedFunction):
         body, target = f.python_function, f.target
     else:
         body, target = api.to_graph(f), "cpu"
+    if instance is not None:
+        body = types.MethodType(body, instance)
     single = isinstance(argnums, int)
     nums = (argnums,) if single else tuple(argnums)
     original = inspect.unwrap(body)
@@ -88,14 +95,16 @@ def _transform(f: Callable, argnums: int | Sequence[int], has_aux: bool,
         value, aux = out if has_aux else (out, None)
         _check_scalar(value, original)
         found = tape.gradient(value, [args[i] for i in nums])
-        grads = tuple(_zeros_where_none(g, args[i]) for g, i in zip(found, nums, strict=True))
+        grads = tuple(_like_argument(g, args[i]) for g, i in zip(found, nums, strict=True))
         grads = grads[0] if single else grads
         result = (value, grads) if with_value else grads
         if has_aux:
             return ((value, aux), grads) if with_value else (grads, aux)
         return result
 
-    differentiated.__signature__ = inspect.signature(original)
+    # (``body``'s, not ``original``'s: unwrapping a bound method finds the function, whose
+    # signature still has ``self``)
+    differentiated.__signature__ = inspect.signature(body)
     kind = "value_and_grad" if with_value else "grad"
     differentiated.__name__ = differentiated.__qualname__ = f"{kind}_{original.__name__}"
     return GradientFunction(StagedFunction(differentiated, target=target,
@@ -154,12 +163,19 @@ def _check_scalar(value: Any, f: Callable) -> None:
                         f"scalar (or (scalar, aux) with has_aux=True), got {dtype}{list(shape)}")
 
 
-def _zeros_where_none(gradient: Any, argument: Any) -> Any:
-    """JAX's convention: an argument the value does not depend on has a zero gradient."""
+def _like_argument(gradient: Any, argument: Any) -> Any:
+    """``argument``'s gradient with its structure and kinds: zeros where the value does not
+    depend on a leaf (JAX's convention), and a 0-d leaf's gradient of the leaf's kind, a 0-d
+    ndarray or a NumPy scalar (ops give a NumPy scalar, ``zeros_like`` a 0-d ndarray: the
+    kind followed whether the value depended on the leaf)."""
 
     found = pytree.flatten(gradient)[0]  # None is a leaf: one per leaf of the argument
     leaves, treedef = pytree.flatten(argument)
-    return pytree.unflatten(treedef, [np.zeros_like(a) if g is None else g
+    return pytree.unflatten(treedef, [_of_kind(np.zeros_like(a) if g is None else g, a)
                                       for g, a in zip(found, leaves, strict=True)])
 
 
+def _of_kind(gradient: Any, leaf: Any) -> Any:
+    if not isinstance(leaf, Tensor) or leaf.value.type.ndim != 0:
+        return gradient
+    return ndarray_results.as_kind(gradient, value_info.stands_for_ndarray(leaf.value))

@@ -83,6 +83,10 @@ def environment_key(value: object) -> tuple:
 _GENERATOR_KEY = ("np.random.Generator",)
 
 
+_GLOBAL_OPS = frozenset(("LOAD_GLOBAL", "LOAD_NAME", "LOAD_FROM_DICT_OR_GLOBALS", "STORE_GLOBAL",
+                         "DELETE_GLOBAL"))
+
+
 def _code_objects(code: types.CodeType):
     yield code
     for const in code.co_consts:
@@ -93,11 +97,13 @@ def _code_objects(code: types.CodeType):
 def _environment(fn: types.FunctionType) -> tuple[list[Source], set[str]]:
     """The globals and closure cells ``fn``'s code (nested code included) may read, modules
     excepted (but the user's own), and the names it assigns with ``global`` / ``nonlocal``."""
-    codes = list(_code_objects(fn.__code__))
-    written = {i.argval for code in codes for i in _instructions(code)
+    instructions = [i for code in _code_objects(fn.__code__) for i in _instructions(code)]
+    written = {i.argval for i in instructions
                if i.opname in ("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF")}
     sources = []
-    names = dict.fromkeys(name for code in codes for name in code.co_names)
+    # Names read as globals, not every name of co_names: those hold attribute names too, and a
+    # global `t` is no source of code that reads `self.t` (its changes retraced each call).
+    names = dict.fromkeys(i.argval for i in instructions if i.opname in _GLOBAL_OPS)
     for name in names:
         if name in fn.__globals__ and _read_at_call(fn.__globals__[name]):
             sources.append(Source(fn.__globals__, name, False))

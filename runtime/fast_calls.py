@@ -121,7 +121,8 @@ def fast_path(concrete: ConcreteFunction, args: tuple, leaves: list
         # Values read through objects (a model's weights) follow the arguments, as in the
         # runner, read and checked in line (``captures.read_code``).
         lines, extra = [], []
-        if implicit:
+        # (also where nothing is passed: the guards of Python values read through ``self``)
+        if concrete.read is not None:
             lines, consts, extra = captures.read_code(*concrete.read.inputs, "MISS", trusted={
                 k: "scalar" if len(args) + k in scalars else "array"
                 for k in range(len(implicit))})
@@ -259,7 +260,7 @@ def _plan(concrete: ConcreteFunction, args: tuple, implicit: list, written: tupl
         sizes = static_sizes.shape(part, arg.ndim)
         specs.append(_array_spec(arg.dtype, tuple(-1 if n is None else n for n in sizes),
                                  i in scalars, flags[i]))
-    reads = _reads(concrete, len(args), scalars, flags) if implicit else ()
+    reads = _reads(concrete, len(args), scalars, flags) if concrete.read is not None else ()
     if reads is None:
         return None
     kind, value = _finish(concrete, scope["finish"])

@@ -70,6 +70,12 @@ def _mark(result: Any, array: bool, operands: tuple) -> Any:
     return result
 
 
+
+def as_kind(x: Tensor, array: bool) -> Tensor:
+    """``x`` as a 0-d ndarray (``array``) or a NumPy scalar: a fresh value where ``x`` is the
+    other kind (``autostage.grad``: a 0-d argument's gradient has the argument's kind)."""
+    return _mark(x, array, (x,))
+
 # NumPy functions whose results are Python objects (ints, a bool), not NumPy values.
 PYTHON_RESULTS: frozenset = frozenset({np.shape, np.ndim, np.size, np.allclose, np.array_equal,
                                      np.linalg.matrix_rank})  # (of a vector: an int)

@@ -90,6 +90,22 @@ def _captured(fn: gast.AST) -> frozenset[str]:
     return frozenset(captured & local)
 
 
+# Context managers whose ``__exit__`` never swallows an exception: a loop in their block carries
+# its state as outside one (a list appended in a staged loop inside ``with GradientTape()`` is a
+# tensor list; declared shared, it was a Python list the loop changed, refused).
+_NEVER_SWALLOW = frozenset({"GradientTape", "errstate"})
+
+
+def _never_swallows(expr: gast.expr) -> bool:
+    """Whether ``expr`` is a call of ``GradientTape(...)`` or ``np.errstate(...)`` (by name),
+    also as ``try_statements`` wraps it (``ag__.with_region(cm)``)."""
+    func = expr.func if isinstance(expr, gast.Call) else None
+    if isinstance(func, gast.Attribute) and func.attr == "with_region" and expr.args:
+        return _never_swallows(expr.args[0])
+    name = func.attr if isinstance(func, gast.Attribute) else getattr(func, "id", None)
+    return name in _NEVER_SWALLOW
+
+
 def _interruptible(fn: gast.AST) -> frozenset[str]:
     """Locals whose every write must reach the user function at once, not when a statement ends.
 
@@ -98,7 +114,8 @@ def _interruptible(fn: gast.AST) -> frozenset[str]:
     """
     names = set()
     for node in _own_nodes(fn):
-        if isinstance(node, (gast.Try, gast.With, gast.AsyncWith)) or (
+        if isinstance(node, (gast.Try, gast.AsyncWith)) or (isinstance(node, gast.With) and not (
+                all(_never_swallows(item.context_expr) for item in node.items))) or (
                 hasattr(gast, "TryStar") and isinstance(node, gast.TryStar)):
             for inner in [*node.body, *_own_nodes(node)]:
                 if isinstance(inner, (gast.If, gast.While, gast.For)):

@@ -159,7 +159,7 @@ def accumulate(cotangents: dict, value: ir.Value, ct: ir.Value | Threaded) -> No
         return
     previous = cotangents.get(value)
     if isinstance(previous, Threaded):  # a rule's result: a threaded sum, and more to add
-        cotangents[value] = Threaded(build.add(previous.ct, build.like(ct, value)))
+        cotangents[value] = Threaded(build.add(previous.ct, _fitted(ct, value)))
         return
     if isinstance(value, build.StateSource):
         ct = build.cast(ct, value.type.dtype)  # every read has the Variable's shape
@@ -173,8 +173,16 @@ def accumulate(cotangents: dict, value: ir.Value, ct: ir.Value | Threaded) -> No
     cotangents[value] = ct if previous is None else build.add(previous, ct)
 
 
+def _fitted(ct: ir.Value, value: ir.Value) -> ir.Value:
+    """``ct`` as ``value``'s cotangent: a tensor's dtype and shape, or, for a tensor list, a
+    dense array of its element dtype (which has no shape to sum to)."""
+    if isinstance(value.type, ListType):
+        return build.cast(ct, value.type.element.dtype)
+    return build.like(ct, value)
+
+
 def _thread(cotangents: dict, value: ir.Value, ct: Threaded) -> None:
-    total = build.like(ct.ct, value)
+    total = _fitted(ct.ct, value)
     previous = cotangents.get(value)
     if cotangents is (_sweeps[-1] if _sweeps else None):
         cotangents[value] = total  # it includes the sweep's cotangent so far

@@ -290,7 +290,9 @@ def _recursive_call_vjp(op: ir.Op, cotangents: tuple) -> dict:
     for v in (*callee.body.args, *callee.body.results):
         if isinstance(v.type, ListType):
             raise GradientError(f"gradients through staged recursion with list arguments or "
-                                f"results are not supported yet: @{name}{_at(op)}")
+                                f"results are not supported yet: @{name}{_at(op)} (so are "
+                                "second derivatives of a recursion: its backward function "
+                                "reads the first gradient's tape, a list)")
     tape = recursion_tape.tape_of(module, name, _check_replayable)
     if tape is not None:  # record the calls' results once, then read them back
         return _taped_call_vjp(op, cotangents, tape)

@@ -219,6 +219,12 @@ def float_arguments(args: tuple, argnums: tuple[int, ...]) -> tuple:
             if isinstance(leaf, int | bool) and not isinstance(leaf, np.generic):
                 raise TypeError(f"grad needs float arguments to differentiate, but argument {i} "
                                 f"holds the {type(leaf).__name__} {leaf!r}; pass a float")
+            # an integer or bool array has no gradient, and its derivative is not zero
+            # (d sum(0.5 * x) / dx is 0.5): JAX's refusal, not a silent int zeros_like
+            if isinstance(leaf, np.ndarray | np.generic) and leaf.dtype.kind in "biu":
+                raise TypeError(f"grad needs float arguments to differentiate, but argument {i} "
+                                f"holds values of dtype {leaf.dtype}; pass floats "
+                                f"(x.astype(np.float64))")
         out[i] = pytree.unflatten(treedef, [np.float64(leaf) if type(leaf) is float else leaf
                                             for leaf in leaves])
     return tuple(out)

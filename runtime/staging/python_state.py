@@ -331,6 +331,12 @@ class PythonState:
                 except ValueError:  # an empty cell: the variable is not bound yet
                     pass
         namespace = fn.__globals__
+        if namespace.get("__name__", "").partition(".")[0] == "autostage":
+            # autostage's own wrappers (custom_gradient's, checkpoint's) hold the user's
+            # functions in their cells; their globals are autostage's caches, which tracing
+            # itself changes (a converted grad_fn's entry in calls._decisions, dropped when the
+            # function dies), never user state
+            return found
         names = tuple(sorted(n for n in global_names(code) if n in namespace and not isinstance(
             namespace[n], (types.ModuleType, type))))
         if names and self._add(namespace, "globals", "", names):

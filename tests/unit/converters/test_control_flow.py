@@ -417,3 +417,30 @@ def test_an_if_that_raises_carries_the_names_that_go_on_through_it():
     assert converted.function([1, 5], 2) == guarded([1, 5], 2) == 10
     with pytest.raises(ValueError, match="none above the limit"):
         converted.function([1], 2)
+
+
+def loops_inside_with(xs, manager):
+    with manager:
+        total = 0
+        for x in xs:
+            total += x
+    return total
+
+
+def loops_inside_errstate(xs):
+    import numpy as np  # (the name the converter recognizes: np.errstate)
+
+    with np.errstate(all="ignore"):
+        total = 0
+        for x in xs:
+            total += x
+    return total
+
+
+def test_a_loop_inside_a_context_manager_that_never_swallows_carries_its_state():
+    """``with GradientTape()`` / ``with np.errstate()`` never swallow an exception: their loops
+    pass their state (a list appended there can be a tensor list); any other ``with`` shares it
+    with the function, so that a swallowed exception leaves Python's values."""
+    assert "nonlocal" not in convert(loops_inside_errstate).source
+    assert "nonlocal total" in convert(loops_inside_with).source
+    assert_same_behaviour(loops_inside_errstate, [([1, 2],), ([],)], *PIPELINE)

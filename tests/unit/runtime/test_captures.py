@@ -640,3 +640,37 @@ def test_a_users_set_subclass_read_by_c_level_methods_is_guarded_whole():
                    lambda: model.tags.discard("b")):
         change()
         np.testing.assert_array_equal(f(x), Tagged.__call__(model, x))
+
+
+
+class Scaled:
+    def __init__(self):
+        self.scale = 2.0
+
+    def __call__(self, x):
+        return x * self.scale
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("bound", [True, False])
+def test_python_values_read_through_self_are_guarded_on_the_fast_path(target, bound):
+    """The fast path of repeated calls tested the guards of values read through ``self`` only
+    where it also read arrays there: a changed ``self.scale`` gave the old trace's result."""
+    m = Scaled()
+    f = autostage.convert(m.__call__ if bound else m, target=target)
+    for _ in range(3):
+        assert f(np.ones(2)).tolist() == [2.0, 2.0]
+    for v in (3.0, 4.0):
+        m.scale = v
+        assert f(np.ones(2)).tolist() == [v, v]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_global_named_like_an_attribute_is_not_a_source(target, monkeypatch):
+    """``self.scale`` reads no global ``scale``: a loop counter or schedule of that name changed
+    between calls made every call trace again (attribute names are in co_names too)."""
+    f = autostage.convert(Scaled(), target=target)
+    for v in range(3):
+        monkeypatch.setitem(globals(), "scale", float(v))
+        assert f(np.ones(2)).tolist() == [2.0, 2.0]
+    assert f.trace_count == 1

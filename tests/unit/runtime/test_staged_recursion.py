@@ -17,6 +17,7 @@ import textwrap
 import numpy as np
 import pytest
 from autostage.runtime import config, tracing
+from autostage.runtime.autodiff import GradientError
 from autostage.runtime.backends.cpu.recursion import CallCycles
 
 import autostage
@@ -177,6 +178,14 @@ def test_gradients_through_staged_recursion_match_finite_differences(target):
     np.testing.assert_allclose(grads[0], _central(lambda w: loss(w, values), w), rtol=1e-6)
     np.testing.assert_allclose(grads[1], _central(lambda v: loss(w, v), values), rtol=1e-6)
 
+
+
+def test_a_second_derivative_through_staged_recursion_says_so():
+    """Refused, as before, but saying why: the message named list arguments the user's
+    recursion does not have (its backward function reads the first gradient's tape)."""
+    first = autostage.grad(nested_sine)
+    with pytest.raises(GradientError, match="second derivatives of a recursion"):
+        autostage.grad(lambda x, n: first(x, n) * 1.0)(np.float64(0.7), np.int64(3))
 
 def test_the_gradient_of_merge_sort_matches_finite_differences_away_from_ties():
     merge_sort = _programs().merge_sort

@@ -295,3 +295,28 @@ def test_second_derivative_through_a_loop_with_a_list():
     expected = numeric_gradient(lambda x: float(np.sum(first(x) * w)), (x,), 0)
     found = autostage.convert(_second, target="interpreter")(x, w)
     np.testing.assert_allclose(found, expected, rtol=1e-5, atol=1e-7)
+
+
+def _stacked_in_a_branch(w, xs):
+    outs = []
+    h = w * 0.0
+    for t in range(xs.shape[0]):
+        h = np.tanh(w * h + xs[t])
+        outs.append(h)
+    return np.sum(np.stack(outs) ** 2) if np.sum(h) > -100.0 else np.sum(w)
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_second_derivative_of_a_list_stacked_in_a_staged_branch(target):
+    """The list's cotangent, threaded through the branch's backward ``cond``, was cast and
+    summed to the list as if it were a tensor: an AttributeError ('ListType' ... 'dtype')
+    staged as the function's raise."""
+    w, xs, v = np.array([0.5, -0.3]), X[:3, :2], np.array([1.0, 2.0])
+    first = autostage.grad(autostage.convert(_stacked_in_a_branch, target="interpreter"))
+
+    def hvp(w, xs, v):
+        return np.sum(autostage.grad(_stacked_in_a_branch)(w, xs) * v)
+
+    expected = numeric_gradient(lambda w: float(np.sum(first(w, xs) * v)), (w,), 0)
+    found = autostage.grad(autostage.convert(hvp, target=target))(w, xs, v)
+    np.testing.assert_allclose(found, expected, rtol=1e-5, atol=1e-7)
