@@ -40,7 +40,8 @@ def fresh(exc: BaseException, args: tuple) -> BaseException:
     else:
         new = kind.__new__(kind, *args)
         new.args = args
-    new.__dict__.update(attributes(exc))
+    for name, value in attributes(exc).items():
+        setattr(new, name, value)
     if exc.__cause__ is not None:
         new.__cause__ = fresh(exc.__cause__, exc.__cause__.args)
     new.__suppress_context__ = exc.__suppress_context__
@@ -54,8 +55,19 @@ def made_by_its_arguments(exc: BaseException) -> bool:
 
 def attributes(exc: BaseException) -> dict:
     """The attributes of ``exc`` a fresh one like it gets: the program's (not its notes, nor the
-    failing op's location, which autostage adds when the new one is raised)."""
-    return {k: v for k, v in vars(exc).items() if k not in _ADDED}
+    failing op's location, which autostage adds when the new one is raised), in its
+    ``__dict__`` and in the slots of its classes (NumPy's ``AxisError`` keeps ``axis``, which
+    its message is made from, in one)."""
+    found = {k: v for k, v in vars(exc).items() if k not in _ADDED}
+    for kind in type(exc).__mro__:
+        slots = vars(kind).get("__slots__", ())
+        for slot in (slots,) if isinstance(slots, str) else slots:
+            name = f"_{kind.__name__.lstrip('_')}{slot}" if slot.startswith("__") and not (
+                slot.endswith("__")) else slot  # (a private name, as Python mangles it)
+            if name not in found and slot not in ("__dict__", "__weakref__") and hasattr(
+                    exc, name):
+                found[name] = getattr(exc, name)
+    return found
 
 
 _ADDED = frozenset({"__notes__", "__autostage_location__"})

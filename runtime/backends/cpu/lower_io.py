@@ -127,10 +127,7 @@ def _raise(op: ir.Op, em: Emitter) -> None:
     if formats:  # a message made from staged values: rendered in Python from them
         OBJECTS.setdefault(key, op)
         _callback(em, op, f"cpu_io.raise_formatted({key!r}, VALUES)")
-    else:
+    else:  # (through a Python function of the generated file: its line names the op)
         OBJECTS.setdefault(key, exc)
-        em.module_line("cpu_io", _IMPORT)
-        native = em.helper(f"raise_{key}", "@numba.njit(**JIT_IO)\ndef {name}():\n"
-                           f"    with numba.objmode():\n        cpu_io.raise_object({key!r})\n")
-        em.line(f"{native}()")
+        _callback(em, op, f"cpu_io.raise_object({key!r})")
     em.line(f"raise AssertionError('unreachable: {kind.__name__} was raised')")
