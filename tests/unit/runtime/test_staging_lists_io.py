@@ -218,6 +218,11 @@ def test_an_exception_class_with_its_own_init_is_raised_as_traced(target):
             f(np.array([-1.0, 2.0]))
         assert (str(e.value), e.value.args, e.value.code) == (
             "[E3] negative first value", ("[E3] negative first value",), 3)
+        # the user's line, not "error in the compiled code" (the cpu helper raising it had no
+        # frame in the generated file)
+        line = inspect.getsourcelines(raise_bad_input)[1] + 2
+        assert any(f"test_staging_lists_io.py:{line} (in raise_bad_input)" in note
+                   for note in e.value.__notes__), e.value.__notes__
     np.testing.assert_array_equal(f(np.array([1.0, 2.0])), [2.0, 4.0])
     g = autostage.convert(target=target)(raise_located)
     for v in (-1.0, -2.5):
