@@ -248,6 +248,32 @@ def sum_(x: object, start: object = 0) -> object:
     return _sum_tensor(x, start)
 
 
+def any_(x: object) -> object:
+    return _truth_of_items(x, "any")
+
+
+def all_(x: object) -> object:
+    return _truth_of_items(x, "all")
+
+
+def _truth_of_items(x: object, name: str) -> object:
+    """``any(x)``/``all(x)`` of a staged 1-d array: Python tests each item's truth (nonzero; a
+    NaN is true), which is ``np.any``/``np.all`` of the array (an empty one too), as a Python
+    bool. A 0-d array is not iterable (Python's TypeError); the rows of an n-d array have no
+    single truth value (Python raises ValueError unless they hold one item): refused."""
+    _check(x)
+    if not isinstance(x, Tensor):
+        return unsupported(f"{name}_", x)
+    iteration._dim0(x)  # (Python's error for a 0-d value)
+    if x.ndim > 1:
+        raise errors.StagingTypeError(
+            f"{name}() of an array of rank {x.ndim}{errors.at()}: Python tests the truth of "
+            f"each row, which has no single truth value; np.{name}(x) tests every item")
+    result = array_api.reduce(name, x)
+    value_info.mark_weak(result.value)
+    return result
+
+
 def _sum_tensor(x: Tensor, start: object) -> object:
     """``sum(x)`` of a tensor: Python adds its rows one by one, ``start + x[0] + x[1] + ...``,
     not pairwise as ``np.sum`` does (whose float result differs in the last bits). The first
@@ -399,6 +425,7 @@ def list_pop(lst: object, *args: object) -> tuple:
 for _name, _hook in (("len_", len_), ("list_", list_), ("int_", int_), ("float_", float_),
                      ("bool_", bool_), ("complex_", complex_),
                      ("abs_", abs_), ("min_", min_), ("max_", max_), ("sum_", sum_),
+                     ("any_", any_), ("all_", all_),
                      ("isinstance_", isinstance_), ("is_", is_), ("list_append", list_append),
                      ("unsupported", unsupported), ("method_call", method_call),
                      ("list_pop", list_pop)):
