@@ -94,6 +94,7 @@ def _split_finally(node: gast.Try) -> gast.Try:
         "try:\n    body\nexcept BaseException:\n    final\n    raise\nelse:\n    final",
         body=body, final=node.finalbody)[0]
     adopt_origin(new, node)
+    anno.setanno(new, anno.Basic.FINALLY_AS_ELSE, True)  # (not guarded by a later lowering)
     return new
 
 
@@ -147,7 +148,11 @@ class GuardedBlocks:
             return self.generic_visit(_split_finally(node))
         body_jumps = any(self._jumps(s) for s in node.body)
         node = self.generic_visit(node)
-        if body_jumps and node.orelse:  # else runs only if the body finished without a jump
+        # The else clause runs only if the body finished without a jump; one that is the
+        # finally of a try an earlier lowering split (break in finally, continue in the body)
+        # runs after the jump too.
+        if body_jumps and node.orelse and not anno.getanno(node, anno.Basic.FINALLY_AS_ELSE,
+                                                             False):
             node.orelse = [self.guard(node.orelse, node.orelse[0])]
         return node
 

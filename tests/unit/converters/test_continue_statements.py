@@ -239,3 +239,41 @@ def test_break_and_continue_together_behave_like_python():
     converted = convert_with(pop_until_big, break_statements, continue_statements).function
     for xs in ([], [1, -1, 2], [-5, 3, 200, 4, -1], [300]):
         assert converted(list(xs)) == pop_until_big(list(xs)), xs
+
+
+def continue_in_body_break_in_finally(xs):
+    out = []
+    for x in xs:
+        try:
+            if x == 2:
+                continue
+            out.append(x)
+        finally:
+            out.append(-1)
+            if x == 3:
+                break
+    return out
+
+
+def return_in_body_continue_in_finally(xs):
+    out = []
+    for x in xs:
+        try:
+            if x == 2:
+                return out
+            out.append(x)
+        finally:
+            out.append(-1)
+            if x == 3:
+                continue
+        out.append("after")
+    return out
+
+
+def test_a_finally_split_by_an_earlier_lowering_runs_after_a_later_jump():
+    # Break lowering turns a finally that breaks into an else clause (and an except clause); the
+    # continue (return) lowering then took that else for the user's and skipped it after a
+    # continue (return): the finally's out.append(-1) was missing for x == 2.
+    for fn in (continue_in_body_break_in_finally, return_in_body_continue_in_finally):
+        assert_same(fn, [([1, 2, 3],), ([3, 1, 2],), ([2, 2],), ([],)],
+                    *conversion.converters())
