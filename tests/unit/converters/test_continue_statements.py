@@ -251,7 +251,7 @@ def continue_in_body_break_in_finally(xs):
         finally:
             out.append(-1)
             if x == 3:
-                break
+                break  # noqa: B012 - the subject
     return out
 
 
@@ -265,7 +265,7 @@ def return_in_body_continue_in_finally(xs):
         finally:
             out.append(-1)
             if x == 3:
-                continue
+                continue  # noqa: B012 - the subject
         out.append("after")
     return out
 
