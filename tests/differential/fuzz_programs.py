@@ -385,6 +385,7 @@ class _Writer:
         if depth < MAX_DEPTH:
             forms += [self.ext_loop_else, self.ext_try, self.ext_with, self.ext_nonlocal,
                       self.ext_search_return]
+        self.in_loop = in_loop  # (read first thing by the forms that jump)
         self.rng.choice(forms)(depth, scope)
 
     def ext_builtin(self, depth: int, scope: list[str]) -> None:
@@ -540,7 +541,7 @@ class _Writer:
                                f"{target}[{p}] += 1.0"])  # may be out of range
         else:
             form = rng.choice([f"xs[{p} % 4] += 1", "xs[1:3] = [t, u]", f"xs[{p}:] = []",
-                               "xs[::2] = xs[::2]", f"d['k'] *= {p}", "xs += [t]",
+                               "xs[::2] = xs[::2]", f"d['k'] *= {p}", "xs[-1:] = [t]",
                                f"xs[{p}] -= 2"])
         self.emit(depth, form)
 
@@ -551,7 +552,7 @@ class _Writer:
         k = f"k{self.counter}"
         if rng.random() < 0.5:
             iterable = rng.choice(["range(n)", f"range({rng.randint(0, 4)})",
-                                   "x" if self.staged else "xs"])
+                                   "x" if self.staged else "list(xs)"])
             self.emit(depth, f"for {k} in {iterable}:")
             inner = scope + [k] if iterable.startswith("range") or not self.staged else scope
         else:
@@ -573,7 +574,9 @@ class _Writer:
                                          "z = -1"]))
 
     def ext_try(self, depth: int, scope: list[str]) -> None:
-        """``try`` with ``except``/``else``/``finally``; ``raise`` of ValueError with a message."""
+        """``try`` with ``except``/``else``/``finally``; ``raise`` of ValueError with a message;
+        ``break``/``continue``/``return`` in the body and (in a loop) in the ``finally``."""
+        in_loop = self.in_loop
         rng = self.rng
         p = self.py_atom(scope)
         risky = rng.choice([
@@ -588,7 +591,9 @@ class _Writer:
         ])
         self.emit(depth, "try:")
         self.emit(depth + 1, risky)
-        self.block(depth + 1, scope, False, rng.randint(0, 1))
+        if rng.random() < 0.4:
+            self.jump(depth + 1, scope, in_loop)
+        self.block(depth + 1, scope, in_loop, rng.randint(0, 1))
         shape = rng.random()
         if shape < 0.7:
             caught = rng.choice(["ValueError", "ZeroDivisionError", "IndexError", "KeyError",
@@ -604,6 +609,9 @@ class _Writer:
             self.emit(depth, "finally:")
             self.emit(depth + 1, rng.choice(["z += 1", "print('finally', z)", "log.append(z)",
                                              "w = w * 2"]))
+            if in_loop and rng.random() < 0.4:
+                self.emit(depth + 1, f"if {self.condition(scope, 1)}:")
+                self.emit(depth + 2, rng.choice(["break", "continue"]))
 
     def ext_with(self, depth: int, scope: list[str]) -> None:
         rng = self.rng
