@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import gast
 
-from autostage.pyct import anno, templates, transformer
+from autostage.pyct import anno, errors, templates, transformer
 
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 _LOOPS = (gast.For, gast.AsyncFor, gast.While)
@@ -98,6 +98,29 @@ def _split_finally(node: gast.Try) -> gast.Try:
     return new
 
 
+def refuse_discarded_jump(node: gast.Try) -> None:
+    """A ``break``/``continue`` in ``finally`` discards the ``return`` (a ``continue``: also the
+    ``break``) the rest of the ``try`` may be leaving with. Lowered to flags, both stay set and
+    the pending jump wins (the loop ended, or the function returned, where Python went on): a
+    ConversionError naming the jump in the ``finally``."""
+    final = [j for s in node.finalbody
+             for j in own_jumps(s, (gast.Break, gast.Continue), into_loops=False)]
+    if not final:
+        return
+    rest = [*node.body, *node.handlers, *node.orelse]
+    returns = any(True for s in rest for _ in own_jumps(s, gast.Return, into_loops=True))
+    breaks = any(True for s in rest for _ in own_jumps(s, gast.Break, into_loops=False))
+    continues = [j for j in final if isinstance(j, gast.Continue)]
+    if returns or (breaks and continues):
+        jump = (continues if breaks and continues else final)[0]
+        kind = "continue" if isinstance(jump, gast.Continue) else "break"
+        pending = "return" if returns else "break"
+        raise errors.ConversionError(
+            f"this '{kind}' in a finally clause discards the '{pending}' its try statement may "
+            f"be leaving with, which autostage does not convert; set a flag in the finally "
+            f"clause and {kind} after the try statement", jump)
+
+
 class GuardedBlocks:
     """Mixin for a ``transformer.Base`` that lowers one kind of jump to a flag.
 
@@ -142,6 +165,7 @@ class GuardedBlocks:
         return node
 
     def visit_Try(self, node: gast.Try) -> gast.Try:
+        refuse_discarded_jump(node)
         if any(self._jumps(s) for s in node.finalbody):
             # The new else clause is the finally clause: it runs after a jump too. The user's
             # own else clause, if any, is guarded where it now stands, in the inner try.
