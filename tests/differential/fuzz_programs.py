@@ -589,6 +589,7 @@ class _Writer:
             "z = np.reshape(x, (7,)).shape[0]" if self.staged else "z = int('x' + str(t))",
             "y = x[:2] + x[:3]" if self.staged else "z = [1, 2].index(t)",
         ])
+        start = len(self.lines)
         self.emit(depth, "try:")
         self.emit(depth + 1, risky)
         if rng.random() < 0.4:
@@ -609,9 +610,13 @@ class _Writer:
             self.emit(depth, "finally:")
             self.emit(depth + 1, rng.choice(["z += 1", "print('finally', z)", "log.append(z)",
                                              "w = w * 2"]))
-            if in_loop and rng.random() < 0.4:
+            # (not one that discards a pending return, or a continue a pending break: refused)
+            pending = " ".join(self.lines[start:])
+            jumps = [] if "return" in pending else (
+                ["break"] if "break" in pending else ["break", "continue"])
+            if in_loop and jumps and rng.random() < 0.4:
                 self.emit(depth + 1, f"if {self.condition(scope, 1)}:")
-                self.emit(depth + 2, rng.choice(["break", "continue"]))
+                self.emit(depth + 2, rng.choice(jumps))
 
     def ext_with(self, depth: int, scope: list[str]) -> None:
         rng = self.rng
