@@ -652,8 +652,8 @@ class _Writer:
         rng = self.rng
         i = INDENT * depth
         item = "x[j]" if self.staged else "xs[j]"
-        exit_ = rng.choice([f"return (j, {item})", f"return {self.result()}", "z = j\n"
-                            f"{i}            break"])
+        exit_ = rng.choice([f"return {self.result()}" if self.staged else f"return (j, {item})",
+                            f"return {self.result()}", f"z = j\n{i}            break"])
         self.emit(depth, f"for j in range(n):\n{i}    for jj in range({rng.randint(1, 3)}):\n"
                          f"{i}        if {item} * jj > {rng.choice(['c', '1', 't'])}:\n"
                          f"{i}            {exit_}")

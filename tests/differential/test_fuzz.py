@@ -222,7 +222,7 @@ def test_extended_generator_is_deterministic_and_covers_the_forms():
         for form in ("else:\n", "finally:", "raise ValueError(", "with _Ctx(", "lambda v",
                      "def tick(", "nonlocal z", "for i, v in enumerate(", "*rest", "np.int8(",
                      "np.uint8(", "np.float32(", "=}", "print(f", " if v > ", "round(",
-                     "return (j, "):
+                     "return ("):
             assert form in text, (staged, form)
     staged = "".join(fuzz_programs.generate(s, True, True) for s in range(60))
     for form in ("y[1:3] += c", "sum(x)", "any(x > c)", "[v for v in x if v > c]"):
