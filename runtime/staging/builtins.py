@@ -218,7 +218,7 @@ def _pick_item(x: object, name: str) -> Tensor:
     """``min(x)``/``max(x)`` of one staged array: of its items, as Python's loop over them
     picks (NumPy's ``x.max()`` differs: a nan anywhere wins, and ``-0.0`` may beat ``0.0``)."""
     if not isinstance(x, Tensor) or x.ndim == 0:
-        raise errors.StagingTypeError(f"{name}() of one staged {type(x).__name__}"
+        raise errors.StagingTypeError(f"{name}() of one staged {_named(x)}"
                                       f"{errors.at()}: pass a tensor of rank >= 1")
     if x.ndim > 1 or x.dtype.kind == "c":
         what, why = (f"rank {x.ndim}", "rows, whose comparison has no single truth value") if (
@@ -243,9 +243,17 @@ def sum_(x: object, start: object = 0) -> object:
     if isinstance(x, TensorList):
         return _sum_list(x, start)
     if not isinstance(x, Tensor):
-        raise errors.StagingTypeError(f"sum() of a staged {getattr(x, 'type', type(x))}"
-                                      f"{errors.at()} is not supported")
+        raise errors.StagingTypeError(f"sum() of a staged {_named(x)}{errors.at()} is not "
+                                      "supported; add in a for loop, or sum a NumPy array")
     return _sum_tensor(x, start)
+
+
+def _named(x: object) -> str:
+    """A staged value as messages name it: ``range()`` (``enumerate()``...) for the iterables only
+    a staged loop iterates (not their class), its type for others."""
+    if isinstance(x, iteration._LoopOnly):
+        return f"{type(x).__name__.removeprefix('Staged').lower()}()"
+    return str(getattr(x, "type", type(x).__name__))
 
 
 def any_(x: object) -> object:

@@ -351,6 +351,15 @@ def test_any_of_a_0d_or_2d_array(target):
         autostage.convert(lambda x: any(x), target=target)(np.ones((2, 2)))
 
 
+def test_sum_and_max_of_a_staged_range_name_it():
+    # (the messages named the class: "sum() of a staged <class '...iteration.StagedRange'>")
+    with pytest.raises(autostage.StagingError, match=r"^sum\(\) of a staged range\(\) at .*"
+                                                     r"test_staging_builtins\.py:\d+"):
+        autostage.convert(lambda n: sum(range(n)))(np.int64(3))
+    with pytest.raises(autostage.StagingError, match=r"^max\(\) of one staged range\(\) at "):
+        autostage.convert(lambda n: max(range(n)))(np.int64(3))
+
+
 def _kinds_and_identities(x, s):
     n, t, z = x.shape[0], x.sum(), np.zeros(())
     positive = t > 0
