@@ -187,7 +187,8 @@ class ControlFlowTransformer(transformer.Base):
         captured = _captured(node) | _interruptible(node)
         function.shared = frozenset(_names(scope.nonlocals)) | captured
         self._explicit_super(node)
-        node.body = self._bind_moved_names(node, captured, self.visit_block(node.body))
+        body = _SharedReads(function.shared).visit_block(self.visit_block(node.body))
+        node.body = self._bind_moved_names(node, captured, body)
         self.state[_Function].exit()
         return node
 
@@ -413,6 +414,44 @@ class ControlFlowTransformer(transformer.Base):
             call.keywords.append(gast.keyword("opts", gast.Dict(
                 [gast.Constant(k, None) for k in sorted(options)],
                 [options[k] for k in sorted(options)])))
+
+
+class _SharedReads(gast.NodeTransformer):
+    """In generated functions, ``ag__.ld(x)`` of a shared name becomes
+    ``ag__.ld_shared(lambda: x, 'x')``: there ``x`` is a free variable, whose read while unbound
+    raises ``NameError`` where the user's function raised ``UnboundLocalError``."""
+
+    def __init__(self, shared: frozenset[str]) -> None:
+        self.shared = shared
+        self.inside = False  # in a generated function
+
+    def visit_block(self, body: list[gast.stmt]) -> list[gast.stmt]:
+        return [self.visit(stmt) for stmt in body] if self.shared else body
+
+    def visit_FunctionDef(self, node: gast.FunctionDef) -> gast.FunctionDef:
+        if not anno.getanno(node, anno.Basic.GENERATED, False):
+            return node  # a user's function: its own names, converted on its own
+        inside, self.inside = self.inside, True
+        self.generic_visit(node)
+        self.inside = inside
+        return node
+
+    def visit_Lambda(self, node: gast.Lambda) -> gast.Lambda:
+        return node
+
+    visit_AsyncFunctionDef = visit_ClassDef = visit_Lambda
+
+    def visit_Call(self, node: gast.Call) -> gast.expr:
+        self.generic_visit(node)
+        func, args = node.func, node.args
+        if (self.inside and isinstance(func, gast.Attribute) and func.attr == "ld"
+                and isinstance(func.value, gast.Name) and func.value.id == "ag__"
+                and len(args) == 1 and isinstance(args[0], gast.Name)
+                and args[0].id in self.shared):
+            return templates.replace_as_expression(
+                "ag__.ld_shared(lambda: name, key)", name=args[0].id,
+                key=gast.Constant(args[0].id, None))
+        return node
 
 
 def _generated(definitions: list[gast.stmt]) -> list[gast.stmt]:

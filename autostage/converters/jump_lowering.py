@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import gast
 
-from autostage.pyct import anno, templates, transformer
+from autostage.pyct import anno, errors, templates, transformer
 
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ClassDef)
 _LOOPS = (gast.For, gast.AsyncFor, gast.While)
@@ -94,7 +94,31 @@ def _split_finally(node: gast.Try) -> gast.Try:
         "try:\n    body\nexcept BaseException:\n    final\n    raise\nelse:\n    final",
         body=body, final=node.finalbody)[0]
     adopt_origin(new, node)
+    anno.setanno(new, anno.Basic.FINALLY_AS_ELSE, True)  # (not guarded by a later lowering)
     return new
+
+
+def refuse_discarded_jump(node: gast.Try) -> None:
+    """A ``break``/``continue`` in ``finally`` discards the ``return`` (a ``continue``: also the
+    ``break``) the rest of the ``try`` may be leaving with. Lowered to flags, both stay set and
+    the pending jump wins (the loop ended, or the function returned, where Python went on): a
+    ConversionError naming the jump in the ``finally``."""
+    final = [j for s in node.finalbody
+             for j in own_jumps(s, (gast.Break, gast.Continue), into_loops=False)]
+    if not final:
+        return
+    rest = [*node.body, *node.handlers, *node.orelse]
+    returns = any(True for s in rest for _ in own_jumps(s, gast.Return, into_loops=True))
+    breaks = any(True for s in rest for _ in own_jumps(s, gast.Break, into_loops=False))
+    continues = [j for j in final if isinstance(j, gast.Continue)]
+    if returns or (breaks and continues):
+        jump = (continues if breaks and continues else final)[0]
+        kind = "continue" if isinstance(jump, gast.Continue) else "break"
+        pending = "return" if returns else "break"
+        raise errors.ConversionError(
+            f"this '{kind}' in a finally clause discards the '{pending}' its try statement may "
+            f"be leaving with, which autostage does not convert; set a flag in the finally "
+            f"clause and {kind} after the try statement", jump)
 
 
 class GuardedBlocks:
@@ -141,13 +165,18 @@ class GuardedBlocks:
         return node
 
     def visit_Try(self, node: gast.Try) -> gast.Try:
+        refuse_discarded_jump(node)
         if any(self._jumps(s) for s in node.finalbody):
             # The new else clause is the finally clause: it runs after a jump too. The user's
             # own else clause, if any, is guarded where it now stands, in the inner try.
             return self.generic_visit(_split_finally(node))
         body_jumps = any(self._jumps(s) for s in node.body)
         node = self.generic_visit(node)
-        if body_jumps and node.orelse:  # else runs only if the body finished without a jump
+        # The else clause runs only if the body finished without a jump; one that is the
+        # finally of a try an earlier lowering split (break in finally, continue in the body)
+        # runs after the jump too.
+        if body_jumps and node.orelse and not anno.getanno(node, anno.Basic.FINALLY_AS_ELSE,
+                                                             False):
             node.orelse = [self.guard(node.orelse, node.orelse[0])]
         return node
 

@@ -134,6 +134,7 @@ from autostage.operators.variables import (
     UndefinedReturnValue,
     is_undefined,
     ld,
+    ld_shared,
     retval,
 )
 
@@ -166,7 +167,8 @@ __all__ = [
     "np_unravel_index",
     # assertions and variables
     "assert_stmt", "try_region", "with_region",
-    "Undefined", "UndefinedReturnValue", "is_undefined", "ld", "retval",
+    "Undefined", "UndefinedReturnValue", "is_undefined", "ld", "ld_shared",
+    "retval",
     # NumPy's global random functions (np_random_rand...), staged while tracing
     "random_method", *_RANDOM_OVERLOADS,
     # clocks and OS randomness (time_time, os_urandom...), refused while tracing

@@ -11,6 +11,7 @@ the ``None`` a Python function returns when it falls off its end.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from autostage.runtime import Staged, stage_operator
@@ -84,6 +85,23 @@ def ld(value: Any) -> Any:
     if isinstance(value, Staged):  # assigned on some run-time paths only: the runtime decides
         return stage_operator("ld", value)
     return value
+
+
+def ld_shared(read: Callable[[], Any], name: str) -> Any:
+    """``ld`` of a local shared with generated functions as a closure cell (control_flow).
+
+    Read inside a generated branch or loop function, an unbound cell raises ``NameError``
+    ("cannot access free variable"), where the user's function, which owns the variable, raised
+    ``UnboundLocalError``: ``read`` (``lambda: x``) is called here, and that error becomes
+    Python's.
+    """
+    try:
+        value = read()
+    except NameError as exc:
+        if exc.name != name:
+            raise
+        raise _unbound(name) from None
+    return ld(value)
 
 
 class UndefinedReturnValue:

@@ -32,6 +32,8 @@ class Basic(NoValue):
     TRUTH_TEST = "an expression whose value is only tested for truth (an if, while or ternary test)"
     ARGS_SCOPE = "activity Scope of a function's arguments"
     GENERATED = "a definition a converter made (not written by the user)"
+    FINALLY_AS_ELSE = ("a try that jump lowering made of a try/finally: its else clause is the "
+                       "finally, which runs after a jump in the body too")
     ORIGINAL_NAME = "the name a def had before private name mangling renamed it (str)"
 
 

@@ -16,8 +16,10 @@ from an explicit ``raise`` that leaves the function puts its nodes in ``Graph.er
 "may raise" does not. ``return``/``break``/``continue`` inside ``try``/``finally`` go through the
 finally, whose last nodes then continue to the jump's target (through outer finally blocks first).
 A finally block is built once and shared by every path through it, so its last nodes lead to the
-union of the places those paths were going. ``with`` is a header followed by its body (exceptions
-suppressed by ``__exit__`` are not modelled).
+union of the places those paths were going. ``with`` is a header followed by its body; an explicit
+``raise`` in the body also leads past the ``with`` (``__exit__`` may suppress it:
+``contextlib.suppress``), as well as outwards. Implicit exceptions suppressed by ``__exit__`` are
+not modelled (the body's normal end already leads past the ``with``).
 
 Loops are uniform: the header has an edge into the body and one to the ``else`` clause (or past
 the loop), even for ``while True:`` (constant tests are not special-cased); ``break`` skips the
@@ -189,6 +191,13 @@ class _Try:
         self.reraise: bool | None = None  # None: no exception enters; True: an explicit raise
 
 
+class _With:
+    """An enclosing with while its body is built: explicit raises its manager may suppress."""
+
+    def __init__(self) -> None:
+        self.raises: list[Node] = []  # nodes whose exception may be suppressed by __exit__
+
+
 class _Builder:
     """Builds one graph; nodes are created in source order, linked from the current leaves."""
 
@@ -197,7 +206,7 @@ class _Builder:
         self.index: dict[gast.AST, Node] = {}
         self.spans: dict[gast.AST, tuple[int, int]] = {}
         self.leaves: list[Node] = []  # the nodes whose successor is the next node created
-        self.frames: list[_Loop | _Try] = []  # enclosing loops and trys, innermost last
+        self.frames: list[_Loop | _Try | _With] = []  # enclosing loops, trys, withs; innermost last
         self.exit: set[Node] = set()
         self.error: set[Node] = set()
 
@@ -236,6 +245,8 @@ class _Builder:
     def _throw(self, sources: list[Node], explicit: bool) -> None:
         """Routes an exception raised after ``sources`` to the enclosing handlers or finally."""
         for frame in reversed(self.frames):
+            if isinstance(frame, _With) and explicit:
+                frame.raises.extend(sources)  # (and on outwards: it may not be suppressed)
             if not isinstance(frame, _Try):
                 continue
             if frame.in_body and frame.node.handlers:
@@ -326,7 +337,11 @@ class _Builder:
 
     def _visit_With(self, node: gast.With) -> None:
         self._add(node)
+        frame = _With()
+        self.frames.append(frame)
         self._block(node.body)
+        self.frames.pop()
+        self.leaves = self.leaves + frame.raises
 
     _visit_AsyncWith = _visit_With
 

@@ -219,7 +219,7 @@ def _pick_item(x: object, name: str) -> Tensor:
     """``min(x)``/``max(x)`` of one staged array: of its items, as Python's loop over them
     picks (NumPy's ``x.max()`` differs: a nan anywhere wins, and ``-0.0`` may beat ``0.0``)."""
     if not isinstance(x, Tensor) or x.ndim == 0:
-        raise errors.StagingTypeError(f"{name}() of one staged {type(x).__name__}"
+        raise errors.StagingTypeError(f"{name}() of one staged {_named(x)}"
                                       f"{errors.at()}: pass a tensor of rank >= 1")
     if x.ndim > 1 or x.dtype.kind == "c":
         what, why = (f"rank {x.ndim}", "rows, whose comparison has no single truth value") if (
@@ -244,9 +244,43 @@ def sum_(x: object, start: object = 0) -> object:
     if isinstance(x, TensorList):
         return _sum_list(x, start)
     if not isinstance(x, Tensor):
-        raise errors.StagingTypeError(f"sum() of a staged {getattr(x, 'type', type(x))}"
-                                      f"{errors.at()} is not supported")
+        raise errors.StagingTypeError(f"sum() of a staged {_named(x)}{errors.at()} is not "
+                                      "supported; add in a for loop, or sum a NumPy array")
     return _sum_tensor(x, start)
+
+
+def _named(x: object) -> str:
+    """A staged value as messages name it: ``range()`` (``enumerate()``...) for the iterables only
+    a staged loop iterates (not their class), its type for others."""
+    if isinstance(x, iteration._LoopOnly):
+        return f"{type(x).__name__.removeprefix('Staged').lower()}()"
+    return str(getattr(x, "type", type(x).__name__))
+
+
+def any_(x: object) -> object:
+    return _truth_of_items(x, "any")
+
+
+def all_(x: object) -> object:
+    return _truth_of_items(x, "all")
+
+
+def _truth_of_items(x: object, name: str) -> object:
+    """``any(x)``/``all(x)`` of a staged 1-d array: Python tests each item's truth (nonzero; a
+    NaN is true), which is ``np.any``/``np.all`` of the array (an empty one too), as a Python
+    bool. A 0-d array is not iterable (Python's TypeError); the rows of an n-d array have no
+    single truth value (Python raises ValueError unless they hold one item): refused."""
+    _check(x)
+    if not isinstance(x, Tensor):
+        return unsupported(f"{name}_", x)
+    iteration._dim0(x)  # (Python's error for a 0-d value)
+    if x.ndim > 1:
+        raise errors.StagingTypeError(
+            f"{name}() of an array of rank {x.ndim}{errors.at()}: Python tests the truth of "
+            f"each row, which has no single truth value; np.{name}(x) tests every item")
+    result = array_api.reduce(name, x)
+    value_info.mark_weak(result.value)
+    return result
 
 
 def _sum_tensor(x: Tensor, start: object) -> object:
@@ -413,6 +447,7 @@ def list_pop(lst: object, *args: object) -> tuple:
 for _name, _hook in (("len_", len_), ("list_", list_), ("int_", int_), ("float_", float_),
                      ("bool_", bool_), ("complex_", complex_),
                      ("abs_", abs_), ("min_", min_), ("max_", max_), ("sum_", sum_),
+                     ("any_", any_), ("all_", all_),
                      ("isinstance_", isinstance_), ("is_", is_), ("list_append", list_append),
                      ("unsupported", unsupported), ("method_call", method_call),
                      ("list_pop", list_pop)):

@@ -199,10 +199,11 @@ def elements_of(x: object) -> Elements:
         return list_elements.of_value(x.value)
     if not isinstance(x, list):
         return list_elements.EMPTY
-    t = list_type(x)
+    t = list_type(x)  # (None: no tensor or number in it, a list of functions)
+    dtype = None if t is None else t.element.dtype
     result = list_elements.EMPTY
     for item in x:
-        result = result.add(list_elements.of_item(item, t.element.dtype))
+        result = result.add(list_elements.of_item(item, dtype))
     return result
 
 

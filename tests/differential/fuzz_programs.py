@@ -29,6 +29,25 @@ Forms, each drawn with moderate probability (one method each, below):
 - list comprehensions over ranges, lists and arrays; ``print`` with f-strings and ``%``;
 - arrays (staged): ``np.where``, ``np.sum``, ``np.maximum``, slices ``x[i:j]``, boolean masks.
 
+``generate(seed, staged, extended=True)`` writes other programs (the base seeds stay as they
+were) that also draw the forms of ``_Writer.extended_stmt``, about a third of the statements:
+``for``/``while`` with a data-dependent ``break`` and an ``else:`` clause; ``try`` with
+``except``/``else``/``finally`` around code that raises (IndexError, ZeroDivisionError, KeyError,
+ValueError from ``raise`` or NumPy, TypeError) and handlers that re-raise; ``with`` blocks
+(``np.errstate``, a logging context manager ``_Ctx``, ``nullcontext``, ``suppress`` around a
+``raise``); lambdas and nested functions capturing loop variables (late binding, defaults); a
+``nonlocal`` counter ``tick`` called from data-dependent loops; list/dict/set comprehensions and
+generator expressions with data conditions; augmented assignments on array slices, masks and
+elements (``x`` itself too: the argument must change as Python's does); ``min``/``max``/``abs``/
+``sum``/``any``/``all``/``round`` on arrays and numbers; NumPy int8/uint8/int16/int32/int64
+overflow corners and out-of-range Python ints; Python numbers mixed with NumPy scalars of several
+dtypes; f-strings (``=``, conversions, format specs), ``sep``/``end``, ``%`` formats and printed
+arrays; tuple unpacking (starred, nested, ``enumerate``, ``zip``); early returns from nested
+loops. Staged extended programs skip the base forms always refused beside a staged condition
+(``_note(log, ...)``, dict and object writes) and return one structure, so that most run;
+``staged_arguments(seed, extended=True)`` draws NumPy int64/int32/int8/uint8 or Python ints,
+float64/float32 or Python floats and float64/float32 arrays per call.
+
 Operations that can raise (ZeroDivisionError, IndexError, KeyError, ValueError, AssertionError)
 are there on purpose: Python and autostage must raise the same exception with the same message.
 Ints stay small (shifts and powers by small amounts), so that staged int64 arithmetic never
@@ -73,10 +92,29 @@ def _note(log, v):
 '''
 
 
+EXTENDED_HELPERS = '''
+
+class _Ctx:
+    """A context manager that logs its entry and exit (and never swallows an exception)."""
+
+    def __init__(self, log, tag):
+        self.log = log
+        self.tag = tag
+
+    def __enter__(self):
+        self.log.append(self.tag)
+        return self.tag
+
+    def __exit__(self, *exc):
+        self.log.append(-1)
+'''
+
+
 class _Writer:
-    def __init__(self, rng: random.Random, staged: bool):
+    def __init__(self, rng: random.Random, staged: bool, extended: bool = False):
         self.rng = rng
         self.staged = staged
+        self.extended = extended  # the forms of ``_Extended`` too (``generate(extended=True)``)
         self.lines: list[str] = []
         self.counter = 0
 
@@ -126,7 +164,7 @@ class _Writer:
         if rng.random() < 0.15:
             return rng.choice([f"h1({a}, {rng.randint(0, 3)})", f"h2({a})[0]",
                                f"peek({a})", f"acc2.add({a})", self.py_int(scope, depth)])
-        return rng.choice(forms)
+        return rng.choice(self.unrefused(forms))
 
     def py_int(self, scope: list[str], depth: int = 0) -> str:
         """A Python-int expression on data-derived values; may raise as Python does."""
@@ -174,12 +212,22 @@ class _Writer:
         if depth > 1:
             return rng.choice(simple)
         s1, s2 = rng.choice(simple), rng.choice(simple)
-        return rng.choice([
+        return rng.choice(self.unrefused([
             *simple, f"{s1} and {s2}", f"{s1} or {s2}", f"not ({s1})",
             f"{s1} and _note(log, {a}) > {c}", f"{s1} or _note(log, {b}) % 2 == 0",
             f"({s1}) if {s2} else ({rng.choice(simple)})",
             f"{a} < {b} < _note(log, {c})",
-        ])
+        ]))
+
+    def unrefused(self, forms: list[str]) -> list[str]:
+        """Extended staged programs leave out the base forms that staged code refuses wherever
+        they meet a staged condition (a Python list or dict changed by a call or a write inside a
+        staged ``if``/loop), so that most programs run and the new forms are compared."""
+        if not (self.extended and self.staged):
+            return forms
+        kept = [f for f in forms if "_note(log" not in f and not f.startswith(("d[", "log."))
+                and "acc2.add" not in f and "box.n +=" not in f]
+        return kept or forms
 
     # -- statements ----------------------------------------------------------------------------
 
@@ -196,7 +244,7 @@ class _Writer:
         else:
             forms += [f"xs.append({v})", "if xs:\n" + INDENT * (depth + 1) + "t = xs.pop()",
                       f"obj.n = {v}", f"c = c / 2 + {v}"]
-        self.emit(depth, rng.choice(forms))
+        self.emit(depth, rng.choice(self.unrefused(forms)))
 
     def arith_stmt(self, depth: int, scope: list[str]) -> None:
         """Python-number and NumPy-scalar arithmetic (may raise ZeroDivisionError/ValueError)."""
@@ -324,7 +372,298 @@ class _Writer:
         else:
             self.emit(depth + 1, kind)
 
+    # -- the extended forms (``generate(extended=True)``) ----------------------------------------
+
+    def extended_stmt(self, depth: int, scope: list[str], in_loop: bool) -> None:
+        """One of the forms users write that the base generator lacks: loops with ``else:``,
+        ``try``/``except``/``else``/``finally`` and ``raise``, ``with`` blocks, closures and
+        lambdas capturing loop variables, ``nonlocal`` counters, comprehensions with data
+        conditions, augmented assignments on slices, builtins on arrays and numbers, NumPy
+        integer overflow corners, mixed Python/NumPy scalars, f-strings, unpacking."""
+        forms = [self.ext_builtin, self.ext_mixed, self.ext_overflow, self.ext_print,
+                 self.ext_unpack, self.ext_closure, self.ext_comprehension, self.ext_slice_update]
+        if depth < MAX_DEPTH:
+            forms += [self.ext_loop_else, self.ext_try, self.ext_with, self.ext_nonlocal,
+                      self.ext_search_return]
+        self.in_loop = in_loop  # (read first thing by the forms that jump)
+        self.rng.choice(forms)(depth, scope)
+
+    def ext_builtin(self, depth: int, scope: list[str]) -> None:
+        rng = self.rng
+        p, q = self.py_atom(scope), self.atom(scope)
+        forms = [f"w = abs(c - {p})", f"w = max({q}, c)", f"w = min({p}, 2.5)",
+                 f"z = sum([{q}, {p}, t])", f"z = max({p}, {q}, t)", f"z = abs({q} - 7)",
+                 f"w = round(c * {p}, {rng.randint(0, 2)})", f"z = round(c * {q})",
+                 f"z = int(any([{q} > 3, {p} < 0]))", f"z = int(all([{q} > 0, t >= 0]))",
+                 f"z = sum(range({p} % 5))", "z = max(range(n + 1))", "w = min(c, s, -0.0)",
+                 f"w = max(0.0, -0.0, {rng.choice(['c', 's'])})", f"z = abs(-{p}) + abs(True)"]
+        if self.staged:
+            forms += ["w = sum(x)", "w = max(x)", "w = min(x)", "z = int(any(x > c))",
+                      "z = int(all(x > -1.5))", "w = sum(x[:2], c)", "w = max(x[0], x[1], c)",
+                      "y = abs(x)", "w = float(max(abs(x)))", "z = sum(x > 0)",
+                      f"w = sum(y[{p} % n:])", "z = any(y < 0) + all(y < 2)",
+                      "w = min(x) + max(y)", f"z = sum([int(v > {q}) for v in x])"]
+        else:
+            forms += ["z = sum(xs)", "z = max(xs)", "z = min(xs)", "z = max(xs, default=-1)",
+                      "z = int(any(xs))", "z = int(all(v > 0 for v in xs))",
+                      f"z = sum(v for v in xs if v > {p})", "w = sum(xs, c)",
+                      "z = min(xs, key=lambda v: (v - 2) ** 2)", "z = sorted(xs)[-1]"]
+        self.emit(depth, rng.choice(forms))
+
+    def ext_mixed(self, depth: int, scope: list[str]) -> None:
+        """Python ints/floats/bools mixed with NumPy scalars of several dtypes."""
+        rng = self.rng
+        p, q = self.py_atom(scope), self.atom(scope)
+        k = rng.randint(0, 3)
+        forms = [f"w = {q} + 1.5", "w = c + True", f"w = {q} / 2", f"w = {q} * c",
+                 "w = np.float32(c) + 1", f"w = np.float32(c) * 1.5 + {k}",
+                 f"w = np.float32(c) * {q}", f"z = np.int32({q}) + 1", f"z = np.int32({q}) + a",
+                 f"z = np.int8({p} % 100) * 2", f"w = np.int8({p} % 100) / 3",
+                 f"z = {q} ** {rng.choice(['-1', '2', '(b % 3)', '(b - 2)'])}",
+                 f"z = 2 ** {q}", f"w = float({q}) // ({p} - {k})", f"w = c // ({q} - {k})",
+                 f"z = divmod({q}, {p} - {k})[0]", f"z = {q} % ({p} - {k})",
+                 f"w = c % ({q} - {k})", f"z = int(c * {q}) // 2", f"w = np.float64({p}) ** 0.5",
+                 f"z = True + {q}", f"z = ({q} > 2) * 3", f"w = -{q} / np.float32(4)",
+                 f"z = np.uint8({p} % 200) + 3", "w = np.float32(0.1) + 0.2",
+                 f"z = np.int64({q}) // np.int64({p} - {k})", f"w = {q} * 0.1 + c * 0.2"]
+        self.emit(depth, rng.choice(forms))
+
+    def ext_overflow(self, depth: int, scope: list[str]) -> None:
+        """NumPy fixed-width integer corners: wrapping, out-of-range Python ints, casts."""
+        rng = self.rng
+        p, q = self.py_atom(scope), self.atom(scope)
+        forms = [f"z = np.int8({p} % 128) + np.int8(100)", f"z = np.uint8({p} % 256) - np.uint8(3)",
+                 f"z = np.int8({p} % 100) + 200", f"z = np.int8({p} % 100) * 50",
+                 f"z = -np.int8(-128) + {k}" if (k := rng.randint(0, 2)) else "z = -np.int8(-128)",
+                 "z = abs(np.int8(-128))", f"z = np.int64({q}) * np.int64(2 ** 62)",
+                 f"z = np.int64({q}) + 9223372036854775807", f"z = np.uint8({q})",
+                 f"z = np.int8({q} * 40)", f"z = ~np.uint8({p} % 256)",
+                 f"z = np.int8({p} % 100) // np.int8(0)", f"z = np.uint8({p} % 256) ** 2",
+                 f"z = np.int64({q}) << 62", f"z = np.int32({q}) * 2 ** 30",
+                 f"z = int(np.int8({p} % 128) + np.int8(127))",
+                 f"z = np.uint8(250) + np.uint8({p} % 10)", f"z = np.int16({q}) * 20000",
+                 f"w = float(np.uint8({p} % 256) - np.uint8(200))"]
+        self.emit(depth, rng.choice(forms))
+
+    def ext_print(self, depth: int, scope: list[str]) -> None:
+        rng = self.rng
+        v = self.atom(scope)  # (may hold quotes: d['k'])
+        forms = [f'print(f"{{c:.3f}} {{{v}:+d}} {{s:e}}")', f'print(f"{{{v}=}}", f"{{c=:.2f}}")',
+                 f"print({v}, c, sep=',', end=';\\n')", f'print(f"{{{v}:>5}}|{{c:<8.2f}}|")',
+                 "print(repr(c), str(s))", f'print(f"{{{v}!s:^7}}")', "print(f'{w} {z!r}')",
+                 f"print('%5.1f %-4d|' % (c, {v}))", f'print(f"{{{v} % 3}} {{c * 2}}")',
+                 "print(f'{c:g}', f'{s:.2%}')", f"print(type({v}).__name__)"]
+        if self.staged:
+            forms += ["print(x)", "print(y[:2], sep='|')", "print(f'{y!r}')",
+                      "print(f'{x[0]:.2e} {x.sum():g}')", "print(np.int8(a % 100), x.shape)",
+                      "print(f'{x.max()} {np.sum(x > 0)}')", "print(repr(x[1]))",
+                      "print(x.dtype, n, len(x))", "print(f'{np.float32(c)}')"]
+        else:
+            forms += ["print(xs, d)", "print(f'{xs!r:>20}')", "print(*xs, sep='-')"]
+        self.emit(depth, rng.choice(forms))
+
+    def ext_unpack(self, depth: int, scope: list[str]) -> None:
+        rng = self.rng
+        p, q = self.atom(scope), self.atom(scope)
+        forms = [f"z, w = ({p}, c) if ({self.condition(scope, 1)}) else ({q}, s)",
+                 f"z, (w, u) = t, (c, {p})", f"z, *rest = [{p}, {q}, t]\n{{i}}u = len(rest)",
+                 f"*rest, z = ({p}, {q})\n{{i}}t = rest[0]", "(z, w), u = divmod(t, 3), u",
+                 f"z, w = w, {p}", f"[z, u] = [{q}, z]"]
+        if self.staged:
+            forms += ["for i, v in enumerate(x):\n{i}    w += i * v",
+                      "for p, q in zip(x, y):\n{i}    w += p * q",
+                      "w, *rest = x[:3]\n{i}z = len(rest)",
+                      "for i in reversed(range(n)):\n{i}    z = z * 2 + int(x[i] > 0)"]
+        else:
+            forms += ["for i, v in enumerate(xs):\n{i}    z += i * v",
+                      "for p, q in zip(xs, xs[1:]):\n{i}    z += p - q",
+                      "for k, v in d.items():\n{i}    z += len(str(k)) + v"]
+        self.emit(depth, rng.choice(forms).replace("{i}", INDENT * depth))
+
+    def ext_closure(self, depth: int, scope: list[str]) -> None:
+        """Lambdas and nested functions capturing loop variables (late binding, defaults)."""
+        rng = self.rng
+        p, q = self.atom(scope), self.atom(scope)
+        r = rng.randint(1, 4)
+        i = INDENT * depth
+        forms = [f"fs = []\n{i}for i in range({r}):\n{i}    fs.append(lambda v: v + i)\n"
+                 f"{i}z = fs[0]({p}) + fs[-1]({q})",
+                 f"fs = [lambda v, i=i: v * i for i in range({r})]\n{i}z = sum(f({p}) for f in fs)",
+                 f"sq = lambda v: v * v + t\n{i}z = sq({p})",
+                 f"def mk(k):\n{i}    def f(v):\n{i}        return v * k + t\n{i}    return f\n"
+                 f"{i}z = mk({r})({p}) + mk(-1)({q})",
+                 f"fs = [(lambda: i * 2) for i in range({r})]\n{i}z = fs[0]() + len(fs)",
+                 f"key = lambda v: -v\n{i}z = max([{p}, {q}, t], key=key)",
+                 f"for i in range({r}):\n{i}    def g(v):\n{i}        return v + i + z\n"
+                 f"{i}    z = g({p}) % 1009"]
+        if self.staged:
+            forms += [f"f = lambda v: v * c\n{i}w = float(f(x[{r} % n]))",
+                      f"g = lambda v: np.where(v > c, v, 0.0)\n{i}y = g(y)"]
+        self.emit(depth, rng.choice(forms))
+
+    def ext_comprehension(self, depth: int, scope: list[str]) -> None:
+        rng = self.rng
+        p = self.py_atom(scope)
+        if self.staged:
+            bound = rng.choice(["c", "0"])
+            forms = ["ys = [v for v in x if v > c]",
+                     "ys = [float(v) if v > 0 else 0.0 for v in x]",
+                     f"dd = {{i: float(x[i]) for i in range(n) if x[i] > {bound}}}",
+                     "z = len([v for v in x if v > 0])", "z = sum(1 for v in x if v > c)",
+                     f"dd = {{k: k * {p} for k in range(3)}}", "ys = [v * 2.0 for v in x[::2]]",
+                     "ys = [i for i in range(n) if x[i] < c]", "w = sum([v * v for v in x])",
+                     "ys = [[v, -v] for v in x[:2]]", "z = len({int(v > 0) for v in x})"]
+            tails = ["z = len(ys)", "print(len(ys))"]
+        else:
+            forms = ["dd = {v: v * 2 for v in xs if v % 2}", "ys = [v for v in xs if v > c]",
+                     f"z = len({{v % {rng.randint(2, 4)} for v in xs}})",
+                     f"dd = {{k: v + {p} for k, v in d.items() if k != 'k'}}",
+                     "ys = [[v, -v] for v in xs[:2]]", "z = sum(1 for v in xs if v > a)"]
+            tails = ["z = len(ys)", "print(ys)"]
+        form = rng.choice(forms)
+        self.emit(depth, form)
+        if form.startswith("ys"):
+            self.emit(depth, rng.choice(tails))
+        elif form.startswith("dd"):
+            self.emit(depth, rng.choice(["z = len(dd)", "print(dd)", "z = sum(dd) + len(dd)"]))
+
+    def ext_slice_update(self, depth: int, scope: list[str]) -> None:
+        """Augmented assignments on array slices, masks and elements (and list items)."""
+        rng = self.rng
+        p = self.py_atom(scope)
+        if self.staged:
+            target = rng.choice(["y", "y", "x"])  # x: the argument itself
+            form = rng.choice([f"{target}[1:3] += c", f"{target}[::2] *= 2.0",
+                               f"{target}[{target} > 0] -= 1.0", f"{target}[{p} % n] += a",
+                               f"{target}[:n // 2] /= (c - 0.5)", f"{target}[-1] **= 2",
+                               f"{target}[{p}:] -= {target}[0]", f"{target}[...] += 1",
+                               f"{target}[{p} % n] //= 0.5", f"{target}[{target} < c] = 0.0",
+                               f"{target}[{p}] += 1.0"])  # may be out of range
+        else:
+            form = rng.choice([f"xs[{p} % 4] += 1", "xs[1:3] = [t, u]", f"xs[{p}:] = []",
+                               "xs[::2] = xs[::2]", f"d['k'] *= {p}", "xs[-1:] = [t]",
+                               f"xs[{p}] -= 2"])
+        self.emit(depth, form)
+
+    def ext_loop_else(self, depth: int, scope: list[str]) -> None:
+        """``for``/``while`` with a data-dependent ``break`` and an ``else:`` clause."""
+        rng = self.rng
+        self.counter += 1
+        k = f"k{self.counter}"
+        if rng.random() < 0.5:
+            iterable = rng.choice(["range(n)", f"range({rng.randint(0, 4)})",
+                                   "x" if self.staged else "list(xs)"])
+            self.emit(depth, f"for {k} in {iterable}:")
+            inner = scope + [k] if iterable.startswith("range") or not self.staged else scope
+        else:
+            bound = rng.choice([str(rng.randint(1, 4)), "n", "a % 4"])
+            self.emit(depth, f"{k} = 0")
+            item = "x" if self.staged else "xs"
+            cond = rng.choice([f"{k} < {bound}",
+                               f"{k} < n and {item}[{k}] {rng.choice(['<', '>'])} "
+                               f"{rng.choice(['c', '0.5', '1'])}"])
+            self.emit(depth, f"while {cond}:")
+            self.emit(depth + 1, f"{k} += 1")
+            inner = scope + [k]
+        self.emit(depth + 1, f"if {self.condition(inner, 1)}:")
+        self.emit(depth + 2, rng.choice(["break", f"z = {k}\n{INDENT * (depth + 2)}break",
+                                         "continue", f"return {self.result()}"]))
+        self.block(depth + 1, inner, True, rng.randint(0, 1))
+        self.emit(depth, "else:")
+        self.emit(depth + 1, rng.choice(["z += 1", "print('no break')", f"w = w + {k}",
+                                         "z = -1"]))
+
+    def ext_try(self, depth: int, scope: list[str]) -> None:
+        """``try`` with ``except``/``else``/``finally``; ``raise`` of ValueError with a message;
+        ``break``/``continue``/``return`` in the body and (in a loop) in the ``finally``."""
+        in_loop = self.in_loop
+        rng = self.rng
+        p = self.py_atom(scope)
+        risky = rng.choice([
+            f"z = {p} // ({self.py_atom(scope)} - {rng.randint(0, 3)})",
+            f"z = [t, u][{p}]", f"w = c / ({p} - {rng.randint(0, 2)})",
+            f"z = int(x[{p}])" if self.staged else f"z = xs[{p}]",
+            f"if {self.condition(scope, 1)}:\n{INDENT * (depth + 2)}raise ValueError(f'bad {{t}}')",
+            "w = float(np.sqrt(c))", "z = d['missing']",
+            "z = int(x[0] / 0.0)" if self.staged else "z = int(c / 0.0)",
+            "z = np.reshape(x, (7,)).shape[0]" if self.staged else "z = int('x' + str(t))",
+            "y = x[:2] + x[:3]" if self.staged else "z = [1, 2].index(t)",
+        ])
+        start = len(self.lines)
+        self.emit(depth, "try:")
+        self.emit(depth + 1, risky)
+        if rng.random() < 0.4:
+            self.jump(depth + 1, scope, in_loop)
+        self.block(depth + 1, scope, in_loop, rng.randint(0, 1))
+        shape = rng.random()
+        if shape < 0.7:
+            caught = rng.choice(["ValueError", "ZeroDivisionError", "IndexError", "KeyError",
+                                 "(ValueError, IndexError)", "Exception", "ArithmeticError",
+                                 "LookupError", "TypeError"])
+            self.emit(depth, f"except {caught} as e:")
+            self.emit(depth + 1, rng.choice(["print('caught', type(e).__name__, e)", "z = -1",
+                                             "z = len(str(e))", "raise"]))
+            if rng.random() < 0.4:
+                self.emit(depth, "else:")
+                self.emit(depth + 1, rng.choice(["z += 2", "print('ok', z)"]))
+        if shape > 0.4:
+            self.emit(depth, "finally:")
+            self.emit(depth + 1, rng.choice(["z += 1", "print('finally', z)", "log.append(z)",
+                                             "w = w * 2"]))
+            # (not one that discards a pending return, or a continue a pending break: refused)
+            pending = " ".join(self.lines[start:])
+            jumps = [] if "return" in pending else (
+                ["break"] if "break" in pending else ["break", "continue"])
+            if in_loop and jumps and rng.random() < 0.4:
+                self.emit(depth + 1, f"if {self.condition(scope, 1)}:")
+                self.emit(depth + 2, rng.choice(jumps))
+
+    def ext_with(self, depth: int, scope: list[str]) -> None:
+        rng = self.rng
+        head = rng.choice(["with np.errstate(divide='ignore', invalid='ignore'):",
+                           "with _Ctx(log, 'cm') as cm:",
+                           f"with contextlib.nullcontext({self.atom(scope)}) as z:",
+                           "with _Ctx(log, 1), _Ctx(log, 2):",
+                           "with contextlib.suppress(ValueError):"])
+        self.emit(depth, head)
+        if "suppress" in head:
+            self.emit(depth + 1, rng.choice(["z = int('12')", "w = float(np.float64(c))",
+                                             "raise ValueError('s')"]))
+        self.block(depth + 1, scope, False, rng.randint(1, 2))
+
+    def ext_nonlocal(self, depth: int, scope: list[str]) -> None:
+        """A nested function counting through ``nonlocal``, called from a data-dependent loop."""
+        rng = self.rng
+        i = INDENT * depth
+        self.emit(depth, "def tick(k=1):")
+        self.emit(depth + 1, "nonlocal z, w")
+        self.emit(depth + 1, "z += k")
+        self.emit(depth + 1, rng.choice(["w = w + 0.5", "w += z * 0.25", "pass"]))
+        self.emit(depth + 1, "return z")
+        item = "x" if self.staged else "xs"
+        cond = rng.choice(["v > 0", "v < c", "v > 0.5"]) if self.staged else "v > a"
+        self.emit(depth, rng.choice([f"for v in {item}:\n{i}    if {cond}:\n{i}        tick()",
+                                     f"t = tick({rng.randint(1, 3)}) + tick()",
+                                     f"for j in range(n):\n{i}    if j % 2 == 0:\n"
+                                     f"{i}        tick(j)"]))
+
+    def ext_search_return(self, depth: int, scope: list[str]) -> None:
+        """An early ``return`` (or ``break``) from nested loops on a data condition."""
+        rng = self.rng
+        i = INDENT * depth
+        item = "x[j]" if self.staged else "xs[j]"
+        exit_ = rng.choice([f"return {self.result()}" if self.staged else f"return (j, {item})",
+                            f"return {self.result()}", f"z = j\n{i}            break"])
+        self.emit(depth, f"for j in range(n):\n{i}    for jj in range({rng.randint(1, 3)}):\n"
+                         f"{i}        if {item} * jj > {rng.choice(['c', '1', 't'])}:\n"
+                         f"{i}            {exit_}")
+
+
     def result(self) -> str:
+        if self.extended and self.staged:  # (one structure: no refusal for a mismatch)
+            return "(t, z, w, s)"
+        if self.extended and self.rng.random() < 0.3:
+            return self.rng.choice(["(z, w)", "(t, z, w, s)", "z", "w", "(z, count, log)"])
         if self.staged:
             return self.rng.choice(["a + b", "(a, b, c)", "t + count + box.n", "c",
                                     "a + len(acc)", "(a, len(log), d['k'])", "(t, s)",
@@ -383,9 +722,14 @@ class _Writer:
                       lambda d, s: self.except_stmt(d, s, in_loop)]
         if self.staged:
             forms += [self.array_stmt, self.array_stmt]
+        if self.extended:
+            forms += [lambda d, s: self.extended_stmt(d, s, in_loop)] * 4
         self.rng.choice(forms)(depth, scope)
 
     def statement(self, depth: int, scope: list[str], in_loop: bool) -> None:
+        if self.extended and self.rng.random() < 0.35:
+            self.extended_stmt(depth, scope, in_loop)
+            return
         r = self.rng.random()
         if depth >= MAX_DEPTH or r < 0.3:
             if r < 0.15:
@@ -447,6 +791,10 @@ class _Writer:
         self.emit(1, "s = 0.0")
         self.emit(1, "m = None")
         self.emit(1, "count = 0")
+        if self.extended:
+            self.emit(1, "z = 0")
+            self.emit(1, "w = 0.0")
+            self.emit(1, "fs = []")
         self.emit(1, "")
         self.emit(1, "def bump(k):")
         self.emit(2, "nonlocal count")
@@ -464,13 +812,15 @@ class _Writer:
         return "\n".join(self.lines)
 
 
-def generate(seed: int, staged: bool = False) -> str:
-    """The source of a module with ``prog`` (see the module docstring)."""
-    rng = random.Random(seed * 2 + int(staged))
-    body = _Writer(rng, staged).function()
-    mode = "staged" if staged else "plain"
+def generate(seed: int, staged: bool = False, extended: bool = False) -> str:
+    """The source of a module with ``prog`` (see the module docstring); ``extended``: with the
+    forms of ``_Writer.extended_stmt`` too (other programs: the base seeds stay as they were)."""
+    rng = random.Random(seed * 2 + int(staged) + (1 << 32 if extended else 0))
+    body = _Writer(rng, staged, extended).function()
+    mode = ("extended " if extended else "") + ("staged" if staged else "plain")
+    helpers = HELPERS + EXTENDED_HELPERS if extended else HELPERS
     return (f'"""Fuzzed program (tests/differential/fuzz_programs.py, seed {seed}, {mode})."""\n'
-            f"{HELPERS}\n\n{body}\n")
+            f"{helpers}\n\n{body}\n")
 
 
 def plain_arguments(seed: int) -> list[tuple]:
@@ -484,16 +834,36 @@ def plain_arguments(seed: int) -> list[tuple]:
     return cases
 
 
-def staged_arguments(seed: int) -> list[tuple]:
+def staged_arguments(seed: int, extended: bool = False) -> list[tuple]:
     """Argument tuples for a staged program: NumPy int64/float64 scalars and a float64 array of
-    3 to 5 elements (both calls share one trace: shapes are not part of the cache key)."""
+    3 to 5 elements (both calls share one trace: shapes are not part of the cache key).
+
+    ``extended``: three calls, whose scalars are of types drawn per call among NumPy int64, int32,
+    int8 and uint8 (``a``, ``b``) and float64/float32 (``c``), or Python numbers, and whose array
+    is float64 or float32: a call of other types retraces (mixed Python/NumPy promotion, NumPy's
+    fixed-width wrapping), one of the same types takes the cached trace."""
     import numpy as np
 
     rng = random.Random(seed)
-    return [(np.int64(rng.randint(-5, 12)), np.int64(rng.randint(-5, 12)),
-             np.float64(rng.choice([0.5, 2.0, -1.25])),
-             np.array([rng.uniform(-2, 2) for _ in range(rng.choice([4, 4, 3, 5]))]))
-            for _ in range(2)]
+    if not extended:
+        return [(np.int64(rng.randint(-5, 12)), np.int64(rng.randint(-5, 12)),
+                 np.float64(rng.choice([0.5, 2.0, -1.25])),
+                 np.array([rng.uniform(-2, 2) for _ in range(rng.choice([4, 4, 3, 5]))]))
+                for _ in range(2)]
+    cases = []
+    kinds = None
+    for k in range(3):
+        if not (k == 1 and rng.random() < 0.5):  # (else the types of the first call: cached)
+            kinds = (rng.choice([np.int64, np.int64, np.int32, np.int8, np.uint8, int]),
+                     rng.choice([np.float64, np.float64, np.float32, float]),
+                     rng.choice([np.float64, np.float64, np.float32]))
+        ints, floats, array = kinds
+        low = 0 if ints is np.uint8 else -5
+        cases.append((ints(rng.randint(low, 12)), ints(rng.randint(low, 12)),
+                      floats(rng.choice([0.5, 2.0, -1.25])),
+                      np.array([rng.uniform(-2, 2) for _ in range(rng.choice([4, 4, 3, 5]))],
+                               dtype=array)))
+    return cases
 
 
 class _Obj:

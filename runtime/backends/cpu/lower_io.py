@@ -68,8 +68,10 @@ def _callback(em: Emitter, op: ir.Op, call: str) -> None:
     values = "(" + "".join(f"{t}, " for t in typed) + ")"
     key = hashlib.sha256(f"{call}|{values}".encode()).hexdigest()[:12]
     args = ", ".join(params)
-    python = em.helper(f"{op.name}_{key}_py", f"def {{name}}({args}):\n"
-                       f"    {call.replace('VALUES', values)}\n")
+    # (the helper's source is formatted with its name: the braces of literal text printed,
+    # ``print('{0}')`` or a dict's repr, are escaped)
+    body = call.replace("VALUES", values).replace("{", "{{").replace("}", "}}")
+    python = em.helper(f"{op.name}_{key}_py", f"def {{name}}({args}):\n    {body}\n")
     native = em.helper(f"{op.name}_{key}", f"@numba.njit(**JIT_IO)\ndef {{name}}({args}):\n"
                        f"    with numba.objmode():\n        {python}({args})\n")
     em.line(f"{native}({', '.join(em.name(v) for v in op.operands)})")

@@ -396,6 +396,38 @@ def test_comprehension_targets_do_not_bind_the_loop_variable(fn, inputs):
     assert_same_behaviour(fn, inputs, *PIPELINE)
 
 
+# Names shared with generated functions (inside try/with, or captured) are closure cells there.
+
+
+def loop_variable_read_in_for_else_inside_with(n):
+    w = 0
+    with contextlib.suppress(ValueError):
+        for k in range(n):
+            if k == 1:
+                break
+        else:
+            w = w + k
+    return w
+
+
+def captured_loop_variable_read_in_if(n):
+    for k in range(n):  # noqa: B007 - k is read after the loop
+        pass
+    if n >= 0:
+        w = k
+    return w, (lambda: k)()
+
+
+@pytest.mark.parametrize("fn", [loop_variable_read_in_for_else_inside_with,
+                                captured_loop_variable_read_in_if])
+def test_unbound_shared_name_read_in_a_branch_raises_unbound_local_error(fn):
+    # (read in the generated branch function, the unbound cell raised NameError "cannot access
+    # free variable")
+    assert_same_behaviour(fn, [(0,), (1,), (3,)], *PIPELINE)
+    with pytest.raises(UnboundLocalError, match="local variable 'k'"):
+        fn(0)
+
+
 def guarded(xs, limit):
     found = False
     for x in xs:

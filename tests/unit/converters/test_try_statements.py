@@ -6,6 +6,7 @@ import contextlib
 import pytest
 from converter_testing import assert_same_behaviour, convert_with, dedent
 
+import autostage
 from autostage.converters import try_statements
 
 
@@ -121,3 +122,20 @@ def test_a_non_context_manager_raises_as_python_does(manager, message):
     assert str(python.value) == message
     with pytest.raises(TypeError, match=message.replace("(", r"\(").replace(")", r"\)")):
         convert(use).function(manager)
+
+
+def suppressed_raise_then_loop(xs):
+    with contextlib.suppress(ValueError):
+        raise ValueError("suppressed")
+    for j in range(len(xs)):
+        if xs[j] > 1:
+            return j
+    return -1
+
+
+def test_code_after_a_suppressed_raise_keeps_its_state():
+    # The raise made the rest of the function look unreachable: the loop's return flag was
+    # passed in unbound (UnboundLocalError: 'do_return') by the whole conversion.
+    fn = autostage.to_graph(suppressed_raise_then_loop)
+    assert [fn(xs) for xs in ([0, 2, 3], [0, 1])] == [1, -1]
+    assert [suppressed_raise_then_loop(xs) for xs in ([0, 2, 3], [0, 1])] == [1, -1]

@@ -764,6 +764,18 @@ def test_with_several_items_and_return():
           entry="with lock, open(a) as fa", exit={"return fa.read()"})
 
 
+def test_raise_in_with_may_be_suppressed():
+    # __exit__ may suppress the raise (contextlib.suppress): the code after the with is reached.
+    check("""
+        def f(x):
+            with suppress(ValueError):
+                raise ValueError(x)
+            return x
+    """, [("with suppress(ValueError)", "raise ValueError(x)"),
+          ("raise ValueError(x)", "return x")],
+          entry="with suppress(ValueError)", exit={"return x"}, error={"raise ValueError(x)"})
+
+
 def test_assert_del_and_pass():
     check("""
         def f(d, k):

@@ -328,6 +328,38 @@ def test_sum_of_empty_and_0d_arrays(target):
         autostage.convert(python_sum, target=target)(np.array(1.0))
 
 
+def any_and_all_of_an_array(x, c):
+    return any(x > c), all(x), any(x) + all(x > c), 1.5 if any(x < c) else -1.0
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("x", [np.array([1.0, -2.0, 3.0]), np.array([0.0, np.nan]),
+                               np.zeros(0), np.arange(4, dtype=np.uint8)])
+def test_any_and_all_of_a_1d_array_are_pythons_bools(target, x):
+    # (refused as "needs the values while tracing" before)
+    actual = autostage.convert(any_and_all_of_an_array, target=target)(x, 0.5)
+    expected = any_and_all_of_an_array(x, 0.5)
+    assert actual == expected and [type(v) for v in actual] == [type(v) for v in expected]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_any_of_a_0d_or_2d_array(target):
+    with pytest.raises(TypeError, match="iteration over a 0-d array"):
+        autostage.convert(lambda x: any(x), target=target)(np.array(1.0))
+    with pytest.raises(autostage.StagingError, match=r"any\(\) of an array of rank 2 .*"
+                                                     r"test_staging_builtins\.py:\d+"):
+        autostage.convert(lambda x: any(x), target=target)(np.ones((2, 2)))
+
+
+def test_sum_and_max_of_a_staged_range_name_it():
+    # (the messages named the class: "sum() of a staged <class '...iteration.StagedRange'>")
+    with pytest.raises(autostage.StagingError, match=r"^sum\(\) of a staged range\(\) at .*"
+                                                     r"test_staging_builtins\.py:\d+"):
+        autostage.convert(lambda n: sum(range(n)))(np.int64(3))
+    with pytest.raises(autostage.StagingError, match=r"^max\(\) of one staged range\(\) at "):
+        autostage.convert(lambda n: max(range(n)))(np.int64(3))
+
+
 def _kinds_and_identities(x, s):
     n, t, z = x.shape[0], x.sum(), np.zeros(())
     positive = t > 0

@@ -162,3 +162,23 @@ def test_in_of_a_staged_list_is_refused_clearly():
     with pytest.raises(StagingTypeError, match=r"`in` of a list built in staged code at .*"
                                                r"np\.stack\(lst\) == v"):
         autostage.convert(has_one)(np.array([1.0, 2.0]))
+
+
+def functions_in_a_list_in_a_staged_loop(a, x):
+    z = 0.0
+    for _ in x:
+        with np.errstate(divide="ignore"):
+            fs = []
+            for i in range(3):
+                fs.append(lambda v, i=i: v + i)
+            z = fs[0](x[1]) + fs[-1](a)
+    return z
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_list_of_functions_made_in_a_staged_loop_body(target):
+    # (its element kinds were read as those of numbers: an internal AttributeError ('NoneType'
+    # object has no attribute 'element') was staged as the loop's exception)
+    x = np.array([0.9, 0.7, 1.5])
+    staged = autostage.convert(functions_in_a_list_in_a_staged_loop, target=target)
+    assert staged(np.int32(5), x) == functions_in_a_list_in_a_staged_loop(np.int32(5), x)

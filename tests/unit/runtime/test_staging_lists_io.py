@@ -491,3 +491,21 @@ def test_a_staged_list_of_views_of_an_argument_is_refused_where_python_shares_th
     sums, copies = autostage.convert(copied_pieces_of, target=target)(x, 5)
     np.testing.assert_array_equal(sums, copied_pieces_of(x, 5)[0], strict=True)
     assert not any(np.shares_memory(c, x) for c in copies)
+
+
+def print_braces(x):
+    print("{0}", "{}", {1: 2}, x[0], "}{")
+    assert x[0] > 0, "{0} must be positive"
+    return x * 2
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_printed_text_with_braces_on_every_target(target, capsys):
+    # (the cpu target formatted its print callback's source with str.format: literal braces in
+    # the printed text raised IndexError "Replacement index 0 out of range")
+    fn = autostage.convert(print_braces, target=target)
+    fn(np.array([1.0]))
+    assert capsys.readouterr().out == "{0} {} {1: 2} 1.0 }{\n"
+    with pytest.raises(AssertionError) as e:
+        fn(np.array([-1.0]))
+    assert e.value.args == ("{0} must be positive",)
