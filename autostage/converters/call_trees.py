@@ -161,6 +161,14 @@ class CallTreeTransformer(transformer.Base):
                 return getattr(owner, node.attr, _UNKNOWN)
         return _UNKNOWN
 
+    def visit_Attribute(self, node: gast.Attribute) -> gast.AST:
+        """``x.__class__`` -> ``ag__.class_of(x)``: a staged value's class is autostage's own,
+        where Python's answer is the class of what it stands for (``type(x)`` converts so)."""
+        node = self.generic_visit(node)
+        if node.attr == "__class__" and isinstance(node.ctx, gast.Load):
+            return templates.replace_as_expression("ag__.class_of(x)", x=node.value)
+        return node
+
     def visit_Call(self, node: gast.Call) -> gast.AST:
         node = self.generic_visit(node)
         if _is_generated(node.func):

@@ -83,6 +83,8 @@ from autostage.operators.py_builtins import (
     all_,
     any_,
     bool_,
+    callable_,
+    class_of,
     complex_,
     enumerate_,
     field,
@@ -154,7 +156,7 @@ __all__ = [
     "BUILTINS", "print_", "percent_format", "fstring", "field", "str_", "repr_", "format_",
     "str_format", "len_", "list_", "range_", "enumerate_", "zip_", "map_",
     "filter_", "int_", "float_", "bool_", "complex_", "abs_", "min_", "max_", "sum_",
-    "isinstance_", "any_", "all_", "sorted_", "reversed_", "type_",
+    "isinstance_", "any_", "all_", "sorted_", "reversed_", "type_", "class_of", "callable_",
     # NumPy functions that cannot dispatch on staged tensors (BUILTINS maps them too)
     "np_array", "np_asarray", "np_asanyarray", "np_ascontiguousarray",
     "np_zeros", "np_ones", "np_empty", "np_full", "np_arange",

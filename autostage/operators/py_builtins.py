@@ -143,6 +143,7 @@ any_.__signature__ = inspect.signature(builtins.any)
 all_.__signature__ = inspect.signature(builtins.all)
 BUILTINS.update({builtins.any: any_, builtins.all: all_, builtins.min: min_, builtins.max: max_})
 
+callable_ = _overload(builtins.callable)
 sorted_ = _overload(builtins.sorted)
 reversed_ = _overload(builtins.reversed)
 
@@ -156,6 +157,15 @@ def type_(*args: Any, **kwargs: Any) -> Any:
 
 
 BUILTINS[builtins.type] = type_
+
+
+def class_of(x: Any) -> Any:
+    """``x.__class__`` (converted): ``type(x)`` of what a staged value stands for
+    (``np.ndarray``, ``np.float64``, ``int``...), as ``type_``; the attribute itself otherwise
+    (a stand-in's is its user object's class). A staged value's own class is autostage's."""
+    if isinstance(x, Staged):
+        return stage_operator("type_", x)
+    return x.__class__
 
 
 _CONVERSIONS = {"s": builtins.str, "r": builtins.repr, "a": builtins.ascii}

@@ -437,6 +437,15 @@ def list_append(lst: object, x: object) -> object:
     raise errors.StagingTypeError(f"append() on a staged {type(lst).__name__}{errors.at()}")
 
 
+def callable_(x: object) -> bool:
+    """``callable`` of a staged value: False (an array or a number is not callable); a variable
+    None (or unassigned) on some run-time paths only has no answer while tracing: its
+    ``StagingUnboundError`` (``callable`` of its stand-in said True)."""
+    if isinstance(x, values.MaybeUnbound):
+        raise x.error()
+    return callable(x) if not isinstance(x, Tensor | TensorList) else False
+
+
 def list_pop(lst: object, *args: object) -> tuple:
     if isinstance(lst, TensorList):
         tensor_lists.before_change(lst)
@@ -447,7 +456,7 @@ def list_pop(lst: object, *args: object) -> tuple:
 for _name, _hook in (("len_", len_), ("list_", list_), ("int_", int_), ("float_", float_),
                      ("bool_", bool_), ("complex_", complex_),
                      ("abs_", abs_), ("min_", min_), ("max_", max_), ("sum_", sum_),
-                     ("any_", any_), ("all_", all_),
+                     ("any_", any_), ("all_", all_), ("callable_", callable_),
                      ("isinstance_", isinstance_), ("is_", is_), ("list_append", list_append),
                      ("unsupported", unsupported), ("method_call", method_call),
                      ("list_pop", list_pop)):

@@ -9,8 +9,8 @@ import pytest
 from autostage.operators import py_builtins
 
 OVERLOADED = ["print", "len", "list", "range", "enumerate", "zip", "map", "filter", "int", "float",
-              "bool", "complex", "abs", "min", "max", "sum", "isinstance", "any", "all", "sorted",
-              "reversed", "type", "str", "repr", "format"]
+              "bool", "complex", "abs", "min", "max", "sum", "isinstance", "any", "all", "callable",
+              "sorted", "reversed", "type", "str", "repr", "format"]
 
 
 def overload_of(name):

@@ -68,6 +68,49 @@ def test_type_of_lists_constants_and_the_three_argument_form(target):
     assert f(x, 3) == type_of_a_list_and_constants(x, 3) == (True, True, "int", "T")
 
 
+class _Named:
+    def __repr__(self):
+        return f"{self.__class__.__name__}()"
+
+
+def class_attributes(x):
+    return (x.__class__.__name__, x.__class__ is np.ndarray, x.sum().__class__.__name__,
+            x.shape[0].__class__ is int, repr(_Named()))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_class_attribute_of_staged_values_is_what_they_stand_for(target):
+    """``x.__class__`` of a staged array was autostage's class (`'Tensor'`, not `np.ndarray`),
+    silently; it is now ``type(x)``'s answer (``ag__.class_of``)."""
+    f = autostage.convert(class_attributes, target=target)
+    x = np.ones(3)
+    expected = ("ndarray", True, "float64", True, "_Named()")
+    assert class_attributes(x) == expected
+    assert tuple(f(x)) == expected
+
+
+def callable_of_values(x):
+    largest = None
+    for v in x:
+        if v > 2:
+            largest = v
+    return callable(x), callable(x.sum()), callable(np.sum), callable(largest)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_callable_of_staged_values_and_of_a_variable_none_on_some_paths(target):
+    """``callable`` of a variable None on some paths of a staged loop asked the stand-in (True,
+    where Python says False whatever the run): now its StagingUnboundError."""
+    from autostage.runtime.staging.errors import StagingUnboundError
+
+    f = autostage.convert(callable_of_values, target=target)
+    with pytest.raises(StagingUnboundError, match="variable 'largest' is None on some paths"):
+        f(np.array([1.0, 3.0]))
+    g = autostage.convert(lambda x: (callable(x), callable(x.sum()), callable(np.sum)),
+                          target=target)
+    assert g(np.ones(2)) == (False, False, True)
+
+
 def python_max_min(x):
     n = x.shape[0]
     return (max(n, 1), min(n - 5, 0, n), max(n * 0.5, 1.0), max(n > 1, n > 5),
