@@ -1164,3 +1164,20 @@ def test_a_file_argument_written_while_traced_is_refused(target):
     with pytest.raises(PythonSideEffectError, match="the file 'fh' is written or read while "
                        "_logs_to_a_file is traced"):
         autostage.convert(_logs_to_a_file, target=target)(np.ones(1), io.StringIO())
+
+
+@pytest.mark.parametrize("target", ["interpreter", "cpu"])
+def test_a_file_argument_that_cannot_say_where_it_is_is_refused_before_the_trace(target):
+    """A pipe or terminal (``sys.stdout`` passed in) has no position, so a write while traced
+    could not be seen: it was written once, at trace time. Refused before the function runs."""
+    import os
+
+    from autostage.runtime.staging import PythonSideEffectError
+
+    read_end, write_end = os.pipe()
+    with os.fdopen(read_end, "r") as pipe_in, os.fdopen(write_end, "w") as pipe_out:
+        with pytest.raises(PythonSideEffectError, match="the file 'fh' given as an argument "
+                           "cannot say where it is"):
+            autostage.convert(_logs_to_a_file, target=target)(np.ones(1), pipe_out)
+        pipe_out.close()
+        assert pipe_in.read() == ""  # nothing written
