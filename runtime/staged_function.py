@@ -89,6 +89,17 @@ _DEVICE_KEY = "device array"  # a GPU array's key: its dtype and rank (target 'c
 RANDOM_RETRIES = 3  # traces again when another thread may have drawn from a shared state
 
 
+def _refuse_unseen_files(iterators: python_state.OutsideState) -> None:
+    """Refuses, before the trace runs, a file argument whose writes it could not see."""
+    if iterators.unseen:
+        raise PythonSideEffectError(
+            f"the file '{iterators.unseen[0]}' given as an argument cannot say where it is (a "
+            "terminal or a pipe, such as sys.stdout): a staged function runs its Python code "
+            "once per trace, not at every call, so a write into it would happen once, and "
+            "autostage cannot tell whether the function writes it. print() in the function "
+            "instead (staged at every call), or write the file outside it")
+
+
 def _refuse_advanced(iterators: python_state.OutsideState, name: str) -> None:
     """Refuses (and puts back) what the trace of ``name`` advanced or changed outside it."""
     moved = iterators.advanced()
@@ -589,6 +600,7 @@ class StagedFunction(call_slot.Base):
                 iterators = python_state.OutsideState([self._traced], [
                     (labels[i], leaf) for i, leaf in enumerate(leaves)
                     if python_state.is_iterator(leaf) or isinstance(leaf, io.IOBase)])
+                _refuse_unseen_files(iterators)
                 try:
                     output = run_traced(trace, bind_environment(self._traced, trace),
                                         positional, keywords)

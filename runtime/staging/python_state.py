@@ -75,19 +75,12 @@ class OutsideState:
                  named: Iterable[tuple[str, object]] = ()):
         named = list(named)
         # a file argument (``fh.write(line)``: written once per trace) by its position; one
-        # that has none (a terminal, a pipe: ``sys.stdout`` passed in) is refused before the
-        # trace runs, as its writes could not be seen
-        self.files = [(name, f, _position(f)) for name, f in named if isinstance(f, io.IOBase)
-                      and not f.closed]
-        unseen = [name for name, _, position in self.files if position is None]
-        if unseen:
-            from autostage.runtime.staging.errors import PythonSideEffectError
-            raise PythonSideEffectError(
-                f"the file '{unseen[0]}' given as an argument cannot say where it is (a "
-                "terminal or a pipe, such as sys.stdout): a staged function runs its Python "
-                "code once per trace, not at every call, so a write into it would happen once, "
-                "and autostage cannot tell whether the function writes it. print() in the "
-                "function instead (staged at every call), or write the file outside it")
+        # that has none (a terminal, a pipe: ``sys.stdout`` passed in) is ``unseen``: its
+        # writes could not be seen (the caller refuses it before the trace runs)
+        files = [(name, f, _position(f)) for name, f in named if isinstance(f, io.IOBase)
+                 and not f.closed]
+        self.files = [entry for entry in files if entry[2] is not None]
+        self.unseen = [name for name, _, position in files if position is None]
         state = PythonState(fns, [(n, v) for n, v in named if not isinstance(v, io.IOBase)],
                             snapshot=False)
         self.owners = [o for o in state.owners if o.kind == "opaque" and (
