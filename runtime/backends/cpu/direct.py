@@ -28,7 +28,13 @@ import pathlib
 import threading
 
 from autostage.runtime import config
-from autostage.runtime.backends.cpu import direct_arrays, direct_lowering, direct_types, loop_hints
+from autostage.runtime.backends.cpu import (
+    direct_arrays,
+    direct_lowering,
+    direct_types,
+    loop_hints,
+    wrapper_objects,
+)
 from autostage.runtime.backends.cpu.direct_types import FunctionTypes
 from llvmlite.ir import IRBuilder
 from numba.core import bytecode, compiler, funcdesc, types, typing
@@ -48,7 +54,7 @@ def enabled() -> bool:
 @functools.cache
 def _digest() -> str:
     sources = hashlib.sha256()
-    for module in (direct_types, direct_lowering, direct_arrays, loop_hints):
+    for module in (direct_types, direct_lowering, direct_arrays, loop_hints, wrapper_objects):
         sources.update(pathlib.Path(module.__file__).read_bytes())
     sources.update(pathlib.Path(__file__).read_bytes())
     return sources.hexdigest()[:16]
@@ -110,6 +116,8 @@ def _lowered(state, func, typed: FunctionTypes) -> object:
         module = library.create_ir_module(descriptor.unique_name)
         environment = Environment.from_fndesc(descriptor)
         context = targetctx.subtarget(environment=environment, fndesc=descriptor)
+        # Its wrappers unpickle the objects they embed once per process (wrapper_objects).
+        context.get_python_api = functools.partial(wrapper_objects.PythonAPI, context)
         context.declare_env_global(module, context.get_env_name(descriptor))
         function = context.declare_function(module, descriptor)
         builder = IRBuilder(function.append_basic_block("entry"))

@@ -7,6 +7,7 @@ records) and leave no array allocated, and ``f`` must have compiled directly. Co
 leaves out must be refused (Numba's pipeline compiles them), not compiled differently.
 """
 
+import collections
 import importlib.util
 import re
 import sys
@@ -335,6 +336,9 @@ def maybe(a, k):
     if k > 0:
         return a[k]
     return None
+
+
+Pair = collections.namedtuple("Pair", "x k")  # (a class a wrapper boxes results with)
 
 
 def _module(tmp_path, name: str, source: str, options: str = ""):
@@ -760,3 +764,28 @@ def test_entries_compile_directly_and_agree_with_numbas_front_end(tmp_path, monk
         want = plain(*args)
     np.testing.assert_array_equal(got[0], want[0])
     assert got[1] == want[1]
+
+
+def test_a_wrapper_unpickles_the_objects_it_embeds_once(tmp_path):
+    """The class of each array (and namedtuple) a wrapper returns is embedded pickled; the
+    wrapper reads it through a getter that unpickles it at the first call only
+    (wrapper_objects), and each use keeps ``numba_unpickle``'s reference contract: the
+    namedtuple's class, which the boxing releases, keeps its count over many calls."""
+    module = _module(tmp_path, "wrapper objects", """
+def f(a, pair):
+    return (a + 1.0, pair)
+""")
+    a, pair = np.arange(3.0), Pair(1.5, 2)
+    got, want = module.f(a, pair), module.f_numba(a, pair)
+    assert _direct(module.f) == [True]
+    _same(got, want)
+    before = sys.getrefcount(Pair)
+    for _ in range(200):
+        result = module.f(a, pair)
+    assert type(result[0]) is np.ndarray and type(result[1]) is Pair and result[1] == pair
+    del result
+    assert sys.getrefcount(Pair) == before
+    (compiled,) = module.f.overloads.values()  # (each class kept in a global of the module)
+    kept = re.findall(r"@\.const\.picklebuf\.\w+\.object = internal",
+                      compiled.library.get_llvm_str())
+    assert len(kept) == 2
