@@ -124,6 +124,31 @@ def test_zero_d_arrays_for_scalar_parameters_are_called_directly():
     assert f(x, s) == 8.0
 
 
+def scaled(x, s):
+    return x * s
+
+
+ITEMS = [np.float32(0.1), np.float32(-0.0), np.float32(np.finfo(np.float32).smallest_subnormal),
+         np.float32("nan"), np.float32("-inf"), np.float64(0.1), np.float64(-1e-310),
+         np.int8(-128), np.int16(-32768), np.int32(2**31 - 1), np.int64(-2**63),
+         np.uint8(255), np.uint16(65535), np.uint32(2**32 - 1), np.uint64(2**64 - 1),
+         np.bool_(True), np.bool_(False), np.complex64(1 - 2j)]
+
+
+@pytest.mark.parametrize("item", ITEMS, ids=lambda item: f"{item.dtype}({item})")
+def test_a_zero_d_array_is_passed_to_the_entry_as_its_exact_item(item):
+    """The C level passes a 0-d array for a scalar parameter as a Python number holding its
+    item (a float32 widened to a double; NumPy's scalar where no number holds it: a
+    complex): Numba's unboxing gives back the same item, bit for bit."""
+    f = autostage.convert(scaled)
+    x = np.ones(3, item.dtype)
+    want = x * item
+    for _ in range(3):
+        got = f(x, np.array(item))
+        assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
+    assert isinstance(f._fast, Plan) and f.trace_count == 1
+
+
 def test_results_of_constants_are_writable_copies_on_the_fast_path():
     f = autostage.convert(constant_rows)
     x = np.ones(3)
