@@ -40,6 +40,7 @@ class _Table:
     names: dict = field(default_factory=dict)  # parameter Value -> argument name
     whole: dict = field(default_factory=dict)  # Value -> the parameter it is, whole
     latest: dict = field(default_factory=dict)  # parameter -> its state after the last write
+    captured: set = field(default_factory=set)  # parameters of arrays read through objects
 
 
 _tables: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -50,14 +51,27 @@ def _table() -> _Table | None:
     return None if trace is None else _tables.get(trace)
 
 
-def allow(param: ir.Value, name: str) -> None:
-    """Lets the traced code write into array argument ``name`` (parameter ``param``)."""
+def allow(param: ir.Value, name: str, captured: bool = False) -> None:
+    """Lets the traced code write into array argument ``name`` (parameter ``param``; an array
+    the code reads through an object, a container or a global where ``captured``)."""
     trace = tracing.current()
     table = _tables.get(trace)
     if table is None:
         table = _tables[trace] = _Table()
     table.names[param] = name
     table.whole[param] = param
+    if captured:
+        table.captured.add(param)
+
+
+def captured_state(value: ir.Value) -> bool:
+    """Whether ``value`` is the current state of an array the code reads through an object
+    (``self.acc``), which code reaches by reading it again, not through a variable: a write
+    into it (``self.acc[i] = v``) is staged where it is made (``Tensor.__setitem__``)."""
+    table = _table()
+    param = None if table is None else table.whole.get(value)
+    return param in table.captured and table.latest.get(param, param) is value if (
+        param is not None) else False
 
 
 def enabled() -> bool:
@@ -95,6 +109,24 @@ def param_of(value: ir.Value) -> ir.Value | None:
     """The parameter ``value`` is the whole array of (itself, or its state after writes)."""
     table = _table()
     return None if table is None else table.whole.get(value)
+
+
+def latest(param: ir.Value) -> ir.Value | None:
+    """The state of array parameter ``param`` after the writes traced so far, if any."""
+    table = _table()
+    return None if table is None else table.latest.get(param)
+
+
+def captured_write_error(name: str, at: ir.Value) -> tracing.StagingError:
+    """The error for a write into a captured array (``self.acc``) inside a staged ``if`` or
+    loop that nothing carries out of it (``FunctionTrace.capture``, ``finals``)."""
+    return tracing.StagingError(
+        f"{_located(at)}this write changes `{name}`, an array the function reads through an "
+        "object, a container or a global, inside a staged `if` or loop (one whose condition or "
+        "bounds are staged values), and nothing carries it out: writes into such an array are "
+        "written back where they are made outside staged control flow, or through a local "
+        f"name. Read it into a local name first (`a = {name}`), write through that name inside "
+        f"the `if` or loop, and store it after (`{name} = a`)")
 
 
 def wrote(old: ir.Value, new: ir.Value) -> None:
@@ -209,6 +241,8 @@ def finals(function: ir.Function) -> list[tuple[int, ir.Value, str]]:
         return []
     out = []
     for param, value in table.latest.items():
+        if value.region is not function.body and param in table.captured:
+            raise captured_write_error(table.names[param], value)
         if value.region is not function.body:
             raise tracing.StagingError(
                 f"{_located(value)}the argument `{table.names[param]}` is written into on one "

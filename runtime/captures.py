@@ -29,7 +29,7 @@ import types
 from typing import Any
 
 import numpy as np
-from autostage.runtime import tracing
+from autostage.runtime import argument_writes, tracing
 from autostage.runtime.cache_keys import ById, constant_key
 from autostage.runtime.operator_hooks import Staged, Standin
 
@@ -283,17 +283,33 @@ def _label(proxy: Standin, what: str) -> str:
     return f"{path}{what} (reached through {named})"
 
 
-def _store_check(proxy: Standin, what: str, value: object, old: object = None) -> object:
-    """``value`` unwrapped, once it is known to be storable at ``what``: not staged (it would
-    escape the trace) and, unless ``old`` is passed as ``UNCHANGED``, not a change of the
-    user's object (a trace's Python code runs once, not at every call)."""
+def _store_check(proxy: Standin, what: str, value: object, old: object = None,
+                 step: tuple | None = None) -> object:
+    """``value`` unwrapped, once it is known to be storable at ``what`` (the ``step`` from the
+    proxy): not staged (it would escape the trace) and, unless ``old`` is passed as
+    ``UNCHANGED``, not a change of the user's object (a trace's Python code runs once, not at
+    every call). The written state of the array read there (``self.mean *= m`` stores it back)
+    is the array itself: the call writes into it (``argument_writes``)."""
     from autostage.runtime import escapes
+    if step is not None and _written_state_of(proxy, step, value, old):
+        return old
     label = _label(proxy, what)
     escapes.check_store(label, value)
     value = unwrap(value)
     if old is not escapes.UNCHANGED:
         escapes.check_change(label, old, value)
     return value
+
+
+def _written_state_of(proxy: Standin, step: tuple, value: object, old: object) -> bool:
+    """Whether ``value`` is the state, after in-place writes, of the array ``old`` the trace
+    captured at ``step`` from ``proxy`` (written back into it by the call)."""
+    captured = getattr(tracing.current(), "captures", None)
+    if not isinstance(value, Staged) or type(old) is not np.ndarray or captured is None:
+        return False
+    tensor = captured.get(_parts(proxy)[1].child(step, old))
+    return tensor is not None and argument_writes.param_of(getattr(value, "value", None)) is (
+        tensor.value)
 
 
 class _StandIn(Standin):
@@ -310,7 +326,7 @@ class _StandIn(Standin):
     def __setattr__(self, name: str, value: object) -> None:
         obj = _parts(self)[0]
         old = getattr(obj, name, _ABSENT)
-        setattr(obj, name, _store_check(self, f".{name}", value, old))
+        setattr(obj, name, _store_check(self, f".{name}", value, old, ("attr", name)))
 
     def __delattr__(self, name: str) -> None:
         _store_check(self, f".{name}", _ABSENT, getattr(_parts(self)[0], name, _ABSENT))
@@ -428,7 +444,7 @@ class _Container(_StandIn):
 
     def __setitem__(self, key: Any, value: Any) -> None:
         obj = _parts(self)[0]
-        obj[key] = _store_check(self, f"[{key!r}]", value, _item(obj, key))
+        obj[key] = _store_check(self, f"[{key!r}]", value, _item(obj, key), ("item", key))
 
     def __delitem__(self, key: Any) -> None:
         obj = _parts(self)[0]

@@ -140,6 +140,9 @@ class FunctionTrace(tracing.Trace):
         self.argument_lists: list[list] = []
         self._argument_items: list[tuple[list | dict, list]] = []
         self.raised: Exception | None = None  # the trace ended with a raise op of this
+        # Writes into the arrays it captures are written back into them (the function called
+        # from Python, on a target that writes back: ``argument_writes``).
+        self.writes_captures = False
 
     def sizes_staged(self, value: ir.Value) -> bool:
         """Whether ``value``'s known sizes may be argument sizes only the trace knows: it is
@@ -224,7 +227,16 @@ class FunctionTrace(tracing.Trace):
             body.args = (*body.args, param)
             self.shared.from_sizes[param] = False  # a global's sizes were always known
             tensor = self.captures[source] = staged_input(param)
-        return tensor
+            # Writes into an array read through an object (``self.mean *= m``) are written
+            # back, as into an argument; read again there, it is its latest state (below). (A
+            # global or closure array is read once per trace: writes into it stay refused.)
+            if self.writes_captures and type(source) is captures.Path and type(
+                    value) is np.ndarray and value.ndim and not inputs.needs_native_copy(value):
+                argument_writes.allow(param, str(source), captured=True)
+        latest = argument_writes.latest(tensor.value)  # (read again after a write)
+        if latest is not None and not self.visible(latest):
+            raise argument_writes.captured_write_error(str(source), latest)
+        return tensor if latest is None else Tensor(latest)
 
 
 def _inputs_of(op: ir.Op) -> list[ir.Value]:

@@ -571,7 +571,8 @@ class StagedFunction(call_slot.Base):
         params = iter(trace.function.body.args)
         scalars: dict[int, bool] = {}  # id(tensor) -> whether the argument is a NumPy scalar
         writable: set[int] = set()  # ids of the tensors whose arrays the call may write into
-        writes_back = trace.shared.writes_back = self._target.writes_back
+        writes_back = trace.shared.writes_back = trace.writes_captures = \
+            self._target.writes_back
 
         def parameter(leaf: object) -> Tensor:
             tensor = staged_input(next(params))

@@ -429,6 +429,9 @@ def _repr(self: Tensor) -> str:
 
 
 def _setitem(self: Tensor, key: object, value: object) -> None:
+    if argument_writes.captured_state(self.value):  # ``self.acc[i] = v``: written back; the
+        array_shapes.setitem(self, key, value)  # code reads the new state at ``self.acc``
+        return
     loc = tracing.frame_location(sys._getframe(1))
     where = f"{loc}: " if loc is not None else ""
     raise StagingTypeError(
