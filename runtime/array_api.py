@@ -437,6 +437,10 @@ def reduce(name: str, x: object, axis: object = None, dtype: object = None, out:
     elif dtype is not None:
         raise TypeError(f"np.{name} got an unexpected keyword argument 'dtype'")
     if "ddof" in REDUCTIONS[name]:
+        if isinstance(ddof, Tensor):  # the divisor n - ddof is compiled into the op
+            raise StagingTypeError(
+                f"np.{name}{_at()}: a staged ddof is not supported (it comes from a NumPy "
+                f"value, such as `1 if unbiased else 0` of a NumPy bool); pass a Python number")
         attrs["ddof"] = ddof
     (result,) = tracing.emit(name, (x.value,), attrs)
     return Tensor(result)
