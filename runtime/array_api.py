@@ -527,6 +527,9 @@ def norm(x: object, ord: object = None, axis: object = None, keepdims: bool = Fa
         if len(set(axes)) != len(axes):
             raise ValueError("Duplicate axes given.")
         axis = axes
+    if isinstance(ord, Tensor):  # (its text in a TypeError read as a staged exception value)
+        raise StagingTypeError(f"np.linalg.norm{_at()}: a staged ord is not supported (which "
+                               f"norm it is decides the code); pass a Python number or string")
     if not (ord is None or isinstance(ord, str) or dtype_rules.is_python_scalar(ord)
             or isinstance(ord, np.generic)):
         raise TypeError(f"np.linalg.norm: ord={ord!r} is not supported on staged tensors")
