@@ -11,9 +11,10 @@ out with ``np.sum``, generator-based maps, and the Python 2 compatibility import
 (``from builtins import range, int, list, ...``). It found that converting a function of a file
 whose docstrings hold invalid escapes (``"\\|"``) warned again at every conversion and, under
 ``simplefilter("error")``, was reported as "changed since the module was imported"
-(``tests/unit/pyct/test_source_check.py``). Fitting a line (``np.polyfit``, which every
-estimator but ``lyap_e`` ends with), ``np.fft`` and sample entropy's list of counts (a Python
-``0`` and NumPy counts) are refused.
+(``tests/unit/pyct/test_source_check.py``), and ``np.std`` with a staged ``ddof`` (``1 if
+unbiased else 0`` of a NumPy bool) compiled into invalid generated code. Fitting a line
+(``np.polyfit``, which every estimator but ``lyap_e`` ends with), ``np.fft`` and sample
+entropy's list of counts (a Python ``0`` and NumPy counts) are refused.
 """
 
 from __future__ import annotations
@@ -201,6 +202,15 @@ REFUSED = {
     "delay_embedding of a staged emb_dim": (measures.delay_embedding, (X, i64(3)),
                                             StagingTypeError, "cannot be used as a NumPy array",
                                             "measures.py:"),
+    # np.std(..., ddof=1 if unbiased else 0) of a NumPy bool: a staged ddof (the cpu target
+    # wrote the Tensor's text into its generated code: a SyntaxError).
+    "rs with a NumPy bool": (measures.rs, _kw(X, i64(6), unbiased=np.bool_(False)),
+                             StagingTypeError, "a staged ddof is not supported", "measures.py:"),
+    # lyap_e(debug_data=np.bool_(...)): an array or a tuple by a staged test.
+    "lyap_e with a NumPy bool": (measures.lyap_e, _kw(X, emb_dim=4, matrix_dim=2,
+                                                      debug_data=np.bool_(False)),
+                                 StagingTypeError, "in one branch and Python tuple",
+                                 "measures.py:"),
     # A generator: `x = mu * x if x < 0.5 else ...` runs unconverted.
     "tent_map": (lambda x: np.array(list(datasets.tent_map(x, 10))), (f64(0.3),),
                  StagingTypeError, "was used as a Python bool", "datasets.py:"),
