@@ -421,7 +421,8 @@ def reduce(name: str, x: object, axis: object = None, dtype: object = None, out:
     """
     if out is not None or unsupported:
         bad = "out" if out is not None else next(iter(unsupported))
-        raise TypeError(f"np.{name}: the argument {bad}= is not supported on staged tensors")
+        raise StagingTypeError(f"np.{name}: the argument {bad}= is not supported on staged "
+                               f"tensors{_at()}")
     x = as_tensor(x)
     if name in ("argmax", "argmin"):
         axis = None if axis is None else dtype_rules.normalize_axis(axis, x.ndim)
@@ -431,9 +432,9 @@ def reduce(name: str, x: object, axis: object = None, dtype: object = None, out:
     if "dtype" in REDUCTIONS[name]:
         attrs["dtype"] = None if dtype is None else as_dtype(dtype)
     elif dtype is not None and name in ("std", "var"):
-        raise TypeError(f"np.{name}: the argument dtype= is not supported on staged tensors "
-                        f"(NumPy accumulates its sums in that dtype); call np.{name} without "
-                        f"it, or convert the result")
+        raise StagingTypeError(f"np.{name}: the argument dtype= is not supported on staged "
+                               f"tensors{_at()} (NumPy accumulates its sums in that dtype); call "
+                               f"np.{name} without it, or convert the result")
     elif dtype is not None:
         raise TypeError(f"np.{name} got an unexpected keyword argument 'dtype'")
     if "ddof" in REDUCTIONS[name]:

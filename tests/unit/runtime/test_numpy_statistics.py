@@ -134,8 +134,20 @@ def test_std_with_a_dtype_is_refused_clearly():
     def f(x):
         return x.std(dtype=np.float32)
 
-    with pytest.raises(TypeError, match=r"np\.std: the argument dtype= is not supported"):
+    line = f.__code__.co_firstlineno + 1
+    with pytest.raises(StagingTypeError, match=rf"np\.std: the argument dtype= is not supported "
+                                               rf"on staged tensors at .*statistics.py:{line}"):
         autostage.convert(f)(np.arange(5.0))
+
+
+@pytest.mark.parametrize("call", [lambda x: np.sum(x, initial=1.0),
+                                  lambda x: np.max(x, where=x > 1, initial=0.0)])
+def test_reduction_arguments_not_staged_name_the_line(call):
+    """``initial=``/``where=`` were refused with a bare TypeError naming no line."""
+    line = call.__code__.co_firstlineno
+    with pytest.raises(StagingTypeError, match=rf"the argument (initial|where)= is not supported "
+                                               rf"on staged tensors at .*statistics.py:{line}"):
+        autostage.convert(call)(np.arange(5.0))
 
 
 
