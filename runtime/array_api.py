@@ -421,7 +421,8 @@ def reduce(name: str, x: object, axis: object = None, dtype: object = None, out:
     """
     if out is not None or unsupported:
         bad = "out" if out is not None else next(iter(unsupported))
-        raise TypeError(f"np.{name}: the argument {bad}= is not supported on staged tensors")
+        raise StagingTypeError(f"np.{name}: the argument {bad}= is not supported on staged "
+                               f"tensors{_at()}")
     x = as_tensor(x)
     if name in ("argmax", "argmin"):
         axis = None if axis is None else dtype_rules.normalize_axis(axis, x.ndim)
@@ -431,12 +432,16 @@ def reduce(name: str, x: object, axis: object = None, dtype: object = None, out:
     if "dtype" in REDUCTIONS[name]:
         attrs["dtype"] = None if dtype is None else as_dtype(dtype)
     elif dtype is not None and name in ("std", "var"):
-        raise TypeError(f"np.{name}: the argument dtype= is not supported on staged tensors "
-                        f"(NumPy accumulates its sums in that dtype); call np.{name} without "
-                        f"it, or convert the result")
+        raise StagingTypeError(f"np.{name}: the argument dtype= is not supported on staged "
+                               f"tensors{_at()} (NumPy accumulates its sums in that dtype); call "
+                               f"np.{name} without it, or convert the result")
     elif dtype is not None:
         raise TypeError(f"np.{name} got an unexpected keyword argument 'dtype'")
     if "ddof" in REDUCTIONS[name]:
+        if isinstance(ddof, Tensor):  # the divisor n - ddof is compiled into the op
+            raise StagingTypeError(
+                f"np.{name}{_at()}: a staged ddof is not supported (it comes from a NumPy "
+                f"value, such as `1 if unbiased else 0` of a NumPy bool); pass a Python number")
         attrs["ddof"] = ddof
     (result,) = tracing.emit(name, (x.value,), attrs)
     return Tensor(result)
@@ -523,6 +528,9 @@ def norm(x: object, ord: object = None, axis: object = None, keepdims: bool = Fa
         if len(set(axes)) != len(axes):
             raise ValueError("Duplicate axes given.")
         axis = axes
+    if isinstance(ord, Tensor):  # (its text in a TypeError read as a staged exception value)
+        raise StagingTypeError(f"np.linalg.norm{_at()}: a staged ord is not supported (which "
+                               f"norm it is decides the code); pass a Python number or string")
     if not (ord is None or isinstance(ord, str) or dtype_rules.is_python_scalar(ord)
             or isinstance(ord, np.generic)):
         raise TypeError(f"np.linalg.norm: ord={ord!r} is not supported on staged tensors")

@@ -11,6 +11,7 @@ Shapes may have unknown (``None``) dimensions; broadcasting keeps them unknown o
 from __future__ import annotations
 
 import functools
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -205,6 +206,8 @@ def broadcast_shapes(*shapes: Sequence[int | None]) -> tuple:
 def normalize_axis(axis: int, ndim: int) -> int:
     """``axis`` in ``range(ndim)``; raises NumPy's AxisError (a ValueError and IndexError)."""
     if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        if not isinstance(axis, bool) and hasattr(type(axis), "__index__"):
+            operator.index(axis)  # a staged axis raises its own error, naming the user's line
         raise TypeError(f"axis must be a Python int, not {type(axis).__name__}")
     if not -ndim <= axis < ndim:
         raise np.exceptions.AxisError(int(axis), ndim)

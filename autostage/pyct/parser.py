@@ -94,11 +94,12 @@ def _parse_block(source: str) -> tuple[gast.Module, int]:
     multi-line strings and line continuations exactly as written. Returns the statements and the
     number of lines the wrapper added.
     """
-    if source[:1] in (" ", "\t"):
-        module = gast.parse(_WRAPPER + source)
-        module.body = module.body[0].body
-        return module, 1
-    return gast.parse(source), 0
+    with source_check.compile_warnings_ignored():  # Python warned at import
+        if source[:1] in (" ", "\t"):
+            module = gast.parse(_WRAPPER + source)
+            module.body = module.body[0].body
+            return module, 1
+        return gast.parse(source), 0
 
 
 def parse_entity(entity: Callable, future_features: tuple[str, ...] = ()
@@ -190,7 +191,8 @@ def _parse_lambda(code: types.CodeType, module_globals: dict | None
     lines, _ = _file_lines(code, module_globals)
     source_check.check(code, lines, module_globals)
     try:
-        module = gast.parse("".join(lines))
+        with source_check.compile_warnings_ignored():  # Python warned at import
+            module = gast.parse("".join(lines))
     except SyntaxError as e:
         raise errors.SourceUnavailableError(
             f"cannot parse {_describe(code)}: its file does not parse ({e.msg})") from e

@@ -16,8 +16,10 @@ its functions are converted. Layers above register in ``rewriters`` the import h
 from __future__ import annotations
 
 import ast
+import contextlib
 import threading
 import types
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -47,15 +49,28 @@ def _index(module: types.CodeType) -> dict[tuple[str, int], list[types.CodeType]
     return index
 
 
+@contextlib.contextmanager
+def compile_warnings_ignored():
+    """Reading a file again as Python read it at import: Python has already warned about its
+    text (an invalid escape such as ``"\\d"`` is a DeprecationWarning, from 3.12 a
+    SyntaxWarning), so a second parse must not warn again; under ``simplefilter("error")`` the
+    warning would be raised as a SyntaxError, and the file would seem not to compile."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.simplefilter("ignore", SyntaxWarning)
+        yield
+
+
 def _compile(text: str, filename: str, rewrite: Rewrite | None) -> dict | None:
     """The index of the file's code as its module was compiled, or None if it does not compile."""
     try:
-        if rewrite is not None:
-            tree = ast.parse(text, filename=filename)
-            rewrite(tree, text, filename)
-            module = compile(tree, filename, "exec", dont_inherit=True)
-        else:
-            module = compile(text, filename, "exec", dont_inherit=True)
+        with compile_warnings_ignored():
+            if rewrite is not None:
+                tree = ast.parse(text, filename=filename)
+                rewrite(tree, text, filename)
+                module = compile(tree, filename, "exec", dont_inherit=True)
+            else:
+                module = compile(text, filename, "exec", dont_inherit=True)
     except (SyntaxError, ValueError):
         return None
     return _index(module)

@@ -113,3 +113,28 @@ def test_functions_of_pytest_rewritten_modules_with_asserts_still_parse():
     node, _ = parser.parse_entity(checked)
     assert node.name == "checked"
     assert autostage.to_graph(checked)(2) == 2
+
+
+ESCAPES = '''\
+def escaped(x):
+    """A docstring with an invalid escape sequence: a \\| b (nolds' docstrings have them)."""
+    return x + len("\\d")
+'''
+
+
+def test_invalid_escapes_neither_warn_again_nor_fail_under_an_error_filter(tmp_path):
+    """Python warned about the file's invalid escapes when it compiled the module (a
+    DeprecationWarning; a SyntaxWarning from 3.12); reading the file again for conversion must
+    not warn a second time, and under ``simplefilter("error")`` (pytest's ``-W error``) the
+    warning, raised as a SyntaxError, made conversion report the file as changed since import."""
+    path = tmp_path / "escapes_in_docstrings.py"
+    path.write_text(ESCAPES)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mod = _import(path, path.stem)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert autostage.to_graph(mod.escaped)(1) == 3
+    finally:
+        sys.modules.pop(path.stem, None)

@@ -6,6 +6,9 @@ import numpy as np
 import pytest
 from autostage.runtime import dtype_rules
 from autostage.runtime.dtype_rules import Weak, broadcast_shapes, resolve
+from autostage.runtime.tensor import StagingTypeError
+
+import autostage
 
 F32, I8, I64, F64, U64 = (np.dtype(t) for t in (np.float32, np.int8, np.int64, np.float64,
                                                  np.uint64))
@@ -72,3 +75,20 @@ def test_normalize_axes():
         dtype_rules.normalize_axes(3, 3)
     with pytest.raises(ValueError, match="duplicate"):
         dtype_rules.normalize_axes((1, -2), 3)
+
+
+@pytest.mark.parametrize("call", [
+    lambda x, k: np.sort(x, axis=k), lambda x, k: np.cumsum(x, axis=k),
+    lambda x, k: np.concatenate([x, x], axis=k), lambda x, k: np.argmax(x, axis=k),
+    lambda x, k: np.median(x, axis=k), lambda x, k: np.take(x, 1, axis=k),
+])
+def test_a_staged_axis_is_refused_naming_the_users_line(call):
+    """``axis=k`` of a NumPy integer argument: the error was a bare ``TypeError: axis must be a
+    Python int, not Tensor``, naming no line."""
+    x = np.arange(6.0).reshape(2, 3)
+    line = call.__code__.co_firstlineno
+    with pytest.raises(StagingTypeError, match=rf"test_dtype_rules.py:{line}: a staged tensor "
+                                               rf"cannot be used as a Python int"):
+        autostage.convert(call)(x, np.int64(1))
+    with pytest.raises(TypeError, match="axis must be a Python int, not float"):
+        dtype_rules.normalize_axis(1.0, 2)

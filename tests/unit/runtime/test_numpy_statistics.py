@@ -134,9 +134,43 @@ def test_std_with_a_dtype_is_refused_clearly():
     def f(x):
         return x.std(dtype=np.float32)
 
-    with pytest.raises(TypeError, match=r"np\.std: the argument dtype= is not supported"):
+    line = f.__code__.co_firstlineno + 1
+    with pytest.raises(StagingTypeError, match=rf"np\.std: the argument dtype= is not supported "
+                                               rf"on staged tensors at .*statistics.py:{line}"):
         autostage.convert(f)(np.arange(5.0))
 
+
+@pytest.mark.parametrize("call", [lambda x: np.sum(x, initial=1.0),
+                                  lambda x: np.max(x, where=x > 1, initial=0.0)])
+def test_reduction_arguments_not_staged_name_the_line(call):
+    """``initial=``/``where=`` were refused with a bare TypeError naming no line."""
+    line = call.__code__.co_firstlineno
+    with pytest.raises(StagingTypeError, match=rf"the argument (initial|where)= is not supported "
+                                               rf"on staged tensors at .*statistics.py:{line}"):
+        autostage.convert(call)(np.arange(5.0))
+
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_std_and_var_with_a_staged_ddof_are_refused_naming_the_line(target):
+    """nolds' ``np.std(seqs, axis=1, ddof=1 if unbiased else 0)`` with a NumPy bool: the staged
+    ddof was put in the op as it was, and the cpu target compiled its text (``<staged Tensor
+    i64[]>``) into the generated source (a SyntaxError in a cache file)."""
+    def std(x, unbiased):
+        return np.std(x, axis=0, ddof=1 if unbiased else 0)
+
+    def var(x, ddof):
+        return x.var(ddof=ddof)
+
+    x = np.arange(6.0).reshape(3, 2)
+    for fn, arg in ((std, np.bool_(True)), (var, np.int64(1))):
+        line = fn.__code__.co_firstlineno + 1
+        with pytest.raises(StagingTypeError, match=rf"np\.(std|var) at .*"
+                                                   rf"test_numpy_statistics.py:{line}: a staged "
+                                                   rf"ddof is not supported"):
+            _run(fn, target, x, arg)
+    np.testing.assert_array_equal(_run(std, target, x, True), std(x, True))  # a Python bool
+    np.testing.assert_array_equal(_run(var, target, x, 0.5), var(x, 0.5))  # NumPy's float ddof
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_searchsorted_is_numpys_search_on_an_unsorted_array(target):

@@ -7,8 +7,11 @@ import numpy as np
 import pytest
 from autostage.runtime import array_shapes as S
 from autostage.runtime import tracing
+from autostage.runtime.tensor import StagingTypeError
 from autostage.runtime.types import TensorType
 from ops_harness import check_against_numpy, stage
+
+import autostage
 
 M = np.array([[4.0, -1.0, 0.5], [2.0, 5.0, -3.0], [1.0, 1.0, 7.0], [0.25, 9.0, 2.0]])
 V = np.array([3, -1, 4, 1, 5], dtype=np.int16)
@@ -117,6 +120,17 @@ def test_norm_errors_are_numpys():
         return x
     stage(fn, M)
 
+
+def test_a_staged_ord_is_refused_naming_the_line():
+    """The refusal's TypeError quoted the staged ord (``<staged Tensor i64[]>``), and was then
+    reported as an exception "holding a staged value itself (`raise ValueError(n)`)"."""
+    def fn(v, k):
+        return np.linalg.norm(v, ord=k)
+
+    line = fn.__code__.co_firstlineno + 1
+    with pytest.raises(StagingTypeError, match=rf"np\.linalg\.norm at .*test_ops_matrices.py:"
+                                               rf"{line}: a staged ord is not supported"):
+        autostage.convert(fn)(np.arange(3.0), np.int64(1))
 
 @pytest.mark.parametrize("fn", [np.empty_like, lambda x: np.empty_like(x, dtype=np.int8)])
 def test_empty_like_is_staged_as_zeros(fn):
