@@ -289,7 +289,7 @@ def _store_check(proxy: Standin, what: str, value: object, old: object = None) -
     user's object (a trace's Python code runs once, not at every call)."""
     from autostage.runtime import escapes
     label = _label(proxy, what)
-    escapes.check_store(label, value)
+    escapes.check_store(label, value, old)
     value = unwrap(value)
     if old is not escapes.UNCHANGED:
         escapes.check_change(label, old, value)
