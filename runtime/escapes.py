@@ -60,9 +60,7 @@ def check_store(label: str, value: object, old: object = None) -> None:
     leaf = _staged_leaf(value)
     if leaf is None:
         return
-    from autostage.runtime.state import Variable
-
-    if isinstance(old, Variable):
+    if _is_variable(old):
         at = tracing.user_location()
         raise TensorEscapeError(
             f"{f'{at}: ' if at is not None else ''}{label} holds an autostage.Variable, which "
@@ -73,6 +71,12 @@ def check_store(label: str, value: object, old: object = None) -> None:
 
 
 UNCHANGED = object()  # passed as ``old`` when a store is known to change nothing
+
+
+def _is_variable(x: object) -> bool:
+    from autostage.runtime.state import Variable  # (imported when first needed, as before)
+
+    return isinstance(x, Variable)
 
 
 def _unchanged(old: object, new: object) -> bool:
@@ -93,9 +97,7 @@ def check_change(label: str, old: object, new: object, at_line: bool = True) -> 
     once instead of at every call. Storing an ``autostage.Variable`` (state created on the first
     trace) and storing what is already there are fine.
     """
-    from autostage.runtime.state import Variable
-
-    if _unchanged(old, new) or isinstance(new, Variable):
+    if _unchanged(old, new) or _is_variable(new):
         return
     raise side_effect_error(label, tracing.user_location() if at_line else None)
 
