@@ -294,7 +294,7 @@ def _store_check(proxy: Standin, what: str, value: object, old: object = None,
     if step is not None and _written_state_of(proxy, step, value, old):
         return old
     label = _label(proxy, what)
-    escapes.check_store(label, value)
+    escapes.check_store(label, value, old)
     value = unwrap(value)
     if old is not escapes.UNCHANGED:
         escapes.check_change(label, old, value)

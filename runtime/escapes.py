@@ -52,15 +52,31 @@ def _error(label: str, leaf: Staged, loc: Any) -> TensorEscapeError:
         "the function)")
 
 
-def check_store(label: str, value: object) -> None:
+def check_store(label: str, value: object, old: object = None) -> None:
     """Raises TensorEscapeError if ``value`` (or a list/tuple/dict holding it) is staged: it is
-    being stored at ``label`` (``self.v``, ``G.append()``), outside the trace."""
+    being stored at ``label`` (``self.v``, ``G.append()``), outside the trace. Where ``old``,
+    what ``label`` holds, is an ``autostage.Variable`` (``self.w -= lr * g`` on a Module's
+    weight), the error says to update the Variable instead: the store would replace it."""
     leaf = _staged_leaf(value)
-    if leaf is not None:
-        raise _error(label, leaf, tracing.user_location())
+    if leaf is None:
+        return
+    if _is_variable(old):
+        at = tracing.user_location()
+        raise TensorEscapeError(
+            f"{f'{at}: ' if at is not None else ''}{label} holds an autostage.Variable, which "
+            "this assignment replaces with a staged array (`self.w -= d` and `self.w = self.w "
+            "- d` rebind the attribute, in Python too, dropping the Variable): update the "
+            "Variable itself with `self.w.assign_sub(d)`, `assign_add(d)` or `assign(new)`")
+    raise _error(label, leaf, tracing.user_location())
 
 
 UNCHANGED = object()  # passed as ``old`` when a store is known to change nothing
+
+
+def _is_variable(x: object) -> bool:
+    from autostage.runtime.state import Variable  # (imported when first needed, as before)
+
+    return isinstance(x, Variable)
 
 
 def _unchanged(old: object, new: object) -> bool:
@@ -81,9 +97,7 @@ def check_change(label: str, old: object, new: object, at_line: bool = True) -> 
     once instead of at every call. Storing an ``autostage.Variable`` (state created on the first
     trace) and storing what is already there are fine.
     """
-    from autostage.runtime.state import Variable
-
-    if _unchanged(old, new) or isinstance(new, Variable):
+    if _unchanged(old, new) or _is_variable(new):
         return
     raise side_effect_error(label, tracing.user_location() if at_line else None)
 

@@ -1,7 +1,8 @@
 """Turns list mutations of local names into assignments, so control flow sees them as outputs.
 
 ``x.append(v)`` becomes ``x = ag__.list_append(x, v)``; ``y = x.pop(i)`` becomes
-``(x, y) = ag__.list_pop(x, i)`` and a bare ``x.pop(i)`` becomes ``x = ag__.list_pop(x, i)[0]``.
+``(x, y) = ag__.list_pop(x, i)``, a bare ``x.pop(i)`` becomes ``x = ag__.list_pop(x, i)[0]`` and a
+bare ``x.reverse()`` becomes ``x = ag__.list_reverse(x)``.
 A ``pop`` inside a larger expression (``s += x.pop()``, ``out.append(x.pop())``, ``if x.pop():``)
 goes through a box that holds the list while the statement runs: ``box = ag__.ListBox(x)``, the
 statement with ``ag__.box_pop(box, i)`` for the pop and ``box.list`` for its other reads of ``x``
@@ -88,7 +89,8 @@ def _pop_receiver(call: gast.AST) -> str | None:
 
 
 class ListTransformer(LocalNamesScope):
-    """Rewrites ``append`` and ``pop`` statements on local list names, and pops in expressions."""
+    """Rewrites ``append``, ``pop`` and ``reverse`` statements on local list names, and pops in
+    expressions."""
 
     def _receiver(self, call: gast.AST, method: str, max_args: int) -> str | None:
         """The local name ``x`` if ``call`` is ``x.method(...)`` with up to ``max_args`` args."""
@@ -121,6 +123,9 @@ class ListTransformer(LocalNamesScope):
         if name is not None:
             return self._box_pops(templates.replace(
                 "x = ag__.list_pop(x, args)[0]", x=name, args=call.args)[0])
+        name = self._receiver(call, "reverse", 0)
+        if name is not None:
+            return templates.replace("x = ag__.list_reverse(x)", x=name)[0]
         return self._box_pops(node)
 
     def visit_Assign(self, node: gast.Assign) -> gast.AST | list[gast.stmt]:

@@ -13,6 +13,7 @@ from autostage.operators.data_structures import (
     list_append,
     list_comp,
     list_pop,
+    list_reverse,
 )
 from autostage.operators.exceptions import assert_stmt, try_region, with_region
 from autostage.operators.logical import (
@@ -148,7 +149,8 @@ __all__ = [
     "if_exp_branch", "is_", "is_not", "python_operand",
     "eq", "ne", "in_", "not_in",
     # data structures and subscripts
-    "ListBox", "box_append", "box_pop", "list_append", "list_comp", "list_pop", "getitem",
+    "ListBox", "box_append", "box_pop", "list_append", "list_comp", "list_pop",
+    "list_reverse", "getitem",
     "setitem", "setitem_of",
     "iadd", "isub", "imul", "imatmul", "itruediv", "ifloordiv", "imod", "ipow",
     "ilshift", "irshift", "iand", "ixor", "ior",

@@ -1,9 +1,9 @@
 """List mutation as value-returning functions, so a staged loop can carry a list as a tensor list.
 
-The lists converter rewrites ``x.append(v)`` to ``x = list_append(x, v)`` and ``y = x.pop(...)`` to
-``x, y = list_pop(x, ...)``. On Python values they call the object's own method (any object with
-``append``/``pop``, not only lists) and return it, so aliasing and mutation are Python's. A staged
-container goes to the runtime.
+The lists converter rewrites ``x.append(v)`` to ``x = list_append(x, v)``, ``y = x.pop(...)`` to
+``x, y = list_pop(x, ...)`` and ``x.reverse()`` to ``x = list_reverse(x)``. On Python values they
+call the object's own method (any object with ``append``/``pop``/``reverse``, not only lists) and
+return it, so aliasing and mutation are Python's. A staged container goes to the runtime.
 """
 
 from __future__ import annotations
@@ -31,6 +31,15 @@ def list_pop(lst: Any, *args: Any) -> tuple[Any, Any]:
     if isinstance(lst, Staged):
         return stage_operator("list_pop", lst, *args)
     return lst, lst.pop(*args)
+
+
+def list_reverse(lst: Any) -> Any:
+    """``lst.reverse()``; returns ``lst`` (the same object on the Python path). A staged list
+    (a Viterbi path appended in a staged loop, then reversed) becomes its reversed copy."""
+    if isinstance(lst, Staged):
+        return stage_operator("list_reverse", lst)
+    lst.reverse()
+    return lst
 
 
 

@@ -453,13 +453,22 @@ def list_pop(lst: object, *args: object) -> tuple:
     raise errors.StagingTypeError(f"pop() on a staged {type(lst).__name__}{errors.at()}")
 
 
+def list_reverse(lst: object) -> object:
+    """``lst.reverse()`` of a tensor list: the list read backwards (``lst[::-1]``), bound to the
+    name it was reversed through (``path.reverse()`` after a staged loop appended to ``path``)."""
+    if isinstance(lst, TensorList):
+        tensor_lists.before_change(lst)
+        return tensor_lists.get(lst, slice(None, None, -1))
+    raise errors.StagingTypeError(f"reverse() on a staged {type(lst).__name__}{errors.at()}")
+
+
 for _name, _hook in (("len_", len_), ("list_", list_), ("int_", int_), ("float_", float_),
                      ("bool_", bool_), ("complex_", complex_),
                      ("abs_", abs_), ("min_", min_), ("max_", max_), ("sum_", sum_),
                      ("any_", any_), ("all_", all_), ("callable_", callable_),
                      ("isinstance_", isinstance_), ("is_", is_), ("list_append", list_append),
                      ("unsupported", unsupported), ("method_call", method_call),
-                     ("list_pop", list_pop)):
+                     ("list_pop", list_pop), ("list_reverse", list_reverse)):
     register_operator_hook(_name, _hook)
 def _setitem_fallback(target: object, key: object, value: object, only_name: bool = False
                       ) -> object:

@@ -24,6 +24,7 @@ from autostage.runtime import tracing, value_info
 from autostage.runtime.operator_hooks import Staged, register_operator_hook
 from autostage.runtime.ops import random as random_op
 from autostage.runtime.ops.random import GENERATOR, GLOBAL, Operand
+from autostage.runtime.staging.iteration import StagedRange
 from autostage.runtime.tensor import StagingTypeError, Tensor
 from autostage.runtime.types import WEAK_DTYPES
 
@@ -74,11 +75,14 @@ def _unsupported(what: str) -> RandomStagingError:
 
 def _template(value: Any, operands: list, name: str) -> Any:
     """A call argument with staged values replaced by ``Operand`` slots (appended to
-    ``operands``); Python values are kept (arrays copied, read-only)."""
+    ``operands``); Python values are kept (arrays copied, read-only; a ``range`` is the array
+    NumPy makes of it)."""
     from autostage.runtime.state import Variable
 
     if isinstance(value, Variable):
         value = value.read()
+    if isinstance(value, StagedRange):  # range(n) of a staged n: NumPy's np.array(range(n))
+        value = value.as_array()
     if isinstance(value, Tensor):
         operands.append(value)
         return Operand(len(operands) - 1)
@@ -88,6 +92,11 @@ def _template(value: Any, operands: list, name: str) -> Any:
     if isinstance(value, Staged):
         raise RandomStagingError(f"{name}: a staged {type(value).__name__} cannot be an argument "
                                  f"of a random function{_at()}")
+    if isinstance(value, range):
+        # NumPy makes a range the array it holds (`choice(range(vocab_size), p=p)`, as
+        # min-char-rnn samples); ranges past int64 make object arrays and stay refused
+        array = np.array(value)
+        value = value if array.dtype == object else array
     if isinstance(value, np.ndarray):
         value = value.copy()
         value.flags.writeable = False

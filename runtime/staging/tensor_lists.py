@@ -147,8 +147,8 @@ def _unstaged_method(name: str):
         raise errors.StagingTypeError(
             f"list.{name}() is called on a tensor list{errors.at()} where autostage cannot "
             "stage it (a list that is state of a staged if/loop is a tensor list): use "
-            "`lst.append(v)`, `v = lst.pop()`, `lst.pop(i)` or `lst[i] = v` on a local list "
-            "name, or a pop in an expression that Python always evaluates")
+            "`lst.append(v)`, `v = lst.pop()`, `lst.pop(i)`, `lst.reverse()` or `lst[i] = v` on "
+            "a local list name, or a pop in an expression that Python always evaluates")
     method.__name__ = name
     return method
 

@@ -64,6 +64,22 @@ def test_aliases_see_the_mutation():
     assert alias([7, 8]) == (y, z)
 
 
+def reverse_and_keep_alias(x, n):
+    y = x
+    x.reverse()
+    x.reverse() if n else None
+    return y
+
+
+def test_reverse_becomes_an_assignment_and_keeps_python_effects():
+    converted = convert(reverse_and_keep_alias)
+    assert "    x = ag__.list_reverse(x)\n" in converted.source
+    assert "x.reverse() if n else None" in converted.source  # not a statement: left as written
+    data = [1, 2, 3]
+    assert converted.function(data, 0) is data and data == [3, 2, 1]
+    assert converted.function(data, 1) == reverse_and_keep_alias([3, 2, 1], 1) == [3, 2, 1]
+
+
 def order(x, log):
     x.append(log.append("value") or len(log))
     return x

@@ -68,3 +68,24 @@ def test_a_tensor_escaping_the_trace_is_a_clear_error(target, fn, where):
 def test_tensors_in_local_containers_are_fine(target):
     f = autostage.convert(local_lists_are_fine, target=target)
     assert f(np.ones(2)).tolist() == [3.0, 3.0]
+
+
+class Scaled(autostage.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = autostage.Variable(np.ones(2))
+
+    def step(self, g):
+        self.w -= 0.5 * g  # rebinds self.w to an array in Python too: the Variable is lost
+        return self.w * 1
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_an_in_place_operator_replacing_a_variable_says_to_update_it(target):
+    # said "keep state ... in an autostage.Variable", which self.w already was
+    model = Scaled()
+    with pytest.raises(TensorEscapeError, match=r"test_escapes.py:\d+: self.w \(reached through "
+                       r"'self'\) holds an autostage.Variable, which this assignment replaces "
+                       r".*`self.w.assign_sub\(d\)`"):
+        autostage.convert(model.step, target=target)(np.ones(2))
+    assert isinstance(model.w, autostage.Variable) and model.w.read().tolist() == [1.0, 1.0]

@@ -84,6 +84,38 @@ def test_append_pop_and_len():
     assert (last, length) == expected[1:]
 
 
+def viterbi_path(back, last):
+    path = [int(last)]
+    for t in range(back.shape[0] - 1, 0, -1):
+        path.append(int(back[t, path[-1]]))
+    path.reverse()
+    return np.array(path), len(path), path[0]
+
+
+@pytest.mark.parametrize("rows", [4, 1])
+def test_reverse_of_a_list_appended_in_a_staged_loop(rows):
+    # was refused: list.reverse() is called on a tensor list ... where autostage cannot stage it
+    back = np.array([[0, 0], [1, 0], [0, 1], [1, 1]])[:rows]
+    path, length, first = run(viterbi_path, back, np.int64(1))
+    expected = viterbi_path(back, 1)
+    np.testing.assert_array_equal(path, expected[0])
+    assert path.dtype == expected[0].dtype and (length, first) == expected[1:]
+
+
+def reversed_under_two_names(xs):
+    out = []
+    for x in xs:
+        out.append(x)
+    alias = out
+    out.reverse()
+    return alias
+
+
+def test_reverse_of_a_staged_list_held_by_two_names_is_refused():
+    with pytest.raises(StagingError, match=r"several names hold it \(`alias`, `out`\)"):
+        run(reversed_under_two_names, np.arange(3.0))
+
+
 def test_pop_from_an_empty_list_raises_at_run_time():
     with pytest.raises(IndexError, match="pop from empty list"):
         run(grow_and_pop, np.int64(0))

@@ -159,6 +159,30 @@ def test_choice_of_a_staged_size_draws_from_its_range(target):
     assert type(got[1]) is type(expected[1]) is int
 
 
+def choice_of_ranges(rng, p, n):
+    out = []
+    for _ in range(n):  # min-char-rnn's sampling loop
+        out.append(np.random.choice(range(p.shape[0]), p=p))
+    return out, rng.choice(range(2, 12, 2), size=2, p=p), rng.permutation(range(4))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_range_argument_is_the_array_numpy_makes_of_it(target):
+    """``np.random.choice(range(V), p=p)`` was refused ("the argument range(0, 5) cannot be used
+    in a staged random call"); NumPy draws from ``np.array(range(V))``."""
+    staged = autostage.convert(target=target)(choice_of_ranges)
+    p = np.array([0.1, 0.2, 0.3, 0.2, 0.2])
+    np.random.seed(5)
+    got = staged(np.random.default_rng(6), p, np.int64(4))
+    after = np.random.random()
+    np.random.seed(5)
+    expected = choice_of_ranges(np.random.default_rng(6), p, 4)
+    assert [type(v) for v in got[0]] == [type(v) for v in expected[0]] == [np.int64] * 4
+    assert got[0] == expected[0]
+    assert_same(got[1:], expected[1:])
+    assert after == np.random.random()
+
+
 RNG = np.random.default_rng(0)
 
 
