@@ -131,11 +131,15 @@ def captured_write_error(name: str, at: ir.Value) -> tracing.StagingError:
 
 def wrote(old: ir.Value, new: ir.Value) -> None:
     """``new`` is ``old`` after a write (``array_identity.written``)."""
-    table = _table()
+    trace = tracing.current()
+    table = None if trace is None else _tables.get(trace)
     param = None if table is None else table.whole.get(old)
     if param is not None:
         table.whole[new] = param
         table.latest[param] = new
+        follow = getattr(trace, "follow_write", None)
+        if follow is not None and new.region is param.region:  # (outside staged control flow)
+            follow(param, new)
 
 
 def _same_param(table: _Table, values: Sequence[ir.Value]) -> ir.Value | None:

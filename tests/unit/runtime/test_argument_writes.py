@@ -651,3 +651,43 @@ def test_a_staged_loop_writes_an_array_read_through_self_by_a_local_name(target)
         assert staged(xs) == plain(xs)
         np.testing.assert_array_equal(layer.acc, plain.acc)
     assert layer.acc is held
+
+
+def _epochs(params, grads, lr, n):
+    for _ in range(n):  # (a Python int: unrolled)
+        for p, g in zip(params, grads, strict=True):
+            p -= lr * g
+    return params[0].sum()
+
+
+def _epochs_of_a_dict(params, grads, lr):
+    for _ in range(3):
+        for k in params:
+            w = params[k]
+            w *= 0.9
+            w -= lr * grads[k]
+    return params["a"].sum()
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_second_epoch_reads_the_written_arrays_of_its_list_and_dict_arguments(target):
+    """After ``p -= lr * g`` through a loop variable, the argument list's item is the written
+    array (Python's list holds the array it wrote into): the next epoch reads it, where it was
+    refused as an older reference to the array."""
+    def lists():
+        return [np.ones(3), np.ones(2)], [np.arange(3.0), np.ones(2)]
+
+    def dicts():
+        return {"a": np.ones(3), "b": np.ones(2)}, {"a": np.arange(3.0), "b": np.ones(2)}
+
+    for fn, make, extra in ((_epochs, lists, (0.1, 3)), (_epochs_of_a_dict, dicts, (0.1,))):
+        staged = autostage.convert(fn, target=target)
+        for _ in range(2):
+            (plain_params, grads), (params, _) = make(), make()
+            held = list(params.values() if isinstance(params, dict) else params)
+            assert staged(params, grads, *extra) == fn(plain_params, grads, *extra)
+            now = list(params.values() if isinstance(params, dict) else params)
+            want = plain_params.values() if isinstance(plain_params, dict) else plain_params
+            for got, expected, same in zip(now, want, held, strict=True):
+                np.testing.assert_array_equal(got, expected)
+                assert got is same
