@@ -25,6 +25,7 @@ from autostage.runtime.tensor import StagingTypeError
 from filterpy import common, gh, kalman, leastsq, monte_carlo, stats
 from filterpy.discrete_bayes import discrete_bayes
 from filterpy.stats import stats as stats_module
+from staged_results import assert_refused, assert_same, copied
 
 import autostage
 
@@ -170,22 +171,8 @@ def _plain(fn, args):
         return fn(*args)
 
 
-def _assert_same(got, want, rtol):
-    assert type(got) is type(want), (got, want)
-    if isinstance(want, tuple | list):
-        assert len(got) == len(want)
-        for g, w in zip(got, want, strict=True):
-            _assert_same(g, w, rtol)
-        return
-    assert np.shape(got) == np.shape(want) and np.asarray(got).dtype == np.asarray(want).dtype
-    if rtol:  # (relative to the largest element: a product's rounding, not its own size)
-        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * np.max(np.abs(want)))
-    else:
-        np.testing.assert_array_equal(got, want)
 
 
-def _copied(args):
-    return tuple(a.copy() if isinstance(a, np.ndarray) else a for a in args)
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -196,11 +183,11 @@ def test_staged_results_are_filterpys(case, target):
     fn, calls, rtol = SAME[case]
     staged = autostage.convert(fn, target=target)
     for args in calls:
-        plain_args, staged_args = _copied(args), _copied(args)
+        plain_args, staged_args = copied(args), copied(args)
         want = _plain(fn, plain_args)
         got = staged(*staged_args)
-        _assert_same(got, want, rtol)
-        _assert_same(staged_args, plain_args, 0)
+        assert_same(got, want, rtol)
+        assert_same(staged_args, plain_args, 0)
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -221,11 +208,7 @@ def test_resampling_draws_filterpys_indices(name, target):
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("case", sorted(REFUSED))
 def test_refusals_name_the_packages_line(case, target):
-    fn, args, error, words, where = REFUSED[case]
-    with pytest.raises(error) as raised:
-        autostage.convert(fn, target=target)(*args)
-    message = str(raised.value)
-    assert words in message and where in message
+    assert_refused(*REFUSED[case], target)
 
 
 # --- a user's code around filterpy ------------------------------------------------------------
@@ -283,7 +266,7 @@ def test_user_loops_around_filterpy(case, target):
     fn, calls, rtol = USER[case]
     staged = autostage.convert(fn, target=target)
     for args in calls:
-        _assert_same(staged(*args), _plain(fn, args), rtol)
+        assert_same(staged(*args), _plain(fn, args), rtol)
 
 
 def kalman_filter_loop(zs):

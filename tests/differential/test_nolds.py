@@ -27,6 +27,7 @@ import warnings
 import numpy as np
 import pytest
 from autostage.runtime.tensor import StagingTypeError
+from staged_results import assert_refused, assert_same
 
 import autostage
 
@@ -138,28 +139,13 @@ def _outcome(fn, args, kwargs):
             return e
 
 
-def _assert_same(got, want, rtol):
-    assert type(got) is type(want), (got, want)
-    if isinstance(want, Exception):
-        assert str(got) == str(want)
-        return
-    if isinstance(want, tuple | list):
-        assert len(got) == len(want)
-        for g, w in zip(got, want, strict=True):
-            _assert_same(g, w, rtol)
-        return
-    assert np.shape(got) == np.shape(want) and np.asarray(got).dtype == np.asarray(want).dtype
-    if rtol:
-        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * np.max(np.abs(want)))
-    else:
-        np.testing.assert_array_equal(got, want)
 
 
 def _check(fn, calls, rtol, target):
     staged = autostage.convert(fn, target=target)
     for call in calls:
         args, kwargs = _split(call)
-        _assert_same(_outcome(staged, args, kwargs), _outcome(fn, args, kwargs), rtol)
+        assert_same(_outcome(staged, args, kwargs), _outcome(fn, args, kwargs), rtol)
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -226,10 +212,7 @@ REFUSED = {
 def test_refusals_name_the_packages_line(case, target):
     fn, call, error, words, where = REFUSED[case]
     args, kwargs = _split(call)
-    with pytest.raises(error) as raised:
-        autostage.convert(fn, target=target)(*args, **kwargs)
-    message = str(raised.value)
-    assert words in message and where in message
+    assert_refused(fn, args, error, words, where, target, kwargs)
 
 
 # --- a user's code around nolds ---------------------------------------------------------------

@@ -16,6 +16,7 @@ import pytest
 from autostage.runtime.escapes import TensorEscapeError
 from autostage.runtime.tensor import StagingTypeError
 from sgp4 import earth_gravity, ext, functions, io, propagation
+from staged_results import assert_refused, assert_same
 
 import autostage
 
@@ -78,21 +79,6 @@ REFUSED = {
 }
 
 
-def _assert_same(got, want, rtol):
-    assert type(got) is type(want), (got, want)
-    if isinstance(want, tuple | list):
-        assert len(got) == len(want)
-        for g, w in zip(got, want, strict=True):
-            _assert_same(g, w, rtol)
-        return
-    if isinstance(want, str):
-        assert got == want
-        return
-    assert np.shape(got) == np.shape(want) and np.asarray(got).dtype == np.asarray(want).dtype
-    if rtol:
-        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * np.max(np.abs(want)))
-    else:
-        np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -101,14 +87,10 @@ def test_staged_results_are_sgp4s(case, target):
     fn, calls, rtol = SAME[case]
     staged = autostage.convert(fn, target=target)
     for args in calls:
-        _assert_same(staged(*args), fn(*args), rtol)
+        assert_same(staged(*args), fn(*args), rtol)
 
 
 @pytest.mark.parametrize("target", TARGETS)
 @pytest.mark.parametrize("case", sorted(REFUSED))
 def test_refusals_name_the_packages_line(case, target):
-    fn, args, error, words, where = REFUSED[case]
-    with pytest.raises(error) as raised:
-        autostage.convert(fn, target=target)(*args)
-    message = str(raised.value)
-    assert words in message and where in message
+    assert_refused(*REFUSED[case], target)
