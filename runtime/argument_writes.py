@@ -53,7 +53,7 @@ def _table() -> _Table | None:
 
 def allow(param: ir.Value, name: str, captured: bool = False) -> None:
     """Lets the traced code write into array argument ``name`` (parameter ``param``; an array
-    the code reads through an object, a container or a global where ``captured``)."""
+    the code reads through an object or a container where ``captured``)."""
     trace = tracing.current()
     table = _tables.get(trace)
     if table is None:
@@ -70,8 +70,9 @@ def captured_state(value: ir.Value) -> bool:
     into it (``self.acc[i] = v``) is staged where it is made (``Tensor.__setitem__``)."""
     table = _table()
     param = None if table is None else table.whole.get(value)
-    return param in table.captured and table.latest.get(param, param) is value if (
-        param is not None) else False
+    if param is None or param not in table.captured:
+        return False
+    return table.latest.get(param, param) is value
 
 
 def enabled() -> bool:
@@ -122,7 +123,7 @@ def captured_write_error(name: str, at: ir.Value) -> tracing.StagingError:
     loop that nothing carries out of it (``FunctionTrace.capture``, ``finals``)."""
     return tracing.StagingError(
         f"{_located(at)}this write changes `{name}`, an array the function reads through an "
-        "object, a container or a global, inside a staged `if` or loop (one whose condition or "
+        "object or a container, inside a staged `if` or loop (one whose condition or "
         "bounds are staged values), and nothing carries it out: writes into such an array are "
         "written back where they are made outside staged control flow, or through a local "
         f"name. Read it into a local name first (`a = {name}`), write through that name inside "

@@ -255,6 +255,8 @@ class FunctionTrace(tracing.Trace):
             if self.writes_captures and type(source) is captures.Path and type(
                     value) is np.ndarray and value.ndim and not inputs.needs_native_copy(value):
                 argument_writes.allow(param, str(source), captured=True)
+        if not isinstance(tensor, Tensor):  # (a Generator)
+            return tensor
         latest = argument_writes.latest(tensor.value)  # (read again after a write)
         if latest is not None and not self.visible(latest):
             raise argument_writes.captured_write_error(str(source), latest)

@@ -411,8 +411,8 @@ def _global_write(g):
     (_write_then_raise, 2, r"test_argument_writes.py:\d+: this write into the argument `out` is "
                            r"on a path of a staged `if` that then raises"),
     (_Counter().add, 1, r"test_argument_writes.py:\d+: this write changes `self.total`, an "
-                        r"array the function reads through an object, .* inside a staged `if` "
-                        r"or loop .* \(`a = self.total`\)"),
+                        r"array the function reads through an object or a container, inside "
+                        r"a staged `if` or loop .* \(`a = self.total`\)"),
     (_global_write, 1, r"test_argument_writes.py:\d+: item assignment into a staged tensor"),
 ])
 def test_what_cannot_be_written_back_is_a_clear_error(fn, args, message, target):
