@@ -139,7 +139,7 @@ class FunctionTrace(tracing.Trace):
         # check_escapes compares them with their items when the trace began).
         self.argument_lists: list[list] = []
         self._argument_items: list[tuple[list | dict, list]] = []
-        self._places: dict[ir.Value, list] | None = None  # (``follow_write``)
+        self._places: dict[ir.Value, list] = {}  # param -> (container, key) holding it
         self.raised: Exception | None = None  # the trace ended with a raise op of this
         # Writes into the arrays it captures are written back into them (the function called
         # from Python, on a target that writes back: ``argument_writes``).
@@ -211,11 +211,17 @@ class FunctionTrace(tracing.Trace):
 
     def watch_argument_lists(self, arguments: list) -> None:
         """Notes the Python lists and dicts given as (or inside) ``arguments``, and their
-        items, to refuse changes to them (``check_escapes``)."""
+        items, to refuse changes to them (``check_escapes``) and to follow writes into their
+        arrays (``follow_write``)."""
         containers = _containers_in(arguments)
         self.argument_lists = [c for c in containers if isinstance(c, list)]
         self._argument_items = [(c, _items(c)) for c in containers]
-        self._places = None
+        self._places = {}
+        for container in containers:
+            keys = container.keys() if isinstance(container, dict) else range(len(container))
+            for key in keys:
+                if isinstance(container[key], Tensor):
+                    self._places.setdefault(container[key].value, []).append((container, key))
 
     def follow_write(self, param: ir.Value, new: ir.Value) -> None:
         """The argument lists and dicts (the trace's own, which the code reads) hold the state
@@ -223,14 +229,6 @@ class FunctionTrace(tracing.Trace):
         wrote into: a second epoch of ``for p, g in zip(params, grads): p -= lr * g`` reads
         the written ``params``. (A write in staged control flow leaves them: reading such an
         item after it is the clear error of any stale reference, ``array_identity``.)"""
-        if self._places is None:  # param -> where the containers hold it (built once)
-            self._places = {}
-            for container, _ in self._argument_items:
-                keys = container.keys() if isinstance(container, dict) else range(len(container))
-                for key in keys:
-                    item = container[key]
-                    if isinstance(item, Tensor):
-                        self._places.setdefault(item.value, []).append((container, key))
         for container, key in self._places.get(param, ()):
             item = container[key]
             if isinstance(item, Tensor) and item.value is not new and (

@@ -42,7 +42,6 @@ def list_reverse(lst: Any) -> Any:
     return lst
 
 
-
 class ListBox:
     """Holds a list while one statement pops from it inside an expression: ``s += x.pop()``
     becomes ``box = ListBox(x)`` / ``s += box_pop(box)`` / ``x = box.list``. Each pop rebinds
