@@ -13,6 +13,7 @@ option               environment variable            what it does
 ``CACHE_DIR``        ``AUTOSTAGE_CACHE_DIR``         where generated and compiled code is kept
 ``EXACT_MATH``       ``AUTOSTAGE_EXACT_MATH``        cpu: real exp/log/tanh by libm, not kernels
 ``DIRECT``           ``AUTOSTAGE_DIRECT``            cpu: compiled without Numba's front end
+``LLVM_WORKER``      ``AUTOSTAGE_LLVM_WORKER``       cpu: helpers' LLVM work on a worker thread
 ``MALLOC_TUNING``    ``AUTOSTAGE_MALLOC_TUNING``     cpu: freed big arrays reused (``0``: off)
 ``RECURSION_LIMIT``  ``AUTOSTAGE_RECURSION_LIMIT``   staged recursion depth (1000)
 ``UNROLL_LIMIT``     ``AUTOSTAGE_UNROLL_LIMIT``      longer Python ranges staged, not unrolled (3)

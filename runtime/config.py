@@ -172,6 +172,12 @@ DIRECT: Option[bool] = Option(
     " analysis, IR and passes); a function it leaves out, or 0, is compiled by Numba's pipeline."
     " Read when a function compiles; part of those functions' cache keys.")
 
+LLVM_WORKER: Option[bool] = Option(
+    "llvm_worker", True, _flag, _check_flag,
+    "cpu target: LLVM's optimisation and code generation of the helpers a function's compile"
+    " needs run on a worker thread while the compile goes on (backends/cpu/llvm_worker.py);"
+    " 0: on the compiling thread. Read when a helper compiles.")
+
 MALLOC_TUNING: Option[bool] = Option(
     "malloc_tuning", True, _flag, _check_flag,
     "cpu target, Linux (glibc): raise malloc's mmap and trim thresholds to 1 GiB when the backend"
@@ -255,7 +261,7 @@ CUDA_CUBLAS: Option[bool] = Option(
     " kernel. Read at each product.")
 
 OPTIONS: tuple[Option, ...] = (MAX_TRACES, TRACEBACK, DO_NOT_CONVERT, VERIFY, DUMP_BEFORE,
-                               DUMP_AFTER, CACHE_DIR, EXACT_MATH, DIRECT,
+                               DUMP_AFTER, CACHE_DIR, EXACT_MATH, DIRECT, LLVM_WORKER,
                                MALLOC_TUNING, RECURSION_LIMIT, UNROLL_LIMIT, STATIC_SIZES,
                                TIERED, EAGER, CUDA_CUBLAS)
 
@@ -286,7 +292,7 @@ def cache_root() -> str:
 
 
 __all__ = ["CACHE_DIR", "CUDA_CUBLAS", "DIRECT", "DO_NOT_CONVERT", "DUMP_AFTER", "DUMP_BEFORE",
-           "EAGER", "EXACT_MATH", "MALLOC_TUNING", "MAX_TRACES", "OPTIONS", "RECURSION_LIMIT",
-           "TIERED",
+           "EAGER", "EXACT_MATH", "LLVM_WORKER", "MALLOC_TUNING", "MAX_TRACES", "OPTIONS",
+           "RECURSION_LIMIT", "TIERED",
            "TRACEBACK", "VERIFY", "ConfigError", "Option", "Switch", "applied", "cache_root",
            "snapshot"]

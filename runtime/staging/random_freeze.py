@@ -327,7 +327,7 @@ class FreezeCheck:
             # trace may pass when run again (Numba's states and seeding events are this
             # thread's own).
             error.another_thread_may_have_drawn = bool(changed) and not (
-                numba or drawn or kept) and threading.active_count() > 1
+                numba or drawn or kept) and _other_threads()
             raise error
 
 
@@ -457,6 +457,14 @@ def _describe(obj: Any, also: list, where: Callable[[Any], list[str]]) -> str:
     return text + (f" ({', '.join(dict.fromkeys(names))})" if names else "")
 
 
+def _other_threads() -> bool:
+    """Whether threads besides this one may run Python code that draws (autostage's own
+    threads that only run LLVM, marked ``runs_no_user_code``, do not)."""
+    return any(thread is not threading.current_thread()
+               and not getattr(thread, "runs_no_user_code", False)
+               for thread in threading.enumerate())
+
+
 def _error(name: str, changed: list, objects: list, numba: list, drawn: list, kept: list,
            where: Callable[[Any], list[str]]) -> Exception:
     from autostage.runtime.staging.random_draws import RandomStagingError
@@ -464,7 +472,7 @@ def _error(name: str, changed: list, objects: list, numba: list, drawn: list, ke
     shown = _shown(changed, objects)
     threads = (" (If another thread drew from it while the function was traced, trace it "
                "first: call it once before such threads start.)"
-               if changed and threading.active_count() > 1 else "")
+               if changed and _other_threads() else "")
     if [obj for obj, _ in shown] == [np.random.mtrand._rand] and not (numba or drawn or kept):
         return RandomStagingError(  # the common case, worded as users search for it
             f"NumPy's global random state changed while {name} was traced: code that "

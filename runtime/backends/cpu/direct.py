@@ -32,6 +32,7 @@ from autostage.runtime.backends.cpu import (
     direct_arrays,
     direct_lowering,
     direct_types,
+    llvm_worker,
     loop_hints,
     wrapper_objects,
 )
@@ -49,6 +50,12 @@ _typing = threading.local()  # .functions: the functions this thread is typing d
 def enabled() -> bool:
     """Whether functions compile through ``direct`` (``config.DIRECT``)."""
     return config.DIRECT.value()
+
+
+def typing_a_caller() -> bool:
+    """Whether this thread compiles a callee for the typing of a function (its code is not
+    needed until the caller's is)."""
+    return bool(getattr(_typing, "functions", None))
 
 
 @functools.cache
@@ -133,7 +140,9 @@ def _lowered(state, func, typed: FunctionTypes) -> object:
         if not flags.no_cfunc_wrapper \
                 and not any(isinstance(t, types.Omitted) for t in state.args):
             context.create_cfunc_wrapper(library, descriptor, environment, call_helper)
-    entry = targetctx.get_executable(library, descriptor, environment)
+    library.finalize()  # (while a caller is typed, LLVM's work on it goes to llvm_worker)
+    entry = llvm_worker.entry(library, functools.partial(
+        targetctx.get_executable, library, descriptor, environment))
     targetctx.insert_user_function(entry, descriptor, [library])
     state.reload_init.extend(library._reload_init)
     state.metadata[METADATA_KEY] = True

@@ -15,6 +15,7 @@ are logged and the entry is simply not saved.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import io
 import logging
@@ -28,7 +29,7 @@ import warnings
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from autostage.runtime.backends.cpu import direct, int_wrap, symbol_links
+from autostage.runtime.backends.cpu import direct, int_wrap, llvm_worker, symbol_links
 from numba.core import caching
 from numba.core.dispatcher import Dispatcher
 
@@ -68,6 +69,13 @@ def tie_data_files(module: types.ModuleType,
                          *([digest] if writes_in_line else []))
                 value._cache._cache_file = TiedCacheFile(
                     old._cache_path, old._index_name[:-len(".nbi")], stamp)
+                # (code compiled on llvm_worker is saved once it is complete)
+                value._cache.save_overload = functools.partial(
+                    _save_when_complete, value._cache.save_overload)
+
+
+def _save_when_complete(save, signature: object, compiled: object) -> None:
+    llvm_worker.after(compiled.library, lambda: save(signature, compiled))
 
 
 class TiedCacheFile(caching.IndexDataCacheFile):

@@ -25,6 +25,7 @@ from typing import Any
 
 import numba
 from autostage.runtime import call_slot
+from autostage.runtime.backends.cpu import llvm_worker
 
 
 class Refused(Exception):
@@ -81,5 +82,5 @@ def compiled_entry(dispatcher: Any, values: Sequence[Any]
                           | call_slot.WRITEABLE * kind.mutable))
         else:
             return None
-    return compiled.entry_point, flags
+    return llvm_worker.resolved(compiled.entry_point), flags
 

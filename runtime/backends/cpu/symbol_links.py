@@ -34,9 +34,12 @@ import sys
 import weakref
 from typing import NamedTuple
 
+from autostage.runtime.backends.cpu import direct, llvm_worker
+from llvmlite import binding as ll
 from numba.core import codegen as numba_codegen
 from numba.core import config as numba_config
 from numba.core import cpu
+from numba.core.compiler_lock import require_global_compiler_lock
 from numba.core.dispatcher import Dispatcher
 
 # Linked code of at least this many instructions is called by symbol. LLVM inlines functions of
@@ -149,9 +152,56 @@ class SymbolLinkedLibrary(numba_codegen.JITCodeLibrary):
     _pins: tuple = ()  # their code libraries, kept loaded while this one lives
 
     def finalize(self) -> None:
+        for library in self._linking_libraries:  # a callee's code on the worker: loaded first
+            llvm_worker.complete(library)
         if self._linking_libraries:
             self._link_by_symbol(generated=self._generated())
+        typing_a_caller = direct.typing_a_caller()
+        if llvm_worker.deferrable(self, typing_a_caller) and _optimized_once(self._final_module):
+            self._link_final_module()
+            llvm_worker.submit(self)  # optimised and compiled while the caller is typed
+            return
+        if not typing_a_caller:  # a compile's own function: its callees are complete first
+            llvm_worker.complete_all()
         super().finalize()
+
+    # A library on the worker (``llvm_worker``) is not finalised until completed: whatever
+    # needs its code (Numba's get_pointer_to_function, a caller's linking, the disk cache) asks
+    # ``_ensure_finalized``, which waits for it; a caller adding it to link does not.
+
+    def _ensure_finalized(self) -> None:
+        if not self._finalized and not llvm_worker.pending(self):
+            self.finalize()
+        llvm_worker.complete(self)
+
+    def add_linking_library(self, library) -> None:
+        if not llvm_worker.pending(library):
+            library._ensure_finalized()
+        self._linking_libraries.append(library)
+
+    def _link_final_module(self) -> None:
+        """The first half of Numba's ``finalize``: the linked libraries' code linked in."""
+        require_global_compiler_lock()
+        self._codegen._check_llvm_bugs()
+        self._raise_if_finalized()
+        for library in dict.fromkeys(self._linking_libraries):
+            self._final_module.link_in(library._get_module_for_linking(), preserve=True)
+
+    def _finish_in_line(self) -> None:
+        """The second half of Numba's ``finalize``, on this thread (the worker failed)."""
+        self._optimize_final_module()
+        self._final_module.verify()
+        self._finalize_final_module()
+
+    def _load_compiled(self, optimized: bytes, object_code: bytes) -> None:
+        """Completes the library with the worker's optimised module and object code, which
+        Numba's JIT loads as it loads a cached object (``_object_getbuffer_hook``)."""
+        module = ll.parse_bitcode(optimized)
+        module.name = self._final_module.name
+        self._final_module = module
+        self._compiled_object = object_code
+        self._finalize_final_module()
+        self._compiled_object, self._compiled = object_code, True  # (for the disk cache)
 
     def _generated(self) -> bool:
         return any(_GENERATED.match(f.name) for f in self._final_module.functions

@@ -1,0 +1,300 @@
+"""LLVM's work on the helpers a compile needs, done on a worker thread beside the compile.
+
+A function's typing compiles the helpers it calls (products, sums, list buffers, checks: 15 in
+the GRU encoder with attention), each to machine code at once: LLVM's optimisation and code
+generation of the helpers (~0.4 s of that program's ~1.6 s cold compile) ran between the
+caller's typing steps, on the thread that was typing. Here a helper's code library, once its
+IR is complete and linked (``symbol_links.SymbolLinkedLibrary.finalize``), is handed to a
+worker thread as bitcode: the worker optimises it (the same O3 pipeline, on a target machine
+made as Numba makes its own) and emits its object code, while the compiling thread goes on
+typing and lowering the caller. The library is *completed* when something needs its code:
+a caller's finalisation (which links it or calls it by symbol), its disk cache entry, a call
+from Python. Completing parses the optimised module back and hands the object code to Numba's
+JIT as a cached object, the path Numba's own disk cache loads code by.
+
+Two threads can only work on LLVM at once outside llvmlite's lock, which serialises every call
+of a process (a worker thread calling through it gained nothing: the forty-second session of
+issue 14): the worker parses each module into an LLVM context of its own, which LLVM allows to
+be used beside the global one, and calls llvmlite's C functions directly, releasing the GIL as
+ctypes does. Only the compiling thread touches the global context and Numba's JIT.
+
+A library is deferred only while a caller is being typed (the function being compiled for a
+call from Python is needed at once), when its code is autostage's own (``symbol_links``'
+one-pass O3) and no dump of LLVM's work is asked for. A failure on the worker completes the
+library on the compiling thread, Numba's way. ``AUTOSTAGE_LLVM_WORKER=0`` turns it off.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import ctypes
+import logging
+import os
+import queue
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from autostage.runtime import config
+from llvmlite import binding as ll
+from llvmlite.binding import ffi
+from numba.core import codegen as numba_codegen
+from numba.core import config as numba_config
+from numba.core.compiler_lock import global_compiler_lock
+from numba.core.llvm_bindings import create_pass_builder
+
+try:
+    from autostage.runtime import _fastcall
+except ImportError:  # (built without its C extension: helpers compile in line)
+    _fastcall = None
+
+logger = logging.getLogger(__name__)
+
+
+class Job:
+    """One library's module on its way through the worker: bitcode in; optimised bitcode and
+    object code (or the error) out."""
+
+    def __init__(self, library: Any, bitcode: bytes, manager: Any, builder: Any,
+                 machine: Any):
+        self.library = library
+        self.bitcode, self.manager, self.builder, self.machine = bitcode, manager, builder, machine
+        self.done = threading.Event()
+        self.result: tuple[bytes, bytes] | None = None
+        self.error: BaseException | None = None
+        self.after: list[Callable[[], None]] = []  # run on the compiling thread, completed
+
+
+# Jobs not completed yet, in submission order (the compiling thread's, under Numba's lock).
+_pending: dict[int, Job] = {}
+_deferred_entries: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # entry -> wait
+stats: collections.Counter = collections.Counter()  # libraries completed: "worker", "in_line"
+
+
+def enabled() -> bool:
+    """``config.LLVM_WORKER``, and the C level its entry points need (``_fastcall``)."""
+    return config.LLVM_WORKER.value() and _fastcall is not None
+
+
+def deferrable(library: Any, caller_typing: bool) -> bool:
+    """Whether ``library``'s optimisation and code generation may go to the worker."""
+    return (caller_typing and enabled() and library._object_caching_enabled
+            and not (numba_config.DUMP_OPTIMIZED or numba_config.DUMP_ASSEMBLY
+                     or numba_config.DUMP_FUNC_OPT))
+
+
+def pending(library: Any) -> bool:
+    return id(library) in _pending and _pending[id(library)].library is library
+
+
+def submit(library: Any) -> None:
+    """Hands ``library``'s final module (IR complete, linked) to the worker."""
+    machine = _worker().machine
+    builder = create_pass_builder(machine, opt=numba_config.OPT,
+                                  loop_vectorize=numba_config.LOOP_VECTORIZE,
+                                  slp_vectorize=numba_config.SLP_VECTORIZE)
+    manager = builder.getModulePassManager()  # (as Numba's codegen._module_pass_manager)
+    if numba_config.LLVM_REFPRUNE_PASS:
+        manager.add_refprune_pass(numba_codegen._parse_refprune_flags())
+    job = Job(library, library._final_module.as_bitcode(), manager, builder, machine)
+    _pending[id(library)] = job
+    _worker().put(job)
+
+
+def after(library: Any, action: Callable[[], None]) -> None:
+    """Runs ``action`` once ``library`` is completed (at once if it is not deferred)."""
+    job = _pending.get(id(library))
+    if job is not None and job.library is library:
+        job.after.append(action)
+    else:
+        action()
+
+
+def complete(library: Any) -> None:
+    """Waits for ``library``'s code from the worker and loads it (nothing if not deferred)."""
+    job = _pending.get(id(library))
+    if job is None or job.library is not library:
+        return
+    with global_compiler_lock:
+        if _pending.get(id(library)) is not job:  # (completed by another thread meanwhile)
+            return
+        del _pending[id(library)]
+        job.done.wait()
+        if job.result is None:
+            logger.debug("autostage: LLVM worker failed on %s (%s); compiled in line",
+                         library.name, job.error)
+            library._finish_in_line()
+            stats["in_line"] += 1
+        else:
+            library._load_compiled(*job.result)
+            stats["worker"] += 1
+        for action in job.after:
+            action()
+
+
+def complete_all() -> None:
+    """Completes every deferred library (a compile's end: its callees' code and cache entries
+    are ready before its own code runs)."""
+    while _pending:
+        complete(next(iter(_pending.values())).library)
+
+
+def entry(library: Any, make: Callable[[], Any]) -> Any:
+    """The entry point of ``library``'s function (``make()``: Numba's, from its machine code):
+    for a deferred library, one that waits for the code at its first call, ``make()`` run when
+    the library is completed (it also points the code at its environment)."""
+    if not pending(library):
+        return make()
+    made: list = []
+    after(library, lambda: made.append(make()))
+
+    def wait() -> Any:
+        complete(library)
+        return made[0]
+
+    deferred = _fastcall.deferred_entry(wait)
+    _deferred_entries[deferred] = wait
+    return deferred
+
+
+def resolved(entry_point: Any) -> Any:
+    """Numba's entry point behind ``entry_point`` (itself unless deferred)."""
+    wait = _deferred_entries.get(entry_point)
+    return entry_point if wait is None else wait()
+
+
+# ---------------------------------------------------------------- the worker thread
+
+class _Worker:
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        options: dict[str, Any] = {"opt": numba_config.OPT}
+        from numba.core.registry import cpu_target
+
+        cpu_target.target_context.codegen()._customize_tm_options(options)
+        target = ll.Target.from_triple(ll.get_process_triple())
+        self.machine = target.create_target_machine(**options)  # its own: TMs cache state
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.outstanding = 0  # jobs submitted and not done
+        self.idle = threading.Condition()
+        self.thread = threading.Thread(target=self._run, name="autostage-llvm", daemon=True)
+        self.thread.runs_no_user_code = True  # (random_freeze: it draws no random numbers)
+        self.thread.start()
+
+    def put(self, job: Job) -> None:
+        with self.idle:
+            self.outstanding += 1
+        self.jobs.put(job)
+
+    def _run(self) -> None:
+        while True:
+            job = self.jobs.get()
+            try:
+                job.result = _compiled(job.bitcode, job.manager, job.builder, job.machine)
+            except Exception as e:  # noqa: BLE001 - completed in line instead
+                job.error = e
+            finally:
+                job.bitcode = job.manager = job.builder = None
+                job.done.set()
+                with self.idle:
+                    self.outstanding -= 1
+                    self.idle.notify_all()
+
+
+_lock = threading.Lock()
+
+
+def _worker() -> _Worker:
+    worker = getattr(_worker, "current", None)
+    if worker is None or worker.pid != os.getpid():
+        with _lock:
+            worker = getattr(_worker, "current", None)
+            if worker is None or worker.pid != os.getpid():
+                worker = _worker.current = _Worker()
+    return worker
+
+
+def _quiesce() -> None:
+    """Waits until the worker is between jobs (before a fork, at exit): LLVM holds no lock
+    then, and no job is cut off."""
+    worker = getattr(_worker, "current", None)
+    if worker is not None and worker.pid == os.getpid():
+        with worker.idle:
+            worker.idle.wait_for(lambda: worker.outstanding == 0, timeout=60)
+
+
+def _after_fork() -> None:
+    # The child has no worker thread: its jobs would never finish; they complete in line.
+    for job in _pending.values():
+        job.error = RuntimeError("the process forked")
+        job.done.set()
+
+
+os.register_at_fork(before=_quiesce, after_in_child=_after_fork)
+atexit.register(_quiesce)
+
+
+# ---------------------------------------------------------------- LLVM without llvmlite's lock
+
+def _raw(name: str) -> Any:
+    """llvmlite's C function ``name`` itself, without the process-wide lock its wrapper takes
+    (argument types as llvmlite declares them)."""
+    return getattr(ffi.lib, name)._cfn
+
+
+def _compiled(bitcode: bytes, manager: Any, builder: Any, machine: Any) -> tuple[bytes, bytes]:
+    """``bitcode`` optimised by ``manager`` and compiled for ``machine``: (optimised bitcode,
+    object code). In an LLVM context of its own."""
+    context = _raw("LLVMPY_ContextCreate")()
+    try:
+        error = ctypes.c_char_p(None)
+        module = _raw("LLVMPY_ParseBitcode")(context, bitcode, len(bitcode),
+                                             ctypes.byref(error))
+        _raise_if(_message(error) if not module else None, "parsing")
+        try:
+            _raw("LLVMPY_RunNewModulePassManager")(manager, module, builder)
+            broken = _raw("LLVMPY_VerifyModule")(module, ctypes.byref(error))
+            message = _message(error)  # (LLVM writes one when the module is sound too)
+            _raise_if(message if broken else None, "verifying")
+            return _bitcode(module), _object_code(machine, module)
+        finally:
+            _raw("LLVMPY_DisposeModule")(module)
+    finally:
+        _raw("LLVMPY_ContextDispose")(context)
+
+
+def _message(error: ctypes.c_char_p) -> str:
+    """The text of an error message LLVM allocated (freed here), or ""."""
+    if ctypes.cast(error, ctypes.c_void_p).value is None:
+        return ""
+    text = (error.value or b"").decode(errors="replace")
+    _raw("LLVMPY_DisposeString")(error)
+    error.value = None
+    return text
+
+
+def _raise_if(message: str | None, doing: str) -> None:
+    if message is not None:
+        raise RuntimeError(f"LLVM {doing}: {message or 'failed'}")
+
+
+def _bitcode(module: Any) -> bytes:
+    start, size = ctypes.c_char_p(None), ctypes.c_size_t(0)
+    _raw("LLVMPY_WriteBitcodeToString")(module, ctypes.byref(start), ctypes.byref(size))
+    try:
+        return ctypes.string_at(start, size.value)
+    finally:
+        _raw("LLVMPY_DisposeString")(start)
+
+
+def _object_code(machine: Any, module: Any) -> bytes:
+    error = ctypes.c_char_p(None)
+    buffer = _raw("LLVMPY_TargetMachineEmitToMemory")(machine, module, 1, ctypes.byref(error))
+    _raise_if(_message(error) if not buffer else None, "emitting code")
+    try:
+        return ctypes.string_at(_raw("LLVMPY_GetBufferStart")(buffer),
+                                _raw("LLVMPY_GetBufferSize")(buffer))
+    finally:
+        _raw("LLVMPY_DisposeMemoryBuffer")(buffer)
