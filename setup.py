@@ -1,9 +1,10 @@
 """Packaging that pyproject.toml cannot express: ``runtime/`` lives at the top of the repository
 but is imported as ``autostage.runtime``, so the packages are found under two roots (every
 subpackage, without a hand-kept list) and mapped by prefix; and the C level of a staged call
-(``runtime/_fastcall.c``), built against NumPy's headers for the array object's layout. It is
-optional: without a C compiler autostage installs and runs, its calls through Python
-(``runtime/call_slot.py``). Everything else is in pyproject.toml.
+(``runtime/_fastcall.c``), built against NumPy's headers for the array object's layout, and the C
+level of the LLVM worker thread (``runtime/_llvm_worker.c``). Both are optional: without a C
+compiler autostage installs and runs, its calls through Python (``runtime/call_slot.py``), a
+compile's LLVM work on its own thread. Everything else is in pyproject.toml.
 """
 
 import numpy
@@ -18,5 +19,7 @@ setup(
     packages=_under("autostage", "autostage") + _under("runtime", "autostage.runtime"),
     package_dir={"autostage": "autostage", "autostage.runtime": "runtime"},
     ext_modules=[Extension("autostage.runtime._fastcall", ["runtime/_fastcall.c"],
-                           include_dirs=[numpy.get_include()], optional=True)],
+                           include_dirs=[numpy.get_include()], optional=True),
+                 Extension("autostage.runtime._llvm_worker", ["runtime/_llvm_worker.c"],
+                           optional=True)],
 )

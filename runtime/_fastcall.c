@@ -726,53 +726,6 @@ static PyTypeObject BaseType = {
     .tp_new = PyType_GenericNew,
 };
 
-/* ---------------------------------------------------------------- deferred entries */
-
-/* The entry point of a compiled function whose machine code a worker thread is still making
-   (backends/cpu/llvm_worker.py). Numba's dispatcher calls a compiled signature's entry as a C
-   function of (self, args, kwargs), so this is one. Its self is a list [wait, entry]: at the
-   first call ``wait()`` (which waits for the code and returns Numba's entry) fills ``entry``;
-   every call is passed on to it. */
-static PyObject *
-deferred_call(PyObject *cell, PyObject *args, PyObject *kws)
-{
-    PyObject *entry = PyList_GET_ITEM(cell, 1);
-    if (entry == Py_None) {
-        entry = PyObject_CallNoArgs(PyList_GET_ITEM(cell, 0));
-        if (entry == NULL)
-            return NULL;
-        Py_INCREF(entry);
-        if (PyList_SetItem(cell, 1, entry) < 0) {  /* (steals one reference) */
-            Py_DECREF(entry);
-            return NULL;
-        }
-    }
-    else
-        Py_INCREF(entry);
-    PyObject *result = PyObject_Call(entry, args, kws);
-    Py_DECREF(entry);
-    return result;
-}
-
-static PyMethodDef deferred_def = {
-    "deferred_entry", (PyCFunction)(void (*)(void))deferred_call, METH_VARARGS | METH_KEYWORDS,
-    "A compiled function's entry point whose code is still being compiled."};
-
-static PyObject *
-deferred_entry(PyObject *module, PyObject *wait)
-{
-    PyObject *cell = PyList_New(2);
-    if (cell == NULL)
-        return NULL;
-    Py_INCREF(wait);
-    PyList_SET_ITEM(cell, 0, wait);
-    Py_INCREF(Py_None);
-    PyList_SET_ITEM(cell, 1, Py_None);
-    PyObject *entry = PyCFunction_NewEx(&deferred_def, cell, NULL);
-    Py_DECREF(cell);
-    return entry;
-}
-
 /* ---------------------------------------------------------------- module */
 
 static PyObject *
@@ -785,9 +738,6 @@ engage_eager(PyObject *module, PyObject *unused)
 static PyMethodDef module_methods[] = {
     {"engage_eager", engage_eager, METH_NOARGS,
      "config.EAGER may be on from now: every call takes the full path, which decides."},
-    {"deferred_entry", deferred_entry, METH_O,
-     "deferred_entry(wait): an entry point for Numba's dispatcher that calls the entry wait()"
-     " returns (called once, at the first call)."},
     {NULL},
 };
 

@@ -15,8 +15,11 @@ JIT as a cached object, the path Numba's own disk cache loads code by.
 Two threads can only work on LLVM at once outside llvmlite's lock, which serialises every call
 of a process (a worker thread calling through it gained nothing: the forty-second session of
 issue 14): the worker parses each module into an LLVM context of its own, which LLVM allows to
-be used beside the global one, and calls llvmlite's C functions directly, releasing the GIL as
-ctypes does. Only the compiling thread touches the global context and Numba's JIT.
+be used beside the global one, calling llvmlite's C functions from a C routine of its own
+(``_llvm_worker.c``) that holds the GIL at neither end of the job: through ctypes, each of a
+job's dozen calls took the GIL back after it, waiting up to Python's switch interval (5 ms)
+while the compiling thread ran Python, which made jobs 2-3 times as long. Only the compiling
+thread touches the global context and Numba's JIT.
 
 A library is deferred only while a caller is being typed (the function being compiled for a
 call from Python is needed at once), when its code is autostage's own (``symbol_links``'
@@ -29,6 +32,7 @@ from __future__ import annotations
 import atexit
 import collections
 import ctypes
+import functools
 import logging
 import os
 import queue
@@ -46,9 +50,9 @@ from numba.core.compiler_lock import global_compiler_lock
 from numba.core.llvm_bindings import create_pass_builder
 
 try:
-    from autostage.runtime import _fastcall
+    from autostage.runtime import _llvm_worker as _c_level
 except ImportError:  # (built without its C extension: helpers compile in line)
-    _fastcall = None
+    _c_level = None
 
 logger = logging.getLogger(__name__)
 
@@ -74,8 +78,10 @@ stats: collections.Counter = collections.Counter()  # libraries completed: "work
 
 
 def enabled() -> bool:
-    """``config.LLVM_WORKER``, and the C level its entry points need (``_fastcall``)."""
-    return config.LLVM_WORKER.value() and _fastcall is not None
+    """``config.LLVM_WORKER``, with its C level (``_llvm_worker.c``) and llvmlite's functions
+    as it expects them."""
+    return config.LLVM_WORKER.value() and _c_level is not None \
+        and _llvm_functions() is not None
 
 
 def deferrable(library: Any, caller_typing: bool) -> bool:
@@ -154,7 +160,7 @@ def entry(library: Any, make: Callable[[], Any]) -> Any:
         complete(library)
         return made[0]
 
-    deferred = _fastcall.deferred_entry(wait)
+    deferred = _c_level.deferred_entry(wait)
     _deferred_entries[deferred] = wait
     return deferred
 
@@ -238,63 +244,41 @@ atexit.register(_quiesce)
 
 # ---------------------------------------------------------------- LLVM without llvmlite's lock
 
-def _raw(name: str) -> Any:
-    """llvmlite's C function ``name`` itself, without the process-wide lock its wrapper takes
-    (argument types as llvmlite declares them)."""
-    return getattr(ffi.lib, name)._cfn
+# llvmlite's C functions the C level calls, in its order, with the number of arguments
+# llvmlite declares for each (None: none declared); another llvmlite turns the worker off.
+LLVM_FUNCTIONS = (("LLVMPY_ContextCreate", None), ("LLVMPY_ContextDispose", 1),
+                  ("LLVMPY_ParseBitcode", 4), ("LLVMPY_RunNewModulePassManager", 3),
+                  ("LLVMPY_VerifyModule", 2), ("LLVMPY_WriteBitcodeToString", 3),
+                  ("LLVMPY_TargetMachineEmitToMemory", 4), ("LLVMPY_GetBufferStart", 1),
+                  ("LLVMPY_GetBufferSize", 1), ("LLVMPY_DisposeMemoryBuffer", 1),
+                  ("LLVMPY_DisposeModule", 1), ("LLVMPY_DisposeString", None))
+
+
+@functools.cache
+def _llvm_functions() -> tuple[int, ...] | None:
+    """The addresses of ``LLVM_FUNCTIONS`` (without the lock llvmlite's wrappers take), or
+    None if llvmlite declares any otherwise."""
+    import llvmlite.binding.context  # noqa: F401 - (the modules declaring them)
+    import llvmlite.binding.newpassmanagers  # noqa: F401
+
+    addresses = []
+    for name, arity in LLVM_FUNCTIONS:
+        function = getattr(getattr(ffi.lib, name, None), "_cfn", None)
+        declared = None if function is None or function.argtypes is None \
+            else len(function.argtypes)
+        if function is None or declared != arity:
+            logger.debug("autostage: llvmlite's %s is not as llvm_worker expects", name)
+            return None
+        addresses.append(ctypes.cast(function, ctypes.c_void_p).value)
+    return tuple(addresses)
 
 
 def _compiled(bitcode: bytes, manager: Any, builder: Any, machine: Any) -> tuple[bytes, bytes]:
     """``bitcode`` optimised by ``manager`` and compiled for ``machine``: (optimised bitcode,
-    object code). In an LLVM context of its own."""
-    context = _raw("LLVMPY_ContextCreate")()
-    try:
-        error = ctypes.c_char_p(None)
-        module = _raw("LLVMPY_ParseBitcode")(context, bitcode, len(bitcode),
-                                             ctypes.byref(error))
-        _raise_if(_message(error) if not module else None, "parsing")
-        try:
-            _raw("LLVMPY_RunNewModulePassManager")(manager, module, builder)
-            broken = _raw("LLVMPY_VerifyModule")(module, ctypes.byref(error))
-            message = _message(error)  # (LLVM writes one when the module is sound too)
-            _raise_if(message if broken else None, "verifying")
-            return _bitcode(module), _object_code(machine, module)
-        finally:
-            _raw("LLVMPY_DisposeModule")(module)
-    finally:
-        _raw("LLVMPY_ContextDispose")(context)
+    object code), in an LLVM context of its own, the GIL released throughout."""
+    return _c_level.compile(_llvm_functions(), bitcode, _address(manager), _address(builder),
+                            _address(machine))
 
 
-def _message(error: ctypes.c_char_p) -> str:
-    """The text of an error message LLVM allocated (freed here), or ""."""
-    if ctypes.cast(error, ctypes.c_void_p).value is None:
-        return ""
-    text = (error.value or b"").decode(errors="replace")
-    _raw("LLVMPY_DisposeString")(error)
-    error.value = None
-    return text
-
-
-def _raise_if(message: str | None, doing: str) -> None:
-    if message is not None:
-        raise RuntimeError(f"LLVM {doing}: {message or 'failed'}")
-
-
-def _bitcode(module: Any) -> bytes:
-    start, size = ctypes.c_char_p(None), ctypes.c_size_t(0)
-    _raw("LLVMPY_WriteBitcodeToString")(module, ctypes.byref(start), ctypes.byref(size))
-    try:
-        return ctypes.string_at(start, size.value)
-    finally:
-        _raw("LLVMPY_DisposeString")(start)
-
-
-def _object_code(machine: Any, module: Any) -> bytes:
-    error = ctypes.c_char_p(None)
-    buffer = _raw("LLVMPY_TargetMachineEmitToMemory")(machine, module, 1, ctypes.byref(error))
-    _raise_if(_message(error) if not buffer else None, "emitting code")
-    try:
-        return ctypes.string_at(_raw("LLVMPY_GetBufferStart")(buffer),
-                                _raw("LLVMPY_GetBufferSize")(buffer))
-    finally:
-        _raw("LLVMPY_DisposeMemoryBuffer")(buffer)
+def _address(llvm_object: Any) -> int:
+    return ctypes.cast(llvm_object._ptr, ctypes.c_void_p).value
