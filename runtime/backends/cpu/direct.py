@@ -140,7 +140,8 @@ def _lowered(state, func, typed: FunctionTypes) -> object:
         if not flags.no_cfunc_wrapper \
                 and not any(isinstance(t, types.Omitted) for t in state.args):
             context.create_cfunc_wrapper(library, descriptor, environment, call_helper)
-    library.finalize()  # (while a caller is typed, LLVM's work on it goes to llvm_worker)
+    library.may_defer = True  # (while a caller is typed, LLVM's work on it: llvm_worker)
+    library.finalize()
     entry = llvm_worker.entry(library, functools.partial(
         targetctx.get_executable, library, descriptor, environment))
     targetctx.insert_user_function(entry, descriptor, [library])

@@ -58,20 +58,22 @@ logger = logging.getLogger(__name__)
 
 
 class Job:
-    """One library's module on its way through the worker: bitcode in; optimised bitcode and
-    object code (or the error) out."""
+    """One library's way through the worker: deferred until the libraries it links are
+    complete (``started``), then its bitcode in, optimised bitcode and object code (or the
+    error) out."""
 
-    def __init__(self, library: Any, bitcode: bytes, manager: Any, builder: Any,
-                 machine: Any):
+    def __init__(self, library: Any):
         self.library = library
-        self.bitcode, self.manager, self.builder, self.machine = bitcode, manager, builder, machine
+        self.started = False
+        self.bitcode = self.manager = self.builder = self.machine = None
         self.done = threading.Event()
         self.result: tuple[bytes, bytes] | None = None
-        self.error: BaseException | None = None
+        self.error: BaseException | None = None  # the worker's
+        self.link_error: BaseException | None = None  # linking's (raised at completion)
         self.after: list[Callable[[], None]] = []  # run on the compiling thread, completed
 
 
-# Jobs not completed yet, in submission order (the compiling thread's, under Numba's lock).
+# Jobs not completed yet, in the order deferred (the compiling thread's, under Numba's lock).
 _pending: dict[int, Job] = {}
 _deferred_entries: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # entry -> wait
 stats: collections.Counter = collections.Counter()  # libraries completed: "worker", "in_line"
@@ -91,12 +93,44 @@ def deferrable(library: Any, caller_typing: bool) -> bool:
                      or numba_config.DUMP_FUNC_OPT))
 
 
+def _job(library: Any) -> Job | None:
+    job = _pending.get(id(library))
+    return job if job is not None and job.library is library else None
+
+
 def pending(library: Any) -> bool:
-    return id(library) in _pending and _pending[id(library)].library is library
+    return _job(library) is not None
 
 
-def submit(library: Any) -> None:
-    """Hands ``library``'s final module (IR complete, linked) to the worker."""
+def defer(library: Any) -> None:
+    """Finalises ``library`` on the worker: its final module is linked (``library.
+    _linked_bitcode()``) and handed over once the libraries it links are complete, so that a
+    caller of a helper on the worker does not wait for it here."""
+    _pending[id(library)] = Job(library)
+    _start_ready()
+
+
+def _start_ready() -> None:
+    """Starts every deferred job whose libraries to link are all done on the worker."""
+    for job in list(_pending.values()):
+        if not job.started and all(
+                dependency.done.is_set() for dependency in _dependencies(job)):
+            _start(job)
+
+
+def _dependencies(job: Job) -> list[Job]:
+    return [dependency for library in job.library._linking_libraries
+            if (dependency := _job(library)) is not None]
+
+
+def _start(job: Job) -> None:
+    job.started = True
+    try:
+        bitcode = job.library._linked_bitcode()  # (completes the libraries it links)
+    except Exception as e:  # noqa: BLE001 - raised where the library is completed
+        job.link_error = e
+        job.done.set()
+        return
     machine = _worker().machine
     builder = create_pass_builder(machine, opt=numba_config.OPT,
                                   loop_vectorize=numba_config.LOOP_VECTORIZE,
@@ -104,15 +138,14 @@ def submit(library: Any) -> None:
     manager = builder.getModulePassManager()  # (as Numba's codegen._module_pass_manager)
     if numba_config.LLVM_REFPRUNE_PASS:
         manager.add_refprune_pass(numba_codegen._parse_refprune_flags())
-    job = Job(library, library._final_module.as_bitcode(), manager, builder, machine)
-    _pending[id(library)] = job
+    job.bitcode, job.manager, job.builder, job.machine = bitcode, manager, builder, machine
     _worker().put(job)
 
 
 def after(library: Any, action: Callable[[], None]) -> None:
     """Runs ``action`` once ``library`` is completed (at once if it is not deferred)."""
-    job = _pending.get(id(library))
-    if job is not None and job.library is library:
+    job = _job(library)
+    if job is not None:
         job.after.append(action)
     else:
         action()
@@ -120,14 +153,18 @@ def after(library: Any, action: Callable[[], None]) -> None:
 
 def complete(library: Any) -> None:
     """Waits for ``library``'s code from the worker and loads it (nothing if not deferred)."""
-    job = _pending.get(id(library))
-    if job is None or job.library is not library:
+    if _job(library) is None:
         return
     with global_compiler_lock:
-        if _pending.get(id(library)) is not job:  # (completed by another thread meanwhile)
+        job = _job(library)
+        if job is None:  # (completed by another thread meanwhile)
             return
+        if not job.started:
+            _start(job)
         del _pending[id(library)]
         job.done.wait()
+        if job.link_error is not None:
+            raise job.link_error
         if job.result is None:
             logger.debug("autostage: LLVM worker failed on %s (%s); compiled in line",
                          library.name, job.error)
@@ -138,6 +175,7 @@ def complete(library: Any) -> None:
             stats["worker"] += 1
         for action in job.after:
             action()
+        _start_ready()
 
 
 def complete_all() -> None:
@@ -158,6 +196,8 @@ def entry(library: Any, make: Callable[[], Any]) -> Any:
 
     def wait() -> Any:
         complete(library)
+        if not made:  # (its completion raised: a bug, reported where it happened)
+            raise RuntimeError(f"autostage: the code of {library.name} failed to compile")
         return made[0]
 
     deferred = _c_level.deferred_entry(wait)

@@ -151,18 +151,22 @@ class SymbolLinkedLibrary(numba_codegen.JITCodeLibrary):
     _symbols: frozenset = frozenset()  # the symbols it needs defined elsewhere
     _pins: tuple = ()  # their code libraries, kept loaded while this one lives
 
+    # ``direct`` sets this for the libraries it compiles, whose entry point it asks for only
+    # when their code is complete (``llvm_worker.entry``); Numba's pipeline asks at once.
+    may_defer = False
+
     def finalize(self) -> None:
+        typing_a_caller = direct.typing_a_caller()
+        if self.may_defer and llvm_worker.deferrable(self, typing_a_caller) \
+                and _optimized_once(self._final_module):
+            llvm_worker.defer(self)  # optimised and compiled while the caller is typed
+            return
+        if not typing_a_caller:  # a compile's own function: its callees are complete first
+            llvm_worker.complete_all()
         for library in self._linking_libraries:  # a callee's code on the worker: loaded first
             llvm_worker.complete(library)
         if self._linking_libraries:
             self._link_by_symbol(generated=self._generated())
-        typing_a_caller = direct.typing_a_caller()
-        if llvm_worker.deferrable(self, typing_a_caller) and _optimized_once(self._final_module):
-            self._link_final_module()
-            llvm_worker.submit(self)  # optimised and compiled while the caller is typed
-            return
-        if not typing_a_caller:  # a compile's own function: its callees are complete first
-            llvm_worker.complete_all()
         super().finalize()
 
     # A library on the worker (``llvm_worker``) is not finalised until completed: whatever
@@ -179,13 +183,19 @@ class SymbolLinkedLibrary(numba_codegen.JITCodeLibrary):
             library._ensure_finalized()
         self._linking_libraries.append(library)
 
-    def _link_final_module(self) -> None:
-        """The first half of Numba's ``finalize``: the linked libraries' code linked in."""
+    def _linked_bitcode(self) -> bytes:
+        """The first half of Numba's ``finalize`` (the linked libraries' code linked in, those
+        called by symbol not), for the worker: the final module's bitcode."""
         require_global_compiler_lock()
         self._codegen._check_llvm_bugs()
         self._raise_if_finalized()
+        for library in self._linking_libraries:
+            llvm_worker.complete(library)
+        if self._linking_libraries:
+            self._link_by_symbol(generated=self._generated())
         for library in dict.fromkeys(self._linking_libraries):
             self._final_module.link_in(library._get_module_for_linking(), preserve=True)
+        return self._final_module.as_bitcode()
 
     def _finish_in_line(self) -> None:
         """The second half of Numba's ``finalize``, on this thread (the worker failed)."""

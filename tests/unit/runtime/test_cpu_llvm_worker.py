@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import threading
 
 import numba
 import numpy as np
@@ -28,6 +29,10 @@ def scaled_sum(x, k):
     for i in range(x.shape[0]):
         total += x[i] * k
     return total
+
+
+def twice(x, k):
+    return scaled_sum(x, k) * 2.0
 '''
 
 
@@ -40,7 +45,9 @@ def helper_module(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     symbol_links.install()
     module = importlib.import_module(name)
-    yield numba.njit(pipeline_class=direct.Compiler)(module.scaled_sum)
+    module.scaled_sum = numba.njit(pipeline_class=direct.Compiler)(module.scaled_sum)
+    module.twice = numba.njit(pipeline_class=direct.Compiler)(module.twice)
+    yield module.scaled_sum
     sys.modules.pop(name, None)
 
 
@@ -90,6 +97,29 @@ def test_the_worker_makes_the_code_the_compiling_thread_makes(helper_module, mon
     assert object_code[:4] == b"\x7fELF"
     llvm_worker.complete(library)
     assert library.serialize_using_object_code()[2][0] == object_code  # what the cache keeps
+
+
+def test_a_caller_of_a_callee_on_the_worker_goes_on_without_waiting(helper_module,
+                                                                     monkeypatch):
+    """A caller's finalisation does not wait for the code of a callee it links: it is linked
+    and handed to the worker once the callee is done (here: held back until released)."""
+    release = threading.Event()
+    compiled = llvm_worker._compiled
+
+    def held(*args):
+        release.wait(timeout=60)
+        return compiled(*args)
+
+    monkeypatch.setattr(llvm_worker, "_compiled", held)
+    twice = sys.modules[helper_module.py_func.__module__].twice
+    caller = compile_as_callee(twice, monkeypatch)  # (types, and so compiles, scaled_sum)
+    callee = helper_module.overloads[SIGNATURE].library
+    assert callee in caller._linking_libraries
+    assert llvm_worker.pending(caller) and llvm_worker.pending(callee)
+    assert not llvm_worker._job(caller).started  # waits for the callee's code, not this thread
+    release.set()
+    assert twice(X, 1.5) == twice.py_func(X, 1.5)
+    assert not llvm_worker.pending(caller) and not llvm_worker.pending(callee)
 
 
 def test_a_failure_on_the_worker_compiles_on_the_calling_thread(helper_module, monkeypatch):
