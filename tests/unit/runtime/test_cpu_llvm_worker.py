@@ -190,9 +190,9 @@ print(json.dumps({"h": h.tolist(), "sums": sums.tolist(), "stats": dict(llvm_wor
 '''
 
 
-def run(cache, **env) -> dict:
+def run(cache, prelude="", **env) -> dict:
     script = cache.parent / "program.py"
-    script.write_text(textwrap.dedent(PROGRAM))
+    script.write_text(prelude + textwrap.dedent(PROGRAM))
     environment = {**os.environ, "AUTOSTAGE_CACHE_DIR": str(cache),
                    "NUMBA_CACHE_DIR": str(cache / "numba"), "AUTOSTAGE_TIERED": "0", **env}
     done = subprocess.run([sys.executable, str(script)], env=environment,
@@ -221,3 +221,10 @@ def test_a_program_compiles_the_same_with_and_without_the_worker(tmp_path):
     again = run(tmp_path / "on")
     assert again["h"] == on["h"] and not again["stats"]
     assert cache_entries(tmp_path / "on") == saved  # nothing compiled again
+
+
+def test_without_its_c_level_helpers_compile_in_line(tmp_path):
+    without = run(tmp_path / "without", "import sys\n"
+                  "sys.modules['autostage.runtime._llvm_worker'] = None  # (not built)\n")
+    with_it = run(tmp_path / "with")
+    assert without["h"] == with_it["h"] and not without["stats"] and with_it["stats"]["worker"]
