@@ -23,7 +23,8 @@ loads. Code with an unresolved symbol is never loaded: LLVM's JIT would give it 
 and the process would crash at the call.
 
 The same library class optimises autostage's code with one run of LLVM's O3 pipeline where Numba
-runs three (``SymbolLinkedLibrary._optimize_functions`` and ``_optimize_final_module``).
+runs three (``SymbolLinkedLibrary._optimize_functions`` and ``_optimize_final_module``), and
+finalises the libraries ``direct`` compiles while a caller is typed on ``llvm_worker``'s thread.
 """
 
 from __future__ import annotations
@@ -163,11 +164,16 @@ class SymbolLinkedLibrary(numba_codegen.JITCodeLibrary):
             return
         if not typing_a_caller:  # a compile's own function: its callees are complete first
             llvm_worker.complete_all()
-        for library in self._linking_libraries:  # a callee's code on the worker: loaded first
+        self._link_callees()
+        super().finalize()
+
+    def _link_callees(self) -> None:
+        """The callees' code still on the worker loaded first; those called by symbol left
+        out of the libraries to link."""
+        for library in self._linking_libraries:
             llvm_worker.complete(library)
         if self._linking_libraries:
             self._link_by_symbol(generated=self._generated())
-        super().finalize()
 
     # A library on the worker (``llvm_worker``) is not finalised until completed: whatever
     # needs its code (Numba's get_pointer_to_function, a caller's linking, the disk cache) asks
@@ -189,10 +195,7 @@ class SymbolLinkedLibrary(numba_codegen.JITCodeLibrary):
         require_global_compiler_lock()
         self._codegen._check_llvm_bugs()
         self._raise_if_finalized()
-        for library in self._linking_libraries:
-            llvm_worker.complete(library)
-        if self._linking_libraries:
-            self._link_by_symbol(generated=self._generated())
+        self._link_callees()
         for library in dict.fromkeys(self._linking_libraries):
             self._final_module.link_in(library._get_module_for_linking(), preserve=True)
         return self._final_module.as_bitcode()
