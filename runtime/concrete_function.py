@@ -11,6 +11,7 @@ start (``StagedFunction``) asks for that preparation on a background thread inst
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 import weakref
 from collections.abc import Callable
@@ -165,6 +166,20 @@ def _finish_preparations() -> None:
     than its compilation would otherwise never run compiled code)."""
     for thread in list(_RUNNING):
         thread.join()
+
+
+def _finish_preparations_before_fork() -> None:
+    """Before ``os.fork()`` (a ``multiprocessing`` pool with the fork start method), waits for
+    the background preparations: a child has none of the parent's threads, so a lock one held
+    (this trace's, Numba's compiler lock) would never be released there, and the child's first
+    call of that function would wait forever."""
+    current = threading.current_thread()
+    for thread in list(_RUNNING):
+        if thread is not current:
+            thread.join()
+
+
+os.register_at_fork(before=_finish_preparations_before_fork)
 
 
 def _release_runner(runner: Callable | None) -> None:

@@ -241,6 +241,32 @@ def test_a_process_waits_at_exit_for_its_compilation(tmp_path):
     assert list((tmp_path / "cache").rglob("*.nbi")), "nothing compiled reached the cache"
 
 
+def test_a_fork_while_compiling_waits_for_the_compilation(tiered, gate):
+    """``os.fork()`` (a fork-started ``multiprocessing`` pool) while a function compiles in the
+    background: the child has no compiling thread, so the fork waits for it; the child's call
+    used to wait forever for the trace's lock that thread held."""
+    import os
+    import signal
+
+    f = autostage.convert(lambda x: np.tanh(x) * 2.0)
+    x = np.arange(5.0)
+    np.testing.assert_allclose(f(x), np.tanh(x) * 2.0, rtol=1e-12)  # Python; compiling at the gate
+    threading.Timer(0.5, gate.set).start()  # (the fork waits until it has compiled)
+    pid = os.fork()
+    if pid == 0:  # the child
+        try:
+            ok = np.allclose(f(x + 1.0), np.tanh(x + 1.0) * 2.0, rtol=1e-12)
+        finally:
+            os._exit(0 if ok else 3)
+    deadline = time.monotonic() + 120
+    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if done[0] == 0:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    assert done[0] == pid and os.waitstatus_to_exitcode(done[1]) == 0, "the child hung or failed"
+
+
 @pytest.fixture
 def compiling_threads(monkeypatch):
     """The names of the threads in which Numba compiled an entry function, in order."""
