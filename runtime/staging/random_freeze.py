@@ -62,14 +62,32 @@ def _random_types() -> frozenset[type]:
 
 def _live_objects() -> list:
     """The live instances of the random-state classes (C-level filtering of gc's list)."""
-    objects = gc.get_objects()
     kinds = _random_types()
-    found = list(itertools.compress(objects, map(kinds.__contains__, map(type, objects))))
+    objects = gc.get_objects()
+    found = [obj for obj in _of_kinds(objects, kinds) if _constructed(obj)]
+    del objects  # (see _of_kinds)
     known = {id(obj) for obj in found}
     # NumPy's and Python's global states, even where gc.freeze() hides them from gc.
     state = np.random.mtrand._rand
     return found + [obj for obj in (state, state._bit_generator, getattr(random, "_inst", None))
                     if obj is not None and id(obj) not in known]
+
+
+def _of_kinds(objects: list, kinds: frozenset) -> list:
+    """The objects of ``kinds`` among ``objects`` (gc's list), filtered without running Python
+    code. gc's list holds every object of the process, those other threads are building too:
+    held while another thread runs, it made a tuple being built there (``tuple(generator)``)
+    fail with SystemError (its size cannot change while it has two references); callers drop
+    it at once."""
+    return list(itertools.compress(objects, map(kinds.__contains__, map(type, objects))))
+
+
+def _constructed(obj: Any) -> bool:
+    """Whether ``obj`` is past its construction: another thread may be making a NumPy bit
+    generator (``copy.deepcopy`` or unpickling one of a Generator seeds a new one first), whose
+    state pointer is not set until its seed sequence is; reading its ``state`` then crashed the
+    process. (Not drawn from yet: nothing to check.)"""
+    return not isinstance(obj, np.random.BitGenerator) or obj._seed_seq is not None
 
 
 def _exempt() -> set[int]:
@@ -224,14 +242,15 @@ def _collections() -> tuple[int, ...]:
 def _created_since(check: FreezeCheck) -> list:
     """Random-state objects alive now that were not when ``check`` began. Without a collection
     of generation 1 or 2 since then, new objects are all in generations 0 and 1 (small)."""
+    kinds = _random_types()
+    known = {id(obj) for obj, _ in check.before}
     if _collections() == check.collections:
         objects = gc.get_objects(0) + gc.get_objects(1)
     else:
         objects = gc.get_objects()
-    kinds = _random_types()
-    known = {id(obj) for obj, _ in check.before}
-    return [obj for obj in itertools.compress(objects, map(kinds.__contains__, map(type, objects)))
-            if id(obj) not in known]
+    found = _of_kinds(objects, kinds)
+    del objects  # (see _of_kinds)
+    return [obj for obj in found if id(obj) not in known and _constructed(obj)]
 
 
 def _drawn_since_seeding(obj: Any, seeded: dict[int, Any]) -> bool:

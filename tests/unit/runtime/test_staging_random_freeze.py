@@ -398,3 +398,43 @@ def test_a_library_object_holding_a_generator_is_named_by_its_attributes(target)
         staged(np.zeros(2))
     assert "Generator object (global DIST.dist._random_state)" in str(info.value)
     assert "while frozen_distribution_draw was traced" in str(info.value)
+
+
+CONSTRUCTING = '''
+import copy, sys, threading, time
+import numpy as np
+from autostage.runtime.staging import random_freeze
+
+stop = threading.Event()
+
+def copying():  # each copy of a Generator first makes a bit generator seeded from the OS
+    g = np.random.default_rng(3)
+    while not stop.is_set():
+        try:
+            copy.deepcopy((g, 1))
+        except SystemError:  # (see random_freeze._of_kinds)
+            pass
+
+thread = threading.Thread(target=copying)
+thread.start()
+end = time.monotonic() + float(sys.argv[1])
+while time.monotonic() < end:
+    random_freeze.FreezeCheck().close()
+stop.set()
+thread.join()
+print("done")
+'''
+
+
+def test_a_bit_generator_another_thread_is_constructing_is_not_read(tmp_path):
+    """A trace's check begins while another thread copies (or unpickles) a Generator: the
+    check saw the new bit generator before its state pointer was set and read its state (the
+    process crashed within seconds); it leaves it until constructed."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "constructing.py"
+    script.write_text(CONSTRUCTING)
+    done = subprocess.run([sys.executable, "-X", "faulthandler", str(script), "8"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.split() == ["done"], done.stderr[-3000:]
