@@ -168,18 +168,18 @@ def _finish_preparations() -> None:
         thread.join()
 
 
-def _finish_preparations_before_fork() -> None:
+def finish_preparations_before_fork() -> None:
     """Before ``os.fork()`` (a ``multiprocessing`` pool with the fork start method), waits for
     the background preparations: a child has none of the parent's threads, so a lock one held
     (this trace's, Numba's compiler lock) would never be released there, and the child's first
-    call of that function would wait forever."""
+    call of that function would wait forever. Not longer than a minute each."""
     current = threading.current_thread()
     for thread in list(_RUNNING):
         if thread is not current:
-            thread.join()
+            thread.join(timeout=60)
 
 
-os.register_at_fork(before=_finish_preparations_before_fork)
+os.register_at_fork(before=finish_preparations_before_fork)  # (and from llvm_worker's, first)
 
 
 def _release_runner(runner: Callable | None) -> None:

@@ -41,7 +41,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from autostage.runtime import config
+from autostage.runtime import concrete_function, config
 from llvmlite import binding as ll
 from llvmlite.binding import ffi
 from numba.core import codegen as numba_codegen
@@ -271,14 +271,37 @@ def _quiesce() -> None:
             worker.idle.wait_for(lambda: worker.outstanding == 0, timeout=60)
 
 
+_fork = threading.local()  # .locked: whether this thread took Numba's lock for its fork
+
+
+def _before_fork() -> None:
+    """Before ``os.fork()`` (a fork-started ``multiprocessing`` pool): waits for a compile
+    another thread runs (it holds Numba's compiler lock, which in the child, without that
+    thread, would never be released: the child's first compile waited forever), then for the
+    worker. Not longer than a minute (a thread the forking one holds up cannot finish). A
+    tiered start's compilations are waited for first: one waiting for the lock would wait for
+    the fork, and the fork for it."""
+    concrete_function.finish_preparations_before_fork()
+    _fork.locked = global_compiler_lock._lock.acquire(timeout=60)
+    _quiesce()
+
+
+def _after_fork_in_parent() -> None:
+    if getattr(_fork, "locked", False):
+        _fork.locked = False
+        global_compiler_lock._lock.release()
+
+
 def _after_fork() -> None:
+    _after_fork_in_parent()  # (this thread, the child's only one, owns the lock there)
     # The child has no worker thread: its jobs would never finish; they complete in line.
     for job in _pending.values():
         job.error = RuntimeError("the process forked")
         job.done.set()
 
 
-os.register_at_fork(before=_quiesce, after_in_child=_after_fork)
+os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
+                    after_in_child=_after_fork)
 atexit.register(_quiesce)
 
 

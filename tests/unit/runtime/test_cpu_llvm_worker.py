@@ -173,6 +173,43 @@ def test_a_fork_with_a_callee_on_the_worker_completes_it_in_the_child(helper_mod
     assert helper_module(X, 0.25) == helper_module.py_func(X, 0.25)
 
 
+
+def test_a_fork_while_another_thread_compiles_waits_for_the_compile():
+    """``os.fork()`` (a fork-started ``multiprocessing`` pool) while another thread compiles
+    (holds Numba's compiler lock): the fork waits for it; the child's first compile waited
+    forever for the lock of a thread it does not have."""
+    import signal
+    import time
+
+    from numba.core.compiler_lock import global_compiler_lock
+
+    holding, release = threading.Event(), threading.Event()
+
+    def compiling():  # (a compile holds the lock throughout)
+        with global_compiler_lock:
+            holding.set()
+            release.wait(timeout=60)
+
+    thread = threading.Thread(target=compiling)
+    thread.start()
+    holding.wait(timeout=60)
+    threading.Timer(0.5, release.set).start()
+    pid = os.fork()
+    if pid == 0:  # the child: compiles
+        try:
+            ok = numba.njit(lambda x: x * 3.0 + 1.0)(2.0) == 7.0
+        finally:
+            os._exit(0 if ok else 3)
+    thread.join()
+    deadline = time.monotonic() + 120
+    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if done[0] == 0:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    assert done[0] == pid and os.waitstatus_to_exitcode(done[1]) == 0, "the child hung or failed"
+
+
 PROGRAM = '''
 import json, sys, numpy as np, autostage
 from autostage.runtime.backends.cpu import llvm_worker
