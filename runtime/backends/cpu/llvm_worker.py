@@ -294,10 +294,12 @@ def _after_fork_in_parent() -> None:
 
 def _after_fork() -> None:
     _after_fork_in_parent()  # (this thread, the child's only one, owns the lock there)
-    # The child has no worker thread: its jobs would never finish; they complete in line.
+    # The child has no worker thread: the jobs handed to the parent's and not done would never
+    # finish; they complete in line (those not started yet go to the child's own worker).
     for job in _pending.values():
-        job.error = RuntimeError("the process forked")
-        job.done.set()
+        if job.started and not job.done.is_set():
+            job.error = RuntimeError("the process forked")
+            job.done.set()
 
 
 os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent,
