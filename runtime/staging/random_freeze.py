@@ -42,6 +42,11 @@ from typing import Any
 import numpy as np
 import numpy.random.bit_generator as _np_bit_generator
 
+try:
+    from autostage.runtime._live_objects import instances_of as _instances_of
+except ImportError:  # (built without its C extension)
+    _instances_of = None
+
 _ROOTS = (np.random.Generator, np.random.RandomState, np.random.BitGenerator, random.Random)
 _NUMBA_STATES = ("np.random", "random")  # Numba's own states for its np.random and random
 
@@ -62,10 +67,7 @@ def _random_types() -> frozenset[type]:
 
 def _live_objects() -> list:
     """The live instances of the random-state classes (C-level filtering of gc's list)."""
-    kinds = _random_types()
-    objects = gc.get_objects()
-    found = [obj for obj in _of_kinds(objects, kinds) if _constructed(obj)]
-    del objects  # (see _of_kinds)
+    found = [obj for obj in _of_kinds(_random_types(), None) if _constructed(obj)]
     known = {id(obj) for obj in found}
     # NumPy's and Python's global states, even where gc.freeze() hides them from gc.
     state = np.random.mtrand._rand
@@ -73,12 +75,17 @@ def _live_objects() -> list:
                     if obj is not None and id(obj) not in known]
 
 
-def _of_kinds(objects: list, kinds: frozenset) -> list:
-    """The objects of ``kinds`` among ``objects`` (gc's list), filtered without running Python
-    code. gc's list holds every object of the process, those other threads are building too:
-    held while another thread runs, it made a tuple being built there (``tuple(generator)``)
-    fail with SystemError (its size cannot change while it has two references); callers drop
-    it at once."""
+def _of_kinds(kinds: frozenset, generations: tuple[int, ...] | None) -> list:
+    """The live objects of ``kinds`` (in gc's ``generations``; None: all). gc's list holds
+    every object of the process, those other threads are building too: held while another
+    thread runs, it made a tuple being built there (``tuple(generator)``) fail with SystemError
+    (its size cannot change while it has two references). The C scan (``_live_objects.c``)
+    makes, filters and drops it in one call; without it, the list is filtered by C-level
+    functions and dropped at once, which leaves a rare window."""
+    if _instances_of is not None:
+        return _instances_of(tuple(kinds), generations)
+    objects = gc.get_objects() if generations is None else [
+        obj for generation in generations for obj in gc.get_objects(generation)]
     return list(itertools.compress(objects, map(kinds.__contains__, map(type, objects))))
 
 
@@ -242,15 +249,10 @@ def _collections() -> tuple[int, ...]:
 def _created_since(check: FreezeCheck) -> list:
     """Random-state objects alive now that were not when ``check`` began. Without a collection
     of generation 1 or 2 since then, new objects are all in generations 0 and 1 (small)."""
-    kinds = _random_types()
     known = {id(obj) for obj, _ in check.before}
-    if _collections() == check.collections:
-        objects = gc.get_objects(0) + gc.get_objects(1)
-    else:
-        objects = gc.get_objects()
-    found = _of_kinds(objects, kinds)
-    del objects  # (see _of_kinds)
-    return [obj for obj in found if id(obj) not in known and _constructed(obj)]
+    generations = (0, 1) if _collections() == check.collections else None
+    return [obj for obj in _of_kinds(_random_types(), generations)
+            if id(obj) not in known and _constructed(obj)]
 
 
 def _drawn_since_seeding(obj: Any, seeded: dict[int, Any]) -> bool:

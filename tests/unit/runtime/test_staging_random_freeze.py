@@ -438,3 +438,19 @@ def test_a_bit_generator_another_thread_is_constructing_is_not_read(tmp_path):
     done = subprocess.run([sys.executable, "-X", "faulthandler", str(script), "8"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.split() == ["done"], done.stderr[-3000:]
+
+
+def test_the_c_scan_finds_what_the_python_scan_finds(monkeypatch):
+    from autostage.runtime.staging import random_freeze
+
+    assert random_freeze._instances_of is not None  # (built by pip install)
+    kept = [np.random.default_rng(3), random.Random(4)]  # noqa: F841 - alive during the scans
+    kinds = random_freeze._random_types()
+    for generations in (None, (0, 1), (2,)):
+        with_c = random_freeze._of_kinds(kinds, generations)
+        monkeypatch.setattr(random_freeze, "_instances_of", None)
+        in_python = random_freeze._of_kinds(kinds, generations)
+        monkeypatch.undo()
+        assert {id(obj) for obj in with_c} == {id(obj) for obj in in_python}
+        assert generations is not None or all(
+            any(found is obj for found in with_c) for obj in kept)
