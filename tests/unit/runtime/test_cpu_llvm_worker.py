@@ -17,6 +17,7 @@ import numba
 import numpy as np
 import pytest
 from autostage.runtime.backends.cpu import direct, llvm_worker, symbol_links
+from forks import assert_child_exits_cleanly
 from llvmlite import binding as ll
 from numba.core.registry import cpu_target
 
@@ -178,8 +179,6 @@ def test_a_fork_while_another_thread_compiles_waits_for_the_compile():
     """``os.fork()`` (a fork-started ``multiprocessing`` pool) while another thread compiles
     (holds Numba's compiler lock): the fork waits for it; the child's first compile waited
     forever for the lock of a thread it does not have."""
-    import signal
-    import time
 
     from numba.core.compiler_lock import global_compiler_lock
 
@@ -201,13 +200,7 @@ def test_a_fork_while_another_thread_compiles_waits_for_the_compile():
         finally:
             os._exit(0 if ok else 3)
     thread.join()
-    deadline = time.monotonic() + 120
-    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    if done[0] == 0:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    assert done[0] == pid and os.waitstatus_to_exitcode(done[1]) == 0, "the child hung or failed"
+    assert_child_exits_cleanly(pid)
 
 
 PROGRAM = '''

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from autostage.runtime import config as runtime_config
 from autostage.runtime.backends.cpu import compile as cpu_compile
+from forks import assert_child_exits_cleanly
 
 import autostage
 from autostage import config
@@ -246,7 +247,6 @@ def test_a_fork_while_compiling_waits_for_the_compilation(tiered, gate):
     background: the child has no compiling thread, so the fork waits for it; the child's call
     used to wait forever for the trace's lock that thread held."""
     import os
-    import signal
 
     f = autostage.convert(lambda x: np.tanh(x) * 2.0)
     x = np.arange(5.0)
@@ -258,13 +258,7 @@ def test_a_fork_while_compiling_waits_for_the_compilation(tiered, gate):
             ok = np.allclose(f(x + 1.0), np.tanh(x + 1.0) * 2.0, rtol=1e-12)
         finally:
             os._exit(0 if ok else 3)
-    deadline = time.monotonic() + 120
-    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    if done[0] == 0:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-    assert done[0] == pid and os.waitstatus_to_exitcode(done[1]) == 0, "the child hung or failed"
+    assert_child_exits_cleanly(pid)
 
 
 @pytest.fixture
