@@ -16,15 +16,19 @@ Two threads can only work on LLVM at once outside llvmlite's lock, which seriali
 of a process (a worker thread calling through it gained nothing: the forty-second session of
 issue 14): the worker parses each module into an LLVM context of its own, which LLVM allows to
 be used beside the global one, calling llvmlite's C functions from a C routine of its own
-(``_llvm_worker.c``) that holds the GIL at neither end of the job: through ctypes, each of a
-job's dozen calls took the GIL back after it, waiting up to Python's switch interval (5 ms)
+(``_llvm_worker.c``) that runs the whole job without the GIL: through ctypes, each of a job's
+dozen calls took the GIL back after it, waiting up to Python's switch interval (5 ms)
 while the compiling thread ran Python, which made jobs 2-3 times as long. Only the compiling
 thread touches the global context and Numba's JIT.
 
-A library is deferred only while a caller is being typed (the function being compiled for a
-call from Python is needed at once), when its code is autostage's own (``symbol_links``'
-one-pass O3) and no dump of LLVM's work is asked for. A failure on the worker completes the
-library on the compiling thread, Numba's way. ``AUTOSTAGE_LLVM_WORKER=0`` turns it off.
+A library is deferred only when ``direct`` compiles it while a caller is being typed (the
+function being compiled for a call from Python is needed at once; Numba's pipeline asks for a
+function's entry point at once), when its code is autostage's own (``symbol_links``' one-pass
+O3) and no dump of LLVM's work is asked for. One that links libraries still on the worker is
+linked and handed over when they are done, not waited for. A failure on the worker completes
+the library on the compiling thread, Numba's way; a fork waits for the worker and for a compile
+another thread runs (the child would never get the locks it holds).
+``AUTOSTAGE_LLVM_WORKER=0`` turns it off.
 """
 
 from __future__ import annotations
