@@ -81,7 +81,7 @@ def _of_kinds(kinds: frozenset, generations: tuple[int, ...] | None) -> list:
     thread runs, it made a tuple being built there (``tuple(generator)``) fail with SystemError
     (its size cannot change while it has two references). The C scan (``_live_objects.c``)
     makes, filters and drops it in one call; without it, the list is filtered by C-level
-    functions and dropped at once, which leaves a rare window."""
+    functions and dropped on return, which leaves a rare window."""
     if _instances_of is not None:
         return _instances_of(tuple(kinds), generations)
     objects = gc.get_objects() if generations is None else [

@@ -69,7 +69,7 @@ class Job:
     def __init__(self, library: Any):
         self.library = library
         self.started = False
-        self.bitcode = self.manager = self.builder = self.machine = None
+        self.bitcode = self.manager = self.builder = None
         self.done = threading.Event()
         self.result: tuple[bytes, bytes] | None = None
         self.error: BaseException | None = None  # the worker's
@@ -98,8 +98,7 @@ def deferrable(library: Any, caller_typing: bool) -> bool:
 
 
 def _job(library: Any) -> Job | None:
-    job = _pending.get(id(library))
-    return job if job is not None and job.library is library else None
+    return _pending.get(id(library))  # (a job holds its library: no other object has its id)
 
 
 def pending(library: Any) -> bool:
@@ -142,7 +141,7 @@ def _start(job: Job) -> None:
     manager = builder.getModulePassManager()  # (as Numba's codegen._module_pass_manager)
     if numba_config.LLVM_REFPRUNE_PASS:
         manager.add_refprune_pass(numba_codegen._parse_refprune_flags())
-    job.bitcode, job.manager, job.builder, job.machine = bitcode, manager, builder, machine
+    job.bitcode, job.manager, job.builder = bitcode, manager, builder
     _worker().put(job)
 
 
@@ -242,7 +241,7 @@ class _Worker:
         while True:
             job = self.jobs.get()
             try:
-                job.result = _compiled(job.bitcode, job.manager, job.builder, job.machine)
+                job.result = _compiled(job.bitcode, job.manager, job.builder, self.machine)
             except Exception as e:  # noqa: BLE001 - completed in line instead
                 job.error = e
             finally:
