@@ -12,7 +12,9 @@ TARGETS = ["interpreter", "cpu"]
 
 
 def _made_with_dtype_none(n):
-    return (np.zeros(n, dtype=None), np.ones(n, dtype=None), np.empty(n, dtype=None) * 0,
+    # (``np.empty``'s contents are whatever memory held, inf and NaN included: only its dtype
+    # and shape are compared, through ``zeros_like``)
+    return (np.zeros(n, dtype=None), np.ones(n, dtype=None), np.zeros_like(np.empty(n, dtype=None)),
             np.full(n, 2.0, dtype=None), np.full(n, 2, dtype=None), np.eye(n, dtype=None))
 
 
