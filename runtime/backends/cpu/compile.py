@@ -30,6 +30,7 @@ from autostage.runtime.backends.cpu import (
     checks,
     codegen,
     limits,
+    llvm_lock_events,
     lower_py_function,
     module_cache,
     run_errors,
@@ -178,7 +179,8 @@ def _compile(dispatcher: object, args: list, generated: Generated, python_module
     start = time.perf_counter()
     for attempt in (0, 1):
         try:
-            dispatcher.compile(signature)
+            with llvm_lock_events.quiet():
+                dispatcher.compile(signature)
             break
         except Exception as e:  # noqa: BLE001 - sorted out below
             cached = module_cache.numba_cache_files(Path(python_module.__file__))
