@@ -16,7 +16,6 @@ allocators of PyTorch and JAX.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import platform
 
 from autostage.runtime import config
@@ -34,8 +33,7 @@ def tune() -> bool:
     if not config.MALLOC_TUNING.value() or platform.libc_ver()[0] != "glibc":
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
+        mallopt = ctypes.CDLL(None).mallopt  # (the process's C library: no ldconfig run)
     except (OSError, AttributeError):
         return False
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int

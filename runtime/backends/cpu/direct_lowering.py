@@ -50,11 +50,9 @@ class Lowering:
         self.filename, self.func_name = filename, typed.tree.name
         # Parameters the body never assigns are read as the arguments themselves (borrowed:
         # the caller holds them for the call), without a slot, an incref and a decref.
-        assigned = {node.id for node in ast.walk(typed.tree)
-                    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load)}
         self.arguments = {name: Value(value, ty, False) for (name, ty), value
                           in zip(typed.parameters.items(), arguments, strict=True)
-                          if name not in assigned and name not in typed.omitted
+                          if name not in typed.written and name not in typed.omitted
                           and typed.variables[name] == ty}
         # (in line, the slots are nulled at each call, not in the entry block: a call in a loop
         # finds the last call's values there)

@@ -198,8 +198,10 @@ class FunctionTypes:
         self.omitted = {name: ty.value for name, ty in self.parameters.items()
                         if isinstance(ty, types.Omitted)}
         self.body = tree.body[1:] if _docstring(tree) else tree.body
-        self.locals = set(names) | {n.id for n in ast.walk(tree)
-                                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        written = [n for n in ast.walk(tree)
+                   if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)]
+        self.written = {n.id for n in written}  # (stored or deleted: lowering asks too)
+        self.locals = set(names) | {n.id for n in written if isinstance(n.ctx, ast.Store)}
         self.variables: dict[str, types.Type] = {
             name: typing_context.resolve_value_type_prefer_literal(self.omitted[name])
             if name in self.omitted else ty for name, ty in self.parameters.items()}
