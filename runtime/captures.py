@@ -387,7 +387,9 @@ def _forward(name: str) -> Any:
     through ``self`` are the caller's too), else on the object itself."""
     def method(self: ObjectProxy, *args: Any) -> Any:
         obj, path = _parts(self)
-        fn = getattr(type(obj), name)
+        fn = getattr(type(obj), name, None)
+        if fn is None:  # (the proxy has it, the class not: what Python does without it)
+            return _without(self, obj, name, args)
         if isinstance(fn, types.FunctionType):
             _guard_class_attribute(obj, path, name, fn)
             return fn(self, *args)
@@ -401,6 +403,32 @@ def _forward(name: str) -> Any:
 
     method.__name__ = name
     return method
+
+
+_OPERATOR_METHODS = frozenset({"__add__", "__sub__", "__mul__", "__matmul__", "__truediv__",
+                               "__lt__", "__le__", "__gt__", "__ge__"})
+_MISSING = {"__call__": "'{}' object is not callable",
+            "__len__": "object of type '{}' has no len()",
+            "__iter__": "'{}' object is not iterable",
+            "__getitem__": "'{}' object is not subscriptable",
+            "__setitem__": "'{}' object does not support item assignment",
+            "__delitem__": "'{}' object doesn't support item deletion",
+            "__neg__": "bad operand type for unary -: '{}'",
+            "__enter__": "'{}' object does not support the context manager protocol",
+            "__exit__": "'{}' object does not support the context manager protocol (missed "
+                        "__exit__ method)"}
+
+
+def _without(proxy: ObjectProxy, obj: object, name: str, args: tuple) -> Any:
+    """``name`` of an object whose class lacks it, as Python treats it: an operator gives way to
+    the other operand's, ``in`` iterates, the rest are Python's TypeErrors."""
+    if name in _OPERATOR_METHODS:
+        return NotImplemented
+    if name == "__contains__":
+        if hasattr(type(obj), "__iter__") or hasattr(type(obj), "__getitem__"):
+            return any(item is args[0] or item == args[0] for item in proxy)
+        raise TypeError(f"argument of type '{type(obj).__name__}' is not iterable")
+    raise TypeError(_MISSING[name].format(type(obj).__name__))
 
 
 for _name in ("__call__", "__len__", "__iter__", "__getitem__", "__contains__", "__setitem__",

@@ -26,6 +26,7 @@ from autostage.runtime import (
     array_shapes,
     constant_indexing,
     dtype_rules,
+    foreign_operands,
     ndarray_attributes,
     ndarray_results,
     numpy_dispatch,
@@ -117,9 +118,10 @@ def _binary(op: str, reflected: bool):
     """A Python operator: Python's semantics (exceptions, exact ints) when both operands are
     Python numbers (``python_numbers``), NumPy's otherwise."""
     def method(self: Tensor, other: object) -> Tensor:
-        other = _operand(self, other)
-        if other is NotImplemented:
-            return NotImplemented
+        operand = _operand(self, other)
+        if operand is NotImplemented:
+            return foreign_operands.result(op, self, other, reflected)
+        other = operand
         if type(other) in (list, tuple) and self.ndim == 0 and not value_info.is_array(
                 self.value):
             _with_sequence(op, self, other, reflected)
@@ -131,18 +133,19 @@ def _binary(op: str, reflected: bool):
 
 def _comparison(op: str):
     def method(self: Tensor, other: object) -> Tensor:
-        other = _operand(self, other)
-        return NotImplemented if other is NotImplemented else python_numbers.compare(
-            op, self, other)
+        operand = _operand(self, other)
+        return foreign_operands.result(op, self, other, False) if operand is NotImplemented \
+            else python_numbers.compare(op, self, operand)
     return method
 
 
 def _matmul(reflected: bool):
     def method(self: Tensor, other: object) -> Tensor:
-        other = _operand(self, other)
-        if other is NotImplemented:
-            return NotImplemented
-        return array_api.matmul(other, self) if reflected else array_api.matmul(self, other)
+        operand = _operand(self, other)
+        if operand is NotImplemented:
+            return foreign_operands.result("matmul", self, other, reflected)
+        return array_api.matmul(operand, self) if reflected \
+            else array_api.matmul(self, operand)
     return method
 
 
@@ -155,9 +158,9 @@ def _power(self: Tensor, other: object, modulo: object = None) -> Tensor:
             f"pow() with three arguments of a staged value{f' at {loc}' if loc else ''} is not "
             "supported (NumPy values refuse it, and a Python int's modular power is not "
             "staged); write (x ** y) % mod, which gives Python's result or an OverflowError")
-    other = _operand(self, other)
-    return NotImplemented if other is NotImplemented else python_numbers.binary(
-        "power", self, other)
+    operand = _operand(self, other)
+    return foreign_operands.result("power", self, other, False) if operand is NotImplemented \
+        else python_numbers.binary("power", self, operand)
 
 
 def _unary(op: str):
