@@ -134,9 +134,9 @@ def _check_message(e: BaseException, loc: ir.Location | None) -> None:
         where = f" at {loc}" if loc is not None else ""
         raise errors.StagingTypeError(
             f"a staged value was given to code autostage does not convert{where}, which "
-            f"cannot take it ({type(e).__name__}: {message}): Python would not raise this; "
-            "call it on NumPy values outside the converted function, or use NumPy functions "
-            "autostage stages") from None
+            f"cannot take it ({type(e).__name__}: {message}): it was given a staged value "
+            "where Python gives it the NumPy value; call it on NumPy values outside the "
+            "converted function, or use NumPy functions autostage stages") from None
     if _mentions_staged(e.args) or "<staged " in message:
         where = f" at {loc}" if loc is not None else ""
         raise errors.StagingTypeError(
