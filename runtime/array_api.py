@@ -40,8 +40,19 @@ def _operand(value: object) -> object:
             value = object.__getattribute__(value, "_obj")
         value = next(kind for kind in dtype_rules.PYTHON_SCALARS[::-1] if isinstance(value, kind))(
             value)
-    return value if isinstance(value, Tensor) or dtype_rules.is_python_scalar(value) else (
-        constant(value))
+    if isinstance(value, Tensor) or dtype_rules.is_python_scalar(value):
+        return value
+    try:
+        return constant(value)
+    except TypeError as e:  # (a string, None, an object: NumPy would make a str or object array)
+        raise StagingTypeError(
+            f"a NumPy function was given {type(value).__name__} {_short(value)}{_at()} beside a "
+            f"staged value: {e}; give it numbers or arrays of numbers") from None
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _spec(value: object) -> object:

@@ -40,7 +40,8 @@ _OPERATORS = {
     "right_shift": (operator.rshift, ">>", "rshift"), "matmul": (operator.matmul, "@", "matmul"),
     "equal": (operator.eq, "==", "eq"), "not_equal": (operator.ne, "!=", "ne"),
     "less": (operator.lt, "<", "lt"), "less_equal": (operator.le, "<=", "le"),
-    "greater": (operator.gt, ">", "gt"), "greater_equal": (operator.ge, ">=", "ge")}
+    "greater": (operator.gt, ">", "gt"), "greater_equal": (operator.ge, ">=", "ge"),
+    "divmod": (divmod, "divmod", "divmod")}
 _REFLECTION = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
 _MIRRORED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 _MIRROR = {symbol: python_op for python_op, symbol, _ in _OPERATORS.values()}
@@ -80,6 +81,21 @@ def result(op: str, value: Tensor, other: object, reflected: bool) -> object:
         f"{f'{loc}: ' if loc is not None else ''}`{symbol}` of a {type(obj).__name__} and a "
         f"staged value makes a {type(answer).__name__} from the value, which exists only when "
         "the staged function runs: compute it outside the converted function")
+
+
+def in_place(op: str, value: Tensor, other: object) -> None:
+    """Raises what ``value op= other`` raises for an ``other`` whose result with any number is
+    the same (NumPy's cast error, Python's TypeError); nothing for other operands."""
+    obj = object.__getattribute__(other, "_obj") if isinstance(other, Standin) else other
+    if not _value_free(op, obj):
+        return
+    _, symbol, stem = _OPERATORS[op]
+    getattr(operator, f"i{stem}")(_stand_in(value), obj)  # (raises, or makes a value)
+    loc = tracing.user_location()
+    raise StagingTypeError(
+        f"{f'{loc}: ' if loc is not None else ''}`{symbol}=` of a staged value and a "
+        f"{type(obj).__name__} makes a value from both that exists only when the staged "
+        "function runs: compute it outside the converted function")
 
 
 def _written(frame: types.FrameType | None) -> str | None:

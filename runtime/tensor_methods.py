@@ -149,6 +149,15 @@ def _matmul(reflected: bool):
     return method
 
 
+def _divmod(reflected: bool):
+    def method(self: Tensor, other: object) -> object:
+        if not isinstance(other, _OPERAND_TYPES):
+            return foreign_operands.result("divmod", self, other, reflected)
+        return python_numbers.divmod_(other, self) if reflected \
+            else python_numbers.divmod_(self, other)
+    return method
+
+
 def _power(self: Tensor, other: object, modulo: object = None) -> Tensor:
     """``x ** y`` and ``pow(x, y)``; ``pow(x, y, mod)`` is refused (NumPy values do not take a
     modulo; a Python int's three-argument pow is not staged)."""
@@ -218,6 +227,8 @@ def inplace(op: str, a: object, b: object) -> object:
     if not isinstance(a, Tensor):
         import operator
         return getattr(operator, next(k for k, v in IN_PLACE.items() if v == op))(a, b)
+    if not isinstance(b, _OPERAND_TYPES):
+        foreign_operands.in_place(op, a, b)  # (NumPy's or Python's error, or a refusal)
     # A Python number or a NumPy scalar (an argument, or `s = x[0]`, `s = x.sum()`) is
     # immutable: `s += 0.5` rebinds `s` to the promoted result (np.float64 for an np.int64 `s`).
     # Only a 0-d ndarray is written in place, with NumPy's same_kind casting rule.
@@ -458,8 +469,8 @@ def _attach() -> None:
         "__matmul__": _matmul(False),
         "__rmatmul__": _matmul(True),
         "__imatmul__": lambda self, other: inplace("matmul", self, other),
-        "__divmod__": lambda self, other: python_numbers.divmod_(self, other),
-        "__rdivmod__": lambda self, other: python_numbers.divmod_(other, self),
+        "__divmod__": _divmod(reflected=False),
+        "__rdivmod__": _divmod(reflected=True),
         "__round__": _round,
         "__getitem__": array_shapes.getitem,
         "__setitem__": _setitem,

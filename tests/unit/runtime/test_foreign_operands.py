@@ -55,6 +55,10 @@ def programs(tmp_path_factory):
     lines.append("def add_plain_first(x):\n    return PLAIN + x\n")
     lines.append("def len_plain(x):\n    return len(PLAIN) + x\n")
     lines.append("def str_less(x):\n    return 'abc' < x.item()\n")
+    lines.append("def add_none_in_place(x):\n    y = x * 1.0\n    y += None\n    return y\n")
+    lines.append("def matmul_str_in_place(x):\n    y = x * 1\n    y @= 'abc'\n    return y\n")
+    lines.append("def divmod_str(x):\n    return divmod(x, 'a')\n")
+    lines.append("def ufunc_of_none(x):\n    return np.equal(x, None)\n")
     path = tmp_path_factory.mktemp("foreign")
     (path / "foreign_ops.py").write_text("\n\n".join(lines))
     sys.path.insert(0, str(path))
@@ -121,3 +125,19 @@ def test_a_global_object_without_the_method_is_pythons_type_error(programs):
         want = _outcome(fn, x)
         assert want[0] is TypeError
         assert _outcome(autostage.convert(fn, target="interpreter"), x) == want
+
+
+@pytest.mark.parametrize("name", ["add_none_in_place", "matmul_str_in_place", "divmod_str"])
+@pytest.mark.parametrize("x", [np.ones(3), np.float64(2.0)], ids=["array", "scalar"])
+def test_in_place_operators_and_divmod_raise_numpys_and_pythons_errors(programs, name, x):
+    fn = getattr(programs[0], name)
+    want = _outcome(fn, x)
+    assert issubclass(want[0], TypeError)
+    for target in ("interpreter", "cpu"):
+        assert _outcome(autostage.convert(fn, target=target), x) == want
+
+
+def test_a_numpy_function_given_none_is_refused_naming_the_line(programs):
+    with pytest.raises(StagingTypeError, match=r"a NumPy function was given NoneType None at "
+                                               r".*foreign_ops\.py:\d+ beside a staged value"):
+        autostage.convert(programs[0].ufunc_of_none, target="interpreter")(np.ones(3))
