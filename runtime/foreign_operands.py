@@ -58,12 +58,12 @@ def result(op: str, value: Tensor, other: object, reflected: bool) -> object:
         if value_info.is_weak(value.value) or isinstance(obj, (Staged, *_BUFFERS)) or any(
                 hasattr(type(obj), name) for name in _NUMPY_PROTOCOLS):
             return NotImplemented
-        python_op, symbol, _ = _OPERATORS[op]
         loc = tracing.user_location()
         raise StagingTypeError(
-            f"{f'{loc}: ' if loc is not None else ''}`{symbol}` of a staged NumPy value and a "
-            f"{type(obj).__name__} object, whose class defines it: NumPy would apply that "
-            "method to each element as a Python object at run time, which staged code cannot; "
+            f"{f'{loc}: ' if loc is not None else ''}`{_OPERATORS[op][1]}` of a staged NumPy "
+            f"value and a {type(obj).__name__} object, whose class defines it: NumPy would "
+            "apply that method to each element as a Python object at run time, which staged "
+            "code cannot; "
             "compute it outside the converted function, or give the operator numbers or arrays")
     python_op, symbol, stem = _OPERATORS[op]
     stand_in = _stand_in(value)
