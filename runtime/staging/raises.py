@@ -80,7 +80,8 @@ def tracing_recursed(e: BaseException) -> bool:
 
 def finish_with(e: BaseException, body: ir.Region) -> bool:
     """Ends the function being traced (``body``, its region) with a ``raise`` op of ``e`` if
-    ops with effects or writes into array arguments ran before ``e`` was raised; False
+    ops with effects or writes into array arguments ran before ``e`` was raised, or if its
+    message is made from staged values (``raise ValueError(f"bad {n}")``); False
     (nothing emitted) otherwise, or if ``e`` is a staging error (then it is raised as it is).
     Raises StagingTypeError if ``e`` is made of staged values, whatever ran before: raised as it
     is, it would hand the caller symbolic tensors where Python gives their run-time values
@@ -90,8 +91,9 @@ def finish_with(e: BaseException, body: ir.Region) -> bool:
     if isinstance(e, tracing.StagingError) or tracing_recursed(e):
         return False
     _check_message(e, tracing.traceback_location(e.__traceback__))
-    if not (any(has_effects(op) for op in body.ops) or argument_writes.wrote_any()) or (
-            tracing.current().region is not body):
+    rendered_later = any(isinstance(arg, text.Text) for arg in e.args)  # (its text: at run time)
+    if not (any(has_effects(op) for op in body.ops) or argument_writes.wrote_any()
+            or rendered_later) or tracing.current().region is not body:
         return False
     _emit_raise(e, tracing.traceback_location(e.__traceback__))
     return True

@@ -45,6 +45,13 @@ def check_rows(x, n):
     return x.sum()
 
 
+def always_refuses(x):
+    """Raises on every call, with nothing staged before: the message's text was a Text object at
+    trace time (``str(e)`` failed) until the forty-fifth session."""
+    n = x.shape[0]
+    raise ValueError(f"{n} rows: not supported (sum {x.sum():.1f})")
+
+
 def check_positive(x):
     assert x.sum() > 0, f"sum must be positive, got {x.sum()}"
     return x * 2
@@ -74,6 +81,7 @@ def rows(x):
     (train, (np.array([1.0, 2.0], np.float32), np.int64(2))),
     (check_rows, (np.ones((3, 2)), 3)),
     (check_rows, (np.ones((2, 2)), 3)),
+    (always_refuses, (np.ones((3, 2)),)),
     (check_positive, (np.ones(2),)),
     (check_positive, (-np.ones(2),)),
     (pieces, (np.arange(3.0),)),
