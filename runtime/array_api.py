@@ -96,7 +96,12 @@ def _emit_promoted(name: str, function, args: Sequence[object], unsafe: bool = F
         _check_int_bounds(name, args, specs, dtypes)
     with value_info.allowing(allowed):
         values = [_typed(a, d, unsafe) for a, d in zip(args, dtypes, strict=True)]
-        (result,) = tracing.emit(name, values, attrs)
+        try:
+            (result,) = tracing.emit(name, values, attrs)
+        except ValueError as e:  # (shapes known only at run time: named when raised)
+            if str(e).startswith(dtype_rules.BROADCAST_ERROR):
+                setattr(e, dtype_rules.BROADCAST_OPERANDS, tuple(values))
+            raise
     if not any(isinstance(s, np.dtype) for s in specs) and result.type.dtype in WEAK_DTYPES:
         value_info.mark_weak(result)  # Python scalar op Python scalar: still a Python scalar
     elif result.type.dtype in WEAK_DTYPES and result.type.ndim == 0 and (

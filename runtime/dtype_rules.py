@@ -184,6 +184,12 @@ def broadcast_dim(a: int | None, b: int | None) -> int | None:
     raise ValueError(f"{a} vs {b}")
 
 
+# The attribute of a broadcast's ValueError raised while tracing that holds the op's operands (IR
+# values), for ``staging.raises`` to name their shapes as they are at run time (NumPy's message).
+BROADCAST_OPERANDS = "autostage_broadcast_operands"
+BROADCAST_ERROR = "operands could not be broadcast together with shapes "
+
+
 def broadcast_shapes(*shapes: Sequence[int | None]) -> tuple:
     """The broadcast shape of ``shapes`` with NumPy's rules and unknown dimensions.
 
@@ -198,8 +204,7 @@ def broadcast_shapes(*shapes: Sequence[int | None]) -> tuple:
             result = [broadcast_dim(r, d) for r, d in zip(result, padded, strict=True)]
         except ValueError:
             listed = "".join(f"{format_shape(s)} " for s in shapes)  # NumPy's trailing space
-            raise ValueError(
-                f"operands could not be broadcast together with shapes {listed}") from None
+            raise ValueError(BROADCAST_ERROR + listed) from None
     return tuple(result)
 
 

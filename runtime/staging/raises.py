@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from autostage.runtime import argument_writes, ir, tracing
+from autostage.runtime import argument_writes, array_shapes, dtype_rules, ir, tracing
 from autostage.runtime.operator_hooks import Staged
 from autostage.runtime.ops import exceptions
 from autostage.runtime.staging import errors, text, values
@@ -49,6 +49,7 @@ def trace_branch(fn: Callable[[], object]) -> tuple[object, BaseException | None
 
 def _staged(e: BaseException) -> tuple[None, BaseException]:
     loc = tracing.traceback_location(e.__traceback__)
+    _shapes_at_run_time(e)
     _check_message(e, loc)
     _emit_raise(e, loc)
     return None, e
@@ -90,6 +91,7 @@ def finish_with(e: BaseException, body: ir.Region) -> bool:
 
     if isinstance(e, tracing.StagingError) or tracing_recursed(e):
         return False
+    _shapes_at_run_time(e)
     _check_message(e, tracing.traceback_location(e.__traceback__))
     rendered_later = any(isinstance(arg, text.Text) for arg in e.args)  # (its text: at run time)
     if not (any(has_effects(op) for op in body.ops) or argument_writes.wrote_any()
@@ -97,6 +99,24 @@ def finish_with(e: BaseException, body: ir.Region) -> bool:
         return False
     _emit_raise(e, tracing.traceback_location(e.__traceback__))
     return True
+
+
+def _shapes_at_run_time(e: BaseException) -> None:
+    """NumPy's broadcast error names the operands' shapes: where one is known only at run time
+    (``(?,3)`` while tracing), the message becomes a text made when it is raised."""
+    operands = e.__dict__.pop(dtype_rules.BROADCAST_OPERANDS, None)
+    if operands is None or all(None not in v.type.shape for v in operands):
+        return
+    pieces: list = [dtype_rules.BROADCAST_ERROR]
+    for v in operands:
+        dims = [array_shapes.dim(Tensor(v), axis) for axis in range(v.type.ndim)]
+        pieces.append("(")
+        for axis, d in enumerate(dims):
+            pieces.append(str(d) if isinstance(d, int) else text.field(d, "", ""))
+            if axis < len(dims) - 1 or len(dims) == 1:
+                pieces.append(",")
+        pieces.append(") ")
+    e.args = (text.fstring(*pieces),)
 
 
 def _mentions_staged(x: object) -> bool:

@@ -305,3 +305,23 @@ def test_a_staged_string_written_by_code_not_converted_is_refused(target, fn, wh
     lines, first = inspect.getsourcelines(fn)
     line = first + next(i for i, text in enumerate(lines) if where in text)
     assert f"{inspect.getsourcefile(fn)}:{line}" in str(e.value)
+
+
+def rows_plus_vector(x, n):
+    rows = []
+    for i in range(n):
+        rows.append(x * i)
+    stacked = np.array(rows)  # (n, 3), n known only at run time
+    if x.sum() > 0:
+        return stacked - np.ones(2)
+    return stacked + np.ones(4)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("x, n", [(np.ones(3), 2), (-np.ones(3), 5), (np.ones(3), 1)])
+def test_a_broadcast_error_names_the_shapes_as_they_are_at_run_time(target, x, n):
+    """NumPy's message names (2,3), not the trace's (?,3) (a fuzzer's finding)."""
+    want = _outcome(rows_plus_vector, (x, np.int64(n)), whole=True)
+    assert "(?" not in want[0] and want[0].startswith("ValueError: operands could not")
+    assert _outcome(autostage.convert(rows_plus_vector, target=target), (x, np.int64(n)),
+                    whole=True) == want
