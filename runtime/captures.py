@@ -387,9 +387,9 @@ def _forward(name: str) -> Any:
     through ``self`` are the caller's too), else on the object itself."""
     def method(self: ObjectProxy, *args: Any) -> Any:
         obj, path = _parts(self)
-        fn = getattr(type(obj), name, None)
-        if fn is None:  # (the proxy has it, the class not: what Python does without it)
-            return _without(self, obj, name, args)
+        if not any(name in kind.__dict__ for kind in type(obj).__mro__):
+            return _without(self, obj, name, args)  # (the proxy has it, the class not)
+        fn = getattr(type(obj), name)
         if isinstance(fn, types.FunctionType):
             _guard_class_attribute(obj, path, name, fn)
             return fn(self, *args)
@@ -424,11 +424,24 @@ def _without(proxy: ObjectProxy, obj: object, name: str, args: tuple) -> Any:
     the other operand's, ``in`` iterates, the rest are Python's TypeErrors."""
     if name in _OPERATOR_METHODS:
         return NotImplemented
+    if name == "__iter__" and hasattr(type(obj), "__getitem__"):
+        return _indexed(proxy)  # (Python's sequence protocol)
     if name == "__contains__":
         if hasattr(type(obj), "__iter__") or hasattr(type(obj), "__getitem__"):
             return any(item is args[0] or item == args[0] for item in proxy)
         raise TypeError(f"argument of type '{type(obj).__name__}' is not iterable")
     raise TypeError(_MISSING[name].format(type(obj).__name__))
+
+
+def _indexed(proxy: ObjectProxy) -> Any:
+    index = 0
+    while True:
+        try:
+            item = proxy[index]
+        except (IndexError, StopIteration):
+            return
+        yield item
+        index += 1
 
 
 for _name in ("__call__", "__len__", "__iter__", "__getitem__", "__contains__", "__setitem__",

@@ -35,6 +35,16 @@ class WithEq:
 
 
 PLAIN = O()
+
+
+class Seq:
+    def __getitem__(self, i):
+        if i >= 3:
+            raise IndexError(i)
+        return float(i)
+
+
+SEQ = Seq()
 '''
 
 
@@ -55,6 +65,10 @@ def programs(tmp_path_factory):
     lines.append("def add_plain_first(x):\n    return PLAIN + x\n")
     lines.append("def len_plain(x):\n    return len(PLAIN) + x\n")
     lines.append("def str_less(x):\n    return 'abc' < x.item()\n")
+    lines.append("def call_plain(x):\n    return PLAIN(x)\n")
+    lines.append("def in_plain(x):\n    return 1.0 in PLAIN\n")
+    lines.append("def iterate_sequence(x):\n    total = x * 0\n    for v in SEQ:\n"
+                 "        total = total + v\n    return total, 1.0 in SEQ, 5.0 in SEQ\n")
     lines.append("def add_none_in_place(x):\n    y = x * 1.0\n    y += None\n    return y\n")
     lines.append("def matmul_str_in_place(x):\n    y = x * 1\n    y @= 'abc'\n    return y\n")
     lines.append("def divmod_str(x):\n    return divmod(x, 'a')\n")
@@ -121,10 +135,18 @@ def test_an_object_defining_the_operator_beside_an_array_is_refused(programs):
 def test_a_global_object_without_the_method_is_pythons_type_error(programs):
     module, _ = programs
     for fn, x in ((module.add_plain_first, np.ones(2)), (module.len_plain, np.ones(2)),
-                  (module.str_less, np.float64(2.0))):
+                  (module.str_less, np.float64(2.0)), (module.call_plain, np.ones(2)),
+                  (module.in_plain, np.ones(2))):
         want = _outcome(fn, x)
         assert want[0] is TypeError
         assert _outcome(autostage.convert(fn, target="interpreter"), x) == want
+
+
+def test_a_global_sequence_with_only_getitem_iterates_as_python(programs):
+    fn = programs[0].iterate_sequence
+    total, has_one, has_five = autostage.convert(fn, target="cpu")(np.ones(2))
+    np.testing.assert_array_equal(total, [3.0, 3.0])
+    assert (has_one, has_five) == (True, False) == fn(np.ones(2))[1:]
 
 
 @pytest.mark.parametrize("name", ["add_none_in_place", "matmul_str_in_place", "divmod_str"])
