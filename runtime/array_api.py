@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import itertools
 import operator
+import reprlib
 import warnings
 from collections.abc import Sequence
 
@@ -46,13 +47,8 @@ def _operand(value: object) -> object:
         return constant(value)
     except TypeError as e:  # (a string, None, an object: NumPy would make a str or object array)
         raise StagingTypeError(
-            f"a NumPy function was given {type(value).__name__} {_short(value)}{_at()} beside a "
-            f"staged value: {e}; give it numbers or arrays of numbers") from None
-
-
-def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+            f"a NumPy function was given {type(value).__name__} {reprlib.repr(value)}{_at()} "
+            f"beside a staged value: {e}; give it numbers or arrays of numbers") from None
 
 
 def _spec(value: object) -> object:

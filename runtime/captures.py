@@ -387,7 +387,7 @@ def _forward(name: str) -> Any:
     through ``self`` are the caller's too), else on the object itself."""
     def method(self: ObjectProxy, *args: Any) -> Any:
         obj, path = _parts(self)
-        if not any(name in kind.__dict__ for kind in type(obj).__mro__):
+        if not _defines(type(obj), name):
             return _without(self, obj, name, args)  # (the proxy has it, the class not)
         fn = getattr(type(obj), name)
         if isinstance(fn, types.FunctionType):
@@ -424,13 +424,19 @@ def _without(proxy: ObjectProxy, obj: object, name: str, args: tuple) -> Any:
     the other operand's, ``in`` iterates, the rest are Python's TypeErrors."""
     if name in _OPERATOR_METHODS:
         return NotImplemented
-    if name == "__iter__" and hasattr(type(obj), "__getitem__"):
+    if name == "__iter__" and _defines(type(obj), "__getitem__"):
         return _indexed(proxy)  # (Python's sequence protocol)
     if name == "__contains__":
-        if hasattr(type(obj), "__iter__") or hasattr(type(obj), "__getitem__"):
+        if _defines(type(obj), "__iter__") or _defines(type(obj), "__getitem__"):
             return any(item is args[0] or item == args[0] for item in proxy)
         raise TypeError(f"argument of type '{type(obj).__name__}' is not iterable")
     raise TypeError(_MISSING[name].format(type(obj).__name__))
+
+
+def _defines(kind: type, name: str) -> bool:
+    """Whether ``kind`` has special method ``name`` as Python looks it up (its classes' own, not
+    its metaclass's: ``type.__call__`` makes every class callable, not its objects)."""
+    return any(name in cls.__dict__ for cls in kind.__mro__)
 
 
 def _indexed(proxy: ObjectProxy) -> Any:

@@ -25,8 +25,8 @@ import sys
 import types
 
 import numpy as np
-from autostage.runtime import array_shapes, dtype_rules, tracing, value_info
-from autostage.runtime.operator_hooks import Staged, Standin
+from autostage.runtime import array_shapes, captures, dtype_rules, tracing, value_info
+from autostage.runtime.operator_hooks import Staged
 from autostage.runtime.tensor import StagingTypeError, Tensor
 
 # ops (NumPy's names) -> Python's operator, its symbol, the special methods that decide it
@@ -43,7 +43,8 @@ _OPERATORS = {
     "greater": (operator.gt, ">", "gt"), "greater_equal": (operator.ge, ">=", "ge"),
     "divmod": (divmod, "divmod", "divmod")}
 _REFLECTION = {"eq": "eq", "ne": "ne", "lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
-_MIRRORED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+_SYMBOLS = {stem: symbol for _, symbol, stem in _OPERATORS.values()}
+_MIRRORED = {_SYMBOLS[stem]: _SYMBOLS[mirror] for stem, mirror in _REFLECTION.items()}  # "<": ">"
 _MIRROR = {symbol: python_op for python_op, symbol, _ in _OPERATORS.values()}
 _NUMPY_PROTOCOLS = ("__array__", "__array_ufunc__", "__array_function__", "__array_interface__",
                     "__array_priority__", "__array_struct__")
@@ -53,49 +54,52 @@ _BUFFERS = (bytearray, memoryview)  # (NumPy reads them as uint8 arrays)
 def result(op: str, value: Tensor, other: object, reflected: bool) -> object:
     """``value op other`` (``other op value`` if ``reflected``) for an ``other`` that is no
     operand of NumPy's arithmetic; NotImplemented for Python's own dispatch."""
-    obj = object.__getattribute__(other, "_obj") if isinstance(other, Standin) else other
-    if not _value_free(op, obj):
-        if value_info.is_weak(value.value) or isinstance(obj, (Staged, *_BUFFERS)) or any(
-                hasattr(type(obj), name) for name in _NUMPY_PROTOCOLS):
+    obj = captures.unwrap(other)
+    if _dispatched_by_python(obj):
+        return NotImplemented
+    _, symbol, stem = _OPERATORS[op]
+    if not _value_free(stem, obj):
+        if value_info.is_weak(value.value):
             return NotImplemented
-        loc = tracing.user_location()
         raise StagingTypeError(
-            f"{f'{loc}: ' if loc is not None else ''}`{_OPERATORS[op][1]}` of a staged NumPy "
-            f"value and a {type(obj).__name__} object, whose class defines it: NumPy would "
-            "apply that method to each element as a Python object at run time, which staged "
-            "code cannot; "
-            "compute it outside the converted function, or give the operator numbers or arrays")
-    python_op, symbol, stem = _OPERATORS[op]
+            f"{_where()}`{symbol}` of a staged NumPy value and a {type(obj).__name__} object, "
+            "whose class defines it: NumPy would apply that method to each element as a Python "
+            "object at run time, which staged code cannot; compute it outside the converted "
+            "function, or give the operator numbers or arrays")
     stand_in = _stand_in(value)
-    if stem in _REFLECTION and _written(sys._getframe(2)) == _MIRRORED[symbol]:
-        # (``"a" < x`` calls x.__gt__: evaluated as written, for Python's own message)
-        answer = _MIRROR[_MIRRORED[symbol]](obj, stand_in)
+    written = _written(sys._getframe(2)) if stem in _REFLECTION else None
+    if written is not None and written == _MIRRORED[symbol]:
+        answer = _MIRROR[written](obj, stand_in)  # (``"a" < x`` calls x.__gt__: as written)
     else:
+        python_op = _OPERATORS[op][0]
         answer = python_op(obj, stand_in) if reflected else python_op(stand_in, obj)
     if isinstance(answer, np.ndarray) and answer.dtype == np.bool_ and answer.ndim == value.ndim:
         return array_shapes.full_like(value, bool(answer.flat[0]), dtype=np.bool_)
     if type(answer) in (bool, np.bool_):
         return answer
-    loc = tracing.user_location()  # (a value made from the number: "ab" * n, b"x" + n)
-    raise StagingTypeError(
-        f"{f'{loc}: ' if loc is not None else ''}`{symbol}` of a {type(obj).__name__} and a "
-        f"staged value makes a {type(answer).__name__} from the value, which exists only when "
-        "the staged function runs: compute it outside the converted function")
+    raise StagingTypeError(  # (a value made from the number: "ab" * n, b"x" + n)
+        f"{_where()}`{symbol}` of a {type(obj).__name__} and a staged value makes a "
+        f"{type(answer).__name__} from the value, which exists only when the staged function "
+        "runs: compute it outside the converted function")
 
 
 def in_place(op: str, value: Tensor, other: object) -> None:
     """Raises what ``value op= other`` raises for an ``other`` whose result with any number is
     the same (NumPy's cast error, Python's TypeError); nothing for other operands."""
-    obj = object.__getattribute__(other, "_obj") if isinstance(other, Standin) else other
-    if not _value_free(op, obj):
-        return
+    obj = captures.unwrap(other)
     _, symbol, stem = _OPERATORS[op]
+    if _dispatched_by_python(obj) or not _value_free(stem, obj):
+        return
     getattr(operator, f"i{stem}")(_stand_in(value), obj)  # (raises, or makes a value)
-    loc = tracing.user_location()
     raise StagingTypeError(
-        f"{f'{loc}: ' if loc is not None else ''}`{symbol}=` of a staged value and a "
-        f"{type(obj).__name__} makes a value from both that exists only when the staged "
-        "function runs: compute it outside the converted function")
+        f"{_where()}`{symbol}=` of a staged value and a {type(obj).__name__} makes a value "
+        "from both that exists only when the staged function runs: compute it outside the "
+        "converted function")
+
+
+def _where() -> str:
+    loc = tracing.user_location()
+    return f"{loc}: " if loc is not None else ""
 
 
 def _written(frame: types.FrameType | None) -> str | None:
@@ -108,18 +112,20 @@ def _written(frame: types.FrameType | None) -> str | None:
     return None
 
 
-def _value_free(op: str, obj: object) -> bool:
-    """Whether ``obj``'s result with any number under ``op`` is the same: a builtin object that
-    is no number, sequence or buffer (a string, None, a dict, a function...), or an object whose
-    class defines neither side of the operator (nor ``==``, for comparisons)."""
+def _dispatched_by_python(obj: object) -> bool:
+    """Whether ``obj`` takes part in NumPy's arithmetic in ways of its own (autostage's staged
+    values, buffers NumPy reads as arrays, objects of NumPy's protocols): Python's dispatch."""
+    return isinstance(obj, (Staged, *_BUFFERS)) or any(
+        hasattr(type(obj), name) for name in _NUMPY_PROTOCOLS)
+
+
+def _value_free(stem: str, obj: object) -> bool:
+    """Whether ``obj``'s result with any number under the operator ``stem`` is the same: a
+    builtin object (a string, None, a dict, a function...), or an object whose class defines
+    neither side of the operator (nor ``==``, for comparisons)."""
     kind = type(obj)
-    if isinstance(obj, (bool, int, float, complex, list, tuple, *_BUFFERS, Staged)):
-        return False
     if kind.__module__ == "builtins":
         return True
-    if any(hasattr(kind, name) for name in _NUMPY_PROTOCOLS):
-        return False
-    stem = _OPERATORS[op][2]
     names = ("__eq__", "__ne__") if stem in ("eq", "ne") else (
         f"__{stem}__", f"__{_REFLECTION[stem]}__") if stem in _REFLECTION else (
         f"__{stem}__", f"__r{stem}__")

@@ -195,6 +195,7 @@ def test_a_fork_while_another_thread_compiles_waits_for_the_compile():
     threading.Timer(0.5, release.set).start()
     pid = os.fork()
     if pid == 0:  # the child: compiles
+        ok = False  # (an exception still ends the child here, failed)
         try:
             ok = numba.njit(lambda x: x * 3.0 + 1.0)(2.0) == 7.0
         finally:

@@ -254,6 +254,7 @@ def test_a_fork_while_compiling_waits_for_the_compilation(tiered, gate):
     threading.Timer(0.5, gate.set).start()  # (the fork waits until it has compiled)
     pid = os.fork()
     if pid == 0:  # the child
+        ok = False  # (an exception still ends the child here, failed)
         try:
             ok = np.allclose(f(x + 1.0), np.tanh(x + 1.0) * 2.0, rtol=1e-12)
         finally:
